@@ -1,0 +1,44 @@
+# insightd — the two commands that matter are `make run` and `make test`.
+SWIFT        ?= swift
+STATE_DIR    ?= $(CURDIR)/.state
+LISTEN       ?= 127.0.0.1:8080
+RELEASE_BIN  := .build/release
+
+.PHONY: deps build run test test-unit test-e2e model clean help
+
+help:
+	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
+	@echo "make test   install missing packages, build, run every test"
+	@echo "make model  regenerate models/ with the offline trainer (Python venv)"
+
+deps:
+	@sh scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build -c release --product insightd
+	$(SWIFT) build -c release --product insightctl
+
+run: build
+	@mkdir -p "$(STATE_DIR)"
+	@echo ""
+	@echo "insightd will listen on http://$(LISTEN) with its state in $(STATE_DIR)"
+	@echo "Get an API key (in another shell):"
+	@echo "  INSIGHTD_STATE_DIR=$(STATE_DIR) $(RELEASE_BIN)/insightctl callers create --name demo --roles evaluate,labels --environment sandbox"
+	@echo ""
+	INSIGHTD_STATE_DIR="$(STATE_DIR)" INSIGHTD_LISTEN="$(LISTEN)" INSIGHTD_MODELS_DIR="$(CURDIR)/models" \
+		exec $(RELEASE_BIN)/insightd
+
+test: deps test-unit test-e2e
+
+test-unit:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+test-e2e: build
+	sh tests/e2e.sh $(RELEASE_BIN)
+
+model:
+	sh training/make-model.sh
+
+clean:
+	rm -rf .build

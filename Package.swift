@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+// insightd — a fraud-risk decision daemon. Every dependency is the toolchain's own or a
+// Debian C library reached through a system-library target.
+import PackageDescription
+
+let package = Package(
+    name: "insightd",
+    products: [
+        .executable(name: "insightd", targets: ["insightd"]),
+        .executable(name: "insightctl", targets: ["insightctl"]),
+    ],
+    targets: [
+        // C libraries from Debian packages. Each is imported by exactly one Swift module.
+        .systemLibrary(name: "CLibEvent", pkgConfig: "libevent_pthreads",
+                       providers: [.apt(["libevent-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+        // Infrastructure: domain-free.
+        .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        .target(name: "SQLiteClient", dependencies: ["CSQLite"]),
+        .target(name: "JSON"),
+        .target(name: "HTTPServer", dependencies: ["CLibEvent"]),
+
+        // The behavioural model: features, tree ensembles, registry.
+        .target(name: "CoachingModel", dependencies: ["Crypto"]),
+
+        // The product.
+        .target(name: "InsightDomain", dependencies: ["Crypto"]),
+        .executableTarget(name: "MigrationEmbedder"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["MigrationEmbedder"]),
+        .target(name: "InsightStorage",
+                dependencies: ["InsightDomain", "SQLiteClient", "Crypto"],
+                plugins: ["EmbedMigrations"]),
+        .target(name: "InsightAPI",
+                dependencies: ["InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel"]),
+        .target(name: "InsightApp",
+                dependencies: ["InsightAPI", "InsightStorage", "InsightDomain", "HTTPServer",
+                               "Crypto", "CoachingModel", "JSON", "SQLiteClient"]),
+        .executableTarget(name: "insightd", dependencies: ["InsightApp"]),
+        .executableTarget(name: "insightctl", dependencies: ["InsightApp"]),
+
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], exclude: ["Fixtures"]),
+        .testTarget(name: "SQLiteClientTests", dependencies: ["SQLiteClient"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel"]),
+        .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
+        .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto"]),
+        .testTarget(name: "InsightAppTests", dependencies: ["InsightApp"]),
+        .testTarget(name: "InsightAPITests",
+                    dependencies: ["InsightApp", "InsightAPI", "InsightStorage", "InsightDomain",
+                                   "HTTPServer", "JSON"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,12 @@
+#ifndef INSIGHTD_CSQLITE_SHIM_H
+#define INSIGHTD_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+// SQLITE_TRANSIENT is a cast macro Swift cannot import: bind copies through these wrappers.
+static inline int insightd_sqlite3_bind_text(sqlite3_stmt *s, int i, const char *v, int n) {
+    return sqlite3_bind_text(s, i, v, n, SQLITE_TRANSIENT);
+}
+static inline int insightd_sqlite3_bind_blob(sqlite3_stmt *s, int i, const void *v, int n) {
+    return sqlite3_bind_blob(s, i, v, n, SQLITE_TRANSIENT);
+}
+#endif

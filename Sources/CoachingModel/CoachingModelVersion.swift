@@ -1,0 +1,160 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The values of `isLikelyBeingCoached` schema version 1. There is no "low": `unknown` means no
+/// evidence of coaching (or too little data to tell), never "low risk".
+public enum CoachingLevel: String, Sendable, CaseIterable {
+    case unknown, medium, high
+}
+
+/// One assessment: the level, the model's probability-like score, and the reason codes of the
+/// signals that drove a `medium` or `high` level (empty for `unknown`).
+public struct CoachingAssessment: Sendable, Equatable {
+    /// The level for the caller.
+    public var level: CoachingLevel
+    /// sigmoid(raw score) in [0, 1]; for metrics and logs, not a calibrated probability in the
+    /// field (the simulator's class balance is not the world's).
+    public var score: Double
+    /// Reason codes (docs/features.md), strongest first.
+    public var reasons: [String]
+
+    /// An assessment.
+    public init(level: CoachingLevel, score: Double, reasons: [String]) {
+        self.level = level
+        self.score = score
+        self.reasons = reasons
+    }
+}
+
+/// The raw-score thresholds of one operation category: above `medium` is medium, above `high`
+/// is high.
+public struct CoachingThresholds: Sendable, Equatable {
+    /// Raw-score (log-odds) threshold for `medium`.
+    public var medium: Double
+    /// Raw-score (log-odds) threshold for `high`.
+    public var high: Double
+}
+
+/// The evidence rule: below it a session answers `unknown` whatever it scores.
+struct EvidenceRule: Sendable {
+    var minUserActions: Double
+    var minSessionSeconds: Double
+    var deviceSignals: [Feature]
+
+    /// Behaviour was observed (enough actions over enough time), or a device fact that speaks on
+    /// its own (active call, screen sharing, remote-access app) is present.
+    func isSatisfied(by f: FeatureVector) -> Bool {
+        let actions = f[.userActionCount], seconds = f[.sessionSeconds]
+        if !actions.isNaN, actions >= minUserActions, !seconds.isNaN, seconds >= minSessionSeconds {
+            return true
+        }
+        return deviceSignals.contains { f[$0] == 1 }
+    }
+}
+
+/// One loaded model version: the tree ensemble, its feature order, per-category thresholds and
+/// the evidence and reason rules from its manifest. Immutable, so shared freely across threads.
+public final class CoachingModelVersion: Sendable {
+    /// The operation categories every manifest must give thresholds for.
+    public static let categories = ["payment", "account", "resourceUse", "communication", "other"]
+
+    /// The version string, e.g. "2.0".
+    public let version: String
+    /// Marked withdrawn in its manifest: callers asking for it get `insightVersionUnavailable`.
+    public let withdrawn: Bool
+    /// The model's input features, in its order (a subset of `FeatureVector.names`).
+    public let features: [String]
+    /// Thresholds per operation category.
+    public let thresholds: [String: CoachingThresholds]
+    /// Lowercase hex sha256 of model.json, as verified at load.
+    public let modelSHA256: String
+    /// Number of trees in the ensemble.
+    public var treeCount: Int { ensemble.treeCount }
+
+    let ensemble: TreeEnsemble
+    let inputs: [Feature]
+    let evidence: EvidenceRule
+    let maxReasons: Int
+    let minContribution: Double
+
+    init(version: String, withdrawn: Bool, inputs: [Feature], ensemble: TreeEnsemble,
+         thresholds: [String: CoachingThresholds], evidence: EvidenceRule, maxReasons: Int,
+         minContribution: Double, modelSHA256: String)
+    {
+        self.version = version
+        self.withdrawn = withdrawn
+        self.inputs = inputs
+        self.features = inputs.map(\.name)
+        self.ensemble = ensemble
+        self.thresholds = thresholds
+        self.evidence = evidence
+        self.maxReasons = maxReasons
+        self.minContribution = minContribution
+        self.modelSHA256 = modelSHA256
+    }
+
+    /// The level, score and reasons for `features` in operation `category` (one of
+    /// `categories`; anything else is judged with the `other` thresholds).
+    public func assess(_ features: FeatureVector, category: String) -> CoachingAssessment {
+        let x = input(features)
+        let raw = ensemble.rawScore(x)
+        let score = 1.0 / (1.0 + exp(-raw))
+        guard evidence.isSatisfied(by: features),
+              let t = thresholds[category] ?? thresholds["other"]
+        else {
+            return CoachingAssessment(level: .unknown, score: score, reasons: [])
+        }
+        let level: CoachingLevel = raw > t.high ? .high : raw > t.medium ? .medium : .unknown
+        return CoachingAssessment(level: level, score: score,
+                                  reasons: level == .unknown ? [] : reasons(x))
+    }
+
+    /// The raw score (log-odds) LightGBM would give `features`.
+    public func rawScore(_ features: FeatureVector) -> Double {
+        ensemble.rawScore(input(features))
+    }
+
+    /// Whether `features` carry enough evidence for anything but `unknown`.
+    public func hasSufficientEvidence(_ features: FeatureVector) -> Bool {
+        evidence.isSatisfied(by: features)
+    }
+
+    /// Per-feature Saabas contributions to the raw score, by feature name.
+    public func contributions(_ features: FeatureVector) -> [String: Double] {
+        let c = ensemble.contributions(input(features))
+        return Dictionary(uniqueKeysWithValues: zip(self.features, c))
+    }
+
+    private func input(_ features: FeatureVector) -> [Double] {
+        inputs.map { TreeEnsemble.prepare(features[$0]) }
+    }
+
+    /// Reason codes from the contributions: features grouped by code (a missing feature names
+    /// nothing, whatever its default branch added), codes whose total reaches `minContribution`,
+    /// strongest first, at most `maxReasons`; if none reaches it, the single strongest positive
+    /// one, so a medium or high value always says why. training/train.py `reasons` is the same.
+    private func reasons(_ x: [Double]) -> [String] {
+        let c = ensemble.contributions(x)
+        var codes: [String] = []
+        var totals: [String: Double] = [:]
+        for (j, feature) in inputs.enumerated() {
+            guard let code = feature.reasonCode, !x[j].isNaN else { continue }
+            if totals[code] == nil {
+                totals[code] = 0
+                codes.append(code)
+            }
+            totals[code]! += c[j]
+        }
+        let ranked = codes.sorted { a, b in
+            totals[a]! != totals[b]! ? totals[a]! > totals[b]! : a < b
+        }
+        var chosen = ranked.filter { totals[$0]! >= minContribution }
+        if chosen.isEmpty, let top = ranked.first, totals[top]! > 0 { chosen = [top] }
+        return Array(chosen.prefix(maxReasons))
+    }
+}

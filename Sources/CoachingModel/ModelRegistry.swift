@@ -1,0 +1,265 @@
+// Foundation only for reading files and listing a directory, at load time; nothing here runs per
+// request.
+import Crypto
+import Foundation
+
+/// Why the models directory could not be loaded. `description` names the file and the problem;
+/// it carries no model content, so it is safe to log.
+public struct ModelLoadError: Error, Sendable, CustomStringConvertible {
+    /// The file or directory at fault.
+    public var path: String
+    /// What is wrong with it.
+    public var problem: String
+    /// `path: problem`.
+    public var description: String { "\(path): \(problem)" }
+
+    /// An error about `path`.
+    public init(path: String, problem: String) {
+        self.path = path
+        self.problem = problem
+    }
+}
+
+/// The coaching model versions found in a models directory (`INSIGHTD_MODELS_DIR`):
+///
+///     <directory>/registry.json            {"insightType": "isLikelyBeingCoached", "current": "2.0"}
+///     <directory>/<version>/manifest.json  feature order, thresholds, rules, sha256 of the model
+///     <directory>/<version>/model.json     the tree ensemble
+///
+/// Loading is all or nothing: one malformed file, unknown feature or sha256 mismatch refuses the
+/// whole directory, so a half-copied deployment never serves. Reload by loading again and
+/// swapping the value (it is immutable and Sendable).
+public struct ModelRegistry: Sendable {
+    /// The directory the versions were loaded from.
+    public let directory: String
+    /// The version answered when a request names none.
+    public let currentVersion: String
+    /// Every version found, withdrawn ones included, sorted by version number.
+    public let versions: [CoachingModelVersion]
+
+    /// The highest-numbered version that is not withdrawn.
+    public var newestVersion: String {
+        versions.last(where: { !$0.withdrawn })?.version ?? currentVersion
+    }
+
+    /// The version named `version`, or the current one for nil; nil if there is no such version.
+    /// A withdrawn version is returned (with `withdrawn == true`) so the caller can tell
+    /// "withdrawn" from "unknown"; both answer `insightVersionUnavailable`.
+    public func model(version: String?) -> CoachingModelVersion? {
+        let wanted = version ?? currentVersion
+        return versions.first { $0.version == wanted }
+    }
+
+    /// Loads every `<version>/` directory under `directory`. The current version is `current`
+    /// when given (operator configuration), else registry.json's `current`, else the newest
+    /// version not withdrawn; it must exist and not be withdrawn.
+    public static func load(directory: String, current: String? = nil)
+        throws(ModelLoadError) -> ModelRegistry
+    {
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fm.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ModelLoadError(path: directory, problem: "models directory does not exist")
+        }
+        let entries: [String]
+        do {
+            entries = try fm.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw ModelLoadError(path: directory, problem: "cannot list the models directory")
+        }
+
+        var loaded: [CoachingModelVersion] = []
+        for entry in entries.sorted() where isVersionString(entry) {
+            let path = join(directory, entry)
+            var entryIsDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &entryIsDirectory),
+                  entryIsDirectory.boolValue
+            else { continue }
+            loaded.append(try loadVersion(directory: path, name: entry))
+        }
+        guard !loaded.isEmpty else {
+            throw ModelLoadError(path: directory, problem: "no model versions (no <version>/manifest.json)")
+        }
+        loaded.sort { compareVersions($0.version, $1.version) }
+
+        var chosen = current
+        let registryPath = join(directory, "registry.json")
+        if chosen == nil, fm.fileExists(atPath: registryPath) {
+            let json = try readJSON(registryPath)
+            guard let object = json.objectValue else {
+                throw ModelLoadError(path: registryPath, problem: "is not a JSON object")
+            }
+            if let type = object["insightType"], type.stringValue != "isLikelyBeingCoached" {
+                throw ModelLoadError(path: registryPath, problem: "insightType is not \"isLikelyBeingCoached\"")
+            }
+            guard let named = object["current"]?.stringValue else {
+                throw ModelLoadError(path: registryPath, problem: "lacks a \"current\" version string")
+            }
+            chosen = named
+        }
+        let resolved = chosen ?? loaded.last(where: { !$0.withdrawn })?.version
+        guard let resolved else {
+            throw ModelLoadError(path: directory, problem: "every model version is withdrawn")
+        }
+        guard let model = loaded.first(where: { $0.version == resolved }) else {
+            throw ModelLoadError(
+                path: directory,
+                problem: "current version \(resolved) is not among the versions found (\(loaded.map(\.version).joined(separator: ", ")))")
+        }
+        guard !model.withdrawn else {
+            throw ModelLoadError(path: join(directory, resolved),
+                                 problem: "current version \(resolved) is withdrawn")
+        }
+        return ModelRegistry(directory: directory, currentVersion: resolved, versions: loaded)
+    }
+
+    private static func loadVersion(directory: String, name: String)
+        throws(ModelLoadError) -> CoachingModelVersion
+    {
+        let manifestPath = join(directory, "manifest.json")
+        guard FileManager.default.fileExists(atPath: manifestPath) else {
+            throw ModelLoadError(path: manifestPath, problem: "missing")
+        }
+        func bad(_ problem: String) -> ModelLoadError { ModelLoadError(path: manifestPath, problem: problem) }
+
+        guard let m = try readJSON(manifestPath).objectValue else { throw bad("is not a JSON object") }
+        guard m["insightType"]?.stringValue == "isLikelyBeingCoached" else {
+            throw bad("insightType is not \"isLikelyBeingCoached\"")
+        }
+        guard m["schemaVersion"]?.intValue == 1 else { throw bad("schemaVersion is not 1") }
+        guard let version = m["version"]?.stringValue, version == name else {
+            throw bad("version does not match its directory name \(name)")
+        }
+        let withdrawn: Bool
+        switch m["status"]?.stringValue {
+        case "active": withdrawn = false
+        case "withdrawn": withdrawn = true
+        default: throw bad("status is not \"active\" or \"withdrawn\"")
+        }
+
+        guard let modelInfo = m["model"]?.objectValue,
+              let file = modelInfo["file"]?.stringValue,
+              !file.isEmpty, !file.contains("/"), file != "..", file != "."
+        else { throw bad("model.file is not a plain file name") }
+        guard let expected = modelInfo["sha256"]?.stringValue, expected.count == 64,
+              expected.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else { throw bad("model.sha256 is not 64 lowercase hex digits") }
+
+        guard let featureList = m["features"]?.arrayValue, !featureList.isEmpty else {
+            throw bad("features is not a non-empty list")
+        }
+        var inputs: [Feature] = []
+        for (k, item) in featureList.enumerated() {
+            guard let featureName = item.stringValue, let feature = Feature(name: featureName) else {
+                throw bad("features[\(k)] is not a known feature name")
+            }
+            guard !inputs.contains(feature) else { throw bad("features lists \(featureName) twice") }
+            inputs.append(feature)
+        }
+
+        guard let thresholdTable = m["thresholds"]?.objectValue else { throw bad("thresholds is missing") }
+        var thresholds: [String: CoachingThresholds] = [:]
+        for category in CoachingModelVersion.categories {
+            guard let entry = thresholdTable[category]?.objectValue,
+                  let medium = entry["medium"]?.objectValue?["raw"]?.numberValue,
+                  let high = entry["high"]?.objectValue?["raw"]?.numberValue
+            else { throw bad("thresholds.\(category) lacks medium.raw and high.raw numbers") }
+            guard high >= medium else { throw bad("thresholds.\(category): high is below medium") }
+            thresholds[category] = CoachingThresholds(medium: medium, high: high)
+        }
+        for category in thresholdTable.keys where !CoachingModelVersion.categories.contains(category) {
+            throw bad("thresholds names an unknown category \(category)")
+        }
+
+        guard let rule = m["evidenceRule"]?.objectValue,
+              let minActions = rule["minUserActions"]?.numberValue, minActions >= 0,
+              let minSeconds = rule["minSessionSeconds"]?.numberValue, minSeconds >= 0,
+              let signalList = rule["deviceSignals"]?.arrayValue
+        else { throw bad("evidenceRule lacks minUserActions, minSessionSeconds or deviceSignals") }
+        var signals: [Feature] = []
+        for item in signalList {
+            guard let signalName = item.stringValue, let feature = Feature(name: signalName),
+                  feature.domain.isFlag
+            else { throw bad("evidenceRule.deviceSignals must name flag features") }
+            signals.append(feature)
+        }
+
+        guard let reasonRule = m["reasons"]?.objectValue,
+              let maxReasons = reasonRule["maxReasons"]?.intValue, maxReasons >= 1,
+              let minContribution = reasonRule["minContribution"]?.numberValue
+        else { throw bad("reasons lacks maxReasons or minContribution") }
+
+        // The model file: sha256 first, so a tampered file is named as such, then its content.
+        let modelPath = join(directory, file)
+        let bytes = try readBytes(modelPath)
+        let actual = SHA256.hexDigest(bytes)
+        guard actual == expected else {
+            throw ModelLoadError(
+                path: modelPath,
+                problem: "sha256 \(actual) does not match \(expected) in \(manifestPath); refusing a modified or corrupt model")
+        }
+        let ensemble: TreeEnsemble
+        do {
+            ensemble = try TreeEnsemble(json: try JSONReader.parse(bytes))
+        } catch let error as JSONParseError {
+            throw ModelLoadError(path: modelPath, problem: error.description)
+        } catch let error as TreeEnsemble.FormatError {
+            throw ModelLoadError(path: modelPath, problem: "malformed model: \(error.message)")
+        } catch {
+            throw ModelLoadError(path: modelPath, problem: "malformed model")
+        }
+        guard ensemble.featureNames == inputs.map(\.name) else {
+            throw ModelLoadError(path: modelPath,
+                                 problem: "featureNames differ from the manifest's features")
+        }
+        return CoachingModelVersion(
+            version: version, withdrawn: withdrawn, inputs: inputs, ensemble: ensemble,
+            thresholds: thresholds,
+            evidence: EvidenceRule(minUserActions: minActions, minSessionSeconds: minSeconds,
+                                   deviceSignals: signals),
+            maxReasons: maxReasons, minContribution: minContribution, modelSHA256: actual)
+    }
+
+    static func readBytes(_ path: String) throws(ModelLoadError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ModelLoadError(path: path, problem: "cannot be read")
+        }
+        return [UInt8](data)
+    }
+
+    static func readJSON(_ path: String) throws(ModelLoadError) -> JSONValue {
+        let bytes = try readBytes(path)
+        do {
+            return try JSONReader.parse(bytes)
+        } catch {
+            throw ModelLoadError(path: path, problem: error.description)
+        }
+    }
+
+    private static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
+    /// "1", "1.0", "2.10": digits separated by single dots.
+    static func isVersionString(_ s: String) -> Bool {
+        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
+        return !parts.isEmpty && parts.allSatisfy { part in
+            !part.isEmpty && part.count <= 9 && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
+        }
+    }
+
+    /// Numeric, component by component: 1.0 < 2.0 < 10.0, and 2 < 2.0.
+    static func compareVersions(_ a: String, _ b: String) -> Bool {
+        let x = a.split(separator: ".").map { Int($0) ?? 0 }
+        let y = b.split(separator: ".").map { Int($0) ?? 0 }
+        for (p, q) in zip(x, y) where p != q { return p < q }
+        return x.count < y.count
+    }
+}
+
+extension Feature.Domain {
+    var isFlag: Bool {
+        if case .flag = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,194 @@
+/// A LightGBM binary-classification ensemble, evaluated exactly as LightGBM's own
+/// `predict(raw_score=True)` does, so its raw scores match LightGBM's bit for bit (the fixtures
+/// hold it to 1e-9).
+///
+/// The artifact is `model.json` in the `insightd.tree-ensemble/1` format that training/train.py
+/// exports from `Booster.dump_model()` (docs/model-card.md describes it). Every tree is
+/// flattened into shared arrays; a child reference `>= 0` is a split (global index), `< 0` is the
+/// leaf `~child`.
+struct TreeEnsemble: Sendable {
+    let featureNames: [String]
+    let treeCount: Int
+    // Per tree: the root reference (a split, or ~leaf for a tree that is a single leaf).
+    private let roots: [Int32]
+    // Per split.
+    private let feature: [Int32]
+    private let threshold: [Double]
+    private let defaultLeft: [Bool]
+    private let missingType: [UInt8]
+    private let left: [Int32]
+    private let right: [Int32]
+    private let internalValue: [Double]
+    // Per leaf.
+    private let leafValue: [Double]
+
+    /// LightGBM's `kZeroThreshold`: the float literal `1e-35f` widened to double.
+    static let zeroThreshold = Double(Float(1e-35))
+    /// LightGBM writes an infinite split bound as ±1e300 (`Common::AvoidInf`) but compares against
+    /// the infinity it holds in memory; reading ±1e300 back as ±infinity reproduces `predict()`.
+    static let infiniteThreshold = 1e300
+
+    private static let missingNone: UInt8 = 0, missingZero: UInt8 = 1, missingNaN: UInt8 = 2
+
+    struct FormatError: Error { var message: String }
+
+    /// Parses and checks the exported ensemble. Every structural rule that the walk relies on is
+    /// verified here (children in range, each node reached once, children after parents, so no
+    /// cycle), so evaluation needs no bounds checks beyond Swift's own.
+    init(json: JSONValue) throws(FormatError) {
+        func fail(_ m: String) -> FormatError { FormatError(message: m) }
+        guard let root = json.objectValue else { throw fail("the document is not a JSON object") }
+        guard root["format"]?.stringValue == "insightd.tree-ensemble/1" else {
+            throw fail("format is not \"insightd.tree-ensemble/1\"")
+        }
+        guard root["objective"]?.stringValue == "binary" else { throw fail("objective is not \"binary\"") }
+        guard root["scoreTransform"]?.stringValue == "sigmoid" else {
+            throw fail("scoreTransform is not \"sigmoid\"")
+        }
+        guard let names = root["featureNames"]?.arrayValue?.compactMap(\.stringValue),
+              names.count == root["featureNames"]?.arrayValue?.count, !names.isEmpty
+        else { throw fail("featureNames is not a non-empty list of strings") }
+        guard let trees = root["trees"]?.arrayValue, !trees.isEmpty else {
+            throw fail("trees is not a non-empty list")
+        }
+
+        var roots: [Int32] = [], feature: [Int32] = [], threshold: [Double] = []
+        var defaultLeft: [Bool] = [], missingType: [UInt8] = [], left: [Int32] = []
+        var right: [Int32] = [], internalValue: [Double] = [], leafValue: [Double] = []
+
+        for (t, tree) in trees.enumerated() {
+            let here = "trees[\(t)]"
+            guard let object = tree.objectValue,
+                  let splits = object["splits"]?.arrayValue,
+                  let leaves = object["leaves"]?.arrayValue
+            else { throw fail("\(here) lacks splits or leaves") }
+            guard leaves.count == splits.count + 1 else {
+                throw fail("\(here) has \(splits.count) splits but \(leaves.count) leaves")
+            }
+            let splitBase = feature.count, leafBase = leafValue.count
+            guard splitBase + splits.count < Int(Int32.max), leafBase + leaves.count < Int(Int32.max)
+            else { throw fail("the model is too large") }
+            for (k, leaf) in leaves.enumerated() {
+                guard let v = leaf.numberValue else { throw fail("\(here).leaves[\(k)] is not a number") }
+                leafValue.append(v)
+            }
+            var leafSeen = [Bool](repeating: false, count: leaves.count)
+            var splitSeen = [Bool](repeating: false, count: splits.count)
+            if splits.isEmpty {
+                roots.append(~Int32(leafBase))
+                continue
+            }
+            roots.append(Int32(splitBase))
+            splitSeen[0] = true
+            for (s, split) in splits.enumerated() {
+                let at = "\(here).splits[\(s)]"
+                guard let row = split.arrayValue, row.count == 7,
+                      let f = row[0].intValue, let thr = row[1].numberValue,
+                      let dl = row[2].intValue, let mt = row[3].intValue,
+                      let l = row[4].intValue, let r = row[5].intValue,
+                      let iv = row[6].numberValue
+                else { throw fail("\(at) is not [feature, threshold, defaultLeft, missingType, left, right, value]") }
+                guard f >= 0, f < names.count else { throw fail("\(at) uses feature \(f) of \(names.count)") }
+                guard dl == 0 || dl == 1 else { throw fail("\(at) defaultLeft is not 0 or 1") }
+                guard (0...2).contains(mt) else { throw fail("\(at) missingType is not 0, 1 or 2") }
+                var children: [Int32] = []
+                for child in [l, r] {
+                    if child >= 0 {
+                        // LightGBM numbers a split after its parent; requiring it rules out cycles.
+                        guard child > s, child < splits.count, !splitSeen[child] else {
+                            throw fail("\(at) has an invalid child split \(child)")
+                        }
+                        splitSeen[child] = true
+                        children.append(Int32(splitBase + child))
+                    } else {
+                        let leaf = ~child
+                        guard leaf < leaves.count, !leafSeen[leaf] else {
+                            throw fail("\(at) has an invalid child leaf \(leaf)")
+                        }
+                        leafSeen[leaf] = true
+                        children.append(~Int32(leafBase + leaf))
+                    }
+                }
+                feature.append(Int32(f))
+                threshold.append(thr >= TreeEnsemble.infiniteThreshold ? .infinity
+                                 : thr <= -TreeEnsemble.infiniteThreshold ? -.infinity : thr)
+                defaultLeft.append(dl == 1)
+                missingType.append(UInt8(mt))
+                left.append(children[0])
+                right.append(children[1])
+                internalValue.append(iv)
+            }
+            guard splitSeen.allSatisfy({ $0 }), leafSeen.allSatisfy({ $0 }) else {
+                throw fail("\(here) has nodes that no path reaches")
+            }
+        }
+        self.featureNames = names
+        self.treeCount = trees.count
+        self.roots = roots
+        self.feature = feature
+        self.threshold = threshold
+        self.defaultLeft = defaultLeft
+        self.missingType = missingType
+        self.left = left
+        self.right = right
+        self.internalValue = internalValue
+        self.leafValue = leafValue
+    }
+
+    /// LightGBM's dense-row predictor drops values within the zero band, so they arrive as 0.
+    @inline(__always)
+    static func prepare(_ v: Double) -> Double {
+        abs(v) <= zeroThreshold ? 0 : v
+    }
+
+    /// LightGBM's `NumericalDecision`: NaN counts as 0 unless missing values are NaN; a missing
+    /// value (NaN, or zero for missingType Zero) takes the default branch; otherwise `<=` goes
+    /// left.
+    @inline(__always)
+    private func next(_ n: Int, _ input: Double) -> Int32 {
+        var v = input
+        let mt = missingType[n]
+        if mt != TreeEnsemble.missingNaN && v.isNaN { v = 0 }
+        if (mt == TreeEnsemble.missingZero && v >= -TreeEnsemble.zeroThreshold
+            && v <= TreeEnsemble.zeroThreshold) || (mt == TreeEnsemble.missingNaN && v.isNaN)
+        {
+            return defaultLeft[n] ? left[n] : right[n]
+        }
+        return v <= threshold[n] ? left[n] : right[n]
+    }
+
+    /// The raw score (log-odds) for `x`, a vector in `featureNames` order, already `prepare`d.
+    /// Trees are summed in order from 0.0, as LightGBM does, so the result is bit-identical.
+    func rawScore(_ x: [Double]) -> Double {
+        var total = 0.0
+        for root in roots {
+            var node = root
+            while node >= 0 {
+                let n = Int(node)
+                node = next(n, x[Int(feature[n])])
+            }
+            total += leafValue[Int(~node)]
+        }
+        return total
+    }
+
+    /// Saabas path attribution: walking each tree, the split's feature is credited with the
+    /// change from the parent node's value to the child's. Feature contributions plus the sum of
+    /// the root values equal the raw score (up to rounding).
+    func contributions(_ x: [Double]) -> [Double] {
+        var out = [Double](repeating: 0, count: featureNames.count)
+        for root in roots where root >= 0 {
+            var node = root
+            var parent = internalValue[Int(root)]
+            while node >= 0 {
+                let n = Int(node)
+                let f = Int(feature[n])
+                node = next(n, x[f])
+                let child = node >= 0 ? internalValue[Int(node)] : leafValue[Int(~node)]
+                out[f] += child - parent
+                parent = child
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,340 @@
+internal import CLibEvent
+internal import Glibc
+
+/// One client connection: a bufferevent, a timer, and the parser between them.
+///
+/// Ownership: the loop's connection table owns the object from accept to `close()`. libevent
+/// callbacks get an unretained pointer to it, which is sound because `close()` frees the
+/// bufferevent (clearing its callbacks) and the timer before it leaves the table. An
+/// `HTTPResponder` may keep the object alive longer; it is then closed and inert.
+///
+/// One request is handled at a time: while the handler has one, later (pipelined) bytes wait in
+/// the input buffer, bounded by its high-water mark, and the next request is parsed only after
+/// the response has been flushed, so responses go out in request order.
+final class Connection: @unchecked Sendable {
+    // @unchecked: every mutable property is used only on `loop`'s thread; other threads only
+    // hold a reference (inside an HTTPResponder) and call `respond`, which hands the work over.
+
+    private enum State {
+        /// Reading (and parsing) the next request.
+        case reading
+        /// The handler has the request; waiting for its answer.
+        case handling
+        /// A response is queued; waiting for it to drain.
+        case writing
+        /// Answered a protocol error and shut the write side; discarding input until the
+        /// client closes, so it reads the answer instead of a reset.
+        case lingering
+        case closed
+    }
+
+    private enum TimerMode {
+        case none, idle, request, write, linger
+    }
+
+    /// The input buffered ahead of the parser (pipelined requests) before reading pauses.
+    static let readHighWatermark = 64 << 10
+
+    let loop: EventLoop
+    let remoteAddress: String
+    private var bufferevent: OpaquePointer?
+    private var timer: OpaquePointer?
+    private var timerMode = TimerMode.none
+    private var parser: HTTPRequestParser
+    private var state = State.reading
+
+    /// Numbers the requests on this connection, so a late or repeated answer is recognised.
+    private var sequence: UInt64 = 0
+    /// The request the handler has and has not answered (kept after a close, so the in-flight
+    /// count drops when the answer finally comes).
+    private var awaitingResponse: UInt64?
+    private var keepAlive = true
+    private var isHTTP10 = false
+    private var isHeadRequest = false
+    private var closeAfterWrite = false
+    private var lingerAfterWrite = false
+    /// The client closed its side (EOF): finish what is buffered, then close.
+    private var peerClosed = false
+
+    init(loop: EventLoop, bufferevent: OpaquePointer, remoteAddress: String) {
+        self.loop = loop
+        self.bufferevent = bufferevent
+        self.remoteAddress = remoteAddress
+        parser = HTTPRequestParser(limits: loop.context.limits)
+    }
+
+    /// Installs the callbacks and starts reading. Called once, right after accept.
+    func start() {
+        guard let bufferevent else { return }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        timer = event_new(loop.base, -1, 0, connectionTimerCallback, context)
+        guard timer != nil else {
+            close()
+            return
+        }
+        bufferevent_setcb(bufferevent, connectionReadCallback, connectionWriteCallback,
+                          connectionEventCallback, context)
+        bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, Self.readHighWatermark)
+        bufferevent_enable(bufferevent, Int16(EV_READ))
+        arm(.idle)
+    }
+
+    // MARK: - Reading
+
+    fileprivate func onReadable() {
+        switch state {
+        case .reading:
+            processInput()
+        case .lingering:
+            discardInput()
+        case .handling, .writing, .closed:
+            break
+        }
+    }
+
+    /// Parses buffered input until a request is dispatched, an error is answered, or the buffer
+    /// is empty.
+    private func processInput() {
+        guard let bufferevent else { return }
+        let input = bufferevent_get_input(bufferevent)
+        while state == .reading {
+            var chunk = iovec()
+            guard evbuffer_peek(input, -1, nil, &chunk, 1) > 0, chunk.iov_len > 0 else {
+                waitForInput()
+                return
+            }
+            let step = parser.parse(UnsafeRawBufferPointer(start: chunk.iov_base, count: chunk.iov_len))
+            if step.consumed > 0 { evbuffer_drain(input, step.consumed) }
+            switch step.outcome {
+            case .needMore:
+                // The parser keeps partial lines itself, so it took the whole chunk.
+                precondition(step.consumed == chunk.iov_len, "parser left bytes while needing more")
+            case .expectContinue:
+                // Only if the client is waiting: if body bytes already came, it did not wait.
+                if evbuffer_get_length(input) == 0 {
+                    Self.continueLine.withUTF8Buffer { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
+                }
+            case .request(let parsed):
+                dispatch(parsed)
+            case .error(let error):
+                fail(error)
+            }
+        }
+    }
+
+    private static let continueLine: StaticString = "HTTP/1.1 100 Continue\r\n\r\n"
+
+    /// The input buffer is empty: close, or time the wait.
+    private func waitForInput() {
+        let started = parser.hasStarted
+        if peerClosed || (loop.draining && !started) {
+            close()
+        } else if started {
+            if timerMode != .request { arm(.request) }
+        } else if timerMode != .idle {
+            arm(.idle)
+        }
+    }
+
+    private func discardInput() {
+        guard let bufferevent else { return }
+        let input = bufferevent_get_input(bufferevent)
+        evbuffer_drain(input, evbuffer_get_length(input))
+    }
+
+    // MARK: - Handling
+
+    private func dispatch(_ parsed: HTTPRequestParser.ParsedRequest) {
+        arm(.none)
+        state = .handling
+        sequence &+= 1
+        awaitingResponse = sequence
+        keepAlive = parsed.keepAlive
+        isHTTP10 = parsed.minorVersion == 0
+        var request = parsed.request
+        isHeadRequest = request.method == "HEAD"
+        request.remoteAddress = remoteAddress
+        loop.context.requestStarted()
+        loop.context.handler.handle(request, responder: HTTPResponder(connection: self, sequence: sequence))
+    }
+
+    /// Called by `HTTPResponder.send` on any thread.
+    func respond(sequence: UInt64, _ response: HTTPResponse) {
+        if loop.isCurrentThread {
+            deliver(sequence: sequence, response)
+        } else {
+            // If the loop has stopped, this connection was force-closed and its request
+            // already counted as finished: dropping the answer is right.
+            loop.enqueue(.respond(self, sequence: sequence, response))
+        }
+    }
+
+    /// Writes the answer to request `sequence`, if it is the awaited one; on the loop thread.
+    func deliver(sequence: UInt64, _ response: HTTPResponse) {
+        guard awaitingResponse == sequence else { return }
+        awaitingResponse = nil
+        loop.context.requestFinished()
+        guard state == .handling, let bufferevent else { return }
+        // A client that half-closed after pipelining still gets an answer to each buffered
+        // request; the connection closes after the last one.
+        let lastFromClosedPeer = peerClosed && evbuffer_get_length(bufferevent_get_input(bufferevent)) == 0
+        let close = !keepAlive || lastFromClosedPeer || loop.draining || Self.asksToClose(response)
+        write(response, close: close, linger: false)
+    }
+
+    private static func asksToClose(_ response: HTTPResponse) -> Bool {
+        guard let connection = response.headers["Connection"] else { return false }
+        return connection.split(separator: ",").contains { $0.trimmingOWS().equalsIgnoringASCIICase("close") }
+    }
+
+    /// Answers a protocol error; the connection closes once the answer is flushed.
+    private func fail(_ error: HTTPProtocolError) {
+        arm(.none)
+        isHeadRequest = false
+        isHTTP10 = false
+        write(loop.context.handler.response(for: error), close: true, linger: true)
+    }
+
+    // MARK: - Writing
+
+    private func write(_ response: HTTPResponse, close: Bool, linger: Bool) {
+        guard let bufferevent else { return }
+        let sendBody = loop.encoder.encodeHead(
+            response, close: close, http10KeepAlive: isHTTP10 && !close, isHead: isHeadRequest, now: loop.now)
+        loop.encoder.head.withUnsafeBytes { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
+        if sendBody {
+            response.body.withUnsafeBytes { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
+        }
+        state = .writing
+        closeAfterWrite = close
+        lingerAfterWrite = linger
+        arm(.write)
+    }
+
+    /// The output buffer drained.
+    fileprivate func onWritten() {
+        guard state == .writing else { return }
+        arm(.none)
+        if closeAfterWrite {
+            if lingerAfterWrite { startLingering() } else { close() }
+            return
+        }
+        state = .reading
+        processInput()
+    }
+
+    private func startLingering() {
+        guard let bufferevent, !peerClosed else {
+            close()
+            return
+        }
+        state = .lingering
+        Glibc.shutdown(bufferevent_getfd(bufferevent), Int32(SHUT_WR))
+        discardInput()
+        bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, 0)
+        bufferevent_enable(bufferevent, Int16(EV_READ))
+        arm(.linger)
+    }
+
+    // MARK: - Events and timers
+
+    fileprivate func onEvent(_ events: Int16) {
+        let events = Int32(events)
+        if events & BEV_EVENT_EOF != 0 && events & BEV_EVENT_ERROR == 0 {
+            peerClosed = true
+            switch state {
+            case .reading: processInput()
+            case .lingering: close()
+            case .handling, .writing, .closed: break
+            }
+        } else {
+            close()
+        }
+    }
+
+    private func arm(_ mode: TimerMode) {
+        guard let timer, !(mode == .none && timerMode == .none) else { return }
+        timerMode = mode
+        let duration: UnsafePointer<timeval>
+        switch mode {
+        case .none:
+            event_del(timer)
+            return
+        case .idle: duration = loop.idleTimeout
+        case .request: duration = loop.requestTimeout
+        case .write: duration = loop.writeTimeout
+        case .linger: duration = loop.lingerTimeout
+        }
+        event_add(timer, duration)
+    }
+
+    fileprivate func onTimer() {
+        let mode = timerMode
+        timerMode = .none
+        switch mode {
+        case .request:
+            if state == .reading { fail(.requestTimeout) }
+        case .idle, .write, .linger:
+            close()
+        case .none:
+            break
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Shutdown began: close if idle or lingering, else close after the current response.
+    func drain() {
+        switch state {
+        case .reading where !parser.hasStarted:
+            close()
+        case .writing:
+            closeAfterWrite = true
+        case .lingering:
+            close()
+        default:
+            break
+        }
+    }
+
+    /// Closes now and settles an unanswered request (the loop is stopping).
+    func forceClose() {
+        if awaitingResponse != nil {
+            awaitingResponse = nil
+            loop.context.requestFinished()
+        }
+        close()
+    }
+
+    /// Frees the socket, the bufferevent and the timer; idempotent.
+    private func close() {
+        guard state != .closed else { return }
+        state = .closed
+        if let timer { event_free(timer) }
+        timer = nil
+        timerMode = .none
+        if let bufferevent { bufferevent_free(bufferevent) }
+        bufferevent = nil
+        loop.context.connectionClosed()
+        loop.remove(self)
+    }
+}
+
+// C callbacks: plain functions (never actor-isolated). The context is the unretained
+// connection, valid while its bufferevent and timer exist (see `Connection`).
+
+private func connectionReadCallback(_ bufferevent: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().onReadable()
+}
+
+private func connectionWriteCallback(_ bufferevent: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().onWritten()
+}
+
+private func connectionEventCallback(_ bufferevent: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
+    Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().onEvent(events)
+}
+
+private func connectionTimerCallback(_ socket: Int32, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
+    Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().onTimer()
+}

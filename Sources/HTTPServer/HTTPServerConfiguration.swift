@@ -1,0 +1,40 @@
+/// Settings of an `HTTPServer`. Times are whole seconds.
+public struct HTTPServerConfiguration: Sendable {
+    /// The address to listen on: an IPv4 or IPv6 literal or a host name.
+    public var host: String = "127.0.0.1"
+    /// The TCP port; 0 picks a free one (see `HTTPServer.boundPort`).
+    public var port: Int = 8080
+    /// The number of loop threads, each with its own event base.
+    public var threads: Int = 2
+    /// The largest request body accepted (declared or de-chunked); larger ones get 413.
+    public var maxBodyBytes: Int = 1 << 20
+    /// The largest header section accepted, request line included; larger ones get 431.
+    public var maxHeaderBytes: Int = 16 << 10
+    /// The most header fields accepted in one request; more get 431.
+    public var maxHeaderCount: Int = 100
+    /// The most connections open at once; over it a new connection is accepted and closed at once.
+    public var maxConnections: Int = 1024
+    /// Seconds from a request's first byte to its last; slower requests get 408.
+    public var requestTimeout: Int = 10
+    /// Seconds a connection may wait for its next request (or its first) before it is closed.
+    public var idleTimeout: Int = 60
+    /// Seconds a response may take to drain to the client before the connection is dropped.
+    public var writeTimeout: Int = 10
+
+    /// The defaults above.
+    public init() {}
+
+    /// Why the configuration cannot be used, or nil when it can.
+    func validationError() -> String? {
+        if !(0...65535).contains(port) { return "port \(port) is not in 0...65535" }
+        if threads < 1 { return "threads must be at least 1, not \(threads)" }
+        if maxBodyBytes < 0 { return "maxBodyBytes must not be negative" }
+        if maxHeaderBytes < 64 { return "maxHeaderBytes must be at least 64" }
+        if maxHeaderCount < 1 { return "maxHeaderCount must be at least 1" }
+        if maxConnections < 1 { return "maxConnections must be at least 1" }
+        if requestTimeout < 1 || idleTimeout < 1 || writeTimeout < 1 {
+            return "timeouts must be at least 1 second"
+        }
+        return nil
+    }
+}

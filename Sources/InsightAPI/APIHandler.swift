@@ -1,0 +1,183 @@
+import HTTPServer
+import InsightDomain
+import JSON
+import Synchronization
+
+/// Settings of the API layer.
+public struct APIConfiguration: Sendable {
+    /// Time allowed for the consumption report after an evaluation.
+    public var consumptionGraceMilliseconds: Milliseconds = 900_000
+    /// How long a credential lookup (hit or miss) is reused.
+    public var credentialCacheSeconds: Double = 2
+
+    public init() {}
+}
+
+/// Whether the service can take traffic: false until migrations ran and models loaded,
+/// and again once a drain has begun.
+public final class Readiness: Sendable {
+    private let state = Atomic<Bool>(false)
+
+    public init() {}
+
+    public var isReady: Bool { state.load(ordering: .acquiring) }
+
+    public func set(_ ready: Bool) { state.store(ready, ordering: .releasing) }
+}
+
+/// Everything the API needs, injected by the composition root.
+public struct APIDependencies: Sendable {
+    public var ledger: any EvaluationLedger
+    public var credentials: any CredentialDirectory
+    public var models: InsightModels
+    public var hasher: SubjectHasher
+    public var clock: any Clock
+    public var readiness: Readiness
+    public var configuration: APIConfiguration
+    /// Called once per answered request with its log-safe summary.
+    public var onRequest: (@Sendable (RequestSummary) -> Void)?
+
+    public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, models: InsightModels,
+                hasher: SubjectHasher, clock: any Clock, readiness: Readiness, configuration: APIConfiguration,
+                onRequest: (@Sendable (RequestSummary) -> Void)? = nil) {
+        self.ledger = ledger
+        self.credentials = credentials
+        self.models = models
+        self.hasher = hasher
+        self.clock = clock
+        self.readiness = readiness
+        self.configuration = configuration
+        self.onRequest = onRequest
+    }
+}
+
+/// What a log line may say about a request: no body, no identifier, no query.
+public struct RequestSummary: Sendable {
+    public var method: String
+    public var route: String
+    public var status: Int
+    public var code: String?
+    public var callerId: String?
+    public var durationSeconds: Double
+}
+
+/// The HTTP face of insightd: routing, authentication, and the endpoints.
+public final class InsightAPIHandler: HTTPHandler {
+    let dependencies: APIDependencies
+    let authenticator: Authenticator
+
+    public init(_ dependencies: APIDependencies) {
+        self.dependencies = dependencies
+        self.authenticator = Authenticator(directory: dependencies.credentials, clock: dependencies.clock,
+                                           cacheSeconds: dependencies.configuration.credentialCacheSeconds)
+    }
+
+    public func response(for error: HTTPProtocolError) -> HTTPResponse {
+        Problem.from(error).response
+    }
+
+    public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+        let started = dependencies.clock.now()
+        guard let route = Route.match(request.path) else {
+            let problem = Problem(404, .notFound, "There is no resource at this path.")
+            return finish(problem.response, request: request, route: "(unmatched)", caller: nil, code: problem.code,
+                          started: started, responder: responder)
+        }
+        guard route.allowedMethods.contains(request.method) else {
+            var problem = Problem(405, .methodNotAllowed, "This resource answers \(route.allowedMethods.joined(separator: ", ")).")
+            problem.headers = [("Allow", route.allowedMethods.joined(separator: ", "))]
+            return finish(problem.response, request: request, route: route.name, caller: nil, code: problem.code,
+                          started: started, responder: responder)
+        }
+        let exchange = Exchange(handler: self, request: request, route: route, started: started, responder: responder)
+        do {
+            switch route {
+            case .livez: exchange.send(Self.json(200, .object(["status": .string("ok")])))
+            case .readyz: readyz(exchange)
+            case .insights: try insights(exchange)
+            case .evaluations: try evaluate(exchange)
+            case .consumption(let eventId): try consume(exchange, eventId: eventId)
+            case .labels: try labels(exchange)
+            }
+        } catch {
+            exchange.fail(error)
+        }
+    }
+
+    func finish(_ response: HTTPResponse, request: HTTPRequest, route: String, caller: String?, code: ProblemCode?,
+                started: Milliseconds, responder: HTTPResponder) {
+        responder.send(response)
+        dependencies.onRequest?(RequestSummary(
+            method: request.method, route: route, status: response.status, code: code?.rawValue, callerId: caller,
+            durationSeconds: Double(dependencies.clock.now() - started) / 1000))
+    }
+
+    func readyz(_ exchange: Exchange) {
+        if dependencies.readiness.isReady {
+            exchange.send(Self.json(200, .object(["status": .string("ready")])))
+        } else {
+            exchange.fail(Problem(503, .serverError, "Not ready: starting up or draining."))
+        }
+    }
+
+    /// Requires a JSON body (415 otherwise) and parses it (400 when it is not one JSON object).
+    func jsonBody(_ request: HTTPRequest) throws(Problem) -> JSONValue {
+        guard let contentType = request.headers["Content-Type"], Self.isJSON(contentType) else {
+            throw Problem(415, .unsupportedMediaType, "Send the body as 'Content-Type: application/json'.")
+        }
+        return try Problem.parseBody(request.body)
+    }
+
+    static func isJSON(_ contentType: String) -> Bool {
+        let parts = contentType.split(separator: ";")
+        guard let media = parts.first?.trimmingWhitespace().lowercased() else { return false }
+        guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else { return false }
+        for parameter in parts.dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            if pair.count == 2, pair[0].trimmingWhitespace().lowercased() == "charset" {
+                let charset = pair[1].trimmingWhitespace().lowercased().replacingQuotes()
+                if charset != "utf-8" && charset != "utf8" { return false }
+            }
+        }
+        return true
+    }
+
+    static func json(_ status: Int, _ value: JSONValue, headers: [(String, String)] = []) -> HTTPResponse {
+        var h = HTTPHeaders([("Content-Type", "application/json")])
+        for (name, value) in headers { h.add(name, value) }
+        return HTTPResponse(status: status, headers: h, body: JSONWriter.bytes(value))
+    }
+}
+
+/// One request in flight: answers it once, with its log summary.
+struct Exchange: Sendable {
+    let handler: InsightAPIHandler
+    let request: HTTPRequest
+    let route: Route
+    let started: Milliseconds
+    let responder: HTTPResponder
+    var callerId: String?
+
+    init(handler: InsightAPIHandler, request: HTTPRequest, route: Route, started: Milliseconds, responder: HTTPResponder) {
+        self.handler = handler
+        self.request = request
+        self.route = route
+        self.started = started
+        self.responder = responder
+    }
+
+    func send(_ response: HTTPResponse, code: ProblemCode? = nil) {
+        handler.finish(response, request: request, route: route.name, caller: callerId, code: code, started: started,
+                       responder: responder)
+    }
+
+    /// Answers with the problem `error` describes; anything unexpected is a 500 without details.
+    func fail(_ error: any Error) {
+        let problem = (error as? Problem) ?? Problem(500, .serverError, "An unexpected error occurred; it was logged.")
+        send(problem.response, code: problem.code)
+    }
+}
+
+extension String {
+    func replacingQuotes() -> String { filter { $0 != "\"" } }
+}

@@ -1,0 +1,76 @@
+import InsightDomain
+import Synchronization
+
+/// The caller behind a request, after its key was checked.
+public struct AuthenticatedCaller: Sendable {
+    public var caller: Caller
+    public var keyId: String
+}
+
+/// Checks `Authorization: Bearer` keys against the credential directory. Results (including
+/// misses) are cached for `cacheSeconds`, so a new caller or a revoked key takes effect
+/// within that time without a restart, and a flood of bad keys does not reach the database.
+final class Authenticator: Sendable {
+    private struct Entry { let found: (key: StoredKey, caller: Caller)?; let expires: Milliseconds }
+    private let directory: any CredentialDirectory
+    private let clock: any Clock
+    private let ttl: Milliseconds
+    private let cache = Mutex<[String: Entry]>([:])
+    private static let maxCacheEntries = 10_000
+
+    init(directory: any CredentialDirectory, clock: any Clock, cacheSeconds: Double) {
+        self.directory = directory
+        self.clock = clock
+        self.ttl = Milliseconds(cacheSeconds * 1000)
+    }
+
+    /// The authenticated caller holding one of `roles`, or the 401/403 problem.
+    func authenticate(_ authorization: String?, requiring role: Role?) throws(Problem) -> AuthenticatedCaller {
+        guard let authorization, let token = Self.bearerToken(authorization) else {
+            throw Self.unauthorized("Send an API key as 'Authorization: Bearer <key>'.")
+        }
+        guard let key = APIKey(token: token) else { throw Self.unauthorized("The API key is not valid.") }
+        let found: (key: StoredKey, caller: Caller)?
+        do { found = try lookup(key.keyId) } catch {
+            var problem = Problem(503, .serverError, "Credentials cannot be checked right now; retry.")
+            problem.headers = [("Retry-After", "1")]
+            throw problem
+        }
+        guard let found, found.key.revokedAt == nil, key.matches(found.key.secretHash) else {
+            throw Self.unauthorized("The API key is not valid.")
+        }
+        if let role, !found.caller.roles.contains(role) {
+            throw Problem(403, .forbidden, "This credential lacks the '\(role.rawValue)' role.")
+        }
+        return AuthenticatedCaller(caller: found.caller, keyId: key.keyId)
+    }
+
+    private func lookup(_ keyId: String) throws -> (key: StoredKey, caller: Caller)? {
+        let now = clock.now()
+        if let entry = cache.withLock({ $0[keyId] }), entry.expires > now { return entry.found }
+        let found = try directory.credential(keyId: keyId)
+        cache.withLock { cache in
+            if cache.count >= Self.maxCacheEntries { cache.removeAll(keepingCapacity: true) }
+            cache[keyId] = Entry(found: found, expires: now + ttl)
+        }
+        return found
+    }
+
+    static func bearerToken(_ header: String) -> String? {
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingWhitespace()
+    }
+
+    static func unauthorized(_ detail: String) -> Problem {
+        var problem = Problem(401, .unauthorized, detail)
+        problem.headers = [("WWW-Authenticate", "Bearer realm=\"insightd\"")]
+        return problem
+    }
+}
+
+extension Substring {
+    func trimmingWhitespace() -> String {
+        String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

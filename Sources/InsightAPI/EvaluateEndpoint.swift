@@ -1,0 +1,70 @@
+import Crypto
+import HTTPServer
+import InsightDomain
+import JSON
+
+extension InsightAPIHandler {
+    /// `POST /v1/evaluations`: validate, hash the subject, answer each insight, store the
+    /// evaluation, and only after the commit answer `200`.
+    func evaluate(_ exchange: Exchange) throws {
+        var exchange = exchange
+        let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
+        exchange.callerId = caller.caller.callerId
+        let request = try EvaluationRequest.decode(try jsonBody(exchange.request))
+        let answerer = try InsightAnswerer(registry: dependencies.models.snapshot, interaction: request.interaction)
+        // Raw identifiers stop here: only their keyed hashes go further.
+        let hasher = dependencies.hasher
+        let subject = HashedSubject(
+            account: request.subject.account.map { hasher.hash($0, kind: .account) },
+            device: request.subject.device.map { hasher.hash($0, kind: .device) },
+            counterparty: request.subject.counterparty.map { hasher.hash($0, kind: .counterparty) },
+            keyId: hasher.keyId)
+        let now = dependencies.clock.now()
+        let record = EvaluationRecord(
+            eventId: SecureRandom.uuid(), callerId: caller.caller.callerId, environment: caller.caller.environment,
+            category: request.category, createdAt: now,
+            reportConsumptionBy: now + dependencies.configuration.consumptionGraceMilliseconds, subject: subject,
+            insights: request.insights.map {
+                answerer.answer($0, category: request.category, insightId: SecureRandom.uuid())
+            })
+        let body = Self.render(record, requestId: request.requestId)
+        let answered = exchange
+        dependencies.ledger.record(record) { result in
+            switch result {
+            case .success: answered.send(Self.json(200, body))
+            case .failure(let failure): answered.fail(Problem.from(failure))
+            }
+        }
+    }
+
+    static func render(_ record: EvaluationRecord, requestId: String?) -> JSONValue {
+        var object = JSONObject()
+        object.append("eventId", .string(record.eventId))
+        if let requestId { object.append("requestId", .string(requestId)) }
+        object.append("environment", .string(record.environment.rawValue))
+        object.append("serverTimestamp", .string(Timestamp.format(record.createdAt)))
+        object.append("reportConsumptionBy", .string(Timestamp.format(record.reportConsumptionBy)))
+        object.append("insights", .array(record.insights.map(render)))
+        return .object(object)
+    }
+
+    static func render(_ insight: InsightRecord) -> JSONValue {
+        var object = JSONObject()
+        object.append("insightId", .string(insight.insightId))
+        object.append("type", .string(insight.type))
+        object.append("schemaVersion", .number(Double(insight.schemaVersion)))
+        if let model = insight.modelVersion { object.append("modelVersion", .string(model)) }
+        if let newest = insight.newestModelVersion { object.append("newestModelVersion", .string(newest)) }
+        if let model = insight.modelVersion, let newest = insight.newestModelVersion {
+            object.append("isUsingCurrentModel", .bool(model == newest))
+        }
+        switch insight.outcome {
+        case .value(let value, let reasons):
+            object.append("outcome", .object(["value": .string(value.rawValue)]))
+            object.append("reasons", .array(reasons.map { .string($0) }))
+        case .error(let code, let detail):
+            object.append("outcome", .object(["error": .object(["code": .string(code.rawValue), "detail": .string(detail)])]))
+        }
+        return .object(object)
+    }
+}

@@ -1,0 +1,125 @@
+import CoachingModel
+import InsightDomain
+import JSON
+
+/// One insight asked for in an evaluation. The type is kept as sent: an unknown type is an
+/// insight-level error (`insightUnavailable`), not a failure of the whole request.
+struct InsightRequest: Sendable, Equatable {
+    var type: String
+    var schemaVersion: Int
+    var modelVersion: String?
+}
+
+/// The raw subject identifiers. They live only until they are hashed at the API edge.
+struct RawSubject: Sendable {
+    var account: String?
+    var device: String?
+    var counterparty: String?
+}
+
+/// What the client observed: timing events, or a feature summary computed on the device.
+enum InteractionInput: Sendable {
+    case none
+    case events([InteractionEvent], DeviceFacts)
+    case summary([String: Double], DeviceFacts)
+}
+
+/// A validated `POST /v1/evaluations` body.
+struct EvaluationRequest: Sendable {
+    var requestId: String?
+    var category: OperationCategory
+    var insights: [InsightRequest]
+    var subject: RawSubject
+    var interaction: InteractionInput
+    var newCounterparty: Bool?
+    var amountBand: AmountBand?
+
+    enum AmountBand: String, CaseIterable, Sendable { case low, medium, high }
+
+    static let maxInsights = 4
+    static let maxRequestIdLength = 128
+    static let maxIdentifierLength = 256
+    static let maxSummaryFeatures = 64
+    /// Largest event time accepted at the edge (24 h in ms); the feature extractor applies
+    /// its own, tighter session bound.
+    static let maxEventTime: Int64 = 86_400_000
+
+    /// Validates a parsed body, naming the first offending field.
+    static func decode(_ body: JSONValue) throws(Problem) -> EvaluationRequest {
+        let root = try ObjectReader(body, path: "",
+                                    allowed: ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"])
+        let requestId = try root.string("requestId", maxLength: maxRequestIdLength)
+        let category = try root.enumeration("operationCategory", OperationCategory.self, required: true)!
+        let insightValues = try root.array("insights", count: 1...maxInsights, required: true)!
+        var insights: [InsightRequest] = []
+        for (i, value) in insightValues.enumerated() {
+            let item = try ObjectReader(value, path: "insights[\(i)]", allowed: ["type", "schemaVersion", "modelVersion"])
+            insights.append(InsightRequest(
+                type: try item.string("type", maxLength: 64, required: true)!,
+                schemaVersion: Int(try item.integer("schemaVersion", in: 0...1_000_000, required: true)!),
+                modelVersion: try item.string("modelVersion", maxLength: 32)))
+        }
+        var subject = RawSubject()
+        if let s = try root.object("subject", allowed: ["account", "device", "counterparty"]) {
+            subject.account = try s.string("account", maxLength: maxIdentifierLength)
+            subject.device = try s.string("device", maxLength: maxIdentifierLength)
+            subject.counterparty = try s.string("counterparty", maxLength: maxIdentifierLength)
+        }
+        var newCounterparty: Bool?
+        var amountBand: AmountBand?
+        if let t = try root.object("transaction", allowed: ["newCounterparty", "amountBand"]) {
+            newCounterparty = try t.bool("newCounterparty")
+            amountBand = try t.enumeration("amountBand", AmountBand.self)
+        }
+        return EvaluationRequest(requestId: requestId, category: category, insights: insights, subject: subject,
+                                 interaction: try decodeInteraction(root), newCounterparty: newCounterparty,
+                                 amountBand: amountBand)
+    }
+
+    private static func decodeInteraction(_ root: ObjectReader) throws(Problem) -> InteractionInput {
+        guard let interaction = try root.object("interaction", allowed: ["events", "device", "summary"]) else { return .none }
+        var device = DeviceFacts()
+        let hasDevice = interaction.value("device") != nil
+        if let d = try interaction.object("device", allowed: ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"]) {
+            device.activeCall = try d.bool("activeCall")
+            device.callStartedBeforeSession = try d.bool("callStartedBeforeSession")
+            device.screenSharing = try d.bool("screenSharing")
+            device.remoteAccessApp = try d.bool("remoteAccessApp")
+        }
+        let eventValues = try interaction.array("events", count: 0...FeatureExtractor.maxEvents)
+        let summaryValue = interaction.value("summary")
+        if eventValues != nil && summaryValue != nil {
+            throw Problem.invalid("interaction", "must carry either events or summary, not both")
+        }
+        if let summaryValue {
+            guard case .object(let object) = summaryValue else {
+                throw Problem.invalid("interaction.summary", "must be an object, not \(summaryValue.kindDescription)")
+            }
+            guard object.members.count <= maxSummaryFeatures else {
+                throw Problem.invalid("interaction.summary", "must have at most \(maxSummaryFeatures) features")
+            }
+            var summary: [String: Double] = [:]
+            for member in object.members {
+                guard case .number(let number) = member.value else {
+                    throw Problem.invalid("interaction.summary.\(member.key.prefix(64))", "must be a number")
+                }
+                summary[member.key] = number
+            }
+            return .summary(summary, device)
+        }
+        var events: [InteractionEvent] = []
+        events.reserveCapacity(eventValues?.count ?? 0)
+        var previous: Int64 = 0
+        for (i, value) in (eventValues ?? []).enumerated() {
+            let event = try ObjectReader(value, path: "interaction.events[\(i)]", allowed: ["t", "type", "field"])
+            let t = try event.integer("t", in: 0...maxEventTime, required: true)!
+            if t < previous {
+                throw Problem.invalid(event.field("t"), "must not be earlier than the previous event's t (events are in time order)")
+            }
+            previous = t
+            events.append(InteractionEvent(t: t, type: try event.enumeration("type", InteractionEventType.self, required: true)!,
+                                           field: try event.enumeration("field", InteractionField.self)))
+        }
+        return eventValues == nil && !hasDevice ? .none : .events(events, device)
+    }
+}

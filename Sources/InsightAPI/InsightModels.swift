@@ -1,0 +1,79 @@
+import CoachingModel
+import InsightDomain
+import Synchronization
+
+/// The loaded coaching models, replaceable at run time (SIGHUP) without dropping requests:
+/// each evaluation takes one snapshot of the registry and uses it throughout.
+public final class InsightModels: Sendable {
+    private let registry: Mutex<ModelRegistry?>
+
+    /// Models from `registry`; nil means no model is loaded and every coaching insight
+    /// answers `insightUnavailable`.
+    public init(_ registry: ModelRegistry?) { self.registry = Mutex(registry) }
+
+    /// Swaps in a newly loaded registry.
+    public func replace(_ registry: ModelRegistry?) { self.registry.withLock { $0 = registry } }
+
+    /// The registry in use now.
+    public var snapshot: ModelRegistry? { registry.withLock { $0 } }
+}
+
+/// Answers the insights of one evaluation from one registry snapshot.
+struct InsightAnswerer {
+    let registry: ModelRegistry?
+    /// Features of the interaction, extracted once for all insights of the evaluation;
+    /// nil when the caller sent no interaction (no evidence).
+    let features: FeatureVector?
+
+    static let supportedSchemaVersions = [1]
+
+    /// Extracts the features, turning a hostile or inconsistent interaction into `contextInvalid`.
+    init(registry: ModelRegistry?, interaction: InteractionInput) throws(Problem) {
+        self.registry = registry
+        do {
+            switch interaction {
+            case .none: features = nil
+            case .events(let events, let device): features = try FeatureExtractor.extract(events: events, device: device)
+            case .summary(let summary, let device): features = try FeatureExtractor.fromSummary(summary, device: device)
+            }
+        } catch {
+            throw Problem.invalid(error.field, error.message)
+        }
+    }
+
+    /// The stored and returned record of one requested insight.
+    func answer(_ request: InsightRequest, category: OperationCategory, insightId: String) -> InsightRecord {
+        func record(_ modelVersion: String?, _ newest: String?, _ outcome: InsightOutcome) -> InsightRecord {
+            InsightRecord(insightId: insightId, type: request.type, schemaVersion: request.schemaVersion,
+                          modelVersion: modelVersion, newestModelVersion: newest, outcome: outcome)
+        }
+        guard InsightType(rawValue: request.type) != nil else {
+            return record(nil, nil, .error(.insightUnavailable, detail: "This server offers no insight of that type."))
+        }
+        guard Self.supportedSchemaVersions.contains(request.schemaVersion) else {
+            return record(request.modelVersion, registry?.currentVersion,
+                          .error(.insightVersionIncompatible, detail: "Schema version \(request.schemaVersion) is not supported; supported: 1."))
+        }
+        guard let registry else {
+            return record(request.modelVersion, nil,
+                          .error(.insightUnavailable, detail: "No model is loaded for this insight type."))
+        }
+        let newest = registry.currentVersion
+        guard let model = registry.model(version: request.modelVersion), !model.withdrawn else {
+            return record(request.modelVersion, newest,
+                          .error(.insightVersionUnavailable, detail: "That model version is unknown or withdrawn; current is \(newest)."))
+        }
+        guard let features else {
+            // No interaction at all: no evidence, which is `unknown`, never a guess.
+            return record(model.version, newest, .value(.unknown, reasons: []))
+        }
+        let assessment = model.assess(features, category: category.rawValue)
+        let value: InsightValue
+        switch assessment.level {
+        case .unknown: value = .unknown
+        case .medium: value = .medium
+        case .high: value = .high
+        }
+        return record(model.version, newest, .value(value, reasons: assessment.reasons))
+    }
+}

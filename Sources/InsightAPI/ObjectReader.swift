@@ -1,0 +1,104 @@
+import JSON
+
+/// Reads one JSON object of a closed schema, naming each offending field by its path
+/// (`insights[1].schemaVersion`) so a caller can fix a request from the error alone.
+/// Messages describe what was expected and never quote the value sent.
+struct ObjectReader {
+    let object: JSONObject
+    let path: String
+
+    /// Reads `value` at `path` as an object whose members are all among `allowed`.
+    init(_ value: JSONValue, path: String, allowed: Set<String>) throws(Problem) {
+        guard case .object(let object) = value else {
+            throw Problem.invalid(path.isEmpty ? "(body)" : path, "must be an object, not \(value.kindDescription)")
+        }
+        for key in object.keys where !allowed.contains(key) {
+            throw Problem.invalid(Self.join(path, key), "is not a known field")
+        }
+        self.object = object
+        self.path = path
+    }
+
+    static func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func field(_ key: String) -> String { Self.join(path, key) }
+
+    /// The member, treating an explicit JSON null like an absent member.
+    func value(_ key: String) -> JSONValue? {
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
+
+    func require(_ key: String) throws(Problem) -> JSONValue {
+        guard let value = value(key) else { throw Problem.invalid(field(key), "is required") }
+        return value
+    }
+
+    func string(_ key: String, maxLength: Int, required: Bool = false) throws(Problem) -> String? {
+        guard let value = required ? try require(key) : value(key) else { return nil }
+        guard case .string(let text) = value else { throw Problem.invalid(field(key), "must be a string, not \(value.kindDescription)") }
+        guard !text.isEmpty else { throw Problem.invalid(field(key), "must not be empty") }
+        guard text.unicodeScalars.count <= maxLength else {
+            throw Problem.invalid(field(key), "must be at most \(maxLength) characters")
+        }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Problem.invalid(field(key), "must not contain control characters")
+        }
+        return text
+    }
+
+    func integer(_ key: String, in range: ClosedRange<Int64>, required: Bool = false) throws(Problem) -> Int64? {
+        guard let value = required ? try require(key) : value(key) else { return nil }
+        guard case .number(let number) = value else { throw Problem.invalid(field(key), "must be an integer, not \(value.kindDescription)") }
+        guard number == number.rounded(), number >= Double(range.lowerBound), number <= Double(range.upperBound) else {
+            throw Problem.invalid(field(key), "must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return Int64(number)
+    }
+
+    func bool(_ key: String) throws(Problem) -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard case .bool(let flag) = value else { throw Problem.invalid(field(key), "must be a boolean, not \(value.kindDescription)") }
+        return flag
+    }
+
+    func enumeration<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type, required: Bool = false) throws(Problem) -> E?
+    where E.RawValue == String {
+        guard let value = required ? try require(key) : value(key) else { return nil }
+        guard case .string(let text) = value, let result = E(rawValue: text) else {
+            throw Problem.invalid(field(key), "must be one of \(E.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return result
+    }
+
+    func array(_ key: String, count: ClosedRange<Int>, required: Bool = false) throws(Problem) -> [JSONValue]? {
+        guard let value = required ? try require(key) : value(key) else { return nil }
+        guard case .array(let elements) = value else { throw Problem.invalid(field(key), "must be an array, not \(value.kindDescription)") }
+        guard count.contains(elements.count) else {
+            throw Problem.invalid(field(key), "must have \(count.lowerBound) to \(count.upperBound) elements")
+        }
+        return elements
+    }
+
+    func object(_ key: String, allowed: Set<String>) throws(Problem) -> ObjectReader? {
+        guard let value = value(key) else { return nil }
+        return try ObjectReader(value, path: field(key), allowed: allowed)
+    }
+}
+
+extension Problem {
+    /// Parses a request body that must be one JSON object (400 otherwise).
+    static func parseBody(_ body: [UInt8]) throws(Problem) -> JSONValue {
+        guard !body.isEmpty else { throw Problem(400, .contextInvalid, "The request body is empty; a JSON object is required.", field: "(body)") }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(body)
+        } catch {
+            throw Problem(400, .contextInvalid, "The request body is not valid JSON: \(error.reason) at byte \(error.offset).", field: "(body)")
+        }
+        guard case .object = value else {
+            throw Problem(400, .contextInvalid, "The request body must be a JSON object, not \(value.kindDescription).", field: "(body)")
+        }
+        return value
+    }
+}

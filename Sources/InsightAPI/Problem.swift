@@ -1,0 +1,136 @@
+import HTTPServer
+import InsightDomain
+import JSON
+
+/// An RFC 9457 problem: the one shape every error of the API takes. `code` is the stable,
+/// machine-readable name clients branch on; `detail` explains this occurrence to a human and
+/// never echoes caller-supplied values.
+public struct Problem: Error, Sendable, Equatable {
+    public var status: Int
+    public var code: ProblemCode
+    public var detail: String
+    /// The offending request field, as a path like `insights[1].schemaVersion`.
+    public var field: String?
+    /// Extra response headers (Allow, Retry-After, WWW-Authenticate).
+    public var headers: [(String, String)] = []
+    /// Extra members of the problem object.
+    public var extensions: JSONObject = JSONObject()
+
+    public init(_ status: Int, _ code: ProblemCode, _ detail: String, field: String? = nil) {
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.field = field
+    }
+
+    public static func == (lhs: Problem, rhs: Problem) -> Bool {
+        lhs.status == rhs.status && lhs.code == rhs.code && lhs.detail == rhs.detail && lhs.field == rhs.field
+    }
+
+    /// A request that is well-formed HTTP but not an acceptable body: 400 when the body is not
+    /// the JSON object expected at all, 422 when a field breaks the schema.
+    public static func invalid(_ field: String, _ detail: String) -> Problem {
+        Problem(422, .contextInvalid, detail, field: field)
+    }
+
+    /// The problem as an HTTP response.
+    public var response: HTTPResponse {
+        var object = JSONObject()
+        object.append("type", .string("urn:insightd:problem:\(code.rawValue)"))
+        object.append("title", .string(code.title))
+        object.append("status", .number(Double(status)))
+        object.append("code", .string(code.rawValue))
+        object.append("detail", .string(detail))
+        if let field { object.append("field", .string(field)) }
+        for member in extensions.members { object.append(member.key, member.value) }
+        var headers = HTTPHeaders([("Content-Type", "application/problem+json")])
+        for (name, value) in self.headers { headers.add(name, value) }
+        return HTTPResponse(status: status, headers: headers, body: JSONWriter.bytes(.object(object)))
+    }
+}
+
+/// The stable problem codes. Each is documented in the OpenAPI document and docs/errors.
+public enum ProblemCode: String, Sendable, CaseIterable {
+    /// The body or a field of it is invalid (400 unparseable, 422 schema).
+    case contextInvalid
+    /// No credential, or one that is unknown or revoked (401).
+    case unauthorized
+    /// The credential lacks the role this endpoint needs (403).
+    case forbidden
+    /// No such route (404).
+    case notFound
+    /// No evaluation with that id for this caller and environment (404).
+    case evaluationNotFound
+    /// The route exists but not for this method (405).
+    case methodNotAllowed
+    /// A different consumption report was already stored for the evaluation (409).
+    case consumptionConflict
+    /// The Idempotency-Key was already used with a different body (422).
+    case idempotencyKeyReused
+    /// The request body is not JSON (415).
+    case unsupportedMediaType
+    /// The body is over the size limit (413).
+    case payloadTooLarge
+    /// The header section is over the size limit (431).
+    case headersTooLarge
+    /// The request is not valid HTTP/1.1 (400).
+    case malformedRequest
+    /// The request did not arrive in time (408).
+    case requestTimeout
+    /// A transfer encoding other than chunked (501).
+    case notImplemented
+    /// An HTTP version other than 1.0 or 1.1 (505).
+    case httpVersionNotSupported
+    /// The server failed or is overloaded (500, 503).
+    case serverError
+
+    /// The short, constant summary of the problem type.
+    public var title: String {
+        switch self {
+        case .contextInvalid: return "The request is invalid"
+        case .unauthorized: return "Authentication required"
+        case .forbidden: return "Not allowed for this credential"
+        case .notFound: return "No such resource"
+        case .evaluationNotFound: return "No such evaluation"
+        case .methodNotAllowed: return "Method not allowed"
+        case .consumptionConflict: return "A different consumption report exists"
+        case .idempotencyKeyReused: return "Idempotency key reused with a different body"
+        case .unsupportedMediaType: return "The body must be JSON"
+        case .payloadTooLarge: return "The body is too large"
+        case .headersTooLarge: return "The header section is too large"
+        case .malformedRequest: return "Malformed HTTP request"
+        case .requestTimeout: return "The request took too long to arrive"
+        case .notImplemented: return "Transfer encoding not supported"
+        case .httpVersionNotSupported: return "HTTP version not supported"
+        case .serverError: return "Server error"
+        }
+    }
+}
+
+extension Problem {
+    /// The problem answering a transport-level error.
+    static func from(_ error: HTTPProtocolError) -> Problem {
+        switch error {
+        case .malformedRequest(let reason): return Problem(400, .malformedRequest, "The request is not valid HTTP/1.1: \(reason).")
+        case .headersTooLarge: return Problem(431, .headersTooLarge, "The request's header section is over the server's limit.")
+        case .bodyTooLarge(let limit): return Problem(413, .payloadTooLarge, "The request body is over the limit of \(limit) bytes.")
+        case .unsupportedTransferEncoding: return Problem(501, .notImplemented, "Only the chunked transfer coding is supported.")
+        case .unsupportedVersion: return Problem(505, .httpVersionNotSupported, "Only HTTP/1.0 and HTTP/1.1 are supported.")
+        case .requestTimeout: return Problem(408, .requestTimeout, "The request did not arrive completely in time.")
+        }
+    }
+
+    /// The store could not take the write.
+    static func from(_ failure: StoreFailure) -> Problem {
+        switch failure {
+        case .overloaded:
+            var problem = Problem(503, .serverError, "The server is busy; retry shortly.")
+            problem.headers = [("Retry-After", "1")]
+            return problem
+        case .unavailable:
+            var problem = Problem(503, .serverError, "The request could not be stored, so nothing was recorded; retry.")
+            problem.headers = [("Retry-After", "1")]
+            return problem
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Crypto
+import Foundation
+import InsightDomain
+import InsightStorage
+import JSON
+import SQLiteClient
+
+/// `insightctl`: administration on the store in the state directory. It works beside a running
+/// daemon (SQLite WAL); changes to callers and keys reach the daemon within its credential cache time.
+public enum AdminCommand {
+    static let usage = """
+        usage: insightctl [--state-dir DIR] COMMAND
+
+        commands:
+          migrate                                   apply pending schema migrations
+          callers create --name NAME --roles evaluate,labels,admin
+                         --environment production|sandbox [--rate R] [--burst B] [--json]
+                                                    create a caller and print its API key (shown once)
+          callers list [--json]                     list callers
+          keys issue --caller CALLER_ID [--json]    issue another key for a caller
+          keys list --caller CALLER_ID [--json]     list a caller's keys (ids and dates)
+          keys revoke KEY_ID|KEY                    revoke a key
+
+        The state directory defaults to $INSIGHTD_STATE_DIR, then /var/lib/insightd.
+        Default rate 50/s and burst 100.
+
+        """
+
+    public static func main(arguments: [String], environment: [String: String]) -> Int32 {
+        do {
+            var args = try Arguments(Array(arguments.dropFirst()),
+                                     valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller"])
+            if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
+            let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
+            let json = args.flag("json")
+            let command = args.positional
+            let now = SystemClock().now()
+            func open() throws -> SQLiteConnection {
+                try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+                var settings = Settings()
+                settings.stateDirectory = stateDirectory
+                return try Database.openMigrated(path: settings.databasePath, now: now).0
+            }
+            switch command {
+            case ["migrate"]:
+                try args.checkAllConsumed()
+                var settings = Settings()
+                settings.stateDirectory = stateDirectory
+                try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+                let (_, applied) = try Database.openMigrated(path: settings.databasePath, now: now)
+                print(applied.isEmpty ? "schema is up to date" : "applied: \(applied.joined(separator: ", "))")
+            case ["callers", "create"]:
+                guard let name = args.option("name") else { throw AppError("--name is required") }
+                guard let rolesText = args.option("roles") else { throw AppError("--roles is required (evaluate,labels,admin)") }
+                var roles: Set<Role> = []
+                for word in rolesText.split(separator: ",") {
+                    guard let role = Role(rawValue: word.trimmingCharacters(in: .whitespaces)) else {
+                        throw AppError("unknown role '\(word)'; roles are evaluate, labels, admin")
+                    }
+                    roles.insert(role)
+                }
+                guard let environmentName = args.option("environment") else { throw AppError("--environment is required (production or sandbox)") }
+                guard let callerEnvironment = InsightDomain.Environment(rawValue: environmentName) else {
+                    throw AppError("--environment must be production or sandbox")
+                }
+                let rate = try args.option("rate").map { text -> Double in
+                    guard let v = Double(text), v > 0, v.isFinite else { throw AppError("--rate must be a positive number") }
+                    return v
+                } ?? 50
+                let burst = try args.option("burst").map { text -> Int in
+                    guard let v = Int(text), v >= 1 else { throw AppError("--burst must be a whole number of at least 1") }
+                    return v
+                } ?? 100
+                try args.checkAllConsumed()
+                let (caller, key) = try CallerRegistry(open()).create(
+                    name: name, environment: callerEnvironment, roles: roles, rate: rate, burst: burst, now: now,
+                    callerId: "caller_" + Hex.encode(SecureRandom.bytes(8)))
+                if json {
+                    print(JSONWriter.string(.object(["callerId": .string(caller.callerId), "apiKey": .string(key.token),
+                                                     "keyId": .string(key.keyId)])))
+                } else {
+                    print("caller \(caller.callerId) (\(caller.name), \(caller.environment.rawValue), roles \(roles.sorted().map(\.rawValue).joined(separator: ",")))")
+                    print("API key (shown once, store it now): \(key.token)")
+                }
+            case ["callers", "list"]:
+                try args.checkAllConsumed()
+                let callers = try CallerRegistry(open()).list()
+                if json {
+                    print(JSONWriter.string(.array(callers.map(render))))
+                } else {
+                    printTable(["CALLER", "NAME", "ENVIRONMENT", "ROLES", "RATE", "BURST", "CREATED"], callers.map {
+                        [$0.callerId, $0.name, $0.environment.rawValue, $0.roles.sorted().map(\.rawValue).joined(separator: ","),
+                         format($0.rate), String($0.burst), Timestamp.format($0.createdAt)]
+                    })
+                }
+            case ["keys", "issue"]:
+                guard let callerId = args.option("caller") else { throw AppError("--caller is required") }
+                try args.checkAllConsumed()
+                let key = try CallerRegistry(open()).issueKey(callerId: callerId, now: now)
+                if json {
+                    print(JSONWriter.string(.object(["callerId": .string(callerId), "apiKey": .string(key.token), "keyId": .string(key.keyId)])))
+                } else {
+                    print("API key (shown once, store it now): \(key.token)")
+                }
+            case ["keys", "list"]:
+                guard let callerId = args.option("caller") else { throw AppError("--caller is required") }
+                try args.checkAllConsumed()
+                let keys = try CallerRegistry(open()).keys(callerId: callerId)
+                if json {
+                    print(JSONWriter.string(.array(keys.map { key in
+                        var o: JSONObject = ["keyId": .string(key.keyId), "createdAt": .string(Timestamp.format(key.createdAt))]
+                        o.append("revokedAt", key.revokedAt.map { .string(Timestamp.format($0)) } ?? .null)
+                        return .object(o)
+                    })))
+                } else {
+                    printTable(["KEY", "CREATED", "REVOKED"], keys.map {
+                        [$0.keyId, Timestamp.format($0.createdAt), $0.revokedAt.map(Timestamp.format) ?? "-"]
+                    })
+                }
+            case let words where words.count == 3 && words[0] == "keys" && words[1] == "revoke":
+                try args.checkAllConsumed()
+                let keyId = APIKey(token: words[2])?.keyId ?? words[2]
+                try CallerRegistry(open()).revokeKey(keyId: keyId, now: now)
+                print("key \(keyId) revoked; the daemon stops accepting it within its credential cache time")
+            default:
+                throw AppError("unknown command '\(command.joined(separator: " "))'\n\(usage)")
+            }
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("insightctl: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    static func render(_ caller: Caller) -> JSONValue {
+        .object(["callerId": .string(caller.callerId), "name": .string(caller.name),
+                 "environment": .string(caller.environment.rawValue),
+                 "roles": .array(caller.roles.sorted().map { .string($0.rawValue) }),
+                 "rate": .number(caller.rate), "burst": .number(Double(caller.burst)),
+                 "createdAt": .string(Timestamp.format(caller.createdAt))])
+    }
+
+    static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    static func printTable(_ header: [String], _ rows: [[String]]) {
+        let widths = header.indices.map { column in
+            ([header] + rows).map { $0[column].count }.max() ?? 0
+        }
+        for row in [header] + rows {
+            print(row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+    }
+}

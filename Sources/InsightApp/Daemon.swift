@@ -1,0 +1,125 @@
+import CoachingModel
+import Dispatch
+import Foundation
+import InsightDomain
+
+/// `insightd`: the daemon's entry point, apart from `main.swift` so tests can drive it.
+public enum Daemon {
+    public static let version = "0.1.0"
+
+    static let usage = """
+        usage: insightd [--check-config] [--help] [--version]
+
+        Serves the insightd API. Configuration comes from INSIGHTD_* environment variables:
+
+        """
+
+    /// Runs the daemon until SIGTERM or SIGINT; returns the exit status.
+    public static func main(arguments: [String], environment: [String: String]) -> Int32 {
+        var args: Arguments
+        do { args = try Arguments(Array(arguments.dropFirst()), valueOptions: []) } catch {
+            FileHandle.standardError.write(Data("insightd: \(error)\n".utf8))
+            return 2
+        }
+        if args.flag("help") {
+            var text = usage
+            for v in Settings.variables { text += "  \(v.name)\n      \(v.meaning) (default: \(v.defaultValue))\n" }
+            print(text, terminator: "")
+            return 0
+        }
+        if args.flag("version") { print("insightd \(version)"); return 0 }
+        let checkOnly = args.flag("check-config")
+        do { try args.checkAllConsumed() } catch {
+            FileHandle.standardError.write(Data("insightd: \(error)\n\(usage)".utf8))
+            return 2
+        }
+        let settings: Settings
+        switch Settings.load(from: environment) {
+        case .success(let s): settings = s
+        case .failure(let error):
+            FileHandle.standardError.write(Data("insightd: configuration is invalid:\n\(error)\n".utf8))
+            return 78  // EX_CONFIG
+        }
+        if checkOnly { return checkConfiguration(settings) }
+
+        signal(SIGPIPE, SIG_IGN)
+        let service = InsightService(settings: settings)
+        do { try service.start() } catch {
+            service.logger.error("cannot start", [("error", .string("\(error)"))])
+            service.stop()
+            return 1
+        }
+        let notifier = SystemdNotifier(environment: environment)
+        notifier.notify("READY=1\nSTATUS=serving on \(settings.listenHost):\(service.boundPort)")
+        wait(for: service, notifier: notifier)
+        return 0
+    }
+
+    /// Blocks until SIGTERM/SIGINT, reloading models on SIGHUP, then drains and stops.
+    static func wait(for service: InsightService, notifier: SystemdNotifier) {
+        let stop = DispatchSemaphore(value: 0)
+        let queue = DispatchQueue(label: "insightd.signals")
+        var sources: [DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                if number == SIGHUP {
+                    notifier.notify("RELOADING=1")
+                    defer { notifier.notify("READY=1") }
+                    do { try service.reloadModels() } catch {
+                        service.logger.error("model reload failed; keeping the models in use",
+                                             [("error", .string("\(error)"))])
+                    }
+                } else {
+                    service.logger.info("stopping", [("signal", .string(number == SIGTERM ? "SIGTERM" : "SIGINT"))])
+                    stop.signal()
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        stop.wait()
+        notifier.notify("STOPPING=1")
+        service.stop()
+        sources.forEach { $0.cancel() }
+    }
+
+    /// `--check-config`: settings, hash key and models, without binding or writing anything.
+    static func checkConfiguration(_ settings: Settings) -> Int32 {
+        var problems: [String] = []
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: settings.stateDirectory, isDirectory: &isDirectory) {
+            if !isDirectory.boolValue { problems.append("INSIGHTD_STATE_DIR \(settings.stateDirectory) is not a directory") }
+            else if !manager.isWritableFile(atPath: settings.stateDirectory) {
+                problems.append("INSIGHTD_STATE_DIR \(settings.stateDirectory) is not writable")
+            }
+        }
+        let keyPath = settings.resolvedHashKeyFile
+        if manager.fileExists(atPath: keyPath) {
+            if let data = manager.contents(atPath: keyPath) {
+                if data.count < SubjectHasher.minimumKeyLength {
+                    problems.append("hash key file \(keyPath) holds \(data.count) bytes; at least \(SubjectHasher.minimumKeyLength) are required")
+                }
+            } else {
+                problems.append("hash key file \(keyPath) is not readable")
+            }
+        } else if settings.hashKeyFile != nil {
+            problems.append("INSIGHTD_HASH_KEY_FILE \(keyPath) does not exist")
+        }
+        if manager.fileExists(atPath: settings.modelsDirectory) {
+            do { _ = try ModelRegistry.load(directory: settings.modelsDirectory, current: settings.currentModel) } catch {
+                problems.append("models in \(settings.modelsDirectory): \(error)")
+            }
+        } else if settings.modelsDirectoryExplicit {
+            problems.append("INSIGHTD_MODELS_DIR \(settings.modelsDirectory) does not exist")
+        }
+        if problems.isEmpty {
+            print("configuration OK")
+            return 0
+        }
+        FileHandle.standardError.write(Data(("insightd: configuration is invalid:\n" + problems.joined(separator: "\n") + "\n").utf8))
+        return 78
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import HTTPServer
+
+/// Every setting of insightd, read from `INSIGHTD_*` environment variables. Durations are
+/// whole seconds throughout. `load` collects every problem rather than stopping at the first,
+/// so `insightd --check-config` can list them all.
+public struct Settings: Sendable, Equatable {
+    public var listenHost = "127.0.0.1"
+    public var listenPort = 8080
+    public var stateDirectory = "/var/lib/insightd"
+    public var hashKeyFile: String?
+    public var modelsDirectory = "models"
+    /// True when the models directory was set explicitly (then it must exist).
+    public var modelsDirectoryExplicit = false
+    public var currentModel: String?
+    public var threads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 64))
+    public var logLevel = LogLevel.info
+    public var consumptionGrace = 900
+    public var maxBodyBytes = 1 << 20
+    public var maxHeaderBytes = 16 << 10
+    public var maxConnections = 1024
+    public var requestTimeout = 10
+    public var idleTimeout = 60
+    public var writeTimeout = 10
+    public var writeQueueCapacity = 10_000
+    public var commitBatch = 256
+    public var shutdownTimeout = 20
+    public var credentialCacheSeconds = 2
+
+    /// The database file inside the state directory.
+    public var databasePath: String { (stateDirectory as NSString).appendingPathComponent("insightd.db") }
+    /// Where the hash key is read from (and created if missing, when it is the default).
+    public var resolvedHashKeyFile: String {
+        hashKeyFile ?? (stateDirectory as NSString).appendingPathComponent("hash.key")
+    }
+
+    public init() {}
+
+    /// One environment variable: its name, meaning and default, for the docs and `--help`.
+    public struct Variable: Sendable {
+        public let name: String
+        public let meaning: String
+        public let defaultValue: String
+    }
+
+    /// All variables insightd reads.
+    public static let variables: [Variable] = [
+        Variable(name: "INSIGHTD_LISTEN", meaning: "host:port to listen on (port 0: any free port)", defaultValue: "127.0.0.1:8080"),
+        Variable(name: "INSIGHTD_STATE_DIR", meaning: "directory of the SQLite database and the generated hash key; created if missing", defaultValue: "/var/lib/insightd"),
+        Variable(name: "INSIGHTD_HASH_KEY_FILE", meaning: "file holding the identifier hash key (32+ bytes); generated with mode 0600 when it is the default and missing", defaultValue: "$INSIGHTD_STATE_DIR/hash.key"),
+        Variable(name: "INSIGHTD_MODELS_DIR", meaning: "directory of model versions; when unset and missing, insights answer insightUnavailable", defaultValue: "models"),
+        Variable(name: "INSIGHTD_MODEL_CURRENT", meaning: "model version to serve as current", defaultValue: "as the models directory says"),
+        Variable(name: "INSIGHTD_THREADS", meaning: "HTTP loop threads (1-64)", defaultValue: "number of CPUs"),
+        Variable(name: "INSIGHTD_LOG_LEVEL", meaning: "debug, info, warning or error", defaultValue: "info"),
+        Variable(name: "INSIGHTD_CONSUMPTION_GRACE", meaning: "seconds a caller has to report consumption (60-604800)", defaultValue: "900"),
+        Variable(name: "INSIGHTD_MAX_BODY_BYTES", meaning: "largest request body (1024-16777216)", defaultValue: "1048576"),
+        Variable(name: "INSIGHTD_MAX_HEADER_BYTES", meaning: "largest request header section (1024-1048576)", defaultValue: "16384"),
+        Variable(name: "INSIGHTD_MAX_CONNECTIONS", meaning: "open connections at most (1-100000)", defaultValue: "1024"),
+        Variable(name: "INSIGHTD_REQUEST_TIMEOUT", meaning: "seconds for a whole request to arrive (1-300)", defaultValue: "10"),
+        Variable(name: "INSIGHTD_IDLE_TIMEOUT", meaning: "seconds an idle keep-alive connection stays open (1-3600)", defaultValue: "60"),
+        Variable(name: "INSIGHTD_WRITE_TIMEOUT", meaning: "seconds for a response to drain to the client (1-300)", defaultValue: "10"),
+        Variable(name: "INSIGHTD_WRITE_QUEUE", meaning: "writes waiting for commit before 503 (1-1000000)", defaultValue: "10000"),
+        Variable(name: "INSIGHTD_COMMIT_BATCH", meaning: "writes committed together at most (1-10000)", defaultValue: "256"),
+        Variable(name: "INSIGHTD_SHUTDOWN_TIMEOUT", meaning: "seconds SIGTERM waits for in-flight requests (1-600)", defaultValue: "20"),
+        Variable(name: "INSIGHTD_CREDENTIAL_CACHE", meaning: "seconds a key lookup is reused; new and revoked keys take effect within it (0-60)", defaultValue: "2"),
+    ]
+
+    /// Reads settings from `environment`, returning every problem found.
+    public static func load(from environment: [String: String]) -> Result<Settings, SettingsError> {
+        var s = Settings()
+        var problems: [String] = []
+        let known = Set(variables.map(\.name))
+        for name in environment.keys.sorted() where name.hasPrefix("INSIGHTD_") && !known.contains(name) {
+            problems.append("\(name): not a setting of insightd (misspelt?)")
+        }
+        func int(_ name: String, _ range: ClosedRange<Int>, _ target: inout Int) {
+            guard let text = environment[name] else { return }
+            guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+                problems.append("\(name)=\(text): must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+                return
+            }
+            target = value
+        }
+        if let listen = environment["INSIGHTD_LISTEN"] {
+            if let (host, port) = parseListen(listen) {
+                s.listenHost = host
+                s.listenPort = port
+            } else {
+                problems.append("INSIGHTD_LISTEN=\(listen): must be host:port with a port from 0 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080")
+            }
+        }
+        if let dir = environment["INSIGHTD_STATE_DIR"] {
+            if dir.isEmpty { problems.append("INSIGHTD_STATE_DIR: must not be empty") } else { s.stateDirectory = dir }
+        }
+        if let file = environment["INSIGHTD_HASH_KEY_FILE"] {
+            if file.isEmpty { problems.append("INSIGHTD_HASH_KEY_FILE: must not be empty") } else { s.hashKeyFile = file }
+        }
+        if let dir = environment["INSIGHTD_MODELS_DIR"] {
+            if dir.isEmpty { problems.append("INSIGHTD_MODELS_DIR: must not be empty") } else {
+                s.modelsDirectory = dir
+                s.modelsDirectoryExplicit = true
+            }
+        }
+        if let current = environment["INSIGHTD_MODEL_CURRENT"], !current.isEmpty { s.currentModel = current }
+        int("INSIGHTD_THREADS", 1...64, &s.threads)
+        if let level = environment["INSIGHTD_LOG_LEVEL"] {
+            if let parsed = LogLevel(rawValue: level.lowercased()) { s.logLevel = parsed } else {
+                problems.append("INSIGHTD_LOG_LEVEL=\(level): must be one of debug, info, warning, error")
+            }
+        }
+        int("INSIGHTD_CONSUMPTION_GRACE", 60...604_800, &s.consumptionGrace)
+        int("INSIGHTD_MAX_BODY_BYTES", 1024...16_777_216, &s.maxBodyBytes)
+        int("INSIGHTD_MAX_HEADER_BYTES", 1024...1_048_576, &s.maxHeaderBytes)
+        int("INSIGHTD_MAX_CONNECTIONS", 1...100_000, &s.maxConnections)
+        int("INSIGHTD_REQUEST_TIMEOUT", 1...300, &s.requestTimeout)
+        int("INSIGHTD_IDLE_TIMEOUT", 1...3600, &s.idleTimeout)
+        int("INSIGHTD_WRITE_TIMEOUT", 1...300, &s.writeTimeout)
+        int("INSIGHTD_WRITE_QUEUE", 1...1_000_000, &s.writeQueueCapacity)
+        int("INSIGHTD_COMMIT_BATCH", 1...10_000, &s.commitBatch)
+        int("INSIGHTD_SHUTDOWN_TIMEOUT", 1...600, &s.shutdownTimeout)
+        int("INSIGHTD_CREDENTIAL_CACHE", 0...60, &s.credentialCacheSeconds)
+        return problems.isEmpty ? .success(s) : .failure(SettingsError(problems: problems))
+    }
+
+    /// Parses "host:port" or "[v6]:port".
+    static func parseListen(_ text: String) -> (String, Int)? {
+        let host: Substring, port: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            port = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            port = text[text.index(after: colon)...]
+            if host.contains(":") { return nil }
+        }
+        guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else { return nil }
+        return (String(host), number)
+    }
+
+    /// The HTTP server's part of the settings.
+    public var httpConfiguration: HTTPServerConfiguration {
+        var c = HTTPServerConfiguration()
+        c.host = listenHost
+        c.port = listenPort
+        c.threads = threads
+        c.maxBodyBytes = maxBodyBytes
+        c.maxHeaderBytes = maxHeaderBytes
+        c.maxConnections = maxConnections
+        c.requestTimeout = requestTimeout
+        c.idleTimeout = idleTimeout
+        c.writeTimeout = writeTimeout
+        return c
+    }
+}
+
+/// Everything wrong with a configuration, one line per problem.
+public struct SettingsError: Error, CustomStringConvertible, Sendable {
+    public let problems: [String]
+    public var description: String { problems.joined(separator: "\n") }
+}

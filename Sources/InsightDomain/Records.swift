@@ -1,0 +1,192 @@
+/// A registered caller: a calling service, a fraud-operations server or an administrator.
+public struct Caller: Sendable, Equatable {
+    public var callerId: String
+    public var name: String
+    public var environment: Environment
+    public var roles: Set<Role>
+    /// Sustained evaluations per second allowed (GCRA rate).
+    public var rate: Double
+    /// Evaluations allowed in a burst above the rate.
+    public var burst: Int
+    public var createdAt: Milliseconds
+
+    public init(callerId: String, name: String, environment: Environment, roles: Set<Role>,
+                rate: Double, burst: Int, createdAt: Milliseconds) {
+        self.callerId = callerId
+        self.name = name
+        self.environment = environment
+        self.roles = roles
+        self.rate = rate
+        self.burst = burst
+        self.createdAt = createdAt
+    }
+}
+
+/// An API key as stored: only a hash of its secret part.
+public struct StoredKey: Sendable, Equatable {
+    public var keyId: String
+    public var callerId: String
+    public var secretHash: [UInt8]
+    public var createdAt: Milliseconds
+    public var revokedAt: Milliseconds?
+
+    public init(keyId: String, callerId: String, secretHash: [UInt8], createdAt: Milliseconds,
+                revokedAt: Milliseconds?) {
+        self.keyId = keyId
+        self.callerId = callerId
+        self.secretHash = secretHash
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+}
+
+/// Keyed hashes of the subject's identifiers. Raw identifiers never get past the API edge.
+public struct HashedSubject: Sendable, Equatable {
+    public var account: [UInt8]?
+    public var device: [UInt8]?
+    public var counterparty: [UInt8]?
+    /// Which hash key produced these hashes (for rotation).
+    public var keyId: String?
+
+    public init(account: [UInt8]? = nil, device: [UInt8]? = nil, counterparty: [UInt8]? = nil,
+                keyId: String? = nil) {
+        self.account = account
+        self.device = device
+        self.counterparty = counterparty
+        self.keyId = keyId
+    }
+}
+
+/// One insight's result: a value with its reasons, or an insight-level error.
+public enum InsightOutcome: Sendable, Equatable {
+    case value(InsightValue, reasons: [String])
+    case error(InsightErrorCode, detail: String)
+}
+
+/// One insight of an evaluation as answered and stored.
+public struct InsightRecord: Sendable, Equatable {
+    public var insightId: String
+    /// The requested type as sent (it may be one this server does not know).
+    public var type: String
+    public var schemaVersion: Int
+    /// The model version that answered, or was asked for.
+    public var modelVersion: String?
+    /// The newest model version of this type, if the type is known.
+    public var newestModelVersion: String?
+    public var outcome: InsightOutcome
+
+    public init(insightId: String, type: String, schemaVersion: Int, modelVersion: String?,
+                newestModelVersion: String?, outcome: InsightOutcome) {
+        self.insightId = insightId
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.modelVersion = modelVersion
+        self.newestModelVersion = newestModelVersion
+        self.outcome = outcome
+    }
+}
+
+/// An evaluation as stored. It holds no interaction data and no raw identifier.
+public struct EvaluationRecord: Sendable, Equatable {
+    public var eventId: String
+    public var callerId: String
+    public var environment: Environment
+    public var category: OperationCategory
+    public var createdAt: Milliseconds
+    public var reportConsumptionBy: Milliseconds
+    public var subject: HashedSubject
+    public var insights: [InsightRecord]
+
+    public init(eventId: String, callerId: String, environment: Environment,
+                category: OperationCategory, createdAt: Milliseconds,
+                reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord]) {
+        self.eventId = eventId
+        self.callerId = callerId
+        self.environment = environment
+        self.category = category
+        self.createdAt = createdAt
+        self.reportConsumptionBy = reportConsumptionBy
+        self.subject = subject
+        self.insights = insights
+    }
+}
+
+/// A consumption report for one evaluation.
+public struct ConsumptionReport: Sendable, Equatable {
+    public var eventId: String
+    public var callerId: String
+    public var environment: Environment
+    public var status: ConsumptionStatus
+    public var insightIdsUsed: [String]
+    public var reportedAt: Milliseconds
+
+    public init(eventId: String, callerId: String, environment: Environment,
+                status: ConsumptionStatus, insightIdsUsed: [String], reportedAt: Milliseconds) {
+        self.eventId = eventId
+        self.callerId = callerId
+        self.environment = environment
+        self.status = status
+        self.insightIdsUsed = insightIdsUsed
+        self.reportedAt = reportedAt
+    }
+}
+
+/// What happened to a consumption report.
+public enum ConsumptionResult: Sendable, Equatable {
+    /// Stored now, on time or late.
+    case recorded(Timeliness)
+    /// The same report was already stored: nothing changes.
+    case alreadyRecorded
+    /// A different report was already stored for this evaluation.
+    case conflict(existing: ConsumptionStatus)
+    /// No evaluation with that id for this caller in this environment.
+    case evaluationNotFound
+    /// These insight ids are not part of the evaluation.
+    case unknownInsightIds([String])
+}
+
+/// One well-formed label, ready to store.
+public struct Label: Sendable, Equatable {
+    public var insightId: String
+    public var outcome: LabelOutcome
+    public var fraudType: FraudType?
+    /// The calendar date the fraud or legitimacy was established, "YYYY-MM-DD".
+    public var discoveredAt: String
+
+    public init(insightId: String, outcome: LabelOutcome, fraudType: FraudType?, discoveredAt: String) {
+        self.insightId = insightId
+        self.outcome = outcome
+        self.fraudType = fraudType
+        self.discoveredAt = discoveredAt
+    }
+}
+
+/// A label submission: items that passed validation (nil where an item was invalid).
+public struct LabelSubmission: Sendable {
+    public var callerId: String
+    public var environment: Environment
+    public var items: [Label?]
+    /// SHA-256 of the Idempotency-Key (the raw key is caller-controlled text, so it is not kept).
+    public var idempotencyKeyHash: [UInt8]
+    /// SHA-256 of the request body, to tell a replay from a reuse of the key.
+    public var bodyHash: [UInt8]
+    public var receivedAt: Milliseconds
+
+    public init(callerId: String, environment: Environment, items: [Label?],
+                idempotencyKeyHash: [UInt8], bodyHash: [UInt8], receivedAt: Milliseconds) {
+        self.callerId = callerId
+        self.environment = environment
+        self.items = items
+        self.idempotencyKeyHash = idempotencyKeyHash
+        self.bodyHash = bodyHash
+        self.receivedAt = receivedAt
+    }
+}
+
+/// What happened to a label submission.
+public enum LabelSubmissionResult: Sendable, Equatable {
+    /// Processed now, or replayed from the first request with the same key and body.
+    case processed([LabelResultStatus], replayed: Bool)
+    /// The Idempotency-Key was used before with a different body.
+    case idempotencyKeyReused
+}

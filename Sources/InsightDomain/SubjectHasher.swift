@@ -1,0 +1,39 @@
+import Crypto
+
+/// Turns raw subject identifiers into keyed hashes at the API edge:
+/// HMAC-SHA256(key, kind || 0x00 || identifier), so that an account and a device with the
+/// same text never share a hash, and nobody without the key can test a guess.
+public struct SubjectHasher: Sendable {
+    private let key: [UInt8]
+    /// A short public name of the key (first 8 bytes of SHA-256 over a label and the key),
+    /// stored beside each hash so a rotation can tell which key made it.
+    public let keyId: String
+
+    /// Smallest acceptable key length in bytes.
+    public static let minimumKeyLength = 32
+
+    public init(key: [UInt8]) throws(HashKeyError) {
+        guard key.count >= Self.minimumKeyLength else { throw HashKeyError.tooShort(key.count) }
+        self.key = key
+        self.keyId = Hex.encode(Array(SHA256.digest(Array("insightd hash key id\u{0}".utf8) + key).prefix(8)))
+    }
+
+    /// The keyed hash of `identifier` as a subject of `kind`.
+    public func hash(_ identifier: String, kind: IdentifierKind) -> [UInt8] {
+        var message = Array(kind.rawValue.utf8)
+        message.append(0)
+        message.append(contentsOf: identifier.utf8)
+        return HMACSHA256.authenticationCode(for: message, key: key)
+    }
+}
+
+/// A hash key that cannot be used.
+public enum HashKeyError: Error, Equatable, CustomStringConvertible, Sendable {
+    case tooShort(Int)
+
+    public var description: String {
+        switch self {
+        case .tooShort(let n): return "hash key is \(n) bytes; at least \(SubjectHasher.minimumKeyLength) are required"
+        }
+    }
+}

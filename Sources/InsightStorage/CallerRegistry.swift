@@ -1,0 +1,92 @@
+import Foundation
+import InsightDomain
+import SQLiteClient
+
+/// Administration of callers and keys on one connection (used by insightctl and tests).
+public struct CallerRegistry {
+    let db: SQLiteConnection
+
+    public init(_ db: SQLiteConnection) { self.db = db }
+
+    /// Creates a caller and its first key. The returned key is the only time the secret exists.
+    public func create(name: String, environment: Environment, roles: Set<Role>, rate: Double, burst: Int,
+                       now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
+        guard !roles.isEmpty else { throw StoreError.invalid("a caller needs at least one role") }
+        guard rate > 0, rate.isFinite else { throw StoreError.invalid("rate must be a positive number") }
+        guard burst >= 1 else { throw StoreError.invalid("burst must be at least 1") }
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else {
+            throw StoreError.invalid("name must be 1 to 100 characters")
+        }
+        let caller = Caller(callerId: callerId, name: trimmed, environment: environment, roles: roles,
+                            rate: rate, burst: burst, createdAt: now)
+        let key = APIKey.generate()
+        try db.transaction {
+            try db.prepare("INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                .run(caller.callerId, caller.name, environment.rawValue, Self.encode(roles), rate, burst, now)
+            try insertKey(key, callerId: callerId, now: now)
+        }
+        return (caller, key)
+    }
+
+    /// Issues an additional key for an existing caller (for rotation without downtime).
+    public func issueKey(callerId: String, now: Milliseconds) throws -> APIKey {
+        guard try caller(callerId) != nil else { throw StoreError.notFound("no caller \(callerId)") }
+        let key = APIKey.generate()
+        try insertKey(key, callerId: callerId, now: now)
+        return key
+    }
+
+    private func insertKey(_ key: APIKey, callerId: String, now: Milliseconds) throws {
+        try db.prepare("INSERT INTO api_keys (key_id, caller_id, secret_hash, created_at) VALUES (?, ?, ?, ?)")
+            .run(key.keyId, callerId, key.secretHash, now)
+    }
+
+    /// Revokes a key by its id (the part after "ik_"); takes effect within the credential cache's lifetime.
+    public func revokeKey(keyId: String, now: Milliseconds) throws {
+        let statement = try db.prepare("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL")
+        try statement.run(now, keyId)
+        guard db.changes == 1 else {
+            let exists = try db.prepare("SELECT 1 FROM api_keys WHERE key_id = ?").first([keyId]) { _ in true } ?? false
+            throw exists ? StoreError.invalid("key \(keyId) is already revoked") : StoreError.notFound("no key \(keyId)")
+        }
+    }
+
+    /// Every caller, oldest first.
+    public func list() throws -> [Caller] {
+        try db.prepare("SELECT caller_id, name, environment, roles, rate, burst, created_at FROM callers ORDER BY created_at, caller_id")
+            .query(row: Self.callerRow)
+    }
+
+    /// The caller with `callerId`, or nil.
+    public func caller(_ callerId: String) throws -> Caller? {
+        try db.prepare("SELECT caller_id, name, environment, roles, rate, burst, created_at FROM callers WHERE caller_id = ?")
+            .first([callerId], row: Self.callerRow)
+    }
+
+    /// The keys of a caller (ids and dates only: secrets are never stored).
+    public func keys(callerId: String) throws -> [StoredKey] {
+        try db.prepare("SELECT key_id, caller_id, secret_hash, created_at, revoked_at FROM api_keys WHERE caller_id = ? ORDER BY created_at")
+            .query([callerId], row: Self.keyRow)
+    }
+
+    static func callerRow(_ row: SQLiteStatement) throws -> Caller {
+        guard let environment = Environment(rawValue: row.text(2) ?? "") else {
+            throw StoreError.invalid("caller \(row.text(0) ?? "?") has an unknown environment")
+        }
+        return Caller(callerId: row.text(0) ?? "", name: row.text(1) ?? "", environment: environment,
+                      roles: decodeRoles(row.text(3) ?? ""), rate: row.double(4), burst: row.int(5),
+                      createdAt: row.int64(6))
+    }
+
+    static func keyRow(_ row: SQLiteStatement) -> StoredKey {
+        StoredKey(keyId: row.text(0) ?? "", callerId: row.text(1) ?? "", secretHash: row.blob(2) ?? [],
+                  createdAt: row.int64(3), revokedAt: row.isNull(4) ? nil : row.int64(4))
+    }
+
+    static func encode(_ roles: Set<Role>) -> String { roles.sorted().map(\.rawValue).joined(separator: ",") }
+
+    static func decodeRoles(_ text: String) -> Set<Role> {
+        Set(text.split(separator: ",").compactMap { Role(rawValue: String($0)) })
+    }
+}

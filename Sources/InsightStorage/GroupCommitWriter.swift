@@ -1,0 +1,130 @@
+import Foundation
+import InsightDomain
+import SQLiteClient
+
+/// The single writer of the database. Jobs queue up from any thread; the writer thread runs
+/// every queued job (up to `maxBatch`) in one transaction, each job in its own savepoint so
+/// one failing job undoes only its own writes, commits once, and only then completes the
+/// jobs. One fsync thus covers a whole batch, and no completion ever reports data that a
+/// crash could still lose.
+public final class GroupCommitWriter: @unchecked Sendable {
+    // @unchecked: `queue`, `stopping` and `batchSizes` are guarded by `condition`; the
+    // connection is touched only by the writer thread.
+    private struct Job {
+        let work: (SQLiteConnection) throws -> Void
+        let finish: (Error?) -> Void
+    }
+
+    private let connection: SQLiteConnection
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    /// Most jobs waiting before new ones are refused (back-pressure).
+    public let capacity: Int
+    /// Most jobs committed together.
+    public let maxBatch: Int
+    /// Called after each commit with the batch size and the commit's duration in seconds.
+    private let observer: (@Sendable (Int, Double) -> Void)?
+
+    public init(connection: SQLiteConnection, capacity: Int = 10_000, maxBatch: Int = 256,
+                observer: (@Sendable (Int, Double) -> Void)? = nil) {
+        self.connection = connection
+        self.capacity = capacity
+        self.maxBatch = maxBatch
+        self.observer = observer
+    }
+
+    /// Starts the writer thread.
+    public func start() {
+        let thread = Thread { [self] in self.run() }
+        thread.name = "insightd-writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Jobs waiting now.
+    public var depth: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count
+    }
+
+    /// Queues `work`; `completion` runs on the writer thread after the commit (or failure).
+    /// Answers `.overloaded` at once when the queue is full, `.unavailable` after `stop()`.
+    public func submit<T>(_ work: @escaping @Sendable (SQLiteConnection) throws -> T,
+                          completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void) {
+        nonisolated(unsafe) var result: T?  // written and read only on the writer thread
+        let job = Job(
+            work: { db in result = try work(db) },
+            finish: { error in
+                if let error {
+                    completion(.failure(.unavailable("\(error)")))
+                } else {
+                    completion(.success(result!))
+                }
+            })
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            completion(.failure(.unavailable("the store is stopping")))
+            return
+        }
+        if queue.count >= capacity {
+            condition.unlock()
+            completion(.failure(.overloaded))
+            return
+        }
+        queue.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Finishes every queued job, then stops the thread. Later submissions fail.
+    public func stop() {
+        condition.lock()
+        let wasRunning = !stopping && thread != nil
+        stopping = true
+        condition.signal()
+        condition.unlock()
+        if wasRunning { finished.wait() }
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping { condition.wait() }
+            if queue.isEmpty && stopping {
+                condition.unlock()
+                finished.signal()
+                return
+            }
+            let batch = Array(queue.prefix(maxBatch))
+            queue.removeFirst(batch.count)
+            condition.unlock()
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Job]) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        var errors = [Error?](repeating: nil, count: batch.count)
+        do {
+            try connection.transaction {
+                for (i, job) in batch.enumerated() {
+                    do {
+                        try connection.savepoint { try job.work(connection) }
+                    } catch {
+                        errors[i] = error
+                    }
+                }
+            }
+        } catch {
+            // The commit itself failed: nothing of the batch is durable.
+            for i in errors.indices { errors[i] = errors[i] ?? error }
+        }
+        observer?(batch.count, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        for (job, error) in zip(batch, errors) { job.finish(error) }
+    }
+}

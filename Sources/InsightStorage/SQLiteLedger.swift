@@ -1,0 +1,125 @@
+import InsightDomain
+import SQLiteClient
+
+/// The durable record of evaluations, consumption reports and labels, written through the
+/// group-commit writer. Each operation's reads and writes run in one transaction on the
+/// writer thread, so concurrent reports for one evaluation cannot both win.
+public final class SQLiteLedger: EvaluationLedger {
+    private let writer: GroupCommitWriter
+
+    public init(writer: GroupCommitWriter) { self.writer = writer }
+
+    public func record(_ evaluation: EvaluationRecord,
+                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
+        writer.submit({ db in try Self.insert(evaluation, into: db) }, completion: completion)
+    }
+
+    public func report(_ report: ConsumptionReport,
+                       completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {
+        writer.submit({ db in try Self.apply(report, in: db) }, completion: completion)
+    }
+
+    public func submit(_ submission: LabelSubmission,
+                       completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void) {
+        writer.submit({ db in try Self.apply(submission, in: db) }, completion: completion)
+    }
+
+    // MARK: - Evaluations
+
+    static func insert(_ e: EvaluationRecord, into db: SQLiteConnection) throws {
+        try db.cached("""
+            INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by,
+                                     hash_key_id, account_hash, device_hash, counterparty_hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run(e.eventId, e.callerId, e.environment.rawValue, e.category.rawValue, e.createdAt,
+                     e.reportConsumptionBy, e.subject.keyId, e.subject.account, e.subject.device,
+                     e.subject.counterparty)
+        let insertInsight = try db.cached("""
+            INSERT INTO insights (insight_id, event_id, position, type, schema_version, model_version,
+                                  value, error_code, reasons)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for (position, insight) in e.insights.enumerated() {
+            var value: String?, errorCode: String?, reasons = ""
+            switch insight.outcome {
+            case .value(let v, let r): value = v.rawValue; reasons = r.joined(separator: ",")
+            case .error(let code, _): errorCode = code.rawValue
+            }
+            try insertInsight.run(insight.insightId, e.eventId, position, insight.type, insight.schemaVersion,
+                                  insight.modelVersion, value, errorCode, reasons)
+        }
+    }
+
+    // MARK: - Consumption
+
+    static func apply(_ r: ConsumptionReport, in db: SQLiteConnection) throws -> ConsumptionResult {
+        guard let reportBy = try db.cached(
+            "SELECT report_by FROM evaluations WHERE event_id = ? AND caller_id = ? AND environment = ?")
+            .first([r.eventId, r.callerId, r.environment.rawValue], row: { $0.int64(0) }) else {
+            return .evaluationNotFound
+        }
+        let insightIds = Set(try db.cached("SELECT insight_id FROM insights WHERE event_id = ?")
+            .query([r.eventId]) { $0.text(0) ?? "" })
+        let unknown = r.insightIdsUsed.filter { !insightIds.contains($0) }
+        if !unknown.isEmpty { return .unknownInsightIds(unknown) }
+        let used = r.insightIdsUsed.joined(separator: ",")
+        if let existing = try db.cached("SELECT status, insight_ids FROM consumption_reports WHERE event_id = ?")
+            .first([r.eventId], row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
+            let status = ConsumptionStatus(rawValue: existing.0) ?? r.status
+            if existing.0 == r.status.rawValue && Set(existing.1.split(separator: ",").map(String.init))
+                == Set(r.insightIdsUsed) {
+                return .alreadyRecorded
+            }
+            return .conflict(existing: status)
+        }
+        let timeliness: Timeliness = r.reportedAt <= reportBy ? .onTime : .late
+        try db.cached("""
+            INSERT INTO consumption_reports (event_id, status, insight_ids, reported_at, timeliness)
+            VALUES (?, ?, ?, ?, ?)
+            """).run(r.eventId, r.status.rawValue, used, r.reportedAt, timeliness.rawValue)
+        return .recorded(timeliness)
+    }
+
+    // MARK: - Labels
+
+    static func apply(_ s: LabelSubmission, in db: SQLiteConnection) throws -> LabelSubmissionResult {
+        if let previous = try db.cached("SELECT body_hash, results FROM label_submissions WHERE caller_id = ? AND key_hash = ?")
+            .first([s.callerId, s.idempotencyKeyHash], row: { ($0.blob(0) ?? [], $0.text(1) ?? "") }) {
+            guard previous.0 == s.bodyHash else { return .idempotencyKeyReused }
+            let statuses = previous.1.split(separator: ",").compactMap { LabelResultStatus(rawValue: String($0)) }
+            return .processed(statuses, replayed: true)
+        }
+        let findInsight = try db.cached("""
+            SELECT 1 FROM insights i JOIN evaluations e ON e.event_id = i.event_id
+            WHERE i.insight_id = ? AND e.environment = ?
+            """)
+        let findLabel = try db.cached("SELECT outcome, fraud_type FROM labels WHERE insight_id = ? AND environment = ?")
+        let insertLabel = try db.cached("""
+            INSERT INTO labels (insight_id, environment, caller_id, outcome, fraud_type, discovered_at, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        var results: [LabelResultStatus] = []
+        for item in s.items {
+            guard let label = item else { results.append(.invalid); continue }
+            if let existing = try findLabel.first([label.insightId, s.environment.rawValue], row: {
+                ($0.text(0) ?? "", $0.text(1))
+            }) {
+                let same = existing.0 == label.outcome.rawValue && existing.1 == label.fraudType?.rawValue
+                results.append(same ? .duplicate : .conflict)
+                continue
+            }
+            guard try findInsight.first([label.insightId, s.environment.rawValue], row: { _ in true }) != nil else {
+                results.append(.unknownInsight)
+                continue
+            }
+            try insertLabel.run(label.insightId, s.environment.rawValue, s.callerId, label.outcome.rawValue,
+                                label.fraudType?.rawValue, label.discoveredAt, s.receivedAt)
+            results.append(.accepted)
+        }
+        try db.cached("""
+            INSERT INTO label_submissions (caller_id, key_hash, body_hash, results, created_at) VALUES (?, ?, ?, ?, ?)
+            """).run(s.callerId, s.idempotencyKeyHash, s.bodyHash,
+                     results.map(\.rawValue).joined(separator: ","), s.receivedAt)
+        return .processed(results, replayed: false)
+    }
+}

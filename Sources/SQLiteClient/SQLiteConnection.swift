@@ -1,0 +1,114 @@
+internal import CSQLite
+
+/// One SQLite database connection. Owns its `sqlite3*` and closes it in `deinit`.
+///
+/// A connection is used by one thread at a time (it is opened in SQLite's multi-thread mode);
+/// callers that share one across threads serialise access themselves.
+public final class SQLiteConnection {
+    let handle: OpaquePointer
+    private var statementCache: [String: SQLiteStatement] = [:]
+    private var savepointDepth = 0
+    /// The database file's path.
+    public let path: String
+
+    /// How a transaction takes its locks.
+    public enum TransactionKind: String, Sendable {
+        /// Takes the write lock at once: the right choice for read-modify-write.
+        case immediate = "IMMEDIATE"
+        /// Takes locks as statements need them.
+        case deferred = "DEFERRED"
+    }
+
+    /// Opens (creating if asked) the database at `path`.
+    public init(path: String, readOnly: Bool = false, create: Bool = true) throws(SQLiteError) {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, extendedCode: rc, message: "\(message) (\(path))", sql: nil)
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    static func error(_ db: OpaquePointer, code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: code & 0xFF, extendedCode: sqlite3_extended_errcode(db),
+                    message: String(cString: sqlite3_errmsg(db)), sql: sql)
+    }
+
+    /// Waits up to `milliseconds` for a lock held by another connection before failing with BUSY.
+    public func setBusyTimeout(milliseconds: Int) {
+        sqlite3_busy_timeout(handle, Int32(milliseconds))
+    }
+
+    /// Runs one or more SQL statements that take no parameters (pragmas, migrations).
+    public func execute(_ sql: String) throws(SQLiteError) {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw Self.error(handle, code: rc, sql: sql) }
+    }
+
+    /// A new prepared statement for `sql`.
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        try SQLiteStatement(database: handle, sql: sql)
+    }
+
+    /// A prepared statement for `sql`, prepared once per connection and reused.
+    public func cached(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let statement = statementCache[sql] { return statement }
+        let statement = try prepare(sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The first column of the first row of `sql`, as text (for pragmas and checks).
+    public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
+        let statement = try prepare(sql)
+        try statement.bind([])
+        return try statement.step() ? statement.text(0) : nil
+    }
+
+    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
+    public func transaction<T>(_ kind: TransactionKind = .immediate,
+                               _ body: () throws -> T) throws -> T {
+        try execute("BEGIN \(kind.rawValue)")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a savepoint, so that its failure undoes only its own writes
+    /// within an enclosing transaction.
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointDepth += 1
+        let name = "sp\(savepointDepth)"
+        defer { savepointDepth -= 1 }
+        try execute("SAVEPOINT \(name)")
+        do {
+            let result = try body()
+            try execute("RELEASE \(name)")
+            return result
+        } catch {
+            try? execute("ROLLBACK TO \(name)")
+            try? execute("RELEASE \(name)")
+            throw error
+        }
+    }
+}

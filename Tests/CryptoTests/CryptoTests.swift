@@ -1,0 +1,62 @@
+import Crypto
+import Foundation
+import XCTest
+
+final class CryptoTests: XCTestCase {
+    /// RFC 4231 §4 test cases 1–4, 6, 7 (case 5 tests truncated output, which we never use).
+    func testHMACSHA256MatchesRFC4231Vectors() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/rfc4231.json")
+        let vectors = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [[String: String]])
+        XCTAssertEqual(vectors.count, 6)
+        for vector in vectors {
+            let key = try XCTUnwrap(Hex.decode(vector["key"]!))
+            let data = try XCTUnwrap(Hex.decode(vector["data"]!))
+            let tag = HMACSHA256.authenticationCode(for: data, key: key)
+            XCTAssertEqual(Hex.encode(tag), vector["hmacSHA256"], "RFC 4231 case \(vector["case"]!)")
+        }
+    }
+
+    func testSHA256KnownAnswers() {
+        XCTAssertEqual(SHA256.hexDigest([]),
+                       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(SHA256.hexDigest(Array("abc".utf8)),
+                       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
+    func testHMACWithEmptyMessageAndKey() {
+        // Known answer computed by Python's hmac module for an empty key and message.
+        XCTAssertEqual(Hex.encode(HMACSHA256.authenticationCode(for: [], key: [])),
+                       "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
+    }
+
+    func testConstantTimeEquals() {
+        XCTAssertTrue(ConstantTime.equals([1, 2, 3], [1, 2, 3]))
+        XCTAssertFalse(ConstantTime.equals([1, 2, 3], [1, 2, 4]))
+        XCTAssertFalse(ConstantTime.equals([1, 2, 3], [1, 2]))
+        XCTAssertTrue(ConstantTime.equals([], []))
+    }
+
+    func testRandomBytesAndUUIDs() {
+        let a = SecureRandom.bytes(32), b = SecureRandom.bytes(32)
+        XCTAssertEqual(a.count, 32)
+        XCTAssertNotEqual(a, b)
+        let uuid = SecureRandom.uuid()
+        XCTAssertEqual(uuid.count, 36)
+        XCTAssertNotNil(uuid.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+                                   options: .regularExpression))
+    }
+
+    func testHexAndBase64URL() {
+        XCTAssertEqual(Hex.encode([0x00, 0xAB, 0xFF]), "00abff")
+        XCTAssertEqual(Hex.decode("00ABff"), [0x00, 0xAB, 0xFF])
+        XCTAssertNil(Hex.decode("abc"))
+        XCTAssertNil(Hex.decode("zz"))
+        // RFC 4648 §10 vectors, translated to the URL alphabet without padding.
+        XCTAssertEqual(Base64URL.encode(Array("f".utf8)), "Zg")
+        XCTAssertEqual(Base64URL.encode(Array("fo".utf8)), "Zm8")
+        XCTAssertEqual(Base64URL.encode(Array("foobar".utf8)), "Zm9vYmFy")
+        XCTAssertEqual(Base64URL.encode([0xFB, 0xFF]), "-_8")
+    }
+}

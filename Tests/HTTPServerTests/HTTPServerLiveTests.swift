@@ -1,0 +1,457 @@
+import Dispatch
+import Glibc
+import HTTPServer
+import Synchronization
+import XCTest
+
+/// A real server on port 0, driven over plain sockets.
+final class HTTPServerLiveTests: XCTestCase {
+    // MARK: - Keep-alive and pipelining
+
+    func testKeepAliveServesSeveralRequestsOnOneConnection() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            for index in 0..<5 {
+                try client.send(post("/echo", "body \(index)"))
+                let response = try client.readResponse()
+                XCTAssertEqual(response.status, 200)
+                XCTAssertEqual(response.text, "body \(index)")
+                XCTAssertNil(response.header("Connection"))
+                XCTAssertNotNil(response.header("Date"))
+                XCTAssertEqual(response.header("X-Method"), "POST")
+            }
+            XCTAssertEqual(server.openConnections, 1)
+            XCTAssertEqual(server.inFlightRequests, 0)
+        }
+    }
+
+    func testPipelinedRequestsAreAnsweredInOrder() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            // The first is answered last by the handler, yet must come back first.
+            try client.send(get("/async?ms=150&id=1") + get("/async?ms=5&id=2") + post("/echo?id=3", "three")
+                + get("/echo?id=4"))
+            let ids = try (0..<4).map { _ in try client.readResponse().header("X-Query") }
+            XCTAssertEqual(ids, ["ms=150&id=1", "ms=5&id=2", "id=3", "id=4"])
+        }
+    }
+
+    func testPipelinedRequestsBeforeAHalfCloseAreAllAnswered() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send(get("/async?ms=50&id=1") + get("/echo?id=2") + get("/echo?id=3"))
+            Glibc.shutdown(client.socket, Int32(SHUT_WR))
+            let ids = try (0..<3).map { _ in try client.readResponse().header("X-Query") }
+            XCTAssertEqual(ids, ["ms=50&id=1", "id=2", "id=3"])
+            XCTAssertTrue(try client.readsEndOfStream())
+            XCTAssertTrue(eventually { server.openConnections == 0 })
+        }
+    }
+
+    func testHeadResponseHasLengthButNoBody() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send("HEAD /big?bytes=10 HTTP/1.1\r\nHost: t\r\n\r\n" + get("/big?bytes=3"))
+            let head = try client.readResponse(head: true)
+            XCTAssertEqual(head.status, 200)
+            XCTAssertEqual(head.header("Content-Length"), "10")
+            let next = try client.readResponse()
+            XCTAssertEqual(next.text, "bbb", "a HEAD body would have shifted this response")
+        }
+    }
+
+    func testHTTP10ClosesUnlessKeepAliveIsAsked() throws {
+        try withServer { server in
+            let closing = try TestClient(port: server.boundPort)
+            try closing.send("GET /echo HTTP/1.0\r\n\r\n")
+            XCTAssertEqual(try closing.readResponse().header("Connection"), "close")
+            XCTAssertTrue(try closing.readsEndOfStream())
+
+            let keeping = try TestClient(port: server.boundPort)
+            try keeping.send("GET /echo HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            XCTAssertEqual(try keeping.readResponse().header("Connection"), "keep-alive")
+            try keeping.send("GET /echo?again HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            XCTAssertEqual(try keeping.readResponse().header("X-Query"), "again")
+        }
+    }
+
+    func testConnectionCloseFromClientOrHandlerIsHonoured() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send(get("/echo", "Connection: close\r\n"))
+            XCTAssertEqual(try client.readResponse().header("Connection"), "close")
+            XCTAssertTrue(try client.readsEndOfStream())
+
+            let other = try TestClient(port: server.boundPort)
+            try other.send(get("/close"))
+            XCTAssertEqual(try other.readResponse().header("Connection"), "close")
+            XCTAssertTrue(try other.readsEndOfStream())
+        }
+    }
+
+    func testChunkedRequestBody() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\nwiki\r\n")
+            try client.send("5\r\npedia\r\n0\r\nTrailer: ignored\r\n\r\n")
+            XCTAssertEqual(try client.readResponse().text, "wikipedia")
+        }
+    }
+
+    func testRemoteAddressIsIPAndPort() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send(get("/remote"))
+            let text = try client.readResponse().text
+            XCTAssertTrue(text.hasPrefix("127.0.0.1:"), text)
+            XCTAssertNotNil(Int(text.dropFirst("127.0.0.1:".count)))
+        }
+    }
+
+    // MARK: - Protocol errors
+
+    private func expectError(_ request: String, status: Int,
+                             configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+                             file: StaticString = #filePath, line: UInt = #line) throws {
+        try withServer(configure) { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send(request)
+            let response = try client.readResponse()
+            XCTAssertEqual(response.status, status, file: file, line: line)
+            XCTAssertEqual(response.header("Content-Type"), "application/problem+json", file: file, line: line)
+            XCTAssertEqual(response.text, "{\"status\":\(status)}", file: file, line: line)
+            XCTAssertEqual(response.header("Connection"), "close", file: file, line: line)
+            XCTAssertTrue(try client.readsEndOfStream(), "connection left open", file: file, line: line)
+            // The server lingers after an error until the client closes too.
+            XCTAssertEqual(server.openConnections, 1, file: file, line: line)
+            client.close()
+            XCTAssertTrue(eventually(1) { server.openConnections == 0 }, file: file, line: line)
+        }
+    }
+
+    func testBodyTooLargeIsAnsweredBeforeTheBodyIsSent() throws {
+        try expectError("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10000000\r\n\r\n", status: 413) {
+            $0.maxBodyBytes = 1024
+        }
+    }
+
+    func testClientSendingTheOversizedBodyAnywayStillReadsTheWhole413() throws {
+        // Closing a socket with unread input makes the kernel reset the connection and drop
+        // what it has not yet sent. A large answer to a slow reader is still in the kernel when
+        // the server is done writing, so only a lingering close (shut the write side, drain the
+        // input, then close) gets all of it to the client.
+        let padding = 8 << 20
+        try withServer(handler: TestHandler(errorPadding: padding), { $0.maxBodyBytes = 1024 }) { server in
+            let client = try TestClient(port: server.boundPort, receiveBuffer: 16 << 10)
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 4 << 20)
+            let socket = client.socket
+            let sender = DispatchGroup()
+            DispatchQueue.global().async(group: sender) {
+                let head = Array("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+                for part in [head, body] {
+                    var sent = 0
+                    while sent < part.count {
+                        let result = part.withUnsafeBytes {
+                            Glibc.send(socket, $0.baseAddress! + sent, part.count - sent, Int32(MSG_NOSIGNAL))
+                        }
+                        if result <= 0 { return }
+                        sent += result
+                    }
+                }
+            }
+            let response = try client.readResponse()
+            XCTAssertEqual(response.status, 413)
+            XCTAssertEqual(response.body.count, "{\"status\":413}".utf8.count + padding)
+            XCTAssertTrue(try client.readsEndOfStream())
+            sender.wait()
+        }
+    }
+
+    func testHeaderSectionTooLarge() throws {
+        try expectError(get("/echo", "X-Big: \(String(repeating: "x", count: 2000))\r\n"), status: 431) {
+            $0.maxHeaderBytes = 1024
+        }
+        try expectError(get("/echo", (0..<20).map { "X-\($0): v\r\n" }.joined()), status: 431) {
+            $0.maxHeaderCount = 10
+        }
+    }
+
+    func testMalformedRequest() throws {
+        try expectError("GARBAGE\r\n\r\n", status: 400)
+        try expectError("GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx", status: 400)
+    }
+
+    func testUnsupportedTransferEncoding() throws {
+        try expectError("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n", status: 501)
+    }
+
+    func testUnsupportedVersion() throws {
+        try expectError("GET /echo HTTP/2.0\r\nHost: t\r\n\r\n", status: 505)
+    }
+
+    func testErrorAfterAGoodRequestOnTheSameConnection() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send(get("/echo?ok") + "BAD REQUEST LINE\r\n\r\n")
+            XCTAssertEqual(try client.readResponse().status, 200)
+            XCTAssertEqual(try client.readResponse().status, 400)
+            XCTAssertTrue(try client.readsEndOfStream())
+        }
+    }
+
+    // MARK: - 100-continue
+
+    func testExpectContinueIsAnsweredBeforeTheBody() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            let interim = try client.readResponse()
+            XCTAssertEqual(interim.status, 100)
+            try client.send("hello")
+            let final = try client.readResponse()
+            XCTAssertEqual(final.status, 200)
+            XCTAssertEqual(final.text, "hello")
+        }
+    }
+
+    func testExpectContinueWithTooLargeBodyGets413Only() throws {
+        try withServer({ $0.maxBodyBytes = 100 }) { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 101\r\n\r\n")
+            XCTAssertEqual(try client.readResponse().status, 413)
+            XCTAssertTrue(try client.readsEndOfStream())
+        }
+    }
+
+    // MARK: - Asynchronous answers
+
+    func testAsyncResponseFromAnotherThreadArrives() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send(post("/async?ms=50", "later"))
+            XCTAssertTrue(eventually { server.inFlightRequests == 1 })
+            let response = try client.readResponse()
+            XCTAssertEqual(response.text, "later")
+            XCTAssertEqual(server.inFlightRequests, 0)
+        }
+    }
+
+    func testSecondAnswerIsIgnored() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send(get("/twice") + get("/echo?after"))
+            XCTAssertEqual(try client.readResponse().text, "first")
+            XCTAssertEqual(try client.readResponse().header("X-Query"), "after")
+            XCTAssertEqual(server.inFlightRequests, 0)
+        }
+    }
+
+    func testClientLeavingBeforeAsyncAnswerIsHarmless() throws {
+        try withServer { server in
+            do {
+                let client = try TestClient(port: server.boundPort)
+                try client.send(get("/async?ms=200"))
+                XCTAssertTrue(eventually { server.inFlightRequests == 1 })
+            }  // the client closes here, before the answer
+            XCTAssertTrue(eventually { server.inFlightRequests == 0 && server.openConnections == 0 })
+            let next = try TestClient(port: server.boundPort)
+            try next.send(get("/echo?alive"))
+            XCTAssertEqual(try next.readResponse().header("X-Query"), "alive")
+        }
+    }
+
+    // MARK: - Timeouts and limits
+
+    func testSlowLorisGets408AfterTheRequestTimeout() throws {
+        try withServer({ $0.requestTimeout = 1 }) { server in
+            let client = try TestClient(port: server.boundPort)
+            let start = DispatchTime.now()
+            try client.send("GET /echo HTTP/1.1\r\n")
+            let stop = Atomic<Bool>(false)
+            let trickle = DispatchGroup()
+            let socket = client.socket
+            DispatchQueue.global().async(group: trickle) {
+                // One header byte every 100 ms: never complete, never idle.
+                for byte in Array("X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".utf8) {
+                    if stop.load(ordering: .relaxed) { return }
+                    var value = byte
+                    if Glibc.send(socket, &value, 1, Int32(MSG_NOSIGNAL)) != 1 { return }
+                    usleep(100_000)
+                }
+            }
+            let response = try client.readResponse()
+            let elapsed = seconds(since: start)
+            stop.store(true, ordering: .relaxed)
+            trickle.wait()
+            XCTAssertEqual(response.status, 408)
+            XCTAssertGreaterThan(elapsed, 0.9)
+            XCTAssertLessThan(elapsed, 2.5)
+            XCTAssertTrue(try client.readsEndOfStream())
+        }
+    }
+
+    func testIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() throws {
+        try withServer({ $0.idleTimeout = 1 }) { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send(get("/echo"))
+            XCTAssertEqual(try client.readResponse().status, 200)
+            let start = DispatchTime.now()
+            XCTAssertTrue(try client.readsEndOfStream())
+            let elapsed = seconds(since: start)
+            XCTAssertGreaterThan(elapsed, 0.9)
+            XCTAssertLessThan(elapsed, 2.5)
+            XCTAssertTrue(eventually { server.openConnections == 0 })
+        }
+    }
+
+    func testClientThatNeverReadsIsDroppedAfterTheWriteTimeout() throws {
+        try withServer({ $0.writeTimeout = 1 }) { server in
+            let client = try TestClient(port: server.boundPort, receiveBuffer: 4096)
+            try client.send(get("/big?bytes=\(32 << 20)"))
+            XCTAssertTrue(eventually { server.openConnections == 1 && server.inFlightRequests == 0 })
+            let start = DispatchTime.now()
+            XCTAssertTrue(eventually(4) { server.openConnections == 0 }, "the stalled connection was kept")
+            XCTAssertGreaterThan(seconds(since: start), 0.8)
+        }
+    }
+
+    func testMaxConnectionsIsEnforced() throws {
+        try withServer({ $0.maxConnections = 2 }) { server in
+            let first = try TestClient(port: server.boundPort)
+            let second = try TestClient(port: server.boundPort)
+            for client in [first, second] {
+                try client.send(get("/echo"))
+                XCTAssertEqual(try client.readResponse().status, 200)
+            }
+            let third = try TestClient(port: server.boundPort)
+            try? third.send(get("/echo"))
+            XCTAssertTrue(try third.readsEndOfStream(), "the connection over the limit was served")
+            XCTAssertEqual(server.rejectedConnections, 1)
+            XCTAssertEqual(server.openConnections, 2)
+
+            try first.send(get("/echo", "Connection: close\r\n"))
+            _ = try first.readResponse()
+            XCTAssertTrue(eventually { server.openConnections == 1 })
+            let fourth = try TestClient(port: server.boundPort)
+            try fourth.send(get("/echo"))
+            XCTAssertEqual(try fourth.readResponse().status, 200)
+        }
+    }
+
+    // MARK: - Lifecycle
+
+    func testShutdownWaitsForAnInFlightAsyncRequest() throws {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        let server = HTTPServer(configuration: configuration, handler: TestHandler())
+        try server.start()
+        let idle = try TestClient(port: server.boundPort)
+        try idle.send(get("/echo"))
+        _ = try idle.readResponse()
+        let busy = try TestClient(port: server.boundPort)
+        try busy.send(get("/async?ms=300"))
+        XCTAssertTrue(eventually { server.inFlightRequests == 1 })
+
+        let start = DispatchTime.now()
+        server.shutdown(timeout: 5)
+        let elapsed = seconds(since: start)
+        XCTAssertGreaterThan(elapsed, 0.2, "shutdown did not wait for the request")
+        XCTAssertLessThan(elapsed, 2)
+        let response = try busy.readResponse()
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.header("Connection"), "close")
+        XCTAssertTrue(try busy.readsEndOfStream())
+        XCTAssertTrue(try idle.readsEndOfStream())
+        XCTAssertEqual(server.openConnections, 0)
+        XCTAssertEqual(server.inFlightRequests, 0)
+        XCTAssertThrowsError(try TestClient(port: server.boundPort))
+        server.shutdown(timeout: 1)  // idempotent
+    }
+
+    func testShutdownGivesUpAfterItsTimeout() throws {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        let server = HTTPServer(configuration: configuration, handler: TestHandler())
+        try server.start()
+        let client = try TestClient(port: server.boundPort)
+        try client.send(get("/never"))
+        XCTAssertTrue(eventually { server.inFlightRequests == 1 })
+        let start = DispatchTime.now()
+        server.shutdown(timeout: 0.3)
+        let elapsed = seconds(since: start)
+        XCTAssertGreaterThan(elapsed, 0.25)
+        XCTAssertLessThan(elapsed, 1.5)
+        XCTAssertTrue(try client.readsEndOfStream())
+        XCTAssertEqual(server.openConnections, 0)
+        XCTAssertEqual(server.inFlightRequests, 0)
+    }
+
+    func testStopAcceptingKeepsExistingConnections() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send(get("/echo"))
+            _ = try client.readResponse()
+            server.stopAccepting()
+            XCTAssertThrowsError(try TestClient(port: server.boundPort), "the port still accepts")
+            try client.send(get("/echo?still"))
+            XCTAssertEqual(try client.readResponse().header("X-Query"), "still")
+            server.stopAccepting()
+        }
+    }
+
+    func testBindFailureIsReportedClearly() throws {
+        try withServer { server in
+            var configuration = HTTPServerConfiguration()
+            configuration.port = server.boundPort
+            let second = HTTPServer(configuration: configuration, handler: TestHandler())
+            XCTAssertThrowsError(try second.start()) { error in
+                XCTAssertEqual("\(error)", "127.0.0.1:\(server.boundPort): Address already in use")
+                XCTAssertEqual((error as? HTTPServerError)?.kind, .bind)
+            }
+            second.shutdown(timeout: 0)
+        }
+    }
+
+    func testInvalidConfigurationAndDoubleStartAreRejected() throws {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 0
+        XCTAssertThrowsError(try HTTPServer(configuration: configuration, handler: TestHandler()).start()) {
+            XCTAssertEqual(($0 as? HTTPServerError)?.kind, .invalidConfiguration)
+        }
+        try withServer { server in
+            XCTAssertThrowsError(try server.start()) {
+                XCTAssertEqual(($0 as? HTTPServerError)?.kind, .notStartable)
+            }
+        }
+    }
+
+    // MARK: - Load
+
+    func testFourThreadsManyConcurrentRequestsAllAnsweredCorrectly() throws {
+        try withServer({ $0.threads = 4 }) { server in
+            let port = server.boundPort
+            let clients = 16
+            let requestsPerClient = 100
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: clients) { clientIndex in
+                do {
+                    let client = try TestClient(port: port)
+                    for requestIndex in 0..<requestsPerClient {
+                        let body = "client \(clientIndex) request \(requestIndex)"
+                        let path = requestIndex % 10 == 0 ? "/async?ms=1" : "/echo"
+                        try client.send(post(path, body))
+                        let response = try client.readResponse()
+                        if response.status != 200 || response.text != body {
+                            failures.withLock { $0.append("\(response.status) \(response.text) for \(body)") }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("client \(clientIndex): \(error)") }
+                }
+            }
+            XCTAssertEqual(failures.withLock { $0 }, [])
+            XCTAssertTrue(eventually { server.inFlightRequests == 0 })
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import InsightApp
+import XCTest
+
+final class SettingsTests: XCTestCase {
+    func testDefaults() throws {
+        let s = try Settings.load(from: [:]).get()
+        XCTAssertEqual(s.listenHost, "127.0.0.1")
+        XCTAssertEqual(s.listenPort, 8080)
+        XCTAssertEqual(s.stateDirectory, "/var/lib/insightd")
+        XCTAssertEqual(s.resolvedHashKeyFile, "/var/lib/insightd/hash.key")
+        XCTAssertEqual(s.databasePath, "/var/lib/insightd/insightd.db")
+        XCTAssertEqual(s.consumptionGrace, 900)
+        XCTAssertGreaterThanOrEqual(s.threads, 1)
+    }
+
+    func testEveryVariableIsRead() throws {
+        let s = try Settings.load(from: [
+            "INSIGHTD_LISTEN": "[::1]:0", "INSIGHTD_STATE_DIR": "/tmp/x", "INSIGHTD_HASH_KEY_FILE": "/run/key",
+            "INSIGHTD_MODELS_DIR": "/m", "INSIGHTD_MODEL_CURRENT": "1.0", "INSIGHTD_THREADS": "3",
+            "INSIGHTD_LOG_LEVEL": "WARNING", "INSIGHTD_CONSUMPTION_GRACE": "60", "INSIGHTD_MAX_BODY_BYTES": "2048",
+            "INSIGHTD_MAX_HEADER_BYTES": "4096", "INSIGHTD_MAX_CONNECTIONS": "10", "INSIGHTD_REQUEST_TIMEOUT": "5",
+            "INSIGHTD_IDLE_TIMEOUT": "7", "INSIGHTD_WRITE_TIMEOUT": "8", "INSIGHTD_WRITE_QUEUE": "9",
+            "INSIGHTD_COMMIT_BATCH": "11", "INSIGHTD_SHUTDOWN_TIMEOUT": "12", "INSIGHTD_CREDENTIAL_CACHE": "0",
+        ]).get()
+        XCTAssertEqual(s.listenHost, "::1")
+        XCTAssertEqual(s.listenPort, 0)
+        XCTAssertEqual(s.resolvedHashKeyFile, "/run/key")
+        XCTAssertTrue(s.modelsDirectoryExplicit)
+        XCTAssertEqual(s.currentModel, "1.0")
+        XCTAssertEqual(s.logLevel, .warning)
+        XCTAssertEqual([s.threads, s.consumptionGrace, s.maxBodyBytes, s.maxHeaderBytes, s.maxConnections, s.requestTimeout,
+                        s.idleTimeout, s.writeTimeout, s.writeQueueCapacity, s.commitBatch, s.shutdownTimeout,
+                        s.credentialCacheSeconds], [3, 60, 2048, 4096, 10, 5, 7, 8, 9, 11, 12, 0])
+        XCTAssertEqual(s.httpConfiguration.maxBodyBytes, 2048)
+        XCTAssertEqual(Set(Settings.variables.map(\.name)).count, Settings.variables.count)
+    }
+
+    func testEveryProblemIsReported() {
+        let cases: [(String, String)] = [
+            ("INSIGHTD_LISTEN", "8080"), ("INSIGHTD_LISTEN", "host:99999"), ("INSIGHTD_LISTEN", ":80"),
+            ("INSIGHTD_LISTEN", "::1:80"), ("INSIGHTD_THREADS", "0"), ("INSIGHTD_THREADS", "two"),
+            ("INSIGHTD_LOG_LEVEL", "loud"), ("INSIGHTD_CONSUMPTION_GRACE", "1.5"), ("INSIGHTD_CONSUMPTION_GRACE", "59"),
+            ("INSIGHTD_MAX_BODY_BYTES", "-1"), ("INSIGHTD_STATE_DIR", ""), ("INSIGHTD_REQUEST_TIMEOUT", "0"),
+            ("INSIGHTD_LISTN", "127.0.0.1:80"),
+        ]
+        for (name, value) in cases {
+            guard case .failure(let error) = Settings.load(from: [name: value]) else {
+                XCTFail("\(name)=\(value) accepted"); continue
+            }
+            XCTAssertTrue(error.description.contains(name), "\(name): \(error)")
+        }
+        guard case .failure(let error) = Settings.load(from: ["INSIGHTD_THREADS": "0", "INSIGHTD_LOG_LEVEL": "x"]) else {
+            return XCTFail("accepted")
+        }
+        XCTAssertEqual(error.problems.count, 2)
+    }
+
+    func testArguments() throws {
+        var args = try Arguments(["callers", "create", "--name", "a b", "--json", "--rate=5"], valueOptions: ["name", "rate"])
+        XCTAssertEqual(args.positional, ["callers", "create"])
+        XCTAssertEqual(args.option("name"), "a b")
+        XCTAssertEqual(args.option("rate"), "5")
+        XCTAssertTrue(args.flag("json"))
+        XCTAssertNoThrow(try args.checkAllConsumed())
+        var extra = try Arguments(["--nmae", "x"], valueOptions: ["name"])
+        _ = extra.option("name")
+        XCTAssertThrowsError(try extra.checkAllConsumed())
+        XCTAssertThrowsError(try Arguments(["--name"], valueOptions: ["name"]))
+        XCTAssertThrowsError(try Arguments(["--json=1"], valueOptions: []))
+    }
+}

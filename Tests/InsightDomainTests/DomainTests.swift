@@ -1,0 +1,56 @@
+import Crypto
+import InsightDomain
+import XCTest
+
+final class DomainTests: XCTestCase {
+    func testAPIKeysAreRandomParseableAndCheckedAgainstTheirHash() throws {
+        let key = APIKey.generate()
+        XCTAssertTrue(key.token.hasPrefix("ik_"))
+        XCTAssertEqual(key.token.count, 63)
+        XCTAssertNotEqual(APIKey.generate(), key)
+        let parsed = try XCTUnwrap(APIKey(token: key.token))
+        XCTAssertEqual(parsed, key)
+        XCTAssertTrue(parsed.matches(key.secretHash))
+        XCTAssertFalse(parsed.matches(SHA256.digest(Array("other".utf8))))
+        XCTAssertEqual(key.secretHash, SHA256.digest(Array(key.secret.utf8)))
+        for bad in ["", "ik_", "xx" + key.token.dropFirst(2), String(key.token.dropLast()), key.token + "A",
+                    key.token.replacingOccurrences(of: "ik_", with: "ik-"),
+                    "ik_ZZZZZZZZZZZZZZZZ_" + String(key.token.suffix(43)),
+                    String(key.token.prefix(20)) + String(repeating: "!", count: 43)] {
+            XCTAssertNil(APIKey(token: bad), bad)
+        }
+    }
+
+    func testSubjectHashesAreKeyedAndDomainSeparated() throws {
+        let key = [UInt8](repeating: 7, count: 32)
+        let hasher = try SubjectHasher(key: key)
+        let account = hasher.hash("cust-1", kind: .account)
+        XCTAssertEqual(account.count, 32)
+        XCTAssertEqual(account, hasher.hash("cust-1", kind: .account))
+        XCTAssertNotEqual(account, hasher.hash("cust-1", kind: .device))
+        XCTAssertNotEqual(account, hasher.hash("cust-2", kind: .account))
+        // Exactly HMAC-SHA256(key, "account" || 0x00 || identifier).
+        XCTAssertEqual(account, HMACSHA256.authenticationCode(for: Array("account\u{0}cust-1".utf8), key: key))
+        let other = try SubjectHasher(key: [UInt8](repeating: 8, count: 32))
+        XCTAssertNotEqual(account, other.hash("cust-1", kind: .account))
+        XCTAssertNotEqual(hasher.keyId, other.keyId)
+        XCTAssertEqual(hasher.keyId.count, 16)
+        XCTAssertThrowsError(try SubjectHasher(key: [UInt8](repeating: 1, count: 31)))
+    }
+
+    func testTimestampsAndDates() {
+        XCTAssertEqual(Timestamp.format(0), "1970-01-01T00:00:00.000Z")
+        XCTAssertEqual(Timestamp.format(1_796_205_600_123), "2026-12-02T10:00:00.123Z")
+        XCTAssertEqual(Timestamp.format(-1), "1969-12-31T23:59:59.999Z")
+        XCTAssertEqual(Timestamp.parseDate("1970-01-02"), 86_400_000)
+        XCTAssertEqual(Timestamp.parseDate("2024-02-29"), 1_709_164_800_000)
+        for bad in ["2023-02-29", "2026-13-01", "2026-00-10", "2026-1-01", "20261201", "2026-12-32", "abcd-ef-gh", ""] {
+            XCTAssertNil(Timestamp.parseDate(bad), bad)
+        }
+    }
+
+    func testSystemClockIsNow() {
+        let now = SystemClock().now()
+        XCTAssertGreaterThan(now, 1_700_000_000_000)
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import InsightDomain
+import InsightStorage
+import SQLiteClient
+import XCTest
+
+/// Runs every storage behaviour against a real SQLite file in a temporary directory.
+final class StorageTests: XCTestCase {
+    var directory: URL!
+    var path: String { directory.appendingPathComponent("insightd.db").path }
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("storage-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: directory) }
+
+    // MARK: Migrations
+
+    func testMigrationsApplyOnceAndRecordChecksums() throws {
+        let (db, applied) = try Database.openMigrated(path: path, now: 1)
+        XCTAssertEqual(applied, try Migration.bundled().map(\.name))
+        XCTAssertFalse(applied.isEmpty)
+        let again = try Migrator(migrations: Migration.bundled()).migrate(db, now: 2)
+        XCTAssertEqual(again, [])
+        let history = try Migrator(migrations: Migration.bundled()).applied(db)
+        XCTAssertEqual(history.map(\.checksum), try Migration.bundled().map(\.checksum))
+        XCTAssertEqual(try db.scalarText("PRAGMA journal_mode"), "wal")
+    }
+
+    func testAnEditedMigrationIsRefused() throws {
+        _ = try Database.openMigrated(path: path, now: 1)
+        var edited = try Migration.bundled()
+        edited[0] = try Migration(name: edited[0].name, sql: edited[0].sql + "\n-- edited")
+        let db = try Database.open(path: path)
+        XCTAssertThrowsError(try Migrator(migrations: edited).migrate(db, now: 2)) { error in
+            XCTAssertTrue("\(error)".contains("was edited after it was applied"), "\(error)")
+        }
+    }
+
+    func testAMigrationUnknownToTheBinaryIsRefused() throws {
+        let db = try Database.open(path: path)
+        let newer = try Migration.bundled() + [Migration(name: "9999_future", sql: "CREATE TABLE future (x INTEGER)")]
+        try Migrator(migrations: newer).migrate(db, now: 1)
+        XCTAssertThrowsError(try Migrator(migrations: Migration.bundled()).migrate(db, now: 2)) { error in
+            XCTAssertTrue("\(error)".contains("does not know"), "\(error)")
+        }
+    }
+
+    func testAFailingMigrationLeavesNoTrace() throws {
+        let db = try Database.open(path: path)
+        let broken = try [Migration(name: "0001_broken", sql: "CREATE TABLE a (x INTEGER); CREATE TABLE a (y INTEGER);")]
+        XCTAssertThrowsError(try Migrator(migrations: broken).migrate(db, now: 1))
+        XCTAssertEqual(try Migrator(migrations: broken).applied(db), [])
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM sqlite_master WHERE name = 'a'"), "0")
+    }
+
+    // MARK: Callers and keys
+
+    func testCallersKeysAndRevocation() throws {
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let registry = CallerRegistry(db)
+        let (caller, key) = try registry.create(name: "payments", environment: .production,
+                                                roles: [.evaluate, .labels], rate: 50, burst: 100,
+                                                now: 10, callerId: "c1")
+        XCTAssertEqual(caller.roles, [.evaluate, .labels])
+        XCTAssertEqual(try registry.list().map(\.callerId), ["c1"])
+        let directory = try SQLiteCredentialDirectory(path: path)
+        let found = try XCTUnwrap(try directory.credential(keyId: key.keyId))
+        XCTAssertEqual(found.caller, caller)
+        XCTAssertTrue(key.matches(found.key.secretHash))
+        XCTAssertNil(found.key.revokedAt)
+        XCTAssertEqual(APIKey(token: key.token), key)
+
+        // The secret never reaches the database file.
+        let fileBytes = try Data(contentsOf: URL(fileURLWithPath: path)) + ((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
+        XCTAssertNil(fileBytes.range(of: Data(key.secret.utf8)))
+
+        try registry.revokeKey(keyId: key.keyId, now: 20)
+        XCTAssertEqual(try directory.credential(keyId: key.keyId)?.key.revokedAt, 20)
+        XCTAssertThrowsError(try registry.revokeKey(keyId: key.keyId, now: 21))
+        XCTAssertThrowsError(try registry.revokeKey(keyId: "0000000000000000", now: 21))
+        XCTAssertThrowsError(try registry.create(name: "x", environment: .sandbox, roles: [], rate: 1, burst: 1,
+                                                 now: 1, callerId: "c2"))
+        XCTAssertThrowsError(try registry.create(name: " ", environment: .sandbox, roles: [.admin], rate: 1,
+                                                 burst: 1, now: 1, callerId: "c2"))
+    }
+
+    // MARK: Ledger
+
+    func makeLedger(capacity: Int = 1000) throws -> (SQLiteLedger, GroupCommitWriter) {
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let writer = GroupCommitWriter(connection: db, capacity: capacity)
+        writer.start()
+        return (SQLiteLedger(writer: writer), writer)
+    }
+
+    func evaluation(_ id: String, caller: String = "c1", environment: Environment = .production,
+                    insights: [String] = ["i-\(UUID().uuidString)"]) -> EvaluationRecord {
+        EvaluationRecord(
+            eventId: id, callerId: caller, environment: environment, category: .payment,
+            createdAt: 1000, reportConsumptionBy: 2000,
+            subject: HashedSubject(account: [1, 2, 3], device: nil, counterparty: [4], keyId: "k"),
+            insights: insights.map {
+                InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                              newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
+            })
+    }
+
+    func wait<T: Sendable>(_ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void) -> Result<T, StoreFailure> {
+        let done = expectation(description: "completion")
+        let box = ResultBox<T>()
+        body { result in box.value = result; done.fulfill() }
+        wait(for: [done], timeout: 10)
+        return box.value!
+    }
+
+    func testConsumptionReportSemantics() throws {
+        let (ledger, writer) = try makeLedger()
+        defer { writer.stop() }
+        XCTAssertNoThrow(try wait { ledger.record(evaluation("e1", insights: ["a", "b"]), completion: $0) }.get())
+
+        func report(_ event: String, _ status: ConsumptionStatus, _ ids: [String], at: Int64 = 1500,
+                    caller: String = "c1", environment: Environment = .production) -> Result<ConsumptionResult, StoreFailure> {
+            wait { ledger.report(ConsumptionReport(eventId: event, callerId: caller, environment: environment,
+                                                   status: status, insightIdsUsed: ids, reportedAt: at), completion: $0) }
+        }
+        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a", "zz"]), .success(.unknownInsightIds(["zz"])))
+        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a"], caller: "other"), .success(.evaluationNotFound))
+        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a"], environment: .sandbox), .success(.evaluationNotFound))
+        XCTAssertEqual(report("nope", .usedIncreasedFriction, []), .success(.evaluationNotFound))
+        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a"]), .success(.recorded(.onTime)))
+        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a"]), .success(.alreadyRecorded))
+        XCTAssertEqual(report("e1", .notUsedNotNeeded, []), .success(.conflict(existing: .usedIncreasedFriction)))
+
+        XCTAssertNoThrow(try wait { ledger.record(evaluation("e2"), completion: $0) }.get())
+        XCTAssertEqual(report("e2", .notUsedError, [], at: 2001), .success(.recorded(.late)))
+    }
+
+    func testLabelsAndIdempotency() throws {
+        let (ledger, writer) = try makeLedger()
+        defer { writer.stop() }
+        XCTAssertNoThrow(try wait { ledger.record(evaluation("e1", insights: ["a", "b"]), completion: $0) }.get())
+        XCTAssertNoThrow(try wait { ledger.record(evaluation("e2", environment: .sandbox, insights: ["s"]), completion: $0) }.get())
+
+        func submit(_ items: [Label?], key: String, body: String) -> Result<LabelSubmissionResult, StoreFailure> {
+            wait { ledger.submit(LabelSubmission(callerId: "ops", environment: .production, items: items,
+                                                 idempotencyKeyHash: Array(key.utf8), bodyHash: Array(body.utf8),
+                                                 receivedAt: 5000), completion: $0) }
+        }
+        let fraud = Label(insightId: "a", outcome: .confirmedFraud, fraudType: .techSupportScam, discoveredAt: "2027-01-15")
+        let items: [Label?] = [
+            fraud, fraud,
+            Label(insightId: "a", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-16"),
+            Label(insightId: "s", outcome: .confirmedFraud, fraudType: .other, discoveredAt: "2027-01-15"),
+            Label(insightId: "missing", outcome: .confirmedFraud, fraudType: .other, discoveredAt: "2027-01-15"),
+            nil,
+        ]
+        XCTAssertEqual(submit(items, key: "k1", body: "body1"),
+                       .success(.processed([.accepted, .duplicate, .conflict, .unknownInsight, .unknownInsight, .invalid],
+                                           replayed: false)))
+        XCTAssertEqual(submit(items, key: "k1", body: "body1"),
+                       .success(.processed([.accepted, .duplicate, .conflict, .unknownInsight, .unknownInsight, .invalid],
+                                           replayed: true)))
+        XCTAssertEqual(submit(items, key: "k1", body: "body2"), .success(.idempotencyKeyReused))
+        XCTAssertEqual(submit([fraud], key: "k2", body: "body3"), .success(.processed([.duplicate], replayed: false)))
+    }
+
+    func testGroupCommitIsDurableAndConcurrent() throws {
+        let (ledger, writer) = try makeLedger()
+        let count = 500
+        let done = expectation(description: "all committed")
+        done.expectedFulfillmentCount = count
+        let records = (0..<count).map { evaluation("e\($0)") }
+        DispatchQueue.concurrentPerform(iterations: count) { i in
+            ledger.record(records[i]) { result in
+                if case .success = result { done.fulfill() }
+            }
+        }
+        wait(for: [done], timeout: 30)
+        writer.stop()
+        // A fresh connection sees every acknowledged evaluation.
+        let db = try SQLiteConnection(path: path)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations"), "\(count)")
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM insights"), "\(count)")
+        XCTAssertEqual(try db.scalarText("PRAGMA integrity_check"), "ok")
+    }
+
+    func testAFailingJobDoesNotSinkItsBatch() throws {
+        let (ledger, writer) = try makeLedger()
+        defer { writer.stop() }
+        let results = ResultsBox()
+        let done = expectation(description: "both")
+        done.expectedFulfillmentCount = 3
+        // The same event id twice: the second insert violates the primary key.
+        for id in ["dup", "dup", "fine"] {
+            ledger.record(evaluation(id)) { result in
+                results.append(id, (try? result.get()) != nil)
+                done.fulfill()
+            }
+        }
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(results.values.filter { $0.0 == "dup" }.map(\.1).sorted { !$0 && $1 }, [false, true])
+        XCTAssertEqual(results.values.first { $0.0 == "fine" }?.1, true)
+    }
+
+    func testAFullQueueAnswersOverloadedAndAStoppedWriterUnavailable() throws {
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let writer = GroupCommitWriter(connection: db, capacity: 1)  // not started: nothing drains
+        let ledger = SQLiteLedger(writer: writer)
+        let results = ResultsBox()
+        ledger.record(evaluation("a")) { _ in results.append("a", true) }
+        ledger.record(evaluation("b")) { result in
+            if case .failure(.overloaded) = result { results.append("b", true) } else { results.append("b", false) }
+        }
+        XCTAssertEqual(results.values.first { $0.0 == "b" }?.1, true)
+        writer.start()
+        writer.stop()
+        ledger.record(evaluation("c")) { result in
+            if case .failure(.unavailable) = result { results.append("c", true) } else { results.append("c", false) }
+        }
+        XCTAssertEqual(results.values.map(\.0).sorted(), ["a", "b", "c"])
+        XCTAssertTrue(results.values.allSatisfy(\.1))
+    }
+}
+
+final class ResultBox<T: Sendable>: @unchecked Sendable {
+    // @unchecked: written once before the expectation is fulfilled, read after the wait.
+    var value: Result<T, StoreFailure>?
+}
+
+final class ResultsBox: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var storage: [(String, Bool)] = []
+    func append(_ key: String, _ ok: Bool) { lock.lock(); storage.append((key, ok)); lock.unlock() }
+    var values: [(String, Bool)] { lock.lock(); defer { lock.unlock() }; return storage }
+}

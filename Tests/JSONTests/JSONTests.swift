@@ -1,0 +1,65 @@
+import JSON
+import XCTest
+
+final class JSONTests: XCTestCase {
+    func testParsesEveryKind() throws {
+        let value = try JSONParser.parse(#" {"a": [1, -2.5e2, true, false, null, "x\u00e9\n\"\ud83d\ude00"], "b": {}} "#)
+        guard case .object(let object) = value else { return XCTFail("not an object") }
+        XCTAssertEqual(object.keys, ["a", "b"])
+        XCTAssertEqual(object["a"], .array([.number(1), .number(-250), .bool(true), .bool(false), .null,
+                                            .string("xé\n\"😀")]))
+        XCTAssertEqual(object["b"], .object(JSONObject()))
+    }
+
+    func testRejectsMalformedDocuments() {
+        let cases: [(String, String)] = [
+            ("", "unexpected end"),
+            ("{", "expected a member name"),
+            (#"{"a":1,}"#, "expected a member name"),
+            ("[1,]", "unexpected character"),
+            ("01", "leading zero"),
+            ("1.", "invalid number"),
+            ("-", "invalid number"),
+            ("1e999", "out of range"),
+            (#""abc"#, "unterminated"),
+            ("\"a\u{01}b\"", "control character"),
+            (#""\x""#, "invalid escape"),
+            (#""\ud800""#, "unpaired surrogate"),
+            (#""\udc00""#, "unpaired surrogate"),
+            (#"{"a":1,"a":2}"#, "duplicate member"),
+            ("{} {}", "after the document"),
+            ("tru", "unexpected end"),
+            ("nul1", "invalid literal"),
+            ("'a'", "unexpected character"),
+        ]
+        for (input, expected) in cases {
+            XCTAssertThrowsError(try JSONParser.parse(input), input) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(input): \(error)")
+            }
+        }
+    }
+
+    func testRejectsInvalidUTF8() {
+        XCTAssertThrowsError(try JSONParser.parse([0x22, 0xC3, 0x28, 0x22]))
+        XCTAssertThrowsError(try JSONParser.parse([0x22, 0x5C, 0x6E, 0xFF, 0x22]))
+    }
+
+    func testDepthIsBounded() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        XCTAssertThrowsError(try JSONParser.parse(deep)) { error in
+            XCTAssertTrue("\(error)".contains("nesting deeper"))
+        }
+        let ok = String(repeating: "[", count: 32) + String(repeating: "]", count: 32)
+        XCTAssertNoThrow(try JSONParser.parse(ok))
+    }
+
+    func testWriterRoundTrips() throws {
+        let value: JSONValue = .object([
+            "s": .string("q\"\\\u{01}\té"), "i": .number(42), "f": .number(0.5), "n": .null,
+            "a": .array([.bool(true), .number(-3)]),
+        ])
+        let text = JSONWriter.string(value)
+        XCTAssertEqual(text, #"{"s":"q\"\\\u0001\té","i":42,"f":0.5,"n":null,"a":[true,-3]}"#)
+        XCTAssertEqual(try JSONParser.parse(text), value)
+    }
+}

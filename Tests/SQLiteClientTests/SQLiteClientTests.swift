@@ -1,0 +1,101 @@
+import Foundation
+import SQLiteClient
+import XCTest
+
+final class SQLiteClientTests: XCTestCase {
+    var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("sqlite-client-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func open() throws -> SQLiteConnection {
+        try SQLiteConnection(path: directory.appendingPathComponent("test.db").path)
+    }
+
+    func testRoundTripsEveryValueKind() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n TEXT)")
+        try db.prepare("INSERT INTO t VALUES (?, ?, ?, ?, ?)")
+            .run(42, 2.5, "héllo", [UInt8]([0, 1, 255]), String?.none)
+        let rows = try db.prepare("SELECT i, r, s, b, n FROM t").query { row in
+            (row.int(0), row.double(1), row.text(2), row.blob(3), row.isNull(4))
+        }
+        XCTAssertEqual(rows.count, 1)
+        XCTAssertEqual(rows[0].0, 42)
+        XCTAssertEqual(rows[0].1, 2.5)
+        XCTAssertEqual(rows[0].2, "héllo")
+        XCTAssertEqual(rows[0].3, [0, 1, 255])
+        XCTAssertTrue(rows[0].4)
+    }
+
+    func testEmptyBlobStaysABlob() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (b BLOB)")
+        try db.prepare("INSERT INTO t VALUES (?)").run([UInt8]())
+        XCTAssertEqual(try db.scalarText("SELECT typeof(b) FROM t"), "blob")
+    }
+
+    func testTransactionRollsBackOnError() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
+        struct Boom: Error {}
+        XCTAssertThrowsError(try db.transaction {
+            try db.cached("INSERT INTO t VALUES (?)").run("a")
+            throw Boom()
+        })
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM t"), "0")
+    }
+
+    func testSavepointUndoesOnlyItsOwnWrites() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
+        try db.transaction {
+            try db.cached("INSERT INTO t VALUES (?)").run("a")
+            XCTAssertThrowsError(try db.savepoint {
+                try db.cached("INSERT INTO t VALUES (?)").run("b")
+                try db.cached("INSERT INTO t VALUES (?)").run("a")  // duplicate: fails
+            }) { error in
+                XCTAssertTrue((error as? SQLiteError)?.isUniqueViolation ?? false)
+            }
+        }
+        XCTAssertEqual(try db.prepare("SELECT k FROM t ORDER BY k").query { $0.text(0) }, ["a"])
+    }
+
+    func testErrorsNameTheSQLButNotTheValues() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
+        try db.prepare("INSERT INTO t VALUES (?)").run("secret-value")
+        do {
+            try db.prepare("INSERT INTO t VALUES (?)").run("secret-value")
+            XCTFail("expected a constraint error")
+        } catch {
+            XCTAssertTrue(error.description.contains("INSERT INTO t"))
+            XCTAssertFalse(error.description.contains("secret-value"))
+            XCTAssertEqual(error.code, 19)  // SQLITE_CONSTRAINT
+        }
+        XCTAssertThrowsError(try db.prepare("SELEC nonsense"))
+    }
+
+    func testWALModeAllowsAReaderBesideAWriter() throws {
+        let writer = try open()
+        XCTAssertEqual(try writer.scalarText("PRAGMA journal_mode=WAL"), "wal")
+        try writer.execute("CREATE TABLE t (k INTEGER)")
+        let reader = try SQLiteConnection(path: writer.path, readOnly: true)
+        try writer.execute("BEGIN IMMEDIATE; INSERT INTO t VALUES (1)")
+        XCTAssertEqual(try reader.scalarText("SELECT count(*) FROM t"), "0")
+        try writer.execute("COMMIT")
+        XCTAssertEqual(try reader.scalarText("SELECT count(*) FROM t"), "1")
+    }
+
+    func testOpeningAMissingDatabaseWithoutCreateFails() {
+        XCTAssertThrowsError(try SQLiteConnection(
+            path: directory.appendingPathComponent("missing.db").path, create: false))
+    }
+}

@@ -1,0 +1,112 @@
+#!/bin/sh
+# End-to-end test of the real binaries: start insightd on a free port, create a caller with
+# insightctl, run evaluate -> consume -> label, check errors, kill -9 after 200s and check
+# nothing acknowledged was lost, and scan the state directory for raw identifiers.
+# Usage: tests/e2e.sh BIN_DIR
+set -eu
+BIN=$(cd "${1:-.build/release}" && pwd)
+WORK=$(mktemp -d)
+STATE="$WORK/state"
+LOG="$WORK/insightd.log"
+PID=""
+cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+fail() { echo "e2e: FAIL: $*" >&2; echo "--- insightd log" >&2; cat "$LOG" >&2 || true; exit 1; }
+pass() { echo "e2e: ok: $*"; }
+
+export INSIGHTD_STATE_DIR="$STATE" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$(pwd)/models"
+[ -d "$INSIGHTD_MODELS_DIR" ] || unset INSIGHTD_MODELS_DIR
+
+start() {
+    "$BIN/insightd" 2>>"$LOG" &
+    PID=$!
+    for _ in $(seq 1 100); do
+        PORT=$(grep '"msg":"insightd ready"' "$LOG" | tail -1 | jq -r '.listen' 2>/dev/null | sed 's/.*://')
+        [ -n "$PORT" ] && [ "$PORT" != "null" ] && curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && return 0
+        sleep 0.1
+    done
+    fail "insightd did not become ready"
+}
+
+
+# --check-config
+INSIGHTD_THREADS=0 "$BIN/insightd" --check-config 2>"$WORK/cc.err" && fail "--check-config accepted INSIGHTD_THREADS=0"
+grep -q INSIGHTD_THREADS "$WORK/cc.err" || fail "--check-config did not name INSIGHTD_THREADS"
+INSIGHTD_LISTN=x "$BIN/insightd" --check-config 2>/dev/null && fail "--check-config accepted a misspelt variable"
+"$BIN/insightd" --check-config >/dev/null || fail "--check-config rejected the defaults"
+pass "check-config"
+
+"$BIN/insightctl" migrate | grep -q "applied: 0001_initial" || fail "insightctl migrate"
+start
+B="http://127.0.0.1:$PORT"
+CREATED=$("$BIN/insightctl" callers create --name e2e --roles evaluate,labels --environment production --json)
+KEY=$(echo "$CREATED" | jq -r .apiKey)
+KEYID=$(echo "$CREATED" | jq -r .keyId)
+[ "${KEY#ik_}" != "$KEY" ] || fail "callers create printed no key"
+"$BIN/insightctl" callers list | grep -q e2e || fail "callers list"
+pass "caller created while running"
+
+post() { curl -s -o "$WORK/body" -w '%{http_code}' -X POST "$B$1" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' ${4:+-H "$4"} --data-binary "$3"; }
+ACCOUNT="e2e-account-7f3a9"
+DEVICE="e2e-device-41bb"
+EVAL='{"requestId":"txn-1","operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"'$ACCOUNT'","device":"'$DEVICE'","counterparty":"e2e-payee-x"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":900,"type":"fieldFocus","field":"payee"},{"t":1200,"type":"keyDown","field":"payee"},{"t":5000,"type":"submit"}],"device":{"activeCall":true}}}'
+[ "$(post /v1/evaluations "$KEY" "$EVAL")" = 200 ] || fail "evaluate: $(cat "$WORK/body")"
+EVENT=$(jq -r .eventId "$WORK/body")
+INSIGHT=$(jq -r '.insights[0].insightId' "$WORK/body")
+[ "$(jq -r .requestId "$WORK/body")" = txn-1 ] || fail "requestId not echoed"
+[ "$(jq -r .environment "$WORK/body")" = production ] || fail "environment"
+pass "evaluate"
+
+[ "$(post "/v1/evaluations/$EVENT/consumption" "$KEY" '{"status":"usedIncreasedFriction","insightIdsUsed":["'$INSIGHT'"]}')" = 204 ] || fail "consume: $(cat "$WORK/body")"
+[ "$(post "/v1/evaluations/$EVENT/consumption" "$KEY" '{"status":"usedIncreasedFriction","insightIdsUsed":["'$INSIGHT'"]}')" = 204 ] || fail "repeat consume"
+[ "$(post "/v1/evaluations/$EVENT/consumption" "$KEY" '{"status":"notUsedNotNeeded"}')" = 409 ] || fail "conflicting consume"
+pass "consume"
+
+LABELS='{"labels":[{"insightId":"'$INSIGHT'","outcome":"confirmedFraud","fraudType":"authorityImpersonation","discoveredAt":"2026-11-30"}]}'
+[ "$(post /v1/labels "$KEY" "$LABELS" "Idempotency-Key: e2e-1")" = 200 ] || fail "labels: $(cat "$WORK/body")"
+[ "$(jq -r '.results[0].status' "$WORK/body")" = accepted ] || fail "label not accepted: $(cat "$WORK/body")"
+[ "$(post /v1/labels "$KEY" "$LABELS" "Idempotency-Key: e2e-1")" = 200 ] || fail "label replay"
+[ "$(jq -r '.results[0].status' "$WORK/body")" = accepted ] || fail "replay differs"
+pass "labels"
+
+# Errors are problem+json with a code.
+code=$(curl -s -o "$WORK/body" -w '%{http_code}' "$B/nope")
+[ "$code" = 404 ] && [ "$(jq -r .code "$WORK/body")" = notFound ] || fail "404"
+code=$(curl -s -o "$WORK/body" -w '%{http_code}' -H "Authorization: Bearer $KEY" -X POST -H 'Content-Type: text/plain' -d x "$B/v1/evaluations")
+[ "$code" = 415 ] || fail "415 ($code)"
+pass "errors"
+
+# Durability: every evaluation answered 200 survives kill -9.
+: >"$WORK/events"
+for i in $(seq 1 30); do
+    [ "$(post /v1/evaluations "$KEY" "$EVAL")" = 200 ] || fail "evaluate $i"
+    jq -r .eventId "$WORK/body" >>"$WORK/events"
+done
+kill -9 "$PID"; wait "$PID" 2>/dev/null || true; PID=""
+start
+B="http://127.0.0.1:$PORT"
+while read -r event; do
+    [ "$(post "/v1/evaluations/$event/consumption" "$KEY" '{"status":"notUsedNotNeeded"}')" = 204 ] || fail "evaluation $event lost after kill -9"
+done <"$WORK/events"
+[ "$(sqlite3 "$STATE/insightd.db" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check"
+pass "kill -9 lost nothing ($(wc -l <"$WORK/events") evaluations)"
+
+# Revocation takes effect without a restart.
+"$BIN/insightctl" keys revoke "$KEYID" >/dev/null
+sleep 3
+[ "$(post /v1/evaluations "$KEY" "$EVAL")" = 401 ] || fail "revoked key still accepted"
+pass "revocation"
+
+# Graceful stop.
+kill -TERM "$PID"
+wait "$PID" || fail "SIGTERM exit status"
+PID=""
+grep -q '"insightd stopped"' "$LOG" || fail "no stop log"
+pass "SIGTERM"
+
+# Privacy: no raw identifier in any state file or log line.
+for needle in "$ACCOUNT" "$DEVICE" "e2e-payee-x" "$KEY"; do
+    if grep -rqa -- "$needle" "$STATE" "$LOG"; then fail "raw value found in state or log"; fi
+done
+pass "privacy scan"
+echo "e2e: all passed"

@@ -1,0 +1,606 @@
+"""Trains the isLikelyBeingCoached models and writes the artifacts the daemon loads.
+
+    python train.py --out ../models            (training/make-model.sh runs this in its venv)
+
+Deterministic: sessions are a pure function of (seed, index), LightGBM runs single-threaded with
+deterministic=True and force_row_wise=True, and nothing time- or host-dependent is written, so two
+runs give byte-identical files.
+
+For each version in VERSIONS it writes models/<version>/:
+  model.json     the LightGBM ensemble in a compact form exported from Booster.dump_model()
+                 (format described in docs/model-card.md and export_model below)
+  manifest.json  feature order, per-category thresholds, evidence and reason parameters,
+                 training description, seed, held-out metrics, sha256 of model.json
+  fixtures.json  held-out sessions: raw events -> features -> LightGBM raw score -> level ->
+                 reasons, plus edge rows that put features exactly on split thresholds, at zero
+                 and missing. The Swift tests replay every row.
+and models/registry.json naming the current version.
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import random
+import sys
+
+import lightgbm as lgb
+import numpy as np
+
+import features as F
+import simulate
+
+SEED = 20261202
+SESSIONS = 100_000
+SPLIT = (0.40, 0.30, 0.30)  # train, validation (thresholds), test (reported metrics, fixtures)
+FIXTURE_SESSIONS = 2000
+FIXTURE_EDGE_ROWS = 300
+
+CATEGORIES = simulate.CATEGORIES
+HIGH_GENUINE_SHARE = 0.005   # at most 0.5% of genuine validation sessions score above `high`
+MEDIUM_GENUINE_SHARE = 0.03  # at most 3% above `medium`
+MIN_CATEGORY_GENUINE = 1000  # fewer genuine validation sessions: use the pooled threshold
+
+EVIDENCE_RULE = {
+    "minUserActions": 3,
+    "minSessionSeconds": 2.0,
+    "deviceSignals": ["activeCall", "screenSharing", "remoteAccessApp"],
+}
+REASON_RULE = {"maxReasons": 4, "minContribution": 0.2}
+
+# Reason code per feature (None: the feature informs the score but names no signal).
+# The same table lives in Swift (Feature.reasonCode); docs/features.md documents it.
+REASON_CODES = {
+    "sessionSeconds": "longSession",
+    "userActionCount": None,
+    "firstInputSeconds": "delayedFirstInput",
+    "keystrokeCount": None,
+    "keyIntervalMeanMs": "unusualTypingRhythm",
+    "keyIntervalCV": "unusualTypingRhythm",
+    "meanBurstLength": "segmentedTyping",
+    "segmentPauseCount": "segmentedTyping",
+    "segmentPauseShare": "segmentedTyping",
+    "longPauseCount": "longPauses",
+    "longestPauseSeconds": "longPauses",
+    "submitHesitationSeconds": "longHesitation",
+    "deletionCount": "frequentCorrections",
+    "deletionRatio": "frequentCorrections",
+    "payeePasted": "pastedPayee",
+    "amountPasted": "pastedAmount",
+    "fieldRevisits": "fieldRevisits",
+    "appSwitchCount": "frequentAppSwitching",
+    "backgroundSeconds": "frequentAppSwitching",
+    "backgroundShare": "frequentAppSwitching",
+    "activeCall": "activeCallDuringSession",
+    "callStartedBeforeSession": "callStartedBeforeSession",
+    "proximityNearShare": "phoneAtEar",
+    "orientationChanges": "orientationChanges",
+    "screenSharing": "screenSharing",
+    "remoteAccessApp": "remoteAccessApp",
+    "otpEntryDelaySeconds": "delayedOtpEntry",
+}
+
+# Direction each feature may push the score (LightGBM monotone constraints). Published findings
+# give a direction for these signals; constraining them keeps the model from learning simulator
+# artefacts such as "a slightly shorter session is more suspicious", and makes the per-feature
+# contributions behind the reason codes point the way the signal does.
+MONOTONE = {
+    "sessionSeconds": 1, "firstInputSeconds": 1, "meanBurstLength": -1,
+    "segmentPauseCount": 1, "segmentPauseShare": 1, "longPauseCount": 1,
+    "longestPauseSeconds": 1, "submitHesitationSeconds": 1, "payeePasted": 1,
+    "amountPasted": 1, "fieldRevisits": 1, "appSwitchCount": 1, "backgroundSeconds": 1,
+    "backgroundShare": 1, "activeCall": 1, "callStartedBeforeSession": 1,
+    "proximityNearShare": 1, "orientationChanges": 1, "screenSharing": 1, "remoteAccessApp": 1,
+    "otpEntryDelaySeconds": 1,
+}
+
+# Raw event counts name no coaching signal and mostly measure the form (how many fields, how
+# long the text), which differs between apps: the models do not see them. They stay in the
+# feature vector for the evidence rule.
+COUNT_ONLY = ("userActionCount", "keystrokeCount")
+
+VERSIONS = {
+    # 1.0: device facts and coarse timing only, what a first SDK integration can send.
+    "1.0": {
+        "features": [
+            "sessionSeconds", "firstInputSeconds", "keyIntervalMeanMs", "keyIntervalCV",
+            "deletionRatio", "payeePasted", "appSwitchCount", "activeCall", "screenSharing",
+            "remoteAccessApp",
+        ],
+        "rounds": 120,
+        "status": "active",
+    },
+    # 2.0: every feature, including segmented typing, hesitation, proximity and call timing.
+    "2.0": {"features": [n for n in F.FEATURE_NAMES if n not in COUNT_ONLY], "rounds": 200,
+            "status": "active"},
+}
+CURRENT = "2.0"
+
+LGB_PARAMS = {
+    "objective": "binary",
+    "learning_rate": 0.05,
+    "num_leaves": 15,
+    "min_data_in_leaf": 40,
+    "lambda_l2": 1.0,
+    "feature_fraction": 0.9,
+    "max_bin": 255,
+    "monotone_constraints_method": "basic",
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_threads": 1,
+    "verbosity": -1,
+}
+
+# LightGBM's kZeroThreshold is the float literal 1e-35f widened to double.
+K_ZERO = float(np.float32(1e-35))
+MISSING_TYPES = {"None": 0, "Zero": 1, "NaN": 2}
+
+
+# ---------------------------------------------------------------------------- model export
+
+def export_model(booster, names):
+    """Compact form of Booster.dump_model(): per tree, `splits` rows
+    [featureIndex, threshold, defaultLeft, missingType, left, right, internalValue] and
+    `leaves` values; a child >= 0 is a split index, a child < 0 is leaf ~child."""
+    dump = booster.dump_model()
+    if not dump["objective"].startswith("binary"):
+        raise SystemExit(f"unexpected objective {dump['objective']}")
+    if dump["feature_names"] != names:
+        raise SystemExit("feature names in the booster differ from the version's feature list")
+    trees = []
+    for info in dump["tree_info"]:
+        root = info["tree_structure"]
+        n_leaves = info["num_leaves"]
+        splits = [None] * (n_leaves - 1)
+        leaves = [None] * n_leaves
+
+        def ref(node):
+            if "split_index" in node:
+                return node["split_index"]
+            return ~node.get("leaf_index", 0)
+
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if "split_index" not in node:
+                leaves[node.get("leaf_index", 0)] = node["leaf_value"]
+                continue
+            if node["decision_type"] != "<=":
+                raise SystemExit(f"unsupported decision_type {node['decision_type']}")
+            splits[node["split_index"]] = [
+                node["split_feature"], node["threshold"], 1 if node["default_left"] else 0,
+                MISSING_TYPES[node["missing_type"]], ref(node["left_child"]),
+                ref(node["right_child"]), node["internal_value"],
+            ]
+            stack.append(node["left_child"])
+            stack.append(node["right_child"])
+        assert all(s is not None for s in splits) and all(v is not None for v in leaves)
+        trees.append({"splits": splits, "leaves": leaves})
+    return {
+        "format": "insightd.tree-ensemble/1",
+        "source": f"LightGBM {lgb.__version__} Booster.dump_model()",
+        "objective": "binary",
+        "scoreTransform": "sigmoid",
+        "featureNames": names,
+        "trees": trees,
+    }
+
+
+# LightGBM keeps an open-ended bin's bound as +infinity in memory but writes it as 1e300
+# (Common::AvoidInf), so a split "x <= 1e300" in the dump is "x <= +inf" for predict().
+INF_THRESHOLD = 1e300
+
+
+def _next_node(split, v):
+    _f, thr, default_left, missing, left, right, _iv = split
+    if thr >= INF_THRESHOLD:
+        thr = math.inf
+    elif thr <= -INF_THRESHOLD:
+        thr = -math.inf
+    if missing != 2 and math.isnan(v):
+        v = 0.0
+    if (missing == 1 and -K_ZERO <= v <= K_ZERO) or (missing == 2 and math.isnan(v)):
+        return left if default_left else right
+    return left if v <= thr else right
+
+
+def _prepare(x):
+    # LightGBM's dense-row predictor drops |v| <= kZeroThreshold, so such values arrive as 0.
+    return [0.0 if abs(v) <= K_ZERO else v for v in x]
+
+
+def raw_score(model, x):
+    """The walk LightGBM does for predict(raw_score=True), in the same summation order."""
+    x = _prepare(x)
+    total = 0.0
+    for tree in model["trees"]:
+        splits, leaves = tree["splits"], tree["leaves"]
+        if not splits:
+            total += leaves[0]
+            continue
+        node = 0
+        while True:
+            split = splits[node]
+            node = _next_node(split, x[split[0]])
+            if node < 0:
+                total += leaves[~node]
+                break
+    return total
+
+
+def contributions(model, x):
+    """Saabas path attribution: each split's feature gets child value minus parent value."""
+    x = _prepare(x)
+    out = [0.0] * len(model["featureNames"])
+    for tree in model["trees"]:
+        splits, leaves = tree["splits"], tree["leaves"]
+        if not splits:
+            continue
+        node = 0
+        parent = splits[0][6]
+        while True:
+            split = splits[node]
+            node = _next_node(split, x[split[0]])
+            child = leaves[~node] if node < 0 else splits[node][6]
+            out[split[0]] += child - parent
+            parent = child
+            if node < 0:
+                break
+    return out
+
+
+def reasons(model, x):
+    contrib = contributions(model, x)
+    totals = {}
+    order = []
+    for j, name in enumerate(model["featureNames"]):
+        code = REASON_CODES[name]
+        if code is None or math.isnan(x[j]):
+            continue
+        if code not in totals:
+            totals[code] = 0.0
+            order.append(code)
+        totals[code] += contrib[j]
+    ranked = sorted(order, key=lambda c: (-totals[c], c))
+    chosen = [c for c in ranked if totals[c] >= REASON_RULE["minContribution"]]
+    if not chosen and ranked and totals[ranked[0]] > 0.0:
+        chosen = ranked[:1]
+    return chosen[:REASON_RULE["maxReasons"]]
+
+
+def level_for(raw, thresholds, evidence):
+    if not evidence:
+        return "unknown"
+    if raw > thresholds["high"]["raw"]:
+        return "high"
+    if raw > thresholds["medium"]["raw"]:
+        return "medium"
+    return "unknown"
+
+
+# ---------------------------------------------------------------------------- metrics
+
+def roc_auc(y, s):
+    order = np.argsort(s, kind="mergesort")
+    s_sorted = s[order]
+    ranks = np.empty(len(s), dtype=np.float64)
+    i = 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and s_sorted[j + 1] == s_sorted[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    pos = y == 1
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def pr_auc(y, s):
+    """Average precision (step-wise area under the precision-recall curve)."""
+    order = np.argsort(-s, kind="mergesort")
+    y_sorted = y[order]
+    s_sorted = s[order]
+    tp = np.cumsum(y_sorted)
+    fp = np.cumsum(1 - y_sorted)
+    last = np.r_[np.nonzero(np.diff(s_sorted))[0], len(s) - 1]  # end of each tie group
+    precision = tp[last] / (tp[last] + fp[last])
+    recall = tp[last] / tp[-1]
+    prev = np.r_[0.0, recall[:-1]]
+    return float(np.sum((recall - prev) * precision))
+
+
+def threshold_for(genuine_raw, share):
+    """The smallest observed score t such that at most `share` of genuine scores are > t."""
+    s = np.sort(genuine_raw)[::-1]
+    allowed = int(math.floor(share * len(s)))
+    return float(s[allowed])
+
+
+def r6(x):
+    return float(round(x, 6))
+
+
+# ---------------------------------------------------------------------------- data
+
+def build_dataset():
+    sessions = simulate.generate(SESSIONS, SEED)
+    X = np.array([F.extract(simulate.events_as_tuples(s), s["interaction"]["device"])
+                  for s in sessions], dtype=np.float64)
+    y = np.array([s["label"] for s in sessions], dtype=np.int64)
+    n_train = int(SESSIONS * SPLIT[0])
+    n_val = int(SESSIONS * SPLIT[1])
+    idx = {
+        "train": np.arange(0, n_train),
+        "validation": np.arange(n_train, n_train + n_val),
+        "test": np.arange(n_train + n_val, SESSIONS),
+    }
+    return sessions, X, y, idx
+
+
+def describe(sessions, idx):
+    out = {}
+    for split, ids in idx.items():
+        counts = {}
+        for i in ids:
+            s = sessions[i]
+            key = ("coached" if s["label"] else "genuine") + "." + s["scenario"]
+            counts[key] = counts.get(key, 0) + 1
+        out[split] = {"sessions": int(len(ids)), "scenarios": dict(sorted(counts.items()))}
+    return out
+
+
+# ---------------------------------------------------------------------------- fixtures
+
+DEVICE_KEYS = ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"]
+
+
+def encode_events(events):
+    """[dt, typeIndex, fieldIndex, ...] with dt the gap to the previous event and -1 = no field:
+    about a third of the size of the wire JSON, so the committed fixtures stay small."""
+    out = []
+    prev = 0
+    for t, typ, field in events:
+        out.extend([t - prev, F.EVENT_TYPES.index(typ), -1 if field is None else F.FIELDS.index(field)])
+        prev = t
+    return out
+
+
+def jnum(v):
+    return None if math.isnan(v) else v
+
+
+def fixture_rows(model, manifest, sessions, X, ids, rng):
+    names = model["featureNames"]
+    cols = [F.INDEX[n] for n in names]
+    rows = []
+
+    def row(full, session):
+        x = [full[c] for c in cols]
+        raw = raw_score(model, x)
+        category = session["category"] if session else rng.choice(CATEGORIES)
+        evidence = F.has_sufficient_evidence(full, EVIDENCE_RULE)
+        level = level_for(raw, manifest["thresholds"][category], evidence)
+        r = {"category": category}
+        if session is not None:
+            r["events"] = encode_events(simulate.events_as_tuples(session))
+            dev = session["interaction"]["device"]
+            r["device"] = [dev.get(k) for k in DEVICE_KEYS]
+        r["features"] = [jnum(v) for v in full]
+        r["raw"] = raw
+        r["level"] = level
+        r["reasons"] = reasons(model, x) if level != "unknown" else []
+        return r
+
+    session_ids = ids[:FIXTURE_SESSIONS]
+    for i in session_ids:
+        rows.append(row(list(X[i]), sessions[i]))
+
+    # Edge rows: values exactly on split thresholds (`<=` must go left), one ulp either side,
+    # zero, a value inside LightGBM's zero band, and missing, to pin the missing-value rules.
+    by_feature = {}
+    for tree in model["trees"]:
+        for split in tree["splits"]:
+            by_feature.setdefault(split[0], []).append(split[1])
+    for k in range(FIXTURE_EDGE_ROWS):
+        base = list(X[ids[FIXTURE_SESSIONS + k]])
+        for _ in range(rng.randint(1, 4)):
+            j = rng.randrange(len(names))
+            kind = rng.random()
+            thresholds = by_feature.get(j)
+            if kind < 0.55 and thresholds:
+                thr = rng.choice(thresholds)
+                v = [thr, math.nextafter(thr, math.inf), math.nextafter(thr, -math.inf)][rng.randrange(3)]
+            elif kind < 0.75:
+                v = float("nan")
+            elif kind < 0.9:
+                v = 0.0
+            else:
+                v = 1e-36
+            base[cols[j]] = v
+        rows.append(row(base, None))
+    return rows
+
+
+# ---------------------------------------------------------------------------- main
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def train_version(version, spec, sessions, X, y, idx, out_dir):
+    names = spec["features"]
+    cols = [F.INDEX[n] for n in names]
+    params = dict(LGB_PARAMS)
+    params["seed"] = SEED
+    params["monotone_constraints"] = [MONOTONE.get(n, 0) for n in names]
+    train_ids = idx["train"]
+    dtrain = lgb.Dataset(X[train_ids][:, cols], label=y[train_ids], feature_name=names,
+                         free_raw_data=False, params={"verbosity": -1})
+    booster = lgb.train(params, dtrain, num_boost_round=spec["rounds"])
+    model = export_model(booster, names)
+
+    # The exported walk must reproduce LightGBM bit for bit before anything is written.
+    test_ids = idx["test"]
+    lgb_raw = booster.predict(X[test_ids][:, cols], raw_score=True)
+    mine = np.array([raw_score(model, list(X[i][cols])) for i in test_ids])
+    if not np.array_equal(lgb_raw, mine):
+        worst = float(np.max(np.abs(lgb_raw - mine)))
+        raise SystemExit(f"{version}: exported model differs from LightGBM by up to {worst}")
+
+    def scores(ids):
+        return booster.predict(X[ids][:, cols], raw_score=True)
+
+    evidence = np.array([F.has_sufficient_evidence(list(x), EVIDENCE_RULE) for x in X])
+
+    # Thresholds on the validation split, per category, over genuine sessions that pass the
+    # evidence rule (the others answer `unknown` whatever they score).
+    val_ids = idx["validation"]
+    val_raw = scores(val_ids)
+    val_cat = np.array([sessions[i]["category"] for i in val_ids])
+    val_gen = (y[val_ids] == 0) & evidence[val_ids]
+    thresholds = {}
+    pooled = {
+        "medium": threshold_for(val_raw[val_gen], MEDIUM_GENUINE_SHARE),
+        "high": threshold_for(val_raw[val_gen], HIGH_GENUINE_SHARE),
+    }
+    for cat in CATEGORIES:
+        sel = val_gen & (val_cat == cat)
+        t = {}
+        for level, share in (("medium", MEDIUM_GENUINE_SHARE), ("high", HIGH_GENUINE_SHARE)):
+            raw = threshold_for(val_raw[sel], share) if sel.sum() >= MIN_CATEGORY_GENUINE else pooled[level]
+            t[level] = {"raw": raw, "score": 1.0 / (1.0 + math.exp(-raw))}
+        t["validationGenuineSessions"] = int(sel.sum())
+        thresholds[cat] = t
+
+    # Held-out metrics on the test split.
+    test_raw = lgb_raw
+    y_test = y[test_ids]
+    cat_test = np.array([sessions[i]["category"] for i in test_ids])
+    levels = np.array([level_for(r, thresholds[c], e)
+                       for r, c, e in zip(test_raw, cat_test, evidence[test_ids])])
+    flagged = levels != "unknown"
+    high = levels == "high"
+
+    def rates(mask):
+        pos = mask & (y_test == 1)
+        neg = mask & (y_test == 0)
+        return {
+            "sessions": int(mask.sum()),
+            "coached": int(pos.sum()),
+            "detectionRateMediumOrHigh": r6(flagged[pos].mean()) if pos.any() else None,
+            "detectionRateHigh": r6(high[pos].mean()) if pos.any() else None,
+            "genuineMediumOrHighRate": r6(flagged[neg].mean()) if neg.any() else None,
+            "genuineHighRate": r6(high[neg].mean()) if neg.any() else None,
+        }
+
+    metrics = {
+        "split": "test",
+        "rocAuc": r6(roc_auc(y_test, test_raw)),
+        "prAuc": r6(pr_auc(y_test, test_raw)),
+        "overall": rates(np.ones(len(test_ids), dtype=bool)),
+        "byCategory": {c: rates(cat_test == c) for c in CATEGORIES},
+        "byScenario": {},
+    }
+    scen = np.array([("coached." if sessions[i]["label"] else "genuine.") + sessions[i]["scenario"]
+                     for i in test_ids])
+    for name in sorted(set(scen)):
+        m = scen == name
+        metrics["byScenario"][name] = {
+            "sessions": int(m.sum()),
+            "mediumOrHighRate": r6(flagged[m].mean()),
+            "highRate": r6(high[m].mean()),
+        }
+
+    vdir = os.path.join(out_dir, version)
+    os.makedirs(vdir, exist_ok=True)
+    model_bytes = (json.dumps(model, separators=(",", ":")) + "\n").encode()
+    with open(os.path.join(vdir, "model.json"), "wb") as fh:
+        fh.write(model_bytes)
+
+    manifest = {
+        "insightType": "isLikelyBeingCoached",
+        "schemaVersion": 1,
+        "version": version,
+        "status": spec["status"],
+        "model": {
+            "file": "model.json",
+            "sha256": sha256(model_bytes),
+            "format": model["format"],
+            "trainer": f"LightGBM {lgb.__version__}",
+            "trees": len(model["trees"]),
+            "scoreTransform": "sigmoid",
+        },
+        "features": names,
+        "thresholds": {c: {"medium": thresholds[c]["medium"], "high": thresholds[c]["high"]}
+                       for c in CATEGORIES},
+        "evidenceRule": EVIDENCE_RULE,
+        "reasons": REASON_RULE,
+        "training": {
+            "data": "synthetic sessions from training/simulate.py (no real user data)",
+            "seed": SEED,
+            "sessions": SESSIONS,
+            "split": {"train": SPLIT[0], "validation": SPLIT[1], "test": SPLIT[2]},
+            "splits": describe(sessions, idx),
+            "thresholdRule": {
+                "high": f"at most {HIGH_GENUINE_SHARE:.1%} of genuine validation sessions of the category score above",
+                "medium": f"at most {MEDIUM_GENUINE_SHARE:.0%} of genuine validation sessions of the category score above",
+                "validationGenuineSessions": {c: thresholds[c]["validationGenuineSessions"] for c in CATEGORIES},
+            },
+            "lightgbm": {k: v for k, v in sorted(params.items())},
+            "rounds": spec["rounds"],
+        },
+        "metrics": metrics,
+    }
+
+    rng = random.Random(SEED + int(float(version) * 100))
+    offset = 0 if version == CURRENT else FIXTURE_SESSIONS + FIXTURE_EDGE_ROWS
+    rows = fixture_rows(model, manifest, sessions, X, test_ids[offset:], rng)
+    # LightGBM itself, not only the exported walk, must agree with every fixture row.
+    full = np.array([[np.nan if v is None else v for v in r["features"]] for r in rows])
+    check = booster.predict(full[:, cols], raw_score=True)
+    if not np.array_equal(check, np.array([r["raw"] for r in rows])):
+        raise SystemExit(f"{version}: fixture raw scores differ from LightGBM")
+    fixtures = {
+        "format": "insightd.coaching-fixtures/1",
+        "version": version,
+        "eventTypes": F.EVENT_TYPES,
+        "fields": F.FIELDS,
+        "deviceKeys": DEVICE_KEYS,
+        "featureNames": F.FEATURE_NAMES,
+        "rows": rows,
+    }
+    fixture_bytes = (json.dumps(fixtures, separators=(",", ":")) + "\n").encode()
+    with open(os.path.join(vdir, "fixtures.json"), "wb") as fh:
+        fh.write(fixture_bytes)
+    manifest["fixtures"] = {"file": "fixtures.json", "rows": len(rows), "sha256": sha256(fixture_bytes)}
+    with open(os.path.join(vdir, "manifest.json"), "w") as fh:
+        fh.write(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def main():
+    ap = argparse.ArgumentParser(description="train the isLikelyBeingCoached models")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
+    args = ap.parse_args()
+    out_dir = os.path.abspath(args.out)
+    sessions, X, y, idx = build_dataset()
+    summary = {}
+    for version, spec in VERSIONS.items():
+        m = train_version(version, spec, sessions, X, y, idx, out_dir)
+        summary[version] = m["metrics"]
+        o = m["metrics"]["overall"]
+        print(f"{version}: ROC-AUC {m['metrics']['rocAuc']:.4f}  PR-AUC {m['metrics']['prAuc']:.4f}  "
+              f"detected medium+ {o['detectionRateMediumOrHigh']:.3f} high {o['detectionRateHigh']:.3f}  "
+              f"genuine medium+ {o['genuineMediumOrHighRate']:.4f} high {o['genuineHighRate']:.4f}",
+              file=sys.stderr)
+    # Which version answers when a request names none. The daemon lists versions from the
+    # directories themselves, so this file names only the current one.
+    registry = {"insightType": "isLikelyBeingCoached", "current": CURRENT}
+    with open(os.path.join(out_dir, "registry.json"), "w") as fh:
+        fh.write(json.dumps(registry, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
