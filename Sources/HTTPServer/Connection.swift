@@ -66,14 +66,16 @@ final class Connection: @unchecked Sendable {
     /// Installs the callbacks and starts reading. Called once, right after accept.
     func start() {
         guard let bufferevent else { return }
+        // Unretained: the loop's table owns this object for as long as these handles exist.
         let context = Unmanaged.passUnretained(self).toOpaque()
         timer = event_new(loop.base, -1, 0, connectionTimerCallback, context)
         guard timer != nil else {
             close()
             return
         }
-        bufferevent_setcb(bufferevent, connectionReadCallback, connectionWriteCallback,
-                          connectionEventCallback, context)
+        bufferevent_setcb(
+            bufferevent, connectionReadCallback, connectionWriteCallback,
+            connectionEventCallback, context)
         bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, Self.readHighWatermark)
         bufferevent_enable(bufferevent, Int16(EV_READ))
         arm(.idle)
@@ -331,7 +333,9 @@ private func connectionWriteCallback(_ bufferevent: OpaquePointer?, _ context: U
     Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().onWritten()
 }
 
-private func connectionEventCallback(_ bufferevent: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
+private func connectionEventCallback(
+    _ bufferevent: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?
+) {
     Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().onEvent(events)
 }
 

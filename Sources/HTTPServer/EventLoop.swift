@@ -11,8 +11,8 @@ internal import Synchronization
 /// before the loop can be deinitialized (the thread holds a strong reference until `finish`).
 final class EventLoop: @unchecked Sendable {
     // @unchecked: the libevent handles and the mutable properties are used only on this loop's
-    // thread (or before it starts and after it ends); other threads touch only `queue` (a
-    // Mutex), `threadID` (atomic), and `thread`, which only the controlling thread uses.
+    // thread (or before it starts and after it ends); other threads touch only `queue`
+    // (locked), `threadID` (atomic), and `thread`, which only the controlling thread uses.
 
     let context: ServerContext
     let base: OpaquePointer
@@ -77,6 +77,7 @@ final class EventLoop: @unchecked Sendable {
         idleTimeout = try common(configuration.idleTimeout)
         writeTimeout = try common(configuration.writeTimeout)
         lingerTimeout = try common(Self.lingerSeconds)
+        // Unretained (here and for the listener and timer): `finish` frees them before deinit.
         guard let wake = event_new(base, -1, 0, loopWakeCallback, Unmanaged.passUnretained(self).toOpaque()) else {
             finish()
             throw HTTPServerError(.eventLoop, "could not create an event")
@@ -100,10 +101,12 @@ final class EventLoop: @unchecked Sendable {
         // The thread owns one reference to the loop until `run` returns.
         let argument = Unmanaged.passRetained(self).toOpaque()
         var id = pthread_t()
-        let result = pthread_create(&id, nil, { argument in
-            Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue().run()
-            return nil
-        }, argument)
+        let result = pthread_create(
+            &id, nil,
+            { argument in
+                Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue().run()
+                return nil
+            }, argument)
         guard result == 0 else {
             Unmanaged<EventLoop>.fromOpaque(argument).release()
             throw HTTPServerError(.eventLoop, "could not start a loop thread: \(String(cString: strerror(result)))")
@@ -207,16 +210,18 @@ final class EventLoop: @unchecked Sendable {
 
     /// Starts accepting on the shared listening socket. Called before the thread starts.
     ///
-    /// Every loop watches the same non-blocking descriptor (as memcached's threads did before
-    /// it moved to a dispatcher): the kernel wakes the loops, one `accept` wins, the others get
-    /// EAGAIN, which libevent ignores. With a handful of loops the extra wake-ups are cheap.
+    /// Every loop watches the same non-blocking descriptor (as nginx workers do with
+    /// accept_mutex off): the kernel wakes the loops, one `accept` wins, the others get EAGAIN,
+    /// which libevent ignores. With a handful of loops the extra wake-ups are cheap, and no
+    /// dispatcher thread sits between accept and the loop that serves the connection.
     /// SO_REUSEPORT would balance better, but it lets a second daemon bind the same port
     /// without an error and steal part of the traffic; a clear "Address already in use" at
     /// start-up is worth more here.
     func attachListener(socket: Int32) throws(HTTPServerError) {
-        guard let listener = evconnlistener_new(
-            base, loopAcceptCallback, Unmanaged.passUnretained(self).toOpaque(),
-            LEV_OPT_CLOSE_ON_EXEC, 0, socket)
+        guard
+            let listener = evconnlistener_new(
+                base, loopAcceptCallback, Unmanaged.passUnretained(self).toOpaque(),
+                LEV_OPT_CLOSE_ON_EXEC, 0, socket)
         else {
             throw HTTPServerError(.eventLoop, "could not listen on the event loop")
         }
@@ -244,8 +249,9 @@ final class EventLoop: @unchecked Sendable {
             context.connectionClosed()
             return
         }
-        let connection = Connection(loop: self, bufferevent: bufferevent,
-                                    remoteAddress: Self.describe(address))
+        let connection = Connection(
+            loop: self, bufferevent: bufferevent,
+            remoteAddress: Self.describe(address))
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
     }
@@ -257,8 +263,9 @@ final class EventLoop: @unchecked Sendable {
             // the loop would spin on the same failing accept.
             guard let listener else { return }
             if acceptResumeTimer == nil {
-                acceptResumeTimer = event_new(base, -1, 0, loopAcceptResumeCallback,
-                                              Unmanaged.passUnretained(self).toOpaque())
+                acceptResumeTimer = event_new(
+                    base, -1, 0, loopAcceptResumeCallback,
+                    Unmanaged.passUnretained(self).toOpaque())
             }
             guard let acceptResumeTimer else { return }
             evconnlistener_disable(listener)

@@ -73,7 +73,7 @@ extension String {
             switch (lhs.next(), rhs.next()) {
             case (nil, nil):
                 return true
-            case let (a?, b?):
+            case (let a?, let b?):
                 if a != b && asciiLowercased(a) != asciiLowercased(b) { return false }
             default:
                 return false

@@ -8,6 +8,9 @@ internal import Glibc
 /// a protocol error. Bytes after a complete request are left unconsumed, so pipelined requests
 /// stay with the caller until it asks for the next one.
 ///
+/// It reads `UnsafeRawBufferPointer`s so bytes are parsed where libevent holds them; only a head
+/// or line split across reads is copied, into `pending`.
+///
 /// Line endings (RFC 9112 §2.2): only CRLF is accepted, in the request line, header fields,
 /// chunk-size lines and trailers. A bare LF or a bare CR is a 400. RFC 9112 lets a recipient
 /// accept a bare LF, but framing that one hop reads differently from the next is how requests
@@ -238,8 +241,9 @@ struct HTTPRequestParser {
                 return .error(.malformedRequest("line not terminated by CRLF"))
             case .complete(let end):
                 if end - fresh.headStart > limits.maxHeaderBytes { return .error(.headersTooLarge) }
-                let outcome = headParsed(Self.parseHeadSection(
-                    UnsafeRawBufferPointer(rebasing: region[fresh.headStart..<end]), limits: limits))
+                let outcome = headParsed(
+                    Self.parseHeadSection(
+                        UnsafeRawBufferPointer(rebasing: region[fresh.headStart..<end]), limits: limits))
                 offset += end
                 return outcome
             case .incomplete:
@@ -290,13 +294,14 @@ struct HTTPRequestParser {
     }
 
     /// Moves to the body state the head calls for.
-    private mutating func headParsed(_ result: Result<ParsedHead, HTTPProtocolError>) -> Outcome? {
+    private mutating func headParsed(_ result: HeadResult) -> Outcome? {
         switch result {
         case .failure(let error):
             return .error(error)
         case .success(let head):
-            current = ParsedRequest(request: head.request, keepAlive: head.keepAlive,
-                                    minorVersion: head.minorVersion)
+            current = ParsedRequest(
+                request: head.request, keepAlive: head.keepAlive,
+                minorVersion: head.minorVersion)
             body = []
             switch head.framing {
             case .none:
@@ -352,6 +357,8 @@ struct HTTPRequestParser {
         case chunked
     }
 
+    typealias HeadResult = Result<ParsedHead, HTTPProtocolError>
+
     /// What the head says, before the body is read.
     struct ParsedHead {
         var request: HTTPRequest
@@ -362,11 +369,9 @@ struct HTTPRequestParser {
     }
 
     /// Parses a complete head: request line, fields and the final empty line, all CRLF-terminated.
-    static func parseHeadSection(_ head: UnsafeRawBufferPointer, limits: Limits) -> Result<ParsedHead, HTTPProtocolError> {
-        let base = head.baseAddress!
-        let count = head.count
+    static func parseHeadSection(_ head: UnsafeRawBufferPointer, limits: Limits) -> HeadResult {
         // The request line; scanHead guaranteed every line ends in CRLF.
-        let firstLF = base.distance(to: UnsafeRawPointer(memchr(base, Int32(lf), count)!))
+        let firstLF = lineFeed(in: head, from: 0)
         let line = UnsafeRawBufferPointer(rebasing: head[0..<(firstLF - 1)])
         let requestLine: RequestLine
         switch parseRequestLine(line) {
@@ -387,8 +392,7 @@ struct HTTPRequestParser {
 
         var lineStart = firstLF + 1
         while true {
-            let lineEnd = base.distance(
-                to: UnsafeRawPointer(memchr(base + lineStart, Int32(lf), count - lineStart)!)) - 1
+            let lineEnd = Self.lineFeed(in: head, from: lineStart) - 1
             if lineEnd == lineStart { break }
             if headers.count == limits.maxHeaderCount { return .failure(.headersTooLarge) }
             let field: (name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
@@ -460,11 +464,20 @@ struct HTTPRequestParser {
         }
 
         let keepAlive = minor == 1 ? !connectionClose : (connectionKeepAlive && !connectionClose)
-        let request = HTTPRequest(method: requestLine.method, path: requestLine.path,
-                                  query: requestLine.query, headers: headers)
-        return .success(ParsedHead(request: request, keepAlive: keepAlive, minorVersion: minor,
-                                   framing: framing,
-                                   expectContinue: expectContinue && minor == 1 && framing != .none))
+        let request = HTTPRequest(
+            method: requestLine.method, path: requestLine.path,
+            query: requestLine.query, headers: headers)
+        return .success(
+            ParsedHead(
+                request: request, keepAlive: keepAlive, minorVersion: minor,
+                framing: framing,
+                expectContinue: expectContinue && minor == 1 && framing != .none))
+    }
+
+    /// The index of the next LF at or after `start`, in a head that scanHead found complete.
+    private static func lineFeed(in head: UnsafeRawBufferPointer, from start: Int) -> Int {
+        let base = head.baseAddress!
+        return base.distance(to: UnsafeRawPointer(memchr(base + start, Int32(lf), head.count - start)!))
     }
 
     struct RequestLine {
@@ -480,7 +493,8 @@ struct HTTPRequestParser {
             return .failure(.malformedRequest("invalid request line"))
         }
         guard let secondSpace = line[(firstSpace + 1)...].firstIndex(of: space),
-              secondSpace > firstSpace + 1 else {
+            secondSpace > firstSpace + 1
+        else {
             return .failure(.malformedRequest("invalid request line"))
         }
         let method = UnsafeRawBufferPointer(rebasing: line[0..<firstSpace])
@@ -489,7 +503,8 @@ struct HTTPRequestParser {
         }
         let version = UnsafeRawBufferPointer(rebasing: line[(secondSpace + 1)...])
         guard version.count == 8, version.starts(with: "HTTP/".utf8),
-              isDigit(version[5]), version[6] == UInt8(ascii: "."), isDigit(version[7]) else {
+            isDigit(version[5]), version[6] == UInt8(ascii: "."), isDigit(version[7])
+        else {
             return .failure(.malformedRequest("invalid HTTP version"))
         }
         guard version[5] == UInt8(ascii: "1"), version[7] == UInt8(ascii: "0") || version[7] == UInt8(ascii: "1") else {
@@ -509,8 +524,10 @@ struct HTTPRequestParser {
             }
         } else if first != UInt8(ascii: "/") {
             if methodString == "CONNECT" {
-                return .success(RequestLine(method: methodString, path: String(decoding: target, as: UTF8.self),
-                                            query: nil, minorVersion: Int(version[7] - UInt8(ascii: "0"))))
+                return .success(
+                    RequestLine(
+                        method: methodString, path: String(decoding: target, as: UTF8.self),
+                        query: nil, minorVersion: Int(version[7] - UInt8(ascii: "0"))))
             }
             // absolute-form (RFC 9112 §3.2.2): keep the path and query, drop scheme and authority.
             guard let schemeEnd = absoluteFormAuthorityStart(target) else {
@@ -533,8 +550,10 @@ struct HTTPRequestParser {
             path = String(decoding: pathBytes, as: UTF8.self)
         }
         if path.isEmpty { path = "/" }
-        return .success(RequestLine(method: methodString, path: path, query: query,
-                                    minorVersion: Int(version[7] - UInt8(ascii: "0"))))
+        return .success(
+            RequestLine(
+                method: methodString, path: path, query: query,
+                minorVersion: Int(version[7] - UInt8(ascii: "0"))))
     }
 
     /// The index just after `http://` or `https://` (any case), or nil for other targets.
@@ -542,7 +561,8 @@ struct HTTPRequestParser {
         for scheme in ["http://", "https://"] {
             let scheme = scheme.utf8
             if target.count > scheme.count,
-               zip(target, scheme).allSatisfy({ asciiLowercased($0) == $1 }) {
+                zip(target, scheme).allSatisfy({ asciiLowercased($0) == $1 })
+            {
                 return scheme.count
             }
         }
@@ -551,7 +571,8 @@ struct HTTPRequestParser {
 
     /// Splits `name ":" OWS value OWS`, checking the name's token characters and the value's bytes.
     static func parseFieldLine(_ line: UnsafeRawBufferPointer)
-        -> Result<(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer), HTTPProtocolError> {
+        -> Result<(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer), HTTPProtocolError>
+    {
         let first = line[0]
         if first == space || first == tab {
             return .failure(.malformedRequest("obsolete line folding"))
@@ -576,8 +597,11 @@ struct HTTPRequestParser {
                 return .failure(.malformedRequest("invalid character in header field value"))
             }
         }
-        return .success((UnsafeRawBufferPointer(rebasing: line[0..<colon]),
-                         UnsafeRawBufferPointer(rebasing: line[start..<end])))
+        return .success(
+            (
+                UnsafeRawBufferPointer(rebasing: line[0..<colon]),
+                UnsafeRawBufferPointer(rebasing: line[start..<end])
+            ))
     }
 
     enum ContentLength: Equatable {
@@ -703,11 +727,11 @@ let tab = UInt8(ascii: "\t")
 func isTokenByte(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-         UInt8(ascii: "0")...UInt8(ascii: "9"):
+        UInt8(ascii: "0")...UInt8(ascii: "9"):
         return true
     case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-         UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-         UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+        UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
         return true
     default:
         return false

@@ -69,9 +69,9 @@ struct HTTPResponseEncoder {
         let name = field.name.utf8
         switch name.count {
         case 4 where field.name.equalsIgnoringASCIICase("date"),
-             10 where field.name.equalsIgnoringASCIICase("connection"),
-             14 where field.name.equalsIgnoringASCIICase("content-length"),
-             17 where field.name.equalsIgnoringASCIICase("transfer-encoding"):
+            10 where field.name.equalsIgnoringASCIICase("connection"),
+            14 where field.name.equalsIgnoringASCIICase("content-length"),
+            17 where field.name.equalsIgnoringASCIICase("transfer-encoding"):
             return false
         case 0:
             return false

@@ -200,7 +200,8 @@ private func bindListeningSocket(host: String, port: Int) throws(HTTPServerError
         var one: Int32 = 1
         setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         guard bind(socket, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0,
-              listen(socket, SOMAXCONN) == 0 else {
+            listen(socket, SOMAXCONN) == 0
+        else {
             lastError = errno
             close(socket)
             continue
@@ -218,7 +219,9 @@ private func bindListeningSocket(host: String, port: Int) throws(HTTPServerError
         let boundPort: UInt16 = withUnsafePointer(to: &bound) { storage in
             switch Int32(storage.pointee.ss_family) {
             case AF_INET6:
-                storage.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+                storage.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin6_port)
+                }
             default:
                 storage.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
             }

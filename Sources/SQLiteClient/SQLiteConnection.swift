@@ -83,15 +83,21 @@ public final class SQLiteConnection {
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
     public func transaction<T>(_ kind: TransactionKind = .immediate,
                                _ body: () throws -> T) throws -> T {
-        try execute("BEGIN \(kind.rawValue)")
+        try run("BEGIN \(kind.rawValue)")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try run("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            try? run("ROLLBACK")
             throw error
         }
+    }
+
+    /// Runs a parameterless control statement through the statement cache: a writer issues
+    /// BEGIN/SAVEPOINT/RELEASE for every job, and reparsing them each time shows in profiles.
+    private func run(_ sql: String) throws(SQLiteError) {
+        try cached(sql).run()
     }
 
     /// Runs `body` inside a savepoint, so that its failure undoes only its own writes
@@ -100,14 +106,14 @@ public final class SQLiteConnection {
         savepointDepth += 1
         let name = "sp\(savepointDepth)"
         defer { savepointDepth -= 1 }
-        try execute("SAVEPOINT \(name)")
+        try run("SAVEPOINT \(name)")
         do {
             let result = try body()
-            try execute("RELEASE \(name)")
+            try run("RELEASE \(name)")
             return result
         } catch {
-            try? execute("ROLLBACK TO \(name)")
-            try? execute("RELEASE \(name)")
+            try? run("ROLLBACK TO \(name)")
+            try? run("RELEASE \(name)")
             throw error
         }
     }

@@ -1,5 +1,6 @@
-@testable import HTTPServer
 import XCTest
+
+@testable import HTTPServer
 
 /// Feeds `input` to a parser the way a connection does: in arrival pieces of `piece` bytes,
 /// re-feeding unconsumed bytes after each complete request.
@@ -62,51 +63,68 @@ final class HTTPRequestParserTests: XCTestCase {
 
     let validCases: [Valid] = [
         Valid(name: "simple GET", input: "GET / HTTP/1.1\r\nHost: a\r\n\r\n", method: "GET", path: "/"),
-        Valid(name: "query", input: "GET /a/b%20c?x=1&y=2 HTTP/1.1\r\nHost: a\r\n\r\n",
-              method: "GET", path: "/a/b%20c", query: "x=1&y=2"),
+        Valid(
+            name: "query", input: "GET /a/b%20c?x=1&y=2 HTTP/1.1\r\nHost: a\r\n\r\n",
+            method: "GET", path: "/a/b%20c", query: "x=1&y=2"),
         Valid(name: "empty query", input: "GET /a? HTTP/1.1\r\nHost: a\r\n\r\n", method: "GET", path: "/a", query: ""),
-        Valid(name: "POST with Content-Length",
-              input: "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
-              method: "POST", path: "/e", body: "hello"),
-        Valid(name: "Content-Length 0", input: "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
-              method: "POST", path: "/e"),
-        Valid(name: "equal repeated Content-Length",
-              input: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\ncontent-length: 3, 3\r\n\r\nabc",
-              method: "POST", path: "/", body: "abc"),
-        Valid(name: "chunked with extensions and trailers",
-              input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
-                  + "5;name=value\r\nhello\r\n6 ; x=\"y z\"\r\n world\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\nY: u\r\n\r\n",
-              method: "POST", path: "/", body: "hello world0123456789"),
-        Valid(name: "chunked, case-insensitive coding",
-              input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:  Chunked \r\n\r\n3\r\nabc\r\n0\r\n\r\n",
-              method: "POST", path: "/", body: "abc"),
-        Valid(name: "HTTP/1.0 closes by default", input: "GET / HTTP/1.0\r\n\r\n", method: "GET", path: "/",
-              keepAlive: false),
-        Valid(name: "HTTP/1.0 keep-alive", input: "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
-              method: "GET", path: "/"),
-        Valid(name: "HTTP/1.1 Connection: close",
-              input: "GET / HTTP/1.1\r\nHost: a\r\nConnection: foo, close\r\n\r\n", method: "GET", path: "/",
-              keepAlive: false),
-        Valid(name: "absolute-form target", input: "GET http://example.com:80/p/q?r=s HTTP/1.1\r\nHost: x\r\n\r\n",
-              method: "GET", path: "/p/q", query: "r=s"),
-        Valid(name: "absolute-form without path", input: "GET HTTPS://example.com HTTP/1.1\r\nHost: x\r\n\r\n",
-              method: "GET", path: "/"),
+        Valid(
+            name: "POST with Content-Length",
+            input: "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+            method: "POST", path: "/e", body: "hello"),
+        Valid(
+            name: "Content-Length 0", input: "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+            method: "POST", path: "/e"),
+        Valid(
+            name: "equal repeated Content-Length",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\ncontent-length: 3, 3\r\n\r\nabc",
+            method: "POST", path: "/", body: "abc"),
+        Valid(
+            name: "chunked with extensions and trailers",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5;name=value\r\nhello\r\n6 ; x=\"y z\"\r\n world\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\nY: u\r\n\r\n",
+            method: "POST", path: "/", body: "hello world0123456789"),
+        Valid(
+            name: "chunked, case-insensitive coding",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:  Chunked \r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+            method: "POST", path: "/", body: "abc"),
+        Valid(
+            name: "HTTP/1.0 closes by default", input: "GET / HTTP/1.0\r\n\r\n", method: "GET", path: "/",
+            keepAlive: false),
+        Valid(
+            name: "HTTP/1.0 keep-alive", input: "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
+            method: "GET", path: "/"),
+        Valid(
+            name: "HTTP/1.1 Connection: close",
+            input: "GET / HTTP/1.1\r\nHost: a\r\nConnection: foo, close\r\n\r\n", method: "GET", path: "/",
+            keepAlive: false),
+        Valid(
+            name: "absolute-form target", input: "GET http://example.com:80/p/q?r=s HTTP/1.1\r\nHost: x\r\n\r\n",
+            method: "GET", path: "/p/q", query: "r=s"),
+        Valid(
+            name: "absolute-form without path", input: "GET HTTPS://example.com HTTP/1.1\r\nHost: x\r\n\r\n",
+            method: "GET", path: "/"),
         Valid(name: "asterisk-form", input: "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", method: "OPTIONS", path: "*"),
-        Valid(name: "empty lines before the request line", input: "\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n",
-              method: "GET", path: "/x"),
-        Valid(name: "expect 100-continue",
-              input: "PUT /u HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok",
-              method: "PUT", path: "/u", body: "ok", continues: 1),
-        Valid(name: "expect without body is not announced",
-              input: "GET / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n", method: "GET", path: "/"),
-        Valid(name: "expect ignored for HTTP/1.0",
-              input: "POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx",
-              method: "POST", path: "/", body: "x", keepAlive: false),
-        Valid(name: "obs-text in a value", input: "GET / HTTP/1.1\r\nHost: a\r\nX: caf\u{E9}\r\n\r\n",
-              method: "GET", path: "/"),
-        Valid(name: "body at the limit",
-              input: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 64\r\n\r\n" + String(repeating: "b", count: 64),
-              method: "POST", path: "/", body: String(repeating: "b", count: 64)),
+        Valid(
+            name: "empty lines before the request line", input: "\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n",
+            method: "GET", path: "/x"),
+        Valid(
+            name: "expect 100-continue",
+            input: "PUT /u HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok",
+            method: "PUT", path: "/u", body: "ok", continues: 1),
+        Valid(
+            name: "expect without body is not announced",
+            input: "GET / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n", method: "GET", path: "/"),
+        Valid(
+            name: "expect ignored for HTTP/1.0",
+            input: "POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx",
+            method: "POST", path: "/", body: "x", keepAlive: false),
+        Valid(
+            name: "obs-text in a value", input: "GET / HTTP/1.1\r\nHost: a\r\nX: caf\u{E9}\r\n\r\n",
+            method: "GET", path: "/"),
+        Valid(
+            name: "body at the limit",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 64\r\n\r\n" + String(repeating: "b", count: 64),
+            method: "POST", path: "/", body: String(repeating: "b", count: 64)),
     ]
 
     func testValidRequests() {
@@ -175,61 +193,80 @@ final class HTTPRequestParserTests: XCTestCase {
         malformed("negative Content-Length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n"),
         malformed("signed Content-Length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\n"),
         malformed("empty Content-Length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: \r\n\r\n"),
-        malformed("conflicting Content-Length fields",
-                  "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"),
+        malformed(
+            "conflicting Content-Length fields",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"),
         malformed("conflicting Content-Length list", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5, 6\r\n\r\n"),
-        malformed("Content-Length with Transfer-Encoding",
-                  "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        malformed(
+            "Content-Length with Transfer-Encoding",
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"),
         malformed("Transfer-Encoding in HTTP/1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"),
         malformed("chunked twice", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"),
         malformed("empty Transfer-Encoding", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ,\r\n\r\n"),
-        malformed("bad chunk size",
-                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n"),
-        malformed("chunk size with junk",
-                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5 x\r\nhello\r\n0\r\n\r\n"),
-        malformed("chunk data too long",
-                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n"),
-        malformed("bare LF after chunk size",
-                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n"),
-        malformed("bare LF after chunk data",
-                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\n0\r\n\r\n"),
-        malformed("control character in chunk extension",
-                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;a\u{1}\r\nabc\r\n0\r\n\r\n"),
-        malformed("bad trailer",
-                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer: x\r\n\r\n"),
+        malformed(
+            "bad chunk size",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n"),
+        malformed(
+            "chunk size with junk",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5 x\r\nhello\r\n0\r\n\r\n"),
+        malformed(
+            "chunk data too long",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n"),
+        malformed(
+            "bare LF after chunk size",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n"),
+        malformed(
+            "bare LF after chunk data",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\n0\r\n\r\n"),
+        malformed(
+            "control character in chunk extension",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;a\u{1}\r\nabc\r\n0\r\n\r\n"),
+        malformed(
+            "bad trailer",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer: x\r\n\r\n"),
         Invalid(name: "HTTP/2.0", input: "GET / HTTP/2.0\r\nHost: a\r\n\r\n", error: .unsupportedVersion),
         Invalid(name: "HTTP/0.9", input: "GET / HTTP/0.9\r\n\r\n", error: .unsupportedVersion),
         Invalid(name: "HTTP/1.2", input: "GET / HTTP/1.2\r\nHost: a\r\n\r\n", error: .unsupportedVersion),
-        Invalid(name: "gzip", input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n",
-                error: .unsupportedTransferEncoding),
-        Invalid(name: "gzip then chunked",
-                input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
-                error: .unsupportedTransferEncoding),
-        Invalid(name: "Content-Length over the limit",
-                input: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 65\r\n\r\n", error: .bodyTooLarge(limit: 64)),
-        Invalid(name: "Content-Length that overflows",
-                input: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 999999999999999999999999999\r\n\r\n",
-                error: .bodyTooLarge(limit: 64)),
-        Invalid(name: "one chunk over the limit",
-                input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFFFFFF\r\n",
-                error: .bodyTooLarge(limit: 64)),
-        Invalid(name: "chunks adding up over the limit",
-                input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n"
-                    + String(repeating: "x", count: 32) + "\r\n21\r\n",
-                error: .bodyTooLarge(limit: 64)),
-        Invalid(name: "header section over the limit",
-                input: "GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: 1100) + "\r\n\r\n",
-                error: .headersTooLarge),
-        Invalid(name: "request line over the limit",
-                input: "GET /" + String(repeating: "p", count: 1100) + " HTTP/1.1\r\nHost: a\r\n\r\n",
-                error: .headersTooLarge),
-        Invalid(name: "too many fields",
-                input: "GET / HTTP/1.1\r\nHost: a\r\n" + (1...10).map { "X-\($0): v\r\n" }.joined() + "\r\n",
-                error: .headersTooLarge),
-        Invalid(name: "trailers over the limit",
-                input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: "
-                    + String(repeating: "t", count: 1100) + "\r\n\r\n",
-                error: .headersTooLarge),
+        Invalid(
+            name: "gzip", input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n",
+            error: .unsupportedTransferEncoding),
+        Invalid(
+            name: "gzip then chunked",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+            error: .unsupportedTransferEncoding),
+        Invalid(
+            name: "Content-Length over the limit",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 65\r\n\r\n", error: .bodyTooLarge(limit: 64)),
+        Invalid(
+            name: "Content-Length that overflows",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 999999999999999999999999999\r\n\r\n",
+            error: .bodyTooLarge(limit: 64)),
+        Invalid(
+            name: "one chunk over the limit",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFFFFFF\r\n",
+            error: .bodyTooLarge(limit: 64)),
+        Invalid(
+            name: "chunks adding up over the limit",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n"
+                + String(repeating: "x", count: 32) + "\r\n21\r\n",
+            error: .bodyTooLarge(limit: 64)),
+        Invalid(
+            name: "header section over the limit",
+            input: "GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: 1100) + "\r\n\r\n",
+            error: .headersTooLarge),
+        Invalid(
+            name: "request line over the limit",
+            input: "GET /" + String(repeating: "p", count: 1100) + " HTTP/1.1\r\nHost: a\r\n\r\n",
+            error: .headersTooLarge),
+        Invalid(
+            name: "too many fields",
+            input: "GET / HTTP/1.1\r\nHost: a\r\n" + (1...10).map { "X-\($0): v\r\n" }.joined() + "\r\n",
+            error: .headersTooLarge),
+        Invalid(
+            name: "trailers over the limit",
+            input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: "
+                + String(repeating: "t", count: 1100) + "\r\n\r\n",
+            error: .headersTooLarge),
     ]
 
     func testInvalidRequests() {
@@ -270,7 +307,8 @@ final class HTTPRequestParserTests: XCTestCase {
     }
 
     func testPipelinedRequestsComeOutInOrderAndLeaveTheRestUnconsumed() {
-        let input = "GET /1 HTTP/1.1\r\nHost: a\r\n\r\n"
+        let input =
+            "GET /1 HTTP/1.1\r\nHost: a\r\n\r\n"
             + "POST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc"
             + "POST /3 HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n"
             + "GET /4 HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -353,11 +391,14 @@ final class HTTPHeadersTests: XCTestCase {
 }
 
 final class HTTPResponseEncoderTests: XCTestCase {
-    private func encode(_ response: HTTPResponse, close: Bool = false, http10: Bool = false,
-                        head: Bool = false) -> (String, Bool) {
+    private func encode(
+        _ response: HTTPResponse, close: Bool = false, http10: Bool = false,
+        head: Bool = false
+    ) -> (String, Bool) {
         var encoder = HTTPResponseEncoder()
-        let sendBody = encoder.encodeHead(response, close: close, http10KeepAlive: http10, isHead: head,
-                                          now: 784_111_777)
+        let sendBody = encoder.encodeHead(
+            response, close: close, http10KeepAlive: http10, isHead: head,
+            now: 784_111_777)
         return (String(decoding: encoder.head, as: UTF8.self), sendBody)
     }
 
@@ -366,10 +407,13 @@ final class HTTPResponseEncoderTests: XCTestCase {
         headers.add("Content-Length", "999")
         headers.add("Connection", "keep-alive")
         headers.add("X-Evil", "a\r\nInjected: yes")
-        let (head, sendBody) = encode(HTTPResponse(status: 413, headers: headers, body: Array("{}".utf8)),
-                                      close: true)
-        XCTAssertEqual(head, "HTTP/1.1 413 Content Too Large\r\nContent-Type: application/problem+json\r\n"
-            + "Content-Length: 2\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nConnection: close\r\n\r\n")
+        let (head, sendBody) = encode(
+            HTTPResponse(status: 413, headers: headers, body: Array("{}".utf8)),
+            close: true)
+        XCTAssertEqual(
+            head,
+            "HTTP/1.1 413 Content Too Large\r\nContent-Type: application/problem+json\r\n"
+                + "Content-Length: 2\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nConnection: close\r\n\r\n")
         XCTAssertTrue(sendBody)
     }
 
@@ -390,14 +434,17 @@ final class HTTPResponseEncoderTests: XCTestCase {
         XCTAssertTrue(encode(HTTPResponse(status: 431)).0.hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"))
         XCTAssertTrue(encode(HTTPResponse(status: 599)).0.hasPrefix("HTTP/1.1 599 Server Error\r\n"))
         XCTAssertTrue(encode(HTTPResponse(status: 42)).0.hasPrefix("HTTP/1.1 500 Internal Server Error\r\n"))
-        XCTAssertTrue(encode(HTTPResponse(status: 1_234_567, body: Array(repeating: 0, count: 1_234_567))).0
-            .contains("Content-Length: 1234567\r\n"))
+        XCTAssertTrue(
+            encode(HTTPResponse(status: 1_234_567, body: Array(repeating: 0, count: 1_234_567))).0
+                .contains("Content-Length: 1234567\r\n"))
     }
 
     func testIMFFixdate() {
-        XCTAssertEqual(String(decoding: HTTPResponseEncoder.imfFixdate(0), as: UTF8.self), "Thu, 01 Jan 1970 00:00:00 GMT")
-        XCTAssertEqual(String(decoding: HTTPResponseEncoder.imfFixdate(1_709_251_199), as: UTF8.self),
-                       "Thu, 29 Feb 2024 23:59:59 GMT")
+        XCTAssertEqual(
+            String(decoding: HTTPResponseEncoder.imfFixdate(0), as: UTF8.self), "Thu, 01 Jan 1970 00:00:00 GMT")
+        XCTAssertEqual(
+            String(decoding: HTTPResponseEncoder.imfFixdate(1_709_251_199), as: UTF8.self),
+            "Thu, 29 Feb 2024 23:59:59 GMT")
     }
 }
 

@@ -29,8 +29,9 @@ final class HTTPServerLiveTests: XCTestCase {
         try withServer { server in
             let client = try TestClient(port: server.boundPort)
             // The first is answered last by the handler, yet must come back first.
-            try client.send(get("/async?ms=150&id=1") + get("/async?ms=5&id=2") + post("/echo?id=3", "three")
-                + get("/echo?id=4"))
+            try client.send(
+                get("/async?ms=150&id=1") + get("/async?ms=5&id=2") + post("/echo?id=3", "three")
+                    + get("/echo?id=4"))
             let ids = try (0..<4).map { _ in try client.readResponse().header("X-Query") }
             XCTAssertEqual(ids, ["ms=150&id=1", "ms=5&id=2", "id=3", "id=4"])
         }
@@ -110,10 +111,12 @@ final class HTTPServerLiveTests: XCTestCase {
 
     // MARK: - Protocol errors
 
-    private func expectError(_ request: String, status: Int,
-                             configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                             file: StaticString = #filePath, line: UInt = #line) throws {
-        try withServer(configure) { server in
+    private func expectError(
+        _ request: String, status: Int,
+        configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        try withServer(.testing(configure)) { server in
             let client = try TestClient(port: server.boundPort)
             try client.send(request)
             let response = try client.readResponse()
@@ -141,7 +144,7 @@ final class HTTPServerLiveTests: XCTestCase {
         // the server is done writing, so only a lingering close (shut the write side, drain the
         // input, then close) gets all of it to the client.
         let padding = 8 << 20
-        try withServer(handler: TestHandler(errorPadding: padding), { $0.maxBodyBytes = 1024 }) { server in
+        try withServer(.testing { $0.maxBodyBytes = 1024 }, handler: TestHandler(errorPadding: padding)) { server in
             let client = try TestClient(port: server.boundPort, receiveBuffer: 16 << 10)
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: 4 << 20)
             let socket = client.socket
@@ -215,7 +218,7 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testExpectContinueWithTooLargeBodyGets413Only() throws {
-        try withServer({ $0.maxBodyBytes = 100 }) { server in
+        try withServer(.testing { $0.maxBodyBytes = 100 }) { server in
             let client = try TestClient(port: server.boundPort)
             try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 101\r\n\r\n")
             XCTAssertEqual(try client.readResponse().status, 413)
@@ -263,7 +266,7 @@ final class HTTPServerLiveTests: XCTestCase {
     // MARK: - Timeouts and limits
 
     func testSlowLorisGets408AfterTheRequestTimeout() throws {
-        try withServer({ $0.requestTimeout = 1 }) { server in
+        try withServer(.testing { $0.requestTimeout = 1 }) { server in
             let client = try TestClient(port: server.boundPort)
             let start = DispatchTime.now()
             try client.send("GET /echo HTTP/1.1\r\n")
@@ -291,7 +294,7 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() throws {
-        try withServer({ $0.idleTimeout = 1 }) { server in
+        try withServer(.testing { $0.idleTimeout = 1 }) { server in
             let client = try TestClient(port: server.boundPort)
             try client.send(get("/echo"))
             XCTAssertEqual(try client.readResponse().status, 200)
@@ -305,7 +308,7 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testClientThatNeverReadsIsDroppedAfterTheWriteTimeout() throws {
-        try withServer({ $0.writeTimeout = 1 }) { server in
+        try withServer(.testing { $0.writeTimeout = 1 }) { server in
             let client = try TestClient(port: server.boundPort, receiveBuffer: 4096)
             try client.send(get("/big?bytes=\(32 << 20)"))
             XCTAssertTrue(eventually { server.openConnections == 1 && server.inFlightRequests == 0 })
@@ -316,7 +319,7 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testMaxConnectionsIsEnforced() throws {
-        try withServer({ $0.maxConnections = 2 }) { server in
+        try withServer(.testing { $0.maxConnections = 2 }) { server in
             let first = try TestClient(port: server.boundPort)
             let second = try TestClient(port: server.boundPort)
             for client in [first, second] {
@@ -341,9 +344,7 @@ final class HTTPServerLiveTests: XCTestCase {
     // MARK: - Lifecycle
 
     func testShutdownWaitsForAnInFlightAsyncRequest() throws {
-        var configuration = HTTPServerConfiguration()
-        configuration.port = 0
-        let server = HTTPServer(configuration: configuration, handler: TestHandler())
+        let server = HTTPServer(configuration: .testing(), handler: TestHandler())
         try server.start()
         let idle = try TestClient(port: server.boundPort)
         try idle.send(get("/echo"))
@@ -369,9 +370,7 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testShutdownGivesUpAfterItsTimeout() throws {
-        var configuration = HTTPServerConfiguration()
-        configuration.port = 0
-        let server = HTTPServer(configuration: configuration, handler: TestHandler())
+        let server = HTTPServer(configuration: .testing(), handler: TestHandler())
         try server.start()
         let client = try TestClient(port: server.boundPort)
         try client.send(get("/never"))
@@ -401,8 +400,7 @@ final class HTTPServerLiveTests: XCTestCase {
 
     func testBindFailureIsReportedClearly() throws {
         try withServer { server in
-            var configuration = HTTPServerConfiguration()
-            configuration.port = server.boundPort
+            let configuration = HTTPServerConfiguration.testing { $0.port = server.boundPort }
             let second = HTTPServer(configuration: configuration, handler: TestHandler())
             XCTAssertThrowsError(try second.start()) { error in
                 XCTAssertEqual("\(error)", "127.0.0.1:\(server.boundPort): Address already in use")
@@ -413,9 +411,7 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testInvalidConfigurationAndDoubleStartAreRejected() throws {
-        var configuration = HTTPServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 0
+        let configuration = HTTPServerConfiguration.testing { $0.threads = 0 }
         XCTAssertThrowsError(try HTTPServer(configuration: configuration, handler: TestHandler()).start()) {
             XCTAssertEqual(($0 as? HTTPServerError)?.kind, .invalidConfiguration)
         }
@@ -429,7 +425,7 @@ final class HTTPServerLiveTests: XCTestCase {
     // MARK: - Load
 
     func testFourThreadsManyConcurrentRequestsAllAnsweredCorrectly() throws {
-        try withServer({ $0.threads = 4 }) { server in
+        try withServer(.testing { $0.threads = 4 }) { server in
             let port = server.boundPort
             let clients = 16
             let requestsPerClient = 100

@@ -190,21 +190,19 @@ struct TestHandler: HTTPHandler {
     }
 
     func response(for error: HTTPProtocolError) -> HTTPResponse {
-        HTTPResponse(status: error.status, headers: ["Content-Type": "application/problem+json"],
-                     body: Array("{\"status\":\(error.status)}".utf8) + Array(repeating: 32, count: errorPadding))
+        HTTPResponse(
+            status: error.status, headers: ["Content-Type": "application/problem+json"],
+            body: Array("{\"status\":\(error.status)}".utf8) + Array(repeating: 32, count: errorPadding))
     }
 }
 
 extension XCTestCase {
     /// Starts a server on an ephemeral port, runs `body`, then shuts it down.
     func withServer(
+        _ configuration: HTTPServerConfiguration = .testing(),
         handler: TestHandler = TestHandler(),
-        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
         _ body: (HTTPServer) throws -> Void
     ) throws {
-        var configuration = HTTPServerConfiguration()
-        configuration.port = 0
-        configure(&configuration)
         let server = HTTPServer(configuration: configuration, handler: handler)
         try server.start()
         defer { server.shutdown(timeout: 1) }
@@ -219,6 +217,16 @@ extension XCTestCase {
             usleep(5_000)
         }
         return condition()
+    }
+}
+
+extension HTTPServerConfiguration {
+    /// The defaults on an ephemeral port, changed by `change`.
+    static func testing(_ change: (inout HTTPServerConfiguration) -> Void = { _ in }) -> HTTPServerConfiguration {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        change(&configuration)
+        return configuration
     }
 }
 

@@ -1,0 +1,109 @@
+import Foundation
+import JSON
+import XCTest
+
+/// Evaluations answered by the committed models in `models/`, through the live API.
+final class ModelAPITests: XCTestCase {
+    var daemon: LiveDaemon!
+    var key = ""
+    static let modelsDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("models").path
+
+    override func setUpWithError() throws {
+        daemon = try LiveDaemon { $0.modelsDirectory = Self.modelsDirectory }
+        (_, key) = try daemon.createCaller(roles: [.evaluate])
+    }
+
+    override func tearDown() { daemon = nil }
+
+    /// Authority impersonation as described in PRODUCT.md: a call begun before the session,
+    /// the phone at the ear, digits typed in dictated bursts, a long hesitation before submit.
+    static let coachedEvents: String = {
+        var events = [#"{"t":0,"type":"sessionStart"}"#, #"{"t":200,"type":"proximityNear"}"#,
+                      #"{"t":9000,"type":"fieldFocus","field":"payee"}"#]
+        var t = 9000
+        for burst in 0..<6 {
+            for _ in 0..<4 { t += 180; events.append(#"{"t":\#(t),"type":"keyDown","field":"payee"}"#) }
+            t += burst % 2 == 0 ? 4200 : 3600
+        }
+        t += 2000; events.append(#"{"t":\#(t),"type":"fieldFocus","field":"amount"}"#)
+        for _ in 0..<4 { t += 900; events.append(#"{"t":\#(t),"type":"keyDown","field":"amount"}"#) }
+        t += 2500; events.append(#"{"t":\#(t),"type":"delete","field":"amount"}"#)
+        t += 1500; events.append(#"{"t":\#(t),"type":"keyDown","field":"amount"}"#)
+        t += 38000; events.append(#"{"t":\#(t),"type":"submit"}"#)
+        return events.joined(separator: ",")
+    }()
+
+    /// A routine payment: quick, steady typing, no call.
+    static let genuineEvents: String = {
+        var events = [#"{"t":0,"type":"sessionStart"}"#, #"{"t":1400,"type":"fieldFocus","field":"payee"}"#]
+        var t = 1400
+        for i in 0..<22 { t += 140 + (i % 3) * 25; events.append(#"{"t":\#(t),"type":"keyDown","field":"payee"}"#) }
+        t += 900; events.append(#"{"t":\#(t),"type":"fieldFocus","field":"amount"}"#)
+        for _ in 0..<3 { t += 160; events.append(#"{"t":\#(t),"type":"keyDown","field":"amount"}"#) }
+        t += 1800; events.append(#"{"t":\#(t),"type":"submit"}"#)
+        return events.joined(separator: ",")
+    }()
+
+    func evaluate(events: String, device: String, modelVersion: String? = nil) throws -> JSONValue {
+        let version = modelVersion.map { #","modelVersion":"\#($0)""# } ?? ""
+        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(version)}],"interaction":{"events":[\#(events)],"device":\#(device)}}"#
+        let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
+        XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        return try XCTUnwrap(r.json?["insights"]?[0])
+    }
+
+    func testCoachedSessionIsFlaggedWithReasons() throws {
+        let insight = try evaluate(events: Self.coachedEvents,
+                                   device: #"{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}"#)
+        let value = try XCTUnwrap(insight["outcome"]?["value"]?.string)
+        XCTAssertTrue(["medium", "high"].contains(value), "coached session answered \(value)")
+        guard case .array(let reasons)? = insight["reasons"] else { return XCTFail("no reasons") }
+        XCTAssertFalse(reasons.isEmpty)
+        XCTAssertEqual(insight["modelVersion"]?.string, "2.0")
+        XCTAssertEqual(insight["newestModelVersion"]?.string, "2.0")
+        guard case .bool(true)? = insight["isUsingCurrentModel"] else { return XCTFail("not current") }
+    }
+
+    func testGenuineSessionIsNotFlagged() throws {
+        let insight = try evaluate(events: Self.genuineEvents, device: #"{"activeCall":false}"#)
+        XCTAssertEqual(insight["outcome"]?["value"]?.string, "unknown")
+    }
+
+    func testPriorAndUnknownModelVersions() throws {
+        let prior = try evaluate(events: Self.genuineEvents, device: "{}", modelVersion: "1.0")
+        XCTAssertEqual(prior["modelVersion"]?.string, "1.0")
+        guard case .bool(false)? = prior["isUsingCurrentModel"] else { return XCTFail("1.0 reported as current") }
+        XCTAssertNotNil(prior["outcome"]?["value"])
+        let missing = try evaluate(events: Self.genuineEvents, device: "{}", modelVersion: "9.9")
+        XCTAssertEqual(missing["outcome"]?["error"]?["code"]?.string, "insightVersionUnavailable")
+    }
+
+    func testNoInteractionIsUnknownNotAGuess() throws {
+        let r = try daemon.request("POST", "/v1/evaluations", key: key,
+                                   json: #"{"operationCategory":"account","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#)
+        XCTAssertEqual(r.json?["insights"]?[0]?["outcome"]?["value"]?.string, "unknown")
+    }
+
+    func testHostileInteractionIsContextInvalid() throws {
+        // Far past the session bound of the feature extractor, yet within the edge limit.
+        let r = try daemon.request("POST", "/v1/evaluations", key: key,
+                                   json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":86400000,"type":"submit"}]}}"#)
+        XCTAssertEqual(r.status, 422)
+        XCTAssertEqual(r.code, "contextInvalid")
+        XCTAssertNotNil(r.string("field"))
+        let s = try daemon.request("POST", "/v1/evaluations", key: key,
+                                   json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"summary":{"noSuchFeature":1}}}"#)
+        XCTAssertEqual(s.status, 422)
+        XCTAssertEqual(s.string("field"), "interaction.summary.noSuchFeature")
+    }
+
+    func testCatalogListsModelVersions() throws {
+        let r = try daemon.request("GET", "/v1/insights", key: key)
+        let entry = try XCTUnwrap(r.json?["insights"]?[0])
+        XCTAssertEqual(entry["newestModelVersion"]?.string, "2.0")
+        guard case .array(let versions)? = entry["modelVersions"] else { return XCTFail("no versions") }
+        XCTAssertEqual(versions.compactMap { $0["version"]?.string }, ["1.0", "2.0"])
+    }
+}
