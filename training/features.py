@@ -32,6 +32,7 @@ FEATURE_NAMES = [
     "meanBurstLength",
     "segmentPauseCount",
     "segmentPauseShare",
+    "segmentPauseMeanMs",
     "longPauseCount",
     "longestPauseSeconds",
     "submitHesitationSeconds",
@@ -129,6 +130,7 @@ def extract(events, device):
     rhythm_gaps = []
     in_field_intervals = 0
     segment_pauses = 0
+    segment_sum = 0
 
     # Background (app switching) state.
     in_background = False
@@ -196,6 +198,7 @@ def extract(events, device):
                     rhythm_gaps.append(gap)
                 elif gap <= SEGMENT_PAUSE_MAX_MS:
                     segment_pauses += 1
+                    segment_sum += gap
             last_key_t = t
             last_key_field = field
             run_open = True
@@ -278,6 +281,8 @@ def extract(events, device):
     f[INDEX["segmentPauseCount"]] = float(segment_pauses)
     if in_field_intervals > 0:
         f[INDEX["segmentPauseShare"]] = segment_pauses / in_field_intervals
+    if segment_pauses > 0:
+        f[INDEX["segmentPauseMeanMs"]] = segment_sum / segment_pauses
     f[INDEX["longPauseCount"]] = float(long_pauses)
     if longest_pause is not None:
         f[INDEX["longestPauseSeconds"]] = longest_pause / 1000.0

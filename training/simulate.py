@@ -21,7 +21,8 @@ Scenario library (label, name: what it models):
                          innocent reason (family IT help, casting) - hard negative
   genuine  quickConfirm  a one-tap confirmation with almost no interaction (evidence rule)
   coached  techSupport   "your computer/account is compromised": screen sharing or a
-                         remote-access app, a call, very long sessions with idle stretches
+                         remote-access app, a call, mostly very long sessions with idle
+                         stretches (half brisk: the ground was prepared before the session)
   coached  authority     bank/police impersonation, "move money to a safe account": a call that
                          began before the session, phone alternating at the ear, dictated account
                          numbers typed in segments, long waits for the instruction to confirm
@@ -47,7 +48,7 @@ CATEGORIES = ["payment", "account", "resourceUse", "communication", "other"]
 CATEGORY_WEIGHTS = [0.50, 0.20, 0.10, 0.10, 0.10]
 
 GENUINE_SCENARIOS = ["routine", "firstTime", "slowTypist", "onCall", "remoteTool", "quickConfirm"]
-GENUINE_WEIGHTS = [0.45, 0.20, 0.14, 0.16, 0.02, 0.03]
+GENUINE_WEIGHTS = [0.51, 0.20, 0.14, 0.10, 0.02, 0.03]
 COACHED_SCENARIOS = ["techSupport", "authority", "family", "residual"]
 COACHED_WEIGHTS = [0.28, 0.34, 0.26, 0.12]
 COACHED_SHARE = 0.25  # enriched far above real prevalence so the classifier sees enough positives
@@ -65,7 +66,8 @@ def clamp(x, lo, hi):
 
 
 class Device:
-    """What the client platform can observe. None means 'not reported'."""
+    """What the client platform and SDK can observe and report (finish() turns what they
+    cannot see into absent device facts or missing events)."""
 
     def __init__(self, rng):
         self.platform = rng.choices(["ios", "android", "web"], [0.45, 0.40, 0.15])[0]
@@ -107,7 +109,6 @@ class Session:
         self.persona = persona
         self.t = 0
         self.events = [(0, "sessionStart", None)]
-        self.background = False
         # Listening to a caller with the phone at the ear during dictation pauses.
         self.ear_prob = 0.0
         self.near_spans = []
@@ -187,7 +188,6 @@ class Session:
         self.emit("appBackground")
         self.wait(away_ms)
         self.emit("appForeground")
-        self.background = False
 
     def submit(self, review_ms):
         self.wait(review_ms)
@@ -389,7 +389,7 @@ def genuine(rng, scenario, category, device):
             s.wait(lognormal(rng, 2500.0, 0.6))
             ov.near_spans.append((1, s.t))
             ov.orientation_times.append(s.t)
-        friend_reads = category == "payment" and rng.random() < 0.25
+        friend_reads = category == "payment" and rng.random() < 0.15
         s.ear_prob = 0.3
         fill_form(s, plan, saved_payee=category == "payment" and not friend_reads and rng.random() < 0.6,
                   dictated_fields=("payee",) if friend_reads else (), stress=1.15)
@@ -434,20 +434,21 @@ def coached(rng, scenario, category, device):
         ov.share = mode >= 0.35
         # The scammer talks the victim through a "refund"/"security check": long idle stretches,
         # unless the ground was prepared earlier and this session is only the payment.
-        brisk = rng.random() < 0.35
-        s.wait(lognormal(rng, 6000.0 if brisk else 25000.0, 0.8))
-        for _ in range(rng.randint(0, 1) if brisk else rng.randint(1, 4)):
+        brisk = rng.random() < 0.5
+        s.wait(lognormal(rng, 4000.0 if brisk else 25000.0, 0.8))
+        for _ in range(0 if brisk else rng.randint(1, 4)):
             s.scrolls(rng.randint(1, 3))
             s.wait(lognormal(rng, 20000.0, 0.8))
-        if rng.random() < 0.5:
+        if rng.random() < (0.3 if brisk else 0.5):
             s.leave_app(lognormal(rng, 30000.0, 0.8))  # to the remote-access app / browser
         if ov.share and rng.random() < 0.4:
             ov.share_start = s.t  # "now share your screen so I can guide you"
         dictated = ("payee", "reference", "other") if rng.random() < 0.5 else ()
         fill_form(s, plan, dictated_fields=dictated, stress=1.2)
         maybe_revisit(s, plan, 0.25)
-        s.wait(lognormal(rng, 15000.0, 0.9))
-        s.submit(lognormal(rng, 9000.0, 0.7))
+        if not brisk:
+            s.wait(lognormal(rng, 15000.0, 0.9))
+        s.submit(lognormal(rng, 4000.0 if brisk else 9000.0, 0.7))
     elif scenario == "authority":
         before = rng.random() < 0.9
         if rng.random() < 0.92:
@@ -456,7 +457,9 @@ def coached(rng, scenario, category, device):
         # Alternating: listening with the phone at the ear, then typing on the screen
         # (unless the victim was told to use the speaker).
         s.ear_prob = 0.0 if rng.random() < 0.35 else rng.uniform(0.4, 0.9)
-        s.wait(lognormal(rng, 6000.0, 0.8))
+        # A share of scripts move fast: the caller has the victim ready before the app opens.
+        brisk = rng.random() < 0.4
+        s.wait(lognormal(rng, 2500.0 if brisk else 6000.0, 0.8))
         dictated = ["payee"] if rng.random() < 0.85 else []
         if rng.random() < 0.6:
             dictated.append("reference")
@@ -469,8 +472,9 @@ def coached(rng, scenario, category, device):
             ov.orientation_times.append(max(2, t0 - 400))
         fill_form(s, plan, dictated_fields=tuple(dictated), saved_payee=saved, stress=1.25)
         maybe_revisit(s, plan, 0.3)
-        s.wait(lognormal(rng, 6000.0, 0.8))  # "stay on the line, I'm checking the account"
-        s.submit(lognormal(rng, 8000.0, 0.7))  # waits for "now press confirm"
+        if not brisk:
+            s.wait(lognormal(rng, 6000.0, 0.8))  # "stay on the line, I'm checking the account"
+        s.submit(lognormal(rng, 3000.0 if brisk else 8000.0, 0.7))  # waits for "now press confirm"
     elif scenario == "family":
         if rng.random() < 0.2:
             ov.call_spans.append((int(rng.uniform(1000, 30000)), None))

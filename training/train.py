@@ -61,6 +61,7 @@ REASON_CODES = {
     "meanBurstLength": "segmentedTyping",
     "segmentPauseCount": "segmentedTyping",
     "segmentPauseShare": "segmentedTyping",
+    "segmentPauseMeanMs": "segmentedTyping",
     "longPauseCount": "longPauses",
     "longestPauseSeconds": "longPauses",
     "submitHesitationSeconds": "longHesitation",
@@ -87,7 +88,7 @@ REASON_CODES = {
 # contributions behind the reason codes point the way the signal does.
 MONOTONE = {
     "sessionSeconds": 1, "firstInputSeconds": 1, "meanBurstLength": -1,
-    "segmentPauseCount": 1, "segmentPauseShare": 1, "longPauseCount": 1,
+    "segmentPauseCount": 1, "segmentPauseShare": 1, "segmentPauseMeanMs": 1, "longPauseCount": 1,
     "longestPauseSeconds": 1, "submitHesitationSeconds": 1, "payeePasted": 1,
     "amountPasted": 1, "fieldRevisits": 1, "appSwitchCount": 1, "backgroundSeconds": 1,
     "backgroundShare": 1, "activeCall": 1, "callStartedBeforeSession": 1,
@@ -99,6 +100,15 @@ MONOTONE = {
 # long the text), which differs between apps: the models do not see them. They stay in the
 # feature vector for the evidence rule.
 COUNT_ONLY = ("userActionCount", "keystrokeCount")
+
+# What the phone reports about its situation (a call, the phone at the ear or moved, the screen
+# shared, a remote-access app) may interact only among themselves, and the behavioural timing
+# features only among themselves: the score is then a sum of a device part and a behaviour part.
+# Without this the trees learn "a call matters only in a long session", because every simulated
+# coached session that has a call is also long; with it, each group's evidence counts on its
+# own, which carries over to sessions shaped differently from the simulator's.
+DEVICE_GROUP = ("activeCall", "callStartedBeforeSession", "proximityNearShare",
+                "orientationChanges", "screenSharing", "remoteAccessApp")
 
 VERSIONS = {
     # 1.0: device facts and coarse timing only, what a first SDK integration can send.
@@ -119,8 +129,8 @@ CURRENT = "2.0"
 
 LGB_PARAMS = {
     "objective": "binary",
-    "learning_rate": 0.05,
-    "num_leaves": 15,
+    "learning_rate": 0.08,
+    "num_leaves": 31,
     "min_data_in_leaf": 40,
     "lambda_l2": 1.0,
     "feature_fraction": 0.9,
@@ -324,17 +334,45 @@ def r6(x):
 
 # ---------------------------------------------------------------------------- data
 
-def build_dataset():
-    sessions = simulate.generate(SESSIONS, SEED)
+def load_sessions(path):
+    """Operator-labelled sessions, one JSON object per line, in the simulator's output format:
+    {"label": 0|1, "category": "payment", "interaction": {"events": [...], "device": {...}}}
+    plus optional "scenario" (e.g. the fraudType of the label) and "platform". Sessions the
+    daemon itself would refuse are skipped and counted, not guessed at."""
+    sessions, refused = [], 0
+    with open(path) as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            s = json.loads(line)
+            if s.get("label") not in (0, 1) or s.get("category") not in CATEGORIES:
+                raise SystemExit(f"{path}:{line_no}: needs label 0/1 and a category of {CATEGORIES}")
+            try:
+                F.validate(simulate.events_as_tuples(s))
+            except F.FeatureExtractionError:
+                refused += 1
+                continue
+            s.setdefault("scenario", "labelled")
+            s.setdefault("platform", "unknown")
+            sessions.append(s)
+    # A seeded shuffle, so the split does not follow the file's (often chronological) order.
+    random.Random(SEED).shuffle(sessions)
+    return sessions, refused
+
+
+def build_dataset(sessions=None):
+    if sessions is None:
+        sessions = simulate.generate(SESSIONS, SEED)
     X = np.array([F.extract(simulate.events_as_tuples(s), s["interaction"]["device"])
                   for s in sessions], dtype=np.float64)
     y = np.array([s["label"] for s in sessions], dtype=np.int64)
-    n_train = int(SESSIONS * SPLIT[0])
-    n_val = int(SESSIONS * SPLIT[1])
+    n = len(sessions)
+    n_train = int(n * SPLIT[0])
+    n_val = int(n * SPLIT[1])
     idx = {
         "train": np.arange(0, n_train),
         "validation": np.arange(n_train, n_train + n_val),
-        "test": np.arange(n_train + n_val, SESSIONS),
+        "test": np.arange(n_train + n_val, n),
     }
     return sessions, X, y, idx
 
@@ -393,8 +431,8 @@ def fixture_rows(model, manifest, sessions, X, ids, rng):
         r["reasons"] = reasons(model, x) if level != "unknown" else []
         return r
 
-    session_ids = ids[:FIXTURE_SESSIONS]
-    for i in session_ids:
+    n_sessions = min(FIXTURE_SESSIONS, len(ids) // 2)
+    for i in ids[:n_sessions]:
         rows.append(row(list(X[i]), sessions[i]))
 
     # Edge rows: values exactly on split thresholds (`<=` must go left), one ulp either side,
@@ -403,8 +441,8 @@ def fixture_rows(model, manifest, sessions, X, ids, rng):
     for tree in model["trees"]:
         for split in tree["splits"]:
             by_feature.setdefault(split[0], []).append(split[1])
-    for k in range(FIXTURE_EDGE_ROWS):
-        base = list(X[ids[FIXTURE_SESSIONS + k]])
+    for k in range(min(FIXTURE_EDGE_ROWS, len(ids) - n_sessions)):
+        base = list(X[ids[n_sessions + k]])
         for _ in range(rng.randint(1, 4)):
             j = rng.randrange(len(names))
             kind = rng.random()
@@ -429,12 +467,16 @@ def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def train_version(version, spec, sessions, X, y, idx, out_dir):
+def train_version(version, spec, sessions, X, y, idx, out_dir, data_description, fixture_offset):
     names = spec["features"]
     cols = [F.INDEX[n] for n in names]
     params = dict(LGB_PARAMS)
     params["seed"] = SEED
     params["monotone_constraints"] = [MONOTONE.get(n, 0) for n in names]
+    params["interaction_constraints"] = [
+        [j for j, n in enumerate(names) if n in DEVICE_GROUP],
+        [j for j, n in enumerate(names) if n not in DEVICE_GROUP],
+    ]
     train_ids = idx["train"]
     dtrain = lgb.Dataset(X[train_ids][:, cols], label=y[train_ids], feature_name=names,
                          free_raw_data=False, params={"verbosity": -1})
@@ -478,6 +520,7 @@ def train_version(version, spec, sessions, X, y, idx, out_dir):
     test_raw = lgb_raw
     y_test = y[test_ids]
     cat_test = np.array([sessions[i]["category"] for i in test_ids])
+    plat_test = np.array([sessions[i]["platform"] for i in test_ids])
     levels = np.array([level_for(r, thresholds[c], e)
                        for r, c, e in zip(test_raw, cat_test, evidence[test_ids])])
     flagged = levels != "unknown"
@@ -501,6 +544,8 @@ def train_version(version, spec, sessions, X, y, idx, out_dir):
         "prAuc": r6(pr_auc(y_test, test_raw)),
         "overall": rates(np.ones(len(test_ids), dtype=bool)),
         "byCategory": {c: rates(cat_test == c) for c in CATEGORIES},
+        # Web clients and old SDKs send no device facts: the behaviour-only case.
+        "byPlatform": {p: rates(plat_test == p) for p in sorted(set(plat_test))},
         "byScenario": {},
     }
     scen = np.array([("coached." if sessions[i]["label"] else "genuine.") + sessions[i]["scenario"]
@@ -538,9 +583,9 @@ def train_version(version, spec, sessions, X, y, idx, out_dir):
         "evidenceRule": EVIDENCE_RULE,
         "reasons": REASON_RULE,
         "training": {
-            "data": "synthetic sessions from training/simulate.py (no real user data)",
+            "data": data_description,
             "seed": SEED,
-            "sessions": SESSIONS,
+            "sessions": len(sessions),
             "split": {"train": SPLIT[0], "validation": SPLIT[1], "test": SPLIT[2]},
             "splits": describe(sessions, idx),
             "thresholdRule": {
@@ -554,9 +599,8 @@ def train_version(version, spec, sessions, X, y, idx, out_dir):
         "metrics": metrics,
     }
 
-    rng = random.Random(SEED + int(float(version) * 100))
-    offset = 0 if version == CURRENT else FIXTURE_SESSIONS + FIXTURE_EDGE_ROWS
-    rows = fixture_rows(model, manifest, sessions, X, test_ids[offset:], rng)
+    rng = random.Random(f"{SEED}:{version}")
+    rows = fixture_rows(model, manifest, sessions, X, test_ids[fixture_offset:], rng)
     # LightGBM itself, not only the exported walk, must agree with every fixture row.
     full = np.array([[np.nan if v is None else v for v in r["features"]] for r in rows])
     check = booster.predict(full[:, cols], raw_score=True)
@@ -581,25 +625,57 @@ def train_version(version, spec, sessions, X, y, idx, out_dir):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="train the isLikelyBeingCoached models")
+    ap = argparse.ArgumentParser(
+        description="Train the isLikelyBeingCoached models and write models/<version>/.",
+        epilog="Without options: regenerate the built-in versions from the simulator "
+               "(what make-model.sh does). With --sessions and --version: train one new version "
+               "on your own labelled sessions (docs/model-card.md, 'Retraining').")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "models"))
+    ap.add_argument("--sessions", help="JSONL of labelled sessions to train on instead of the simulator")
+    ap.add_argument("--version", help="train only this (new) version, e.g. 3.0")
+    ap.add_argument("--feature-set", default=CURRENT, choices=sorted(VERSIONS),
+                    help="built-in version whose features and rounds --version uses")
+    ap.add_argument("--make-current", action="store_true",
+                    help="with --version: name it current in registry.json")
     args = ap.parse_args()
     out_dir = os.path.abspath(args.out)
-    sessions, X, y, idx = build_dataset()
-    summary = {}
-    for version, spec in VERSIONS.items():
-        m = train_version(version, spec, sessions, X, y, idx, out_dir)
-        summary[version] = m["metrics"]
+
+    if args.sessions:
+        loaded, refused = load_sessions(args.sessions)
+        print(f"{len(loaded)} labelled sessions from {args.sessions}, {refused} refused as invalid",
+              file=sys.stderr)
+        data = (f"operator-labelled sessions from {os.path.basename(args.sessions)} "
+                f"({refused} invalid ones skipped)")
+        sessions, X, y, idx = build_dataset(loaded)
+    else:
+        data = "synthetic sessions from training/simulate.py (no real user data)"
+        sessions, X, y, idx = build_dataset()
+
+    if args.version:
+        if not all(p.isdigit() for p in args.version.split(".")):
+            raise SystemExit("--version must be digits separated by dots, e.g. 3.0")
+        spec = dict(VERSIONS[args.feature_set])
+        plan = [(args.version, spec, 0)]
+    else:
+        # Different held-out sessions back each version's fixtures, for wider coverage.
+        plan = [(v, spec, 0 if v == CURRENT else FIXTURE_SESSIONS + FIXTURE_EDGE_ROWS)
+                for v, spec in VERSIONS.items()]
+
+    for version, spec, offset in plan:
+        m = train_version(version, spec, sessions, X, y, idx, out_dir, data, offset)
         o = m["metrics"]["overall"]
         print(f"{version}: ROC-AUC {m['metrics']['rocAuc']:.4f}  PR-AUC {m['metrics']['prAuc']:.4f}  "
               f"detected medium+ {o['detectionRateMediumOrHigh']:.3f} high {o['detectionRateHigh']:.3f}  "
               f"genuine medium+ {o['genuineMediumOrHighRate']:.4f} high {o['genuineHighRate']:.4f}",
               file=sys.stderr)
-    # Which version answers when a request names none. The daemon lists versions from the
-    # directories themselves, so this file names only the current one.
-    registry = {"insightType": "isLikelyBeingCoached", "current": CURRENT}
-    with open(os.path.join(out_dir, "registry.json"), "w") as fh:
-        fh.write(json.dumps(registry, indent=2) + "\n")
+
+    current = args.version if args.version and args.make_current else None if args.version else CURRENT
+    if current is not None:
+        # Which version answers when a request names none. The daemon lists versions from the
+        # directories themselves, so this file names only the current one.
+        registry = {"insightType": "isLikelyBeingCoached", "current": current}
+        with open(os.path.join(out_dir, "registry.json"), "w") as fh:
+            fh.write(json.dumps(registry, indent=2) + "\n")
 
 
 if __name__ == "__main__":

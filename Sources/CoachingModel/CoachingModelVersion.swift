@@ -81,6 +81,10 @@ public final class CoachingModelVersion: Sendable {
     let evidence: EvidenceRule
     let maxReasons: Int
     let minContribution: Double
+    // The distinct reason codes of the inputs, in input order, and each input's index into them
+    // (-1: no code), so reasons are summed in flat arrays on the request path.
+    private let reasonCodes: [String]
+    private let reasonOfInput: [Int]
 
     init(version: String, withdrawn: Bool, inputs: [Feature], ensemble: TreeEnsemble,
          thresholds: [String: CoachingThresholds], evidence: EvidenceRule, maxReasons: Int,
@@ -96,6 +100,22 @@ public final class CoachingModelVersion: Sendable {
         self.maxReasons = maxReasons
         self.minContribution = minContribution
         self.modelSHA256 = modelSHA256
+        var codes: [String] = []
+        var reasonOfInput: [Int] = []
+        for feature in inputs {
+            guard let code = feature.reasonCode else {
+                reasonOfInput.append(-1)
+                continue
+            }
+            if let k = codes.firstIndex(of: code) {
+                reasonOfInput.append(k)
+            } else {
+                codes.append(code)
+                reasonOfInput.append(codes.count - 1)
+            }
+        }
+        self.reasonCodes = codes
+        self.reasonOfInput = reasonOfInput
     }
 
     /// The level, score and reasons for `features` in operation `category` (one of
@@ -137,24 +157,24 @@ public final class CoachingModelVersion: Sendable {
     /// Reason codes from the contributions: features grouped by code (a missing feature names
     /// nothing, whatever its default branch added), codes whose total reaches `minContribution`,
     /// strongest first, at most `maxReasons`; if none reaches it, the single strongest positive
-    /// one, so a medium or high value always says why. training/train.py `reasons` is the same.
+    /// one, so a medium or high value names at least one signal whenever an observed, coded
+    /// feature raised the score. training/train.py `reasons` is the same.
     private func reasons(_ x: [Double]) -> [String] {
         let c = ensemble.contributions(x)
-        var codes: [String] = []
-        var totals: [String: Double] = [:]
-        for (j, feature) in inputs.enumerated() {
-            guard let code = feature.reasonCode, !x[j].isNaN else { continue }
-            if totals[code] == nil {
-                totals[code] = 0
-                codes.append(code)
-            }
-            totals[code]! += c[j]
+        var totals = [Double](repeating: 0, count: reasonCodes.count)
+        var present = [Bool](repeating: false, count: reasonCodes.count)
+        for j in 0..<inputs.count {
+            let k = reasonOfInput[j]
+            guard k >= 0, !x[j].isNaN else { continue }
+            present[k] = true
+            totals[k] += c[j]
         }
-        let ranked = codes.sorted { a, b in
-            totals[a]! != totals[b]! ? totals[a]! > totals[b]! : a < b
+        let ranked = (0..<reasonCodes.count).filter { present[$0] }.sorted { a, b in
+            totals[a] != totals[b] ? totals[a] > totals[b] : reasonCodes[a] < reasonCodes[b]
         }
-        var chosen = ranked.filter { totals[$0]! >= minContribution }
-        if chosen.isEmpty, let top = ranked.first, totals[top]! > 0 { chosen = [top] }
-        return Array(chosen.prefix(maxReasons))
+        var chosen = ranked.filter { totals[$0] >= minContribution }
+        if chosen.isEmpty, let top = ranked.first, totals[top] > 0 { chosen = [top] }
+        return chosen.prefix(maxReasons).map { reasonCodes[$0] }
     }
+
 }

@@ -185,6 +185,7 @@ private struct Sweep {
     var rhythmGaps: [Int64] = []
     var inFieldIntervals = 0
     var segmentPauses = 0
+    var segmentSum: Int64 = 0
 
     var inBackground = false
     var backgroundStart: Int64 = 0
@@ -251,6 +252,7 @@ private struct Sweep {
                     rhythmGaps.append(gap)
                 } else if gap <= FeatureExtractor.segmentPauseMaxMs {
                     segmentPauses += 1
+                    segmentSum += gap
                 }
             }
             lastKeyT = t
@@ -343,6 +345,9 @@ private struct Sweep {
         f[.segmentPauseCount] = Double(segmentPauses)
         if inFieldIntervals > 0 {
             f[.segmentPauseShare] = Double(segmentPauses) / Double(inFieldIntervals)
+        }
+        if segmentPauses > 0 {
+            f[.segmentPauseMeanMs] = Double(segmentSum) / Double(segmentPauses)
         }
         f[.longPauseCount] = Double(longPauses)
         if let longestPause { f[.longestPauseSeconds] = Double(longestPause) / 1000.0 }

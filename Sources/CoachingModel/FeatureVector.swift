@@ -10,6 +10,7 @@ public enum Feature: Int, CaseIterable, Sendable {
     case meanBurstLength
     case segmentPauseCount
     case segmentPauseShare
+    case segmentPauseMeanMs
     case longPauseCount
     case longestPauseSeconds
     case submitHesitationSeconds
@@ -43,7 +44,8 @@ public enum Feature: Int, CaseIterable, Sendable {
     static let names: [String] = [
         "sessionSeconds", "userActionCount", "firstInputSeconds", "keystrokeCount",
         "keyIntervalMeanMs", "keyIntervalCV", "meanBurstLength", "segmentPauseCount",
-        "segmentPauseShare", "longPauseCount", "longestPauseSeconds", "submitHesitationSeconds",
+        "segmentPauseShare", "segmentPauseMeanMs", "longPauseCount", "longestPauseSeconds",
+        "submitHesitationSeconds",
         "deletionCount", "deletionRatio", "payeePasted", "amountPasted", "fieldRevisits",
         "appSwitchCount", "backgroundSeconds", "backgroundShare", "activeCall",
         "callStartedBeforeSession", "proximityNearShare", "orientationChanges", "screenSharing",
@@ -60,7 +62,8 @@ public enum Feature: Int, CaseIterable, Sendable {
         case .userActionCount, .keystrokeCount: nil
         case .firstInputSeconds: "delayedFirstInput"
         case .keyIntervalMeanMs, .keyIntervalCV: "unusualTypingRhythm"
-        case .meanBurstLength, .segmentPauseCount, .segmentPauseShare: "segmentedTyping"
+        case .meanBurstLength, .segmentPauseCount, .segmentPauseShare, .segmentPauseMeanMs:
+            "segmentedTyping"
         case .longPauseCount, .longestPauseSeconds: "longPauses"
         case .submitHesitationSeconds: "longHesitation"
         case .deletionCount, .deletionRatio: "frequentCorrections"
@@ -105,6 +108,9 @@ public enum Feature: Int, CaseIterable, Sendable {
         // The coefficient of variation of n values in [0, 1000] is at most sqrt(n - 1) < 71.
         case .keyIntervalCV: .range(0, 100)
         case .meanBurstLength: .range(1, Double(FeatureExtractor.maxEvents))
+        // Only gaps between the typing-gap limit and the segment-pause limit are segment pauses.
+        case .segmentPauseMeanMs:
+            .range(Double(FeatureExtractor.typingGapMaxMs), Double(FeatureExtractor.segmentPauseMaxMs))
         }
     }
 }

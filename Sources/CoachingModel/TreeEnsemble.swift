@@ -177,16 +177,19 @@ struct TreeEnsemble: Sendable {
     /// the root values equal the raw score (up to rounding).
     func contributions(_ x: [Double]) -> [Double] {
         var out = [Double](repeating: 0, count: featureNames.count)
-        for root in roots where root >= 0 {
-            var node = root
-            var parent = internalValue[Int(root)]
-            while node >= 0 {
-                let n = Int(node)
-                let f = Int(feature[n])
-                node = next(n, x[f])
-                let child = node >= 0 ? internalValue[Int(node)] : leafValue[Int(~node)]
-                out[f] += child - parent
-                parent = child
+        // One exclusive access for the whole walk instead of one per split.
+        out.withUnsafeMutableBufferPointer { out in
+            for root in roots where root >= 0 {
+                var node = root
+                var parent = internalValue[Int(root)]
+                while node >= 0 {
+                    let n = Int(node)
+                    let f = Int(feature[n])
+                    node = next(n, x[f])
+                    let child = node >= 0 ? internalValue[Int(node)] : leafValue[Int(~node)]
+                    out[f] += child - parent
+                    parent = child
+                }
             }
         }
         return out

@@ -40,9 +40,9 @@ struct EvaluationRequest: Sendable {
     static let maxRequestIdLength = 128
     static let maxIdentifierLength = 256
     static let maxSummaryFeatures = 64
-    /// Largest event time accepted at the edge (24 h in ms); the feature extractor applies
-    /// its own, tighter session bound.
-    static let maxEventTime: Int64 = 86_400_000
+    /// Largest event time: the feature extractor's session bound, checked at the edge so the
+    /// error names the event.
+    static let maxEventTime: Int64 = FeatureExtractor.maxSessionMs
 
     /// Validates a parsed body, naming the first offending field.
     static func decode(_ body: JSONValue) throws(Problem) -> EvaluationRequest {
@@ -107,10 +107,13 @@ struct EvaluationRequest: Sendable {
             }
             return .summary(summary, device)
         }
+        // Device facts without timing are evidence of their own: they go to the model as a
+        // summary with every timing feature missing.
+        guard let eventValues else { return hasDevice ? .summary([:], device) : .none }
         var events: [InteractionEvent] = []
-        events.reserveCapacity(eventValues?.count ?? 0)
+        events.reserveCapacity(eventValues.count)
         var previous: Int64 = 0
-        for (i, value) in (eventValues ?? []).enumerated() {
+        for (i, value) in eventValues.enumerated() {
             let event = try ObjectReader(value, path: "interaction.events[\(i)]", allowed: ["t", "type", "field"])
             let t = try event.integer("t", in: 0...maxEventTime, required: true)!
             if t < previous {
@@ -120,6 +123,6 @@ struct EvaluationRequest: Sendable {
             events.append(InteractionEvent(t: t, type: try event.enumeration("type", InteractionEventType.self, required: true)!,
                                            field: try event.enumeration("field", InteractionField.self)))
         }
-        return eventValues == nil && !hasDevice ? .none : .events(events, device)
+        return .events(events, device)
     }
 }

@@ -20,7 +20,7 @@ final class FixtureParityTests: XCTestCase {
     }
 
     static func parseFixtures(_ version: String) throws -> [Row] {
-        let path = "\(repositoryModels)/\(version)/fixtures.json"
+        let path = "\(modelsUnderTest)/\(version)/fixtures.json"
         let bytes = try XCTUnwrap(FileManager.default.contents(atPath: path), "cannot read \(path)")
         let root = try XCTUnwrap(try JSONReader.parse([UInt8](bytes)).objectValue)
         XCTAssertEqual(root["format"]?.stringValue, "insightd.coaching-fixtures/1")
@@ -68,7 +68,7 @@ final class FixtureParityTests: XCTestCase {
     /// Parsed once per version for the whole suite: the files are 1.5 MB each.
     static let cache: [String: Result<[Row], any Error>] = {
         var out: [String: Result<[Row], any Error>] = [:]
-        for version in ["1.0", "2.0"] {
+        for version in (try? registryUnderTest.get().versions.map(\.version)) ?? [] {
             out[version] = Result { try parseFixtures(version) }
         }
         return out
@@ -86,14 +86,14 @@ final class FixtureParityTests: XCTestCase {
     }
 
     func testEveryVersionHasAtLeast2000FixtureRowsFromEvents() throws {
-        for model in try registry().versions {
+        for model in try registry(underTest: true).versions {
             let rows = try loadFixtures(model.version)
             XCTAssertGreaterThanOrEqual(rows.filter { $0.events != nil }.count, 2000, model.version)
         }
     }
 
     func testFeatureExtractionMatchesPythonOnEveryFixtureRow() throws {
-        for model in try registry().versions {
+        for model in try registry(underTest: true).versions {
             var checked = 0
             for (i, row) in try loadFixtures(model.version).enumerated() {
                 guard let events = row.events else { continue }
@@ -110,7 +110,7 @@ final class FixtureParityTests: XCTestCase {
     }
 
     func testTreeWalkMatchesLightGBMOnEveryFixtureRow() throws {
-        for model in try registry().versions {
+        for model in try registry(underTest: true).versions {
             let rows = try loadFixtures(model.version)
             var worst = 0.0
             for (i, row) in rows.enumerated() {
@@ -127,7 +127,7 @@ final class FixtureParityTests: XCTestCase {
     }
 
     func testFixturesCoverEveryLevelAndMissingValues() throws {
-        let rows = try loadFixtures(try registry().currentVersion)
+        let rows = try loadFixtures(try registry(underTest: true).currentVersion)
         for level in CoachingLevel.allCases {
             XCTAssertTrue(rows.contains { $0.level == level.rawValue }, "no fixture row is \(level)")
         }

@@ -11,20 +11,35 @@ let repositoryModels: String = {
         .appendingPathComponent("models").path
 }()
 
-/// The registry over the committed models, loaded once for the whole suite.
-let committedRegistry: Result<ModelRegistry, ModelLoadError> = {
+/// The models the parity tests replay: the committed ones, or an operator's freshly trained
+/// directory named by COACHING_PARITY_MODELS_DIR (docs/model-card.md, "Retraining").
+let modelsUnderTest: String = {
+    if let dir = ProcessInfo.processInfo.environment["COACHING_PARITY_MODELS_DIR"], !dir.isEmpty {
+        return dir
+    }
+    return repositoryModels
+}()
+
+private func loadOnce(_ directory: String) -> Result<ModelRegistry, ModelLoadError> {
     do throws(ModelLoadError) {
-        return .success(try ModelRegistry.load(directory: repositoryModels))
+        return .success(try ModelRegistry.load(directory: directory))
     } catch {
         return .failure(error)
     }
-}()
+}
 
-func registry(file: StaticString = #filePath, line: UInt = #line) throws -> ModelRegistry {
-    switch committedRegistry {
+/// The registry over the committed models, loaded once for the whole suite.
+let committedRegistry = loadOnce(repositoryModels)
+let registryUnderTest = modelsUnderTest == repositoryModels ? committedRegistry : loadOnce(modelsUnderTest)
+
+/// The committed models (`underTest`: the ones the parity tests replay).
+func registry(underTest: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws
+    -> ModelRegistry
+{
+    switch underTest ? registryUnderTest : committedRegistry {
     case .success(let r): return r
     case .failure(let e):
-        XCTFail("models/ did not load: \(e)", file: file, line: line)
+        XCTFail("models did not load: \(e)", file: file, line: line)
         throw e
     }
 }

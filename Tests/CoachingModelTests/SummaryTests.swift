@@ -1,0 +1,77 @@
+import XCTest
+
+@testable import CoachingModel
+
+final class SummaryTests: XCTestCase {
+    func testAValidSummaryBecomesTheVectorAndAbsentFeaturesAreMissing() throws {
+        let f = try FeatureExtractor.fromSummary(
+            ["sessionSeconds": 64, "keystrokeCount": 12, "keyIntervalCV": 0.4, "payeePasted": 1,
+             "backgroundShare": 0.25],
+            device: DeviceFacts())
+        XCTAssertEqual(f[.sessionSeconds], 64)
+        XCTAssertEqual(f[.keystrokeCount], 12)
+        XCTAssertEqual(f[.keyIntervalCV], 0.4)
+        XCTAssertEqual(f[.payeePasted], 1)
+        XCTAssertEqual(f[.backgroundShare], 0.25)
+        XCTAssertTrue(f.isMissing(.submitHesitationSeconds))
+        XCTAssertTrue(f.isMissing(.activeCall))
+    }
+
+    func testInvalidSummariesAreRefusedNamingTheFeature() {
+        let cases: [(String, Double, String)] = [
+            ("noSuchFeature", 1, "not a known feature"),
+            ("sessionSeconds", -1, "between 0 and 3600"),
+            ("sessionSeconds", 3600.5, "between 0 and 3600"),
+            ("sessionSeconds", .nan, "finite"),
+            ("longestPauseSeconds", .infinity, "finite"),
+            ("keystrokeCount", 2.5, "whole number"),
+            ("appSwitchCount", 5001, "whole number"),
+            ("activeCall", 0.5, "0 or 1"),
+            ("backgroundShare", 1.01, "between 0 and 1"),
+            ("keyIntervalMeanMs", 1000.5, "between 0 and 1000"),
+            ("keyIntervalCV", 101, "between 0 and 100"),
+            ("meanBurstLength", 0.5, "between 1 and 5000"),
+        ]
+        for (name, value, message) in cases {
+            var summary = ["userActionCount": 10.0]
+            summary[name] = value
+            guard let error = summaryError(summary) else {
+                XCTFail("\(name) = \(value) accepted")
+                continue
+            }
+            XCTAssertEqual(error.field, "interaction.summary.\(name)")
+            XCTAssertTrue(error.message.contains(message), "\(name): \(error.message)")
+        }
+    }
+
+    func testDeviceFactsCombineWithTheSummary() throws {
+        let a = try FeatureExtractor.fromSummary(["activeCall": 0], device: DeviceFacts(activeCall: true))
+        XCTAssertEqual(a[.activeCall], 1, "a true from either side wins")
+        XCTAssertEqual(a[.callStartedBeforeSession].isNaN, true)
+        let b = try FeatureExtractor.fromSummary([:], device: DeviceFacts(activeCall: false, remoteAccessApp: true))
+        XCTAssertEqual(b[.activeCall], 0)
+        XCTAssertEqual(b[.callStartedBeforeSession], 0, "no call at all: none began before")
+        XCTAssertEqual(b[.remoteAccessApp], 1)
+        let c = try FeatureExtractor.fromSummary(["callStartedBeforeSession": 1], device: DeviceFacts())
+        XCTAssertEqual(c[.activeCall], 1)
+        let d = try FeatureExtractor.fromSummary(["screenSharing": 1], device: DeviceFacts(screenSharing: false))
+        XCTAssertEqual(d[.screenSharing], 1)
+    }
+
+    /// A client that computes the documented features on the device and sends them as a summary
+    /// gets exactly the assessment the events would have given.
+    func testASummaryOfExtractedFeaturesAssessesLikeTheEvents() throws {
+        let events = workedExampleSession
+        let device = DeviceFacts(activeCall: true, callStartedBeforeSession: false, screenSharing: false)
+        let fromEvents = try FeatureExtractor.extract(events: events, device: device)
+        var summary: [String: Double] = [:]
+        for feature in Feature.allCases where !fromEvents.isMissing(feature) {
+            summary[feature.name] = fromEvents[feature]
+        }
+        let fromSummary = try FeatureExtractor.fromSummary(summary, device: device)
+        XCTAssertEqual(fromSummary, fromEvents)
+        let model = try XCTUnwrap(try registry().model(version: nil))
+        XCTAssertEqual(model.assess(fromSummary, category: "payment"),
+                       model.assess(fromEvents, category: "payment"))
+    }
+}

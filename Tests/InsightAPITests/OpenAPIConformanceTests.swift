@@ -1,0 +1,1145 @@
+import Foundation
+import InsightAPI
+import InsightDomain
+import InsightStorage
+import JSON
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps `openapi/openapi.json` true (PRODUCT.md §9): routes, statuses, problem codes, headers,
+/// response bodies and vocabularies are checked against a live daemon and against the sources,
+/// so a change to the code or to the document without the other fails here.
+final class OpenAPIConformanceTests: XCTestCase {
+    private var spec: OpenAPISpec!
+    var daemon: LiveDaemon!
+    /// A caller with the `evaluate` and `labels` roles.
+    var key = ""
+
+    override func setUpWithError() throws {
+        spec = try OpenAPISpec.load()
+        daemon = try LiveDaemon()
+        (_, key) = try daemon.createCaller(roles: [.evaluate, .labels])
+    }
+
+    override func tearDown() {
+        daemon = nil
+        spec = nil
+    }
+
+    static let sampleEventId = "00000000-0000-4000-8000-000000000000"
+    static let probeMethods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    // MARK: (a) Routes
+
+    /// Every documented path answers its documented methods (never 404/405), every other
+    /// method of it 405 with `Allow` listing exactly the documented ones, and every other path 404.
+    func testRouterAnswersExactlyTheDocumentedPathsAndMethods() throws {
+        // The router names each route by its path template (Route.name): those are the documented paths.
+        let router = try String(contentsOf: OpenAPISpec.packageRoot.appendingPathComponent("Sources/InsightAPI/Router.swift"), encoding: .utf8)
+        let routes = SourceScanner.caseStrings(after: "var name: String {", in: router)
+        XCTAssertFalse(routes.isEmpty, "no route names found in Router.swift")
+        XCTAssertEqual(Set(spec.paths), Set(routes), "documented paths vs Route.name")
+        for path in spec.paths {
+            let documented = spec.methods(at: path)
+            XCTAssertFalse(documented.isEmpty, path)
+            let notAllowed = try XCTUnwrap(spec.pathItem(path)["x-method-not-allowed"], "\(path): x-method-not-allowed")
+            let concretePaths = path.contains("{eventId}")
+                ? ["x", Self.sampleEventId, String(repeating: "e", count: 65)].map { path.replacingOccurrences(of: "{eventId}", with: $0) }
+                : [path, path + "?probe=1"]
+            for concrete in concretePaths {
+                for method in Self.probeMethods {
+                    let r = try send(method, concrete, key: nil, json: ["GET", "HEAD"].contains(method) ? nil : "{}")
+                    let context = "\(method) \(concrete)"
+                    if let op = spec.operation(method, path) {
+                        XCTAssertFalse([404, 405].contains(r.status), "\(context) is documented but answered \(r.status)")
+                        XCTAssertEqual(r.status, op.isSecured ? 401 : 200, "\(context) without credentials")
+                        check(r, op: op, context: context)
+                    } else {
+                        XCTAssertEqual(r.status, 405, "\(context) is not documented but answered \(r.status)")
+                        let allowed = Set((r.headers["allow"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                        XCTAssertEqual(allowed, documented, "\(context): Allow")
+                        check(r, response: spec.resolve(notAllowed), method: method, context: context)
+                        if method != "HEAD" { XCTAssertEqual(r.code, "methodNotAllowed", context) }
+                    }
+                }
+            }
+        }
+        let notFound = try XCTUnwrap(spec.root["x-unmatched-path"], "x-unmatched-path")
+        let undocumented = ["/", "/v1", "/v1/", "/v1/evaluations/", "/v1/evaluations/x", "/v1/evaluations//consumption",
+                            "/v1/evaluations/x/consumption/", "/v1/evaluations/x/consumption/extra", "/v1/evaluations/x/y",
+                            "/v1/labels/", "/v1/insights/", "/v1/insights/isLikelyBeingCoached", "/livez/", "/readyz/x",
+                            "/V1/evaluations", "/v2/evaluations", "/metrics", "/v1/authorization", "/admin/v1/callers"]
+        for path in undocumented {
+            for method in Self.probeMethods {
+                let r = try send(method, path, key: key, json: ["GET", "HEAD"].contains(method) ? nil : "{}")
+                XCTAssertEqual(r.status, 404, "\(method) \(path)")
+                check(r, response: spec.resolve(notFound), method: method, context: "\(method) \(path)")
+                if method != "HEAD" { XCTAssertEqual(r.code, "notFound", "\(method) \(path)") }
+            }
+        }
+    }
+
+    /// `x-required-role` and `security` say which credentials each operation takes.
+    func testRolesAndSecurityAreAsDocumented() throws {
+        var keys: [Role: String] = [:]
+        var allBut: [Role: String] = [:]
+        for role in Role.allCases {
+            keys[role] = try daemon.createCaller(roles: [role]).key
+            allBut[role] = try daemon.createCaller(roles: Set(Role.allCases).subtracting([role])).key
+        }
+        for op in spec.operations {
+            let path = op.path.replacingOccurrences(of: "{eventId}", with: Self.sampleEventId)
+            let body = op.method == "POST" ? "{}" : nil
+            let headers = op.path == "/v1/labels" ? ["Idempotency-Key": "roles"] : [:]
+            guard op.isSecured else {
+                XCTAssertEqual(try send(op.method, path, key: nil, json: body).status, 200, op.id)
+                continue
+            }
+            XCTAssertEqual(try send(op.method, path, key: nil, json: body, headers: headers).status, 401, op.id)
+            let role = op.value["x-required-role"]
+            XCTAssertNotNil(role, "\(op.id): x-required-role (null for any role)")
+            if let name = role?.string {
+                let required = try XCTUnwrap(Role(rawValue: name), "\(op.id): unknown role \(name)")
+                let refused = try send(op.method, path, key: allBut[required], json: body, headers: headers)
+                XCTAssertEqual(refused.status, 403, "\(op.id) without \(name)")
+                check(refused, op: op, context: "\(op.id) without \(name)")
+                let admitted = try send(op.method, path, key: keys[required], json: body, headers: headers)
+                XCTAssertFalse([401, 403].contains(admitted.status), "\(op.id) with only \(name)")
+            } else {
+                for role in Role.allCases {
+                    let r = try send(op.method, path, key: keys[role], json: body, headers: headers)
+                    XCTAssertFalse([401, 403].contains(r.status), "\(op.id) with only \(role.rawValue)")
+                }
+            }
+        }
+    }
+
+    // MARK: (b) Statuses, (d) bodies
+
+    /// A table of live requests: each answer's status must be the one listed and documented for
+    /// its operation (with its code, headers and body shape), and every documented status that
+    /// is not transport-level must be produced by some request here.
+    func testEveryStatusIsDocumentedAndEveryDocumentedStatusOccurs() throws {
+        let overloaded = try LiveDaemon { $0.writeQueueCapacity = 0 }
+        let busyKey = try overloaded.createCaller(roles: [.evaluate, .labels]).key
+        let evaluateOnly = try daemon.createCaller(roles: [.evaluate]).key
+        let labelsOnly = try daemon.createCaller(roles: [.labels]).key
+        let adminOnly = try daemon.createCaller(roles: [.admin]).key
+        let broken = try daemon.createCaller(roles: [.evaluate, .labels])
+        try corruptCaller(broken.callerId)
+
+        let E = "POST /v1/evaluations", C = "POST /v1/evaluations/{eventId}/consumption", L = "POST /v1/labels"
+        let ins = #"{"type":"isLikelyBeingCoached","schemaVersion":1}"#
+        func body(_ extra: String = "", insights: String = ins) -> String {
+            #"{"operationCategory":"payment","insights":[\#(insights)]\#(extra)}"#
+        }
+        func chars(_ n: Int, _ c: Character = "x") -> String { String(repeating: c, count: n) }
+        func events(_ n: Int, lastT: Int = 0) -> String {
+            ([#"{"t":0,"type":"sessionStart"}"#] + (1..<max(n, 1)).map { i in
+                #"{"t":\#(i == n - 1 ? max(lastT, i) : i),"type":"tap"}"#
+            }).prefix(n).joined(separator: ",")
+        }
+        let request = "#/components/schemas/EvaluationRequest/properties"
+        let interaction = "#/components/schemas/Interaction/properties"
+        let maxRequestId = try spec.int("\(request)/requestId/maxLength")
+        let maxIdentifier = try spec.int("#/components/schemas/Subject/properties/account/maxLength")
+        let maxInsights = try spec.int("\(request)/insights/maxItems")
+        let maxType = try spec.int("#/components/schemas/InsightRequest/properties/type/maxLength")
+        let maxModel = try spec.int("#/components/schemas/InsightRequest/properties/modelVersion/maxLength")
+        let minSchema = try spec.int("#/components/schemas/InsightRequest/properties/schemaVersion/minimum")
+        let maxSchema = try spec.int("#/components/schemas/InsightRequest/properties/schemaVersion/maximum")
+        let maxEvents = try spec.int("\(interaction)/events/maxItems")
+        let maxT = try spec.int("#/components/schemas/InteractionEvent/properties/t/maximum")
+        let maxFeatures = try spec.int("\(interaction)/summary/maxProperties")
+        let maxUsed = try spec.int("#/components/schemas/ConsumptionReport/properties/insightIdsUsed/maxItems")
+        let maxLabels = try spec.int("#/components/schemas/LabelSubmission/properties/labels/maxItems")
+        let maxInsightId = try spec.int("#/components/schemas/Label/properties/insightId/maxLength")
+        let maxKey = try spec.int("#/paths/~1v1~1labels/post/parameters/0/schema/maxLength")
+
+        // Evaluations the consumption and label requests refer to.
+        func evaluation(_ key: String) throws -> (eventId: String, insightId: String) {
+            let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body())
+            XCTAssertEqual(r.status, 200)
+            return (try XCTUnwrap(r.json?["eventId"]?.string), try XCTUnwrap(r.json?["insights"]?[0]?["insightId"]?.string))
+        }
+        let (eventId, insightId) = try evaluation(key)
+        let (secondEventId, _) = try evaluation(key)
+        let (othersEventId, _) = try evaluation(evaluateOnly)
+        let (_, labelInsight) = try evaluation(key)
+        let consume = "/v1/evaluations/\(eventId)/consumption"
+
+        let label = { (id: String, rest: String) in #"{"insightId":"\#(id)",\#(rest)}"# }
+        let legit = #""outcome":"confirmedLegitimate","discoveredAt":"2026-11-16""#
+        let fraud = #""outcome":"confirmedFraud","fraudType":"authorityImpersonation","discoveredAt":"2026-11-15""#
+        // (item, expected result, whether the schema can express the rule that decides it)
+        let items: [(String, String, Bool)] = [
+            (label(labelInsight, fraud), "accepted", true),
+            (label(labelInsight, fraud), "duplicate", true),
+            (label(labelInsight, legit), "conflict", true),
+            (label("5d1e0000-0000-4000-8000-000000000000", fraud), "unknownInsight", true),
+            (label(chars(maxInsightId), legit), "unknownInsight", true),
+            (label(chars(maxInsightId + 1), legit), "invalid", true),
+            (label(labelInsight, fraud + #","note":"free text""#), "invalid", true),
+            (label(labelInsight, #""outcome":"confirmedFraud","discoveredAt":"2026-11-15""#), "invalid", true),
+            (label(labelInsight, #""outcome":"confirmedLegitimate","fraudType":"other","discoveredAt":"2026-11-15""#), "invalid", true),
+            (label(labelInsight, #""outcome":"confirmedLegit","discoveredAt":"2026-11-15""#), "invalid", true),
+            (label(labelInsight, #""outcome":"confirmedLegitimate","discoveredAt":"2026/11/15""#), "invalid", true),
+            (label(labelInsight, #""outcome":"confirmedLegitimate""#), "invalid", true),
+            (#""not an object""#, "invalid", true),
+            // Calendar validity and "not in the future" are beyond the schema (format: date only annotates).
+            (label(labelInsight, #""outcome":"confirmedLegitimate","discoveredAt":"2026-02-30""#), "invalid", false),
+            (label(labelInsight, #""outcome":"confirmedLegitimate","discoveredAt":"2999-01-01""#), "invalid", false),
+        ]
+        let mixedLabels = #"{"labels":[\#(items.map(\.0).joined(separator: ","))]}"#
+        let oneLabel = #"{"labels":[\#(label("7c1e0000-0000-4000-8000-000000000000", legit))]}"#
+        let labelList = { (n: Int) in #"{"labels":[\#(Array(repeating: label("x", legit), count: n).joined(separator: ","))]}"# }
+        let summary = { (n: Int) in #"{"summary":{\#((0..<n).map { #""f\#($0)":1"# }.joined(separator: ","))}}"# }
+        let tooManyIds = (0...maxUsed).map { #""id-\#($0)""# }.joined(separator: ",")
+
+        var table: [Probe] = [
+            // POST /v1/evaluations
+            Probe(E, "/v1/evaluations", 200, nil, "minimal", key: key, json: body()),
+            Probe(E, "/v1/evaluations", 200, nil, "every member", key: key, json: body(
+                #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"}"#,
+                insights: ins + #",{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#)),
+            Probe(E, "/v1/evaluations", 200, nil, "summary and device", key: key,
+                  json: body(#","interaction":{"summary":{"sessionSeconds":95.5,"keystrokeCount":14,"proximityNearShare":0.8},"device":{"activeCall":true}}"#)),
+            Probe(E, "/v1/evaluations", 200, nil, "empty interaction", key: key, json: body(#","interaction":{}"#)),
+            Probe(E, "/v1/evaluations", 200, nil, "insight-level errors", key: key,
+                  json: body(insights: #"{"type":"isLikelyBeingPhished","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":2}"#)),
+            Probe(E, "/v1/evaluations", 200, nil, "charset utf-8", key: key, json: body(), contentType: "application/json; charset=utf-8"),
+            Probe(E, "/v1/evaluations", 200, nil, "+json media type", key: key, json: body(), contentType: "application/vnd.insightd+json"),
+            Probe(E, "/v1/evaluations", 200, nil, "limits reached", key: key, json: body(
+                #","requestId":"\#(chars(maxRequestId))","subject":{"account":"\#(chars(maxIdentifier))","device":"\#(chars(maxIdentifier))","counterparty":"\#(chars(maxIdentifier))"}"#,
+                insights: ([ins, #"{"type":"\#(chars(maxType))","schemaVersion":1}"#,
+                            #"{"type":"isLikelyBeingCoached","schemaVersion":\#(minSchema),"modelVersion":"\#(chars(maxModel))"}"#,
+                            #"{"type":"isLikelyBeingCoached","schemaVersion":\#(maxSchema)}"#]
+                           + Array(repeating: ins, count: max(0, maxInsights - 4))).joined(separator: ","))),
+            Probe(E, "/v1/evaluations", 200, nil, "most events, latest t", key: key,
+                  json: body(#","interaction":{"events":[\#(events(maxEvents, lastT: maxT))]}"#)),
+            Probe(E, "/v1/evaluations", 400, "contextInvalid", "not an object", key: key, json: "[1,2]"),
+            Probe(E, "/v1/evaluations", 400, "contextInvalid", "not JSON", key: key, json: #"{"operationCategory":"#),
+            Probe(E, "/v1/evaluations", 400, "contextInvalid", "empty body", key: key, json: ""),
+            Probe(E, "/v1/evaluations", 401, "unauthorized", "no key", key: nil, json: body()),
+            Probe(E, "/v1/evaluations", 401, "unauthorized", "malformed key", key: "not-a-key", json: body()),
+            Probe(E, "/v1/evaluations", 401, "unauthorized", "forged key", key: String(key.prefix(20)) + chars(43, "A"), json: body()),
+            Probe(E, "/v1/evaluations", 401, "unauthorized", "Basic", key: nil, json: body(), headers: ["Authorization": "Basic dXNlcjpwYXNz"]),
+            Probe(E, "/v1/evaluations", 403, "forbidden", "labels role only", key: labelsOnly, json: body()),
+            Probe(E, "/v1/evaluations", 415, "unsupportedMediaType", "no Content-Type", key: key, json: body(), contentType: nil),
+            Probe(E, "/v1/evaluations", 415, "unsupportedMediaType", "text/plain", key: key, json: body(), contentType: "text/plain"),
+            Probe(E, "/v1/evaluations", 415, "unsupportedMediaType", "latin1", key: key, json: body(), contentType: "application/json; charset=latin1"),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "no operationCategory", key: key, json: #"{"insights":[\#(ins)]}"#),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown category", key: key, json: body().replacingOccurrences(of: "payment", with: "wire")),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "no insights", key: key, json: #"{"operationCategory":"payment"}"#),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "zero insights", key: key, json: body(insights: "")),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "too many insights", key: key,
+                  json: body(insights: Array(repeating: ins, count: maxInsights + 1).joined(separator: ","))),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "requestId too long", key: key, json: body(#","requestId":"\#(chars(maxRequestId + 1))""#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "requestId control character", key: key, json: body(#","requestId":"a\u0007b""#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "requestId empty", key: key, json: body(#","requestId":"""#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "identifier too long", key: key,
+                  json: body(#","subject":{"account":"\#(chars(maxIdentifier + 1))"}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown subject member", key: key, json: body(#","subject":{"email":"x"}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "subject not an object", key: key, json: body(#","subject":"acct""#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "type missing", key: key, json: body(insights: #"{"schemaVersion":1}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "type too long", key: key,
+                  json: body(insights: #"{"type":"\#(chars(maxType + 1))","schemaVersion":1}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion a string", key: key,
+                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":"1"}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion fractional", key: key,
+                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1.5}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion too large", key: key,
+                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":\#(maxSchema + 1)}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion too small", key: key,
+                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":\#(minSchema - 1)}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "modelVersion too long", key: key,
+                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"\#(chars(maxModel + 1))"}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown insight member", key: key,
+                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"extra":1}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown member", key: key, json: body(#","color":"blue""#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown amountBand", key: key, json: body(#","transaction":{"amountBand":"huge"}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "events and summary", key: key,
+                  json: body(#","interaction":{"events":[\#(events(1))],"summary":{}}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "too many events", key: key,
+                  json: body(#","interaction":{"events":[\#(events(maxEvents + 1))]}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "negative t", key: key,
+                  json: body(#","interaction":{"events":[\#(events(1)),{"t":-1,"type":"tap"}]}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "t not an integer", key: key,
+                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1.5,"type":"tap"}]}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "events out of order", key: key,
+                  json: body(#","interaction":{"events":[\#(events(1)),{"t":5,"type":"tap"},{"t":4,"type":"tap"}]}"#), schema: .notExpressible),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown event type", key: key,
+                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"typedCharacter"}]}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown field", key: key,
+                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"tap","field":"iban"}]}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "typed characters", key: key,
+                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"keyDown","chars":"1234"}]}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "device fact not a boolean", key: key,
+                  json: body(#","interaction":{"events":[\#(events(1))],"device":{"activeCall":"yes"}}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "summary value not a number", key: key,
+                  json: body(#","interaction":{"summary":{"sessionSeconds":"long"}}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "too many summary members", key: key,
+                  json: body(#","interaction":\#(summary(maxFeatures + 1))"#)),
+            Probe(E, "/v1/evaluations", 503, "serverError", "write queue full", key: busyKey, json: body(), target: .overloaded),
+            Probe(E, "/v1/evaluations", 503, "serverError", "credentials cannot be checked", key: broken.key, json: body()),
+
+            // POST /v1/evaluations/{eventId}/consumption
+            Probe(C, consume, 422, "contextInvalid", "unknown status", key: key, json: #"{"status":"usedMoreFriction"}"#),
+            Probe(C, consume, 422, "contextInvalid", "no status", key: key, json: #"{"insightIdsUsed":[]}"#),
+            Probe(C, consume, 422, "contextInvalid", "unknown member", key: key, json: #"{"status":"notUsedError","note":"x"}"#),
+            Probe(C, consume, 422, "contextInvalid", "id not a string", key: key, json: #"{"status":"notUsedError","insightIdsUsed":[1]}"#),
+            Probe(C, consume, 422, "contextInvalid", "too many ids", key: key, json: #"{"status":"notUsedError","insightIdsUsed":[\#(tooManyIds)]}"#),
+            Probe(C, consume, 422, "contextInvalid", "repeated id", key: key,
+                  json: #"{"status":"notUsedError","insightIdsUsed":["\#(insightId)","\#(insightId)"]}"#),
+            Probe(C, consume, 422, "contextInvalid", "id of no insight of the evaluation", key: key,
+                  json: #"{"status":"notUsedError","insightIdsUsed":["nope"]}"#, schema: .notExpressible),
+            Probe(C, consume, 400, "contextInvalid", "not an object", key: key, json: "[1]"),
+            Probe(C, consume, 401, "unauthorized", "no key", key: nil, json: #"{"status":"notUsedError"}"#),
+            Probe(C, consume, 403, "forbidden", "labels role only", key: labelsOnly, json: #"{"status":"notUsedError"}"#),
+            Probe(C, consume, 415, "unsupportedMediaType", "text/plain", key: key, json: #"{"status":"notUsedError"}"#, contentType: "text/plain"),
+            Probe(C, "/v1/evaluations/\(Self.sampleEventId)/consumption", 404, "evaluationNotFound", "no such evaluation",
+                  key: key, json: #"{"status":"notUsedError"}"#),
+            Probe(C, "/v1/evaluations/\(chars(65, "e"))/consumption", 404, "evaluationNotFound", "id too long to exist",
+                  key: key, json: #"{"status":"notUsedError"}"#),
+            Probe(C, "/v1/evaluations/\(othersEventId)/consumption", 404, "evaluationNotFound", "another caller's evaluation",
+                  key: key, json: #"{"status":"notUsedError"}"#),
+            Probe(C, consume, 204, nil, "recorded", key: key, json: #"{"status":"usedIncreasedFriction","insightIdsUsed":["\#(insightId)"]}"#),
+            Probe(C, consume, 204, nil, "the same again", key: key, json: #"{"status":"usedIncreasedFriction","insightIdsUsed":["\#(insightId)"]}"#),
+            Probe(C, consume, 409, "consumptionConflict", "another status", key: key, json: #"{"status":"notUsedNotNeeded"}"#),
+            Probe(C, consume, 409, "consumptionConflict", "the same status, other ids", key: key, json: #"{"status":"usedIncreasedFriction"}"#),
+            Probe(C, "/v1/evaluations/\(secondEventId)/consumption", 204, nil, "status only", key: key, json: #"{"status":"usedEvaluationOnly"}"#),
+            Probe(C, "/v1/evaluations/\(Self.sampleEventId)/consumption", 503, "serverError", "write queue full",
+                  key: busyKey, json: #"{"status":"notUsedError"}"#, target: .overloaded),
+            Probe(C, consume, 503, "serverError", "credentials cannot be checked", key: broken.key, json: #"{"status":"notUsedError"}"#),
+
+            // POST /v1/labels
+            Probe(L, "/v1/labels", 200, nil, "per-item results", key: key, json: mixedLabels, headers: ["Idempotency-Key": "mixed-1"],
+                  labelResults: items.map { ($0.1, $0.2) }),
+            Probe(L, "/v1/labels", 200, nil, "replayed", key: key, json: mixedLabels, headers: ["Idempotency-Key": "mixed-1"],
+                  labelResults: items.map { ($0.1, $0.2) }, replayed: true),
+            Probe(L, "/v1/labels", 422, "idempotencyKeyReused", "key reused with another body", key: key, json: oneLabel,
+                  headers: ["Idempotency-Key": "mixed-1"]),
+            Probe(L, "/v1/labels", 200, nil, "longest key", key: key, json: oneLabel, headers: ["Idempotency-Key": chars(maxKey, "k")]),
+            Probe(L, "/v1/labels", 200, nil, "most labels", key: key, json: labelList(maxLabels), headers: ["Idempotency-Key": "most"],
+                  labelResults: Array(repeating: ("unknownInsight", true), count: maxLabels)),
+            Probe(L, "/v1/labels", 400, "contextInvalid", "no Idempotency-Key", key: key, json: oneLabel),
+            Probe(L, "/v1/labels", 400, "contextInvalid", "Idempotency-Key too long", key: key, json: oneLabel,
+                  headers: ["Idempotency-Key": chars(maxKey + 1, "k")]),
+            Probe(L, "/v1/labels", 400, "contextInvalid", "Idempotency-Key not visible ASCII", key: key, json: oneLabel,
+                  headers: ["Idempotency-Key": "a b"]),
+            Probe(L, "/v1/labels", 400, "contextInvalid", "not an object", key: key, json: "[]", headers: ["Idempotency-Key": "e0"]),
+            Probe(L, "/v1/labels", 401, "unauthorized", "no key", key: nil, json: oneLabel, headers: ["Idempotency-Key": "e1"]),
+            Probe(L, "/v1/labels", 403, "forbidden", "evaluate role only", key: evaluateOnly, json: oneLabel, headers: ["Idempotency-Key": "e1"]),
+            Probe(L, "/v1/labels", 415, "unsupportedMediaType", "no Content-Type", key: key, json: oneLabel, contentType: nil,
+                  headers: ["Idempotency-Key": "e1"]),
+            Probe(L, "/v1/labels", 422, "contextInvalid", "no labels", key: key, json: #"{"labels":[]}"#, headers: ["Idempotency-Key": "e2"]),
+            Probe(L, "/v1/labels", 422, "contextInvalid", "too many labels", key: key, json: labelList(maxLabels + 1),
+                  headers: ["Idempotency-Key": "e3"]),
+            Probe(L, "/v1/labels", 422, "contextInvalid", "unknown member", key: key, json: #"{"labels":[],"comment":"hi"}"#,
+                  headers: ["Idempotency-Key": "e4"]),
+            Probe(L, "/v1/labels", 422, "contextInvalid", "labels not an array", key: key, json: #"{"labels":{}}"#,
+                  headers: ["Idempotency-Key": "e5"]),
+            Probe(L, "/v1/labels", 503, "serverError", "write queue full", key: busyKey, json: oneLabel,
+                  headers: ["Idempotency-Key": "busy"], target: .overloaded),
+            Probe(L, "/v1/labels", 503, "serverError", "credentials cannot be checked", key: broken.key, json: oneLabel,
+                  headers: ["Idempotency-Key": "e6"]),
+        ]
+        for method in ["GET", "HEAD"] {
+            let I = "\(method) /v1/insights"
+            table += [
+                Probe(I, "/v1/insights", 200, nil, "catalog", key: key),
+                Probe(I, "/v1/insights", 200, nil, "any role", key: adminOnly),
+                Probe(I, "/v1/insights", 401, "unauthorized", "no key", key: nil),
+                Probe(I, "/v1/insights", 401, "unauthorized", "malformed key", key: "ik_x"),
+                Probe(I, "/v1/insights", 503, "serverError", "credentials cannot be checked", key: broken.key),
+                Probe("\(method) /livez", "/livez", 200, nil, "alive", key: nil),
+                Probe("\(method) /livez", "/livez", 200, nil, "credentials ignored", key: "not-a-key"),
+                Probe("\(method) /readyz", "/readyz", 200, nil, "ready", key: nil),
+            ]
+        }
+
+        var produced: [String: Set<Int>] = [:]
+        var producedCodes: [String: Set<String>] = [:]
+        func run(_ probe: Probe) throws {
+            guard let op = spec.operation(id: probe.op) else { return XCTFail("\(probe.op) is not documented") }
+            let daemon = probe.target == .overloaded ? overloaded : self.daemon!
+            let r = try send(op.method, probe.path, key: probe.key, json: probe.json, contentType: probe.contentType,
+                             headers: probe.headers, daemon: daemon)
+            let context = "\(probe.op) [\(probe.why)]"
+            XCTAssertEqual(r.status, probe.status, "\(context): \(String(decoding: r.body, as: UTF8.self))")
+            if op.method != "HEAD" { XCTAssertEqual(r.code, probe.code, context) }
+            check(r, op: op, context: context)
+            produced[op.id, default: []].insert(r.status)
+            if let code = r.code { producedCodes["\(op.id) \(r.status)", default: []].insert(code) }
+            if probe.status == 200, op.path == "/v1/labels" {
+                XCTAssertEqual(r.headers["idempotent-replayed"], probe.replayed ? "true" : nil, context)
+            }
+            checkRequestSchema(probe, op: op, response: r, context: context)
+        }
+        for probe in table { try run(probe) }
+        daemon.service.readiness.set(false)
+        for method in ["GET", "HEAD"] {
+            try run(Probe("\(method) /readyz", "/readyz", 503, "serverError", "not ready", key: nil))
+        }
+        daemon.service.readiness.set(true)
+
+        // Every documented status that is not transport-level occurs above.
+        for op in spec.operations {
+            for (status, response) in spec.responses(of: op) {
+                let codes = Set(response["x-problem-codes"]?.oaArray?.compactMap(\.string) ?? [])
+                if Self.isTransportOnly(response) { continue }
+                if status == 500 {
+                    // The catch-all for unexpected errors: no request triggers it on purpose.
+                    XCTAssertEqual(codes, ["serverError"], "\(op.id) 500")
+                    continue
+                }
+                XCTAssertTrue(produced[op.id, default: []].contains(status), "\(op.id) documents \(status), which no request produced")
+                // Answers to HEAD carry no problem body, so their codes cannot be seen.
+                guard op.method != "HEAD" else { continue }
+                let expected = codes.subtracting(Self.transportCodes)
+                XCTAssertEqual(producedCodes["\(op.id) \(status)", default: []], expected, "\(op.id) \(status): codes produced vs x-problem-codes")
+            }
+        }
+    }
+
+    /// The transport-level errors answer any request, on every documented operation.
+    func testTransportErrorsAreDocumentedForEveryOperation() throws {
+        let transport = try LiveDaemon { $0.requestTimeout = 1 }
+        let expected: [Int: String] = [400: "malformedRequest", 408: "requestTimeout", 413: "payloadTooLarge",
+                                       431: "headersTooLarge", 501: "notImplemented", 505: "httpVersionNotSupported"]
+        var slow: [(op: OpenAPISpec.Operation, fd: Int32)] = []
+        for op in spec.operations {
+            let path = op.path.replacingOccurrences(of: "{eventId}", with: Self.sampleEventId)
+            let documented = spec.responses(of: op)
+            for (status, code) in expected {
+                let response = try XCTUnwrap(documented.first { $0.0 == status }?.1, "\(op.id) does not document \(status)")
+                let codes = response["x-problem-codes"]?.oaArray?.compactMap(\.string) ?? []
+                XCTAssertTrue(codes.contains(code), "\(op.id) \(status): x-problem-codes lacks \(code)")
+            }
+            let head = "\(op.method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+            let requests: [(Int, String)] = [
+                (400, head + "Bad Header\r\n\r\n"),
+                (413, head + "Content-Type: application/json\r\nContent-Length: \(transport.service.settings.maxBodyBytes + 1)\r\n\r\n"),
+                (431, head + "X-Fill: \(String(repeating: "a", count: transport.service.settings.maxHeaderBytes))\r\n\r\n"),
+                (501, head + "Transfer-Encoding: gzip\r\n\r\n"),
+                (505, "\(op.method) \(path) HTTP/2.0\r\nHost: localhost\r\n\r\n"),
+            ]
+            for (status, bytes) in requests {
+                let r = try transport.exchange(Array(bytes.utf8))
+                XCTAssertEqual(r.status, status, "\(op.id) transport \(status)")
+                XCTAssertEqual(r.code, expected[status], "\(op.id) transport \(status)")
+                check(r, op: op, context: "\(op.id) transport \(status)")
+            }
+            // Started now, answered 408 after the request timeout; read below, all at once.
+            let fd = try RawHTTP.connect(port: transport.port)
+            RawHTTP.send(fd, Array((head + "Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{").utf8))
+            slow.append((op, fd))
+        }
+        for (op, fd) in slow {
+            defer { close(fd) }
+            let r = try XCTUnwrap(RawHTTP.parse(RawHTTP.readToEnd(fd), bodyless: false), "\(op.id): no 408 answer")
+            XCTAssertEqual(r.status, 408, op.id)
+            XCTAssertEqual(r.code, "requestTimeout", op.id)
+            check(r, op: op, context: "\(op.id) transport 408")
+        }
+    }
+
+    // MARK: (c) Problem codes
+
+    /// The document's `Problem.code` enum is exactly the `ProblemCode` cases declared in
+    /// Problem.swift; every code appears in some response's `x-problem-codes` or is reserved.
+    func testProblemCodesMatchTheSource() throws {
+        let source = try String(contentsOf: OpenAPISpec.packageRoot.appendingPathComponent("Sources/InsightAPI/Problem.swift"), encoding: .utf8)
+        let declared = SourceScanner.enumCases("ProblemCode", in: source)
+        XCTAssertFalse(declared.isEmpty, "no cases of enum ProblemCode found in Problem.swift")
+        XCTAssertEqual(Set(declared), Set(ProblemCode.allCases.map(\.rawValue)), "the source scan disagrees with ProblemCode.allCases")
+        let code = spec.root.oaPointer("#/components/schemas/Problem/properties/code")
+        let documented = code?["enum"]?.oaArray?.compactMap(\.string) ?? []
+        XCTAssertEqual(documented.count, Set(documented).count, "duplicate codes in the document")
+        XCTAssertEqual(Set(documented), Set(declared), "Problem.code enum vs ProblemCode")
+        let reserved = Set(code?["x-reserved-codes"]?.oaArray?.compactMap(\.string) ?? [])
+        var used = Set<String>()
+        spec.root.oaVisit { object in
+            for code in object["x-problem-codes"]?.oaArray ?? [] { used.insert(code.string ?? "?") }
+        }
+        XCTAssertTrue(used.isSubset(of: Set(documented)), "x-problem-codes not in the enum: \(used.subtracting(documented))")
+        XCTAssertTrue(reserved.isDisjoint(with: used), "reserved codes that responses list: \(reserved.intersection(used))")
+        XCTAssertEqual(used.union(reserved), Set(documented), "codes neither listed by a response nor reserved")
+        XCTAssertEqual(spec.root.oaPointer("#/components/schemas/Problem/properties/type/pattern")?.string,
+                       "^urn:insightd:problem:[A-Za-z]+$")
+    }
+
+    // MARK: Vocabularies and limits
+
+    /// Enumerations and limits of the document are those of the code.
+    func testVocabulariesAndModelLimitsMatchTheCode() throws {
+        func enumeration(_ pointer: String) -> [String] {
+            spec.root.oaPointer(pointer)?["enum"]?.oaArray?.compactMap(\.string) ?? []
+        }
+        let schemas = "#/components/schemas"
+        XCTAssertEqual(enumeration("\(schemas)/OperationCategory"), OperationCategory.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/InsightValue"), InsightValue.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/InsightErrorCode"), InsightErrorCode.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/ConsumptionStatus"), ConsumptionStatus.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/LabelOutcome"), LabelOutcome.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/FraudType"), FraudType.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/LabelResultStatus"), LabelResultStatus.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/Environment"), Environment.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/InsightCatalogEntry/properties/type"), InsightType.allCases.map(\.rawValue))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/LabelSummary/required")?.oaArray?.compactMap(\.string),
+                       LabelResultStatus.allCases.map(\.rawValue))
+
+        // The coaching model validates events and summaries (FeatureExtractor): the document
+        // states its rules, so hold them to its source.
+        let model = OpenAPISpec.packageRoot.appendingPathComponent("Sources/CoachingModel")
+        let events = try String(contentsOf: model.appendingPathComponent("InteractionEvent.swift"), encoding: .utf8)
+        let extractor = try String(contentsOf: model.appendingPathComponent("FeatureExtractor.swift"), encoding: .utf8)
+        let vector = try String(contentsOf: model.appendingPathComponent("FeatureVector.swift"), encoding: .utf8)
+        XCTAssertEqual(enumeration("\(schemas)/InteractionEvent/properties/type"), SourceScanner.enumCases("InteractionEventType", in: events))
+        XCTAssertEqual(enumeration("\(schemas)/InteractionEvent/properties/field"), SourceScanner.enumCases("InteractionField", in: events))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/Interaction/properties/events/maxItems")?.number,
+                       SourceScanner.integer(after: "static let maxEvents = ", in: extractor).map(Double.init))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionEvent/properties/t/maximum")?.number,
+                       SourceScanner.integer(after: "static let maxSessionMs: Int64 = ", in: extractor).map(Double.init))
+        let features = spec.root.oaPointer("\(schemas)/Interaction/properties/summary/properties")?.oaMembers?.map(\.key) ?? []
+        XCTAssertEqual(features, SourceScanner.stringArray(after: "static let names: [String] = [", in: vector))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/Interaction/properties/summary/additionalProperties"), .bool(false))
+    }
+
+    /// The interaction rules the coaching model enforces (FeatureExtractor: first event, session
+    /// cap, feature names and domains) are the document's: every summary feature's documented
+    /// bounds are accepted and the values just outside them refused, by both.
+    func testModelLevelInteractionRulesAreAsDocumented() throws {
+        let validator = SchemaValidator(spec: spec)
+        let schema = try XCTUnwrap(spec.root.oaPointer("#/components/schemas/EvaluationRequest"))
+        func evaluate(_ interaction: String) throws -> (LiveDaemon.Response, Bool) {
+            let json = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":\#(interaction)}"#
+            let r = try daemon.request("POST", "/v1/evaluations", key: key, json: json)
+            return (r, validator.errors(try JSONParser.parse(json), schema).isEmpty)
+        }
+        let maxT = try spec.int("#/components/schemas/InteractionEvent/properties/t/maximum")
+        var cases: [(String, Bool)] = [
+            (#"{"device":{"activeCall":true}}"#, true),
+            (#"{"events":[]}"#, false),
+            (#"{"events":[{"t":0,"type":"tap"}]}"#, false),
+            (#"{"events":[{"t":1,"type":"sessionStart"}]}"#, false),
+            (#"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":"sessionStart"}]}"#, false),
+            (#"{"events":[{"t":0,"type":"sessionStart"},{"t":\#(maxT),"type":"submit"}],"device":{"screenSharing":false}}"#, true),
+            (#"{"events":[{"t":0,"type":"sessionStart"},{"t":\#(maxT + 1),"type":"submit"}]}"#, false),
+            (#"{"summary":{}}"#, true),
+            (#"{"summary":{"typedText":1}}"#, false),
+        ]
+        for (name, feature) in spec.root.oaPointer("#/components/schemas/Interaction/properties/summary/properties")?.oaMembers ?? [] {
+            if let values = feature["enum"]?.oaArray?.compactMap(\.number) {
+                cases += values.map { (#"{"summary":{"\#(name)":\#($0)}}"#, true) }
+                cases.append((#"{"summary":{"\#(name)":\#((values.max() ?? 0) + 1)}}"#, false))
+                continue
+            }
+            let low = try XCTUnwrap(feature["minimum"]?.number, name), high = try XCTUnwrap(feature["maximum"]?.number, name)
+            cases += [(#"{"summary":{"\#(name)":\#(low)}}"#, true), (#"{"summary":{"\#(name)":\#(high)}}"#, true),
+                      (#"{"summary":{"\#(name)":\#(low - 0.5)}}"#, false), (#"{"summary":{"\#(name)":\#(high + 0.5)}}"#, false)]
+            if feature["type"]?.string == "integer" { cases.append((#"{"summary":{"\#(name)":\#(low + 0.5)}}"#, false)) }
+        }
+        for (interaction, valid) in cases {
+            let (r, accepted) = try evaluate(interaction)
+            XCTAssertEqual(r.status, valid ? 200 : 422, "\(interaction): \(String(decoding: r.body, as: UTF8.self))")
+            XCTAssertEqual(accepted, valid, "\(interaction): the schema \(accepted ? "accepts" : "refuses") it")
+            if !valid { XCTAssertEqual(r.code, "contextInvalid", interaction) }
+        }
+    }
+
+    /// With the committed models loaded, answers carry values, reasons and model versions:
+    /// they too match the documented schemas.
+    func testModelBackedAnswersMatchTheSchemas() throws {
+        let models = OpenAPISpec.packageRoot.appendingPathComponent("models").path
+        let served = try LiveDaemon {
+            $0.modelsDirectory = models
+            $0.modelsDirectoryExplicit = true
+        }
+        let key = try served.createCaller(roles: [.evaluate]).key
+        let catalogOp = try XCTUnwrap(spec.operation("GET", "/v1/insights"))
+        let catalog = try served.request("GET", "/v1/insights", key: key)
+        XCTAssertEqual(catalog.status, 200)
+        check(catalog, op: catalogOp, context: "catalog with models")
+        let entry = try XCTUnwrap(catalog.json?["insights"]?[0])
+        let newest = try XCTUnwrap(entry["newestModelVersion"]?.string)
+        let versions = (entry["modelVersions"]?.oaArray ?? []).compactMap { $0["version"]?.string }
+        XCTAssertTrue(versions.contains(newest))
+
+        let op = try XCTUnwrap(spec.operation("POST", "/v1/evaluations"))
+        let insights = [#"{"type":"isLikelyBeingCoached","schemaVersion":1}"#]
+            + versions.prefix(2).map { #"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"\#($0)"}"# }
+            + [#"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"0.0-none"}"#]
+        let interactions = [
+            "",
+            #","interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":200,"type":"proximityNear"},{"t":9000,"type":"fieldFocus","field":"payee"},{"t":9200,"type":"keyDown","field":"payee"},{"t":13400,"type":"keyDown","field":"payee"},{"t":13600,"type":"keyDown","field":"payee"},{"t":60000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true}}"#,
+            #","interaction":{"summary":{"sessionSeconds":60,"activeCall":1,"callStartedBeforeSession":1,"proximityNearShare":0.9,"segmentPauseCount":6}}"#,
+        ]
+        var outcomes = Set<String>()
+        for interaction in interactions {
+            for category in ["payment", "account"] {
+                let json = #"{"operationCategory":"\#(category)","insights":[\#(insights.joined(separator: ","))]\#(interaction)}"#
+                let r = try served.request("POST", "/v1/evaluations", key: key, json: json)
+                XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+                check(r, op: op, context: "evaluation with models \(category)\(interaction)")
+                for insight in r.json?["insights"]?.oaArray ?? [] {
+                    let value = insight["outcome"]?["value"]?.string
+                    XCTAssertEqual(value != nil, insight["reasons"] != nil, "reasons are present exactly with a value")
+                    outcomes.insert(value ?? insight["outcome"]?["error"]?["code"]?.string ?? "?")
+                    if let model = insight["modelVersion"]?.string, let newest = insight["newestModelVersion"]?.string {
+                        XCTAssertEqual(insight["isUsingCurrentModel"], .bool(model == newest))
+                    }
+                }
+            }
+        }
+        XCTAssertTrue(outcomes.contains("unknown"), "\(outcomes)")
+        XCTAssertTrue(outcomes.contains("insightVersionUnavailable"), "\(outcomes)")
+    }
+
+    /// The document's examples satisfy its schemas and are accepted by the daemon.
+    func testDocumentExamplesAreValidAndAccepted() throws {
+        let validator = SchemaValidator(spec: spec)
+        var eventId = "", insightIds: [JSONValue] = []
+        for op in spec.operations where op.method == "POST" {
+            let content = try XCTUnwrap(op.value["requestBody"]?["content"]?["application/json"], op.id)
+            let schema = try XCTUnwrap(content["schema"], op.id)
+            let examples = try XCTUnwrap(content["examples"]?.oaMembers, "\(op.id) has no request examples")
+            for (name, example) in examples {
+                var value = try XCTUnwrap(example["value"], "\(op.id) example \(name)")
+                XCTAssertEqual(validator.errors(value, schema), [], "\(op.id) example \(name)")
+                var path = op.path, headers: [String: String] = [:]
+                if op.path.contains("{eventId}") {
+                    path = path.replacingOccurrences(of: "{eventId}", with: eventId)
+                    value = value.oaReplacing("insightIdsUsed", with: .array(insightIds))
+                }
+                if op.path == "/v1/labels" { headers["Idempotency-Key"] = "example-\(name)" }
+                let r = try daemon.request("POST", path, key: key, json: JSONWriter.string(value), headers: headers)
+                XCTAssertTrue((200..<300).contains(r.status), "\(op.id) example \(name): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+                check(r, op: op, context: "\(op.id) example \(name)")
+                if op.path == "/v1/evaluations", eventId.isEmpty {
+                    eventId = r.json?["eventId"]?.string ?? ""
+                    insightIds = (r.json?["insights"]?.oaArray ?? []).compactMap { $0["insightId"] }
+                }
+            }
+        }
+        for op in spec.operations {
+            for (status, response) in spec.responses(of: op) {
+                for (media, content) in response["content"]?.oaMembers ?? [] {
+                    guard let example = content["example"], let schema = content["schema"] else { continue }
+                    XCTAssertEqual(validator.errors(example, schema), [], "\(op.id) \(status) \(media) example")
+                }
+            }
+        }
+    }
+
+    // MARK: Checks
+
+    static let transportCodes: Set<String> = ["malformedRequest", "requestTimeout", "payloadTooLarge", "headersTooLarge",
+                                              "notImplemented", "httpVersionNotSupported"]
+    static let watchedHeaders = ["Allow", "Retry-After", "WWW-Authenticate", "Idempotent-Replayed"]
+
+    /// The answer must be documented for `op`; then as `check(_:response:method:context:)`.
+    private func check(_ r: LiveDaemon.Response, op: OpenAPISpec.Operation, context: String) {
+        guard let response = spec.responses(of: op).first(where: { $0.0 == r.status })?.1 else {
+            return XCTFail("\(context): status \(r.status) is not documented for \(op.id)")
+        }
+        check(r, response: response, method: op.method, context: context)
+    }
+
+    /// Whether only the transport layer gives this response (all its codes are transport codes).
+    static func isTransportOnly(_ response: JSONValue) -> Bool {
+        let codes = Set(response["x-problem-codes"]?.oaArray?.compactMap(\.string) ?? [])
+        return !codes.isEmpty && codes.isSubset(of: transportCodes)
+    }
+
+    /// The answer matches the documented `response`: media type, body schema, problem code, headers.
+    /// Answers to HEAD carry no body, except transport errors, which are answered before the method counts.
+    private func check(_ r: LiveDaemon.Response, response: JSONValue, method: String, context: String) {
+        let validator = SchemaValidator(spec: spec)
+        let content = response["content"]?.oaMembers ?? []
+        let bodyless = method == "HEAD" && !Self.isTransportOnly(response)
+        if bodyless || content.isEmpty {
+            XCTAssertTrue(r.body.isEmpty, "\(context): a body where none is documented")
+        } else {
+            let media = r.headers["content-type"] ?? ""
+            if let schema = content.first(where: { $0.key == media })?.value["schema"] {
+                if let value = r.json {
+                    XCTAssertEqual(validator.errors(value, schema), [], "\(context): body vs \(media) schema")
+                } else {
+                    XCTFail("\(context): the body is not JSON")
+                }
+            } else {
+                XCTFail("\(context): Content-Type \(media) is not documented (\(content.map(\.key)))")
+            }
+        }
+        if r.headers["content-type"] == "application/problem+json", let body = r.object {
+            let code = r.code ?? ""
+            XCTAssertTrue(spec.problemCodes.contains(code), "\(context): code \(code) is not in Problem.code")
+            let listed = response["x-problem-codes"]?.oaArray?.compactMap(\.string) ?? []
+            XCTAssertTrue(listed.contains(code), "\(context): code \(code) not in x-problem-codes \(listed)")
+            XCTAssertEqual(body["status"]?.number, Double(r.status), "\(context): problem status")
+            XCTAssertEqual(body["type"]?.string, "urn:insightd:problem:\(code)", context)
+            XCTAssertEqual(body["title"]?.string, ProblemCode(rawValue: code)?.title, context)
+        } else if r.status >= 400, !bodyless {
+            XCTFail("\(context): an error without a problem body")
+        }
+        let headers = response["headers"]?.oaMembers ?? []
+        for (name, header) in headers {
+            let header = spec.resolve(header)
+            let value = r.headers[name.lowercased()]
+            if header["required"] == .bool(true) { XCTAssertNotNil(value, "\(context): documented header \(name) missing") }
+            if let value, let schema = header["schema"] {
+                let typed: JSONValue = schema["type"]?.string == "integer" ? (Double(value).map(JSONValue.number) ?? .string(value)) : .string(value)
+                XCTAssertEqual(validator.errors(typed, schema), [], "\(context): header \(name): \(value)")
+            }
+        }
+        for name in Self.watchedHeaders where r.headers[name.lowercased()] != nil {
+            XCTAssertTrue(headers.contains { $0.key.lowercased() == name.lowercased() }, "\(context): header \(name) is not documented")
+        }
+    }
+
+    /// Request bodies the code accepts satisfy the documented request schema, and bodies it
+    /// refuses as `contextInvalid` 422 do not (unless the probe names a rule the schema cannot state).
+    private func checkRequestSchema(_ probe: Probe, op: OpenAPISpec.Operation, response r: LiveDaemon.Response, context: String) {
+        guard let json = probe.json, case .object? = try? JSONParser.parse(json),
+              let schema = op.value["requestBody"]?["content"]?["application/json"]?["schema"] else { return }
+        let validator = SchemaValidator(spec: spec)
+        let value = try! JSONParser.parse(json)
+        let accepted = validator.errors(value, schema).isEmpty
+        if let expected = probe.labelResults {
+            let results = r.json?["results"]?.oaArray ?? []
+            XCTAssertEqual(results.compactMap { $0["status"]?.string }, expected.map(\.0), "\(context): per-item results")
+            let itemSchema = spec.resolve(schema)["properties"]?["labels"]?["items"] ?? .null
+            for (i, item) in (value["labels"]?.oaArray ?? []).enumerated() where i < expected.count {
+                let valid = validator.errors(item, itemSchema).isEmpty
+                if expected[i].1 {
+                    XCTAssertEqual(valid, expected[i].0 != "invalid", "\(context): labels[\(i)] schema vs result \(expected[i].0)")
+                } else {
+                    XCTAssertTrue(valid, "\(context): labels[\(i)] now refused by the schema; mark it expressible")
+                }
+            }
+            return
+        }
+        switch (r.status, probe.schema) {
+        case (200..<300, _):
+            XCTAssertTrue(accepted, "\(context): accepted by the code, refused by the schema: \(validator.errors(value, schema))")
+        case (422, .matchesStatus) where r.code == "contextInvalid":
+            XCTAssertFalse(accepted, "\(context): refused by the code (field \(r.string("field") ?? "?")), accepted by the schema")
+        case (422, .notExpressible):
+            XCTAssertTrue(accepted, "\(context): the schema now expresses this rule; mark the probe matchesStatus")
+        default:
+            break
+        }
+    }
+
+    /// One request; HEAD goes through a client that expects no body.
+    private func send(_ method: String, _ path: String, key: String?, json: String?, contentType: String? = "application/json",
+                      headers: [String: String] = [:], daemon: LiveDaemon? = nil) throws -> LiveDaemon.Response {
+        let daemon = daemon ?? self.daemon!
+        guard method == "HEAD" else {
+            return try daemon.request(method, path, key: key, json: json, contentType: contentType, headers: headers)
+        }
+        var head = "HEAD \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+        if let key { head += "Authorization: Bearer \(key)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let fd = try RawHTTP.connect(port: daemon.port)
+        defer { close(fd) }
+        RawHTTP.send(fd, Array((head + "\r\n").utf8))
+        return try XCTUnwrap(RawHTTP.parse(RawHTTP.readToEnd(fd), bodyless: true), "HEAD \(path): no answer")
+    }
+
+    /// Makes a caller's row unreadable to the credential lookup, so authenticating its key fails
+    /// with a store error (503), as a broken store would.
+    private func corruptCaller(_ callerId: String) throws {
+        let db = try Database.open(path: daemon.service.settings.databasePath)
+        try db.execute("PRAGMA ignore_check_constraints = ON")
+        try db.execute("UPDATE callers SET environment = 'nowhere' WHERE caller_id = '\(callerId)'")
+    }
+}
+
+/// One row of the status table.
+private struct Probe {
+    enum Target { case main, overloaded }
+    /// Whether the request schema decides this request the way the code does.
+    enum SchemaAgreement { case matchesStatus, notExpressible }
+
+    var op: String
+    var path: String
+    var status: Int
+    var code: String?
+    var why: String
+    var key: String?
+    var json: String?
+    var contentType: String?
+    var headers: [String: String]
+    var target: Target
+    var schema: SchemaAgreement
+    /// For label submissions: each item's expected result and whether the schema can state its rule.
+    var labelResults: [(String, Bool)]?
+    var replayed: Bool
+
+    init(_ op: String, _ path: String, _ status: Int, _ code: String?, _ why: String, key: String?, json: String? = nil,
+         contentType: String? = "application/json", headers: [String: String] = [:], target: Target = .main,
+         schema: SchemaAgreement = .matchesStatus, labelResults: [(String, Bool)]? = nil, replayed: Bool = false) {
+        self.op = op
+        self.path = path
+        self.status = status
+        self.code = code
+        self.why = why
+        self.key = key
+        self.json = json
+        self.contentType = contentType
+        self.headers = headers
+        self.target = target
+        self.schema = schema
+        self.labelResults = labelResults
+        self.replayed = replayed
+    }
+}
+
+// MARK: - The document
+
+/// openapi/openapi.json, parsed with the project's JSON module.
+private struct OpenAPISpec {
+    /// The package root: the test file's real location (Tests/InsightAPITests may be a symlink) two levels up.
+    static let packageRoot = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    struct Operation {
+        let path: String
+        let method: String
+        let value: JSONValue
+        var id: String { "\(method) \(path)" }
+        /// Security applies unless the operation clears it with `security: []`.
+        var isSecured: Bool { value["security"] != .array([]) }
+    }
+
+    let root: JSONValue
+    let operations: [Operation]
+    let paths: [String]
+    let problemCodes: Set<String>
+
+    static func load() throws -> OpenAPISpec {
+        let url = packageRoot.appendingPathComponent("openapi/openapi.json")
+        let data = try Data(contentsOf: url)
+        let root = try JSONParser.parse(Array(data), maxDepth: 64)
+        XCTAssertEqual(root["openapi"]?.string, "3.1.0")
+        let pathItems = root["paths"]?.oaMembers?.filter { !$0.key.hasPrefix("x-") } ?? []
+        var operations: [Operation] = []
+        for (path, item) in pathItems {
+            for method in ["get", "head", "post", "put", "patch", "delete", "options", "trace"] {
+                if let value = item[method] { operations.append(Operation(path: path, method: method.uppercased(), value: value)) }
+            }
+        }
+        let codes = root.oaPointer("#/components/schemas/Problem/properties/code/enum")?.oaArray?.compactMap(\.string) ?? []
+        return OpenAPISpec(root: root, operations: operations, paths: pathItems.map(\.key), problemCodes: Set(codes))
+    }
+
+    func pathItem(_ path: String) -> JSONValue { root["paths"]?[path] ?? .null }
+
+    func methods(at path: String) -> Set<String> { Set(operations.filter { $0.path == path }.map(\.method)) }
+
+    func operation(_ method: String, _ path: String) -> Operation? {
+        operations.first { $0.method == method && $0.path == path }
+    }
+
+    func operation(id: String) -> Operation? { operations.first { $0.id == id } }
+
+    /// The operation's responses by status, references resolved.
+    func responses(of op: Operation) -> [(Int, JSONValue)] {
+        (op.value["responses"]?.oaMembers ?? []).compactMap { member in
+            Int(member.key).map { ($0, resolve(member.value)) }
+        }
+    }
+
+    /// `value` with `$ref`s followed.
+    func resolve(_ value: JSONValue) -> JSONValue {
+        var value = value
+        while let ref = value["$ref"]?.string, let target = root.oaPointer(ref) { value = target }
+        return value
+    }
+
+    func int(_ pointer: String) throws -> Int {
+        Int(try XCTUnwrap(root.oaPointer(pointer)?.number, "\(pointer) is missing from the document"))
+    }
+}
+
+// MARK: - A validator for the JSON Schema subset the document uses
+
+private struct SchemaValidator {
+    let spec: OpenAPISpec
+    static let annotations: Set<String> = ["description", "title", "format", "examples", "example", "default", "deprecated",
+                                           "readOnly", "writeOnly", "$comment", "minContains", "maxContains"]
+
+    /// Violations of `schema` by `value`; unsupported keywords are violations too, so the
+    /// document cannot outgrow the check silently.
+    func errors(_ value: JSONValue, _ schema: JSONValue, _ path: String = "$") -> [String] {
+        if schema == .bool(true) { return [] }
+        if schema == .bool(false) { return ["\(path): nothing is allowed here"] }
+        guard case .object(let s) = schema else { return ["\(path): the schema is not an object"] }
+        var errors: [String] = []
+        for (keyword, argument) in s.members {
+            if keyword.hasPrefix("x-") || Self.annotations.contains(keyword) { continue }
+            switch keyword {
+            case "$ref":
+                guard let ref = argument.string, let target = spec.root.oaPointer(ref) else {
+                    errors.append("\(path): unresolved $ref")
+                    continue
+                }
+                errors += self.errors(value, target, path)
+            case "type":
+                let types = argument.string.map { [$0] } ?? argument.oaArray?.compactMap(\.string) ?? []
+                if !types.contains(where: { Self.has(value, type: $0) }) { errors.append("\(path): not of type \(types)") }
+            case "enum":
+                if !(argument.oaArray ?? []).contains(value) { errors.append("\(path): not one of the enum") }
+            case "const":
+                if value != argument { errors.append("\(path): not the constant") }
+            case "properties":
+                guard case .object(let object) = value else { continue }
+                for (name, propertySchema) in argument.oaMembers ?? [] {
+                    if let member = object[name] { errors += self.errors(member, propertySchema, "\(path).\(name)") }
+                }
+            case "additionalProperties":
+                guard case .object(let object) = value else { continue }
+                let known = Set(s["properties"]?.oaMembers?.map(\.key) ?? [])
+                for (name, member) in object.members where !known.contains(name) {
+                    errors += self.errors(member, argument, "\(path).\(name)")
+                }
+            case "required":
+                guard case .object(let object) = value else { continue }
+                for name in argument.oaArray?.compactMap(\.string) ?? [] where object[name] == nil {
+                    errors.append("\(path): \(name) is required")
+                }
+            case "minProperties", "maxProperties":
+                guard case .object(let object) = value, let bound = argument.number else { continue }
+                let count = Double(object.members.count)
+                if keyword == "minProperties" ? count < bound : count > bound { errors.append("\(path): \(keyword) \(bound)") }
+            case "prefixItems":
+                guard case .array(let elements) = value else { continue }
+                for (i, itemSchema) in (argument.oaArray ?? []).enumerated() where i < elements.count {
+                    errors += self.errors(elements[i], itemSchema, "\(path)[\(i)]")
+                }
+            case "items":
+                guard case .array(let elements) = value else { continue }
+                let start = s["prefixItems"]?.oaArray?.count ?? 0
+                for (i, element) in elements.enumerated() where i >= start {
+                    errors += self.errors(element, argument, "\(path)[\(i)]")
+                }
+            case "contains":
+                guard case .array(let elements) = value else { continue }
+                let matching = Double(elements.filter { self.errors($0, argument).isEmpty }.count)
+                if matching < (s["minContains"]?.number ?? 1) || matching > (s["maxContains"]?.number ?? .infinity) {
+                    errors.append("\(path): contains \(matching) matching items")
+                }
+            case "minItems", "maxItems":
+                guard case .array(let elements) = value, let bound = argument.number else { continue }
+                let count = Double(elements.count)
+                if keyword == "minItems" ? count < bound : count > bound { errors.append("\(path): \(keyword) \(bound)") }
+            case "uniqueItems":
+                guard case .array(let elements) = value, argument == .bool(true) else { continue }
+                for i in elements.indices where elements[..<i].contains(elements[i]) { errors.append("\(path)[\(i)]: repeated") }
+            case "minLength", "maxLength":
+                guard case .string(let text) = value, let bound = argument.number else { continue }
+                let count = Double(text.unicodeScalars.count)
+                if keyword == "minLength" ? count < bound : count > bound { errors.append("\(path): \(keyword) \(bound)") }
+            case "pattern":
+                guard case .string(let text) = value, let pattern = argument.string else { continue }
+                guard let regex = try? NSRegularExpression(pattern: pattern) else {
+                    errors.append("\(path): bad pattern \(pattern)")
+                    continue
+                }
+                if regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) == nil {
+                    errors.append("\(path): does not match \(pattern)")
+                }
+            case "minimum", "maximum":
+                guard case .number(let number) = value, let bound = argument.number else { continue }
+                if keyword == "minimum" ? number < bound : number > bound { errors.append("\(path): \(keyword) \(bound)") }
+            case "oneOf":
+                let passing = (argument.oaArray ?? []).filter { self.errors(value, $0, path).isEmpty }.count
+                if passing != 1 { errors.append("\(path): matches \(passing) oneOf branches") }
+            case "anyOf":
+                if !(argument.oaArray ?? []).contains(where: { self.errors(value, $0, path).isEmpty }) {
+                    errors.append("\(path): matches no anyOf branch")
+                }
+            case "allOf":
+                for branch in argument.oaArray ?? [] { errors += self.errors(value, branch, path) }
+            case "not":
+                if self.errors(value, argument, path).isEmpty { errors.append("\(path): matches a not schema") }
+            default:
+                errors.append("\(path): the validator does not support keyword \(keyword)")
+            }
+        }
+        return errors
+    }
+
+    static func has(_ value: JSONValue, type: String) -> Bool {
+        switch (type, value) {
+        case ("object", .object), ("array", .array), ("string", .string), ("boolean", .bool), ("null", .null),
+             ("number", .number): return true
+        case ("integer", .number(let n)): return n == n.rounded() && n.isFinite
+        default: return false
+        }
+    }
+}
+
+// MARK: - Source scanning
+
+/// Reads declarations out of Swift sources the test target cannot import.
+private enum SourceScanner {
+    /// The case names of `enum name`, in order (comma lists and continuation lines included).
+    static func enumCases(_ name: String, in source: String) -> [String] {
+        guard let start = source.range(of: "enum \(name)") else { return [] }
+        var names: [String] = []
+        var continuing = false
+        for line in source[start.upperBound...].split(separator: "\n").dropFirst() {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty || text.hasPrefix("//") { continue }
+            var list: Substring
+            if text.hasPrefix("case "), !text.contains("."), !text.contains(":") {
+                list = text.dropFirst(5)[...]
+            } else if continuing {
+                list = text[...]
+            } else {
+                break
+            }
+            continuing = list.hasSuffix(",")
+            for item in list.split(separator: ",") {
+                let name = item.split(whereSeparator: { "=( ".contains($0) }).first.map(String.init) ?? ""
+                if !name.isEmpty { names.append(name) }
+            }
+        }
+        return names
+    }
+
+    /// The string literal of each `case … "literal"` line of the switch that follows `prefix`.
+    static func caseStrings(after prefix: String, in source: String) -> [String] {
+        guard let start = source.range(of: prefix) else { return [] }
+        var strings: [String] = []
+        for line in source[start.upperBound...].split(separator: "\n") {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text == "}" { break }
+            guard text.hasPrefix("case "), let open = text.firstIndex(of: "\""), let close = text.lastIndex(of: "\""),
+                  open < close else { continue }
+            strings.append(String(text[text.index(after: open)..<close]))
+        }
+        return strings
+    }
+
+    /// The integer literal (underscores allowed) right after `prefix`.
+    static func integer(after prefix: String, in source: String) -> Int? {
+        guard let range = source.range(of: prefix) else { return nil }
+        return Int(String(source[range.upperBound...].prefix { $0.isNumber || $0 == "_" }.filter { $0 != "_" }))
+    }
+
+    /// The string literals of the array literal that starts right after `prefix`.
+    static func stringArray(after prefix: String, in source: String) -> [String] {
+        guard let range = source.range(of: prefix), let end = source[range.upperBound...].firstIndex(of: "]") else { return [] }
+        return source[range.upperBound..<end].split(separator: "\"", omittingEmptySubsequences: false)
+            .enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+    }
+}
+
+// MARK: - A raw HTTP client for HEAD and slow requests
+
+private enum RawHTTP {
+    static func connect(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw AppErrorForTests("socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw AppErrorForTests("connect failed")
+        }
+        return fd
+    }
+
+    static func send(_ fd: Int32, _ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+
+    /// Everything until the server closes (requests say `Connection: close`) or 10 s pass.
+    static func readToEnd(_ fd: Int32) -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return received }
+            received.append(contentsOf: buffer[0..<n])
+        }
+    }
+
+    /// The response in `bytes`; `bodyless` for answers to HEAD, which carry none.
+    static func parse(_ bytes: [UInt8], bodyless: Bool) -> LiveDaemon.Response? {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else { return nil }
+        let head = String(decoding: bytes[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = head[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { return nil }
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let rest = Array(bytes[(end + 4)...])
+        let length = Int(headers["content-length"] ?? "") ?? rest.count
+        return LiveDaemon.Response(status: status, headers: headers, body: bodyless ? [] : Array(rest.prefix(length)))
+    }
+}
+
+private struct AppErrorForTests: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+// MARK: - JSON helpers (LiveDaemon.swift defines the subscripts, `string` and `number`)
+
+extension JSONValue {
+    fileprivate var oaArray: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
+    fileprivate var oaMembers: [(key: String, value: JSONValue)]? { if case .object(let o) = self { return o.members } else { return nil } }
+
+    /// The value at a local JSON pointer (`#/components/schemas/Problem`).
+    fileprivate func oaPointer(_ pointer: String) -> JSONValue? {
+        guard pointer.hasPrefix("#") else { return nil }
+        var value: JSONValue? = self
+        for token in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: true) {
+            let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            if case .array? = value, let index = Int(key) { value = value?[index] } else { value = value?[key] }
+        }
+        return value
+    }
+
+    /// Calls `body` with every object in the document, depth first.
+    fileprivate func oaVisit(_ body: (JSONObject) -> Void) {
+        switch self {
+        case .object(let object):
+            body(object)
+            for member in object.members { member.value.oaVisit(body) }
+        case .array(let elements):
+            for element in elements { element.oaVisit(body) }
+        default:
+            break
+        }
+    }
+
+    /// This object with member `key` set to `value` (only if it was present).
+    fileprivate func oaReplacing(_ key: String, with value: JSONValue) -> JSONValue {
+        guard case .object(let object) = self, object[key] != nil else { return self }
+        return .object(JSONObject(object.members.map { $0.key == key ? (key: key, value: value) : $0 }))
+    }
+}
