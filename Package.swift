@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CLibEvent"]),
 
         // The behavioural model: features, tree ensembles, registry.
-        .target(name: "CoachingModel", dependencies: ["Crypto"]),
+        .target(name: "CoachingModel", dependencies: ["Crypto", "JSON"]),
 
         // The product.
         .target(name: "InsightDomain", dependencies: ["Crypto"]),
@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "SQLiteClientTests", dependencies: ["SQLiteClient"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
-        .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel"]),
+        .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON"]),
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto"]),
         .testTarget(name: "InsightAppTests", dependencies: ["InsightApp"]),

@@ -1,6 +1,7 @@
 // Foundation only for reading files and listing a directory, at load time; nothing here runs per
 // request.
 import Crypto
+import JSON
 import Foundation
 
 /// Why the models directory could not be loaded. `description` names the file and the problem;
@@ -200,9 +201,9 @@ public struct ModelRegistry: Sendable {
         }
         let ensemble: TreeEnsemble
         do {
-            ensemble = try TreeEnsemble(json: try JSONReader.parse(bytes))
+            ensemble = try TreeEnsemble(json: try JSONParser.parse(bytes))
         } catch let error as JSONParseError {
-            throw ModelLoadError(path: modelPath, problem: error.description)
+            throw ModelLoadError(path: modelPath, problem: "invalid JSON: \(error)")
         } catch let error as TreeEnsemble.FormatError {
             throw ModelLoadError(path: modelPath, problem: "malformed model: \(error.message)")
         } catch {
@@ -230,9 +231,9 @@ public struct ModelRegistry: Sendable {
     static func readJSON(_ path: String) throws(ModelLoadError) -> JSONValue {
         let bytes = try readBytes(path)
         do {
-            return try JSONReader.parse(bytes)
+            return try JSONParser.parse(bytes)
         } catch {
-            throw ModelLoadError(path: path, problem: error.description)
+            throw ModelLoadError(path: path, problem: "invalid JSON: \(error)")
         }
     }
 

@@ -1,3 +1,5 @@
+import JSON
+
 /// A LightGBM binary-classification ensemble, evaluated exactly as LightGBM's own
 /// `predict(raw_score=True)` does, so its raw scores match LightGBM's bit for bit (the fixtures
 /// hold it to 1e-9).

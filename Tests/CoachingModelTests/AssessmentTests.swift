@@ -1,3 +1,4 @@
+import JSON
 import XCTest
 
 @testable import CoachingModel
@@ -14,7 +15,7 @@ final class AssessmentTests: XCTestCase {
     """#
 
     func tiny() throws -> CoachingModelVersion {
-        let ensemble = try TreeEnsemble(json: try JSONReader.parse(Array(AssessmentTests.tinyModel.utf8)))
+        let ensemble = try TreeEnsemble(json: try JSONParser.parse(Array(AssessmentTests.tinyModel.utf8)))
         let t = CoachingThresholds(medium: 1.25, high: 2.0)
         return CoachingModelVersion(
             version: "0.1", withdrawn: false, inputs: [.activeCall, .sessionSeconds], ensemble: ensemble,
@@ -86,7 +87,7 @@ final class AssessmentTests: XCTestCase {
         {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
          "featureNames":["activeCall"],"trees":[{"splits":[[0,-0.25,1,1,-1,-2,0.0]],"leaves":[0.5,-0.5]}]}
         """#
-        let e = try TreeEnsemble(json: try JSONReader.parse(Array(json.utf8)))
+        let e = try TreeEnsemble(json: try JSONParser.parse(Array(json.utf8)))
         XCTAssertEqual(e.rawScore([0]), 0.5, "zero is missing: default left")
         XCTAssertEqual(e.rawScore([.nan]), 0.5, "NaN counts as zero when missing values are zeros")
         XCTAssertEqual(e.rawScore([TreeEnsemble.prepare(1e-36)]), 0.5, "inside the zero band")
@@ -97,7 +98,7 @@ final class AssessmentTests: XCTestCase {
         {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
          "featureNames":["sessionSeconds"],"trees":[{"splits":[[0,1e300,0,2,-1,-2,0.0]],"leaves":[1,2]}]}
         """#
-        let f = try TreeEnsemble(json: try JSONReader.parse(Array(inf.utf8)))
+        let f = try TreeEnsemble(json: try JSONParser.parse(Array(inf.utf8)))
         XCTAssertEqual(f.rawScore([1.0000000000000002e300]), 1)
         XCTAssertEqual(f.rawScore([.nan]), 2)
     }

@@ -34,22 +34,22 @@ final class APITests: XCTestCase {
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         XCTAssertEqual(r.headers["content-type"], "application/json")
         let json = try XCTUnwrap(r.json)
-        XCTAssertEqual(json["requestId"]?.string, "txn-2026-000123")
-        XCTAssertEqual(json["environment"]?.string, "production")
-        XCTAssertNotNil(json["eventId"]?.string?.range(of: "^[0-9a-f-]{36}$", options: .regularExpression))
-        let server = try XCTUnwrap(json["serverTimestamp"]?.string)
-        let due = try XCTUnwrap(json["reportConsumptionBy"]?.string)
+        XCTAssertEqual(json["requestId"]?.stringValue, "txn-2026-000123")
+        XCTAssertEqual(json["environment"]?.stringValue, "production")
+        XCTAssertNotNil(json["eventId"]?.stringValue?.range(of: "^[0-9a-f-]{36}$", options: .regularExpression))
+        let server = try XCTUnwrap(json["serverTimestamp"]?.stringValue)
+        let due = try XCTUnwrap(json["reportConsumptionBy"]?.stringValue)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let gap = try XCTUnwrap(formatter.date(from: due)).timeIntervalSince(try XCTUnwrap(formatter.date(from: server)))
         XCTAssertEqual(gap, 900, accuracy: 0.001)
         for i in 0..<2 {
             let insight = try XCTUnwrap(json["insights"]?[i])
-            XCTAssertEqual(insight["type"]?.string, "isLikelyBeingCoached")
-            XCTAssertEqual(insight["schemaVersion"]?.number, 1)
-            XCTAssertNotNil(insight["insightId"]?.string)
+            XCTAssertEqual(insight["type"]?.stringValue, "isLikelyBeingCoached")
+            XCTAssertEqual(insight["schemaVersion"]?.numberValue, 1)
+            XCTAssertNotNil(insight["insightId"]?.stringValue)
             // No model is loaded here: an insight-level error, never an invented value.
-            XCTAssertEqual(insight["outcome"]?["error"]?["code"]?.string, "insightUnavailable")
+            XCTAssertEqual(insight["outcome"]?["error"]?["code"]?.stringValue, "insightUnavailable")
             XCTAssertNil(insight["outcome"]?["value"])
         }
     }
@@ -58,9 +58,9 @@ final class APITests: XCTestCase {
         let r = try evaluate(Self.body(insights: #"{"type":"isLikelyBeingPhished","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":2},"# + Self.insight))
         XCTAssertEqual(r.status, 200)
         let insights = try XCTUnwrap(r.json?["insights"])
-        XCTAssertEqual(insights[0]?["outcome"]?["error"]?["code"]?.string, "insightUnavailable")
-        XCTAssertEqual(insights[0]?["type"]?.string, "isLikelyBeingPhished")
-        XCTAssertEqual(insights[1]?["outcome"]?["error"]?["code"]?.string, "insightVersionIncompatible")
+        XCTAssertEqual(insights[0]?["outcome"]?["error"]?["code"]?.stringValue, "insightUnavailable")
+        XCTAssertEqual(insights[0]?["type"]?.stringValue, "isLikelyBeingPhished")
+        XCTAssertEqual(insights[1]?["outcome"]?["error"]?["code"]?.stringValue, "insightVersionIncompatible")
         XCTAssertNotNil(insights[2]?["outcome"])
     }
 
@@ -101,7 +101,7 @@ final class APITests: XCTestCase {
             XCTAssertEqual(r.headers["content-type"], "application/problem+json", json)
             XCTAssertEqual(r.code, "contextInvalid", json)
             XCTAssertEqual(r.string("field"), field, json)
-            XCTAssertEqual(r.object?["status"]?.number, Double(status), json)
+            XCTAssertEqual(r.object?["status"]?.numberValue, Double(status), json)
             XCTAssertNotNil(r.string("type"))
             XCTAssertNotNil(r.string("title"))
         }
@@ -180,7 +180,7 @@ final class APITests: XCTestCase {
     func evaluation(key: String? = nil) throws -> (eventId: String, insightId: String) {
         let r = try evaluate(Self.body(), key: key)
         XCTAssertEqual(r.status, 200)
-        return (try XCTUnwrap(r.json?["eventId"]?.string), try XCTUnwrap(r.json?["insights"]?[0]?["insightId"]?.string))
+        return (try XCTUnwrap(r.json?["eventId"]?.stringValue), try XCTUnwrap(r.json?["insights"]?[0]?["insightId"]?.stringValue))
     }
 
     func consume(_ eventId: String, _ json: String, key: String? = nil) throws -> LiveDaemon.Response {
@@ -215,13 +215,13 @@ final class APITests: XCTestCase {
         let sandbox = try daemon.createCaller(roles: [.evaluate, .labels], environment: .sandbox)
         XCTAssertEqual(try consume(eventId, #"{"status":"notUsedNotNeeded"}"#, key: sandbox.key).status, 404)
         let sandboxEvaluation = try evaluate(Self.body(), key: sandbox.key)
-        XCTAssertEqual(sandboxEvaluation.json?["environment"]?.string, "sandbox")
+        XCTAssertEqual(sandboxEvaluation.json?["environment"]?.stringValue, "sandbox")
         // A sandbox labeller cannot label production insights.
         let (_, insightId) = try evaluation()
         let r = try daemon.request("POST", "/v1/labels", key: sandbox.key,
                                    json: #"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-11-01"}]}"#,
                                    headers: ["Idempotency-Key": "sb-1"])
-        XCTAssertEqual(r.json?["results"]?[0]?["status"]?.string, "unknownInsight")
+        XCTAssertEqual(r.json?["results"]?[0]?["status"]?.stringValue, "unknownInsight")
     }
 
     // MARK: Labels
@@ -248,12 +248,12 @@ final class APITests: XCTestCase {
             """#
         var r = try labels(body, idempotencyKey: "batch-1")
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
-        let statuses = (0..<9).map { r.json?["results"]?[$0]?["status"]?.string }
+        let statuses = (0..<9).map { r.json?["results"]?[$0]?["status"]?.stringValue }
         XCTAssertEqual(statuses, ["accepted", "duplicate", "conflict", "unknownInsight", "invalid", "invalid", "invalid", "invalid", "invalid"])
-        XCTAssertEqual(r.json?["results"]?[4]?["field"]?.string, "labels[4].note")
-        XCTAssertEqual(r.json?["results"]?[5]?["field"]?.string, "labels[5].fraudType")
-        XCTAssertEqual(r.json?["results"]?[6]?["field"]?.string, "labels[6].discoveredAt")
-        XCTAssertEqual(r.json?["summary"]?["invalid"]?.number, 5)
+        XCTAssertEqual(r.json?["results"]?[4]?["field"]?.stringValue, "labels[4].note")
+        XCTAssertEqual(r.json?["results"]?[5]?["field"]?.stringValue, "labels[5].fraudType")
+        XCTAssertEqual(r.json?["results"]?[6]?["field"]?.stringValue, "labels[6].discoveredAt")
+        XCTAssertEqual(r.json?["summary"]?["invalid"]?.numberValue, 5)
         XCTAssertNil(r.headers["idempotent-replayed"])
         let first = r.body
 
@@ -291,7 +291,7 @@ final class APITests: XCTestCase {
         // The label's discovery date may be months after the evaluation; only its insight matters.
         let r = try labels(#"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedFraud","fraudType":"romanceScam","discoveredAt":"\#(Timestamp.format(SystemClock().now()).prefix(10))"}]}"#,
                            idempotencyKey: "late-1")
-        XCTAssertEqual(r.json?["results"]?[0]?["status"]?.string, "accepted")
+        XCTAssertEqual(r.json?["results"]?[0]?["status"]?.stringValue, "accepted")
     }
 
     // MARK: Catalog and health
@@ -299,8 +299,8 @@ final class APITests: XCTestCase {
     func testInsightsCatalogAndHealth() throws {
         var r = try daemon.request("GET", "/v1/insights", key: key)
         XCTAssertEqual(r.status, 200)
-        XCTAssertEqual(r.json?["insights"]?[0]?["type"]?.string, "isLikelyBeingCoached")
-        XCTAssertEqual(r.json?["insights"]?[0]?["schemaVersions"]?[0]?.number, 1)
+        XCTAssertEqual(r.json?["insights"]?[0]?["type"]?.stringValue, "isLikelyBeingCoached")
+        XCTAssertEqual(r.json?["insights"]?[0]?["schemaVersions"]?[0]?.numberValue, 1)
         XCTAssertEqual(try daemon.request("GET", "/v1/insights").status, 401)
         r = try daemon.request("GET", "/livez")
         XCTAssertEqual(r.status, 200)

@@ -140,12 +140,3 @@ final class LiveDaemon: @unchecked Sendable {
         return data
     }
 }
-
-extension JSONValue {
-    subscript(key: String) -> JSONValue? { if case .object(let o) = self { return o[key] } else { return nil } }
-    subscript(index: Int) -> JSONValue? {
-        if case .array(let a) = self, index < a.count { return a[index] } else { return nil }
-    }
-    var string: String? { if case .string(let s) = self { return s } else { return nil } }
-    var number: Double? { if case .number(let n) = self { return n } else { return nil } }
-}

@@ -57,33 +57,33 @@ final class ModelAPITests: XCTestCase {
     func testCoachedSessionIsFlaggedWithReasons() throws {
         let insight = try evaluate(events: Self.coachedEvents,
                                    device: #"{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}"#)
-        let value = try XCTUnwrap(insight["outcome"]?["value"]?.string)
+        let value = try XCTUnwrap(insight["outcome"]?["value"]?.stringValue)
         XCTAssertTrue(["medium", "high"].contains(value), "coached session answered \(value)")
         guard case .array(let reasons)? = insight["reasons"] else { return XCTFail("no reasons") }
         XCTAssertFalse(reasons.isEmpty)
-        XCTAssertEqual(insight["modelVersion"]?.string, "2.0")
-        XCTAssertEqual(insight["newestModelVersion"]?.string, "2.0")
+        XCTAssertEqual(insight["modelVersion"]?.stringValue, "2.0")
+        XCTAssertEqual(insight["newestModelVersion"]?.stringValue, "2.0")
         guard case .bool(true)? = insight["isUsingCurrentModel"] else { return XCTFail("not current") }
     }
 
     func testGenuineSessionIsNotFlagged() throws {
         let insight = try evaluate(events: Self.genuineEvents, device: #"{"activeCall":false}"#)
-        XCTAssertEqual(insight["outcome"]?["value"]?.string, "unknown")
+        XCTAssertEqual(insight["outcome"]?["value"]?.stringValue, "unknown")
     }
 
     func testPriorAndUnknownModelVersions() throws {
         let prior = try evaluate(events: Self.genuineEvents, device: "{}", modelVersion: "1.0")
-        XCTAssertEqual(prior["modelVersion"]?.string, "1.0")
+        XCTAssertEqual(prior["modelVersion"]?.stringValue, "1.0")
         guard case .bool(false)? = prior["isUsingCurrentModel"] else { return XCTFail("1.0 reported as current") }
         XCTAssertNotNil(prior["outcome"]?["value"])
         let missing = try evaluate(events: Self.genuineEvents, device: "{}", modelVersion: "9.9")
-        XCTAssertEqual(missing["outcome"]?["error"]?["code"]?.string, "insightVersionUnavailable")
+        XCTAssertEqual(missing["outcome"]?["error"]?["code"]?.stringValue, "insightVersionUnavailable")
     }
 
     func testNoInteractionIsUnknownNotAGuess() throws {
         let r = try daemon.request("POST", "/v1/evaluations", key: key,
                                    json: #"{"operationCategory":"account","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#)
-        XCTAssertEqual(r.json?["insights"]?[0]?["outcome"]?["value"]?.string, "unknown")
+        XCTAssertEqual(r.json?["insights"]?[0]?["outcome"]?["value"]?.stringValue, "unknown")
     }
 
     func testHostileInteractionIsContextInvalid() throws {
@@ -102,8 +102,8 @@ final class ModelAPITests: XCTestCase {
     func testCatalogListsModelVersions() throws {
         let r = try daemon.request("GET", "/v1/insights", key: key)
         let entry = try XCTUnwrap(r.json?["insights"]?[0])
-        XCTAssertEqual(entry["newestModelVersion"]?.string, "2.0")
+        XCTAssertEqual(entry["newestModelVersion"]?.stringValue, "2.0")
         guard case .array(let versions)? = entry["modelVersions"] else { return XCTFail("no versions") }
-        XCTAssertEqual(versions.compactMap { $0["version"]?.string }, ["1.0", "2.0"])
+        XCTAssertEqual(versions.compactMap { $0["version"]?.stringValue }, ["1.0", "2.0"])
     }
 }

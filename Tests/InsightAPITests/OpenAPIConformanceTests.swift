@@ -101,7 +101,7 @@ final class OpenAPIConformanceTests: XCTestCase {
             XCTAssertEqual(try send(op.method, path, key: nil, json: body, headers: headers).status, 401, op.id)
             let role = op.value["x-required-role"]
             XCTAssertNotNil(role, "\(op.id): x-required-role (null for any role)")
-            if let name = role?.string {
+            if let name = role?.stringValue {
                 let required = try XCTUnwrap(Role(rawValue: name), "\(op.id): unknown role \(name)")
                 let refused = try send(op.method, path, key: allBut[required], json: body, headers: headers)
                 XCTAssertEqual(refused.status, 403, "\(op.id) without \(name)")
@@ -163,7 +163,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         func evaluation(_ key: String) throws -> (eventId: String, insightId: String) {
             let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body())
             XCTAssertEqual(r.status, 200)
-            return (try XCTUnwrap(r.json?["eventId"]?.string), try XCTUnwrap(r.json?["insights"]?[0]?["insightId"]?.string))
+            return (try XCTUnwrap(r.json?["eventId"]?.stringValue), try XCTUnwrap(r.json?["insights"]?[0]?["insightId"]?.stringValue))
         }
         let (eventId, insightId) = try evaluation(key)
         let (secondEventId, _) = try evaluation(key)
@@ -389,7 +389,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         // Every documented status that is not transport-level occurs above.
         for op in spec.operations {
             for (status, response) in spec.responses(of: op) {
-                let codes = Set(response["x-problem-codes"]?.oaArray?.compactMap(\.string) ?? [])
+                let codes = Set(response["x-problem-codes"]?.oaArray?.compactMap(\.stringValue) ?? [])
                 if Self.isTransportOnly(response) { continue }
                 if status == 500 {
                     // The catch-all for unexpected errors: no request triggers it on purpose.
@@ -416,7 +416,7 @@ final class OpenAPIConformanceTests: XCTestCase {
             let documented = spec.responses(of: op)
             for (status, code) in expected {
                 let response = try XCTUnwrap(documented.first { $0.0 == status }?.1, "\(op.id) does not document \(status)")
-                let codes = response["x-problem-codes"]?.oaArray?.compactMap(\.string) ?? []
+                let codes = response["x-problem-codes"]?.oaArray?.compactMap(\.stringValue) ?? []
                 XCTAssertTrue(codes.contains(code), "\(op.id) \(status): x-problem-codes lacks \(code)")
             }
             let head = "\(op.method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
@@ -457,18 +457,18 @@ final class OpenAPIConformanceTests: XCTestCase {
         XCTAssertFalse(declared.isEmpty, "no cases of enum ProblemCode found in Problem.swift")
         XCTAssertEqual(Set(declared), Set(ProblemCode.allCases.map(\.rawValue)), "the source scan disagrees with ProblemCode.allCases")
         let code = spec.root.oaPointer("#/components/schemas/Problem/properties/code")
-        let documented = code?["enum"]?.oaArray?.compactMap(\.string) ?? []
+        let documented = code?["enum"]?.oaArray?.compactMap(\.stringValue) ?? []
         XCTAssertEqual(documented.count, Set(documented).count, "duplicate codes in the document")
         XCTAssertEqual(Set(documented), Set(declared), "Problem.code enum vs ProblemCode")
-        let reserved = Set(code?["x-reserved-codes"]?.oaArray?.compactMap(\.string) ?? [])
+        let reserved = Set(code?["x-reserved-codes"]?.oaArray?.compactMap(\.stringValue) ?? [])
         var used = Set<String>()
         spec.root.oaVisit { object in
-            for code in object["x-problem-codes"]?.oaArray ?? [] { used.insert(code.string ?? "?") }
+            for code in object["x-problem-codes"]?.oaArray ?? [] { used.insert(code.stringValue ?? "?") }
         }
         XCTAssertTrue(used.isSubset(of: Set(documented)), "x-problem-codes not in the enum: \(used.subtracting(documented))")
         XCTAssertTrue(reserved.isDisjoint(with: used), "reserved codes that responses list: \(reserved.intersection(used))")
         XCTAssertEqual(used.union(reserved), Set(documented), "codes neither listed by a response nor reserved")
-        XCTAssertEqual(spec.root.oaPointer("#/components/schemas/Problem/properties/type/pattern")?.string,
+        XCTAssertEqual(spec.root.oaPointer("#/components/schemas/Problem/properties/type/pattern")?.stringValue,
                        "^urn:insightd:problem:[A-Za-z]+$")
     }
 
@@ -477,7 +477,7 @@ final class OpenAPIConformanceTests: XCTestCase {
     /// Enumerations and limits of the document are those of the code.
     func testVocabulariesAndModelLimitsMatchTheCode() throws {
         func enumeration(_ pointer: String) -> [String] {
-            spec.root.oaPointer(pointer)?["enum"]?.oaArray?.compactMap(\.string) ?? []
+            spec.root.oaPointer(pointer)?["enum"]?.oaArray?.compactMap(\.stringValue) ?? []
         }
         let schemas = "#/components/schemas"
         XCTAssertEqual(enumeration("\(schemas)/OperationCategory"), OperationCategory.allCases.map(\.rawValue))
@@ -489,7 +489,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         XCTAssertEqual(enumeration("\(schemas)/LabelResultStatus"), LabelResultStatus.allCases.map(\.rawValue))
         XCTAssertEqual(enumeration("\(schemas)/Environment"), Environment.allCases.map(\.rawValue))
         XCTAssertEqual(enumeration("\(schemas)/InsightCatalogEntry/properties/type"), InsightType.allCases.map(\.rawValue))
-        XCTAssertEqual(spec.root.oaPointer("\(schemas)/LabelSummary/required")?.oaArray?.compactMap(\.string),
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/LabelSummary/required")?.oaArray?.compactMap(\.stringValue),
                        LabelResultStatus.allCases.map(\.rawValue))
 
         // The coaching model validates events and summaries (FeatureExtractor): the document
@@ -500,9 +500,9 @@ final class OpenAPIConformanceTests: XCTestCase {
         let vector = try String(contentsOf: model.appendingPathComponent("FeatureVector.swift"), encoding: .utf8)
         XCTAssertEqual(enumeration("\(schemas)/InteractionEvent/properties/type"), SourceScanner.enumCases("InteractionEventType", in: events))
         XCTAssertEqual(enumeration("\(schemas)/InteractionEvent/properties/field"), SourceScanner.enumCases("InteractionField", in: events))
-        XCTAssertEqual(spec.root.oaPointer("\(schemas)/Interaction/properties/events/maxItems")?.number,
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/Interaction/properties/events/maxItems")?.numberValue,
                        SourceScanner.integer(after: "static let maxEvents = ", in: extractor).map(Double.init))
-        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionEvent/properties/t/maximum")?.number,
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionEvent/properties/t/maximum")?.numberValue,
                        SourceScanner.integer(after: "static let maxSessionMs: Int64 = ", in: extractor).map(Double.init))
         let features = spec.root.oaPointer("\(schemas)/Interaction/properties/summary/properties")?.oaMembers?.map(\.key) ?? []
         XCTAssertEqual(features, SourceScanner.stringArray(after: "static let names: [String] = [", in: vector))
@@ -533,15 +533,15 @@ final class OpenAPIConformanceTests: XCTestCase {
             (#"{"summary":{"typedText":1}}"#, false),
         ]
         for (name, feature) in spec.root.oaPointer("#/components/schemas/Interaction/properties/summary/properties")?.oaMembers ?? [] {
-            if let values = feature["enum"]?.oaArray?.compactMap(\.number) {
+            if let values = feature["enum"]?.oaArray?.compactMap(\.numberValue) {
                 cases += values.map { (#"{"summary":{"\#(name)":\#($0)}}"#, true) }
                 cases.append((#"{"summary":{"\#(name)":\#((values.max() ?? 0) + 1)}}"#, false))
                 continue
             }
-            let low = try XCTUnwrap(feature["minimum"]?.number, name), high = try XCTUnwrap(feature["maximum"]?.number, name)
+            let low = try XCTUnwrap(feature["minimum"]?.numberValue, name), high = try XCTUnwrap(feature["maximum"]?.numberValue, name)
             cases += [(#"{"summary":{"\#(name)":\#(low)}}"#, true), (#"{"summary":{"\#(name)":\#(high)}}"#, true),
                       (#"{"summary":{"\#(name)":\#(low - 0.5)}}"#, false), (#"{"summary":{"\#(name)":\#(high + 0.5)}}"#, false)]
-            if feature["type"]?.string == "integer" { cases.append((#"{"summary":{"\#(name)":\#(low + 0.5)}}"#, false)) }
+            if feature["type"]?.stringValue == "integer" { cases.append((#"{"summary":{"\#(name)":\#(low + 0.5)}}"#, false)) }
         }
         for (interaction, valid) in cases {
             let (r, accepted) = try evaluate(interaction)
@@ -565,8 +565,8 @@ final class OpenAPIConformanceTests: XCTestCase {
         XCTAssertEqual(catalog.status, 200)
         check(catalog, op: catalogOp, context: "catalog with models")
         let entry = try XCTUnwrap(catalog.json?["insights"]?[0])
-        let newest = try XCTUnwrap(entry["newestModelVersion"]?.string)
-        let versions = (entry["modelVersions"]?.oaArray ?? []).compactMap { $0["version"]?.string }
+        let newest = try XCTUnwrap(entry["newestModelVersion"]?.stringValue)
+        let versions = (entry["modelVersions"]?.oaArray ?? []).compactMap { $0["version"]?.stringValue }
         XCTAssertTrue(versions.contains(newest))
 
         let op = try XCTUnwrap(spec.operation("POST", "/v1/evaluations"))
@@ -586,10 +586,10 @@ final class OpenAPIConformanceTests: XCTestCase {
                 XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
                 check(r, op: op, context: "evaluation with models \(category)\(interaction)")
                 for insight in r.json?["insights"]?.oaArray ?? [] {
-                    let value = insight["outcome"]?["value"]?.string
+                    let value = insight["outcome"]?["value"]?.stringValue
                     XCTAssertEqual(value != nil, insight["reasons"] != nil, "reasons are present exactly with a value")
-                    outcomes.insert(value ?? insight["outcome"]?["error"]?["code"]?.string ?? "?")
-                    if let model = insight["modelVersion"]?.string, let newest = insight["newestModelVersion"]?.string {
+                    outcomes.insert(value ?? insight["outcome"]?["error"]?["code"]?.stringValue ?? "?")
+                    if let model = insight["modelVersion"]?.stringValue, let newest = insight["newestModelVersion"]?.stringValue {
                         XCTAssertEqual(insight["isUsingCurrentModel"], .bool(model == newest))
                     }
                 }
@@ -620,7 +620,7 @@ final class OpenAPIConformanceTests: XCTestCase {
                 XCTAssertTrue((200..<300).contains(r.status), "\(op.id) example \(name): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
                 check(r, op: op, context: "\(op.id) example \(name)")
                 if op.path == "/v1/evaluations", eventId.isEmpty {
-                    eventId = r.json?["eventId"]?.string ?? ""
+                    eventId = r.json?["eventId"]?.stringValue ?? ""
                     insightIds = (r.json?["insights"]?.oaArray ?? []).compactMap { $0["insightId"] }
                 }
             }
@@ -651,7 +651,7 @@ final class OpenAPIConformanceTests: XCTestCase {
 
     /// Whether only the transport layer gives this response (all its codes are transport codes).
     static func isTransportOnly(_ response: JSONValue) -> Bool {
-        let codes = Set(response["x-problem-codes"]?.oaArray?.compactMap(\.string) ?? [])
+        let codes = Set(response["x-problem-codes"]?.oaArray?.compactMap(\.stringValue) ?? [])
         return !codes.isEmpty && codes.isSubset(of: transportCodes)
     }
 
@@ -678,11 +678,11 @@ final class OpenAPIConformanceTests: XCTestCase {
         if r.headers["content-type"] == "application/problem+json", let body = r.object {
             let code = r.code ?? ""
             XCTAssertTrue(spec.problemCodes.contains(code), "\(context): code \(code) is not in Problem.code")
-            let listed = response["x-problem-codes"]?.oaArray?.compactMap(\.string) ?? []
+            let listed = response["x-problem-codes"]?.oaArray?.compactMap(\.stringValue) ?? []
             XCTAssertTrue(listed.contains(code), "\(context): code \(code) not in x-problem-codes \(listed)")
-            XCTAssertEqual(body["status"]?.number, Double(r.status), "\(context): problem status")
-            XCTAssertEqual(body["type"]?.string, "urn:insightd:problem:\(code)", context)
-            XCTAssertEqual(body["title"]?.string, ProblemCode(rawValue: code)?.title, context)
+            XCTAssertEqual(body["status"]?.numberValue, Double(r.status), "\(context): problem status")
+            XCTAssertEqual(body["type"]?.stringValue, "urn:insightd:problem:\(code)", context)
+            XCTAssertEqual(body["title"]?.stringValue, ProblemCode(rawValue: code)?.title, context)
         } else if r.status >= 400, !bodyless {
             XCTFail("\(context): an error without a problem body")
         }
@@ -692,7 +692,7 @@ final class OpenAPIConformanceTests: XCTestCase {
             let value = r.headers[name.lowercased()]
             if header["required"] == .bool(true) { XCTAssertNotNil(value, "\(context): documented header \(name) missing") }
             if let value, let schema = header["schema"] {
-                let typed: JSONValue = schema["type"]?.string == "integer" ? (Double(value).map(JSONValue.number) ?? .string(value)) : .string(value)
+                let typed: JSONValue = schema["type"]?.stringValue == "integer" ? (Double(value).map(JSONValue.number) ?? .string(value)) : .string(value)
                 XCTAssertEqual(validator.errors(typed, schema), [], "\(context): header \(name): \(value)")
             }
         }
@@ -711,7 +711,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         let accepted = validator.errors(value, schema).isEmpty
         if let expected = probe.labelResults {
             let results = r.json?["results"]?.oaArray ?? []
-            XCTAssertEqual(results.compactMap { $0["status"]?.string }, expected.map(\.0), "\(context): per-item results")
+            XCTAssertEqual(results.compactMap { $0["status"]?.stringValue }, expected.map(\.0), "\(context): per-item results")
             let itemSchema = spec.resolve(schema)["properties"]?["labels"]?["items"] ?? .null
             for (i, item) in (value["labels"]?.oaArray ?? []).enumerated() where i < expected.count {
                 let valid = validator.errors(item, itemSchema).isEmpty
@@ -826,7 +826,7 @@ private struct OpenAPISpec {
         let url = packageRoot.appendingPathComponent("openapi/openapi.json")
         let data = try Data(contentsOf: url)
         let root = try JSONParser.parse(Array(data), maxDepth: 64)
-        XCTAssertEqual(root["openapi"]?.string, "3.1.0")
+        XCTAssertEqual(root["openapi"]?.stringValue, "3.1.0")
         let pathItems = root["paths"]?.oaMembers?.filter { !$0.key.hasPrefix("x-") } ?? []
         var operations: [Operation] = []
         for (path, item) in pathItems {
@@ -834,7 +834,7 @@ private struct OpenAPISpec {
                 if let value = item[method] { operations.append(Operation(path: path, method: method.uppercased(), value: value)) }
             }
         }
-        let codes = root.oaPointer("#/components/schemas/Problem/properties/code/enum")?.oaArray?.compactMap(\.string) ?? []
+        let codes = root.oaPointer("#/components/schemas/Problem/properties/code/enum")?.oaArray?.compactMap(\.stringValue) ?? []
         return OpenAPISpec(root: root, operations: operations, paths: pathItems.map(\.key), problemCodes: Set(codes))
     }
 
@@ -858,12 +858,12 @@ private struct OpenAPISpec {
     /// `value` with `$ref`s followed.
     func resolve(_ value: JSONValue) -> JSONValue {
         var value = value
-        while let ref = value["$ref"]?.string, let target = root.oaPointer(ref) { value = target }
+        while let ref = value["$ref"]?.stringValue, let target = root.oaPointer(ref) { value = target }
         return value
     }
 
     func int(_ pointer: String) throws -> Int {
-        Int(try XCTUnwrap(root.oaPointer(pointer)?.number, "\(pointer) is missing from the document"))
+        Int(try XCTUnwrap(root.oaPointer(pointer)?.numberValue, "\(pointer) is missing from the document"))
     }
 }
 
@@ -885,13 +885,13 @@ private struct SchemaValidator {
             if keyword.hasPrefix("x-") || Self.annotations.contains(keyword) { continue }
             switch keyword {
             case "$ref":
-                guard let ref = argument.string, let target = spec.root.oaPointer(ref) else {
+                guard let ref = argument.stringValue, let target = spec.root.oaPointer(ref) else {
                     errors.append("\(path): unresolved $ref")
                     continue
                 }
                 errors += self.errors(value, target, path)
             case "type":
-                let types = argument.string.map { [$0] } ?? argument.oaArray?.compactMap(\.string) ?? []
+                let types = argument.stringValue.map { [$0] } ?? argument.oaArray?.compactMap(\.stringValue) ?? []
                 if !types.contains(where: { Self.has(value, type: $0) }) { errors.append("\(path): not of type \(types)") }
             case "enum":
                 if !(argument.oaArray ?? []).contains(value) { errors.append("\(path): not one of the enum") }
@@ -910,11 +910,11 @@ private struct SchemaValidator {
                 }
             case "required":
                 guard case .object(let object) = value else { continue }
-                for name in argument.oaArray?.compactMap(\.string) ?? [] where object[name] == nil {
+                for name in argument.oaArray?.compactMap(\.stringValue) ?? [] where object[name] == nil {
                     errors.append("\(path): \(name) is required")
                 }
             case "minProperties", "maxProperties":
-                guard case .object(let object) = value, let bound = argument.number else { continue }
+                guard case .object(let object) = value, let bound = argument.numberValue else { continue }
                 let count = Double(object.members.count)
                 if keyword == "minProperties" ? count < bound : count > bound { errors.append("\(path): \(keyword) \(bound)") }
             case "prefixItems":
@@ -931,22 +931,22 @@ private struct SchemaValidator {
             case "contains":
                 guard case .array(let elements) = value else { continue }
                 let matching = Double(elements.filter { self.errors($0, argument).isEmpty }.count)
-                if matching < (s["minContains"]?.number ?? 1) || matching > (s["maxContains"]?.number ?? .infinity) {
+                if matching < (s["minContains"]?.numberValue ?? 1) || matching > (s["maxContains"]?.numberValue ?? .infinity) {
                     errors.append("\(path): contains \(matching) matching items")
                 }
             case "minItems", "maxItems":
-                guard case .array(let elements) = value, let bound = argument.number else { continue }
+                guard case .array(let elements) = value, let bound = argument.numberValue else { continue }
                 let count = Double(elements.count)
                 if keyword == "minItems" ? count < bound : count > bound { errors.append("\(path): \(keyword) \(bound)") }
             case "uniqueItems":
                 guard case .array(let elements) = value, argument == .bool(true) else { continue }
                 for i in elements.indices where elements[..<i].contains(elements[i]) { errors.append("\(path)[\(i)]: repeated") }
             case "minLength", "maxLength":
-                guard case .string(let text) = value, let bound = argument.number else { continue }
+                guard case .string(let text) = value, let bound = argument.numberValue else { continue }
                 let count = Double(text.unicodeScalars.count)
                 if keyword == "minLength" ? count < bound : count > bound { errors.append("\(path): \(keyword) \(bound)") }
             case "pattern":
-                guard case .string(let text) = value, let pattern = argument.string else { continue }
+                guard case .string(let text) = value, let pattern = argument.stringValue else { continue }
                 guard let regex = try? NSRegularExpression(pattern: pattern) else {
                     errors.append("\(path): bad pattern \(pattern)")
                     continue
@@ -955,7 +955,7 @@ private struct SchemaValidator {
                     errors.append("\(path): does not match \(pattern)")
                 }
             case "minimum", "maximum":
-                guard case .number(let number) = value, let bound = argument.number else { continue }
+                guard case .number(let number) = value, let bound = argument.numberValue else { continue }
                 if keyword == "minimum" ? number < bound : number > bound { errors.append("\(path): \(keyword) \(bound)") }
             case "oneOf":
                 let passing = (argument.oaArray ?? []).filter { self.errors(value, $0, path).isEmpty }.count

@@ -62,4 +62,28 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(text, #"{"s":"q\"\\\u0001\té","i":42,"f":0.5,"n":null,"a":[true,-3]}"#)
         XCTAssertEqual(try JSONParser.parse(text), value)
     }
+
+    func testDoublesRoundTripExactly() throws {
+        // Model thresholds and leaves must come back as the exact doubles written; these are
+        // values Foundation's JSONSerialization returns a few ulps off on Linux.
+        for value in [19306055.916243836, 3.4284910018103024e-06, -5.319280147966936e-57, 0.1,
+                      1.0000000180025095e-35, Double.leastNonzeroMagnitude, 1e300, -0.0] {
+            let parsed = try XCTUnwrap(try JSONParser.parse("[\(value)]")[0]?.numberValue)
+            XCTAssertEqual(parsed.bitPattern, value.bitPattern, "\(value)")
+        }
+    }
+
+    func testAccessors() throws {
+        let v = try JSONParser.parse(#"{"a":[1,"x",true,2.5],"o":{"k":null}}"#)
+        XCTAssertEqual(v["a"]?[0]?.intValue, 1)
+        XCTAssertEqual(v["a"]?[1]?.stringValue, "x")
+        XCTAssertEqual(v["a"]?[2]?.boolValue, true)
+        XCTAssertNil(v["a"]?[3]?.intValue)
+        XCTAssertEqual(v["a"]?[3]?.numberValue, 2.5)
+        XCTAssertNil(v["a"]?[4])
+        XCTAssertEqual(v["o"]?["k"], .null)
+        XCTAssertNil(v["missing"])
+        XCTAssertNil(v["a"]?["k"])
+        XCTAssertEqual(v.objectValue?.keys, ["a", "o"])
+    }
 }
