@@ -69,6 +69,18 @@ LABELS='{"labels":[{"insightId":"'$INSIGHT'","outcome":"confirmedFraud","fraudTy
 [ "$(jq -r '.results[0].status' "$WORK/body")" = accepted ] || fail "replay differs"
 pass "labels"
 
+# SIGHUP reloads models while requests keep being answered.
+if [ -n "${INSIGHTD_MODELS_DIR:-}" ]; then
+    loaded=$(grep -c '"models loaded"' "$LOG")
+    ( for i in $(seq 1 40); do post /v1/evaluations "$KEY" "$EVAL" >>"$WORK/hup-statuses"; echo >>"$WORK/hup-statuses"; done ) &
+    LOOP=$!
+    kill -HUP "$PID"; sleep 0.2; kill -HUP "$PID"
+    wait "$LOOP"
+    [ "$(grep -c '"models loaded"' "$LOG")" -ge $((loaded + 2)) ] || fail "SIGHUP did not reload models"
+    [ "$(grep -vc '^200$' "$WORK/hup-statuses")" = 0 ] || fail "a request failed during reload: $(sort "$WORK/hup-statuses" | uniq -c)"
+    pass "SIGHUP reload under load"
+fi
+
 # Errors are problem+json with a code.
 code=$(curl -s -o "$WORK/body" -w '%{http_code}' "$B/nope")
 [ "$code" = 404 ] && [ "$(jq -r .code "$WORK/body")" = notFound ] || fail "404"

@@ -107,3 +107,75 @@ final class ModelAPITests: XCTestCase {
         XCTAssertEqual(versions.compactMap { $0["version"]?.stringValue }, ["1.0", "2.0"])
     }
 }
+
+/// Operator control of model versions: the current one, and withdrawal.
+final class ModelVersionControlTests: XCTestCase {
+    /// A copy of the committed models whose manifests a test may edit (manifests are not
+    /// covered by the model file's sha256, by design: withdrawal is an edit of the manifest).
+    func copyOfModels() throws -> URL {
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("models-\(UUID().uuidString)")
+        try FileManager.default.copyItem(atPath: ModelAPITests.modelsDirectory, toPath: copy.path)
+        addTeardownBlock { try? FileManager.default.removeItem(at: copy) }
+        return copy
+    }
+
+    func evaluate(_ daemon: LiveDaemon, key: String, modelVersion: String?) throws -> JSONValue {
+        let version = modelVersion.map { #","modelVersion":"\#($0)""# } ?? ""
+        let r = try daemon.request("POST", "/v1/evaluations", key: key,
+                                   json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(version)}]}"#)
+        XCTAssertEqual(r.status, 200)
+        return try XCTUnwrap(r.json?["insights"]?[0])
+    }
+
+    func testAWithdrawnVersionAnswersVersionUnavailable() throws {
+        let models = try copyOfModels()
+        let manifest = models.appendingPathComponent("1.0/manifest.json")
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        XCTAssertTrue(text.contains(#""status": "active""#))
+        try text.replacingOccurrences(of: #""status": "active""#, with: #""status": "withdrawn""#)
+            .write(to: manifest, atomically: true, encoding: .utf8)
+        let daemon = try LiveDaemon { $0.modelsDirectory = models.path }
+        let key = try daemon.createCaller(roles: [.evaluate]).key
+        XCTAssertEqual(try evaluate(daemon, key: key, modelVersion: "1.0")["outcome"]?["error"]?["code"]?.stringValue,
+                       "insightVersionUnavailable")
+        XCTAssertNotNil(try evaluate(daemon, key: key, modelVersion: "2.0")["outcome"]?["value"])
+        let catalog = try daemon.request("GET", "/v1/insights", key: key).json
+        XCTAssertEqual(catalog?["insights"]?[0]?["modelVersions"]?[0]?["status"]?.stringValue, "withdrawn")
+    }
+
+    func testTheCurrentVersionIsConfigurable() throws {
+        let daemon = try LiveDaemon {
+            $0.modelsDirectory = ModelAPITests.modelsDirectory
+            $0.currentModel = "1.0"
+        }
+        let key = try daemon.createCaller(roles: [.evaluate]).key
+        let insight = try evaluate(daemon, key: key, modelVersion: nil)
+        XCTAssertEqual(insight["modelVersion"]?.stringValue, "1.0")
+        XCTAssertEqual(insight["newestModelVersion"]?.stringValue, "1.0")
+        XCTAssertEqual(try evaluate(daemon, key: key, modelVersion: "2.0")["isUsingCurrentModel"], .bool(false))
+    }
+
+    func testReloadSwapsModelsAndKeepsTheOldOnesOnFailure() throws {
+        let models = try copyOfModels()
+        let daemon = try LiveDaemon {
+            $0.modelsDirectory = models.path
+            $0.modelsDirectoryExplicit = true
+        }
+        let key = try daemon.createCaller(roles: [.evaluate]).key
+        // Tamper with the current model: the reload is refused and 2.0 keeps answering.
+        let model = models.appendingPathComponent("2.0/model.json")
+        var bytes = try Data(contentsOf: model)
+        bytes[bytes.count / 2] ^= 0x01
+        try bytes.write(to: model)
+        XCTAssertThrowsError(try daemon.service.reloadModels()) { error in
+            XCTAssertTrue("\(error)".contains("sha256"), "\(error)")
+        }
+        XCTAssertEqual(try evaluate(daemon, key: key, modelVersion: nil)["modelVersion"]?.stringValue, "2.0")
+        // Take 2.0 away and name 1.0 current: a reload serves it without a restart.
+        try FileManager.default.removeItem(at: models.appendingPathComponent("2.0"))
+        try #"{"insightType": "isLikelyBeingCoached", "current": "1.0"}"#
+            .write(to: models.appendingPathComponent("registry.json"), atomically: true, encoding: .utf8)
+        try daemon.service.reloadModels()
+        XCTAssertEqual(try evaluate(daemon, key: key, modelVersion: nil)["modelVersion"]?.stringValue, "1.0")
+    }
+}
