@@ -10,8 +10,18 @@ extension InsightAPIHandler {
         var exchange = exchange
         let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
         exchange.callerId = caller.caller.callerId
+        var sandboxOverride: SandboxOverride?
+        if let header = exchange.request.headers[SandboxOverride.header] {
+            guard caller.caller.environment == .sandbox else {
+                throw Problem(403, .overrideNotAllowed,
+                              "The \(SandboxOverride.header) header is accepted from sandbox credentials only; remove it in production.")
+            }
+            sandboxOverride = try SandboxOverride.parse(header)
+        }
         let request = try EvaluationRequest.decode(try jsonBody(exchange.request))
-        let answerer = try InsightAnswerer(registry: dependencies.models.snapshot, interaction: request.interaction)
+        if let problem = sandboxOverride?.forcedProblem(for: caller.caller) { throw problem }
+        let answerer = try InsightAnswerer(registry: dependencies.models.snapshot, interaction: request.interaction,
+                                           override: sandboxOverride)
         // Raw identifiers stop here: only their keyed hashes go further.
         let hasher = dependencies.hasher
         let subject = HashedSubject(

@@ -24,12 +24,15 @@ struct InsightAnswerer {
     /// Features of the interaction, extracted once for all insights of the evaluation;
     /// nil when the caller sent no interaction (no evidence).
     let features: FeatureVector?
+    /// Outcomes forced by a sandbox caller, by insight type.
+    let override: SandboxOverride?
 
     static let supportedSchemaVersions = [1]
 
     /// Extracts the features, turning a hostile or inconsistent interaction into `contextInvalid`.
-    init(registry: ModelRegistry?, interaction: InteractionInput) throws(Problem) {
+    init(registry: ModelRegistry?, interaction: InteractionInput, override: SandboxOverride? = nil) throws(Problem) {
         self.registry = registry
+        self.override = override
         do {
             switch interaction {
             case .none: features = nil
@@ -43,6 +46,13 @@ struct InsightAnswerer {
 
     /// The stored and returned record of one requested insight.
     func answer(_ request: InsightRequest, category: OperationCategory, insightId: String) -> InsightRecord {
+        var answer = modelAnswer(request, category: category, insightId: insightId)
+        // A sandbox override replaces the outcome but keeps ids and versions as they were.
+        if let forced = override?.insights[request.type] { answer.outcome = forced }
+        return answer
+    }
+
+    private func modelAnswer(_ request: InsightRequest, category: OperationCategory, insightId: String) -> InsightRecord {
         func record(_ modelVersion: String?, _ newest: String?, _ outcome: InsightOutcome) -> InsightRecord {
             InsightRecord(insightId: insightId, type: request.type, schemaVersion: request.schemaVersion,
                           modelVersion: modelVersion, newestModelVersion: newest, outcome: outcome)

@@ -57,6 +57,10 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case unauthorized
     /// The credential lacks the role this endpoint needs (403).
     case forbidden
+    /// The subject switched insights off (403).
+    case denied
+    /// A production credential sent the sandbox-only `Insight-Override` header (403).
+    case overrideNotAllowed
     /// No such route (404).
     case notFound
     /// No evaluation with that id for this caller and environment (404).
@@ -81,6 +85,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case notImplemented
     /// An HTTP version other than 1.0 or 1.1 (505).
     case httpVersionNotSupported
+    /// A rate limit is exceeded (429).
+    case rateLimitExceeded
     /// The server failed or is overloaded (500, 503).
     case serverError
 
@@ -90,6 +96,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .contextInvalid: return "The request is invalid"
         case .unauthorized: return "Authentication required"
         case .forbidden: return "Not allowed for this credential"
+        case .denied: return "The subject denied insights"
+        case .overrideNotAllowed: return "Overrides are for sandbox credentials only"
         case .notFound: return "No such resource"
         case .evaluationNotFound: return "No such evaluation"
         case .methodNotAllowed: return "Method not allowed"
@@ -102,6 +110,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .requestTimeout: return "The request took too long to arrive"
         case .notImplemented: return "Transfer encoding not supported"
         case .httpVersionNotSupported: return "HTTP version not supported"
+        case .rateLimitExceeded: return "Rate limit exceeded"
         case .serverError: return "Server error"
         }
     }

@@ -49,3 +49,11 @@ final class StatusBox: @unchecked Sendable {
     func append(_ status: Int) { lock.lock(); storage.append(status); lock.unlock() }
     var values: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
 }
+
+/// Reads a table's row count through its own connection.
+struct InsightStorageCount {
+    let path: String
+    func count(_ table: String) throws -> String? {
+        try SQLiteConnection(path: path).scalarText("SELECT count(*) FROM \(table)")
+    }
+}

@@ -127,6 +127,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         let busyKey = try overloaded.createCaller(roles: [.evaluate, .labels]).key
         let evaluateOnly = try daemon.createCaller(roles: [.evaluate]).key
         let labelsOnly = try daemon.createCaller(roles: [.labels]).key
+        let sandbox = try daemon.createCaller(roles: [.evaluate], environment: .sandbox).key
         let adminOnly = try daemon.createCaller(roles: [.admin]).key
         let broken = try daemon.createCaller(roles: [.evaluate, .labels])
         try corruptCaller(broken.callerId)
@@ -220,6 +221,22 @@ final class OpenAPIConformanceTests: XCTestCase {
                            + Array(repeating: ins, count: max(0, maxInsights - 4))).joined(separator: ","))),
             Probe(E, "/v1/evaluations", 200, nil, "most events, latest t", key: key,
                   json: body(#","interaction":{"events":[\#(events(maxEvents, lastT: maxT))]}"#)),
+            Probe(E, "/v1/evaluations", 200, nil, "sandbox forced value", key: sandbox, json: body(),
+                  headers: ["Insight-Override": "isLikelyBeingCoached=high"]),
+            Probe(E, "/v1/evaluations", 200, nil, "sandbox forced insight error", key: sandbox, json: body(),
+                  headers: ["Insight-Override": "isLikelyBeingCoached=error:insightEvaluationFailed"]),
+            Probe(E, "/v1/evaluations", 400, "contextInvalid", "malformed override", key: sandbox, json: body(),
+                  headers: ["Insight-Override": "isLikelyBeingCoached=low"]),
+            Probe(E, "/v1/evaluations", 403, "overrideNotAllowed", "override from production", key: key, json: body(),
+                  headers: ["Insight-Override": "isLikelyBeingCoached=high"]),
+            Probe(E, "/v1/evaluations", 403, "denied", "forced denied", key: sandbox, json: body(),
+                  headers: ["Insight-Override": "evaluation=error:denied"]),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "forced contextInvalid", key: sandbox, json: body(),
+                  headers: ["Insight-Override": "evaluation=error:contextInvalid"], schema: .notExpressible),
+            Probe(E, "/v1/evaluations", 429, "rateLimitExceeded", "forced rate limit", key: sandbox, json: body(),
+                  headers: ["Insight-Override": "evaluation=error:rateLimitExceeded"]),
+            Probe(E, "/v1/evaluations", 503, "serverError", "forced server error", key: sandbox, json: body(),
+                  headers: ["Insight-Override": "evaluation=error:serverError"]),
             Probe(E, "/v1/evaluations", 400, "contextInvalid", "not an object", key: key, json: "[1,2]"),
             Probe(E, "/v1/evaluations", 400, "contextInvalid", "not JSON", key: key, json: #"{"operationCategory":"#),
             Probe(E, "/v1/evaluations", 400, "contextInvalid", "empty body", key: key, json: ""),

@@ -1,0 +1,126 @@
+// Benchmarks of the CPU work of one evaluation on its loop thread: parse the body, extract
+// features, run the model, hash the subject, render the answer.
+import CoachingModel
+import Crypto
+import InsightDomain
+import JSON
+
+enum RequestPathBenchmarks {
+    static func json() throws -> [MicroBenchmark] {
+        let events150 = SessionGenerator.events(count: 150)
+        let eventsBody = Array(SessionGenerator.eventsBody(events150, id: "00000042").utf8)
+        let summaryBody = Array(SessionGenerator.summaryBody(
+            try SessionGenerator.summary(of: events150), id: "00000042").utf8)
+        let response = sampleResponse()
+        return [
+            MicroBenchmark(name: "json.parse.events150",
+                           note: "JSONParser.parse of the W1 body (150 events, \(kb(eventsBody.count)))") { o in
+                try measure("json.parse.events150", "", o) {
+                    guard case .object(let root) = try JSONParser.parse(eventsBody) else { return 0 }
+                    return root.members.count
+                }
+            },
+            MicroBenchmark(name: "json.parse.summary",
+                           note: "JSONParser.parse of the W2 body (summary, \(kb(summaryBody.count)))") { o in
+                try measure("json.parse.summary", "", o) {
+                    guard case .object(let root) = try JSONParser.parse(summaryBody) else { return 0 }
+                    return root.members.count
+                }
+            },
+            MicroBenchmark(name: "json.write.response",
+                           note: "JSONWriter.bytes of a 1-insight evaluation answer (\(kb(JSONWriter.bytes(response).count)))") { o in
+                measure("json.write.response", "", o) { JSONWriter.bytes(response).count }
+            },
+        ]
+    }
+
+    static func model(_ options: RunOptions) throws -> [MicroBenchmark] {
+        let registry = try ModelRegistry.load(directory: options.modelsDirectory)
+        guard let model = registry.model(version: nil) else {
+            throw BenchError("no current model in \(options.modelsDirectory)")
+        }
+        let device = SessionGenerator.device
+        var out: [MicroBenchmark] = []
+        for count in [100, 1000] {
+            let events = SessionGenerator.events(count: count)
+            let name = "model.events\(count)"
+            out.append(MicroBenchmark(name: "\(name).extract", note: "FeatureExtractor.extract, \(count) events") { o in
+                try measure("\(name).extract", "", o) {
+                    Int(try FeatureExtractor.extract(events: events, device: device)[.keystrokeCount])
+                }
+            })
+            let vector = try FeatureExtractor.extract(events: events, device: device)
+            let level = model.assess(vector, category: "payment").level
+            out.append(MicroBenchmark(
+                name: "\(name).assess",
+                note: "model \(model.version) assess (\(model.treeCount) trees; answers \(level.rawValue))") { o in
+                measure("\(name).assess", "", o) { model.assess(vector, category: "payment").reasons.count }
+            })
+            out.append(MicroBenchmark(name: "\(name).extract+assess",
+                                      note: "feature extraction + inference per evaluation, \(count) events") { o in
+                try measure("\(name).extract+assess", "", o) {
+                    let v = try FeatureExtractor.extract(events: events, device: device)
+                    return model.assess(v, category: "payment").reasons.count
+                }
+            })
+        }
+        let summary = Dictionary(uniqueKeysWithValues: try SessionGenerator.summary(
+            of: SessionGenerator.events(count: 150)))
+        out.append(MicroBenchmark(name: "model.summary.fromSummary+assess",
+                                  note: "FeatureExtractor.fromSummary + assess (the W2 path)") { o in
+            try measure("model.summary.fromSummary+assess", "", o) {
+                let v = try FeatureExtractor.fromSummary(summary, device: device)
+                return model.assess(v, category: "payment").reasons.count
+            }
+        })
+        return out
+    }
+
+    static func crypto() throws -> [MicroBenchmark] {
+        let hasher = try SubjectHasher(key: Array(repeating: 0x5A, count: 32))
+        return [
+            MicroBenchmark(name: "hash.subject3", note: "SubjectHasher.hash of account, device, counterparty") { o in
+                var n = 0
+                return measure("hash.subject3", "", o) {
+                    n &+= 1
+                    let id = String(n)
+                    return hasher.hash("acct-" + id, kind: .account).count
+                        &+ hasher.hash("dev-" + id, kind: .device).count
+                        &+ hasher.hash("payee-" + id, kind: .counterparty).count
+                }
+            },
+            MicroBenchmark(name: "crypto.uuid2", note: "SecureRandom.uuid twice (event id + insight id)") { o in
+                measure("crypto.uuid2", "", o) { SecureRandom.uuid().utf8.count &+ SecureRandom.uuid().utf8.count }
+            },
+        ]
+    }
+
+    private static func kb(_ bytes: Int) -> String { "\(fixed(Double(bytes) / 1024, 1)) KiB" }
+
+    /// An answer shaped like `EvaluateEndpoint.render`'s.
+    private static func sampleResponse() -> JSONValue {
+        var insight = JSONObject()
+        insight.append("insightId", .string("2f0b7e8c-9a41-4d36-8f1e-0c6b5d2a9e17"))
+        insight.append("type", .string("isLikelyBeingCoached"))
+        insight.append("schemaVersion", .number(1))
+        insight.append("modelVersion", .string("2.0"))
+        insight.append("newestModelVersion", .string("2.0"))
+        insight.append("isUsingCurrentModel", .bool(true))
+        insight.append("outcome", .object(["value": .string("high")]))
+        insight.append("reasons", .array([.string("activeCallDuringSession"), .string("segmentedTyping"),
+                                          .string("pastedPayee")]))
+        var root = JSONObject()
+        root.append("eventId", .string("8d3c1f5e-27b4-4a9c-b1d0-6e2f7a8c4b53"))
+        root.append("requestId", .string("bench-00000042"))
+        root.append("environment", .string("production"))
+        root.append("serverTimestamp", .string(Timestamp.format(1_798_000_000_000)))
+        root.append("reportConsumptionBy", .string(Timestamp.format(1_798_000_900_000)))
+        root.append("insights", .array([.object(insight)]))
+        return .object(root)
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

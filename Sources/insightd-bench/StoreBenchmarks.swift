@@ -1,0 +1,117 @@
+// The group-commit store: evaluations per second through SQLiteLedger with 1 and with 64
+// submitters that each wait for their commit before sending the next (like 1 or 64 keep-alive
+// connections), on a real file with synchronous=FULL in a temporary directory.
+import Foundation
+import InsightDomain
+import InsightStorage
+import SQLiteClient
+import Synchronization
+
+enum StoreBenchmarks {
+    static func all() -> [MicroBenchmark] {
+        [1, 64].map { submitters in
+            let name = "store.record.\(submitters)"
+            return MicroBenchmark(
+                name: name,
+                note: "SQLiteLedger.record, \(submitters) submitter\(submitters == 1 ? "" : "s"); latency = submit to durable; ops/s = evaluations committed per second"
+            ) { options in
+                try run(name: name, submitters: submitters, seconds: options.storeSeconds)
+            }
+        }
+    }
+
+    private final class Shared: Sendable {
+        let next = Atomic<Int>(0)
+        let latencies = Mutex<[UInt64]>([])
+        let failures = Atomic<Int>(0)
+    }
+
+    static func run(name: String, submitters: Int, seconds: Double) throws -> Measurement {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("insightd-bench-\(getpid())-\(submitters)")
+        try? FileManager.default.removeItem(at: directory)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("insightd.db").path
+
+        let (connection, _) = try Database.openMigrated(path: path, now: 1)
+        let writer = GroupCommitWriter(connection: connection, capacity: 10_000, maxBatch: 256)
+        writer.start()
+        let ledger = SQLiteLedger(writer: writer)
+        let shared = Shared()
+        let run = UInt32.random(in: 0...UInt32.max)
+
+        // Warm-up: a few commits so the file, WAL and statement cache exist.
+        for i in 0..<20 { try recordAndWait(ledger, record(run: run, index: -1 - i)) }
+
+        let done = DispatchGroup()
+        let started = monotonicNanoseconds()
+        let deadline = started + UInt64(seconds * 1e9)
+        for _ in 0..<submitters {
+            done.enter()
+            let thread = Thread {
+                var mine: [UInt64] = []
+                let semaphore = DispatchSemaphore(value: 0)
+                while monotonicNanoseconds() < deadline {
+                    let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    let evaluation = record(run: run, index: index)
+                    let t0 = monotonicNanoseconds()
+                    ledger.record(evaluation) { result in
+                        if case .failure = result { shared.failures.wrappingAdd(1, ordering: .relaxed) }
+                        semaphore.signal()
+                    }
+                    semaphore.wait()
+                    mine.append(monotonicNanoseconds() - t0)
+                }
+                shared.latencies.withLock { $0.append(contentsOf: mine) }
+                done.leave()
+            }
+            thread.start()
+        }
+        done.wait()
+        let elapsed = Double(monotonicNanoseconds() - started) / 1e9
+        writer.stop()
+
+        let failures = shared.failures.load(ordering: .relaxed)
+        let samples = shared.latencies.withLock { $0 }
+        let check = try SQLiteConnection(path: path)
+        let stored = Int(try check.scalarText("SELECT count(*) FROM evaluations") ?? "") ?? -1
+        guard failures == 0, stored == samples.count + 20 else {
+            throw BenchError("\(name): \(failures) failed, \(stored) stored for \(samples.count + 20) acknowledged")
+        }
+        return Measurement(name: name, note: "", samples: samples,
+                           throughput: Double(samples.count) / elapsed)
+    }
+
+    private static func recordAndWait(_ ledger: SQLiteLedger, _ evaluation: EvaluationRecord) throws {
+        let semaphore = DispatchSemaphore(value: 0)
+        let failed = Atomic<Bool>(false)
+        ledger.record(evaluation) { result in
+            if case .failure = result { failed.store(true, ordering: .relaxed) }
+            semaphore.signal()
+        }
+        semaphore.wait()
+        if failed.load(ordering: .relaxed) { throw BenchError("warm-up record failed") }
+    }
+
+    /// An evaluation as the evaluate endpoint stores it: three 32-byte subject hashes, one
+    /// insight with a value and three reasons.
+    static func record(run: UInt32, index: Int) -> EvaluationRecord {
+        let id = "\(run)-\(index)"
+        func hash(_ tag: UInt8) -> [UInt8] {
+            var bytes = [UInt8](repeating: tag, count: 32)
+            var v = UInt64(bitPattern: Int64(index))
+            for k in 0..<8 { bytes[k] = UInt8(truncatingIfNeeded: v); v >>= 8 }
+            return bytes
+        }
+        let now: Int64 = 1_798_000_000_000 + Int64(index)
+        return EvaluationRecord(
+            eventId: "ev-" + id, callerId: "bench", environment: .production, category: .payment,
+            createdAt: now, reportConsumptionBy: now + 900_000,
+            subject: HashedSubject(account: hash(1), device: hash(2), counterparty: hash(3), keyId: "0011223344556677"),
+            insights: [InsightRecord(
+                insightId: "in-" + id, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                newestModelVersion: "2.0",
+                outcome: .value(.high, reasons: ["activeCallDuringSession", "segmentedTyping", "pastedPayee"]))])
+    }
+}
