@@ -46,11 +46,13 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON"]),
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
-        .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto"]),
+        // Test support: a manual clock and other fixtures shared by test targets.
+        .target(name: "InsightTesting", dependencies: ["InsightDomain"], path: "Tests/InsightTesting"),
+        .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto", "InsightTesting"]),
         .testTarget(name: "InsightAppTests", dependencies: ["InsightApp"]),
         .testTarget(name: "InsightAPITests",
                     dependencies: ["InsightApp", "InsightAPI", "InsightStorage", "InsightDomain",
-                                   "HTTPServer", "JSON"]),
+                                   "HTTPServer", "JSON", "InsightTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

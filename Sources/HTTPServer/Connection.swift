@@ -3,6 +3,10 @@ internal import Glibc
 
 /// One client connection: a bufferevent, a timer, and the parser between them.
 ///
+/// Over TLS the bufferevent is libevent's OpenSSL one: it handshakes first (bounded by the
+/// request timeout), then hands this class plaintext exactly as a socket bufferevent would.
+/// Closing sends close_notify when the session is healthy and the output has drained.
+///
 /// Ownership: the loop's connection table owns the object from accept to `close()`. libevent
 /// callbacks get an unretained pointer to it, which is sound because `close()` frees the
 /// bufferevent (clearing its callbacks) and the timer before it leaves the table. An
@@ -29,7 +33,7 @@ final class Connection: @unchecked Sendable {
     }
 
     private enum TimerMode {
-        case none, idle, request, write, linger
+        case none, handshake, idle, request, write, linger
     }
 
     /// The input buffered ahead of the parser (pipelined requests) before reading pauses.
@@ -56,11 +60,22 @@ final class Connection: @unchecked Sendable {
     /// The client closed its side (EOF): finish what is buffered, then close.
     private var peerClosed = false
 
+    /// Whether the connection is TLS (the loop has a TLS context).
+    private let isTLS: Bool
+    /// TLS only: the handshake has not completed yet.
+    private var handshaking: Bool
+    /// TLS only: the verified client certificate's subject, once the handshake completed.
+    private var tlsPeerSubject: String?
+    /// TLS only: close_notify was sent, or must not be (the session failed).
+    private var tlsShutDown = false
+
     init(loop: EventLoop, bufferevent: OpaquePointer, remoteAddress: String) {
         self.loop = loop
         self.bufferevent = bufferevent
         self.remoteAddress = remoteAddress
         parser = HTTPRequestParser(limits: loop.context.limits)
+        isTLS = loop.tls != nil
+        handshaking = isTLS
     }
 
     /// Installs the callbacks and starts reading. Called once, right after accept.
@@ -78,7 +93,7 @@ final class Connection: @unchecked Sendable {
             connectionEventCallback, context)
         bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, Self.readHighWatermark)
         bufferevent_enable(bufferevent, Int16(EV_READ))
-        arm(.idle)
+        arm(handshaking ? .handshake : .idle)
     }
 
     // MARK: - Reading
@@ -156,6 +171,8 @@ final class Connection: @unchecked Sendable {
         var request = parsed.request
         isHeadRequest = request.method == "HEAD"
         request.remoteAddress = remoteAddress
+        request.isTLS = isTLS
+        request.tlsPeerSubject = tlsPeerSubject
         loop.context.requestStarted()
         loop.context.handler.handle(request, responder: HTTPResponder(connection: self, sequence: sequence))
     }
@@ -231,6 +248,11 @@ final class Connection: @unchecked Sendable {
             return
         }
         state = .lingering
+        if isTLS {
+            // The client reads close_notify after the answer, then the TCP end of stream.
+            TLSContext.sendCloseNotify(bufferevent)
+            tlsShutDown = true
+        }
         Glibc.shutdown(bufferevent_getfd(bufferevent), Int32(SHUT_WR))
         discardInput()
         bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, 0)
@@ -242,6 +264,17 @@ final class Connection: @unchecked Sendable {
 
     fileprivate func onEvent(_ events: Int16) {
         let events = Int32(events)
+        if handshaking {
+            if events & BEV_EVENT_CONNECTED != 0 {
+                handshakeCompleted()
+            } else {
+                // A refused version, cipher or certificate, a non-TLS client, or an EOF.
+                tlsShutDown = true
+                loop.context.tlsHandshakeFailed()
+                close()
+            }
+            return
+        }
         if events & BEV_EVENT_EOF != 0 && events & BEV_EVENT_ERROR == 0 {
             peerClosed = true
             switch state {
@@ -250,8 +283,17 @@ final class Connection: @unchecked Sendable {
             case .handling, .writing, .closed: break
             }
         } else {
+            tlsShutDown = true
             close()
         }
+    }
+
+    private func handshakeCompleted() {
+        handshaking = false
+        if let tls = loop.tls, let bufferevent {
+            tlsPeerSubject = tls.peerSubject(of: bufferevent)
+        }
+        arm(.idle)
     }
 
     private func arm(_ mode: TimerMode) {
@@ -263,7 +305,7 @@ final class Connection: @unchecked Sendable {
             event_del(timer)
             return
         case .idle: duration = loop.idleTimeout
-        case .request: duration = loop.requestTimeout
+        case .handshake, .request: duration = loop.requestTimeout
         case .write: duration = loop.writeTimeout
         case .linger: duration = loop.lingerTimeout
         }
@@ -276,6 +318,10 @@ final class Connection: @unchecked Sendable {
         switch mode {
         case .request:
             if state == .reading { fail(.requestTimeout) }
+        case .handshake:
+            tlsShutDown = true
+            loop.context.tlsHandshakeFailed()
+            close()
         case .idle, .write, .linger:
             close()
         case .none:
@@ -315,7 +361,14 @@ final class Connection: @unchecked Sendable {
         if let timer { event_free(timer) }
         timer = nil
         timerMode = .none
-        if let bufferevent { bufferevent_free(bufferevent) }
+        if let bufferevent {
+            // close_notify only after a clean exchange: not mid-handshake, not after an error,
+            // not over unsent output (the write timeout), which it would cut into.
+            if isTLS && !handshaking && !tlsShutDown && evbuffer_get_length(bufferevent_get_output(bufferevent)) == 0 {
+                TLSContext.sendCloseNotify(bufferevent)
+            }
+            bufferevent_free(bufferevent)
+        }
         bufferevent = nil
         loop.context.connectionClosed()
         loop.remove(self)

@@ -15,6 +15,8 @@ final class EventLoop: @unchecked Sendable {
     // (locked), `threadID` (atomic), and `thread`, which only the controlling thread uses.
 
     let context: ServerContext
+    /// The TLS context when the server speaks HTTPS: every accepted connection gets a session.
+    let tls: TLSContext?
     let base: OpaquePointer
     /// A user event activated from other threads when `queue` gains work.
     private var wakeEvent: OpaquePointer?
@@ -58,8 +60,9 @@ final class EventLoop: @unchecked Sendable {
         var stopped = false
     }
 
-    init(context: ServerContext) throws(HTTPServerError) {
+    init(context: ServerContext, tls: TLSContext?) throws(HTTPServerError) {
         self.context = context
+        self.tls = tls
         guard let base = event_base_new() else {
             throw HTTPServerError(.eventLoop, "could not create an event base")
         }
@@ -244,8 +247,14 @@ final class EventLoop: @unchecked Sendable {
         }
         var one: Int32 = 1
         setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        guard let bufferevent = bufferevent_socket_new(base, socket, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
-            close(socket)
+        let created: OpaquePointer?
+        if let tls {
+            created = tls.makeBufferevent(base: base, socket: socket)
+        } else {
+            created = bufferevent_socket_new(base, socket, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+            if created == nil { close(socket) }
+        }
+        guard let bufferevent = created else {
             context.connectionClosed()
             return
         }

@@ -13,6 +13,12 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The peer's address as `"ip:port"` (`"[ip6]:port"` for IPv6).
     public var remoteAddress: String
+    /// Whether the request came over TLS.
+    public var isTLS: Bool
+    /// With client-certificate authentication (`TLSConfiguration.clientCAPath`), the subject of
+    /// the client's verified certificate in RFC 2253 form, e.g. `"CN=checkout,O=Acme"`; nil
+    /// otherwise. The same for every request on the connection.
+    public var tlsPeerSubject: String?
 
     /// Creates a request; the server builds these itself, tests and in-process clients may too.
     public init(
@@ -21,7 +27,9 @@ public struct HTTPRequest: Sendable {
         query: String? = nil,
         headers: HTTPHeaders = HTTPHeaders(),
         body: [UInt8] = [],
-        remoteAddress: String = ""
+        remoteAddress: String = "",
+        isTLS: Bool = false,
+        tlsPeerSubject: String? = nil
     ) {
         self.method = method
         self.path = path
@@ -29,5 +37,7 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
+        self.isTLS = isTLS
+        self.tlsPeerSubject = tlsPeerSubject
     }
 }

@@ -36,11 +36,14 @@ public final class HTTPServer: Sendable {
     /// The settings the server was created with.
     public var configuration: HTTPServerConfiguration { context.configuration }
 
-    /// Binds the socket (with SO_REUSEADDR) and starts the loop threads.
+    /// Binds the socket (with SO_REUSEADDR) and starts the loop threads. With
+    /// `configuration.tls`, first loads the certificate, key and client CAs into one OpenSSL
+    /// context that every connection's TLS session is made from.
     ///
     /// Also sets SIGPIPE to be ignored for the process, as every socket server must: libevent
     /// writes with `writev`, which would otherwise kill the process when a client goes away.
-    /// - Throws: `HTTPServerError`, e.g. `127.0.0.1:8080: Address already in use`.
+    /// - Throws: `HTTPServerError`, e.g. `127.0.0.1:8080: Address already in use`, or of kind
+    ///   `.tls`: `TLS private key /etc/insightd/key.pem: No such file or directory`.
     public func start() throws {
         try state.withLock { state throws(HTTPServerError) in
             guard state.phase == .idle else {
@@ -53,11 +56,14 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(.eventLoop, "libevent could not enable pthread locking")
             }
             let configuration = context.configuration
+            // Certificates first: a bad file is reported before the port is taken.
+            var tls: TLSContext?
+            if let settings = configuration.tls { tls = try TLSContext(settings) }
             let (socket, boundPort) = try bindListeningSocket(host: configuration.host, port: configuration.port)
             var loops: [EventLoop] = []
             do throws(HTTPServerError) {
                 for _ in 0..<configuration.threads {
-                    let loop = try EventLoop(context: context)
+                    let loop = try EventLoop(context: context, tls: tls)
                     try loop.attachListener(socket: socket)
                     loops.append(loop)
                 }
@@ -156,6 +162,13 @@ public final class HTTPServer: Sendable {
     /// Connections closed at accept because `maxConnections` were open, since start.
     public var rejectedConnections: Int {
         context.rejectedConnections.load(ordering: .relaxed)
+    }
+
+    /// TLS connections closed before their handshake completed, since start: refused
+    /// versions or ciphers, missing or untrusted client certificates, plain HTTP sent to the
+    /// TLS port, clients that closed or stalled (`requestTimeout`) mid-handshake.
+    public var tlsHandshakeFailures: Int {
+        context.tlsHandshakeFailures.load(ordering: .relaxed)
     }
 }
 

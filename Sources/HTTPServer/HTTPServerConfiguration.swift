@@ -20,6 +20,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var idleTimeout: Int = 60
     /// Seconds a response may take to drain to the client before the connection is dropped.
     public var writeTimeout: Int = 10
+    /// When set, the server speaks only HTTPS on its port (plain HTTP gets no answer).
+    public var tls: TLSConfiguration?
 
     /// The defaults above.
     public init() {}
@@ -35,6 +37,7 @@ public struct HTTPServerConfiguration: Sendable {
         if requestTimeout < 1 || idleTimeout < 1 || writeTimeout < 1 {
             return "timeouts must be at least 1 second"
         }
+        if let problem = tls?.validationError() { return problem }
         return nil
     }
 }

@@ -11,6 +11,9 @@ public struct HTTPServerError: Error, Equatable, CustomStringConvertible, Locali
         case bind
         /// libevent could not set up an event loop.
         case eventLoop
+        /// The TLS certificate, key or client CA file is missing, unreadable, invalid or
+        /// mismatched, or OpenSSL refused a setting.
+        case tls
         /// `start()` was called twice, or after `shutdown`.
         case notStartable
     }

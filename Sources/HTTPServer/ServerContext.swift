@@ -13,6 +13,8 @@ final class ServerContext: Sendable {
     let inFlightRequests = Atomic<Int>(0)
     /// Connections closed at once because the limit was reached.
     let rejectedConnections = Atomic<Int>(0)
+    /// Connections closed before their TLS handshake completed.
+    let tlsHandshakeFailures = Atomic<Int>(0)
     /// Set when shutdown begins; from then on closes and answers signal `drainProgress`.
     let draining = Atomic<Bool>(false)
     /// Wakes a shutdown waiting for connections and requests to finish.
@@ -39,6 +41,10 @@ final class ServerContext: Sendable {
     func connectionClosed() {
         openConnections.wrappingSubtract(1, ordering: .releasing)
         noteDrainProgress()
+    }
+
+    func tlsHandshakeFailed() {
+        tlsHandshakeFailures.wrappingAdd(1, ordering: .relaxed)
     }
 
     func requestStarted() {

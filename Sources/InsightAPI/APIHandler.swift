@@ -33,12 +33,15 @@ public struct APIDependencies: Sendable {
     public var hasher: SubjectHasher
     public var clock: any Clock
     public var readiness: Readiness
+    public var limiter: RateLimiter
+    public var administration: any CallerAdministration
     public var configuration: APIConfiguration
     /// Called once per answered request with its log-safe summary.
     public var onRequest: (@Sendable (RequestSummary) -> Void)?
 
     public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, models: InsightModels,
-                hasher: SubjectHasher, clock: any Clock, readiness: Readiness, configuration: APIConfiguration,
+                hasher: SubjectHasher, clock: any Clock, readiness: Readiness, limiter: RateLimiter,
+                administration: any CallerAdministration, configuration: APIConfiguration,
                 onRequest: (@Sendable (RequestSummary) -> Void)? = nil) {
         self.ledger = ledger
         self.credentials = credentials
@@ -46,6 +49,8 @@ public struct APIDependencies: Sendable {
         self.hasher = hasher
         self.clock = clock
         self.readiness = readiness
+        self.limiter = limiter
+        self.administration = administration
         self.configuration = configuration
         self.onRequest = onRequest
     }
@@ -98,6 +103,10 @@ public final class InsightAPIHandler: HTTPHandler {
             case .evaluations: try evaluate(exchange)
             case .consumption(let eventId): try consume(exchange, eventId: eventId)
             case .labels: try labels(exchange)
+            case .adminCallers: try adminCallers(exchange)
+            case .adminCaller(let id): try adminCaller(exchange, callerId: id)
+            case .adminRateLimit(let id): try adminRateLimit(exchange, callerId: id)
+            case .adminRateLimitReset(let id): try adminRateLimitReset(exchange, callerId: id)
             }
         } catch {
             exchange.fail(error)

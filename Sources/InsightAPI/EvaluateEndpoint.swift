@@ -10,6 +10,14 @@ extension InsightAPIHandler {
         var exchange = exchange
         let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
         exchange.callerId = caller.caller.callerId
+        let limiter = dependencies.limiter
+        let quota: QuotaStatus
+        switch limiter.admitEvaluation(caller.caller) {
+        case .allowed(let status): quota = status
+        case .throttled(let reason, let status, let retryAfter):
+            throw Throttling.callerProblem(reason, status, retryAfter: retryAfter, view: limiter.view(caller.caller),
+                                           compliance: limiter.settings.compliance)
+        }
         var sandboxOverride: SandboxOverride?
         if let header = exchange.request.headers[SandboxOverride.header] {
             guard caller.caller.environment == .sandbox else {
@@ -19,9 +27,11 @@ extension InsightAPIHandler {
             sandboxOverride = try SandboxOverride.parse(header)
         }
         let request = try EvaluationRequest.decode(try jsonBody(exchange.request))
-        if let problem = sandboxOverride?.forcedProblem(for: caller.caller) { throw problem }
+        if let problem = sandboxOverride?.forcedProblem(quota: quota, view: limiter.view(caller.caller),
+                                                        compliance: limiter.settings.compliance) { throw problem }
         let answerer = try InsightAnswerer(registry: dependencies.models.snapshot, interaction: request.interaction,
-                                           override: sandboxOverride)
+                                           override: sandboxOverride,
+                                           admitInsight: { limiter.admitInsight($0, caller: caller.caller) })
         // Raw identifiers stop here: only their keyed hashes go further.
         let hasher = dependencies.hasher
         let subject = HashedSubject(
@@ -29,6 +39,10 @@ extension InsightAPIHandler {
             device: request.subject.device.map { hasher.hash($0, kind: .device) },
             counterparty: request.subject.counterparty.map { hasher.hash($0, kind: .counterparty) },
             keyId: hasher.keyId)
+        if let device = subject.device,
+           let retryAfter = limiter.admitDevice(device, environment: caller.caller.environment, caller: caller.caller) {
+            throw Throttling.deviceProblem(retryAfter: retryAfter, perHour: limiter.settings.devicePerHour)
+        }
         let now = dependencies.clock.now()
         let record = EvaluationRecord(
             eventId: SecureRandom.uuid(), callerId: caller.caller.callerId, environment: caller.caller.environment,
@@ -41,7 +55,7 @@ extension InsightAPIHandler {
         let answered = exchange
         dependencies.ledger.record(record) { result in
             switch result {
-            case .success: answered.send(Self.json(200, body))
+            case .success: answered.send(Self.json(200, body, headers: Throttling.headers(quota)))
             case .failure(let failure): answered.fail(Problem.from(failure))
             }
         }

@@ -26,13 +26,17 @@ struct InsightAnswerer {
     let features: FeatureVector?
     /// Outcomes forced by a sandbox caller, by insight type.
     let override: SandboxOverride?
+    /// Takes one unit of the caller's quota for an insight type; false when it is used up.
+    let admitInsight: (String) -> Bool
 
     static let supportedSchemaVersions = [1]
 
     /// Extracts the features, turning a hostile or inconsistent interaction into `contextInvalid`.
-    init(registry: ModelRegistry?, interaction: InteractionInput, override: SandboxOverride? = nil) throws(Problem) {
+    init(registry: ModelRegistry?, interaction: InteractionInput, override: SandboxOverride? = nil,
+         admitInsight: @escaping (String) -> Bool = { _ in true }) throws(Problem) {
         self.registry = registry
         self.override = override
+        self.admitInsight = admitInsight
         do {
             switch interaction {
             case .none: features = nil
@@ -72,6 +76,10 @@ struct InsightAnswerer {
         guard let model = registry.model(version: request.modelVersion), !model.withdrawn else {
             return record(request.modelVersion, newest,
                           .error(.insightVersionUnavailable, detail: "That model version is unknown or withdrawn; current is \(newest)."))
+        }
+        guard admitInsight(request.type) else {
+            return record(model.version, newest,
+                          .error(.rateLimitError, detail: "The quota for this insight type is used up; the other insights still answer."))
         }
         guard let features else {
             // No interaction at all: no evidence, which is `unknown`, never a guess.

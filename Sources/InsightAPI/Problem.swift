@@ -65,6 +65,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case notFound
     /// No evaluation with that id for this caller and environment (404).
     case evaluationNotFound
+    /// No caller with that id (404, admin API).
+    case callerNotFound
     /// The route exists but not for this method (405).
     case methodNotAllowed
     /// A different consumption report was already stored for the evaluation (409).
@@ -100,6 +102,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .overrideNotAllowed: return "Overrides are for sandbox credentials only"
         case .notFound: return "No such resource"
         case .evaluationNotFound: return "No such evaluation"
+        case .callerNotFound: return "No such caller"
         case .methodNotAllowed: return "Method not allowed"
         case .consumptionConflict: return "A different consumption report exists"
         case .idempotencyKeyReused: return "Idempotency key reused with a different body"

@@ -6,6 +6,10 @@ enum Route: Equatable, Sendable {
     case insights
     case livez
     case readyz
+    case adminCallers
+    case adminCaller(callerId: String)
+    case adminRateLimit(callerId: String)
+    case adminRateLimitReset(callerId: String)
 
     /// The route for `path`, or nil (404).
     static func match(_ path: String) -> Route? {
@@ -19,6 +23,15 @@ enum Route: Equatable, Sendable {
         case ["v1", "insights"]: return .insights
         case ["livez"]: return .livez
         case ["readyz"]: return .readyz
+        case ["admin", "v1", "callers"]: return .adminCallers
+        case let s where s.count == 4 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty:
+            return .adminCaller(callerId: s[3])
+        case let s where s.count == 5 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
+                && s[4] == "rate-limit":
+            return .adminRateLimit(callerId: s[3])
+        case let s where s.count == 6 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
+                && s[4] == "rate-limit" && s[5] == "reset":
+            return .adminRateLimitReset(callerId: s[3])
         default: return nil
         }
     }
@@ -26,8 +39,9 @@ enum Route: Equatable, Sendable {
     /// The methods the route answers (HEAD wherever GET is).
     var allowedMethods: [String] {
         switch self {
-        case .evaluations, .consumption, .labels: return ["POST"]
-        case .insights, .livez, .readyz: return ["GET", "HEAD"]
+        case .evaluations, .consumption, .labels, .adminRateLimitReset: return ["POST"]
+        case .insights, .livez, .readyz, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
+        case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
     }
 
@@ -40,6 +54,10 @@ enum Route: Equatable, Sendable {
         case .insights: return "/v1/insights"
         case .livez: return "/livez"
         case .readyz: return "/readyz"
+        case .adminCallers: return "/admin/v1/callers"
+        case .adminCaller: return "/admin/v1/callers/{callerId}"
+        case .adminRateLimit: return "/admin/v1/callers/{callerId}/rate-limit"
+        case .adminRateLimitReset: return "/admin/v1/callers/{callerId}/rate-limit/reset"
         }
     }
 }

@@ -61,16 +61,15 @@ struct SandboxOverride: Sendable, Equatable {
 
     /// The evaluation-level problem to answer instead, with the status and headers the real
     /// error carries.
-    func forcedProblem(for caller: Caller) -> Problem? {
+    func forcedProblem(quota: QuotaStatus, view: RateLimitView, compliance: CompliancePolicy) -> Problem? {
         guard let evaluationError else { return nil }
         let forced = "Forced by the sandbox \(Self.header) header."
         switch evaluationError {
         case .rateLimitExceeded:
-            var problem = Problem(429, .rateLimitExceeded, "\(forced) The caller's evaluation rate limit is exceeded; retry after 1 second.")
-            let window = max(1, Int((Double(caller.burst) / caller.rate).rounded(.up)))
-            problem.headers = [("Retry-After", "1"),
-                               ("RateLimit-Policy", "\"caller\";q=\(caller.burst);w=\(window)"),
-                               ("RateLimit", "\"caller\";r=0;t=1")]
+            var exhausted = quota
+            exhausted.remaining = 0
+            var problem = Throttling.callerProblem(.callerRate, exhausted, retryAfter: 1, view: view, compliance: compliance)
+            problem.detail = "\(forced) \(problem.detail)"
             return problem
         case .serverError:
             var problem = Problem(503, .serverError, "\(forced) The request could not be stored, so nothing was recorded; retry.")

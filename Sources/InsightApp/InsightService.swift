@@ -19,6 +19,10 @@ public final class InsightService: @unchecked Sendable {
     private let clock: any Clock
     private var writer: GroupCommitWriter?
     private var server: HTTPServer?
+    private var complianceTimer: DispatchSourceTimer?
+    /// The in-memory rate limits; reporting counts are refreshed from the store.
+    public private(set) var limiter: RateLimiter!
+    private var administration: SQLiteAdministration?
 
     public init(settings: Settings, clock: any Clock = SystemClock(), logger: Logger? = nil) {
         self.settings = settings
@@ -49,6 +53,14 @@ public final class InsightService: @unchecked Sendable {
         writer.start()
         self.writer = writer
 
+        let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
+        self.administration = administration
+        let limiter = RateLimiter(settings: settings.rateLimitSettings, clock: clock)
+        self.limiter = limiter
+        // Reporting counts come from the store before traffic: penalties survive a restart.
+        try limiter.refresh(from: administration)
+        startComplianceRefresh()
+
         var configuration = APIConfiguration()
         configuration.consumptionGraceMilliseconds = Milliseconds(settings.consumptionGrace) * 1000
         configuration.credentialCacheSeconds = Double(settings.credentialCacheSeconds)
@@ -56,7 +68,8 @@ public final class InsightService: @unchecked Sendable {
         let handler = InsightAPIHandler(APIDependencies(
             ledger: SQLiteLedger(writer: writer),
             credentials: try SQLiteCredentialDirectory(path: settings.databasePath),
-            models: models, hasher: hasher, clock: clock, readiness: readiness, configuration: configuration,
+            models: models, hasher: hasher, clock: clock, readiness: readiness, limiter: limiter,
+            administration: administration, configuration: configuration,
             onRequest: { summary in
                 var fields: [(String, JSONValue)] = [
                     ("method", .string(summary.method)), ("route", .string(summary.route)),
@@ -100,9 +113,29 @@ public final class InsightService: @unchecked Sendable {
         }
     }
 
+    /// Recounts consumption reporting periodically, off the request path.
+    private func startComplianceRefresh() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "insightd.compliance"))
+        let interval = DispatchTimeInterval.seconds(settings.complianceRefresh)
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { [weak self] in self?.refreshCompliance() }
+        timer.resume()
+        complianceTimer = timer
+    }
+
+    /// Reads the reporting counts from the store into the rate limiter now.
+    public func refreshCompliance() {
+        guard let administration, let limiter else { return }
+        do { try limiter.refresh(from: administration) } catch {
+            logger.error("cannot count consumption reporting", [("error", .string("\(error)"))])
+        }
+    }
+
     /// Drains and stops: readiness off, stop accepting, finish in-flight requests, then
     /// commit what is queued and close the store.
     public func stop() {
+        complianceTimer?.cancel()
+        complianceTimer = nil
         readiness.set(false)
         server?.shutdown(timeout: Double(settings.shutdownTimeout))
         writer?.stop()

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import InsightDomain
 
 /// Every setting of insightd, read from `INSIGHTD_*` environment variables. Durations are
 /// whole seconds throughout. `load` collects every problem rather than stopping at the first,
@@ -26,6 +27,14 @@ public struct Settings: Sendable, Equatable {
     public var commitBatch = 256
     public var shutdownTimeout = 20
     public var credentialCacheSeconds = 2
+    public var reportingWindow = 3600
+    public var overdueAllowancePercent = 2
+    public var overdueAllowanceMinimum = 20
+    public var penaltyFloorPercent = 10
+    public var penaltyRecovery = 60
+    public var devicePerHour = 120
+    public var insightQuotaPercent = 200
+    public var complianceRefresh = 5
 
     /// The database file inside the state directory.
     public var databasePath: String { (stateDirectory as NSString).appendingPathComponent("insightd.db") }
@@ -63,6 +72,14 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_COMMIT_BATCH", meaning: "writes committed together at most (1-10000)", defaultValue: "256"),
         Variable(name: "INSIGHTD_SHUTDOWN_TIMEOUT", meaning: "seconds SIGTERM waits for in-flight requests (1-600)", defaultValue: "20"),
         Variable(name: "INSIGHTD_CREDENTIAL_CACHE", meaning: "seconds a key lookup is reused; new and revoked keys take effect within it (0-60)", defaultValue: "2"),
+        Variable(name: "INSIGHTD_REPORTING_WINDOW", meaning: "seconds of evaluations over which consumption reporting is counted (60-604800)", defaultValue: "3600"),
+        Variable(name: "INSIGHTD_OVERDUE_ALLOWANCE_PERCENT", meaning: "overdue reports tolerated, as a percentage of the window's evaluations (0-100)", defaultValue: "2"),
+        Variable(name: "INSIGHTD_OVERDUE_ALLOWANCE_MIN", meaning: "overdue reports always tolerated (0-1000000)", defaultValue: "20"),
+        Variable(name: "INSIGHTD_PENALTY_FLOOR_PERCENT", meaning: "lowest percentage of a caller's rate a reporting penalty leaves (1-100)", defaultValue: "10"),
+        Variable(name: "INSIGHTD_PENALTY_RECOVERY", meaning: "seconds between two steps of recovery from a penalty (1-3600)", defaultValue: "60"),
+        Variable(name: "INSIGHTD_DEVICE_LIMIT_PER_HOUR", meaning: "evaluations allowed per device per hour (1-1000000)", defaultValue: "120"),
+        Variable(name: "INSIGHTD_INSIGHT_QUOTA_PERCENT", meaning: "each insight type's quota as a percentage of the caller's rate and burst (1-10000)", defaultValue: "200"),
+        Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store (1-300)", defaultValue: "5"),
     ]
 
     /// Reads settings from `environment`, returning every problem found.
@@ -119,6 +136,14 @@ public struct Settings: Sendable, Equatable {
         int("INSIGHTD_COMMIT_BATCH", 1...10_000, &s.commitBatch)
         int("INSIGHTD_SHUTDOWN_TIMEOUT", 1...600, &s.shutdownTimeout)
         int("INSIGHTD_CREDENTIAL_CACHE", 0...60, &s.credentialCacheSeconds)
+        int("INSIGHTD_REPORTING_WINDOW", 60...604_800, &s.reportingWindow)
+        int("INSIGHTD_OVERDUE_ALLOWANCE_PERCENT", 0...100, &s.overdueAllowancePercent)
+        int("INSIGHTD_OVERDUE_ALLOWANCE_MIN", 0...1_000_000, &s.overdueAllowanceMinimum)
+        int("INSIGHTD_PENALTY_FLOOR_PERCENT", 1...100, &s.penaltyFloorPercent)
+        int("INSIGHTD_PENALTY_RECOVERY", 1...3600, &s.penaltyRecovery)
+        int("INSIGHTD_DEVICE_LIMIT_PER_HOUR", 1...1_000_000, &s.devicePerHour)
+        int("INSIGHTD_INSIGHT_QUOTA_PERCENT", 1...10_000, &s.insightQuotaPercent)
+        int("INSIGHTD_COMPLIANCE_REFRESH", 1...300, &s.complianceRefresh)
         return problems.isEmpty ? .success(s) : .failure(SettingsError(problems: problems))
     }
 
@@ -137,6 +162,19 @@ public struct Settings: Sendable, Equatable {
         }
         guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else { return nil }
         return (String(host), number)
+    }
+
+    /// The rate limiter's part of the settings.
+    public var rateLimitSettings: RateLimitSettings {
+        var r = RateLimitSettings()
+        r.compliance.windowSeconds = reportingWindow
+        r.compliance.allowanceShare = Double(overdueAllowancePercent) / 100
+        r.compliance.allowanceMinimum = overdueAllowanceMinimum
+        r.compliance.floorShare = Double(penaltyFloorPercent) / 100
+        r.compliance.recoverySeconds = penaltyRecovery
+        r.devicePerHour = devicePerHour
+        r.insightQuotaFactor = Double(insightQuotaPercent) / 100
+        return r
     }
 
     /// The HTTP server's part of the settings.

@@ -14,6 +14,9 @@ public enum EvaluationError: Error, Sendable, Hashable, CustomStringConvertible 
     case unauthorized
     /// The API key lacks the role this endpoint needs (403 `forbidden`).
     case forbidden
+    /// A production key sent the sandbox-only `Insight-Override` header (403
+    /// `overrideNotAllowed`). Remove ``RequestOptions/insightOverride`` outside the sandbox.
+    case overrideNotAllowed
     /// The subject switched insights off and the switch is in effect (403 `denied`). Proceed with
     /// your other risk checks.
     case denied
@@ -67,6 +70,7 @@ public enum EvaluationError: Error, Sendable, Hashable, CustomStringConvertible 
         case .unauthorized: return "unauthorized: the API key is missing, unknown or revoked"
         case .forbidden: return "forbidden: the API key lacks the role this endpoint needs"
         case .denied: return "denied: the subject switched insights off"
+        case .overrideNotAllowed: return "overrideNotAllowed: Insight-Override is for sandbox keys only"
         case .rateLimitExceeded(let retryAfter): return "rateLimitExceeded" + Self.after(retryAfter)
         case .serverError(let status, let retryAfter): return "serverError(\(status))" + Self.after(retryAfter)
         case .notFound: return "notFound"
@@ -98,7 +102,7 @@ extension EvaluationError {
     /// The error a non-success response stands for. `body` is an RFC 9457 problem when the
     /// service produced the response; proxies may send anything, so the status decides then.
     static func from(status: Int, retryAfter: TimeInterval?, body: Data) -> EvaluationError {
-        let problem = Problem(body)
+        let problem = ProblemDetails(body)
         guard let code = problem?.code else {
             switch status {
             case 401: return .unauthorized
@@ -113,6 +117,7 @@ extension EvaluationError {
         case "unauthorized": return .unauthorized
         case "forbidden": return .forbidden
         case "denied": return .denied
+        case "overrideNotAllowed": return .overrideNotAllowed
         case "rateLimitExceeded": return .rateLimitExceeded(retryAfter: retryAfter)
         case "serverError": return .serverError(status: status, retryAfter: retryAfter)
         case "evaluationNotFound", "notFound": return .notFound
@@ -163,14 +168,14 @@ extension URLError.Code {
 }
 
 /// The members of an RFC 9457 problem the client reads.
-struct Problem: Decodable {
+struct ProblemDetails: Decodable {
     var code: String?
     var status: Int?
     var detail: String?
     var field: String?
 
     init?(_ body: Data) {
-        guard !body.isEmpty, let problem = try? JSONDecoder().decode(Problem.self, from: body) else { return nil }
+        guard !body.isEmpty, let problem = try? JSONDecoder().decode(ProblemDetails.self, from: body) else { return nil }
         self = problem
     }
 }

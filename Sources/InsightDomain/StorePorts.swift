@@ -29,3 +29,18 @@ public protocol CredentialDirectory: Sendable {
     /// The key with id `keyId` and its caller, or nil.
     func credential(keyId: String) throws -> (key: StoredKey, caller: Caller)?
 }
+
+/// Administration of callers by the running daemon (admin API).
+public protocol CallerAdministration: Sendable {
+    /// Every caller, oldest first.
+    func callers() throws -> [Caller]
+    /// One caller, or nil.
+    func caller(_ callerId: String) throws -> Caller?
+    /// Changes rate and/or burst; completes with the updated caller, or nil if there is none.
+    func updateQuota(callerId: String, rate: Double?, burst: Int?,
+                     completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void)
+    /// Records that the caller's reporting penalty was reset at `time`; completes with false
+    /// if there is no such caller.
+    func resetPenalty(callerId: String, at time: Milliseconds,
+                      completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void)
+}

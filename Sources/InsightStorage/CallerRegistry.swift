@@ -52,6 +52,15 @@ public struct CallerRegistry {
         }
     }
 
+    /// Changes a caller's rate and burst (nil leaves a value as it is).
+    public func updateQuota(callerId: String, rate: Double?, burst: Int?) throws {
+        if let rate, !(rate > 0 && rate.isFinite) { throw StoreError.invalid("rate must be a positive number") }
+        if let burst, burst < 1 { throw StoreError.invalid("burst must be at least 1") }
+        try db.prepare("UPDATE callers SET rate = coalesce(?, rate), burst = coalesce(?, burst) WHERE caller_id = ?")
+            .run(rate, burst, callerId)
+        guard db.changes == 1 else { throw StoreError.notFound("no caller \(callerId)") }
+    }
+
     /// Every caller, oldest first.
     public func list() throws -> [Caller] {
         try db.prepare("SELECT caller_id, name, environment, roles, rate, burst, created_at FROM callers ORDER BY created_at, caller_id")

@@ -34,41 +34,59 @@ enum RequestPathBenchmarks {
         ]
     }
 
-    static func model(_ options: RunOptions) throws -> [MicroBenchmark] {
-        let registry = try ModelRegistry.load(directory: options.modelsDirectory)
-        guard let model = registry.model(version: nil) else {
-            throw BenchError("no current model in \(options.modelsDirectory)")
+    /// The models and sessions of the model benchmarks, made on first use so that a filtered
+    /// run (`--filter json`) neither loads nor profiles them.
+    final class ModelFixtures {
+        let directory: String
+        init(directory: String) { self.directory = directory }
+        private var loaded: CoachingModelVersion?
+        func model() throws -> CoachingModelVersion {
+            if let loaded { return loaded }
+            let registry = try ModelRegistry.load(directory: directory)
+            guard let model = registry.model(version: nil) else {
+                throw BenchError("no current model in \(directory)")
+            }
+            loaded = model
+            return model
         }
+    }
+
+    static func model(_ options: RunOptions) -> [MicroBenchmark] {
+        let fixtures = ModelFixtures(directory: options.modelsDirectory)
         let device = SessionGenerator.device
         var out: [MicroBenchmark] = []
-        for count in [100, 1000] {
-            let events = SessionGenerator.events(count: count)
+        for count in [100, 150, 1000] {
             let name = "model.events\(count)"
             out.append(MicroBenchmark(name: "\(name).extract", note: "FeatureExtractor.extract, \(count) events") { o in
-                try measure("\(name).extract", "", o) {
+                let events = SessionGenerator.events(count: count)
+                return try measure("\(name).extract", "", o) {
                     Int(try FeatureExtractor.extract(events: events, device: device)[.keystrokeCount])
                 }
             })
-            let vector = try FeatureExtractor.extract(events: events, device: device)
-            let level = model.assess(vector, category: "payment").level
-            out.append(MicroBenchmark(
-                name: "\(name).assess",
-                note: "model \(model.version) assess (\(model.treeCount) trees; answers \(level.rawValue))") { o in
-                measure("\(name).assess", "", o) { model.assess(vector, category: "payment").reasons.count }
+            out.append(MicroBenchmark(name: "\(name).assess", note: "CoachingModelVersion.assess, \(count)-event features") { o in
+                let model = try fixtures.model()
+                let vector = try FeatureExtractor.extract(events: SessionGenerator.events(count: count), device: device)
+                let level = model.assess(vector, category: "payment").level
+                var m = measure("\(name).assess", "", o) { model.assess(vector, category: "payment").reasons.count }
+                m.note = "model \(model.version) assess (\(model.treeCount) trees; answers \(level.rawValue))"
+                return m
             })
             out.append(MicroBenchmark(name: "\(name).extract+assess",
                                       note: "feature extraction + inference per evaluation, \(count) events") { o in
-                try measure("\(name).extract+assess", "", o) {
+                let model = try fixtures.model()
+                let events = SessionGenerator.events(count: count)
+                return try measure("\(name).extract+assess", "", o) {
                     let v = try FeatureExtractor.extract(events: events, device: device)
                     return model.assess(v, category: "payment").reasons.count
                 }
             })
         }
-        let summary = Dictionary(uniqueKeysWithValues: try SessionGenerator.summary(
-            of: SessionGenerator.events(count: 150)))
         out.append(MicroBenchmark(name: "model.summary.fromSummary+assess",
                                   note: "FeatureExtractor.fromSummary + assess (the W2 path)") { o in
-            try measure("model.summary.fromSummary+assess", "", o) {
+            let model = try fixtures.model()
+            let summary = Dictionary(uniqueKeysWithValues: try SessionGenerator.summary(
+                of: SessionGenerator.events(count: 150)))
+            return try measure("model.summary.fromSummary+assess", "", o) {
                 let v = try FeatureExtractor.fromSummary(summary, device: device)
                 return model.assess(v, category: "payment").reasons.count
             }
@@ -79,9 +97,9 @@ enum RequestPathBenchmarks {
     static func crypto() throws -> [MicroBenchmark] {
         let hasher = try SubjectHasher(key: Array(repeating: 0x5A, count: 32))
         return [
-            MicroBenchmark(name: "hash.subject3", note: "SubjectHasher.hash of account, device, counterparty") { o in
+            MicroBenchmark(name: "crypto.hmac.subject3", note: "SubjectHasher.hash of account, device, counterparty") { o in
                 var n = 0
-                return measure("hash.subject3", "", o) {
+                return measure("crypto.hmac.subject3", "", o) {
                     n &+= 1
                     let id = String(n)
                     return hasher.hash("acct-" + id, kind: .account).count

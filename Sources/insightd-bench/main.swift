@@ -73,7 +73,7 @@ while !arguments.isEmpty {
 /// Every suite, in the order printed. Each builds its benchmarks (loading fixtures once).
 let suites: [(name: String, make: () throws -> [MicroBenchmark])] = [
     ("json", { try RequestPathBenchmarks.json() }),
-    ("model", { [options] in try RequestPathBenchmarks.model(options) }),
+    ("model", { [options] in RequestPathBenchmarks.model(options) }),
     ("crypto", { try RequestPathBenchmarks.crypto() }),
     ("store", { StoreBenchmarks.all() }),
 ]
@@ -95,7 +95,7 @@ for suite in suites {
         do {
             var measurement = try benchmark.run(options)
             measurement.name = benchmark.name
-            measurement.note = benchmark.note
+            if measurement.note.isEmpty { measurement.note = benchmark.note }
             rows.append(measurement)
         } catch {
             fail("\(benchmark.name): \(error)")

@@ -23,11 +23,14 @@ struct TestClientError: Error, CustomStringConvertible {
 
 /// A blocking HTTP/1.1 client over a plain POSIX socket, so the tests see exactly the bytes the
 /// server sends. Reads time out after `timeout` seconds so a broken server fails, not hangs.
+/// With `tls`, it handshakes first (throwing if refused) and speaks through the session.
 final class TestClient {
     let socket: Int32
+    /// The TLS session, when connected with `tls`.
+    private(set) var tls: TLSClientSession?
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil) throws {
+    init(port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil, tls: TLSClientSettings? = nil) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestClientError(description: "socket: \(errno)") }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
@@ -50,6 +53,14 @@ final class TestClient {
             Glibc.close(socket)
             throw TestClientError(description: "connect: \(String(cString: strerror(error)))")
         }
+        if let tls {
+            do {
+                self.tls = try TLSClientSession(socket: socket, settings: tls)
+            } catch {
+                Glibc.close(socket)
+                throw error
+            }
+        }
     }
 
     private var closed = false
@@ -68,6 +79,10 @@ final class TestClient {
     }
 
     func send(_ bytes: [UInt8]) throws {
+        if let tls {
+            try bytes.withUnsafeBytes { try tls.write($0) }
+            return
+        }
         var sent = 0
         while sent < bytes.count {
             let result = bytes.withUnsafeBytes {
@@ -81,6 +96,11 @@ final class TestClient {
     /// Reads more bytes; false at end of stream (or reset).
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
+        if let tls {
+            let count = try chunk.withUnsafeMutableBytes { try tls.read(into: $0) }
+            buffer.append(contentsOf: chunk[0..<count])
+            return count > 0
+        }
         let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
         if count > 0 {
             buffer.append(contentsOf: chunk[0..<count])
@@ -149,6 +169,7 @@ final class TestClient {
 /// - `/big?bytes=N`: N bytes of body.
 /// - `/remote`: the remote address as the body.
 /// - `/close`: answered with `Connection: close` by the handler.
+/// - `/tls`: `tls=<isTLS> subject=<tlsPeerSubject or ->` as the body.
 struct TestHandler: HTTPHandler {
     /// Extra bytes appended to error bodies, to make an error response outlast the socket buffers.
     var errorPadding = 0
@@ -184,6 +205,9 @@ struct TestHandler: HTTPHandler {
             responder.send(HTTPResponse(status: 200, body: Array(request.remoteAddress.utf8)))
         case "/close":
             responder.send(HTTPResponse(status: 200, headers: ["Connection": "close"]))
+        case "/tls":
+            let text = "tls=\(request.isTLS) subject=\(request.tlsPeerSubject ?? "-")"
+            responder.send(HTTPResponse(status: 200, body: Array(text.utf8)))
         default:
             responder.send(HTTPResponse(status: 404))
         }

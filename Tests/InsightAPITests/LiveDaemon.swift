@@ -11,14 +11,16 @@ import Glibc
 
 /// A real insightd (HTTP on libevent, SQLite file, group-commit writer) on 127.0.0.1:0 in a
 /// temporary state directory, plus a blocking HTTP/1.1 client for tests.
-// @unchecked: every stored property is a constant set in init; requests use fresh sockets.
+// @unchecked: stored properties are set in init (the service again only by `restart()`, called
+// from the test's own thread between requests); requests use fresh sockets.
 final class LiveDaemon: @unchecked Sendable {
     let directory: URL
-    let service: InsightService
+    private(set) var service: InsightService
     let logFile: URL
+    private let clock: any Clock
     var port: Int { service.boundPort }
 
-    init(configure: (inout Settings) -> Void = { _ in }) throws {
+    init(clock: any Clock = SystemClock(), configure: (inout Settings) -> Void = { _ in }) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("insightd-api-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var settings = Settings()
@@ -28,11 +30,24 @@ final class LiveDaemon: @unchecked Sendable {
         settings.modelsDirectory = directory.appendingPathComponent("no-models").path
         settings.credentialCacheSeconds = 0
         settings.logLevel = .debug
+        // Tests send many evaluations from one device quickly; the device limit has its own tests.
+        settings.devicePerHour = 1_000_000
         configure(&settings)
         logFile = directory.appendingPathComponent("insightd.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: logFile)
-        service = InsightService(settings: settings, logger: Logger(minimumLevel: settings.logLevel, sink: handle))
+        self.clock = clock
+        service = InsightService(settings: settings, clock: clock, logger: Logger(minimumLevel: settings.logLevel, sink: handle))
+        try service.start()
+    }
+
+    /// Stops the daemon and starts a new one on the same state directory (a new port).
+    func restart() throws {
+        service.stop()
+        let handle = try FileHandle(forWritingTo: logFile)
+        handle.seekToEndOfFile()
+        service = InsightService(settings: service.settings, clock: clock,
+                                 logger: Logger(minimumLevel: service.settings.logLevel, sink: handle))
         try service.start()
     }
 
@@ -43,11 +58,11 @@ final class LiveDaemon: @unchecked Sendable {
 
     /// Creates a caller directly in the store and returns its API key.
     func createCaller(roles: Set<Role>, environment: InsightDomain.Environment = .production,
-                      name: String = "test") throws -> (callerId: String, key: String) {
+                      name: String = "test", rate: Double = 10_000, burst: Int = 10_000) throws -> (callerId: String, key: String) {
         let db = try Database.open(path: service.settings.databasePath)
         let id = "caller_\(UUID().uuidString.prefix(8).lowercased())"
         let (caller, key) = try CallerRegistry(db).create(name: name, environment: environment, roles: roles,
-                                                          rate: 100, burst: 100, now: SystemClock().now(), callerId: id)
+                                                          rate: rate, burst: burst, now: SystemClock().now(), callerId: id)
         return (caller.callerId, key.token)
     }
 

@@ -71,7 +71,8 @@ final class OpenAPIConformanceTests: XCTestCase {
         let undocumented = ["/", "/v1", "/v1/", "/v1/evaluations/", "/v1/evaluations/x", "/v1/evaluations//consumption",
                             "/v1/evaluations/x/consumption/", "/v1/evaluations/x/consumption/extra", "/v1/evaluations/x/y",
                             "/v1/labels/", "/v1/insights/", "/v1/insights/isLikelyBeingCoached", "/livez/", "/readyz/x",
-                            "/V1/evaluations", "/v2/evaluations", "/metrics", "/v1/authorization", "/admin/v1/callers"]
+                            "/V1/evaluations", "/v2/evaluations", "/metrics", "/v1/authorization", "/admin/v1/callers/",
+                            "/admin/v1/callers/x/rate-limit/extra", "/admin/v1/callers/x/y", "/admin/v2/callers", "/admin"]
         for path in undocumented {
             for method in Self.probeMethods {
                 let r = try send(method, path, key: key, json: ["GET", "HEAD"].contains(method) ? nil : "{}")
@@ -364,6 +365,51 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(L, "/v1/labels", 503, "serverError", "credentials cannot be checked", key: broken.key, json: oneLabel,
                   headers: ["Idempotency-Key": "e6"]),
         ]
+        // The admin API.
+        let admin = try daemon.createCaller(roles: [.admin])
+        let busyAdmin = try overloaded.createCaller(roles: [.admin])
+        let callerPath = "/admin/v1/callers/\(admin.callerId)", missingPath = "/admin/v1/callers/caller_0000000000000000"
+        for method in ["GET", "HEAD"] {
+            for (path, template) in [("/admin/v1/callers", "/admin/v1/callers"), (callerPath, "/admin/v1/callers/{callerId}"),
+                                     (callerPath + "/rate-limit", "/admin/v1/callers/{callerId}/rate-limit")] {
+                let op = "\(method) \(template)"
+                // The main daemon holds a deliberately corrupted caller, which a full listing cannot read.
+                let listing = template == "/admin/v1/callers"
+                table += [
+                    Probe(op, path, 200, nil, "admin", key: listing ? busyAdmin.key : admin.key,
+                          target: listing ? .overloaded : .main),
+                    Probe(op, path, 401, "unauthorized", "no key", key: nil),
+                    Probe(op, path, 403, "forbidden", "no admin role", key: key),
+                    Probe(op, path, 503, "serverError", "credentials cannot be checked", key: broken.key),
+                ]
+                if template != "/admin/v1/callers" {
+                    table.append(Probe(op, path.replacingOccurrences(of: callerPath, with: missingPath), 404, "callerNotFound",
+                                       "unknown caller", key: admin.key))
+                }
+            }
+        }
+        let P = "PATCH /admin/v1/callers/{callerId}", RR = "POST /admin/v1/callers/{callerId}/rate-limit/reset"
+        table += [
+            Probe(P, callerPath, 200, nil, "rate and burst", key: admin.key, json: #"{"rate":50000,"burst":50000}"#),
+            Probe(P, callerPath, 200, nil, "rate only", key: admin.key, json: #"{"rate":20000.5}"#),
+            Probe(P, callerPath, 400, "contextInvalid", "not JSON", key: admin.key, json: "{"),
+            Probe(P, callerPath, 401, "unauthorized", "no key", key: nil, json: #"{"rate":1}"#),
+            Probe(P, callerPath, 403, "forbidden", "no admin role", key: key, json: #"{"rate":1}"#),
+            Probe(P, missingPath, 404, "callerNotFound", "unknown caller", key: admin.key, json: #"{"rate":1}"#),
+            Probe(P, callerPath, 415, "unsupportedMediaType", "text/plain", key: admin.key, json: #"{"rate":1}"#, contentType: "text/plain"),
+            Probe(P, callerPath, 422, "contextInvalid", "negative rate", key: admin.key, json: #"{"rate":-1}"#),
+            Probe(P, callerPath, 422, "contextInvalid", "zero burst", key: admin.key, json: #"{"burst":0}"#),
+            Probe(P, callerPath, 422, "contextInvalid", "nothing to set", key: admin.key, json: "{}"),
+            Probe(P, callerPath, 422, "contextInvalid", "unknown member", key: admin.key, json: #"{"rate":1,"name":"x"}"#),
+            Probe(P, "/admin/v1/callers/\(busyAdmin.callerId)", 503, "serverError", "write queue full", key: busyAdmin.key,
+                  json: #"{"rate":1}"#, target: .overloaded),
+            Probe(RR, callerPath + "/rate-limit/reset", 200, nil, "reset", key: admin.key),
+            Probe(RR, callerPath + "/rate-limit/reset", 401, "unauthorized", "no key", key: nil),
+            Probe(RR, callerPath + "/rate-limit/reset", 403, "forbidden", "no admin role", key: key),
+            Probe(RR, missingPath + "/rate-limit/reset", 404, "callerNotFound", "unknown caller", key: admin.key),
+            Probe(RR, "/admin/v1/callers/\(busyAdmin.callerId)/rate-limit/reset", 503, "serverError", "write queue full",
+                  key: busyAdmin.key, target: .overloaded),
+        ]
         for method in ["GET", "HEAD"] {
             let I = "\(method) /v1/insights"
             table += [
@@ -620,8 +666,11 @@ final class OpenAPIConformanceTests: XCTestCase {
     func testDocumentExamplesAreValidAndAccepted() throws {
         let validator = SchemaValidator(spec: spec)
         var eventId = "", insightIds: [JSONValue] = []
-        for op in spec.operations where op.method == "POST" {
-            let content = try XCTUnwrap(op.value["requestBody"]?["content"]?["application/json"], op.id)
+        let admin = try daemon.createCaller(roles: [.admin])
+        for op in spec.operations where ["POST", "PATCH"].contains(op.method) {
+            // Operations without a body (an admin reset) have no request example to check.
+            guard let body = op.value["requestBody"] else { continue }
+            let content = try XCTUnwrap(body["content"]?["application/json"], op.id)
             let schema = try XCTUnwrap(content["schema"], op.id)
             let examples = try XCTUnwrap(content["examples"]?.oaMembers, "\(op.id) has no request examples")
             for (name, example) in examples {
@@ -633,7 +682,12 @@ final class OpenAPIConformanceTests: XCTestCase {
                     value = value.oaReplacing("insightIdsUsed", with: .array(insightIds))
                 }
                 if op.path == "/v1/labels" { headers["Idempotency-Key"] = "example-\(name)" }
-                let r = try daemon.request("POST", path, key: key, json: JSONWriter.string(value), headers: headers)
+                var credential = key
+                if op.path.contains("{callerId}") {
+                    path = path.replacingOccurrences(of: "{callerId}", with: admin.callerId)
+                    credential = admin.key
+                }
+                let r = try daemon.request(op.method, path, key: credential, json: JSONWriter.string(value), headers: headers)
                 XCTAssertTrue((200..<300).contains(r.status), "\(op.id) example \(name): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
                 check(r, op: op, context: "\(op.id) example \(name)")
                 if op.path == "/v1/evaluations", eventId.isEmpty {

@@ -60,7 +60,7 @@ final class SandboxTests: XCTestCase {
         XCTAssertEqual(r.code, "rateLimitExceeded")
         XCTAssertEqual(r.headers["retry-after"], "1")
         XCTAssertEqual(r.headers["ratelimit"], #""caller";r=0;t=1"#)
-        XCTAssertEqual(r.headers["ratelimit-policy"], #""caller";q=100;w=1"#)
+        XCTAssertEqual(r.headers["ratelimit-policy"], #""caller";q=10000;w=1"#)
         r = try evaluate("evaluation=error:serverError")
         XCTAssertEqual(r.status, 503)
         XCTAssertEqual(r.code, "serverError")

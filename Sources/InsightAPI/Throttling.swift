@@ -1,0 +1,62 @@
+import InsightDomain
+import JSON
+
+/// The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers) and the 429 problems,
+/// worded so that a caller can understand and fix its behaviour from the response alone.
+enum Throttling {
+    /// `RateLimit-Policy` and `RateLimit` for the caller's quota.
+    static func headers(_ status: QuotaStatus) -> [(String, String)] {
+        [("RateLimit-Policy", "\"caller\";q=\(status.effective.burst);w=\(status.effective.windowSeconds)"),
+         ("RateLimit", "\"caller\";r=\(status.remaining);t=\(status.resetSeconds)")]
+    }
+
+    static func rate(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format2(value))
+    }
+
+    private static func format2(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+
+    /// The 429 for a caller over its (possibly penalised) rate.
+    static func callerProblem(_ reason: ThrottleReason, _ status: QuotaStatus, retryAfter: Int,
+                              view: RateLimitView, compliance: CompliancePolicy) -> Problem {
+        let configured = status.configured, effective = status.effective
+        var detail: String
+        if reason == .reportingPenalty {
+            detail = "Evaluation rate limit exceeded. Your rate is cut from \(rate(configured.rate)) to "
+                + "\(rate(effective.rate)) per second (penalty step \(status.penaltyStep) of \(compliance.maxStep)) because "
+                + "\(view.stats.overdue) of your \(view.stats.evaluations) evaluations in the last \(compliance.windowSeconds / 60) minutes "
+                + "have no consumption report past their reportConsumptionBy, more than the allowance of \(view.allowance). "
+                + "Report consumption for every evaluation (POST /v1/evaluations/{eventId}/consumption); the rate recovers "
+                + "one step every \(compliance.recoverySeconds) seconds once overdue reports are within the allowance. "
+                + "Retry after \(retryAfter) seconds."
+        } else {
+            detail = "Evaluation rate limit exceeded: at most \(rate(configured.rate)) per second with bursts of "
+                + "\(configured.burst). Retry after \(retryAfter) seconds."
+        }
+        var problem = Problem(429, .rateLimitExceeded, detail)
+        problem.headers = [("Retry-After", String(retryAfter))] + headers(status)
+        var extensions = JSONObject()
+        extensions.append("reason", .string(reason.rawValue))
+        extensions.append("retryAfterSeconds", .number(Double(retryAfter)))
+        extensions.append("configuredRate", .number(configured.rate))
+        extensions.append("effectiveRate", .number(effective.rate))
+        extensions.append("penaltyStep", .number(Double(status.penaltyStep)))
+        extensions.append("overdueReports", .number(Double(view.stats.overdue)))
+        extensions.append("overdueAllowance", .number(Double(view.allowance)))
+        extensions.append("evaluationsInWindow", .number(Double(view.stats.evaluations)))
+        problem.extensions = extensions
+        return problem
+    }
+
+    /// The 429 for a device over its hourly limit.
+    static func deviceProblem(retryAfter: Int, perHour: Int) -> Problem {
+        var problem = Problem(429, .rateLimitExceeded,
+                              "Too many evaluations for this device: at most \(perHour) per hour. Retry after \(retryAfter) seconds.")
+        problem.headers = [("Retry-After", String(retryAfter)),
+                           ("RateLimit-Policy", "\"device\";q=\(perHour);w=3600"),
+                           ("RateLimit", "\"device\";r=0;t=\(retryAfter)")]
+        problem.extensions = ["reason": .string(ThrottleReason.deviceRate.rawValue),
+                              "retryAfterSeconds": .number(Double(retryAfter))]
+        return problem
+    }
+}

@@ -1,0 +1,55 @@
+/// The generic cell rate algorithm: a token bucket kept as one number, the theoretical
+/// arrival time (TAT). `burst` requests may arrive at once; after that one request per
+/// `1 / rate` seconds. Exact at the edges because it is pure arithmetic on milliseconds.
+public struct GCRA: Sendable, Equatable {
+    /// Sustained requests per second.
+    public var rate: Double
+    /// Requests that may arrive at once.
+    public var burst: Int
+
+    public init(rate: Double, burst: Int) {
+        precondition(rate > 0 && burst >= 1, "GCRA needs a positive rate and burst")
+        self.rate = rate
+        self.burst = burst
+    }
+
+    /// Milliseconds between requests at the sustained rate.
+    public var emissionInterval: Double { 1000 / rate }
+    /// The span a full bucket covers, in milliseconds.
+    public var capacity: Double { emissionInterval * Double(burst) }
+    /// Seconds in which the whole burst refills (the `w` of `RateLimit-Policy`).
+    public var windowSeconds: Int { max(1, Int((capacity / 1000).rounded(.up))) }
+
+    /// The outcome of one request.
+    public struct Decision: Sendable, Equatable {
+        public var allowed: Bool
+        /// The TAT to keep (unchanged when the request is refused).
+        public var tat: Double
+        /// Requests that could still go now.
+        public var remaining: Int
+        /// Milliseconds until the next request would be allowed (0 when allowed).
+        public var retryAfter: Double
+        /// Milliseconds until the bucket is full again.
+        public var resetAfter: Double
+    }
+
+    /// Decides one request arriving at `now` against stored `tat` (nil: a full bucket).
+    public func decide(now: Double, tat: Double?) -> Decision {
+        let start = max(tat ?? now, now)
+        let newTat = start + emissionInterval
+        let used = newTat - now
+        if used <= capacity + 1e-9 {
+            return Decision(allowed: true, tat: newTat,
+                            remaining: max(0, Int(((capacity - used) / emissionInterval + 1e-9).rounded(.down))),
+                            retryAfter: 0, resetAfter: used)
+        }
+        return Decision(allowed: false, tat: start, remaining: 0, retryAfter: used - capacity,
+                        resetAfter: start - now)
+    }
+
+    /// Requests that could go at `now` without changing the state.
+    public func available(now: Double, tat: Double?) -> Int {
+        let used = max(tat ?? now, now) - now
+        return max(0, Int(((capacity - used) / emissionInterval + 1e-9).rounded(.down)))
+    }
+}

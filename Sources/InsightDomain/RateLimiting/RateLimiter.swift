@@ -1,0 +1,242 @@
+import Synchronization
+
+/// Counts consumption reporting per caller from the durable store.
+public protocol ReportingStatsSource: Sendable {
+    /// Stats per caller id over evaluations created since `since` (and since each caller's
+    /// last penalty reset), judged at `now`.
+    func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats]
+}
+
+/// Why a request was refused.
+public enum ThrottleReason: String, Sendable, CaseIterable {
+    /// The caller's own rate and burst.
+    case callerRate
+    /// The caller's rate, cut because consumption reports are overdue.
+    case reportingPenalty
+    /// Too many evaluations for one device in the last hour.
+    case deviceRate
+}
+
+/// The state of a caller's quota, for headers and the admin view.
+public struct QuotaStatus: Sendable, Equatable {
+    /// The configured policy and the one in force after any penalty.
+    public var configured: GCRA
+    public var effective: GCRA
+    public var penaltyStep: Int
+    /// Requests that may go now.
+    public var remaining: Int
+    /// Seconds until the bucket is full again.
+    public var resetSeconds: Int
+}
+
+/// The decision on one request.
+public enum Admission: Sendable, Equatable {
+    case allowed(QuotaStatus)
+    case throttled(ThrottleReason, QuotaStatus, retryAfterSeconds: Int)
+}
+
+/// What an operator sees of one caller's rate limit.
+public struct RateLimitView: Sendable, Equatable {
+    public var quota: QuotaStatus
+    public var stats: ReportingStats
+    public var allowance: Int
+    public var throttledCount: Int
+    public var lastThrottledAt: Milliseconds?
+    public var lastThrottleReason: ThrottleReason?
+    /// When the reporting counts were last read from the store.
+    public var statsAsOf: Milliseconds?
+}
+
+/// Settings of the limiter.
+public struct RateLimitSettings: Sendable, Equatable {
+    public var compliance = CompliancePolicy()
+    /// Evaluations allowed per device (hashed, per environment) per hour.
+    public var devicePerHour = 120
+    /// Each insight type's quota, as a multiple of the caller's evaluation rate and burst
+    /// (2: a caller may ask for the current and a prior model version at its full rate).
+    public var insightQuotaFactor = 2.0
+    /// Most devices tracked before fully refilled entries are dropped.
+    public var maxTrackedDevices = 1_000_000
+
+    public init() {}
+}
+
+/// In-memory rate limits: per-caller GCRA with the reporting penalty, per-device and
+/// per-insight-type quotas. Reporting counts come from the store through `refresh`, so they
+/// are right after a restart; bucket levels start full after a restart.
+public final class RateLimiter: Sendable {
+    private struct CallerState {
+        var tat: Double?
+        var step = 0
+        var stepChangedAt: Milliseconds = 0
+        var stats = ReportingStats()
+        var throttled = 0
+        var lastThrottledAt: Milliseconds?
+        var lastReason: ThrottleReason?
+        var insightTats: [String: Double] = [:]
+    }
+
+    private struct DeviceKey: Hashable {
+        let environment: Environment
+        let hash: [UInt8]
+    }
+
+    public let settings: RateLimitSettings
+    private let clock: any Clock
+    private let callers = Mutex<[String: CallerState]>([:])
+    private let devices = Mutex<[DeviceKey: Double]>([:])
+    private let statsAsOf = Mutex<Milliseconds?>(nil)
+
+    public init(settings: RateLimitSettings, clock: any Clock) {
+        self.settings = settings
+        self.clock = clock
+    }
+
+    // MARK: Decisions
+
+    /// Admits one evaluation of `caller` against its (possibly penalised) rate.
+    public func admitEvaluation(_ caller: Caller) -> Admission {
+        let now = clock.now()
+        return callers.withLock { all in
+            var state = all[caller.callerId] ?? CallerState()
+            advance(&state, now: now)
+            let (configured, effective) = policies(caller, step: state.step)
+            let decision = effective.decide(now: Double(now), tat: state.tat)
+            var status = QuotaStatus(configured: configured, effective: effective, penaltyStep: state.step,
+                                     remaining: decision.remaining,
+                                     resetSeconds: Int((decision.resetAfter / 1000).rounded(.up)))
+            let admission: Admission
+            if decision.allowed {
+                state.tat = decision.tat
+                admission = .allowed(status)
+            } else {
+                status.remaining = 0
+                let reason: ThrottleReason = state.step > 0 ? .reportingPenalty : .callerRate
+                state.throttled += 1
+                state.lastThrottledAt = now
+                state.lastReason = reason
+                admission = .throttled(reason, status, retryAfterSeconds: max(1, Int((decision.retryAfter / 1000).rounded(.up))))
+            }
+            all[caller.callerId] = state
+            return admission
+        }
+    }
+
+    /// Admits one evaluation for a device; nil when the device is within its hourly limit,
+    /// else the seconds until it may try again.
+    public func admitDevice(_ hash: [UInt8], environment: Environment, caller: Caller) -> Int? {
+        let now = Double(clock.now())
+        let limit = GCRA(rate: Double(settings.devicePerHour) / 3600, burst: settings.devicePerHour)
+        let key = DeviceKey(environment: environment, hash: hash)
+        let retry: Int? = devices.withLock { all in
+            let decision = limit.decide(now: now, tat: all[key])
+            guard decision.allowed else { return max(1, Int((decision.retryAfter / 1000).rounded(.up))) }
+            if all.count >= settings.maxTrackedDevices {
+                // Entries whose bucket has refilled carry no information: drop them.
+                all = all.filter { $0.value > now }
+            }
+            all[key] = decision.tat
+            return nil
+        }
+        if retry != nil {
+            callers.withLock { all in
+                all[caller.callerId, default: CallerState()].throttled += 1
+                all[caller.callerId]?.lastThrottledAt = Int64(now)
+                all[caller.callerId]?.lastReason = .deviceRate
+            }
+        }
+        return retry
+    }
+
+    /// Takes one unit of the caller's quota for `insightType`; false when it is used up.
+    public func admitInsight(_ insightType: String, caller: Caller) -> Bool {
+        let now = Double(clock.now())
+        let quota = GCRA(rate: caller.rate * settings.insightQuotaFactor,
+                         burst: max(1, Int(Double(caller.burst) * settings.insightQuotaFactor)))
+        return callers.withLock { all in
+            var state = all[caller.callerId] ?? CallerState()
+            let decision = quota.decide(now: now, tat: state.insightTats[insightType])
+            if decision.allowed { state.insightTats[insightType] = decision.tat }
+            all[caller.callerId] = state
+            return decision.allowed
+        }
+    }
+
+    /// The quota state of `caller` now, without taking anything from it.
+    public func status(_ caller: Caller) -> QuotaStatus {
+        let now = clock.now()
+        return callers.withLock { all in
+            var state = all[caller.callerId] ?? CallerState()
+            advance(&state, now: now)
+            all[caller.callerId] = state
+            let (configured, effective) = policies(caller, step: state.step)
+            let reset = max(state.tat ?? Double(now), Double(now)) - Double(now)
+            return QuotaStatus(configured: configured, effective: effective, penaltyStep: state.step,
+                               remaining: effective.available(now: Double(now), tat: state.tat),
+                               resetSeconds: Int((reset / 1000).rounded(.up)))
+        }
+    }
+
+    // MARK: Reporting compliance
+
+    /// Replaces the reporting counts (read from the store) and moves penalty steps.
+    public func update(_ stats: [String: ReportingStats]) {
+        let now = clock.now()
+        callers.withLock { all in
+            for id in Set(all.keys).union(stats.keys) {
+                var state = all[id] ?? CallerState()
+                state.stats = stats[id] ?? ReportingStats()
+                advance(&state, now: now)
+                all[id] = state
+            }
+        }
+        statsAsOf.withLock { $0 = now }
+    }
+
+    /// Reads the counts from `source` and applies them.
+    public func refresh(from source: any ReportingStatsSource) throws {
+        let now = clock.now()
+        update(try source.reportingStats(since: now - Milliseconds(settings.compliance.windowSeconds) * 1000, now: now))
+    }
+
+    /// Forgets a caller's bucket, penalty and throttling history (after the store recorded the reset).
+    public func reset(callerId: String) {
+        callers.withLock { $0[callerId] = CallerState(stepChangedAt: clock.now()) }
+    }
+
+    /// The operator's view of `caller`.
+    public func view(_ caller: Caller) -> RateLimitView {
+        let quota = status(caller)
+        let asOf = statsAsOf.withLock { $0 }
+        return callers.withLock { all in
+            let state = all[caller.callerId] ?? CallerState()
+            return RateLimitView(quota: quota, stats: state.stats, allowance: settings.compliance.allowance(state.stats),
+                                 throttledCount: state.throttled, lastThrottledAt: state.lastThrottledAt,
+                                 lastThrottleReason: state.lastReason, statsAsOf: asOf)
+        }
+    }
+
+    /// Penalty steps rise at once to what the counts call for, and fall one per recovery
+    /// period counted from when the counts stopped calling for the current step.
+    private func advance(_ state: inout CallerState, now: Milliseconds) {
+        let target = settings.compliance.targetStep(state.stats)
+        if target >= state.step {
+            state.step = target
+            state.stepChangedAt = now
+        } else {
+            let period = Milliseconds(settings.compliance.recoverySeconds) * 1000
+            let steps = Int((now - state.stepChangedAt) / max(1, period))
+            if steps > 0 {
+                state.step = max(target, state.step - steps)
+                state.stepChangedAt += Milliseconds(steps) * period
+            }
+        }
+    }
+
+    private func policies(_ caller: Caller, step: Int) -> (GCRA, GCRA) {
+        let configured = GCRA(rate: caller.rate, burst: caller.burst)
+        let factor = settings.compliance.factor(step: step)
+        let effective = GCRA(rate: caller.rate * factor, burst: max(1, Int((Double(caller.burst) * factor).rounded(.down))))
+        return (configured, effective)
+    }
+}

@@ -1,0 +1,67 @@
+import InsightDomain
+import SQLiteClient
+import Synchronization
+
+/// Caller administration and reporting counts for the running daemon: reads through their own
+/// connection (WAL readers never block the writer), writes through the group-commit writer so
+/// that they are ordered with everything else and never stall a loop thread.
+public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource {
+    private let reader: Mutex<SQLiteConnection>
+    private let writer: GroupCommitWriter
+
+    public init(path: String, writer: GroupCommitWriter) throws {
+        reader = Mutex(try Database.open(path: path, create: false))
+        self.writer = writer
+    }
+
+    public func callers() throws -> [Caller] {
+        try reader.withLock { try CallerRegistry($0).list() }
+    }
+
+    public func caller(_ callerId: String) throws -> Caller? {
+        try reader.withLock { try CallerRegistry($0).caller(callerId) }
+    }
+
+    public func updateQuota(callerId: String, rate: Double?, burst: Int?,
+                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+        writer.submit({ db in
+            let registry = CallerRegistry(db)
+            guard try registry.caller(callerId) != nil else { return nil }
+            try registry.updateQuota(callerId: callerId, rate: rate, burst: burst)
+            return try registry.caller(callerId)
+        }, completion: completion)
+    }
+
+    public func resetPenalty(callerId: String, at time: Milliseconds,
+                             completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void) {
+        writer.submit({ db in
+            try db.cached("UPDATE callers SET penalty_reset_at = ? WHERE caller_id = ?").run(time, callerId)
+            return db.changes == 1
+        }, completion: completion)
+    }
+
+    public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {
+        try reader.withLock { db in
+            let sql = """
+                SELECT e.caller_id, count(*),
+                       sum(r.event_id IS NOT NULL AND r.reported_at <= e.report_by),
+                       sum(r.event_id IS NOT NULL AND r.reported_at > e.report_by),
+                       sum(r.event_id IS NULL AND e.report_by < ?1),
+                       sum(r.event_id IS NULL AND e.report_by >= ?1)
+                FROM evaluations e
+                JOIN callers c ON c.caller_id = e.caller_id
+                LEFT JOIN consumption_reports r ON r.event_id = e.event_id
+                WHERE e.created_at >= max(?2, coalesce(c.penalty_reset_at, 0))
+                GROUP BY e.caller_id
+                """
+            var result: [String: ReportingStats] = [:]
+            for (id, stats) in try db.cached(sql).query([now, since], row: { row in
+                (row.text(0) ?? "", ReportingStats(evaluations: row.int(1), onTime: row.int(2), late: row.int(3),
+                                                   overdue: row.int(4), pending: row.int(5)))
+            }) {
+                result[id] = stats
+            }
+            return result
+        }
+    }
+}
