@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .executable(name: "insightd", targets: ["insightd"]),
         .executable(name: "insightctl", targets: ["insightctl"]),
+        .executable(name: "insightd-demo", targets: ["insightd-demo"]),
+        .library(name: "InsightClient", targets: ["InsightClient"]),
     ],
     targets: [
         // C libraries from Debian packages. Each is imported by exactly one Swift module.
@@ -40,6 +42,10 @@ let package = Package(
         .executableTarget(name: "insightd", dependencies: ["InsightApp"]),
         .executableTarget(name: "insightctl", dependencies: ["InsightApp"]),
 
+        // The Swift client library for calling services, and the example a new integrator runs.
+        .target(name: "InsightClient"),
+        .executableTarget(name: "insightd-demo", dependencies: ["InsightClient"]),
+
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], exclude: ["Fixtures"]),
         .testTarget(name: "SQLiteClientTests", dependencies: ["SQLiteClient"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
@@ -50,6 +56,8 @@ let package = Package(
         .target(name: "InsightTesting", dependencies: ["InsightDomain"], path: "Tests/InsightTesting"),
         .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto", "InsightTesting"]),
         .testTarget(name: "InsightAppTests", dependencies: ["InsightApp"]),
+        .testTarget(name: "InsightClientTests",
+                    dependencies: ["InsightClient", "InsightApp", "InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightAPITests",
                     dependencies: ["InsightApp", "InsightAPI", "InsightStorage", "InsightDomain",
                                    "HTTPServer", "JSON", "InsightTesting"]),

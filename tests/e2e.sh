@@ -81,6 +81,16 @@ if [ -n "${INSIGHTD_MODELS_DIR:-}" ]; then
     pass "SIGHUP reload under load"
 fi
 
+# Rate-limit state from the running daemon, through insightctl.
+CALLER=$(echo "$CREATED" | jq -r .callerId)
+ADMIN=$("$BIN/insightctl" callers create --name e2e-admin --roles admin --environment production --json | jq -r .apiKey)
+"$BIN/insightctl" rate-limit show "$CALLER" --url "$B" --key "$ADMIN" >"$WORK/rl" || fail "rate-limit show"
+grep -q "^policy *50/s, burst 100" "$WORK/rl" || fail "rate-limit show printed: $(cat "$WORK/rl")"
+[ "$(INSIGHTD_ADMIN_KEY=$ADMIN "$BIN/insightctl" rate-limit reset "$CALLER" --url "$B" --json | jq -r .penalty.step)" = 0 ] || fail "rate-limit reset"
+"$BIN/insightctl" rate-limit show "$CALLER" --url "$B" --key "$KEY" 2>"$WORK/rl.err" && fail "rate-limit show without admin role"
+grep -q "403 forbidden" "$WORK/rl.err" || fail "rate-limit show error: $(cat "$WORK/rl.err")"
+pass "rate-limit show/reset"
+
 # Errors are problem+json with a code.
 code=$(curl -s -o "$WORK/body" -w '%{http_code}' "$B/nope")
 [ "$code" = 404 ] && [ "$(jq -r .code "$WORK/body")" = notFound ] || fail "404"

@@ -20,6 +20,11 @@ public enum AdminCommand {
           keys issue --caller CALLER_ID [--json]    issue another key for a caller
           keys list --caller CALLER_ID [--json]     list a caller's keys (ids and dates)
           keys revoke KEY_ID|KEY                    revoke a key
+          rate-limit show CALLER_ID [--json]        a caller's rate limit as the running daemon holds it
+          rate-limit reset CALLER_ID [--json]       refill its bucket and forgive its overdue reports
+
+        rate-limit talks to the running daemon's admin API: --url (default http://$INSIGHTD_LISTEN,
+        then http://127.0.0.1:8080) with an admin key from --key or $INSIGHTD_ADMIN_KEY.
 
         The state directory defaults to $INSIGHTD_STATE_DIR, then /var/lib/insightd.
         Default rate 50/s and burst 100.
@@ -29,7 +34,7 @@ public enum AdminCommand {
     public static func main(arguments: [String], environment: [String: String]) -> Int32 {
         do {
             var args = try Arguments(Array(arguments.dropFirst()),
-                                     valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller"])
+                                     valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let json = args.flag("json")
@@ -124,6 +129,18 @@ public enum AdminCommand {
                 let keyId = APIKey(token: words[2])?.keyId ?? words[2]
                 try CallerRegistry(open()).revokeKey(keyId: keyId, now: now)
                 print("key \(keyId) revoked; the daemon stops accepting it within its credential cache time")
+            case let words where words.count == 3 && words[0] == "rate-limit" && ["show", "reset"].contains(words[1]):
+                let url = args.option("url") ?? environment["INSIGHTD_LISTEN"].map { "http://\($0)" } ?? "http://127.0.0.1:8080"
+                guard let key = args.option("key") ?? environment["INSIGHTD_ADMIN_KEY"] else {
+                    throw AppError("an admin key is needed: --key KEY or INSIGHTD_ADMIN_KEY")
+                }
+                try args.checkAllConsumed()
+                guard let base = URL(string: url) else { throw AppError("--url \(url) is not a URL") }
+                let client = AdminClient(baseURL: base, key: key)
+                let path = "admin/v1/callers/\(words[2])/rate-limit" + (words[1] == "reset" ? "/reset" : "")
+                let answer = try client.send(words[1] == "reset" ? "POST" : "GET", path)
+                guard let view = answer.json else { throw AppError("insightd answered without a body") }
+                print(json ? JSONWriter.string(view) : renderRateLimit(view))
             default:
                 throw AppError("unknown command '\(command.joined(separator: " "))'\n\(usage)")
             }
@@ -132,6 +149,27 @@ public enum AdminCommand {
             FileHandle.standardError.write(Data("insightctl: \(error)\n".utf8))
             return 1
         }
+    }
+
+    /// The admin view of a caller's rate limit as a table an operator reads top to bottom.
+    static func renderRateLimit(_ v: JSONValue) -> String {
+        func n(_ value: JSONValue?) -> String { value?.numberValue.map(format) ?? "-" }
+        func t(_ value: JSONValue?) -> String { value?.stringValue ?? "-" }
+        let rows: [[String]] = [
+            ["caller", t(v["callerId"]) + " (" + t(v["environment"]) + ")"],
+            ["policy", "\(n(v["policy"]?["rate"]))/s, burst \(n(v["policy"]?["burst"]))"],
+            ["in force", "\(n(v["effectiveRate"]))/s, burst \(n(v["effectiveBurst"])), \(n(v["tokens"])) tokens now"],
+            ["penalty", "step \(n(v["penalty"]?["step"])) of \(n(v["penalty"]?["maxStep"])) (x\(n(v["penalty"]?["factor"]))): \(t(v["penalty"]?["why"]))"],
+            ["window", "last \(n(v["window"]?["seconds"])) s, counted \(t(v["window"]?["countedAt"]))"],
+            ["evaluations", n(v["window"]?["evaluations"])],
+            ["on time", n(v["window"]?["onTime"])],
+            ["late", n(v["window"]?["late"])],
+            ["overdue", "\(n(v["window"]?["overdue"])) (allowance \(n(v["window"]?["overdueAllowance"])))"],
+            ["pending", n(v["window"]?["pending"])],
+            ["throttled", "\(n(v["throttled"]?["count"])), last \(t(v["throttled"]?["lastThrottledAt"])) (\(t(v["throttled"]?["lastReason"])))"],
+        ]
+        let width = rows.map { $0[0].count }.max() ?? 0
+        return rows.map { $0[0].padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0[1] }.joined(separator: "\n")
     }
 
     static func render(_ caller: Caller) -> JSONValue {
