@@ -70,13 +70,20 @@ final class TLSContext: @unchecked Sendable {
                     "TLS private key \(key) does not match the certificate \(certificate): "
                         + Self.describe(errors))
             }
-            throw HTTPServerError(.tls, "TLS private key \(key): \(Self.describe(errors))")
+            var reason = Self.describe(errors)
+            if reason.contains("decrypt") || reason.contains("password") {
+                reason += " (the key must not be encrypted)"
+            }
+            throw HTTPServerError(.tls, "TLS private key \(key): \(reason)")
         }
-        // A key of another type than the certificate's is stored beside it, not checked.
+        // A key of another type than the certificate's is stored beside it, not checked: only
+        // this finds it (OpenSSL then says "no certificate assigned", which would mislead).
         guard SSL_CTX_check_private_key(context) == 1 else {
+            ERR_clear_error()
             throw HTTPServerError(
                 .tls,
-                "TLS private key \(key) does not match the certificate \(certificate): \(Self.drainErrors())")
+                "TLS private key \(key) does not match the certificate \(certificate): "
+                    + "the key is of another type than the certificate's")
         }
 
         if let clientCA = configuration.clientCAPath {
@@ -158,7 +165,11 @@ final class TLSContext: @unchecked Sendable {
         guard descriptor >= 0 else {
             throw HTTPServerError(.tls, "TLS \(role) \(path): \(String(cString: strerror(errno)))")
         }
-        close(descriptor)
+        defer { close(descriptor) }
+        var status = stat()
+        if fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR {
+            throw HTTPServerError(.tls, "TLS \(role) \(path): \(String(cString: strerror(EISDIR)))")
+        }
     }
 
     private static func errorQueue() -> [UInt] {

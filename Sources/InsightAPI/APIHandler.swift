@@ -9,6 +9,8 @@ public struct APIConfiguration: Sendable {
     public var consumptionGraceMilliseconds: Milliseconds = 900_000
     /// How long a credential lookup (hit or miss) is reused.
     public var credentialCacheSeconds: Double = 2
+    /// How long a denial waits before it takes effect (a coached person may be told to deny).
+    public var authorizationCooldownMilliseconds: Milliseconds = 259_200_000
 
     public init() {}
 }
@@ -30,27 +32,32 @@ public struct APIDependencies: Sendable {
     public var ledger: any EvaluationLedger
     public var credentials: any CredentialDirectory
     public var models: InsightModels
-    public var hasher: SubjectHasher
+    public var hashKeys: HashKeys
     public var clock: any Clock
     public var readiness: Readiness
     public var limiter: RateLimiter
     public var administration: any CallerAdministration
+    public var authorizations: any AuthorizationStore
+    public var denials: DenialIndex
     public var configuration: APIConfiguration
     /// Called once per answered request with its log-safe summary.
     public var onRequest: (@Sendable (RequestSummary) -> Void)?
 
     public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, models: InsightModels,
-                hasher: SubjectHasher, clock: any Clock, readiness: Readiness, limiter: RateLimiter,
-                administration: any CallerAdministration, configuration: APIConfiguration,
+                hashKeys: HashKeys, clock: any Clock, readiness: Readiness, limiter: RateLimiter,
+                administration: any CallerAdministration, authorizations: any AuthorizationStore,
+                denials: DenialIndex, configuration: APIConfiguration,
                 onRequest: (@Sendable (RequestSummary) -> Void)? = nil) {
         self.ledger = ledger
         self.credentials = credentials
         self.models = models
-        self.hasher = hasher
+        self.hashKeys = hashKeys
         self.clock = clock
         self.readiness = readiness
         self.limiter = limiter
         self.administration = administration
+        self.authorizations = authorizations
+        self.denials = denials
         self.configuration = configuration
         self.onRequest = onRequest
     }
@@ -103,6 +110,8 @@ public final class InsightAPIHandler: HTTPHandler {
             case .evaluations: try evaluate(exchange)
             case .consumption(let eventId): try consume(exchange, eventId: eventId)
             case .labels: try labels(exchange)
+            case .authorization: try putAuthorization(exchange)
+            case .authorizationQuery: try queryAuthorization(exchange)
             case .adminCallers: try adminCallers(exchange)
             case .adminCaller(let id): try adminCaller(exchange, callerId: id)
             case .adminRateLimit(let id): try adminRateLimit(exchange, callerId: id)

@@ -33,17 +33,25 @@ extension InsightAPIHandler {
                                            override: sandboxOverride,
                                            admitInsight: { limiter.admitInsight($0, caller: caller.caller) })
         // Raw identifiers stop here: only their keyed hashes go further.
-        let hasher = dependencies.hasher
+        let keyring = dependencies.hashKeys.current, hasher = keyring.active
         let subject = HashedSubject(
             account: request.subject.account.map { hasher.hash($0, kind: .account) },
             device: request.subject.device.map { hasher.hash($0, kind: .device) },
             counterparty: request.subject.counterparty.map { hasher.hash($0, kind: .counterparty) },
             keyId: hasher.keyId)
+        // A person who switched insights off (and whose cooldown has passed) gets no evaluation.
+        let now = dependencies.clock.now()
+        for (kind, identifier) in [(AuthorizableKind.account, request.subject.account), (.device, request.subject.device)] {
+            guard let identifier else { continue }
+            if dependencies.denials.isDenied(caller.caller.environment, kind,
+                                             hashes: keyring.lookupHashes(identifier, kind: kind.identifierKind), now: now) {
+                throw Problem(403, .denied, "The subject has switched insights off; proceed without them.")
+            }
+        }
         if let device = subject.device,
            let retryAfter = limiter.admitDevice(device, environment: caller.caller.environment, caller: caller.caller) {
             throw Throttling.deviceProblem(retryAfter: retryAfter, perHour: limiter.settings.devicePerHour)
         }
-        let now = dependencies.clock.now()
         let record = EvaluationRecord(
             eventId: SecureRandom.uuid(), callerId: caller.caller.callerId, environment: caller.caller.environment,
             category: request.category, createdAt: now,

@@ -3,6 +3,8 @@ enum Route: Equatable, Sendable {
     case evaluations
     case consumption(eventId: String)
     case labels
+    case authorization
+    case authorizationQuery
     case insights
     case livez
     case readyz
@@ -20,6 +22,8 @@ enum Route: Equatable, Sendable {
         case let s where s.count == 4 && s[0] == "v1" && s[1] == "evaluations" && s[3] == "consumption" && !s[2].isEmpty:
             return .consumption(eventId: s[2])
         case ["v1", "labels"]: return .labels
+        case ["v1", "authorization"]: return .authorization
+        case ["v1", "authorization", "query"]: return .authorizationQuery
         case ["v1", "insights"]: return .insights
         case ["livez"]: return .livez
         case ["readyz"]: return .readyz
@@ -39,7 +43,8 @@ enum Route: Equatable, Sendable {
     /// The methods the route answers (HEAD wherever GET is).
     var allowedMethods: [String] {
         switch self {
-        case .evaluations, .consumption, .labels, .adminRateLimitReset: return ["POST"]
+        case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery: return ["POST"]
+        case .authorization: return ["PUT"]
         case .insights, .livez, .readyz, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
@@ -51,6 +56,8 @@ enum Route: Equatable, Sendable {
         case .evaluations: return "/v1/evaluations"
         case .consumption: return "/v1/evaluations/{eventId}/consumption"
         case .labels: return "/v1/labels"
+        case .authorization: return "/v1/authorization"
+        case .authorizationQuery: return "/v1/authorization/query"
         case .insights: return "/v1/insights"
         case .livez: return "/livez"
         case .readyz: return "/readyz"

@@ -20,6 +20,12 @@ public enum AdminCommand {
           keys issue --caller CALLER_ID [--json]    issue another key for a caller
           keys list --caller CALLER_ID [--json]     list a caller's keys (ids and dates)
           keys revoke KEY_ID|KEY                    revoke a key
+          hash-keys list [--json]                   the identifier hash keys (ids and dates, never the keys)
+          hash-keys rotate                          add a new active key; lookups keep trying the old ones
+          hash-keys retire KEY_ID                   drop an old key (its hashes stop matching)
+          hash --kind account|device|counterparty VALUE
+                                                    the stored hash of VALUE, to find a subject's records
+          purge --older-than DAYS                   delete evaluations, reports and labels older than DAYS
           rate-limit show CALLER_ID [--json]        a caller's rate limit as the running daemon holds it
           rate-limit reset CALLER_ID [--json]       refill its bucket and forgive its overdue reports
 
@@ -34,7 +40,8 @@ public enum AdminCommand {
     public static func main(arguments: [String], environment: [String: String]) -> Int32 {
         do {
             var args = try Arguments(Array(arguments.dropFirst()),
-                                     valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key"])
+                                     valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
+                                                   "kind", "older-than"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let json = args.flag("json")
@@ -129,6 +136,47 @@ public enum AdminCommand {
                 let keyId = APIKey(token: words[2])?.keyId ?? words[2]
                 try CallerRegistry(open()).revokeKey(keyId: keyId, now: now)
                 print("key \(keyId) revoked; the daemon stops accepting it within its credential cache time")
+            case ["hash-keys", "list"], ["hash-keys", "rotate"]:
+                try args.checkAllConsumed()
+                let path = keyringPath(stateDirectory: stateDirectory, environment: environment)
+                if command[1] == "rotate" {
+                    let entry = try KeyringFile.rotate(path: path, now: now)
+                    print("new active key \(entry.keyId); the daemon picks it up within seconds (previous keys still match)")
+                    return 0
+                }
+                let entries = try KeyringFile.load(path: path, createIfMissing: false, now: now)
+                let rows = entries.enumerated().reversed().map { index, entry in
+                    (entry.keyId, entry.createdAt == 0 ? "-" : Timestamp.format(entry.createdAt),
+                     index == entries.count - 1 ? "active" : "previous")
+                }
+                if json {
+                    print(JSONWriter.string(.array(rows.map { .object(["keyId": .string($0.0), "createdAt": .string($0.1),
+                                                                       "state": .string($0.2)]) })))
+                } else {
+                    printTable(["KEY", "CREATED", "STATE"], rows.map { [$0.0, $0.1, $0.2] })
+                }
+            case let words where words.count == 3 && words[0] == "hash-keys" && words[1] == "retire":
+                try args.checkAllConsumed()
+                try KeyringFile.retire(keyId: words[2], path: keyringPath(stateDirectory: stateDirectory, environment: environment), now: now)
+                print("key \(words[2]) retired; hashes made with it no longer match")
+            case let words where words.count == 2 && words[0] == "hash":
+                guard let kindName = args.option("kind"), let kind = IdentifierKind(rawValue: kindName) else {
+                    throw AppError("--kind must be account, device or counterparty")
+                }
+                try args.checkAllConsumed()
+                let keyring = try KeyringFile.keyring(path: keyringPath(stateDirectory: stateDirectory, environment: environment),
+                                                      createIfMissing: false, now: now)
+                // Every key's hash: records made before a rotation carry the previous key's.
+                for hasher in keyring.all {
+                    print("\(Hex.encode(hasher.hash(words[1], kind: kind)))  key \(hasher.keyId)\(hasher.keyId == keyring.active.keyId ? " (active)" : "")")
+                }
+            case ["purge"]:
+                guard let text = args.option("older-than"), let days = Int(text), days >= 1 else {
+                    throw AppError("--older-than DAYS is required (a whole number of at least 1)")
+                }
+                try args.checkAllConsumed()
+                let report = try Retention(open()).purge(olderThan: now - Milliseconds(days) * 86_400_000)
+                print("deleted \(report.evaluations) evaluations, \(report.labels) labels, \(report.labelSubmissions) label submissions older than \(days) days")
             case let words where words.count == 3 && words[0] == "rate-limit" && ["show", "reset"].contains(words[1]):
                 let url = args.option("url") ?? environment["INSIGHTD_LISTEN"].map { "http://\($0)" } ?? "http://127.0.0.1:8080"
                 guard let key = args.option("key") ?? environment["INSIGHTD_ADMIN_KEY"] else {
@@ -149,6 +197,13 @@ public enum AdminCommand {
             FileHandle.standardError.write(Data("insightctl: \(error)\n".utf8))
             return 1
         }
+    }
+
+    static func keyringPath(stateDirectory: String, environment: [String: String]) -> String {
+        if let file = environment["INSIGHTD_HASH_KEY_FILE"], !file.isEmpty { return file }
+        var settings = Settings()
+        settings.stateDirectory = stateDirectory
+        return settings.resolvedHashKeyFile
     }
 
     /// The admin view of a caller's rate limit as a table an operator reads top to bottom.

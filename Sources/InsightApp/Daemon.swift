@@ -98,12 +98,8 @@ public enum Daemon {
         }
         let keyPath = settings.resolvedHashKeyFile
         if manager.fileExists(atPath: keyPath) {
-            if let data = manager.contents(atPath: keyPath) {
-                if data.count < SubjectHasher.minimumKeyLength {
-                    problems.append("hash key file \(keyPath) holds \(data.count) bytes; at least \(SubjectHasher.minimumKeyLength) are required")
-                }
-            } else {
-                problems.append("hash key file \(keyPath) is not readable")
+            do { _ = try KeyringFile.keyring(path: keyPath, createIfMissing: false, now: 0) } catch {
+                problems.append("\(error)")
             }
         } else if settings.hashKeyFile != nil {
             problems.append("INSIGHTD_HASH_KEY_FILE \(keyPath) does not exist")

@@ -20,9 +20,15 @@ public final class InsightService: @unchecked Sendable {
     private var writer: GroupCommitWriter?
     private var server: HTTPServer?
     private var complianceTimer: DispatchSourceTimer?
+    private var retentionTimer: DispatchSourceTimer?
+    /// Subjects who switched insights off, indexed in memory.
+    public let denials = DenialIndex()
     /// The in-memory rate limits; reporting counts are refreshed from the store.
     public private(set) var limiter: RateLimiter!
     private var administration: SQLiteAdministration?
+    /// The identifier hash keys; reloaded when the key file changes (a rotation).
+    public private(set) var hashKeys: HashKeys!
+    private var keyringFingerprint: String?
 
     public init(settings: Settings, clock: any Clock = SystemClock(), logger: Logger? = nil) {
         self.settings = settings
@@ -41,11 +47,11 @@ public final class InsightService: @unchecked Sendable {
         for name in applied { logger.info("migration applied", [("migration", .string(name))]) }
 
         let keyPath = settings.resolvedHashKeyFile
-        let key = try HashKeyFile.load(path: keyPath, createIfMissing: settings.hashKeyFile == nil)
-        if HashKeyFile.isExposed(path: keyPath) {
+        hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil, now: clock.now()))
+        keyringFingerprint = KeyringFile.fingerprint(path: keyPath)
+        if KeyringFile.isExposed(path: keyPath) {
             logger.warning("hash key file is readable by group or others; chmod 600 it", [("path", .string(keyPath))])
         }
-        let hasher = try SubjectHasher(key: key)
 
         try reloadModels()
 
@@ -61,15 +67,21 @@ public final class InsightService: @unchecked Sendable {
         try limiter.refresh(from: administration)
         startComplianceRefresh()
 
+        let authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
+        denials.load(try authorizations.denials())
+        startRetention(writer: writer)
+
         var configuration = APIConfiguration()
+        configuration.authorizationCooldownMilliseconds = Milliseconds(settings.authorizationCooldown) * 1000
         configuration.consumptionGraceMilliseconds = Milliseconds(settings.consumptionGrace) * 1000
         configuration.credentialCacheSeconds = Double(settings.credentialCacheSeconds)
         let logger = self.logger
         let handler = InsightAPIHandler(APIDependencies(
             ledger: SQLiteLedger(writer: writer),
             credentials: try SQLiteCredentialDirectory(path: settings.databasePath),
-            models: models, hasher: hasher, clock: clock, readiness: readiness, limiter: limiter,
-            administration: administration, configuration: configuration,
+            models: models, hashKeys: hashKeys, clock: clock, readiness: readiness, limiter: limiter,
+            administration: administration, authorizations: authorizations, denials: denials,
+            configuration: configuration,
             onRequest: { summary in
                 var fields: [(String, JSONValue)] = [
                     ("method", .string(summary.method)), ("route", .string(summary.route)),
@@ -118,9 +130,67 @@ public final class InsightService: @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "insightd.compliance"))
         let interval = DispatchTimeInterval.seconds(settings.complianceRefresh)
         timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [weak self] in self?.refreshCompliance() }
+        timer.setEventHandler { [weak self] in
+            self?.refreshCompliance()
+            self?.reloadHashKeysIfChanged()
+        }
         timer.resume()
         complianceTimer = timer
+    }
+
+    /// Purges expired data daily (first a minute after start), batch by batch through the writer.
+    private func startRetention(writer: GroupCommitWriter) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "insightd.retention"))
+        timer.schedule(deadline: .now() + 60, repeating: 86_400)
+        timer.setEventHandler { [weak self] in self?.purgeExpired() }
+        timer.resume()
+        retentionTimer = timer
+    }
+
+    /// Deletes what is older than the retention period now, one bounded batch per writer job,
+    /// so traffic interleaves with the purge. Calls `completion` with the totals.
+    public func purgeExpired(completion: (@Sendable (Retention.Report) -> Void)? = nil) {
+        guard let writer else { return }
+        let cutoff = clock.now() - Milliseconds(settings.retentionDays) * 86_400_000
+        let logger = self.logger
+        @Sendable func next(_ total: Retention.Report) {
+            writer.submit({ db in try Retention.purgeBatch(db, cutoff: cutoff) }) { result in
+                switch result {
+                case .success(let batch) where !batch.isEmpty:
+                    var sum = total
+                    sum.add(batch)
+                    next(sum)
+                case .success:
+                    if !total.isEmpty {
+                        logger.info("retention purge", [("evaluations", .number(Double(total.evaluations))),
+                                                        ("labels", .number(Double(total.labels))),
+                                                        ("labelSubmissions", .number(Double(total.labelSubmissions)))])
+                    }
+                    completion?(total)
+                case .failure(let failure):
+                    logger.error("retention purge failed; retried tomorrow", [("error", .string("\(failure)"))])
+                    completion?(total)
+                }
+            }
+        }
+        next(Retention.Report())
+    }
+
+    /// Picks up a rotated keyring: `insightctl hash-keys rotate` rewrites the file, and the
+    /// next hashes use the new active key while lookups still try the previous ones.
+    public func reloadHashKeysIfChanged() {
+        let path = settings.resolvedHashKeyFile
+        let fingerprint = KeyringFile.fingerprint(path: path)
+        guard fingerprint != keyringFingerprint, let hashKeys else { return }
+        do {
+            let keyring = try KeyringFile.keyring(path: path, createIfMissing: false, now: clock.now())
+            hashKeys.replace(keyring)
+            keyringFingerprint = fingerprint
+            logger.info("hash keys reloaded", [("activeKeyId", .string(keyring.active.keyId)),
+                                               ("previousKeys", .number(Double(keyring.previous.count)))])
+        } catch {
+            logger.error("cannot reload hash keys; keeping the keys in use", [("error", .string("\(error)"))])
+        }
     }
 
     /// Reads the reporting counts from the store into the rate limiter now.
@@ -136,6 +206,8 @@ public final class InsightService: @unchecked Sendable {
     public func stop() {
         complianceTimer?.cancel()
         complianceTimer = nil
+        retentionTimer?.cancel()
+        retentionTimer = nil
         readiness.set(false)
         server?.shutdown(timeout: Double(settings.shutdownTimeout))
         writer?.stop()

@@ -35,6 +35,8 @@ public struct Settings: Sendable, Equatable {
     public var devicePerHour = 120
     public var insightQuotaPercent = 200
     public var complianceRefresh = 5
+    public var authorizationCooldown = 259_200
+    public var retentionDays = 400
 
     /// The database file inside the state directory.
     public var databasePath: String { (stateDirectory as NSString).appendingPathComponent("insightd.db") }
@@ -79,6 +81,8 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_PENALTY_RECOVERY", meaning: "seconds between two steps of recovery from a penalty (1-3600)", defaultValue: "60"),
         Variable(name: "INSIGHTD_DEVICE_LIMIT_PER_HOUR", meaning: "evaluations allowed per device per hour (1-1000000)", defaultValue: "120"),
         Variable(name: "INSIGHTD_INSIGHT_QUOTA_PERCENT", meaning: "each insight type's quota as a percentage of the caller's rate and burst (1-10000)", defaultValue: "200"),
+        Variable(name: "INSIGHTD_AUTHORIZATION_COOLDOWN", meaning: "seconds before a subject's denial takes effect (0-2592000)", defaultValue: "259200"),
+        Variable(name: "INSIGHTD_RETENTION_DAYS", meaning: "days evaluations, reports and labels are kept; purged daily (1-3650)", defaultValue: "400"),
         Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store (1-300)", defaultValue: "5"),
     ]
 
@@ -144,6 +148,8 @@ public struct Settings: Sendable, Equatable {
         int("INSIGHTD_DEVICE_LIMIT_PER_HOUR", 1...1_000_000, &s.devicePerHour)
         int("INSIGHTD_INSIGHT_QUOTA_PERCENT", 1...10_000, &s.insightQuotaPercent)
         int("INSIGHTD_COMPLIANCE_REFRESH", 1...300, &s.complianceRefresh)
+        int("INSIGHTD_AUTHORIZATION_COOLDOWN", 0...2_592_000, &s.authorizationCooldown)
+        int("INSIGHTD_RETENTION_DAYS", 1...3650, &s.retentionDays)
         return problems.isEmpty ? .success(s) : .failure(SettingsError(problems: problems))
     }
 

@@ -30,10 +30,12 @@ public struct SubjectHasher: Sendable {
 /// A hash key that cannot be used.
 public enum HashKeyError: Error, Equatable, CustomStringConvertible, Sendable {
     case tooShort(Int)
+    case empty
 
     public var description: String {
         switch self {
         case .tooShort(let n): return "hash key is \(n) bytes; at least \(SubjectHasher.minimumKeyLength) are required"
+        case .empty: return "the hash keyring holds no key"
         }
     }
 }

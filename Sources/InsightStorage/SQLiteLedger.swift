@@ -90,13 +90,14 @@ public final class SQLiteLedger: EvaluationLedger {
             return .processed(statuses, replayed: true)
         }
         let findInsight = try db.cached("""
-            SELECT 1 FROM insights i JOIN evaluations e ON e.event_id = i.event_id
+            SELECT e.category, i.model_version, i.value FROM insights i JOIN evaluations e ON e.event_id = i.event_id
             WHERE i.insight_id = ? AND e.environment = ?
             """)
         let findLabel = try db.cached("SELECT outcome, fraud_type FROM labels WHERE insight_id = ? AND environment = ?")
         let insertLabel = try db.cached("""
-            INSERT INTO labels (insight_id, environment, caller_id, outcome, fraud_type, discovered_at, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO labels (insight_id, environment, caller_id, outcome, fraud_type, discovered_at, received_at,
+                                category, model_version, value)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         var results: [LabelResultStatus] = []
         for item in s.items {
@@ -108,12 +109,15 @@ public final class SQLiteLedger: EvaluationLedger {
                 results.append(same ? .duplicate : .conflict)
                 continue
             }
-            guard try findInsight.first([label.insightId, s.environment.rawValue], row: { _ in true }) != nil else {
+            guard let insight = try findInsight.first([label.insightId, s.environment.rawValue], row: {
+                ($0.text(0), $0.text(1), $0.text(2))
+            }) else {
                 results.append(.unknownInsight)
                 continue
             }
             try insertLabel.run(label.insightId, s.environment.rawValue, s.callerId, label.outcome.rawValue,
-                                label.fraudType?.rawValue, label.discoveredAt, s.receivedAt)
+                                label.fraudType?.rawValue, label.discoveredAt, s.receivedAt,
+                                insight.0, insight.1, insight.2)
             results.append(.accepted)
         }
         try db.cached("""

@@ -96,6 +96,27 @@ final class HTTPServerTLSTests: XCTestCase {
         }
     }
 
+    func testPipelinedRequestsBeforeAHalfCloseOverTLSAreAllAnswered() throws {
+        let pki = try makePKI()
+        try withServer(tlsConfiguration(pki)) { server in
+            // With close_notify, and with a bare TCP half-close (no close_notify: a dirty
+            // shutdown, which must read as the end of the stream, not as an error).
+            for cleanly in [true, false] {
+                let client = try TestClient(port: server.boundPort, tls: .trusting(pki))
+                try client.send(get("/async?ms=50&id=1") + get("/echo?id=2"))
+                if cleanly {
+                    client.tls?.sendCloseNotify()
+                } else {
+                    Glibc.shutdown(client.socket, Int32(SHUT_WR))
+                }
+                let ids = try (0..<2).map { _ in try client.readResponse().header("X-Query") }
+                XCTAssertEqual(ids, ["ms=50&id=1", "id=2"], "clean: \(cleanly)")
+                XCTAssertTrue(try client.readsEndOfStream())
+            }
+            XCTAssertTrue(eventually { server.openConnections == 0 })
+        }
+    }
+
     func testCurlOverTLSWithKeepAliveAndClientCertificate() throws {
         let pki = try makePKI()
         guard let curl = findExecutable("curl") else { throw XCTSkip("curl is not installed") }

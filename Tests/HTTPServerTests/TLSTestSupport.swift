@@ -228,6 +228,12 @@ final class TLSClientSession {
         return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 
+    /// Sends close_notify: the client is done writing; it can still read.
+    func sendCloseNotify() {
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+    }
+
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         var sent = 0
         while sent < bytes.count {

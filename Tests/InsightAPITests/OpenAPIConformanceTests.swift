@@ -71,7 +71,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         let undocumented = ["/", "/v1", "/v1/", "/v1/evaluations/", "/v1/evaluations/x", "/v1/evaluations//consumption",
                             "/v1/evaluations/x/consumption/", "/v1/evaluations/x/consumption/extra", "/v1/evaluations/x/y",
                             "/v1/labels/", "/v1/insights/", "/v1/insights/isLikelyBeingCoached", "/livez/", "/readyz/x",
-                            "/V1/evaluations", "/v2/evaluations", "/metrics", "/v1/authorization", "/admin/v1/callers/",
+                            "/V1/evaluations", "/v2/evaluations", "/metrics", "/v1/authorization/", "/v1/authorization/x", "/admin/v1/callers/",
                             "/admin/v1/callers/x/rate-limit/extra", "/admin/v1/callers/x/y", "/admin/v2/callers", "/admin"]
         for path in undocumented {
             for method in Self.probeMethods {
@@ -364,6 +364,33 @@ final class OpenAPIConformanceTests: XCTestCase {
                   headers: ["Idempotency-Key": "busy"], target: .overloaded),
             Probe(L, "/v1/labels", 503, "serverError", "credentials cannot be checked", key: broken.key, json: oneLabel,
                   headers: ["Idempotency-Key": "e6"]),
+        ]
+        // Subject authorization.
+        let A = "PUT /v1/authorization", Q = "POST /v1/authorization/query"
+        table += [
+            Probe(A, "/v1/authorization", 200, nil, "deny", key: key, json: #"{"subject":{"account":"probe-1"},"status":"denied"}"#),
+            Probe(A, "/v1/authorization", 200, nil, "allow device", key: key, json: #"{"subject":{"device":"probe-d"},"status":"authorized"}"#),
+            Probe(A, "/v1/authorization", 400, "contextInvalid", "not JSON", key: key, json: "{"),
+            Probe(A, "/v1/authorization", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"},"status":"denied"}"#),
+            Probe(A, "/v1/authorization", 403, "forbidden", "labels role only", key: labelsOnly, json: #"{"subject":{"account":"a"},"status":"denied"}"#),
+            Probe(A, "/v1/authorization", 415, "unsupportedMediaType", "text/plain", key: key, json: "{}", contentType: "text/plain"),
+            Probe(A, "/v1/authorization", 422, "contextInvalid", "both identifiers", key: key,
+                  json: #"{"subject":{"account":"a","device":"d"},"status":"denied"}"#),
+            Probe(A, "/v1/authorization", 422, "contextInvalid", "unknown status", key: key, json: #"{"subject":{"account":"a"},"status":"off"}"#),
+            Probe(A, "/v1/authorization", 422, "contextInvalid", "no subject", key: key, json: #"{"status":"denied"}"#),
+            Probe(A, "/v1/authorization", 503, "serverError", "write queue full", key: busyKey,
+                  json: #"{"subject":{"account":"a"},"status":"denied"}"#, target: .overloaded),
+            Probe(A, "/v1/authorization", 503, "serverError", "credentials cannot be checked", key: broken.key,
+                  json: #"{"subject":{"account":"a"},"status":"denied"}"#),
+            Probe(Q, "/v1/authorization/query", 200, nil, "query", key: key, json: #"{"subject":{"account":"probe-1"}}"#),
+            Probe(Q, "/v1/authorization/query", 400, "contextInvalid", "not JSON", key: key, json: "["),
+            Probe(Q, "/v1/authorization/query", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"}}"#),
+            Probe(Q, "/v1/authorization/query", 403, "forbidden", "labels role only", key: labelsOnly, json: #"{"subject":{"account":"a"}}"#),
+            Probe(Q, "/v1/authorization/query", 415, "unsupportedMediaType", "no Content-Type", key: key, json: "{}", contentType: nil),
+            Probe(Q, "/v1/authorization/query", 422, "contextInvalid", "status in a query", key: key,
+                  json: #"{"subject":{"account":"a"},"status":"denied"}"#),
+            Probe(Q, "/v1/authorization/query", 503, "serverError", "credentials cannot be checked", key: broken.key,
+                  json: #"{"subject":{"account":"a"}}"#),
         ]
         // The admin API.
         let admin = try daemon.createCaller(roles: [.admin])
@@ -667,7 +694,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         let validator = SchemaValidator(spec: spec)
         var eventId = "", insightIds: [JSONValue] = []
         let admin = try daemon.createCaller(roles: [.admin])
-        for op in spec.operations where ["POST", "PATCH"].contains(op.method) {
+        for op in spec.operations where ["POST", "PATCH", "PUT"].contains(op.method) {
             // Operations without a body (an admin reset) have no request example to check.
             guard let body = op.value["requestBody"] else { continue }
             let content = try XCTUnwrap(body["content"]?["application/json"], op.id)

@@ -34,7 +34,9 @@ final class ServiceStartTests: XCTestCase {
         let service = try start(s)
         service.stop()
         let key = try Data(contentsOf: URL(fileURLWithPath: s.resolvedHashKeyFile))
-        XCTAssertEqual(key.count, 32)
+        let entries = try KeyringFile.load(path: s.resolvedHashKeyFile, createIfMissing: false, now: 0)
+        XCTAssertEqual(entries.count, 1)
+        XCTAssertEqual(entries[0].key.count, 32)
         let keyMode = try FileManager.default.attributesOfItem(atPath: s.resolvedHashKeyFile)[.posixPermissions] as? Int
         XCTAssertEqual(keyMode, 0o600)
         let dirMode = try FileManager.default.attributesOfItem(atPath: s.stateDirectory)[.posixPermissions] as? Int

@@ -1,0 +1,72 @@
+import HTTPServer
+import InsightDomain
+import JSON
+
+/// `PUT /v1/authorization` and `POST /v1/authorization/query` (role `evaluate`): a person's
+/// choice to switch insights off, with a cooldown, and its current state. Identifiers travel
+/// only in bodies, never in URLs.
+extension InsightAPIHandler {
+    /// Reads `{"subject": {"account": …} | {"device": …}}` and hashes it under every key.
+    func authorizationSubject(_ root: ObjectReader, environment: Environment) throws(Problem) -> SubjectHashes {
+        guard let subject = try root.object("subject", allowed: ["account", "device"]) else {
+            throw Problem.invalid("subject", "is required")
+        }
+        let account = try subject.string("account", maxLength: EvaluationRequest.maxIdentifierLength)
+        let device = try subject.string("device", maxLength: EvaluationRequest.maxIdentifierLength)
+        let kind: AuthorizableKind, identifier: String
+        switch (account, device) {
+        case (let a?, nil): (kind, identifier) = (.account, a)
+        case (nil, let d?): (kind, identifier) = (.device, d)
+        default: throw Problem.invalid("subject", "must name exactly one of account or device")
+        }
+        let keyring = dependencies.hashKeys.current
+        return SubjectHashes(environment: environment, kind: kind,
+                             hashes: keyring.lookupHashes(identifier, kind: kind.identifierKind),
+                             activeKeyId: keyring.active.keyId)
+    }
+
+    /// `PUT /v1/authorization`
+    func putAuthorization(_ exchange: Exchange) throws {
+        var exchange = exchange
+        let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
+        exchange.callerId = caller.caller.callerId
+        let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject", "status"])
+        let request = try root.enumeration("status", AuthorizationRequest.self, required: true)!
+        let subject = try authorizationSubject(root, environment: caller.caller.environment)
+        let now = dependencies.clock.now(), denials = dependencies.denials, answered = exchange
+        dependencies.authorizations.apply(request, for: subject, now: now,
+                                          cooldown: dependencies.configuration.authorizationCooldownMilliseconds) { result in
+            switch result {
+            case .success(let record):
+                denials.update(subject, record: record)
+                answered.send(Self.json(200, Self.render(record, now: now)))
+            case .failure(let failure):
+                answered.fail(Problem.from(failure))
+            }
+        }
+    }
+
+    /// `POST /v1/authorization/query`
+    func queryAuthorization(_ exchange: Exchange) throws {
+        var exchange = exchange
+        let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
+        exchange.callerId = caller.caller.callerId
+        let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject"])
+        let subject = try authorizationSubject(root, environment: caller.caller.environment)
+        let record: AuthorizationRecord?
+        do { record = try dependencies.authorizations.record(for: subject) } catch {
+            throw Problem(503, .serverError, "Authorizations cannot be read right now; retry.")
+        }
+        let now = dependencies.clock.now()
+        exchange.send(Self.json(200, Self.render(record ?? AuthorizationRecord(request: .authorized, requestedAt: 0, effectiveAt: 0),
+                                                 now: now, stored: record != nil)))
+    }
+
+    static func render(_ record: AuthorizationRecord, now: Milliseconds, stored: Bool = true) -> JSONValue {
+        var object = JSONObject()
+        object.append("status", .string(record.status(at: now).rawValue))
+        object.append("requestedAt", stored ? .string(Timestamp.format(record.requestedAt)) : .null)
+        object.append("effectiveAt", stored ? .string(Timestamp.format(record.effectiveAt)) : .null)
+        return .object(object)
+    }
+}

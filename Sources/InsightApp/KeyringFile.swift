@@ -1,0 +1,110 @@
+import Crypto
+import Foundation
+import InsightDomain
+
+/// The file of identifier hash keys, kept outside the database. Two forms are read:
+/// a keyring (text: a header line, then `key <createdAtMs> <hex>` per key, oldest first, the
+/// last active), or raw bytes holding one key (what a mounted secret usually is).
+/// Writes are atomic (temporary file + rename) with mode 0600.
+public enum KeyringFile {
+    public static let header = "insightd-keyring 1"
+    public static let generatedLength = 32
+
+    /// One key of the keyring.
+    public struct Entry: Sendable, Equatable {
+        public let key: [UInt8]
+        public let createdAt: Milliseconds
+        /// The public name stored beside every hash the key makes.
+        public var keyId: String { (try? SubjectHasher(key: key).keyId) ?? "invalid" }
+    }
+
+    /// The keys in `path`, oldest first. A missing file is created with one new key when
+    /// `createIfMissing`.
+    public static func load(path: String, createIfMissing: Bool, now: Milliseconds) throws -> [Entry] {
+        guard FileManager.default.fileExists(atPath: path) else {
+            guard createIfMissing else { throw AppError("hash key file \(path) does not exist") }
+            let entries = [Entry(key: SecureRandom.bytes(generatedLength), createdAt: now)]
+            try write(entries, to: path)
+            return entries
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw AppError("cannot read hash key file \(path): \(String(cString: strerror(errno)))")
+        }
+        let bytes = Array(data)
+        guard bytes.starts(with: Array((header + "\n").utf8)) else {
+            return [Entry(key: bytes, createdAt: 0)]
+        }
+        var entries: [Entry] = []
+        for (number, line) in String(decoding: bytes, as: UTF8.self).split(separator: "\n").enumerated().dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, fields[0] == "key", let created = Milliseconds(fields[1]),
+                  let key = Hex.decode(String(fields[2])) else {
+                throw AppError("hash key file \(path): line \(number + 1) is not 'key <createdAtMs> <hex>'")
+            }
+            entries.append(Entry(key: key, createdAt: created))
+        }
+        guard !entries.isEmpty else { throw AppError("hash key file \(path) holds no key") }
+        return entries
+    }
+
+    /// The keyring of `path` as the daemon uses it.
+    public static func keyring(path: String, createIfMissing: Bool, now: Milliseconds) throws -> HashKeyring {
+        try HashKeyring(keys: load(path: path, createIfMissing: createIfMissing, now: now).map(\.key))
+    }
+
+    /// Writes `entries` (oldest first) as a keyring, atomically, mode 0600.
+    public static func write(_ entries: [Entry], to path: String) throws {
+        var text = header + "\n"
+        for entry in entries { text += "key \(entry.createdAt) \(Hex.encode(entry.key))\n" }
+        let temporary = path + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw AppError("cannot write hash key file \(path): \(String(cString: strerror(errno)))")
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw AppError("cannot write hash key file \(path): \(reason)")
+        }
+    }
+
+    /// Adds a new random key and makes it active; the previous keys stay for lookups.
+    @discardableResult
+    public static func rotate(path: String, now: Milliseconds) throws -> Entry {
+        var entries = try load(path: path, createIfMissing: false, now: now)
+        let entry = Entry(key: SecureRandom.bytes(generatedLength), createdAt: now)
+        entries.append(entry)
+        try write(entries, to: path)
+        return entry
+    }
+
+    /// Removes a previous key; the active key cannot be retired.
+    public static func retire(keyId: String, path: String, now: Milliseconds) throws {
+        var entries = try load(path: path, createIfMissing: false, now: now)
+        guard let index = entries.firstIndex(where: { $0.keyId == keyId }) else {
+            throw AppError("no key \(keyId) in \(path)")
+        }
+        guard index != entries.count - 1 else { throw AppError("key \(keyId) is the active key; rotate first") }
+        entries.remove(at: index)
+        try write(entries, to: path)
+    }
+
+    /// True when the file can be read by group or others.
+    public static func isExposed(path: String) -> Bool {
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int else { return false }
+        return mode & 0o077 != 0
+    }
+
+    /// A cheap fingerprint of the file (modification time and size), to notice a rotation.
+    static func fingerprint(path: String) -> String? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
+        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        return "\(modified)/\(attributes[.size] as? Int ?? -1)"
+    }
+}
+
+/// A failure of the application layer, with a message for the operator.
+public struct AppError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,63 @@
+import InsightDomain
+import SQLiteClient
+
+/// Deletes data older than the retention period in bounded batches, each its own short
+/// transaction, so that a large purge never holds the write lock long enough to stall traffic.
+/// Evaluations take their insights and consumption reports with them (foreign-key cascade);
+/// labels carry their own copy of what model metrics need. Subject authorizations are kept:
+/// an opt-out must outlive the data.
+public struct Retention {
+    /// What one purge deleted.
+    public struct Report: Sendable, Equatable {
+        public var evaluations = 0
+        public var labels = 0
+        public var labelSubmissions = 0
+        public var isEmpty: Bool { evaluations == 0 && labels == 0 && labelSubmissions == 0 }
+
+        public init() {}
+
+        public mutating func add(_ other: Report) {
+            evaluations += other.evaluations
+            labels += other.labels
+            labelSubmissions += other.labelSubmissions
+        }
+    }
+
+    /// Rows deleted per batch.
+    public static let batchSize = 1000
+
+    let db: SQLiteConnection
+
+    public init(_ db: SQLiteConnection) { self.db = db }
+
+    /// Deletes one batch of each kind older than `cutoff`; call until it reports nothing.
+    public static func purgeBatch(_ db: SQLiteConnection, cutoff: Milliseconds) throws -> Report {
+        var report = Report()
+        try db.cached("""
+            DELETE FROM evaluations WHERE event_id IN
+                (SELECT event_id FROM evaluations WHERE created_at < ? LIMIT \(batchSize))
+            """).run(cutoff)
+        report.evaluations = db.changes
+        try db.cached("""
+            DELETE FROM labels WHERE insight_id IN
+                (SELECT insight_id FROM labels WHERE received_at < ? LIMIT \(batchSize))
+            """).run(cutoff)
+        report.labels = db.changes
+        try db.cached("""
+            DELETE FROM label_submissions WHERE rowid IN
+                (SELECT rowid FROM label_submissions WHERE created_at < ? LIMIT \(batchSize))
+            """).run(cutoff)
+        report.labelSubmissions = db.changes
+        return report
+    }
+
+    /// Purges everything older than `cutoff` on this connection, batch by batch.
+    public func purge(olderThan cutoff: Milliseconds) throws -> Report {
+        var total = Report()
+        while true {
+            let batch = try db.transaction { try Self.purgeBatch(db, cutoff: cutoff) }
+            if batch.isEmpty { return total }
+            total.add(batch)
+        }
+    }
+}

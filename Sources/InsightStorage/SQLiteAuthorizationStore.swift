@@ -1,0 +1,76 @@
+import InsightDomain
+import SQLiteClient
+import Synchronization
+
+/// Subject authorizations in SQLite; writes through the group-commit writer.
+public final class SQLiteAuthorizationStore: AuthorizationStore {
+    private let reader: Mutex<SQLiteConnection>
+    private let writer: GroupCommitWriter
+
+    public init(path: String, writer: GroupCommitWriter) throws {
+        reader = Mutex(try Database.open(path: path, create: false))
+        self.writer = writer
+    }
+
+    public func apply(_ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds,
+                      cooldown: Milliseconds,
+                      completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void) {
+        writer.submit({ db in try Self.apply(request, subject, now: now, cooldown: cooldown, in: db) }, completion: completion)
+    }
+
+    public func record(for subject: SubjectHashes) throws -> AuthorizationRecord? {
+        try reader.withLock { try Self.find(subject, in: $0) }
+    }
+
+    /// The stored choice under any of the subject's hashes; a denial wins over an authorization.
+    static func find(_ subject: SubjectHashes, in db: SQLiteConnection) throws -> AuthorizationRecord? {
+        let find = try db.cached("""
+            SELECT status, requested_at, effective_at FROM subject_authorizations
+            WHERE environment = ? AND kind = ? AND subject_hash = ?
+            """)
+        var existing: AuthorizationRecord?
+        for hash in subject.hashes {
+            if let found = try find.first([subject.environment.rawValue, subject.kind.rawValue, hash], row: { row in
+                AuthorizationRecord(request: AuthorizationRequest(rawValue: row.text(0) ?? "") ?? .authorized,
+                                    requestedAt: row.int64(1), effectiveAt: row.int64(2))
+            }), existing == nil || found.request == .denied {
+                existing = found
+            }
+        }
+        return existing
+    }
+
+    static func apply(_ request: AuthorizationRequest, _ subject: SubjectHashes, now: Milliseconds, cooldown: Milliseconds,
+                      in db: SQLiteConnection) throws -> AuthorizationRecord {
+        let existing = try find(subject, in: db)
+        let record: AuthorizationRecord
+        if request == .denied, let existing, existing.request == .denied {
+            record = existing  // asking again does not restart the cooldown
+        } else if request == .denied {
+            record = AuthorizationRecord(request: .denied, requestedAt: now, effectiveAt: now + cooldown)
+        } else {
+            record = AuthorizationRecord(request: .authorized, requestedAt: now, effectiveAt: now)
+        }
+        let delete = try db.cached("DELETE FROM subject_authorizations WHERE environment = ? AND kind = ? AND subject_hash = ?")
+        for hash in subject.hashes { try delete.run(subject.environment.rawValue, subject.kind.rawValue, hash) }
+        try db.cached("""
+            INSERT INTO subject_authorizations (environment, kind, subject_hash, hash_key_id, status, requested_at, effective_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """).run(subject.environment.rawValue, subject.kind.rawValue, subject.hashes[0], subject.activeKeyId,
+                     record.request.rawValue, record.requestedAt, record.effectiveAt)
+        return record
+    }
+
+    public func denials() throws -> [(environment: Environment, kind: AuthorizableKind, hash: [UInt8], effectiveAt: Milliseconds)] {
+        try reader.withLock { db in
+            try db.prepare("SELECT environment, kind, subject_hash, effective_at FROM subject_authorizations WHERE status = 'denied'")
+                .query { row in
+                    guard let environment = Environment(rawValue: row.text(0) ?? ""),
+                          let kind = AuthorizableKind(rawValue: row.text(1) ?? "") else {
+                        throw StoreError.invalid("subject_authorizations holds an unknown environment or kind")
+                    }
+                    return (environment, kind, row.blob(2) ?? [], row.int64(3))
+                }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import InsightApp
+import InsightDomain
+import InsightStorage
+import InsightTesting
+import JSON
+import SQLiteClient
+import XCTest
+
+/// Subject authorization with its cooldown, hash-key rotation, retention and investigations.
+final class PrivacyTests: XCTestCase {
+    static let evaluate = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"acct-77"}}"#
+
+    func put(_ daemon: LiveDaemon, _ key: String, _ status: String, account: String = "acct-77") throws -> LiveDaemon.Response {
+        try daemon.request("PUT", "/v1/authorization", key: key, json: #"{"subject":{"account":"\#(account)"},"status":"\#(status)"}"#)
+    }
+
+    func query(_ daemon: LiveDaemon, _ key: String, account: String = "acct-77") throws -> String? {
+        try daemon.request("POST", "/v1/authorization/query", key: key, json: #"{"subject":{"account":"\#(account)"}}"#)
+            .json?["status"]?.stringValue
+    }
+
+    func testDenialTakesEffectAfterTheCooldownAndAuthorizationAtOnce() throws {
+        let clock = ManualClock(SystemClock().now())
+        let daemon = try LiveDaemon(clock: clock)
+        let key = try daemon.createCaller(roles: [.evaluate]).key
+        XCTAssertEqual(try query(daemon, key), "authorized")
+
+        let denied = try put(daemon, key, "denied")
+        XCTAssertEqual(denied.status, 200)
+        XCTAssertEqual(denied.json?["status"]?.stringValue, "denialPending")
+        let effective = try XCTUnwrap(denied.json?["effectiveAt"]?.stringValue)
+        XCTAssertEqual(effective, Timestamp.format(clock.now() + 259_200_000))
+        // During the cooldown evaluations continue.
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 200)
+        // Asking again does not restart the cooldown.
+        clock.advance(seconds: 3600)
+        XCTAssertEqual(try put(daemon, key, "denied").json?["effectiveAt"]?.stringValue, effective)
+        clock.advance(seconds: 259_200 - 3601)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 200)
+        clock.advance(seconds: 1)
+        let refused = try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate)
+        XCTAssertEqual(refused.status, 403)
+        XCTAssertEqual(refused.code, "denied")
+        XCTAssertEqual(try query(daemon, key), "denied")
+        // Another subject, and the same subject in the sandbox, are unaffected.
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key,
+                                          json: Self.evaluate.replacingOccurrences(of: "acct-77", with: "acct-78")).status, 200)
+        let sandbox = try daemon.createCaller(roles: [.evaluate], environment: .sandbox).key
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: sandbox, json: Self.evaluate).status, 200)
+
+        // Switching back on is immediate.
+        XCTAssertEqual(try put(daemon, key, "authorized").json?["status"]?.stringValue, "authorized")
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 200)
+
+        // The denial index is rebuilt from the store after a restart.
+        XCTAssertEqual(try put(daemon, key, "denied").status, 200)
+        clock.advance(seconds: 259_200)
+        try daemon.restart()
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 403)
+    }
+
+    func testAuthorizationRequestsAreValidated() throws {
+        let daemon = try LiveDaemon()
+        let key = try daemon.createCaller(roles: [.evaluate]).key
+        let labels = try daemon.createCaller(roles: [.labels]).key
+        let cases: [(String, Int, String?)] = [
+            (#"{"status":"denied"}"#, 422, "subject"),
+            (#"{"subject":{},"status":"denied"}"#, 422, "subject"),
+            (#"{"subject":{"account":"a","device":"d"},"status":"denied"}"#, 422, "subject"),
+            (#"{"subject":{"counterparty":"c"},"status":"denied"}"#, 422, "subject.counterparty"),
+            (#"{"subject":{"account":"a"},"status":"off"}"#, 422, "status"),
+            (#"{"subject":{"account":"a"}}"#, 422, "status"),
+        ]
+        for (body, status, field) in cases {
+            let r = try daemon.request("PUT", "/v1/authorization", key: key, json: body)
+            XCTAssertEqual(r.status, status, body)
+            XCTAssertEqual(r.string("field"), field, body)
+        }
+        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: labels,
+                                          json: #"{"subject":{"account":"a"},"status":"denied"}"#).status, 403)
+        XCTAssertEqual(try daemon.request("GET", "/v1/authorization", key: key).status, 405)
+        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: key,
+                                          json: #"{"subject":{"device":"d"},"status":"denied"}"#).status, 200)
+    }
+
+    func testRotationKeepsOptOutsAndInvestigationsMatching() throws {
+        let clock = ManualClock(SystemClock().now())
+        let daemon = try LiveDaemon(clock: clock) { $0.authorizationCooldown = 0 }
+        let key = try daemon.createCaller(roles: [.evaluate]).key
+        XCTAssertEqual(try put(daemon, key, "denied").json?["status"]?.stringValue, "denied")
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 403)
+        let stateDir = daemon.service.settings.stateDirectory
+        let before = daemon.service.hashKeys.current.active.keyId
+
+        // Rotate as an operator would; the daemon notices the file change.
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash-keys", "rotate"], environment: [:]), 0)
+        daemon.service.reloadHashKeysIfChanged()
+        let keyring = daemon.service.hashKeys.current
+        XCTAssertNotEqual(keyring.active.keyId, before)
+        XCTAssertEqual(keyring.previous.map(\.keyId), [before])
+
+        // The opt-out made under the previous key still matches.
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 403)
+        XCTAssertEqual(try query(daemon, key), "denied")
+        // New evaluations are hashed under the new key.
+        let other = try daemon.request("POST", "/v1/evaluations", key: key,
+                                       json: Self.evaluate.replacingOccurrences(of: "acct-77", with: "acct-90"))
+        XCTAssertEqual(other.status, 200)
+        let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
+        XCTAssertEqual(try db.scalarText("SELECT hash_key_id FROM evaluations ORDER BY created_at DESC LIMIT 1"), keyring.active.keyId)
+        // The investigation hash is the one stored.
+        let stored = try db.scalarText("SELECT hex(account_hash) FROM evaluations ORDER BY created_at DESC LIMIT 1")
+        XCTAssertEqual(keyring.active.hash("acct-90", kind: .account).map { String(format: "%02X", $0) }.joined(), stored)
+        // Re-authorizing folds the old-key record into the new key: insights are on again.
+        XCTAssertEqual(try put(daemon, key, "authorized").status, 200)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 200)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM subject_authorizations"), "1")
+        XCTAssertEqual(try db.scalarText("SELECT hash_key_id FROM subject_authorizations"), keyring.active.keyId)
+    }
+
+    func testRetentionPurgesOldDataAndLabelsKeepWhatMetricsNeed() throws {
+        let clock = ManualClock(SystemClock().now())
+        let daemon = try LiveDaemon(clock: clock) {
+            $0.retentionDays = 30
+            $0.modelsDirectory = ModelAPITests.modelsDirectory
+        }
+        let key = try daemon.createCaller(roles: [.evaluate, .labels]).key
+        let old = try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate)
+        let insightId = try XCTUnwrap(old.json?["insights"]?[0]?["insightId"]?.stringValue)
+        let eventId = try XCTUnwrap(old.json?["eventId"]?.stringValue)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(eventId)/consumption", key: key,
+                                          json: #"{"status":"notUsedNotNeeded"}"#).status, 204)
+        clock.advance(seconds: 20 * 86_400)
+        let label = try daemon.request("POST", "/v1/labels", key: key,
+                                       json: #"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"\#(Timestamp.format(clock.now()).prefix(10))"}]}"#,
+                                       headers: ["Idempotency-Key": "r-1"])
+        XCTAssertEqual(label.json?["results"]?[0]?["status"]?.stringValue, "accepted")
+        clock.advance(seconds: 11 * 86_400)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 200)
+
+        let done = expectation(description: "purged")
+        let totals = ReportBox()
+        daemon.service.purgeExpired { report in totals.report = report; done.fulfill() }
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(totals.report?.evaluations, 1)
+        XCTAssertEqual(totals.report?.labels, 0)
+        let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations"), "1")
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM insights"), "1")
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM consumption_reports"), "0")
+        // The label outlives its evaluation with what model metrics need.
+        XCTAssertEqual(try db.scalarText("SELECT category || ' ' || value || ' ' || outcome FROM labels"),
+                       "payment unknown confirmedLegitimate")
+
+        // insightctl purge works on the store directly.
+        daemon.service.stop()
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory,
+                                                     "purge", "--older-than", "1"], environment: [:]), 0)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM labels"), "1")  // received 11 days ago, evaluations now
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations"), "1")
+    }
+}
+
+final class ReportBox: @unchecked Sendable {
+    // @unchecked: written once before the expectation is fulfilled, read after the wait.
+    var report: Retention.Report?
+}
