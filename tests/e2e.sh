@@ -18,11 +18,12 @@ export INSIGHTD_STATE_DIR="$STATE" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_D
 [ -d "$INSIGHTD_MODELS_DIR" ] || unset INSIGHTD_MODELS_DIR
 
 start() {
+    SCHEME=http; [ -n "${INSIGHTD_TLS_CERT:-}" ] && SCHEME=https
     "$BIN/insightd" 2>>"$LOG" &
     PID=$!
     for _ in $(seq 1 100); do
         PORT=$(grep '"msg":"insightd ready"' "$LOG" | tail -1 | jq -r '.listen' 2>/dev/null | sed 's/.*://')
-        [ -n "$PORT" ] && [ "$PORT" != "null" ] && curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && return 0
+        [ -n "$PORT" ] && [ "$PORT" != "null" ] && curl -sf ${INSIGHTD_TLS_CERT:+--cacert "$INSIGHTD_TLS_CERT"} "$SCHEME://127.0.0.1:$PORT/readyz" >/dev/null && return 0
         sleep 0.1
     done
     fail "insightd did not become ready"
@@ -125,6 +126,19 @@ wait "$PID" || fail "SIGTERM exit status"
 PID=""
 grep -q '"insightd stopped"' "$LOG" || fail "no stop log"
 pass "SIGTERM"
+
+# TLS: the same daemon over HTTPS with a certificate made here; plain HTTP gets no answer.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$WORK/tls.key" -out "$WORK/tls.crt" 2>/dev/null \
+    || fail "openssl could not make a test certificate"
+INSIGHTD_TLS_CERT="$WORK/tls.crt" INSIGHTD_TLS_KEY="$WORK/tls.key" start
+curl -sf --cacert "$WORK/tls.crt" "https://127.0.0.1:$PORT/livez" >/dev/null || fail "HTTPS /livez"
+[ "$(curl -s --cacert "$WORK/tls.crt" -o /dev/null -w '%{http_code}' -X POST "https://127.0.0.1:$PORT/v1/evaluations" \
+     -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' -d '{}')" = 403 ] || fail "HTTPS evaluate"
+curl -s --max-time 3 "http://127.0.0.1:$PORT/livez" >/dev/null 2>&1 && fail "plain HTTP answered on the TLS port"
+INSIGHTD_TLS_CERT="$WORK/tls.crt" "$BIN/insightd" --check-config 2>/dev/null && fail "--check-config accepted a certificate without a key"
+kill -TERM "$PID"; wait "$PID" || fail "SIGTERM exit status (TLS)"; PID=""
+pass "TLS"
 
 # Privacy: no raw identifier in any state file or log line.
 for needle in "$ACCOUNT" "$DEVICE" "e2e-payee-x" "$KEY"; do

@@ -37,6 +37,9 @@ public struct Settings: Sendable, Equatable {
     public var complianceRefresh = 5
     public var authorizationCooldown = 259_200
     public var retentionDays = 400
+    public var tlsCertificate: String?
+    public var tlsPrivateKey: String?
+    public var tlsClientCA: String?
 
     /// The database file inside the state directory.
     public var databasePath: String { (stateDirectory as NSString).appendingPathComponent("insightd.db") }
@@ -83,6 +86,9 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_INSIGHT_QUOTA_PERCENT", meaning: "each insight type's quota as a percentage of the caller's rate and burst (1-10000)", defaultValue: "200"),
         Variable(name: "INSIGHTD_AUTHORIZATION_COOLDOWN", meaning: "seconds before a subject's denial takes effect (0-2592000)", defaultValue: "259200"),
         Variable(name: "INSIGHTD_RETENTION_DAYS", meaning: "days evaluations, reports and labels are kept; purged daily (1-3650)", defaultValue: "400"),
+        Variable(name: "INSIGHTD_TLS_CERT", meaning: "PEM certificate chain; with INSIGHTD_TLS_KEY the port speaks only HTTPS (TLS 1.2+)", defaultValue: "unset (plain HTTP)"),
+        Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
+        Variable(name: "INSIGHTD_TLS_CLIENT_CA", meaning: "PEM CA bundle; when set, clients must present a certificate it verifies", defaultValue: "unset"),
         Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store (1-300)", defaultValue: "5"),
     ]
 
@@ -150,6 +156,17 @@ public struct Settings: Sendable, Equatable {
         int("INSIGHTD_COMPLIANCE_REFRESH", 1...300, &s.complianceRefresh)
         int("INSIGHTD_AUTHORIZATION_COOLDOWN", 0...2_592_000, &s.authorizationCooldown)
         int("INSIGHTD_RETENTION_DAYS", 1...3650, &s.retentionDays)
+        for (name, target) in [("INSIGHTD_TLS_CERT", \Settings.tlsCertificate), ("INSIGHTD_TLS_KEY", \Settings.tlsPrivateKey),
+                               ("INSIGHTD_TLS_CLIENT_CA", \Settings.tlsClientCA)] {
+            guard let value = environment[name] else { continue }
+            if value.isEmpty { problems.append("\(name): must not be empty") } else { s[keyPath: target] = value }
+        }
+        if (s.tlsCertificate == nil) != (s.tlsPrivateKey == nil) {
+            problems.append("INSIGHTD_TLS_CERT and INSIGHTD_TLS_KEY: set both, or neither")
+        }
+        if s.tlsClientCA != nil && s.tlsCertificate == nil {
+            problems.append("INSIGHTD_TLS_CLIENT_CA: client certificates need TLS (set INSIGHTD_TLS_CERT and INSIGHTD_TLS_KEY)")
+        }
         return problems.isEmpty ? .success(s) : .failure(SettingsError(problems: problems))
     }
 
@@ -195,6 +212,9 @@ public struct Settings: Sendable, Equatable {
         c.requestTimeout = requestTimeout
         c.idleTimeout = idleTimeout
         c.writeTimeout = writeTimeout
+        if let tlsCertificate, let tlsPrivateKey {
+            c.tls = TLSConfiguration(certificatePath: tlsCertificate, privateKeyPath: tlsPrivateKey, clientCAPath: tlsClientCA)
+        }
         return c
     }
 }

@@ -41,7 +41,8 @@ final class SettingsTests: XCTestCase {
             ("INSIGHTD_LISTEN", "::1:80"), ("INSIGHTD_THREADS", "0"), ("INSIGHTD_THREADS", "two"),
             ("INSIGHTD_LOG_LEVEL", "loud"), ("INSIGHTD_CONSUMPTION_GRACE", "1.5"), ("INSIGHTD_CONSUMPTION_GRACE", "59"),
             ("INSIGHTD_MAX_BODY_BYTES", "-1"), ("INSIGHTD_STATE_DIR", ""), ("INSIGHTD_REQUEST_TIMEOUT", "0"),
-            ("INSIGHTD_LISTN", "127.0.0.1:80"),
+            ("INSIGHTD_LISTN", "127.0.0.1:80"), ("INSIGHTD_TLS_CERT", "/c.pem"), ("INSIGHTD_TLS_KEY", "/k.pem"),
+            ("INSIGHTD_TLS_CLIENT_CA", "/ca.pem"), ("INSIGHTD_RETENTION_DAYS", "0"), ("INSIGHTD_AUTHORIZATION_COOLDOWN", "-1"),
         ]
         for (name, value) in cases {
             guard case .failure(let error) = Settings.load(from: [name: value]) else {
@@ -53,6 +54,15 @@ final class SettingsTests: XCTestCase {
             return XCTFail("accepted")
         }
         XCTAssertEqual(error.problems.count, 2)
+    }
+
+    func testTLSSettings() throws {
+        let s = try Settings.load(from: ["INSIGHTD_TLS_CERT": "/c.pem", "INSIGHTD_TLS_KEY": "/k.pem",
+                                         "INSIGHTD_TLS_CLIENT_CA": "/ca.pem"]).get()
+        XCTAssertEqual(s.httpConfiguration.tls?.certificatePath, "/c.pem")
+        XCTAssertEqual(s.httpConfiguration.tls?.privateKeyPath, "/k.pem")
+        XCTAssertEqual(s.httpConfiguration.tls?.clientCAPath, "/ca.pem")
+        XCTAssertNil(try Settings.load(from: [:]).get().httpConfiguration.tls)
     }
 
     func testArguments() throws {
