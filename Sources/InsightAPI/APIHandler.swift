@@ -65,6 +65,9 @@ public struct APIDependencies: Sendable {
 
 /// What a log line may say about a request: no body, no identifier, no query.
 public struct RequestSummary: Sendable {
+    /// The W3C trace id of the request (from `traceparent`, or generated): joins log lines
+    /// across services without naming anyone.
+    public var traceId: String
     public var method: String
     public var route: String
     public var status: Int
@@ -126,7 +129,7 @@ public final class InsightAPIHandler: HTTPHandler {
                 started: Milliseconds, responder: HTTPResponder) {
         responder.send(response)
         dependencies.onRequest?(RequestSummary(
-            method: request.method, route: route, status: response.status, code: code?.rawValue, callerId: caller,
+            traceId: TraceContext.traceId(request.headers["traceparent"]), method: request.method, route: route, status: response.status, code: code?.rawValue, callerId: caller,
             durationSeconds: Double(dependencies.clock.now() - started) / 1000))
     }
 

@@ -49,6 +49,10 @@ struct EvaluationRequest: Sendable {
         let root = try ObjectReader(body, path: "",
                                     allowed: ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"])
         let requestId = try root.string("requestId", maxLength: maxRequestIdLength)
+        // The one free string a caller controls: it must not carry personal data.
+        if let requestId, let kind = PIIGuard.detect(requestId) {
+            throw Problem.invalid("requestId", "looks like personal data (\(kind.description)); send an opaque transaction id")
+        }
         let category = try root.enumeration("operationCategory", OperationCategory.self, required: true)!
         let insightValues = try root.array("insights", count: 1...maxInsights, required: true)!
         var insights: [InsightRequest] = []

@@ -25,6 +25,7 @@ public enum AdminCommand {
           hash-keys retire KEY_ID                   drop an old key (its hashes stop matching)
           hash --kind account|device|counterparty VALUE
                                                     the stored hash of VALUE, to find a subject's records
+          backup PATH                               a consistent copy of the database, taken online
           purge --older-than DAYS                   delete evaluations, reports and labels older than DAYS
           rate-limit show CALLER_ID [--json]        a caller's rate limit as the running daemon holds it
           rate-limit reset CALLER_ID [--json]       refill its bucket and forgive its overdue reports
@@ -170,6 +171,17 @@ public enum AdminCommand {
                 for hasher in keyring.all {
                     print("\(Hex.encode(hasher.hash(words[1], kind: kind)))  key \(hasher.keyId)\(hasher.keyId == keyring.active.keyId ? " (active)" : "")")
                 }
+            case let words where words.count == 2 && words[0] == "backup":
+                try args.checkAllConsumed()
+                let target = words[1]
+                guard !FileManager.default.fileExists(atPath: target) else { throw AppError("\(target) exists; choose a new file") }
+                var settings = Settings()
+                settings.stateDirectory = stateDirectory
+                let source = try Database.open(path: settings.databasePath, create: false)
+                let pages = try source.backup(to: target)
+                let check = try SQLiteConnection(path: target).scalarText("PRAGMA integrity_check")
+                guard check == "ok" else { throw AppError("the copy at \(target) failed its integrity check: \(check ?? "?")") }
+                print("backed up \(pages) pages to \(target) (integrity ok); the hash key file is not included: back it up separately")
             case ["purge"]:
                 guard let text = args.option("older-than"), let days = Int(text), days >= 1 else {
                     throw AppError("--older-than DAYS is required (a whole number of at least 1)")

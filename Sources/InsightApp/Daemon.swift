@@ -51,8 +51,26 @@ public enum Daemon {
         }
         let notifier = SystemdNotifier(environment: environment)
         notifier.notify("READY=1\nSTATUS=serving on \(settings.listenHost):\(service.boundPort)")
+        let watchdog = startWatchdog(environment: environment, notifier: notifier, service: service)
         wait(for: service, notifier: notifier)
+        watchdog?.cancel()
         return 0
+    }
+
+    /// Pings systemd's watchdog at half its interval (`WATCHDOG_USEC`) while the service is
+    /// ready to serve; a hung process stops pinging and systemd restarts it.
+    static func startWatchdog(environment: [String: String], notifier: SystemdNotifier,
+                              service: InsightService) -> DispatchSourceTimer? {
+        guard let text = environment["WATCHDOG_USEC"], let usec = Int(text), usec > 0 else { return nil }
+        if let pid = environment["WATCHDOG_PID"], Int(pid) != Int(getpid()) { return nil }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "insightd.watchdog"))
+        let interval = DispatchTimeInterval.microseconds(max(usec / 2, 1000))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler {
+            if service.readiness.isReady { notifier.notify("WATCHDOG=1") }
+        }
+        timer.resume()
+        return timer
     }
 
     /// Blocks until SIGTERM/SIGINT, reloading models on SIGHUP, then drains and stops.

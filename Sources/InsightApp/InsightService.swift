@@ -21,6 +21,7 @@ public final class InsightService: @unchecked Sendable {
     private var server: HTTPServer?
     private var complianceTimer: DispatchSourceTimer?
     private var retentionTimer: DispatchSourceTimer?
+    private var instanceLock: InstanceLock?
     /// Subjects who switched insights off, indexed in memory.
     public let denials = DenialIndex()
     /// The in-memory rate limits; reporting counts are refreshed from the store.
@@ -43,6 +44,7 @@ public final class InsightService: @unchecked Sendable {
     public func start() throws {
         try FileManager.default.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        instanceLock = try InstanceLock(directory: settings.stateDirectory)
         let (db, applied) = try Database.openMigrated(path: settings.databasePath, now: clock.now())
         for name in applied { logger.info("migration applied", [("migration", .string(name))]) }
 
@@ -84,13 +86,13 @@ public final class InsightService: @unchecked Sendable {
             configuration: configuration,
             onRequest: { summary in
                 var fields: [(String, JSONValue)] = [
-                    ("method", .string(summary.method)), ("route", .string(summary.route)),
+                    ("traceId", .string(summary.traceId)), ("method", .string(summary.method)), ("route", .string(summary.route)),
                     ("status", .number(Double(summary.status))),
                     ("durationMs", .number((summary.durationSeconds * 1000).rounded())),
                 ]
                 if let code = summary.code { fields.append(("code", .string(code))) }
                 if let caller = summary.callerId { fields.append(("callerId", .string(caller))) }
-                logger.log(summary.status >= 500 ? .error : .debug, "request", fields)
+                logger.log(summary.status >= 500 ? .error : .info, "request", fields)
             }))
         let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
         try server.start()
@@ -211,6 +213,7 @@ public final class InsightService: @unchecked Sendable {
         readiness.set(false)
         server?.shutdown(timeout: Double(settings.shutdownTimeout))
         writer?.stop()
+        instanceLock = nil
         logger.info("insightd stopped")
     }
 }

@@ -519,3 +519,15 @@ extension PIIGuard {
         return s[0] >= 3 && b[first + 2] != .zero && (11...17).contains(t.digits)
     }
 }
+
+extension PersonalDataKind: CustomStringConvertible {
+    /// The kind in words, for error details (never the value itself).
+    public var description: String {
+        switch self {
+        case .emailAddress: return "an e-mail address"
+        case .phoneNumber: return "a phone number"
+        case .paymentCardNumber: return "a payment card number"
+        case .iban: return "an IBAN"
+        }
+    }
+}

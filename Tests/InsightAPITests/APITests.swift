@@ -107,6 +107,20 @@ final class APITests: XCTestCase {
         }
     }
 
+    func testPersonalDataInRequestIdIsRefusedWithoutEchoingIt() throws {
+        for (value, kind) in [("jane.doe@example.com", "e-mail"), ("+44 20 7946 0958", "phone"),
+                              ("card-4111 1111 1111 1111", "card"), ("GB82 WEST 1234 5698 7654 32", "IBAN")] {
+            let r = try evaluate(Self.body(#","requestId":"\#(value)""#))
+            XCTAssertEqual(r.status, 422, value)
+            XCTAssertEqual(r.string("field"), "requestId", value)
+            XCTAssertTrue(r.string("detail")?.contains(kind) ?? false, "\(value): \(r.string("detail") ?? "")")
+            XCTAssertFalse(String(decoding: r.body, as: UTF8.self).contains(value), "the value was echoed")
+        }
+        XCTAssertEqual(try evaluate(Self.body(#","requestId":"txn-2026-000123""#)).status, 200)
+        let log = try String(contentsOf: daemon.logFile, encoding: .utf8)
+        XCTAssertFalse(log.contains("jane.doe"))
+    }
+
     func testTooManyEventsIsRefused() throws {
         let events = (0...5000).map { #"{"t":\#($0),"type":"tap"}"# }.joined(separator: ",")
         let r = try evaluate(Self.body(#","interaction":{"events":[\#(events)]}"#))
