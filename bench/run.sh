@@ -15,9 +15,11 @@
 # Environment (all optional):
 #   BENCH_DURATION=10s  BENCH_CONNECTIONS=64  BENCH_THREADS=2   wrk -d, -c, -t (same for both)
 #   BENCH_WORKLOADS="W1 W2 W3 W4"       which macro workloads to run
-#   BENCH_POOL_SECONDS=3                how long to create evaluations for the W3 pool
+#   BENCH_POOL_MIN=2000                 W3 reports evaluations made by the runs before it; with
+#   BENCH_POOL_SECONDS=3                fewer unreported ones, it makes more for this long first
 #   BENCH_MICRO=1  BENCH_MACRO=1        set to 0 to skip a part
 #   BENCH_MICRO_ARGS=                   extra insightd-bench arguments, e.g. --quick
+#   BENCH_RING=4096                     distinct subjects per wrk thread (W1, W2, W4 evaluations)
 #   BENCH_NGINX_WORKERS=auto            nginx worker_processes
 #   BENCH_KEEP=0                        1 keeps the work directory (logs, database, wrk output)
 #   BENCH_PROFILE=0                     1 samples insightd with `perf record` (Debian linux-perf)
@@ -33,6 +35,7 @@ CONNECTIONS=${BENCH_CONNECTIONS:-64}
 THREADS=${BENCH_THREADS:-2}
 WORKLOADS=${BENCH_WORKLOADS:-W1 W2 W3 W4}
 POOL_SECONDS=${BENCH_POOL_SECONDS:-3}
+POOL_MIN=${BENCH_POOL_MIN:-2000}
 NGINX_WORKERS=${BENCH_NGINX_WORKERS:-auto}
 SWIFT=${SWIFT:-swift}
 LUA="$ROOT/bench/wrk"
@@ -251,7 +254,7 @@ run_wrk() {
         split(before, b, " ")
         busy = ($1 - b[1]) / hz; idle = ($2 - b[2]) / hz; steal = ($3 - b[3]) / hz
         others = busy - server - wrk; if (others < 0) others = 0
-        printf "machine busy %.2f (other processes ~%.2f, steal %.2f), idle %.2f", busy, others, steal, idle }')
+        printf "machine busy %.2f (others ~%.2f: other tenants, kernel threads; steal %.2f), idle %.2f", busy, others, steal, idle }')
     grep '^BENCH_RESULT' "$WORK/$name.txt" >"$WORK/$name.result" || { cat "$WORK/$name.txt" >&2; die "no BENCH_RESULT"; }
     printf ' server_cpu_s=%s wrk_cpu_s=%s\n' "$server_cpu" "$wrk_cpu" >>"$WORK/$name.result"
     sed -n '/Latency Distribution/,/requests in/p' "$WORK/$name.txt" | sed 's/^/    /'
@@ -281,9 +284,9 @@ sql() { sqlite3 "$STATE/insightd.db" "$1"; }
 
 describe() {
     case $1 in
-        W1) echo "evaluate, 150-event interaction ($(wc -c <"$W1_BODY") B body), a new subject per request" ;;
-        W2) echo "evaluate, interaction.summary ($(wc -c <"$W2_BODY") B body), a new subject per request" ;;
-        W3) echo "consumption report, cycling through a pool of evaluations" ;;
+        W1) echo "evaluate, 150-event interaction ($(wc -c <"$W1_BODY") B body), subjects cycling through ${BENCH_RING:-4096} per wrk thread" ;;
+        W2) echo "evaluate, interaction.summary ($(wc -c <"$W2_BODY") B body), subjects cycling through ${BENCH_RING:-4096} per wrk thread" ;;
+        W3) echo "consumption report, cycling through a pool of unreported evaluations" ;;
         W4) echo "evaluate (150 events), then report consumption of that evaluation; alternating" ;;
     esac
 }
@@ -298,16 +301,26 @@ for W in $WORKLOADS; do
         W2) SCRIPT=evaluate.lua; VARS="BENCH_BODY=$W2_BODY" ;;
         W3)
             SCRIPT=consume.lua
-            say "pool: evaluations made for ${POOL_SECONDS}s with the W2 body, their ids collected by prefill.lua"
-            env BENCH_BODY="$W2_BODY" BENCH_POOL_OUT="$WORK/pool" BENCH_TAG=pool \
-                wrk -t"$THREADS" -c"$CONNECTIONS" -d"${POOL_SECONDS}s" --timeout 10s -s "$LUA/prefill.lua" \
-                "$INSIGHTD_URL" >"$WORK/pool.txt" 2>&1 || { cat "$WORK/pool.txt" >&2; die "prefill failed"; }
-            grep '^BENCH_RESULT' "$WORK/pool.txt" >"$WORK/pool.result"
-            EVALUATED_200=$((EVALUATED_200 + $(field pool ok200)))
-            cat "$WORK"/pool.[0-9]* >"$WORK/pool"
+            # The pool: evaluations of the bench caller made by the runs before, not yet reported,
+            # in random order (the first insight of each).
+            pool_query="SELECT e.event_id || ' ' || i.insight_id FROM evaluations e
+                JOIN insights i ON i.event_id = e.event_id AND i.position = 0
+                WHERE NOT EXISTS (SELECT 1 FROM consumption_reports c WHERE c.event_id = e.event_id)
+                ORDER BY random()"
+            sql "$pool_query" >"$WORK/pool"
             POOL_LINES=$(wc -l <"$WORK/pool")
+            if [ "$POOL_LINES" -lt "$POOL_MIN" ]; then
+                say "pool: only $POOL_LINES unreported evaluations; making more for ${POOL_SECONDS}s with the W2 body"
+                env BENCH_BODY="$W2_BODY" BENCH_TAG=pool \
+                    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${POOL_SECONDS}s" --timeout 10s -s "$LUA/evaluate.lua" \
+                    "$INSIGHTD_URL" >"$WORK/pool.txt" 2>&1 || { cat "$WORK/pool.txt" >&2; die "making the pool failed"; }
+                grep '^BENCH_RESULT' "$WORK/pool.txt" >"$WORK/pool.result"
+                EVALUATED_200=$((EVALUATED_200 + $(ok_evaluations pool)))
+                sql "$pool_query" >"$WORK/pool"
+                POOL_LINES=$(wc -l <"$WORK/pool")
+            fi
             [ "$POOL_LINES" -gt 0 ] || die "the pool is empty"
-            say "pool: $POOL_LINES evaluations"
+            say "pool: $POOL_LINES unreported evaluations (made by the runs before), in random order"
             REPORTS_BEFORE=$(sql "SELECT count(*) FROM consumption_reports")
             VARS="BENCH_POOL=$WORK/pool"
             ;;
@@ -319,7 +332,7 @@ for W in $WORKLOADS; do
         W1 | W2 | W4) EVALUATED_200=$((EVALUATED_200 + $(ok_evaluations "$W-insightd"))) ;;
         W3)
             W3_FIRST=$(( $(sql "SELECT count(*) FROM consumption_reports") - REPORTS_BEFORE ))
-            say "W3: $W3_FIRST of $(field W3-insightd requests) reports were first reports (inserted a row); the rest repeated one (204, nothing changes)"
+            say "W3: $W3_FIRST of $(field W3-insightd requests) reports were first reports (inserted a row); the rest repeated one (also 204; nothing is written)"
             ;;
     esac
     if [ "$W" = W4 ]; then

@@ -12,6 +12,15 @@ bench.headers = function()
    return { ["Authorization"] = "Bearer " .. bench.key, ["Content-Type"] = "application/json" }
 end
 
+-- A consumption report request for evaluation `event` naming insight `insight`, built by
+-- concatenation (no wrk.format table work per request: W4 sends one per evaluation).
+bench.report = function(event, insight)
+   local body = '{"status":"usedIncreasedFriction","insightIdsUsed":["' .. insight .. '"]}'
+   return "POST /v1/evaluations/" .. event .. "/consumption HTTP/1.1\r\nHost: " .. wrk.host
+      .. "\r\nAuthorization: Bearer " .. bench.key
+      .. "\r\nContent-Type: application/json\r\nContent-Length: " .. #body .. "\r\n\r\n" .. body
+end
+
 -- Reads a whole file, or stops wrk with a message naming it.
 bench.read = function(path)
    local f = assert(io.open(path, "rb"), "cannot read " .. tostring(path))
@@ -34,6 +43,16 @@ bench.template = function(path)
 end
 bench.fill = function(parts, id)
    return table.concat(parts, id)
+end
+
+-- BENCH_RING requests made by make(parts, id) with ids "<tag>-<thread>-<n>", n = 1..BENCH_RING.
+bench.ring = function(parts, make)
+   local size = tonumber(os.getenv("BENCH_RING") or "4096")
+   local out = {}
+   for n = 1, size do
+      out[n] = make(parts, string.format("%s-%d-%d", bench.tag, tid or 0, n))
+   end
+   return out
 end
 
 -- Main state: number the threads so each can make distinct ids, keep them for done().

@@ -1,16 +1,18 @@
--- W4: evaluate, then consume. Each thread alternates: an evaluation (body template BENCH_BODY),
--- then a consumption report for the oldest evaluation it has an answer for (eventId and
--- insightId parsed from the response body); when none is waiting yet, another evaluation.
+-- W4: evaluate, then consume. Each thread alternates: an evaluation (body template BENCH_BODY,
+-- from a ring of BENCH_RING prepared requests as in evaluate.lua), then a consumption report
+-- for the oldest evaluation it has an answer for (eventId and insightId parsed from the
+-- response body); when none is waiting yet, another evaluation.
 -- Counts answers by status: ok200 (evaluations), ok204 (reports), other.
 dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "common.lua")
 bench.counters = { "ok200", "ok204", "other" }
 
-local parts, n, prefix, queue, head, evaluateNext
+local ring, n, queue, head, evaluateNext
 
 function init(args)
-   parts = bench.template(os.getenv("BENCH_BODY"))
+   ring = bench.ring(bench.template(os.getenv("BENCH_BODY")), function(parts, id)
+      return wrk.format("POST", "/v1/evaluations", bench.headers(), bench.fill(parts, id))
+   end)
    n, queue, head, evaluateNext = 0, {}, 1, true
-   prefix = string.format("%s-%d-", bench.tag, tid or 0)
    ok200, ok204, other = 0, 0, 0
 end
 
@@ -18,14 +20,13 @@ function request()
    local sendEvaluation = evaluateNext or head > #queue
    evaluateNext = not evaluateNext
    if sendEvaluation then
-      n = n + 1
-      return wrk.format("POST", "/v1/evaluations", bench.headers(), bench.fill(parts, prefix .. n))
+      n = n % #ring + 1
+      return ring[n]
    end
    local e = queue[head]
    queue[head] = nil
    head = head + 1
-   return wrk.format("POST", "/v1/evaluations/" .. e[1] .. "/consumption", bench.headers(),
-      '{"status":"usedIncreasedFriction","insightIdsUsed":["' .. e[2] .. '"]}')
+   return bench.report(e[1], e[2])
 end
 
 function response(status, headers, body)
