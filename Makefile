@@ -4,12 +4,13 @@ STATE_DIR    ?= $(CURDIR)/.state
 LISTEN       ?= 127.0.0.1:8080
 RELEASE_BIN  := .build/release
 
-.PHONY: deps build run test test-unit test-e2e model clean help
+.PHONY: deps build run test test-unit test-e2e test-crash model bench clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
 	@echo "make test   install missing packages, build, run every test"
 	@echo "make model  regenerate models/ with the offline trainer (Python venv)"
+	@echo "make bench  micro-benchmarks, then insightd vs nginx with wrk (prints figures, never fails)"
 
 deps:
 	@sh scripts/install-deps.sh
@@ -28,7 +29,7 @@ run: build
 	INSIGHTD_STATE_DIR="$(STATE_DIR)" INSIGHTD_LISTEN="$(LISTEN)" INSIGHTD_MODELS_DIR="$(CURDIR)/models" \
 		exec $(RELEASE_BIN)/insightd
 
-test: deps test-unit test-e2e
+test: deps test-unit test-e2e test-crash
 
 test-unit:
 	$(SWIFT) build --build-tests
@@ -36,6 +37,12 @@ test-unit:
 
 test-e2e: build
 	sh tests/e2e.sh $(RELEASE_BIN)
+
+test-crash: build
+	sh tests/crash.sh $(RELEASE_BIN) 3
+
+bench: deps
+	SWIFT="$(SWIFT)" bash bench/run.sh
 
 model:
 	sh training/make-model.sh

@@ -23,6 +23,7 @@ let package = Package(
         .target(name: "SQLiteClient", dependencies: ["CSQLite"]),
         .target(name: "JSON"),
         .target(name: "HTTPServer", dependencies: ["CLibEvent"]),
+        .target(name: "Telemetry"),
 
         // The behavioural model: features, tree ensembles, registry.
         .target(name: "CoachingModel", dependencies: ["Crypto", "JSON"]),
@@ -35,12 +36,17 @@ let package = Package(
                 dependencies: ["InsightDomain", "SQLiteClient", "Crypto"],
                 plugins: ["EmbedMigrations"]),
         .target(name: "InsightAPI",
-                dependencies: ["InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel"]),
+                dependencies: ["InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel", "Telemetry"]),
         .target(name: "InsightApp",
                 dependencies: ["InsightAPI", "InsightStorage", "InsightDomain", "HTTPServer",
-                               "Crypto", "CoachingModel", "JSON", "SQLiteClient"]),
+                               "Crypto", "CoachingModel", "JSON", "SQLiteClient", "Telemetry"]),
         .executableTarget(name: "insightd", dependencies: ["InsightApp"]),
-        .executableTarget(name: "insightctl", dependencies: ["InsightApp"]),
+        .executableTarget(name: "insightctl", dependencies: ["InsightApp", "JSON"]),
+
+        // `make bench`: in-process micro-benchmarks (the HTTP benchmark is bench/run.sh).
+        .executableTarget(name: "insightd-bench",
+                          dependencies: ["CoachingModel", "JSON", "InsightDomain", "InsightStorage",
+                                         "Crypto", "SQLiteClient"]),
 
         // The Swift client library for calling services, and the example a new integrator runs.
         .target(name: "InsightClient"),
@@ -50,6 +56,7 @@ let package = Package(
         .testTarget(name: "SQLiteClientTests", dependencies: ["SQLiteClient"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),
         .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON"]),
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
         // Test support: a manual clock and other fixtures shared by test targets.

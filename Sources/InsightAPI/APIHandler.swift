@@ -39,6 +39,7 @@ public struct APIDependencies: Sendable {
     public var administration: any CallerAdministration
     public var authorizations: any AuthorizationStore
     public var denials: DenialIndex
+    public var metrics: APIMetrics
     public var configuration: APIConfiguration
     /// Called once per answered request with its log-safe summary.
     public var onRequest: (@Sendable (RequestSummary) -> Void)?
@@ -46,7 +47,7 @@ public struct APIDependencies: Sendable {
     public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, models: InsightModels,
                 hashKeys: HashKeys, clock: any Clock, readiness: Readiness, limiter: RateLimiter,
                 administration: any CallerAdministration, authorizations: any AuthorizationStore,
-                denials: DenialIndex, configuration: APIConfiguration,
+                denials: DenialIndex, metrics: APIMetrics, configuration: APIConfiguration,
                 onRequest: (@Sendable (RequestSummary) -> Void)? = nil) {
         self.ledger = ledger
         self.credentials = credentials
@@ -58,6 +59,7 @@ public struct APIDependencies: Sendable {
         self.administration = administration
         self.authorizations = authorizations
         self.denials = denials
+        self.metrics = metrics
         self.configuration = configuration
         self.onRequest = onRequest
     }
@@ -108,6 +110,9 @@ public final class InsightAPIHandler: HTTPHandler {
         do {
             switch route {
             case .livez: exchange.send(Self.json(200, .object(["status": .string("ok")])))
+            case .metrics:
+                exchange.send(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]),
+                                           body: Array(dependencies.metrics.registry.render().utf8)))
             case .readyz: readyz(exchange)
             case .insights: try insights(exchange)
             case .evaluations: try evaluate(exchange)
@@ -128,9 +133,11 @@ public final class InsightAPIHandler: HTTPHandler {
     func finish(_ response: HTTPResponse, request: HTTPRequest, route: String, caller: String?, code: ProblemCode?,
                 started: Milliseconds, responder: HTTPResponder) {
         responder.send(response)
+        let seconds = Double(dependencies.clock.now() - started) / 1000
+        dependencies.metrics.observe(route: route, method: request.method, status: response.status, seconds: seconds)
         dependencies.onRequest?(RequestSummary(
             traceId: TraceContext.traceId(request.headers["traceparent"]), method: request.method, route: route, status: response.status, code: code?.rawValue, callerId: caller,
-            durationSeconds: Double(dependencies.clock.now() - started) / 1000))
+            durationSeconds: seconds))
     }
 
     func readyz(_ exchange: Exchange) {

@@ -28,10 +28,13 @@ extension InsightAPIHandler {
         let report = ConsumptionReport(eventId: eventId, callerId: caller.caller.callerId,
                                        environment: caller.caller.environment, status: status, insightIdsUsed: used,
                                        reportedAt: dependencies.clock.now())
-        let answered = exchange, usedIds = report.insightIdsUsed
+        let answered = exchange, usedIds = report.insightIdsUsed, metrics = dependencies.metrics
         dependencies.ledger.report(report) { result in
             switch result {
-            case .success(.recorded), .success(.alreadyRecorded):
+            case .success(.recorded(let timeliness)):
+                metrics.consumed(status, timeliness)
+                answered.send(HTTPResponse(status: 204))
+            case .success(.alreadyRecorded):
                 answered.send(HTTPResponse(status: 204))
             case .success(.conflict(let existing)):
                 answered.fail(Problem(409, .consumptionConflict,

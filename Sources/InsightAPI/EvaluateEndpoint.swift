@@ -15,6 +15,7 @@ extension InsightAPIHandler {
         switch limiter.admitEvaluation(caller.caller) {
         case .allowed(let status): quota = status
         case .throttled(let reason, let status, let retryAfter):
+            dependencies.metrics.throttled(reason)
             throw Throttling.callerProblem(reason, status, retryAfter: retryAfter, view: limiter.view(caller.caller),
                                            compliance: limiter.settings.compliance)
         }
@@ -50,6 +51,7 @@ extension InsightAPIHandler {
         }
         if let device = subject.device,
            let retryAfter = limiter.admitDevice(device, environment: caller.caller.environment, caller: caller.caller) {
+            dependencies.metrics.throttled(.deviceRate)
             throw Throttling.deviceProblem(retryAfter: retryAfter, perHour: limiter.settings.devicePerHour)
         }
         let record = EvaluationRecord(
@@ -60,10 +62,12 @@ extension InsightAPIHandler {
                 answerer.answer($0, category: request.category, insightId: SecureRandom.uuid())
             })
         let body = Self.render(record, requestId: request.requestId)
-        let answered = exchange
+        let answered = exchange, metrics = dependencies.metrics
         dependencies.ledger.record(record) { result in
             switch result {
-            case .success: answered.send(Self.json(200, body, headers: Throttling.headers(quota)))
+            case .success:
+                metrics.evaluated(record)
+                answered.send(Self.json(200, body, headers: Throttling.headers(quota)))
             case .failure(let failure): answered.fail(Problem.from(failure))
             }
         }

@@ -43,10 +43,11 @@ extension InsightAPIHandler {
             callerId: caller.caller.callerId, environment: caller.caller.environment, items: items,
             idempotencyKeyHash: SHA256.digest(Array(key.utf8)), bodyHash: SHA256.digest(request.body),
             receivedAt: today)
-        let answered = exchange, decoded = items, itemProblems = problems
+        let answered = exchange, decoded = items, itemProblems = problems, metrics = dependencies.metrics
         dependencies.ledger.submit(submission) { result in
             switch result {
             case .success(.processed(let statuses, let replayed)):
+                if !replayed { metrics.labelled(decoded, statuses) }
                 answered.send(Self.json(200, Self.render(statuses, items: decoded, problems: itemProblems),
                                         headers: replayed ? [("Idempotent-Replayed", "true")] : []))
             case .success(.idempotencyKeyReused):

@@ -8,6 +8,7 @@ enum Route: Equatable, Sendable {
     case insights
     case livez
     case readyz
+    case metrics
     case adminCallers
     case adminCaller(callerId: String)
     case adminRateLimit(callerId: String)
@@ -27,6 +28,7 @@ enum Route: Equatable, Sendable {
         case ["v1", "insights"]: return .insights
         case ["livez"]: return .livez
         case ["readyz"]: return .readyz
+        case ["metrics"]: return .metrics
         case ["admin", "v1", "callers"]: return .adminCallers
         case let s where s.count == 4 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty:
             return .adminCaller(callerId: s[3])
@@ -45,7 +47,7 @@ enum Route: Equatable, Sendable {
         switch self {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
+        case .insights, .livez, .readyz, .metrics, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
     }
@@ -61,6 +63,7 @@ enum Route: Equatable, Sendable {
         case .insights: return "/v1/insights"
         case .livez: return "/livez"
         case .readyz: return "/readyz"
+        case .metrics: return "/metrics"
         case .adminCallers: return "/admin/v1/callers"
         case .adminCaller: return "/admin/v1/callers/{callerId}"
         case .adminRateLimit: return "/admin/v1/callers/{callerId}/rate-limit"

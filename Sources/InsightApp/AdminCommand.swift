@@ -5,6 +5,23 @@ import InsightStorage
 import JSON
 import SQLiteClient
 
+/// The daemon's answer to an admin request: status and parsed JSON body (nil when empty or not JSON).
+public struct AdminAnswer: Sendable {
+    public let status: Int
+    public let json: JSONValue?
+
+    public init(status: Int, json: JSONValue?) {
+        self.status = status
+        self.json = json
+    }
+}
+
+/// How insightctl reaches a running daemon's admin API (injected by the executable so that
+/// InsightApp, which the daemon links, carries no HTTP client).
+public protocol AdminTransport: Sendable {
+    func send(_ method: String, _ path: String, baseURL: URL, key: String, body: String?) throws -> AdminAnswer
+}
+
 /// `insightctl`: administration on the store in the state directory. It works beside a running
 /// daemon (SQLite WAL); changes to callers and keys reach the daemon within its credential cache time.
 public enum AdminCommand {
@@ -38,7 +55,8 @@ public enum AdminCommand {
 
         """
 
-    public static func main(arguments: [String], environment: [String: String]) -> Int32 {
+    public static func main(arguments: [String], environment: [String: String],
+                            transport: (any AdminTransport)? = nil) -> Int32 {
         do {
             var args = try Arguments(Array(arguments.dropFirst()),
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
@@ -196,9 +214,13 @@ public enum AdminCommand {
                 }
                 try args.checkAllConsumed()
                 guard let base = URL(string: url) else { throw AppError("--url \(url) is not a URL") }
-                let client = AdminClient(baseURL: base, key: key)
+                guard let transport else { throw AppError("rate-limit needs a connection to the daemon, which this build lacks") }
                 let path = "admin/v1/callers/\(words[2])/rate-limit" + (words[1] == "reset" ? "/reset" : "")
-                let answer = try client.send(words[1] == "reset" ? "POST" : "GET", path)
+                let answer = try transport.send(words[1] == "reset" ? "POST" : "GET", path, baseURL: base, key: key, body: nil)
+                guard (200..<300).contains(answer.status) else {
+                    let detail = answer.json?["detail"]?.stringValue ?? "HTTP \(answer.status)"
+                    throw AppError("insightd answered \(answer.status) \(answer.json?["code"]?.stringValue ?? ""): \(detail)")
+                }
                 guard let view = answer.json else { throw AppError("insightd answered without a body") }
                 print(json ? JSONWriter.string(view) : renderRateLimit(view))
             default:

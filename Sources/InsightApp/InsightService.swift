@@ -6,6 +6,7 @@ import InsightDomain
 import InsightStorage
 import JSON
 import SQLiteClient
+import Telemetry
 
 /// The composition root: builds insightd from its settings, starts it in order (state,
 /// store and migrations, hash key, models, writer, HTTP), and stops it in reverse.
@@ -30,11 +31,20 @@ public final class InsightService: @unchecked Sendable {
     /// The identifier hash keys; reloaded when the key file changes (a rotation).
     public private(set) var hashKeys: HashKeys!
     private var keyringFingerprint: String?
+    /// Every metric the daemon exports at `/metrics`.
+    public let metrics = MetricsRegistry()
+    private let overdueReports: GaugeFamily
 
     public init(settings: Settings, clock: any Clock = SystemClock(), logger: Logger? = nil) {
         self.settings = settings
         self.clock = clock
         self.logger = logger ?? Logger(minimumLevel: settings.logLevel)
+        overdueReports = metrics.gauge("insightd_consumption_overdue",
+                                       help: "Evaluations past their reportConsumptionBy without a report, in the counting window.",
+                                       labels: ["environment"])
+        metrics.gauge("insightd_build_info", help: "Always 1; the labels say which build runs.", labels: ["version"])
+            .set(Daemon.version, to: 1)
+        ProcessMetrics.register(on: metrics)
     }
 
     /// The port the server listens on (useful with port 0).
@@ -57,7 +67,19 @@ public final class InsightService: @unchecked Sendable {
 
         try reloadModels()
 
-        let writer = GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch)
+        let commitDuration = metrics.histogram("insightd_store_commit_duration_seconds",
+                                               help: "Duration of one group commit (fsync included).", buckets: Buckets.commitDuration)
+            .labels()
+        let batchSize = metrics.histogram("insightd_store_commit_batch_size", help: "Writes committed together.",
+                                          buckets: Buckets.powersOfTwo).labels()
+        let writer = GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
+                                       observer: { size, seconds in
+                                           commitDuration.observe(seconds)
+                                           batchSize.observe(Double(size))
+                                       })
+        metrics.collect("insightd_write_queue_depth", help: "Writes waiting for the writer.", type: .gauge) {
+            [(labels: [], value: Double(writer.depth))]
+        }
         writer.start()
         self.writer = writer
 
@@ -83,7 +105,7 @@ public final class InsightService: @unchecked Sendable {
             credentials: try SQLiteCredentialDirectory(path: settings.databasePath),
             models: models, hashKeys: hashKeys, clock: clock, readiness: readiness, limiter: limiter,
             administration: administration, authorizations: authorizations, denials: denials,
-            configuration: configuration,
+            metrics: APIMetrics(registry: metrics), configuration: configuration,
             onRequest: { summary in
                 var fields: [(String, JSONValue)] = [
                     ("traceId", .string(summary.traceId)), ("method", .string(summary.method)), ("route", .string(summary.route)),
@@ -97,6 +119,13 @@ public final class InsightService: @unchecked Sendable {
         let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
         try server.start()
         self.server = server
+        metrics.collect("insightd_open_connections", help: "Open client connections.", type: .gauge) {
+            [(labels: [], value: Double(server.openConnections))]
+        }
+        metrics.collect("insightd_tls_handshake_failures_total", help: "TLS handshakes that failed or were refused.",
+                        type: .counter) {
+            [(labels: [], value: Double(server.tlsHandshakeFailures))]
+        }
         readiness.set(true)
         logger.info("insightd ready", [
             ("listen", .string("\(settings.listenHost):\(server.boundPort)")),
@@ -198,7 +227,14 @@ public final class InsightService: @unchecked Sendable {
     /// Reads the reporting counts from the store into the rate limiter now.
     public func refreshCompliance() {
         guard let administration, let limiter else { return }
-        do { try limiter.refresh(from: administration) } catch {
+        do {
+            try limiter.refresh(from: administration)
+            var overdue: [Environment: Int] = [.production: 0, .sandbox: 0]
+            for caller in try administration.callers() {
+                overdue[caller.environment, default: 0] += limiter.view(caller).stats.overdue
+            }
+            for (environment, count) in overdue { overdueReports.set(environment.rawValue, to: Double(count)) }
+        } catch {
             logger.error("cannot count consumption reporting", [("error", .string("\(error)"))])
         }
     }

@@ -91,15 +91,19 @@ public enum KeyringFile {
 
     /// True when the file can be read by group or others.
     public static func isExposed(path: String) -> Bool {
-        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int else { return false }
+        // Kubernetes mounts Secrets as symlinks: judge the file they point to.
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: target))?[.posixPermissions] as? Int else { return false }
         return mode & 0o077 != 0
     }
 
     /// A cheap fingerprint of the file (modification time and size), to notice a rotation.
     static func fingerprint(path: String) -> String? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
+        // A rotated Kubernetes Secret swaps the symlink's target: include the resolved path.
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: target) else { return nil }
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-        return "\(modified)/\(attributes[.size] as? Int ?? -1)"
+        return "\(target)/\(modified)/\(attributes[.size] as? Int ?? -1)"
     }
 }
 

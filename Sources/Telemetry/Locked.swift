@@ -8,7 +8,9 @@ internal import Glibc
 final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is read and written only between pthread_mutex_lock and unlock.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    // Unchecked: the mutex already makes access exclusive; the runtime check would cost a
+    // thread-local access-set insertion on every lookup.
+    @exclusivity(unchecked) private var value: Value
 
     init(_ value: Value) {
         // Heap-allocated: a pthread mutex must not move, and Swift may move stored properties.

@@ -187,7 +187,8 @@ enum Family: Sendable {
             for entry in family.table.entries() {
                 let (cumulative, sum) = entry.series.snapshot()
                 for (le, count) in zip(family.bucketLabels, cumulative) {
-                    Exposition.appendSample(bucketName, entry.labelText + prefix + "le=\"\(le)\"", String(count), to: &out)
+                    let labels = entry.labelText + prefix + "le=\"\(le)\""
+                    Exposition.appendSample(bucketName, labels, String(count), to: &out)
                 }
                 Exposition.appendSample(family.name + "_sum", entry.labelText, Exposition.number(sum), to: &out)
                 Exposition.appendSample(family.name + "_count", entry.labelText, String(cumulative.last ?? 0), to: &out)

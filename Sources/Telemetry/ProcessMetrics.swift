@@ -20,8 +20,8 @@ public enum ProcessMetrics {
         }
         registry.collect("process_start_time_seconds",
                          help: "Start time of the process since unix epoch in seconds.", type: .gauge) {
-            guard let stat = ProcessStat.read(), let bootTime = ProcessStat.bootTime() else { return [] }
-            return [([], bootTime + stat.startTicks / ProcessStat.ticksPerSecond)]
+            guard let stat = ProcessStat.read() else { return [] }
+            return [([], ProcessStat.bootTime() + stat.startTicks / ProcessStat.ticksPerSecond)]
         }
         registry.collect("process_open_fds", help: "Number of open file descriptors.", type: .gauge) {
             guard let count = ProcessStat.openDescriptors() else { return [] }
@@ -66,13 +66,18 @@ struct ProcessStat {
                            virtualBytes: virtual, residentBytes: resident * pageSize)
     }
 
-    /// The boot time in seconds since the epoch (`btime` of `/proc/stat`).
-    static func bootTime() -> Double? {
-        guard let text = readSmallFile("/proc/stat", limit: 1 << 16) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("btime ") {
-            return Double(line.dropFirst("btime ".count))
-        }
-        return nil
+    /// The boot time in seconds since the epoch: now minus the time since boot. From the clocks
+    /// rather than `/proc/stat`'s `btime`, which systemd's `ProcSubset=pid` hides.
+    static func bootTime() -> Double {
+        var realtime = timespec()
+        var sinceBoot = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        clock_gettime(CLOCK_BOOTTIME, &sinceBoot)  // the clock of /proc/self/stat's starttime
+        return seconds(realtime) - seconds(sinceBoot)
+    }
+
+    private static func seconds(_ time: timespec) -> Double {
+        Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     /// The number of entries in `/proc/self/fd`, not counting the one used to list it.

@@ -1,4 +1,5 @@
 import Foundation
 import InsightApp
 
-exit(AdminCommand.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment))
+exit(AdminCommand.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment,
+                       transport: URLSessionAdminTransport()))

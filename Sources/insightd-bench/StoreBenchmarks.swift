@@ -1,6 +1,7 @@
 // The group-commit store: evaluations per second through SQLiteLedger with 1 and with 64
 // submitters that each wait for their commit before sending the next (like 1 or 64 keep-alive
 // connections), on a real file with synchronous=FULL in a temporary directory.
+import Crypto
 import Foundation
 import InsightDomain
 import InsightStorage
@@ -8,14 +9,24 @@ import SQLiteClient
 import Synchronization
 
 enum StoreBenchmarks {
+    /// How event and insight ids are made.
+    enum Ids: Sendable {
+        /// Random version-4 UUIDs, as the evaluate endpoint makes them (`SecureRandom.uuid`).
+        case random
+        /// Ids that grow with time (a what-if: each insert lands on the right edge of the
+        /// primary-key indexes instead of a random page).
+        case ordered
+    }
+
     static func all() -> [MicroBenchmark] {
-        [1, 64].map { submitters in
-            let name = "store.record.\(submitters)"
+        [(1, Ids.random, ""), (64, .random, ""), (64, .ordered, ".orderedIds")].map { submitters, ids, suffix in
+            let name = "store.record.\(submitters)\(suffix)"
+            let what = ids == .random ? "random UUID ids as the daemon makes them" : "what-if: time-ordered ids"
             return MicroBenchmark(
                 name: name,
-                note: "SQLiteLedger.record, \(submitters) submitter\(submitters == 1 ? "" : "s"); latency = submit to durable; ops/s = evaluations committed per second"
+                note: "SQLiteLedger.record, \(submitters) submitter\(submitters == 1 ? "" : "s"), \(what); latency = submit to durable; ops/s = evaluations committed per second"
             ) { options in
-                try run(name: name, submitters: submitters, seconds: options.storeSeconds)
+                try run(name: name, submitters: submitters, ids: ids, seconds: options.storeSeconds)
             }
         }
     }
@@ -26,7 +37,7 @@ enum StoreBenchmarks {
         let failures = Atomic<Int>(0)
     }
 
-    static func run(name: String, submitters: Int, seconds: Double) throws -> Measurement {
+    static func run(name: String, submitters: Int, ids: Ids, seconds: Double) throws -> Measurement {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("insightd-bench-\(getpid())-\(submitters)")
         try? FileManager.default.removeItem(at: directory)
@@ -42,7 +53,7 @@ enum StoreBenchmarks {
         let run = UInt32.random(in: 0...UInt32.max)
 
         // Warm-up: a few commits so the file, WAL and statement cache exist.
-        for i in 0..<20 { try recordAndWait(ledger, record(run: run, index: -1 - i)) }
+        for i in 0..<20 { try recordAndWait(ledger, record(run: run, index: -1 - i, ids: ids)) }
 
         let done = DispatchGroup()
         let started = monotonicNanoseconds()
@@ -54,7 +65,7 @@ enum StoreBenchmarks {
                 let semaphore = DispatchSemaphore(value: 0)
                 while monotonicNanoseconds() < deadline {
                     let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    let evaluation = record(run: run, index: index)
+                    let evaluation = record(run: run, index: index, ids: ids)
                     let t0 = monotonicNanoseconds()
                     ledger.record(evaluation) { result in
                         if case .failure = result { shared.failures.wrappingAdd(1, ordering: .relaxed) }
@@ -96,8 +107,18 @@ enum StoreBenchmarks {
 
     /// An evaluation as the evaluate endpoint stores it: three 32-byte subject hashes, one
     /// insight with a value and three reasons.
-    static func record(run: UInt32, index: Int) -> EvaluationRecord {
-        let id = "\(run)-\(index)"
+    static func record(run: UInt32, index: Int, ids: Ids) -> EvaluationRecord {
+        let eventId: String, insightId: String
+        switch ids {
+        case .random:
+            eventId = SecureRandom.uuid()
+            insightId = SecureRandom.uuid()
+        case .ordered:
+            // Zero-padded so that text order is numeric order.
+            let n = String(index + 1_000_000_000)
+            eventId = "ev-\(run)-" + n
+            insightId = "in-\(run)-" + n
+        }
         func hash(_ tag: UInt8) -> [UInt8] {
             var bytes = [UInt8](repeating: tag, count: 32)
             var v = UInt64(bitPattern: Int64(index))
@@ -106,11 +127,11 @@ enum StoreBenchmarks {
         }
         let now: Int64 = 1_798_000_000_000 + Int64(index)
         return EvaluationRecord(
-            eventId: "ev-" + id, callerId: "bench", environment: .production, category: .payment,
+            eventId: eventId, callerId: "bench", environment: .production, category: .payment,
             createdAt: now, reportConsumptionBy: now + 900_000,
             subject: HashedSubject(account: hash(1), device: hash(2), counterparty: hash(3), keyId: "0011223344556677"),
             insights: [InsightRecord(
-                insightId: "in-" + id, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
                 newestModelVersion: "2.0",
                 outcome: .value(.high, reasons: ["activeCallDuringSession", "segmentedTyping", "pastedPayee"]))])
     }

@@ -1,28 +1,30 @@
 -- W4: evaluate, then consume. Each thread alternates: an evaluation (body template BENCH_BODY,
 -- from a ring of BENCH_RING prepared requests as in evaluate.lua), then a consumption report
 -- for the oldest evaluation it has an answer for (eventId and insightId parsed from the
--- response body); when none is waiting yet, another evaluation.
+-- response body); while no answer is waiting, more evaluations. In the long run evaluations
+-- and reports are one to one (each answer queues exactly one report).
 -- Counts answers by status: ok200 (evaluations), ok204 (reports), other.
 dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "common.lua")
 bench.counters = { "ok200", "ok204", "other" }
 
-local ring, n, queue, head, evaluateNext
+local ring, n, queue, head, tail, evaluateNext
 
 function init(args)
    ring = bench.ring(bench.template(os.getenv("BENCH_BODY")), function(parts, id)
       return wrk.format("POST", "/v1/evaluations", bench.headers(), bench.fill(parts, id))
    end)
-   n, queue, head, evaluateNext = 0, {}, 1, true
+   n, queue, head, tail, evaluateNext = 0, {}, 1, 0, true
    ok200, ok204, other = 0, 0, 0
 end
 
 function request()
-   local sendEvaluation = evaluateNext or head > #queue
-   evaluateNext = not evaluateNext
-   if sendEvaluation then
+   if evaluateNext or head > tail then
+      -- After an evaluation, a report is due as soon as an answer is waiting.
+      evaluateNext = false
       n = n % #ring + 1
       return ring[n]
    end
+   evaluateNext = true
    local e = queue[head]
    queue[head] = nil
    head = head + 1
@@ -34,7 +36,10 @@ function response(status, headers, body)
       ok200 = ok200 + 1
       local event = string.match(body, '"eventId":"([^"]+)"')
       local insight = string.match(body, '"insightId":"([^"]+)"')
-      if event and insight then queue[#queue + 1] = { event, insight } end
+      if event and insight then
+         tail = tail + 1
+         queue[tail] = { event, insight }
+      end
    elseif status == 204 then
       ok204 = ok204 + 1
    else

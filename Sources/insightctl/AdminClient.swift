@@ -2,21 +2,14 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import InsightApp
 import JSON
 
-/// insightctl's way to the running daemon's admin API, for state that lives in the daemon's
-/// memory (rate-limit buckets and throttling counts) rather than in the store.
-struct AdminClient {
-    let baseURL: URL
-    let key: String
-
-    /// The daemon's answer: status and parsed JSON body (nil when empty or not JSON).
-    struct Answer {
-        let status: Int
-        let json: JSONValue?
-    }
-
-    func send(_ method: String, _ path: String, body: String? = nil) throws -> Answer {
+/// insightctl's way to the running daemon's admin API over URLSession. It lives in the
+/// executable, not in InsightApp, so that the daemon does not link FoundationNetworking (and
+/// through it libcurl).
+struct URLSessionAdminTransport: AdminTransport {
+    func send(_ method: String, _ path: String, baseURL: URL, key: String, body: String?) throws -> AdminAnswer {
         var request = URLRequest(url: baseURL.appendingPathComponent(path), timeoutInterval: 10)
         request.httpMethod = method
         request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
@@ -31,22 +24,17 @@ struct AdminClient {
                 box.result = .failure(AppError("cannot reach insightd at \(baseURL.absoluteString): \(error.localizedDescription)"))
             } else {
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-                box.result = .success(Answer(status: status, json: data.flatMap { try? JSONParser.parse(Array($0)) }))
+                box.result = .success(AdminAnswer(status: status, json: data.flatMap { try? JSONParser.parse(Array($0)) }))
             }
             done.signal()
         }.resume()
         done.wait()
-        let answer = try box.result!.get()
-        guard (200..<300).contains(answer.status) else {
-            let detail = answer.json?["detail"]?.stringValue ?? "HTTP \(answer.status)"
-            throw AppError("insightd answered \(answer.status) \(answer.json?["code"]?.stringValue ?? ""): \(detail)")
-        }
-        return answer
+        return try box.result!.get()
     }
 }
 
 private final class AnswerBox: @unchecked Sendable {
     // @unchecked: written once by URLSession's callback before the semaphore is signalled,
     // read only after waiting on it.
-    var result: Result<AdminClient.Answer, Error>?
+    var result: Result<AdminAnswer, Error>?
 }

@@ -1,0 +1,62 @@
+import InsightDomain
+import Telemetry
+
+/// The API's metrics (Prometheus names `insightd_*`, base units). Label values come from
+/// closed vocabularies only — routes are templates, never ids — so cardinality stays bounded
+/// and no identifier can reach a label.
+public struct APIMetrics: Sendable {
+    public let registry: MetricsRegistry
+    let requestDuration: HistogramFamily
+    let evaluations: CounterFamily
+    let insightErrors: CounterFamily
+    let consumptionReports: CounterFamily
+    let throttled: CounterFamily
+    let labels: CounterFamily
+
+    public init(registry: MetricsRegistry) {
+        self.registry = registry
+        requestDuration = registry.histogram("insightd_http_request_duration_seconds",
+                                             help: "Time from a parsed request to its response, by route template, method and status.",
+                                             labels: ["route", "method", "status"], buckets: Buckets.requestDuration)
+        evaluations = registry.counter("insightd_evaluations_total",
+                                       help: "Insights answered with a value, by category, environment, model version and value.",
+                                       labels: ["category", "environment", "model_version", "value"])
+        insightErrors = registry.counter("insightd_insight_errors_total", help: "Insights answered with an error, by code.",
+                                         labels: ["code"])
+        consumptionReports = registry.counter("insightd_consumption_reports_total",
+                                              help: "Consumption reports recorded, by status and timeliness (repeats not counted).",
+                                              labels: ["status", "timeliness"])
+        throttled = registry.counter("insightd_throttled_requests_total", help: "Requests refused by a rate limit, by reason.",
+                                     labels: ["reason"])
+        labels = registry.counter("insightd_labels_total", help: "Label items processed, by outcome and result.",
+                                  labels: ["outcome", "result"])
+    }
+
+    func observe(route: String, method: String, status: Int, seconds: Double) {
+        requestDuration.observe(route, method, String(status), value: seconds)
+    }
+
+    func evaluated(_ record: EvaluationRecord) {
+        for insight in record.insights {
+            switch insight.outcome {
+            case .value(let value, _):
+                evaluations.increment(record.category.rawValue, record.environment.rawValue,
+                                      insight.modelVersion ?? "none", value.rawValue)
+            case .error(let code, _):
+                insightErrors.increment(code.rawValue)
+            }
+        }
+    }
+
+    func consumed(_ status: ConsumptionStatus, _ timeliness: Timeliness) {
+        consumptionReports.increment(status.rawValue, timeliness.rawValue)
+    }
+
+    func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }
+
+    func labelled(_ items: [Label?], _ results: [LabelResultStatus]) {
+        for (item, result) in zip(items, results) {
+            labels.increment(item?.outcome.rawValue ?? "invalid", result.rawValue)
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import XCTest
+
+/// `/metrics` after a workload: well-formed exposition, the documented families, values that
+/// follow the traffic, and no identifier in any label.
+final class MetricsTests: XCTestCase {
+    func testExpositionFollowsTheTrafficAndCarriesNoIdentifier() throws {
+        let daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        let key = try daemon.createCaller(roles: [.evaluate, .labels]).key
+        let account = "acct-METRICS-314159"
+        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingPhished","schemaVersion":1}],"subject":{"account":"\#(account)"}}"#
+        var eventIds: [String] = []
+        for _ in 0..<3 {
+            let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
+            XCTAssertEqual(r.status, 200)
+            eventIds.append(try XCTUnwrap(r.json?["eventId"]?.stringValue))
+        }
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(eventIds[0])/consumption", key: key,
+                                          json: #"{"status":"usedUnchangedFriction"}"#).status, 204)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: "{").status, 400)
+
+        let r = try daemon.request("GET", "/metrics")
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
+        let text = String(decoding: r.body, as: UTF8.self)
+        let samples = try Self.parse(text)
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { sample in
+                sample.name == name && labels.allSatisfy { key, value in sample.labels[key] == value }
+            }?.value
+        }
+        XCTAssertEqual(value("insightd_evaluations_total", ["category": "payment", "environment": "production",
+                                                             "model_version": "2.0", "value": "unknown"]), 3)
+        XCTAssertEqual(value("insightd_insight_errors_total", ["code": "insightUnavailable"]), 3)
+        XCTAssertEqual(value("insightd_consumption_reports_total", ["status": "usedUnchangedFriction", "timeliness": "onTime"]), 1)
+        XCTAssertEqual(value("insightd_http_request_duration_seconds_count",
+                             ["route": "/v1/evaluations", "method": "POST", "status": "200"]), 3)
+        XCTAssertEqual(value("insightd_http_request_duration_seconds_count",
+                             ["route": "/v1/evaluations", "method": "POST", "status": "400"]), 1)
+        XCTAssertGreaterThanOrEqual(value("insightd_store_commit_batch_size_count") ?? 0, 1)
+        XCTAssertNotNil(value("insightd_write_queue_depth"))
+        XCTAssertNotNil(value("insightd_open_connections"))
+        XCTAssertEqual(value("insightd_build_info"), 1)
+        for family in ["insightd_throttled_requests_total", "insightd_labels_total", "insightd_consumption_overdue",
+                       "insightd_store_commit_duration_seconds"] {
+            XCTAssertTrue(text.contains("# TYPE \(family) "), "\(family) is not exported")
+        }
+        // Labels are closed vocabularies: no identifier, event id or key can appear.
+        for needle in [account, eventIds[0], key] { XCTAssertFalse(text.contains(needle), needle) }
+        XCTAssertFalse(samples.contains { $0.labels.values.contains { $0.contains(eventIds[1]) } })
+    }
+
+    struct Sample { let name: String; let labels: [String: String]; let value: Double }
+
+    /// A strict reader of the text format's sample lines (comments are checked for shape).
+    static func parse(_ text: String) throws -> [Sample] {
+        var samples: [Sample] = []
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("#") {
+                XCTAssertTrue(line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE "), String(line))
+                continue
+            }
+            let name = String(line.prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == ":" })
+            var rest = line.dropFirst(name.count)
+            var labels: [String: String] = [:]
+            if rest.first == "{" {
+                // Label values may hold braces (route templates): the label set ends at the last one.
+                let close = try XCTUnwrap(rest.lastIndex(of: "}"), String(line))
+                for pair in rest[rest.index(after: rest.startIndex)..<close].split(separator: "\",").map({ $0.hasSuffix("\"") ? $0 : $0 + "\"" }) {
+                    let parts = pair.split(separator: "=", maxSplits: 1)
+                    XCTAssertEqual(parts.count, 2, String(line))
+                    labels[String(parts[0])] = String(parts[1].dropFirst().dropLast())
+                }
+                rest = rest[rest.index(after: close)...]
+            }
+            let number = rest.trimmingCharacters(in: .whitespaces)
+            let value = try XCTUnwrap(number == "+Inf" ? Double.infinity : Double(number), String(line))
+            samples.append(Sample(name: name, labels: labels, value: value))
+        }
+        return samples
+    }
+}
