@@ -40,6 +40,8 @@ public struct APIDependencies: Sendable {
     public var authorizations: any AuthorizationStore
     public var denials: DenialIndex
     public var metrics: APIMetrics
+    public var velocity: VelocityTracker
+    public var escalation: EscalationPolicy
     public var configuration: APIConfiguration
     /// Called once per answered request with its log-safe summary.
     public var onRequest: (@Sendable (RequestSummary) -> Void)?
@@ -47,7 +49,8 @@ public struct APIDependencies: Sendable {
     public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, models: InsightModels,
                 hashKeys: HashKeys, clock: any Clock, readiness: Readiness, limiter: RateLimiter,
                 administration: any CallerAdministration, authorizations: any AuthorizationStore,
-                denials: DenialIndex, metrics: APIMetrics, configuration: APIConfiguration,
+                denials: DenialIndex, metrics: APIMetrics, velocity: VelocityTracker, escalation: EscalationPolicy,
+                configuration: APIConfiguration,
                 onRequest: (@Sendable (RequestSummary) -> Void)? = nil) {
         self.ledger = ledger
         self.credentials = credentials
@@ -60,6 +63,8 @@ public struct APIDependencies: Sendable {
         self.authorizations = authorizations
         self.denials = denials
         self.metrics = metrics
+        self.velocity = velocity
+        self.escalation = escalation
         self.configuration = configuration
         self.onRequest = onRequest
     }

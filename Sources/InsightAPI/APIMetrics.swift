@@ -12,6 +12,7 @@ public struct APIMetrics: Sendable {
     let consumptionReports: CounterFamily
     let throttled: CounterFamily
     let labels: CounterFamily
+    let velocityRules: CounterFamily
 
     public init(registry: MetricsRegistry) {
         self.registry = registry
@@ -30,6 +31,9 @@ public struct APIMetrics: Sendable {
                                      labels: ["reason"])
         labels = registry.counter("insightd_labels_total", help: "Label items processed, by outcome and result.",
                                   labels: ["outcome", "result"])
+        velocityRules = registry.counter("insightd_velocity_rules_total",
+                                         help: "Velocity rules that fired, by reason code and mode (enforce, shadow).",
+                                         labels: ["rule", "mode"])
     }
 
     func observe(route: String, method: String, status: Int, seconds: Double) {
@@ -50,6 +54,11 @@ public struct APIMetrics: Sendable {
 
     func consumed(_ status: ConsumptionStatus, _ timeliness: Timeliness) {
         consumptionReports.increment(status.rawValue, timeliness.rawValue)
+    }
+
+    func velocityFired(_ escalation: Escalation) {
+        for rule in escalation.reasons { velocityRules.increment(rule, "enforce") }
+        for rule in escalation.shadowReasons { velocityRules.increment(rule, "shadow") }
     }
 
     func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }

@@ -54,24 +54,63 @@ extension InsightAPIHandler {
             dependencies.metrics.throttled(.deviceRate)
             throw Throttling.deviceProblem(retryAfter: retryAfter, perHour: limiter.settings.devicePerHour)
         }
+        var insights = request.insights.map {
+            answerer.answer($0, category: request.category, insightId: SecureRandom.uuid())
+        }
+        // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
+        let query = VelocityQuery(
+            environment: caller.caller.environment,
+            accounts: request.subject.account.map { keyring.lookupHashes($0, kind: .account) } ?? [],
+            devices: request.subject.device.map { keyring.lookupHashes($0, kind: .device) } ?? [],
+            counterparties: request.subject.counterparty.map { keyring.lookupHashes($0, kind: .counterparty) } ?? [],
+            isPayment: request.category == .payment)
+        let (trackedValue, raised) = Self.escalate(&insights, signals: dependencies.velocity.signals(for: query),
+                                                   policy: dependencies.escalation, metrics: dependencies.metrics)
         let record = EvaluationRecord(
             eventId: SecureRandom.uuid(), callerId: caller.caller.callerId, environment: caller.caller.environment,
             category: request.category, createdAt: now,
             reportConsumptionBy: now + dependencies.configuration.consumptionGraceMilliseconds, subject: subject,
-            insights: request.insights.map {
-                answerer.answer($0, category: request.category, insightId: SecureRandom.uuid())
-            })
+            insights: insights, trackedValue: trackedValue, raisedByVelocity: raised)
         let body = Self.render(record, requestId: request.requestId)
-        let answered = exchange, metrics = dependencies.metrics
+        let answered = exchange, metrics = dependencies.metrics, velocity = dependencies.velocity
         dependencies.ledger.record(record) { result in
             switch result {
             case .success:
                 metrics.evaluated(record)
+                velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
+                                              account: record.subject.account, device: record.subject.device,
+                                              counterparty: record.subject.counterparty,
+                                              isPayment: record.category == .payment, value: record.trackedValue,
+                                              raisedByVelocity: record.raisedByVelocity))
                 answered.send(Self.json(200, body, headers: Throttling.headers(quota)))
             case .failure(let failure): answered.fail(Problem.from(failure))
             }
         }
     }
+
+    /// Applies the escalation policy to every coaching insight that has a value (a sandbox-forced
+    /// value is left as forced). Returns the value velocity tracking records — the highest
+    /// final coaching value — and whether velocity raised it.
+    static func escalate(_ insights: inout [InsightRecord], signals: VelocitySignals, policy: EscalationPolicy,
+                         metrics: APIMetrics) -> (InsightValue?, Bool) {
+        var tracked: InsightValue?, raised = false, counted = false
+        for i in insights.indices {
+            guard insights[i].type == InsightType.isLikelyBeingCoached.rawValue,
+                  case .value(let value, let reasons) = insights[i].outcome else { continue }
+            // A sandbox-forced value stays as forced, but is tracked like any answer.
+            let escalation = reasons.contains(SandboxOverride.reason)
+                ? Escalation(value: value) : policy.apply(value, signals: signals)
+            if !counted { metrics.velocityFired(escalation); counted = true }
+            insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })
+            if tracked.map({ rank(escalation.value) > rank($0) }) ?? true {
+                tracked = escalation.value
+                raised = escalation.raised
+            }
+        }
+        return (tracked, raised)
+    }
+
+    static func rank(_ value: InsightValue) -> Int { InsightValue.allCases.firstIndex(of: value) ?? 0 }
 
     static func render(_ record: EvaluationRecord, requestId: String?) -> JSONValue {
         var object = JSONObject()

@@ -31,6 +31,8 @@ public final class InsightService: @unchecked Sendable {
     /// The identifier hash keys; reloaded when the key file changes (a rotation).
     public private(set) var hashKeys: HashKeys!
     private var keyringFingerprint: String?
+    /// Velocity counters over hashed identifiers.
+    public private(set) lazy var velocity = VelocityTracker(clock: clock)
     /// Every metric the daemon exports at `/metrics`.
     public let metrics = MetricsRegistry()
     private let overdueReports: GaugeFamily
@@ -91,6 +93,17 @@ public final class InsightService: @unchecked Sendable {
         try limiter.refresh(from: administration)
         startComplianceRefresh()
 
+        // Velocity counters come from the store's last 7 days before traffic: they survive a restart.
+        let escalation = try loadEscalationPolicy()
+        let started = DispatchTime.now()
+        let history = try administration.velocityEvents(since: clock.now() - VelocityWindow.week.milliseconds)
+        velocity.rebuild(from: history)
+        logger.info("velocity rebuilt", [("evaluations", .number(Double(history.count))),
+                                         ("subjects", .number(Double(velocity.trackedSubjects))),
+                                         ("ms", .number(Double((DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)))])
+        metrics.collect("insightd_velocity_tracked_subjects", help: "Subjects (accounts, devices, counterparties) velocity tracks.",
+                        type: .gauge) { [velocity] in [(labels: [], value: Double(velocity.trackedSubjects))] }
+
         let authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
         denials.load(try authorizations.denials())
         startRetention(writer: writer)
@@ -105,7 +118,8 @@ public final class InsightService: @unchecked Sendable {
             credentials: try SQLiteCredentialDirectory(path: settings.databasePath),
             models: models, hashKeys: hashKeys, clock: clock, readiness: readiness, limiter: limiter,
             administration: administration, authorizations: authorizations, denials: denials,
-            metrics: APIMetrics(registry: metrics), configuration: configuration,
+            metrics: APIMetrics(registry: metrics), velocity: velocity, escalation: escalation,
+            configuration: configuration,
             onRequest: { summary in
                 var fields: [(String, JSONValue)] = [
                     ("traceId", .string(summary.traceId)), ("method", .string(summary.method)), ("route", .string(summary.route)),
@@ -133,6 +147,17 @@ public final class InsightService: @unchecked Sendable {
             ("threads", .number(Double(settings.threads))),
             ("models", .array((models.snapshot?.versions.map { .string($0.version) }) ?? [])),
         ])
+    }
+
+    /// The escalation rules: the built-in defaults, or the file named by INSIGHTD_VELOCITY_POLICY.
+    func loadEscalationPolicy() throws -> EscalationPolicy {
+        guard let path = settings.velocityPolicyFile else { return .defaults }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw AppError("cannot read the velocity policy \(path): \(String(cString: strerror(errno)))")
+        }
+        do { return try EscalationPolicy.parse(Array(data)) } catch {
+            throw AppError("velocity policy \(path): \(error)")
+        }
     }
 
     /// Loads the model versions from the models directory (at start and on SIGHUP). A missing

@@ -40,6 +40,7 @@ public struct Settings: Sendable, Equatable {
     public var tlsCertificate: String?
     public var tlsPrivateKey: String?
     public var tlsClientCA: String?
+    public var velocityPolicyFile: String?
 
     /// The database file inside the state directory.
     public var databasePath: String { (stateDirectory as NSString).appendingPathComponent("insightd.db") }
@@ -89,6 +90,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_TLS_CERT", meaning: "PEM certificate chain; with INSIGHTD_TLS_KEY the port speaks only HTTPS (TLS 1.2+)", defaultValue: "unset (plain HTTP)"),
         Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
         Variable(name: "INSIGHTD_TLS_CLIENT_CA", meaning: "PEM CA bundle; when set, clients must present a certificate it verifies", defaultValue: "unset"),
+        Variable(name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start", defaultValue: "built-in defaults"),
         Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store (1-300)", defaultValue: "5"),
     ]
 
@@ -160,6 +162,9 @@ public struct Settings: Sendable, Equatable {
                                ("INSIGHTD_TLS_CLIENT_CA", \Settings.tlsClientCA)] {
             guard let value = environment[name] else { continue }
             if value.isEmpty { problems.append("\(name): must not be empty") } else { s[keyPath: target] = value }
+        }
+        if let policy = environment["INSIGHTD_VELOCITY_POLICY"] {
+            if policy.isEmpty { problems.append("INSIGHTD_VELOCITY_POLICY: must not be empty") } else { s.velocityPolicyFile = policy }
         }
         if (s.tlsCertificate == nil) != (s.tlsPrivateKey == nil) {
             problems.append("INSIGHTD_TLS_CERT and INSIGHTD_TLS_KEY: set both, or neither")

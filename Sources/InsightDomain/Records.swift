@@ -96,10 +96,15 @@ public struct EvaluationRecord: Sendable, Equatable {
     public var reportConsumptionBy: Milliseconds
     public var subject: HashedSubject
     public var insights: [InsightRecord]
+    /// The value velocity tracking recorded for this evaluation (the highest coaching value).
+    public var trackedValue: InsightValue?
+    /// Whether velocity rules raised that value (velocity's own raises are not coaching evidence).
+    public var raisedByVelocity: Bool
 
     public init(eventId: String, callerId: String, environment: Environment,
                 category: OperationCategory, createdAt: Milliseconds,
-                reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord]) {
+                reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord],
+                trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false) {
         self.eventId = eventId
         self.callerId = callerId
         self.environment = environment
@@ -108,6 +113,8 @@ public struct EvaluationRecord: Sendable, Equatable {
         self.reportConsumptionBy = reportConsumptionBy
         self.subject = subject
         self.insights = insights
+        self.trackedValue = trackedValue
+        self.raisedByVelocity = raisedByVelocity
     }
 }
 

@@ -40,6 +40,25 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
         }, completion: completion)
     }
 
+    /// The evaluations since `since`, oldest first, as the velocity tracker records them.
+    public func velocityEvents(since: Milliseconds) throws -> [VelocityEvent] {
+        try reader.withLock { db in
+            try db.prepare("""
+                SELECT environment, created_at, account_hash, device_hash, counterparty_hash, category,
+                       tracked_value, raised_by_velocity
+                FROM evaluations WHERE created_at >= ? ORDER BY created_at
+                """).query([since]) { row in
+                guard let environment = Environment(rawValue: row.text(0) ?? "") else {
+                    throw StoreError.invalid("an evaluation has an unknown environment")
+                }
+                return VelocityEvent(environment: environment, time: row.int64(1), account: row.blob(2), device: row.blob(3),
+                                     counterparty: row.blob(4), isPayment: row.text(5) == OperationCategory.payment.rawValue,
+                                     value: row.text(6).flatMap(InsightValue.init(rawValue:)),
+                                     raisedByVelocity: row.int(7) != 0)
+            }
+        }
+    }
+
     public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {
         try reader.withLock { db in
             let sql = """

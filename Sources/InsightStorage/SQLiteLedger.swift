@@ -29,11 +29,12 @@ public final class SQLiteLedger: EvaluationLedger {
     static func insert(_ e: EvaluationRecord, into db: SQLiteConnection) throws {
         try db.cached("""
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by,
-                                     hash_key_id, account_hash, device_hash, counterparty_hash)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     hash_key_id, account_hash, device_hash, counterparty_hash,
+                                     tracked_value, raised_by_velocity)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run(e.eventId, e.callerId, e.environment.rawValue, e.category.rawValue, e.createdAt,
                      e.reportConsumptionBy, e.subject.keyId, e.subject.account, e.subject.device,
-                     e.subject.counterparty)
+                     e.subject.counterparty, e.trackedValue?.rawValue, e.raisedByVelocity)
         let insertInsight = try db.cached("""
             INSERT INTO insights (insight_id, event_id, position, type, schema_version, model_version,
                                   value, error_code, reasons)
