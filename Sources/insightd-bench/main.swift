@@ -5,7 +5,7 @@
 //   insightd-bench [--quick] [--filter SUBSTRING]... [--models DIR] [--list]
 //   insightd-bench bodies DIR        write w1-events150.json and w2-summary.json (with @ID@)
 //
-// Adding a suite (e.g. velocity, issue 4): write `enum VelocityBenchmarks { static func all() ->
+// Adding a suite: write `enum SomethingBenchmarks { static func all() ->
 // [MicroBenchmark] }` in this directory using `measure(...)`, add one line to `suites` below,
 // and add its module to the insightd-bench target's dependencies in Package.swift.
 #if canImport(Glibc)
@@ -76,6 +76,7 @@ let suites: [(name: String, make: () throws -> [MicroBenchmark])] = [
     ("model", { [options] in RequestPathBenchmarks.model(options) }),
     ("crypto", { try RequestPathBenchmarks.crypto() }),
     ("store", { StoreBenchmarks.all() }),
+    ("velocity", { VelocityBenchmarks.all() }),
 ]
 
 var rows: [Measurement] = []
