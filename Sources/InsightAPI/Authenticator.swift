@@ -70,7 +70,17 @@ final class Authenticator: Sendable {
 }
 
 extension Substring {
+    /// Without leading and trailing spaces and tabs; works on UTF-8 bytes because it runs
+    /// for every header checked (a character-wise version showed in profiles).
     func trimmingWhitespace() -> String {
-        String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        let bytes = utf8
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
+        while start < end {
+            let last = bytes.index(before: end)
+            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
+            end = last
+        }
+        return String(self[start..<end])
     }
 }

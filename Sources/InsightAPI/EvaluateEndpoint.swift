@@ -55,7 +55,7 @@ extension InsightAPIHandler {
             throw Throttling.deviceProblem(retryAfter: retryAfter, perHour: limiter.settings.devicePerHour)
         }
         var insights = request.insights.map {
-            answerer.answer($0, category: request.category, insightId: SecureRandom.uuid())
+            answerer.answer($0, category: request.category, insightId: SecureRandom.uuidV7(milliseconds: now))
         }
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
         let query = VelocityQuery(
@@ -67,7 +67,7 @@ extension InsightAPIHandler {
         let (trackedValue, raised) = Self.escalate(&insights, signals: dependencies.velocity.signals(for: query),
                                                    policy: dependencies.escalation, metrics: dependencies.metrics)
         let record = EvaluationRecord(
-            eventId: SecureRandom.uuid(), callerId: caller.caller.callerId, environment: caller.caller.environment,
+            eventId: SecureRandom.uuidV7(milliseconds: now), callerId: caller.caller.callerId, environment: caller.caller.environment,
             category: request.category, createdAt: now,
             reportConsumptionBy: now + dependencies.configuration.consumptionGraceMilliseconds, subject: subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised)

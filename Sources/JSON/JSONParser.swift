@@ -156,19 +156,23 @@ public struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
-        // Fast path: no escapes — validate the run as UTF-8 in one step.
+        // Fast path: no escapes — validate the run as UTF-8 in one step, or skip validation
+        // altogether when every byte is ASCII (most strings here: ids, enum names).
+        var ascii = true
         while index < bytes.count {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {
                 let run = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                index += 1
+                if ascii { return String(decoding: run, as: UTF8.self) }
                 guard let string = String(validating: run, as: UTF8.self) else {
                     throw JSONParseError(offset: start, reason: "invalid UTF-8 in string")
                 }
-                index += 1
                 return string
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw error("control character in string") }
+            if c >= 0x80 { ascii = false }
             index += 1
         }
         guard index < bytes.count else { throw error("unterminated string") }

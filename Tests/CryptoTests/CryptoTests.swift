@@ -48,6 +48,17 @@ final class CryptoTests: XCTestCase {
                                    options: .regularExpression))
     }
 
+    func testVersion7UUIDsAreTimeOrdered() {
+        let a = SecureRandom.uuidV7(milliseconds: 1_796_205_600_123)
+        XCTAssertNotNil(a.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+                                options: .regularExpression), a)
+        // 1_796_205_600_123 ms = 0x01A2 322B 3C7B: the first 48 bits.
+        XCTAssertTrue(a.hasPrefix(String(1_796_205_600_123, radix: 16).leftPadded(12).prefix(8)), a)
+        let ids = (0..<100).map { SecureRandom.uuidV7(milliseconds: 1_796_205_600_000 + Int64($0)) }
+        XCTAssertEqual(ids, ids.sorted())
+        XCTAssertNotEqual(SecureRandom.uuidV7(milliseconds: 5), SecureRandom.uuidV7(milliseconds: 5))
+    }
+
     func testHexAndBase64URL() {
         XCTAssertEqual(Hex.encode([0x00, 0xAB, 0xFF]), "00abff")
         XCTAssertEqual(Hex.decode("00ABff"), [0x00, 0xAB, 0xFF])
@@ -59,4 +70,8 @@ final class CryptoTests: XCTestCase {
         XCTAssertEqual(Base64URL.encode(Array("foobar".utf8)), "Zm9vYmFy")
         XCTAssertEqual(Base64URL.encode([0xFB, 0xFF]), "-_8")
     }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
