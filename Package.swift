@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "CoachingModel", dependencies: ["Crypto", "JSON"]),
 
         // The product.
-        .target(name: "InsightDomain", dependencies: ["Crypto"]),
+        .target(name: "InsightDomain", dependencies: ["Crypto", "JSON"]),
         .executableTarget(name: "MigrationEmbedder"),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["MigrationEmbedder"]),
         .target(name: "InsightStorage",

@@ -708,14 +708,16 @@ final class EscalationPolicyTests: XCTestCase {
         XCTAssertEqual(message(#"{"version": 1, "limits": {}}"#),
                        #"policy: unknown field "limits" (expected "version" and "rules")"#)
         XCTAssertEqual(message(#"{"version": 1, "rules": []}"#), "rules: expected an object keyed by rule name")
-        XCTAssertEqual(message("{\"version\": 1,\n \"version\": 1}"),
-                       #"policy file, line 2 column 2: duplicate field "version""#)
-        XCTAssertEqual(message(#"{"version": 1,}"#), "policy file, line 1 column 15: expected a field name")
-        XCTAssertEqual(message(#"{"version": 1} x"#), "policy file, line 1 column 16: unexpected text after the document")
-        XCTAssertEqual(message(#"{"version": 01}"#), "policy file, line 1 column 15: invalid number")
-        XCTAssertEqual(message(#"{"v\ud800": 1}"#), "policy file, line 1 column 10: lone surrogate")
-        XCTAssertEqual(message(""), "policy file, line 1 column 1: unexpected end of the document")
-        XCTAssertEqual(message(String(repeating: "[", count: 40)), "policy file, line 1 column 17: nested too deeply")
+        // Syntax errors come from the JSON module, with the byte offset where reading stopped.
+        for (text, reason) in [("{\"version\": 1,\n \"version\": 1}", #"duplicate member "version" at byte 16"#),
+                               (#"{"version": 1,}"#, "expected a member name at byte 14"),
+                               (#"{"version": 1} x"#, "unexpected data after the document at byte 15"),
+                               (#"{"version": 01}"#, "leading zero in number at byte 13"),
+                               (#"{"v\ud800": 1}"#, "unpaired surrogate at byte 9"),
+                               ("", "unexpected end of document at byte 0"),
+                               (String(repeating: "[", count: 40), "nesting deeper than 32 at byte 32")] {
+            XCTAssertEqual(message(text), "policy: invalid JSON: \(reason)", text)
+        }
         XCTAssertEqual(try EscalationPolicy.parse(#"{"version": 1, "rules": {"sharedDevice": {"mode": "\u0073hadow"}}}"#)
             .rules.first { $0.kind == .sharedDevice }?.shadow, true)
     }

@@ -1,3 +1,5 @@
+import JSON
+
 /// One velocity rule: when it fires it asks for the value to be raised by one level, with its
 /// reason code. A shadow rule is evaluated and reported but changes nothing.
 public struct VelocityRule: Sendable, Equatable {
@@ -159,24 +161,27 @@ public struct EscalationPolicy: Sendable, Equatable {
     }
 
     public static func parse(_ bytes: [UInt8], limits: VelocityLimits = .init()) throws(PolicyError) -> EscalationPolicy {
-        let document = try PolicyReader.read(bytes)
+        let document: JSONValue
+        do { document = try JSONParser.parse(bytes) } catch {
+            throw PolicyError("policy: invalid JSON: \(error)")
+        }
         guard case .object(let top) = document else { throw PolicyError("policy: expected an object") }
-        for (key, _) in top where key != "version" && key != "rules" {
+        for key in top.keys where key != "version" && key != "rules" {
             throw PolicyError("policy: unknown field \"\(key)\" (expected \"version\" and \"rules\")")
         }
-        guard let version = top.first(where: { $0.0 == "version" })?.1 else {
+        guard let version = top["version"] else {
             throw PolicyError("policy.version: missing (this server reads version 1)")
         }
-        guard case .number(let v) = version, v == "1" else {
+        guard version.intValue == 1 else {
             throw PolicyError("policy.version: unsupported (this server reads version 1)")
         }
         var rules = VelocityRule.Kind.allCases.map { (rule: VelocityRule.defaultRule($0), enabled: true) }
-        guard let rulesValue = top.first(where: { $0.0 == "rules" })?.1 else {
+        guard let rulesValue = top["rules"] else {
             return EscalationPolicy(rules: rules.map(\.rule))
         }
         guard case .object(let named) = rulesValue else { throw PolicyError("rules: expected an object keyed by rule name") }
         let known = VelocityRule.Kind.allCases.map(\.rawValue).joined(separator: ", ")
-        for (name, value) in named {
+        for (name, value) in named.members {
             guard let kind = VelocityRule.Kind(rawValue: name) else {
                 throw PolicyError("rules.\(name): unknown rule (known: \(known))")
             }
@@ -184,7 +189,7 @@ public struct EscalationPolicy: Sendable, Equatable {
             let index = VelocityRule.Kind.allCases.firstIndex(of: kind)!
             var rule = rules[index].rule
             var enabled = true
-            for (field, value) in fields {
+            for (field, value) in fields.members {
                 let path = "rules.\(name).\(field)"
                 switch field {
                 case "mode":
@@ -195,7 +200,7 @@ public struct EscalationPolicy: Sendable, Equatable {
                     enabled = mode != "off"
                 case "threshold":
                     let maximum = rule.maximumThreshold(limits)
-                    guard case .number(let text) = value, let n = Int(text), n >= 1, n <= maximum else {
+                    guard let n = value.intValue, n >= 1, n <= maximum else {
                         throw PolicyError("\(path): expected a whole number from 1 to \(maximum)")
                     }
                     rule.threshold = n
@@ -205,7 +210,7 @@ public struct EscalationPolicy: Sendable, Equatable {
                     }
                     rule.window = window
                 case "minimumShare" where kind == .counterpartyLinkedToCoaching:
-                    guard case .number(let text) = value, let share = Double(text), share >= 0, share <= 1 else {
+                    guard let share = value.numberValue, share >= 0, share <= 1 else {
                         throw PolicyError("\(path): expected a number from 0 to 1")
                     }
                     rule.minimumShare = share
