@@ -82,7 +82,7 @@ struct EvaluationRequest: Sendable {
 
     /// One event, decoded without the general reader: it runs up to 5,000 times per request,
     /// so field paths are built only when there is an error to report. Rules and messages are
-    /// those of `ObjectReader` (an explicit null counts as absent).
+    /// those of `ObjectReader`.
     private static func decodeEvent(_ value: JSONValue, index: Int) throws(Problem) -> InteractionEvent {
         func field(_ name: String) -> String { "interaction.events[\(index)].\(name)" }
         guard case .object(let object) = value else {
@@ -92,7 +92,6 @@ struct EvaluationRequest: Sendable {
         for member in object.members {
             switch member.key {
             case "t":
-                if member.value == .null { continue }
                 guard case .number(let number) = member.value else {
                     throw Problem.invalid(field("t"), "must be an integer, not \(member.value.kindDescription)")
                 }
@@ -101,13 +100,11 @@ struct EvaluationRequest: Sendable {
                 }
                 t = Int64(number)
             case "type":
-                if member.value == .null { continue }
                 guard case .string(let text) = member.value, let parsed = InteractionEventType(rawValue: text) else {
                     throw Problem.invalid(field("type"), "must be one of \(InteractionEventType.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 type = parsed
             case "field":
-                if member.value == .null { continue }
                 guard case .string(let text) = member.value, let parsed = InteractionField(rawValue: text) else {
                     throw Problem.invalid(field("field"), "must be one of \(InteractionField.allCases.map(\.rawValue).joined(separator: ", "))")
                 }

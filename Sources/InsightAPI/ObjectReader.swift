@@ -23,11 +23,9 @@ struct ObjectReader {
 
     func field(_ key: String) -> String { Self.join(path, key) }
 
-    /// The member, treating an explicit JSON null like an absent member.
-    func value(_ key: String) -> JSONValue? {
-        guard let value = object[key], value != .null else { return nil }
-        return value
-    }
+    /// The member, if present. An explicit JSON null is not "absent": it fails the member's
+    /// type check, as the document's closed schemas say (absent members are simply left out).
+    func value(_ key: String) -> JSONValue? { object[key] }
 
     func require(_ key: String) throws(Problem) -> JSONValue {
         guard let value = value(key) else { throw Problem.invalid(field(key), "is required") }
