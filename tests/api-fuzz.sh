@@ -1,0 +1,116 @@
+#!/bin/sh
+# API fuzzing from the spec (issue 9, item 1): runs schemathesis with openapi/openapi.json against
+# the real insightd, every phase (examples, coverage, fuzzing, stateful) and every check, and
+# fails on any server error or any disagreement between a response and the document.
+#
+# Usage: tests/api-fuzz.sh BIN_DIR            (BIN_DIR holds release insightd and insightctl)
+#
+# Environment:
+#   PYTHON               interpreter for the venv (default python3; 3.11 is what the pins are for)
+#   API_FUZZ_VENV        the venv (default .venv-api at the repository root; rebuilt when
+#                        tests/requirements-api.txt changes)
+#   API_FUZZ_SEED        a seed to replay a run exactly (each run prints its seed)
+#   API_FUZZ_EXAMPLES    test cases per operation and phase (default: tests/schemathesis.toml)
+#   API_FUZZ_REPORT_DIR  keep the JUnit report, the NDJSON event log and the daemon log here
+#   API_FUZZ_SPEC        the OpenAPI document (default openapi/openapi.json), e.g. to try a fix
+#   any further arguments after BIN_DIR go to `schemathesis run` (e.g. --include-operation-id X)
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=$(cd "${1:-$ROOT/.build/release}" && pwd)
+[ $# -gt 0 ] && shift
+for tool in insightd insightctl; do
+    [ -x "$BIN/$tool" ] || { echo "api-fuzz: $BIN/$tool not found (build with: swift build -c release)" >&2; exit 2; }
+done
+
+# The pinned schemathesis, in a venv recreated whenever the pins change.
+PYTHON=${PYTHON:-python3}
+VENV=${API_FUZZ_VENV:-$ROOT/.venv-api}
+REQUIREMENTS="$ROOT/tests/requirements-api.txt"
+want=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
+if [ ! -x "$VENV/bin/schemathesis" ] || [ "$(cat "$VENV/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
+    echo "api-fuzz: installing tests/requirements-api.txt into $VENV"
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV" || { echo "api-fuzz: '$PYTHON -m venv' failed (Debian: apt-get install python3-venv)" >&2; exit 2; }
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
+    echo "$want" >"$VENV/.requirements.sha256"
+fi
+
+WORK=$(mktemp -d)
+LOG="$WORK/insightd.log"
+PID=""
+cleanup() {
+    status=$?
+    [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
+    if [ -n "${API_FUZZ_REPORT_DIR:-}" ]; then
+        mkdir -p "$API_FUZZ_REPORT_DIR" && cp -r "$WORK/report/." "$LOG" "$API_FUZZ_REPORT_DIR/" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+    exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The daemon: release binaries, a fresh state directory, any free port. The device limit is
+# lifted because generated requests reuse a handful of device identifiers (it has its own tests).
+export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" \
+       INSIGHTD_DEVICE_LIMIT_PER_HOUR=1000000 INSIGHTD_THREADS=2
+"$BIN/insightctl" migrate >/dev/null
+"$BIN/insightd" 2>>"$LOG" &
+PID=$!
+PORT=""
+for _ in $(seq 1 100); do
+    PORT=$(grep '"msg":"insightd ready"' "$LOG" 2>/dev/null | tail -1 | jq -r '.listen' 2>/dev/null | sed 's/.*://')
+    [ -n "$PORT" ] && [ "$PORT" != null ] && curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break
+    PORT=""
+    kill -0 "$PID" 2>/dev/null || break
+    sleep 0.1
+done
+[ -n "$PORT" ] || { echo "api-fuzz: insightd did not become ready" >&2; cat "$LOG" >&2; exit 1; }
+
+# The fuzzing caller: production, every role, a quota the fuzzer cannot exhaust. Its peer is the
+# caller that admin writes naming the fuzzing caller itself are aimed at (schemathesis_hooks.py).
+"$BIN/insightctl" callers create --name api-fuzz --roles evaluate,labels,admin \
+    --environment production --rate 1000000 --burst 1000000 --json >"$WORK/caller.json"
+"$BIN/insightctl" callers create --name api-fuzz-peer --roles evaluate \
+    --environment production --json >"$WORK/peer.json"
+INSIGHTD_API_KEY=$(jq -r .apiKey "$WORK/caller.json")
+API_FUZZ_CALLER_ID=$(jq -r .callerId "$WORK/caller.json")
+API_FUZZ_PEER_CALLER_ID=$(jq -r .callerId "$WORK/peer.json")
+export INSIGHTD_API_KEY API_FUZZ_CALLER_ID API_FUZZ_PEER_CALLER_ID INSIGHTD_URL="http://127.0.0.1:$PORT"
+echo "api-fuzz: insightd at $INSIGHTD_URL (state $INSIGHTD_STATE_DIR)"
+
+# Evaluations that exist, for consumption reports and labels to name (schemathesis_hooks.py).
+INSIGHT='{"type":"isLikelyBeingCoached","schemaVersion":1}'
+for i in $(seq 1 16); do
+    curl -sf "$INSIGHTD_URL/v1/evaluations" -H "Authorization: Bearer $INSIGHTD_API_KEY" \
+        -H 'Content-Type: application/json' \
+        -d '{"operationCategory":"payment","insights":['"$INSIGHT,$INSIGHT,$INSIGHT,$INSIGHT"'],
+             "subject":{"account":"api-fuzz-'"$i"'"},"interaction":{"events":[{"t":0,"type":"sessionStart"},
+             {"t":'"$((i * 700))"',"type":"submit"}]}}' \
+        || { echo "api-fuzz: could not create an evaluation" >&2; exit 1; }
+    echo
+done | jq -s 'map({(.eventId): [.insights[].insightId]}) | add' >"$WORK/known.json"
+export API_FUZZ_KNOWN="$WORK/known.json"
+
+set -- --config-file "$ROOT/tests/schemathesis.toml" run "${API_FUZZ_SPEC:-$ROOT/openapi/openapi.json}" \
+    --report junit,ndjson --report-dir "$WORK/report" \
+    ${API_FUZZ_SEED:+--seed "$API_FUZZ_SEED"} ${API_FUZZ_EXAMPLES:+--max-examples "$API_FUZZ_EXAMPLES"} "$@"
+started=$(date +%s)
+rc=0
+cd "$ROOT"
+"$VENV/bin/schemathesis" --no-color "$@" || rc=$?
+echo "api-fuzz: schemathesis exited $rc after $(( $(date +%s) - started ))s"
+
+# The daemon must have survived, and logged no 5xx the checks could have missed.
+kill -0 "$PID" 2>/dev/null || { echo "api-fuzz: FAIL: insightd died" >&2; tail -50 "$LOG" >&2; exit 1; }
+errors=$(grep -c '"level":"error"' "$LOG" || true)
+if [ "$errors" != 0 ]; then
+    echo "api-fuzz: FAIL: insightd logged $errors error lines:" >&2
+    grep '"level":"error"' "$LOG" | head -20 >&2
+    rc=1
+fi
+kill -TERM "$PID"
+wait "$PID" || { echo "api-fuzz: FAIL: insightd did not stop cleanly" >&2; rc=1; }
+PID=""
+[ "$rc" = 0 ] && echo "api-fuzz: passed" || echo "api-fuzz: FAILED (exit $rc)"
+exit "$rc"

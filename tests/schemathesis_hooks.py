@@ -1,0 +1,256 @@
+"""Schemathesis hooks for tests/api-fuzz.sh (loaded by tests/schemathesis.toml).
+
+Each hook bridges one rule that docs/api.md and openapi/openapi.json state in prose but JSON
+Schema cannot express, or keeps generation within the time budget. None of them changes a
+response, drops a check for a whole operation, or filters a failure: where a built-in check is
+switched off for one operation (schemathesis.toml says which), a stricter check here replaces it.
+"""
+
+import json
+import os
+import secrets
+import uuid
+import zlib
+from collections.abc import MutableMapping
+
+import jsonschema_rs
+import schemathesis
+from schemathesis.core.failures import Failure
+from schemathesis.core.parameters import ParameterLocation
+
+_VISIBLE_ASCII = frozenset(range(0x21, 0x7F))
+_labels_schemas = {}
+_known = None
+
+
+def _known_evaluations():
+    """{eventId: [insightId, ...]} of the evaluations tests/api-fuzz.sh made before the run."""
+    global _known
+    if _known is None:
+        path = os.environ.get("API_FUZZ_KNOWN")
+        _known = json.load(open(path)) if path else {}
+    return _known
+
+
+def _pick(value, choices):
+    """One of `choices` chosen from `value` itself, so a seed replays the same requests."""
+    return choices[zlib.crc32(repr(value).encode()) % len(choices)]
+
+
+@schemathesis.hook
+def before_load_schema(context, raw_schema):
+    """Drop `contains`/`maxContains` from `Interaction.events` (for generating requests only).
+
+    They say "sessionStart occurs once". Generating arrays under them makes hypothesis filter
+    almost every draw: the coverage phase of createEvaluation alone ran over 10 minutes on
+    2 cores without finishing; without them it takes seconds. The rule is still enforced by the
+    server (422 `interaction.events[i]`), covered by the unit tests, and `before_call` below
+    keeps positive cases within it.
+    """
+    events = raw_schema["components"]["schemas"]["Interaction"]["properties"]["events"]
+    events.pop("contains", None)
+    events.pop("maxContains", None)
+    # Kept aside to validate label submissions in `labels_items_are_judged`.
+    schemas = raw_schema["components"]["schemas"]
+    _labels_schemas["Label"] = _resolved(schemas["Label"], schemas)
+    submission = dict(_resolved(schemas["LabelSubmission"], schemas))
+    submission["properties"] = dict(submission["properties"])
+    submission["properties"]["labels"] = {k: v for k, v in submission["properties"]["labels"].items() if k != "items"}
+    _labels_schemas["LabelSubmission without items"] = submission
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    label = case.operation.label
+    if label == "POST /v1/labels":
+        _fresh_idempotency_key(case)
+        _known_insights(case)
+    elif label == "POST /v1/evaluations":
+        _thin_override_header(case)
+        if _is_positive(case):
+            _order_events(case)
+    elif label == "POST /v1/evaluations/{eventId}/consumption":
+        _known_event(case)
+    elif label in ("PATCH /admin/v1/callers/{callerId}", "POST /admin/v1/callers/{callerId}/rate-limit/reset"):
+        _spare_own_caller(case)
+
+
+def _known_event(case):
+    """Aim half the consumption reports at evaluations that exist.
+
+    Nothing in the document lets the fuzzer learn an eventId, so every generated report was a
+    404 and the consumption logic (204, repeat, 409 conflict) went untested. For half the cases
+    whose path is valid, the eventId becomes one of the evaluations made before the run; in
+    positive cases `insightIdsUsed` then names insights of that evaluation, as the document
+    requires (an id of another evaluation is a documented 422). Negative parts stay as they are.
+    """
+    known = _known_evaluations()
+    params, meta = case.path_parameters, case.meta
+    if not known or meta is None or not isinstance(params, MutableMapping) or meta.is_negative_at(ParameterLocation.PATH):
+        return
+    generated = params.get("eventId")
+    if zlib.crc32(repr(generated).encode()) % 2:
+        return
+    event = _pick(generated, sorted(known))
+    params["eventId"] = event
+    body = case.body
+    if _is_positive(case) and isinstance(body, dict) and isinstance(body.get("insightIdsUsed"), list):
+        ids = known[event]
+        body["insightIdsUsed"] = [ids[i] for i in range(min(len(body["insightIdsUsed"]), len(ids)))]
+
+
+def _spare_own_caller(case):
+    """Aim admin writes that name the fuzzing caller itself at its peer caller instead.
+
+    The fuzzer finds its own caller id (GET /admin/v1/callers, stateful links) and PATCHes it
+    with generated rates such as 0.001/s: every later evaluation would then be a documented
+    `429 rateLimitExceeded`, and the evaluation logic would go untested. The peer is a real
+    caller, so the write is still tested end to end; other ids are left as generated.
+    """
+    own, peer = os.environ.get("API_FUZZ_CALLER_ID"), os.environ.get("API_FUZZ_PEER_CALLER_ID")
+    params = case.path_parameters
+    if own and peer and isinstance(params, MutableMapping) and params.get("callerId") == own:
+        params["callerId"] = peer
+
+
+def _thin_override_header(case):
+    """Keep `Insight-Override` off most evaluation cases that are not about that header.
+
+    The key is a production key, so any request carrying the sandbox-only header is the
+    documented `403 overrideNotAllowed` before its body is read. The coverage phase puts the
+    header on nearly every case (about 700 of them), so none of its body cases would reach
+    validation or the model; fuzzing puts it on about half. So: a case generated to test the
+    header itself (a coverage case naming it, or a case whose headers are the invalid part)
+    keeps it, and so does every fuzzing case whose value has a length divisible by 4 (about a
+    quarter, decided from the value so a seed replays the same requests); the others lose it.
+    Dropping an optional header changes neither a positive case's validity nor what makes a
+    negative case invalid.
+    """
+    headers = case.headers
+    meta = case.meta
+    if not isinstance(headers, MutableMapping) or meta is None:
+        return
+    names = [name for name in headers if name.lower() == "insight-override"]
+    if not names:
+        return
+    data = meta.phase.data
+    if getattr(data, "parameter", None) == names[0] or meta.is_negative_at(ParameterLocation.HEADER):
+        return
+    if meta.phase.name == "fuzzing" and isinstance(headers[names[0]], str) and len(headers[names[0]]) % 4 == 0:
+        return
+    del headers[names[0]]
+
+
+def _fresh_idempotency_key(case):
+    """Give every labels request its own valid `Idempotency-Key`.
+
+    Generated cases reuse a few key values with different bodies; the server then answers the
+    documented `422 idempotencyKeyReused`, which the positive-data check reports as a valid
+    request refused. A valid key is replaced by another valid key (same length from 16 on, so
+    the 255-character boundary is still sent); an invalid one is left alone, so the negative
+    cases for the header still reach the server.
+    """
+    headers = case.headers or {}
+    for name in list(headers):
+        if name.lower() != "idempotency-key":
+            continue
+        value = headers[name]
+        if isinstance(value, str) and 1 <= len(value) <= 255 and all(ord(c) in _VISIBLE_ASCII for c in value):
+            fresh = uuid.uuid4().hex
+            if len(value) >= 16:
+                fresh = (fresh + secrets.token_hex(len(value)))[: len(value)]
+            headers[name] = fresh
+
+
+def _known_insights(case):
+    """Name insights that exist in about half the label items (any mode; only `insightId`).
+
+    A generated insightId never exists, so every item was `unknownInsight`: the accepted,
+    duplicate and conflict paths went untested. An item whose insightId is a valid string
+    gets, for about half the values, an insight made before the run instead (still valid).
+    """
+    known = _known_evaluations()
+    body = case.body
+    if not known or not isinstance(body, dict) or not isinstance(body.get("labels"), list):
+        return
+    insights = sorted(i for ids in known.values() for i in ids)
+    for item in body["labels"]:
+        if isinstance(item, dict) and isinstance(item.get("insightId"), str) and 1 <= len(item["insightId"]) <= 64 \
+                and not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in item["insightId"]) \
+                and zlib.crc32(item["insightId"].encode("utf-8", "surrogatepass")) % 2 == 0:
+            item["insightId"] = _pick(item["insightId"], insights)
+
+
+def _order_events(case):
+    """Keep positive createEvaluation cases within the event rules JSON Schema cannot state.
+
+    docs/api.md: the first event is `sessionStart` at t 0 and occurs once; `t` never decreases
+    (422 naming the event otherwise). Only positive cases are touched: events are sorted by `t`
+    (stable, so the leading sessionStart at 0 stays first) and later sessionStarts are dropped.
+    """
+    body = case.body
+    if not isinstance(body, dict):
+        return
+    interaction = body.get("interaction")
+    events = interaction.get("events") if isinstance(interaction, dict) else None
+    if not isinstance(events, list) or not all(isinstance(e, dict) and _is_number(e.get("t")) for e in events):
+        return
+    ordered = sorted(events, key=lambda e: e["t"])
+    kept = ordered[:1] + [e for e in ordered[1:] if e.get("type") != "sessionStart"]
+    if kept != events:
+        interaction["events"] = kept
+
+
+def _is_number(value):
+    # JSON Schema counts 21173.0 as an integer, and generated events use both spellings.
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_positive(case):
+    meta = case.meta
+    return meta is not None and not meta.generation.mode.is_negative
+
+
+@schemathesis.check
+def labels_items_are_judged(ctx, response, case):
+    """Replaces `negative_data_rejection` for submitLabels only (see schemathesis.toml).
+
+    docs/api.md and the LabelSubmission schema: "an item that breaks the `Label` schema does not
+    fail the request but gets the per-item result `invalid`". So a request whose only invalid
+    parts are label items is rightly answered 200, which the built-in check reports. This check
+    is stricter where it can be: a request invalid outside the items (the envelope, the count,
+    the Idempotency-Key) must not be answered 200, and in a 200 every item that breaks `Label`
+    must be `invalid` and every valid item must not be.
+    """
+    if case.operation.label != "POST /v1/labels" or response.status_code != 200:
+        return None
+    body = case.body
+    key = next((v for k, v in (case.headers or {}).items() if k.lower() == "idempotency-key"), None)
+    if not (isinstance(key, str) and 1 <= len(key) <= 255 and all(ord(c) in _VISIBLE_ASCII for c in key)):
+        raise Failure(operation=case.operation.label, title="Invalid Idempotency-Key accepted",
+                      message=f"200 for Idempotency-Key {key!r}; expected 400 contextInvalid")
+    if not jsonschema_rs.validator_for(_labels_schemas["LabelSubmission without items"]).is_valid(body):
+        raise Failure(operation=case.operation.label, title="Invalid label submission accepted",
+                      message="200 for a body that breaks LabelSubmission outside its items; expected 422")
+    results = response.json().get("results", [])
+    label = jsonschema_rs.validator_for(_labels_schemas["Label"])
+    for index, item in enumerate(body["labels"]):
+        status = results[index].get("status") if index < len(results) else None
+        if not label.is_valid(item) and status != "invalid":
+            raise Failure(operation=case.operation.label, title="Invalid label item not reported invalid",
+                          message=f"labels[{index}] breaks the Label schema but its result is {status!r}")
+    return None
+
+
+def _resolved(schema, schemas, depth=0):
+    """`schema` with every `#/components/schemas/X` reference inlined (these schemas are acyclic)."""
+    if depth > 32:
+        raise ValueError("schema references too deep")
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            return _resolved(schemas[ref.rsplit("/", 1)[1]], schemas, depth + 1)
+        return {k: _resolved(v, schemas, depth + 1) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_resolved(v, schemas, depth + 1) for v in schema]
+    return schema
