@@ -4,11 +4,12 @@ STATE_DIR    ?= $(CURDIR)/.state
 LISTEN       ?= 127.0.0.1:8080
 RELEASE_BIN  := .build/release
 
-.PHONY: deps build run test test-unit test-e2e test-crash model bench clean help
+.PHONY: deps build run test test-unit test-e2e test-crash test-api fuzz model bench clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
 	@echo "make test   install missing packages, build, run every test"
+	@echo "make fuzz   libFuzzer targets, FUZZ_SECONDS (60) each; a crash fails it (not part of make test)"
 	@echo "make model  regenerate models/ with the offline trainer (Python venv)"
 	@echo "make bench  micro-benchmarks, then insightd vs nginx with wrk (prints figures, never fails)"
 
@@ -29,7 +30,7 @@ run: build
 	INSIGHTD_STATE_DIR="$(STATE_DIR)" INSIGHTD_LISTEN="$(LISTEN)" INSIGHTD_MODELS_DIR="$(CURDIR)/models" \
 		exec $(RELEASE_BIN)/insightd
 
-test: deps test-unit test-e2e test-crash
+test: deps test-unit test-e2e test-crash test-api
 
 test-unit:
 	$(SWIFT) build --build-tests
@@ -40,6 +41,14 @@ test-e2e: build
 
 test-crash: build
 	sh tests/crash.sh $(RELEASE_BIN) 3
+
+# schemathesis (pinned, in .venv-api) against a live daemon; bounded by tests/schemathesis.toml.
+test-api: build
+	sh tests/api-fuzz.sh $(RELEASE_BIN)
+
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	bash fuzz/run.sh $(FUZZ_SECONDS)
 
 bench: deps
 	SWIFT="$(SWIFT)" bash bench/run.sh

@@ -13,6 +13,8 @@
 #   API_FUZZ_EXAMPLES    test cases per operation and phase (default: tests/schemathesis.toml)
 #   API_FUZZ_REPORT_DIR  keep the JUnit report, the NDJSON event log and the daemon log here
 #   API_FUZZ_SPEC        the OpenAPI document (default openapi/openapi.json), e.g. to try a fix
+#   API_FUZZ_CONFIG      the schemathesis configuration (default tests/schemathesis.toml)
+#   API_FUZZ_TIMEOUT     seconds before a stalled run is stopped and failed (default 600)
 #   any further arguments after BIN_DIR go to `schemathesis run` (e.g. --include-operation-id X)
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -92,13 +94,17 @@ for i in $(seq 1 16); do
 done | jq -s 'map({(.eventId): [.insights[].insightId]}) | add' >"$WORK/known.json"
 export API_FUZZ_KNOWN="$WORK/known.json"
 
-set -- --config-file "$ROOT/tests/schemathesis.toml" run "${API_FUZZ_SPEC:-$ROOT/openapi/openapi.json}" \
+set -- --config-file "${API_FUZZ_CONFIG:-$ROOT/tests/schemathesis.toml}" run "${API_FUZZ_SPEC:-$ROOT/openapi/openapi.json}" \
     --report junit,ndjson --report-dir "$WORK/report" \
     ${API_FUZZ_SEED:+--seed "$API_FUZZ_SEED"} ${API_FUZZ_EXAMPLES:+--max-examples "$API_FUZZ_EXAMPLES"} "$@"
+# Caches (schemathesis' and hypothesis') go into the venv, not the work tree.
+export API_FUZZ_CACHE_DIR="$VENV/schemathesis-cache" HYPOTHESIS_STORAGE_DIRECTORY="$VENV/hypothesis"
 started=$(date +%s)
 rc=0
 cd "$ROOT"
-"$VENV/bin/schemathesis" --no-color "$@" || rc=$?
+# A hard cap: generation that stalls (see before_load_schema in the hooks) must fail, not hang.
+timeout "${API_FUZZ_TIMEOUT:-600}" "$VENV/bin/schemathesis" --no-color "$@" || rc=$?
+[ "$rc" = 124 ] && echo "api-fuzz: FAIL: schemathesis did not finish within ${API_FUZZ_TIMEOUT:-600}s" >&2
 echo "api-fuzz: schemathesis exited $rc after $(( $(date +%s) - started ))s"
 
 # The daemon must have survived, and logged no 5xx the checks could have missed.

@@ -1,0 +1,36 @@
+// Fuzz target: the JSON parser, the writer round trip, the evaluation request decoder, feature
+// extraction and the model. Input: any bytes, taken as a request body.
+// Invariants: nothing crashes; whatever parses writes back to JSON that parses to the same
+// value; a decoded request's events or summary yield features and an assessment with a score
+// in [0, 1].
+import CoachingModel
+import Foundation
+@testable import InsightAPI
+import JSON
+
+private let registry = try? ModelRegistry.load(directory: ProcessInfo.processInfo.environment["INSIGHTD_MODELS_DIR"] ?? "models")
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    guard let value = try? JSONParser.parse(bytes) else { return 0 }
+    let written = JSONWriter.bytes(value)
+    guard let again = try? JSONParser.parse(written) else {
+        fatalError("JSONWriter output does not parse: \(String(decoding: written, as: UTF8.self))")
+    }
+    precondition(again == value, "JSON round trip changed the value")
+    guard let request = try? EvaluationRequest.decode(value) else { return 0 }
+    let features: FeatureVector?
+    switch request.interaction {
+    case .none: features = nil
+    case .events(let events, let device): features = try? FeatureExtractor.extract(events: events, device: device)
+    case .summary(let summary, let device): features = try? FeatureExtractor.fromSummary(summary, device: device)
+    }
+    if let features, let registry {
+        for version in registry.versions {
+            let assessment = version.assess(features, category: request.category.rawValue)
+            precondition(assessment.score >= 0 && assessment.score <= 1, "score \(assessment.score) outside [0, 1]")
+        }
+    }
+    return 0
+}
