@@ -24,6 +24,7 @@
 #   BENCH_KEEP=0                        1 keeps the work directory (logs, database, wrk output)
 #   BENCH_PROFILE=0                     1 samples insightd with `perf record` (Debian linux-perf)
 #                                       during each of its runs and prints the top symbols
+#   BENCH_PROFILE_HZ=499                perf sampling frequency
 #   BIN_DIR=                            use the binaries there instead of building
 #   SWIFT=swift
 set -eu
@@ -232,7 +233,7 @@ run_wrk() {
         nginx_ticks >"$WORK/$name.cpu0"
     fi
     if [ "${BENCH_PROFILE:-0}" = 1 ] && [ "$server" = insightd ]; then
-        perf record -q -e cpu-clock -F 499 --call-graph dwarf,16384 -p "$INSIGHTD_PID" \
+        perf record -q -e cpu-clock -F "${BENCH_PROFILE_HZ:-499}" --call-graph dwarf,16384 -p "$INSIGHTD_PID" \
             -o "$WORK/$name.perf.data" 2>"$WORK/$name.perf.log" &
         PERF_PID=$!
     fi

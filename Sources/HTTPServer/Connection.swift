@@ -188,6 +188,11 @@ final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Runs `work` on the loop thread (see `HTTPResponder.runOnConnectionThread`).
+    func run(_ work: @escaping @Sendable () -> Void) {
+        if loop.isCurrentThread || !loop.execute(work) { work() }
+    }
+
     /// Writes the answer to request `sequence`, if it is the awaited one; on the loop thread.
     func deliver(sequence: UInt64, _ response: HTTPResponse) {
         guard awaitingResponse == sequence else { return }

@@ -33,6 +33,19 @@ public struct HTTPResponder: Sendable {
         target = .callback(CallbackResponse(deliver))
     }
 
+    /// Runs `work` on the loop thread that serves this request's connection: at once when
+    /// called there, else queued to it. Work that follows a result made on another thread
+    /// (a commit) thus leaves that thread free; a `send` from `work` goes out without a further
+    /// hand-over. With a callback responder, or once the loop has stopped, `work` runs at once.
+    public func runOnConnectionThread(_ work: @escaping @Sendable () -> Void) {
+        switch target {
+        case .connection(let connection, _):
+            connection.run(work)
+        case .callback:
+            work()
+        }
+    }
+
     /// Sends the response. The first call wins; later calls, and calls after the client has
     /// gone, are ignored.
     public func send(_ response: HTTPResponse) {

@@ -204,6 +204,14 @@ struct Exchange: Sendable {
                        responder: responder)
     }
 
+    /// Wraps a store completion so that it runs on the loop thread serving this request:
+    /// the writer thread only commits, and what follows (metrics, velocity, the answer, its log
+    /// line) runs on the loops, in parallel.
+    func onLoop<T: Sendable>(_ completion: @escaping @Sendable (T) -> Void) -> @Sendable (T) -> Void {
+        let responder = self.responder
+        return { result in responder.runOnConnectionThread { completion(result) } }
+    }
+
     /// Answers with the problem `error` describes; anything unexpected is a 500 without details.
     func fail(_ error: any Error) {
         let problem = (error as? Problem) ?? Problem(500, .serverError, "An unexpected error occurred; it was logged.")

@@ -47,13 +47,13 @@ extension InsightAPIHandler {
         let burst = try root.integer("burst", in: 1...1_000_000).map(Int.init)
         guard rate != nil || burst != nil else { throw Problem.invalid("(body)", "must set rate, burst or both") }
         let answered = exchange
-        dependencies.administration.updateQuota(callerId: callerId, rate: rate, burst: burst) { result in
+        dependencies.administration.updateQuota(callerId: callerId, rate: rate, burst: burst, completion: answered.onLoop { result in
             switch result {
             case .success(let caller?): answered.send(Self.json(200, Self.render(caller)))
             case .success(nil): answered.fail(Problem(404, .callerNotFound, "No caller with this id."))
             case .failure(let failure): answered.fail(Problem.from(failure))
             }
-        }
+        })
     }
 
     /// `GET /admin/v1/callers/{callerId}/rate-limit`
@@ -72,7 +72,7 @@ extension InsightAPIHandler {
         try admin(&exchange)
         let caller = try lookupCaller(callerId)
         let limiter = dependencies.limiter, answered = exchange
-        dependencies.administration.resetPenalty(callerId: callerId, at: dependencies.clock.now()) { result in
+        dependencies.administration.resetPenalty(callerId: callerId, at: dependencies.clock.now(), completion: answered.onLoop { result in
             switch result {
             case .success(true):
                 limiter.reset(callerId: callerId)
@@ -80,7 +80,7 @@ extension InsightAPIHandler {
             case .success(false): answered.fail(Problem(404, .callerNotFound, "No caller with this id."))
             case .failure(let failure): answered.fail(Problem.from(failure))
             }
-        }
+        })
     }
 
     static func render(_ caller: Caller) -> JSONValue {

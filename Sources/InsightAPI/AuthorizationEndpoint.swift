@@ -35,7 +35,7 @@ extension InsightAPIHandler {
         let subject = try authorizationSubject(root, environment: caller.caller.environment)
         let now = dependencies.clock.now(), denials = dependencies.denials, answered = exchange
         dependencies.authorizations.apply(request, for: subject, now: now,
-                                          cooldown: dependencies.configuration.authorizationCooldownMilliseconds) { result in
+                                          cooldown: dependencies.configuration.authorizationCooldownMilliseconds, completion: answered.onLoop { result in
             switch result {
             case .success(let record):
                 denials.update(subject, record: record)
@@ -43,7 +43,7 @@ extension InsightAPIHandler {
             case .failure(let failure):
                 answered.fail(Problem.from(failure))
             }
-        }
+        })
     }
 
     /// `POST /v1/authorization/query`

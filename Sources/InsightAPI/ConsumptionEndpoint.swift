@@ -29,7 +29,7 @@ extension InsightAPIHandler {
                                        environment: caller.caller.environment, status: status, insightIdsUsed: used,
                                        reportedAt: dependencies.clock.now())
         let answered = exchange, usedIds = report.insightIdsUsed, metrics = dependencies.metrics
-        dependencies.ledger.report(report) { result in
+        dependencies.ledger.report(report, completion: answered.onLoop { result in
             switch result {
             case .success(.recorded(let timeliness)):
                 metrics.consumed(status, timeliness)
@@ -47,6 +47,6 @@ extension InsightAPIHandler {
             case .failure(let failure):
                 answered.fail(Problem.from(failure))
             }
-        }
+        })
     }
 }

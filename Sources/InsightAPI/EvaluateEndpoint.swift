@@ -33,19 +33,19 @@ extension InsightAPIHandler {
         let answerer = try InsightAnswerer(registry: dependencies.models.snapshot, interaction: request.interaction,
                                            override: sandboxOverride,
                                            admitInsight: { limiter.admitInsight($0, caller: caller.caller) })
-        // Raw identifiers stop here: only their keyed hashes go further.
-        let keyring = dependencies.hashKeys.current, hasher = keyring.active
-        let subject = HashedSubject(
-            account: request.subject.account.map { hasher.hash($0, kind: .account) },
-            device: request.subject.device.map { hasher.hash($0, kind: .device) },
-            counterparty: request.subject.counterparty.map { hasher.hash($0, kind: .counterparty) },
-            keyId: hasher.keyId)
+        // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
+        // hashed once under every key (active first): the active hash is stored, all are looked up.
+        let keyring = dependencies.hashKeys.current
+        let accountHashes = request.subject.account.map { keyring.lookupHashes($0, kind: .account) }
+        let deviceHashes = request.subject.device.map { keyring.lookupHashes($0, kind: .device) }
+        let counterpartyHashes = request.subject.counterparty.map { keyring.lookupHashes($0, kind: .counterparty) }
+        let subject = HashedSubject(account: accountHashes?.first, device: deviceHashes?.first,
+                                    counterparty: counterpartyHashes?.first, keyId: keyring.active.keyId)
         // A person who switched insights off (and whose cooldown has passed) gets no evaluation.
         let now = dependencies.clock.now()
-        for (kind, identifier) in [(AuthorizableKind.account, request.subject.account), (.device, request.subject.device)] {
-            guard let identifier else { continue }
-            if dependencies.denials.isDenied(caller.caller.environment, kind,
-                                             hashes: keyring.lookupHashes(identifier, kind: kind.identifierKind), now: now) {
+        for (kind, hashes) in [(AuthorizableKind.account, accountHashes), (.device, deviceHashes)] {
+            guard let hashes else { continue }
+            if dependencies.denials.isDenied(caller.caller.environment, kind, hashes: hashes, now: now) {
                 throw Problem(403, .denied, "The subject has switched insights off; proceed without them.")
             }
         }
@@ -60,9 +60,7 @@ extension InsightAPIHandler {
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
         let query = VelocityQuery(
             environment: caller.caller.environment,
-            accounts: request.subject.account.map { keyring.lookupHashes($0, kind: .account) } ?? [],
-            devices: request.subject.device.map { keyring.lookupHashes($0, kind: .device) } ?? [],
-            counterparties: request.subject.counterparty.map { keyring.lookupHashes($0, kind: .counterparty) } ?? [],
+            accounts: accountHashes ?? [], devices: deviceHashes ?? [], counterparties: counterpartyHashes ?? [],
             isPayment: request.category == .payment)
         let (trackedValue, raised) = Self.escalate(&insights, signals: dependencies.velocity.signals(for: query),
                                                    policy: dependencies.escalation, metrics: dependencies.metrics)
@@ -73,7 +71,7 @@ extension InsightAPIHandler {
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised)
         let body = Self.render(record, requestId: request.requestId)
         let answered = exchange, metrics = dependencies.metrics, velocity = dependencies.velocity
-        dependencies.ledger.record(record) { result in
+        dependencies.ledger.record(record, completion: answered.onLoop { result in
             switch result {
             case .success:
                 metrics.evaluated(record)
@@ -85,7 +83,7 @@ extension InsightAPIHandler {
                 answered.send(Self.json(200, body, headers: Throttling.headers(quota)))
             case .failure(let failure): answered.fail(Problem.from(failure))
             }
-        }
+        })
     }
 
     /// Applies the escalation policy to every coaching insight that has a value (a sandbox-forced

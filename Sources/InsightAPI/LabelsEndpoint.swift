@@ -44,7 +44,7 @@ extension InsightAPIHandler {
             idempotencyKeyHash: SHA256.digest(Array(key.utf8)), bodyHash: SHA256.digest(request.body),
             receivedAt: today)
         let answered = exchange, decoded = items, itemProblems = problems, metrics = dependencies.metrics
-        dependencies.ledger.submit(submission) { result in
+        dependencies.ledger.submit(submission, completion: answered.onLoop { result in
             switch result {
             case .success(.processed(let statuses, let replayed)):
                 if !replayed { metrics.labelled(decoded, statuses) }
@@ -56,7 +56,7 @@ extension InsightAPIHandler {
             case .failure(let failure):
                 answered.fail(Problem.from(failure))
             }
-        }
+        })
     }
 
     static func decodeLabel(_ value: JSONValue, path: String, now: Milliseconds) throws(Problem) -> Label {

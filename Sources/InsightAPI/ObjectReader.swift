@@ -36,6 +36,14 @@ struct ObjectReader {
         guard let value = required ? try require(key) : value(key) else { return nil }
         guard case .string(let text) = value else { throw Problem.invalid(field(key), "must be a string, not \(value.kindDescription)") }
         guard !text.isEmpty else { throw Problem.invalid(field(key), "must not be empty") }
+        // Printable ASCII (ids, almost always) needs no Unicode look-ups: one byte per
+        // character and no control character (U+0000–U+001F and U+007F are below or at 0x7F).
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            guard text.utf8.count <= maxLength else {
+                throw Problem.invalid(field(key), "must be at most \(maxLength) characters")
+            }
+            return text
+        }
         guard text.unicodeScalars.count <= maxLength else {
             throw Problem.invalid(field(key), "must be at most \(maxLength) characters")
         }

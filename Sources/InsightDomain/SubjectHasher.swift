@@ -4,7 +4,7 @@ import Crypto
 /// HMAC-SHA256(key, kind || 0x00 || identifier), so that an account and a device with the
 /// same text never share a hash, and nobody without the key can test a guess.
 public struct SubjectHasher: Sendable {
-    private let key: [UInt8]
+    private let key: HMACSHA256Key
     /// A short public name of the key (first 8 bytes of SHA-256 over a label and the key),
     /// stored beside each hash so a rotation can tell which key made it.
     public let keyId: String
@@ -14,7 +14,7 @@ public struct SubjectHasher: Sendable {
 
     public init(key: [UInt8]) throws(HashKeyError) {
         guard key.count >= Self.minimumKeyLength else { throw HashKeyError.tooShort(key.count) }
-        self.key = key
+        self.key = HMACSHA256Key(key)
         self.keyId = Hex.encode(Array(SHA256.digest(Array("insightd hash key id\u{0}".utf8) + key).prefix(8)))
     }
 
@@ -23,7 +23,7 @@ public struct SubjectHasher: Sendable {
         var message = Array(kind.rawValue.utf8)
         message.append(0)
         message.append(contentsOf: identifier.utf8)
-        return HMACSHA256.authenticationCode(for: message, key: key)
+        return key.authenticationCode(for: message)
     }
 }
 
