@@ -128,7 +128,8 @@ public final class InsightService: @unchecked Sendable {
                 ]
                 if let code = summary.code { fields.append(("code", .string(code))) }
                 if let caller = summary.callerId { fields.append(("callerId", .string(caller))) }
-                logger.log(summary.status >= 500 ? .error : .info, "request", fields)
+                // Request lines may wait a moment to be written together; 5xx lines never do.
+                logger.log(summary.status >= 500 ? .error : .info, "request", fields, deferred: summary.status < 500)
             }))
         let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
         try server.start()

@@ -1,22 +1,59 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// RFC 3339 timestamps in UTC with millisecond precision ("2026-12-02T10:00:00.123Z"),
 /// formatted without Foundation because it happens on every response.
 public enum Timestamp {
-    /// `ms` as an RFC 3339 UTC timestamp.
+    /// `ms` as an RFC 3339 UTC timestamp. Written byte by byte with the civil-date
+    /// arithmetic below: `gmtime_r` takes glibc's time-zone lock, and string interpolation
+    /// of seven padded fields cost more than the rest of a log line.
     public static func format(_ ms: Milliseconds) -> String {
-        var seconds = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
-        let millis = Int(ms - Milliseconds(seconds) * 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ v: Int32, _ width: Int) -> String {
-            let s = String(v)
-            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
+        let msOfDay = Int(ms - days * 86_400_000)
+        let (year, month, day) = civilFromDays(Int(days))
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
+        if year < 0 { out.append(UInt8(ascii: "-")) }
+        append(abs(year), width: 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        append(month, width: 2, to: &out)
+        out.append(UInt8(ascii: "-"))
+        append(day, width: 2, to: &out)
+        out.append(UInt8(ascii: "T"))
+        append(msOfDay / 3_600_000, width: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        append(msOfDay / 60_000 % 60, width: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        append(msOfDay / 1000 % 60, width: 2, to: &out)
+        out.append(UInt8(ascii: "."))
+        append(msOfDay % 1000, width: 3, to: &out)
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the decimal digits of `value` (≥ 0), zero-padded to at least `width`.
+    private static func append(_ value: Int, width: Int, to out: inout [UInt8]) {
+        var digits = 1, limit = 10
+        while limit <= value && digits < 19 { digits += 1; limit &*= 10 }
+        let count = max(digits, width)
+        let start = out.count
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        var rest = value
+        for i in stride(from: start + count - 1, through: start, by: -1) where rest > 0 {
+            out[i] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+
+    /// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01 (Howard
+    /// Hinnant's algorithm; the inverse of `daysFromCivil`).
+    public static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -117,7 +117,7 @@ final class APITests: XCTestCase {
             XCTAssertFalse(String(decoding: r.body, as: UTF8.self).contains(value), "the value was echoed")
         }
         XCTAssertEqual(try evaluate(Self.body(#","requestId":"txn-2026-000123""#)).status, 200)
-        let log = try String(contentsOf: daemon.logFile, encoding: .utf8)
+        let log = String(decoding: try daemon.logText(), as: UTF8.self)
         XCTAssertFalse(log.contains("jane.doe"))
     }
 

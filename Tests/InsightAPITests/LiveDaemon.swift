@@ -140,6 +140,12 @@ final class LiveDaemon: @unchecked Sendable {
         return Response(status: status, headers: headers, body: Array(bytes[(end + 4)..<(end + 4 + length)]))
     }
 
+    /// The log so far, deferred request lines included.
+    func logText() throws -> Data {
+        service.logger.flush()
+        return try Data(contentsOf: logFile)
+    }
+
     /// Every byte of every file in the state directory, and the log.
     func allStoredBytes() throws -> Data {
         var data = Data()
@@ -151,7 +157,7 @@ final class LiveDaemon: @unchecked Sendable {
                 data.append(try Data(contentsOf: URL(fileURLWithPath: path)))
             }
         }
-        data.append(try Data(contentsOf: logFile))
+        data.append(try logText())
         return data
     }
 }

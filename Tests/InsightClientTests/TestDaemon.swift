@@ -59,6 +59,7 @@ final class TestDaemon: @unchecked Sendable {
     /// The statuses of the requests the daemon answered on `route` (e.g. `/v1/evaluations`), in
     /// order, read from its request log.
     func answeredStatuses(route: String) throws -> [Int] {
+        service.logger.flush()
         let text = try String(contentsOf: logFile, encoding: .utf8)
         return text.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],

@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import InsightDomain
 import XCTest
 
@@ -46,6 +47,27 @@ final class DomainTests: XCTestCase {
         XCTAssertEqual(Timestamp.parseDate("2024-02-29"), 1_709_164_800_000)
         for bad in ["2023-02-29", "2026-13-01", "2026-00-10", "2026-1-01", "20261201", "2026-12-32", "abcd-ef-gh", ""] {
             XCTAssertNil(Timestamp.parseDate(bad), bad)
+        }
+    }
+
+    /// The hand-written formatter agrees with the C library's `gmtime_r` from 1600 to 2400
+    /// (leap days, century rules, negative times) and round-trips with `daysFromCivil`.
+    func testTimestampFormatAgreesWithGmtime() {
+        var generator = SystemRandomNumberGenerator()
+        let lower: Milliseconds = -11_676_096_000_000, upper: Milliseconds = 13_569_465_600_000
+        var samples: [Milliseconds] = [951_782_400_000, 951_868_799_999, 4_107_542_399_999, -2_203_891_200_001]
+        for _ in 0..<5_000 { samples.append(Milliseconds.random(in: lower...upper, using: &generator)) }
+        for ms in samples {
+            var seconds = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let millis = Int(ms - Milliseconds(seconds) * 1000)
+            let expected = String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                                  Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+            XCTAssertEqual(Timestamp.format(ms), expected, "\(ms)")
+            let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+            let civil = Timestamp.civilFromDays(days)
+            XCTAssertEqual(Timestamp.daysFromCivil(year: civil.year, month: civil.month, day: civil.day), days)
         }
     }
 
