@@ -50,6 +50,31 @@ public enum FeatureExtractor {
         return state.finish(endMs: events[events.count - 1].t, device: device)
     }
 
+    /// Whether `value` is acceptable for the feature called `name`: the feature, or what is wrong.
+    private static func check(_ name: String, _ value: Double) -> Result<Feature, SummaryEntryProblem> {
+        guard let feature = Feature(name: name) else { return .failure("is not a known feature") }
+        guard value.isFinite else { return .failure("must be a finite number") }
+        switch feature.domain {
+        case .seconds:
+            guard value >= 0, value <= Double(maxSessionMs) / 1000 else {
+                return .failure("must be between 0 and \(maxSessionMs / 1000) seconds")
+            }
+        case .count:
+            guard value >= 0, value <= Double(maxEvents), value == value.rounded() else {
+                return .failure("must be a whole number between 0 and \(maxEvents)")
+            }
+        case .share:
+            guard value >= 0, value <= 1 else { return .failure("must be between 0 and 1") }
+        case .flag:
+            guard value == 0 || value == 1 else { return .failure("must be 0 or 1") }
+        case .range(let low, let high):
+            guard value >= low, value <= high else {
+                return .failure("must be between \(clean(low)) and \(clean(high))")
+            }
+        }
+        return .success(feature)
+    }
+
     /// Features a client computed on the device (`interaction.summary`). Unknown names and values
     /// outside a feature's documented domain are refused with `interaction.summary.<name>`;
     /// absent features are missing. Device facts combine with the summary's flags: a true from
@@ -58,42 +83,18 @@ public enum FeatureExtractor {
         throws(FeatureExtractionError) -> FeatureVector
     {
         var vector = FeatureVector()
-        // Sorted so that, of several bad entries, the same one is always reported.
-        for name in summary.keys.sorted() {
-            let value = summary[name]!
-            let path = "interaction.summary.\(name)"
-            guard let feature = Feature(name: name) else {
-                throw FeatureExtractionError(field: path, message: "is not a known feature")
+        // Of several bad entries the one first in name order is reported, so the answer does
+        // not depend on dictionary order; paths are built only for that one.
+        var firstBad: (name: String, message: String)?
+        for (name, value) in summary {
+            if let bad = firstBad, bad.name < name { continue }
+            switch check(name, value) {
+            case .success(let feature): vector[feature] = value == 0 ? 0 : value  // no -0.0
+            case .failure(let problem): firstBad = (name, problem.message)
             }
-            guard value.isFinite else {
-                throw FeatureExtractionError(field: path, message: "must be a finite number")
-            }
-            switch feature.domain {
-            case .seconds:
-                guard value >= 0, value <= Double(maxSessionMs) / 1000 else {
-                    throw FeatureExtractionError(
-                        field: path, message: "must be between 0 and \(maxSessionMs / 1000) seconds")
-                }
-            case .count:
-                guard value >= 0, value <= Double(maxEvents), value == value.rounded() else {
-                    throw FeatureExtractionError(
-                        field: path, message: "must be a whole number between 0 and \(maxEvents)")
-                }
-            case .share:
-                guard value >= 0, value <= 1 else {
-                    throw FeatureExtractionError(field: path, message: "must be between 0 and 1")
-                }
-            case .flag:
-                guard value == 0 || value == 1 else {
-                    throw FeatureExtractionError(field: path, message: "must be 0 or 1")
-                }
-            case .range(let low, let high):
-                guard value >= low, value <= high else {
-                    throw FeatureExtractionError(
-                        field: path, message: "must be between \(clean(low)) and \(clean(high))")
-                }
-            }
-            vector[feature] = value == 0 ? 0 : value  // no -0.0
+        }
+        if let bad = firstBad {
+            throw FeatureExtractionError(field: "interaction.summary.\(bad.name)", message: bad.message)
         }
         merge(&vector, .activeCall, device.activeCall)
         merge(&vector, .callStartedBeforeSession, device.callStartedBeforeSession)
@@ -424,4 +425,11 @@ extension InteractionEventType {
         default: false
         }
     }
+}
+
+/// Why a summary entry was refused (the message of a `FeatureExtractionError`).
+struct SummaryEntryProblem: Error, ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
+    let message: String
+    init(stringLiteral value: String) { message = value }
+    init(stringInterpolation: DefaultStringInterpolation) { message = String(stringInterpolation: stringInterpolation) }
 }
