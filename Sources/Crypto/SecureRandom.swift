@@ -25,12 +25,21 @@ public enum SecureRandom {
     /// in time order land next to each other in B-tree indexes, which keeps inserts cheap
     /// (random ids scatter them across pages: about 7 times the page writes per insert here).
     public static func uuidV7(milliseconds: Int64) -> String {
-        var b = bytes(16)
+        uuidV7(count: 1, milliseconds: milliseconds)[0]
+    }
+
+    /// `count` version-7 UUIDs for the same millisecond, from one draw of random bytes (each
+    /// draw goes through OpenSSL's DRBG machinery, which costs more than the bytes).
+    public static func uuidV7(count: Int, milliseconds: Int64) -> [String] {
+        let random = bytes(16 * count)
         let ms = UInt64(max(0, milliseconds))
-        for i in 0..<6 { b[i] = UInt8((ms >> (40 - 8 * UInt64(i))) & 0xFF) }
-        b[6] = (b[6] & 0x0F) | 0x70
-        b[8] = (b[8] & 0x3F) | 0x80
-        return format(b)
+        return (0..<count).map { n in
+            var b = Array(random[(16 * n)..<(16 * n + 16)])
+            for i in 0..<6 { b[i] = UInt8((ms >> (40 - 8 * UInt64(i))) & 0xFF) }
+            b[6] = (b[6] & 0x0F) | 0x70
+            b[8] = (b[8] & 0x3F) | 0x80
+            return format(b)
+        }
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)

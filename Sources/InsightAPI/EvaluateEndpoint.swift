@@ -54,8 +54,10 @@ extension InsightAPIHandler {
             dependencies.metrics.throttled(.deviceRate)
             throw Throttling.deviceProblem(retryAfter: retryAfter, perHour: limiter.settings.devicePerHour)
         }
-        var insights = request.insights.map {
-            answerer.answer($0, category: request.category, insightId: SecureRandom.uuidV7(milliseconds: now))
+        // The evaluation's id, then one per insight.
+        let ids = SecureRandom.uuidV7(count: 1 + request.insights.count, milliseconds: now)
+        var insights = zip(request.insights, ids.dropFirst()).map { insight, id in
+            answerer.answer(insight, category: request.category, insightId: id)
         }
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
         let query = VelocityQuery(
@@ -65,7 +67,7 @@ extension InsightAPIHandler {
         let (trackedValue, raised) = Self.escalate(&insights, signals: dependencies.velocity.signals(for: query),
                                                    policy: dependencies.escalation, metrics: dependencies.metrics)
         let record = EvaluationRecord(
-            eventId: SecureRandom.uuidV7(milliseconds: now), callerId: caller.caller.callerId, environment: caller.caller.environment,
+            eventId: ids[0], callerId: caller.caller.callerId, environment: caller.caller.environment,
             category: request.category, createdAt: now,
             reportConsumptionBy: now + dependencies.configuration.consumptionGraceMilliseconds, subject: subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised)

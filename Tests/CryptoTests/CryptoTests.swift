@@ -57,6 +57,15 @@ final class CryptoTests: XCTestCase {
         let ids = (0..<100).map { SecureRandom.uuidV7(milliseconds: 1_796_205_600_000 + Int64($0)) }
         XCTAssertEqual(ids, ids.sorted())
         XCTAssertNotEqual(SecureRandom.uuidV7(milliseconds: 5), SecureRandom.uuidV7(milliseconds: 5))
+        // Several from one draw: same millisecond prefix, valid, all different.
+        let batch = SecureRandom.uuidV7(count: 4, milliseconds: 1_796_205_600_123)
+        XCTAssertEqual(batch.count, 4)
+        XCTAssertEqual(Set(batch).count, 4)
+        for id in batch {
+            XCTAssertEqual(id.prefix(13), a.prefix(13), id)
+            XCTAssertNotNil(id.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+                                     options: .regularExpression), id)
+        }
     }
 
     func testHexAndBase64URL() {
