@@ -11,17 +11,18 @@ import Synchronization
 enum StoreBenchmarks {
     /// How event and insight ids are made.
     enum Ids: Sendable {
-        /// Random version-4 UUIDs, as the evaluate endpoint makes them (`SecureRandom.uuid`).
+        /// Random version-4 UUIDs (`SecureRandom.uuid`): what the evaluate endpoint made before
+        /// it switched to version 7; kept to show what the switch bought.
         case random
-        /// Ids that grow with time (a what-if: each insert lands on the right edge of the
-        /// primary-key indexes instead of a random page).
+        /// Ids that grow with time, as the evaluate endpoint makes them now (version 7): each
+        /// insert lands on the right edge of the primary-key indexes instead of a random page.
         case ordered
     }
 
     static func all() -> [MicroBenchmark] {
         [(1, Ids.random, ""), (64, .random, ""), (64, .ordered, ".orderedIds")].map { submitters, ids, suffix in
             let name = "store.record.\(submitters)\(suffix)"
-            let what = ids == .random ? "random UUID ids as the daemon makes them" : "what-if: time-ordered ids"
+            let what = ids == .random ? "random v4 ids (the daemon's before UUIDv7)" : "time-ordered ids (as the daemon makes them)"
             return MicroBenchmark(
                 name: name,
                 note: "SQLiteLedger.record, \(submitters) submitter\(submitters == 1 ? "" : "s"), \(what); latency = submit to durable; ops/s = evaluations committed per second"
