@@ -1,5 +1,10 @@
 internal import CSQLite
 
+/// Process-wide SQLite settings, applied once before the first connection opens.
+private let processSettings: Void = {
+    _ = insightd_sqlite3_disable_memstatus()
+}()
+
 /// One SQLite database connection. Owns its `sqlite3*` and closes it in `deinit`.
 ///
 /// A connection is used by one thread at a time (it is opened in SQLite's multi-thread mode);
@@ -21,6 +26,7 @@ public final class SQLiteConnection {
 
     /// Opens (creating if asked) the database at `path`.
     public init(path: String, readOnly: Bool = false, create: Bool = true) throws(SQLiteError) {
+        _ = processSettings
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }

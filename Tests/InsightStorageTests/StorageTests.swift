@@ -205,6 +205,34 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(results.values.first { $0.0 == "fine" }?.1, true)
     }
 
+    /// Jobs queued before the writer starts form one batch: it first runs without savepoints,
+    /// fails on the duplicate, and runs again with one savepoint per job, so only the duplicate
+    /// fails and the others are committed, in one commit.
+    func testAFailingJobInABatchFailsAloneWhenTheBatchRunsAgain() throws {
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let batches = ResultsBox()
+        let writer = GroupCommitWriter(connection: db, capacity: 100) { size, _ in batches.append("\(size)", true) }
+        let ledger = SQLiteLedger(writer: writer)
+        let results = ResultsBox()
+        let done = expectation(description: "all four")
+        done.expectedFulfillmentCount = 4
+        for id in ["first", "dup", "dup", "last"] {
+            ledger.record(evaluation(id)) { result in
+                results.append(id, (try? result.get()) != nil)
+                done.fulfill()
+            }
+        }
+        writer.start()
+        wait(for: [done], timeout: 10)
+        writer.stop()
+        XCTAssertEqual(batches.values.map(\.0), ["4"])
+        XCTAssertEqual(results.values.map { "\($0.0)=\($0.1)" }, ["first=true", "dup=true", "dup=false", "last=true"])
+        let check = try Database.open(path: path)
+        XCTAssertEqual(try check.scalarText("SELECT group_concat(event_id, ',') FROM (SELECT event_id FROM evaluations ORDER BY event_id)"),
+                       "dup,first,last")
+        XCTAssertEqual(try check.scalarText("SELECT count(*) FROM insights"), "3")
+    }
+
     func testAFullQueueAnswersOverloadedAndAStoppedWriterUnavailable() throws {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
         let writer = GroupCommitWriter(connection: db, capacity: 1)  // not started: nothing drains
