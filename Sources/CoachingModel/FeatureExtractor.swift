@@ -75,12 +75,13 @@ public enum FeatureExtractor {
         return .success(feature)
     }
 
-    /// Features a client computed on the device (`interaction.summary`). Unknown names and values
+    /// Features a client computed on the device (`interaction.summary`), as a dictionary or as the
+    /// request's members in order (names unique). Unknown names and values
     /// outside a feature's documented domain are refused with `interaction.summary.<name>`;
     /// absent features are missing. Device facts combine with the summary's flags: a true from
     /// either side wins, as it does for events.
-    public static func fromSummary(_ summary: [String: Double], device: DeviceFacts)
-        throws(FeatureExtractionError) -> FeatureVector
+    public static func fromSummary<Entries: Sequence>(_ summary: Entries, device: DeviceFacts)
+        throws(FeatureExtractionError) -> FeatureVector where Entries.Element == (key: String, value: Double)
     {
         var vector = FeatureVector()
         // Of several bad entries the one first in name order is reported, so the answer does

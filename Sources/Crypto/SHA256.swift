@@ -1,7 +1,14 @@
 internal import COpenSSL
 
+/// SHA-256 of OpenSSL, fetched once: `EVP_sha256()` is an implicit fetch that OpenSSL 3 resolves
+/// by name (under a process-wide lock) on every digest it starts. Never freed: process lifetime.
+nonisolated(unsafe) private let sha256Implementation: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
 /// SHA-256 over OpenSSL's one-shot EVP digest.
 public enum SHA256 {
+    /// The digest implementation to start SHA-256 contexts with.
+    static var implementation: OpaquePointer? { sha256Implementation ?? EVP_sha256() }
+
     /// The 32-byte digest of `bytes`.
     public static func digest(_ bytes: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
@@ -10,7 +17,7 @@ public enum SHA256 {
             out.withUnsafeMutableBytes { output in
                 EVP_Digest(input.baseAddress, input.count,
                            output.baseAddress!.assumingMemoryBound(to: UInt8.self), &length,
-                           EVP_sha256(), nil)
+                           implementation, nil)
             }
         }
         // EVP_Digest only fails on allocation failure inside OpenSSL: nothing sensible remains.

@@ -21,7 +21,8 @@ struct RawSubject: Sendable {
 enum InteractionInput: Sendable {
     case none
     case events([InteractionEvent], DeviceFacts)
-    case summary([String: Double], DeviceFacts)
+    /// The members of `interaction.summary`, in request order (the parser keeps names unique).
+    case summary([(key: String, value: Double)], DeviceFacts)
 }
 
 /// A validated `POST /v1/evaluations` body.
@@ -44,10 +45,21 @@ struct EvaluationRequest: Sendable {
     /// error names the event.
     static let maxEventTime: Int64 = FeatureExtractor.maxSessionMs
 
+    /// The members each object of the body may have (built once: a set per request showed in
+    /// profiles).
+    private enum Fields {
+        static let root: Set<String> = ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"]
+        static let insight: Set<String> = ["type", "schemaVersion", "modelVersion"]
+        static let subject: Set<String> = ["account", "device", "counterparty"]
+        static let transaction: Set<String> = ["newCounterparty", "amountBand"]
+        static let interaction: Set<String> = ["events", "device", "summary"]
+        static let device: Set<String> = ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"]
+    }
+
     /// Validates a parsed body, naming the first offending field.
     static func decode(_ body: JSONValue) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "",
-                                    allowed: ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"])
+                                    allowed: Fields.root)
         let requestId = try root.string("requestId", maxLength: maxRequestIdLength)
         // The one free string a caller controls: it must not carry personal data.
         if let requestId, let kind = PIIGuard.detect(requestId) {
@@ -57,21 +69,21 @@ struct EvaluationRequest: Sendable {
         let insightValues = try root.array("insights", count: 1...maxInsights, required: true)!
         var insights: [InsightRequest] = []
         for (i, value) in insightValues.enumerated() {
-            let item = try ObjectReader(value, path: "insights[\(i)]", allowed: ["type", "schemaVersion", "modelVersion"])
+            let item = try ObjectReader(value, path: "insights[\(i)]", allowed: Fields.insight)
             insights.append(InsightRequest(
                 type: try item.string("type", maxLength: 64, required: true)!,
                 schemaVersion: Int(try item.integer("schemaVersion", in: 0...1_000_000, required: true)!),
                 modelVersion: try item.string("modelVersion", maxLength: 32)))
         }
         var subject = RawSubject()
-        if let s = try root.object("subject", allowed: ["account", "device", "counterparty"]) {
+        if let s = try root.object("subject", allowed: Fields.subject) {
             subject.account = try s.string("account", maxLength: maxIdentifierLength)
             subject.device = try s.string("device", maxLength: maxIdentifierLength)
             subject.counterparty = try s.string("counterparty", maxLength: maxIdentifierLength)
         }
         var newCounterparty: Bool?
         var amountBand: AmountBand?
-        if let t = try root.object("transaction", allowed: ["newCounterparty", "amountBand"]) {
+        if let t = try root.object("transaction", allowed: Fields.transaction) {
             newCounterparty = try t.bool("newCounterparty")
             amountBand = try t.enumeration("amountBand", AmountBand.self)
         }
@@ -119,10 +131,10 @@ struct EvaluationRequest: Sendable {
     }
 
     private static func decodeInteraction(_ root: ObjectReader) throws(Problem) -> InteractionInput {
-        guard let interaction = try root.object("interaction", allowed: ["events", "device", "summary"]) else { return .none }
+        guard let interaction = try root.object("interaction", allowed: Fields.interaction) else { return .none }
         var device = DeviceFacts()
         let hasDevice = interaction.value("device") != nil
-        if let d = try interaction.object("device", allowed: ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"]) {
+        if let d = try interaction.object("device", allowed: Fields.device) {
             device.activeCall = try d.bool("activeCall")
             device.callStartedBeforeSession = try d.bool("callStartedBeforeSession")
             device.screenSharing = try d.bool("screenSharing")
@@ -140,18 +152,19 @@ struct EvaluationRequest: Sendable {
             guard object.members.count <= maxSummaryFeatures else {
                 throw Problem.invalid("interaction.summary", "must have at most \(maxSummaryFeatures) features")
             }
-            var summary: [String: Double] = [:]
+            var summary: [(key: String, value: Double)] = []
+            summary.reserveCapacity(object.members.count)
             for member in object.members {
                 guard case .number(let number) = member.value else {
                     throw Problem.invalid("interaction.summary.\(member.key.prefix(64))", "must be a number")
                 }
-                summary[member.key] = number
+                summary.append((key: member.key, value: number))
             }
             return .summary(summary, device)
         }
         // Device facts without timing are evidence of their own: they go to the model as a
         // summary with every timing feature missing.
-        guard let eventValues else { return hasDevice ? .summary([:], device) : .none }
+        guard let eventValues else { return hasDevice ? .summary([], device) : .none }
         var events: [InteractionEvent] = []
         events.reserveCapacity(eventValues.count)
         var previous: Int64 = 0
