@@ -1,4 +1,5 @@
 internal import COpenSSL
+import Synchronization
 
 /// Cryptographically secure random bytes from OpenSSL's DRBG (seeded from getrandom).
 public enum SecureRandom {
@@ -11,6 +12,15 @@ public enum SecureRandom {
         // Without randomness no key or identifier is safe to issue: stop rather than degrade.
         precondition(ok == 1, "RAND_bytes failed")
         return out
+    }
+
+    /// `count` (at most 256) random bytes for identifiers — event, insight and trace ids —
+    /// taken from a process-wide buffer that is refilled 4 KiB at a time from the DRBG: each
+    /// DRBG call costs a fork check (`getpid`) and locking, twice per request otherwise. Never
+    /// for keys or secrets (use `bytes`). The buffer is not fork-safe: insightd never forks; a
+    /// forked child would repeat its parent's next identifiers.
+    public static func identifierBytes(_ count: Int) -> [UInt8] {
+        identifierPool.take(count)
     }
 
     /// A random RFC 9562 version-4 UUID in its lowercase 8-4-4-4-12 form.
@@ -28,10 +38,10 @@ public enum SecureRandom {
         uuidV7(count: 1, milliseconds: milliseconds)[0]
     }
 
-    /// `count` version-7 UUIDs for the same millisecond, from one draw of random bytes (each
-    /// draw goes through OpenSSL's DRBG machinery, which costs more than the bytes).
+    /// `count` (at most 16) version-7 UUIDs for the same millisecond, from one draw of
+    /// identifier bytes.
     public static func uuidV7(count: Int, milliseconds: Int64) -> [String] {
-        let random = bytes(16 * count)
+        let random = identifierBytes(16 * count)
         let ms = UInt64(max(0, milliseconds))
         return (0..<count).map { n in
             var b = Array(random[(16 * n)..<(16 * n + 16)])
@@ -58,3 +68,30 @@ public enum SecureRandom {
         }
     }
 }
+
+/// The buffer behind `SecureRandom.identifierBytes`.
+private final class IdentifierPool: Sendable {
+    private struct Buffer: ~Copyable {
+        var bytes = [UInt8](repeating: 0, count: IdentifierPool.size)
+        var next = IdentifierPool.size
+    }
+
+    static let size = 4096
+    private let buffer = Mutex(Buffer())
+
+    func take(_ count: Int) -> [UInt8] {
+        precondition(count >= 0 && count <= 256, "identifierBytes draws at most 256 bytes")
+        return buffer.withLock { buffer in
+            if buffer.next + count > buffer.bytes.count {
+                let ok = buffer.bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32($0.count)) }
+                precondition(ok == 1, "RAND_bytes failed")
+                buffer.next = 0
+            }
+            let taken = Array(buffer.bytes[buffer.next..<(buffer.next + count)])
+            buffer.next += count
+            return taken
+        }
+    }
+}
+
+private let identifierPool = IdentifierPool()

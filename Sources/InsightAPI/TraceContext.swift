@@ -13,7 +13,7 @@ enum TraceContext {
                 return String(parts[1])
             }
         }
-        return Hex.encode(SecureRandom.bytes(16))
+        return Hex.encode(SecureRandom.identifierBytes(16))
     }
 }
 

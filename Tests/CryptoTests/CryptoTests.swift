@@ -68,6 +68,17 @@ final class CryptoTests: XCTestCase {
         }
     }
 
+    /// Identifier bytes come from a 4 KiB buffer: draws across several refills are all
+    /// different, of the asked length, and never the zeros the buffer starts as.
+    func testIdentifierBytesAcrossRefills() {
+        let draws = (0..<1_000).map { _ in SecureRandom.identifierBytes(16) }
+        XCTAssertTrue(draws.allSatisfy { $0.count == 16 })
+        XCTAssertEqual(Set(draws).count, draws.count)
+        XCTAssertFalse(draws.contains([UInt8](repeating: 0, count: 16)))
+        XCTAssertEqual(SecureRandom.identifierBytes(0), [])
+        XCTAssertEqual(SecureRandom.identifierBytes(256).count, 256)
+    }
+
     func testHexAndBase64URL() {
         XCTAssertEqual(Hex.encode([0x00, 0xAB, 0xFF]), "00abff")
         XCTAssertEqual(Hex.decode("00ABff"), [0x00, 0xAB, 0xFF])
