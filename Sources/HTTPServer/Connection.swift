@@ -59,6 +59,8 @@ final class Connection: @unchecked Sendable {
     private var lingerAfterWrite = false
     /// The client closed its side (EOF): finish what is buffered, then close.
     private var peerClosed = false
+    /// `processInput` is running (further up the stack).
+    private var parsing = false
 
     /// Whether the connection is TLS (the loop has a TLS context).
     private let isTLS: Bool
@@ -114,7 +116,9 @@ final class Connection: @unchecked Sendable {
     private func processInput() {
         guard let bufferevent else { return }
         let input = bufferevent_get_input(bufferevent)
-        while state == .reading {
+        parsing = true
+        defer { parsing = false }
+        while state == .reading, self.bufferevent != nil {
             var chunk = iovec()
             guard evbuffer_peek(input, -1, nil, &chunk, 1) > 0, chunk.iov_len > 0 else {
                 waitForInput()
@@ -225,26 +229,77 @@ final class Connection: @unchecked Sendable {
         guard let bufferevent else { return }
         let sendBody = loop.encoder.encodeHead(
             response, close: close, http10KeepAlive: isHTTP10 && !close, isHead: isHeadRequest, now: loop.now)
-        loop.encoder.head.withUnsafeBytes { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
-        if sendBody {
-            response.body.withUnsafeBytes { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
-        }
-        state = .writing
+        let body = sendBody ? response.body : []
         closeAfterWrite = close
         lingerAfterWrite = linger
-        arm(.write)
+        // Most answers fit the socket's send buffer: hand them to the kernel at once. Going
+        // through the output buffer instead costs two epoll_ctl calls (watch for writable, stop
+        // watching) and a loop iteration per response.
+        let written = isTLS ? 0 : writeNow(loop.encoder.head, body)
+        if written < 0 {
+            self.close()
+            return
+        }
+        let head = loop.encoder.head
+        if written < head.count {
+            head.withUnsafeBytes { bytes in
+                _ = bufferevent_write(bufferevent, bytes.baseAddress! + written, bytes.count - written)
+            }
+        }
+        let bodyWritten = max(0, written - head.count)
+        if bodyWritten < body.count {
+            body.withUnsafeBytes { bytes in
+                _ = bufferevent_write(bufferevent, bytes.baseAddress! + bodyWritten, bytes.count - bodyWritten)
+            }
+        }
+        state = .writing
+        if written == head.count + body.count {
+            writeCompleted()
+        } else {
+            arm(.write)
+        }
+    }
+
+    /// Writes `head` and `body` to the socket without blocking, if nothing is queued before them;
+    /// returns the bytes the kernel took (0 when it would block or output is queued), or -1
+    /// when the connection failed.
+    private func writeNow(_ head: [UInt8], _ body: [UInt8]) -> Int {
+        guard let bufferevent, evbuffer_get_length(bufferevent_get_output(bufferevent)) == 0 else { return 0 }
+        let socket = bufferevent_getfd(bufferevent)
+        return head.withUnsafeBytes { headBytes in
+            body.withUnsafeBytes { bodyBytes in
+                var parts = [iovec(iov_base: UnsafeMutableRawPointer(mutating: headBytes.baseAddress), iov_len: headBytes.count),
+                             iovec(iov_base: UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress), iov_len: bodyBytes.count)]
+                while true {
+                    let n = Glibc.writev(socket, &parts, bodyBytes.isEmpty ? 1 : 2)
+                    if n >= 0 { return n }
+                    switch errno {
+                    case EINTR: continue
+                    case EAGAIN, EWOULDBLOCK: return 0
+                    default: return -1
+                    }
+                }
+            }
+        }
     }
 
     /// The output buffer drained.
     fileprivate func onWritten() {
         guard state == .writing else { return }
+        writeCompleted()
+    }
+
+    /// The whole response is with the kernel: close, or read the next request. When the answer
+    /// was written from inside `processInput` (a request answered at once), its loop goes on
+    /// parsing; otherwise parsing resumes here.
+    private func writeCompleted() {
         arm(.none)
         if closeAfterWrite {
             if lingerAfterWrite { startLingering() } else { close() }
             return
         }
         state = .reading
-        processInput()
+        if !parsing { processInput() }
     }
 
     private func startLingering() {
