@@ -155,10 +155,15 @@ public final class InsightAPIHandler: HTTPHandler {
 
     /// Requires a JSON body (415 otherwise) and parses it (400 when it is not one JSON object).
     func jsonBody(_ request: HTTPRequest) throws(Problem) -> JSONValue {
+        try Problem.parseBody(try jsonBytes(request))
+    }
+
+    /// The body, after checking that it is declared JSON (415 otherwise).
+    func jsonBytes(_ request: HTTPRequest) throws(Problem) -> [UInt8] {
         guard let contentType = request.headers["Content-Type"], Self.isJSON(contentType) else {
             throw Problem(415, .unsupportedMediaType, "Send the body as 'Content-Type: application/json'.")
         }
-        return try Problem.parseBody(request.body)
+        return request.body
     }
 
     static func isJSON(_ contentType: String) -> Bool {

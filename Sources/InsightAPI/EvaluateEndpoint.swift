@@ -27,7 +27,7 @@ extension InsightAPIHandler {
             }
             sandboxOverride = try SandboxOverride.parse(header)
         }
-        let request = try EvaluationRequest.decode(try jsonBody(exchange.request))
+        let request = try EvaluationRequest.decode(body: try jsonBytes(exchange.request))
         if let problem = sandboxOverride?.forcedProblem(quota: quota, view: limiter.view(caller.caller),
                                                         compliance: limiter.settings.compliance) { throw problem }
         let answerer = try InsightAnswerer(registry: dependencies.models.snapshot, interaction: request.interaction,

@@ -56,8 +56,21 @@ struct EvaluationRequest: Sendable {
         static let device: Set<String> = ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"]
     }
 
-    /// Validates a parsed body, naming the first offending field.
-    static func decode(_ body: JSONValue) throws(Problem) -> EvaluationRequest {
+    /// Parses and validates a body, reading `interaction.events` straight from the bytes when
+    /// `EventsReader` can (the result is the same as `decode(_:)` of the parsed body).
+    static func decode(body: [UInt8]) throws(Problem) -> EvaluationRequest {
+        var events: [InteractionEvent]?
+        let value = try Problem.parseBody(body, intercepting: JSONInterception(path: ["interaction", "events"]) { bytes, start in
+            guard let read = EventsReader.read(bytes, from: start) else { return nil }
+            events = read.events
+            return read.end
+        })
+        return try decode(value, events: events)
+    }
+
+    /// Validates a parsed body, naming the first offending field. `events` are the interaction's
+    /// events when they were read from the bytes, and so are not in `body`.
+    static func decode(_ body: JSONValue, events readEvents: [InteractionEvent]? = nil) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "",
                                     allowed: Fields.root)
         let requestId = try root.string("requestId", maxLength: maxRequestIdLength)
@@ -88,7 +101,7 @@ struct EvaluationRequest: Sendable {
             amountBand = try t.enumeration("amountBand", AmountBand.self)
         }
         return EvaluationRequest(requestId: requestId, category: category, insights: insights, subject: subject,
-                                 interaction: try decodeInteraction(root), newCounterparty: newCounterparty,
+                                 interaction: try decodeInteraction(root, events: readEvents), newCounterparty: newCounterparty,
                                  amountBand: amountBand)
     }
 
@@ -130,7 +143,7 @@ struct EvaluationRequest: Sendable {
         return InteractionEvent(t: t, type: type, field: eventField)
     }
 
-    private static func decodeInteraction(_ root: ObjectReader) throws(Problem) -> InteractionInput {
+    private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?) throws(Problem) -> InteractionInput {
         guard let interaction = try root.object("interaction", allowed: Fields.interaction) else { return .none }
         var device = DeviceFacts()
         let hasDevice = interaction.value("device") != nil
@@ -142,7 +155,7 @@ struct EvaluationRequest: Sendable {
         }
         let eventValues = try interaction.array("events", count: 0...FeatureExtractor.maxEvents)
         let summaryValue = interaction.value("summary")
-        if eventValues != nil && summaryValue != nil {
+        if (eventValues != nil || readEvents != nil) && summaryValue != nil {
             throw Problem.invalid("interaction", "must carry either events or summary, not both")
         }
         if let summaryValue {
@@ -162,6 +175,7 @@ struct EvaluationRequest: Sendable {
             }
             return .summary(summary, device)
         }
+        if let readEvents { return .events(readEvents, device) }
         // Device facts without timing are evidence of their own: they go to the model as a
         // summary with every timing feature missing.
         guard let eventValues else { return hasDevice ? .summary([], device) : .none }

@@ -94,11 +94,11 @@ struct ObjectReader {
 
 extension Problem {
     /// Parses a request body that must be one JSON object (400 otherwise).
-    static func parseBody(_ body: [UInt8]) throws(Problem) -> JSONValue {
+    static func parseBody(_ body: [UInt8], intercepting interception: JSONInterception? = nil) throws(Problem) -> JSONValue {
         guard !body.isEmpty else { throw Problem(400, .contextInvalid, "The request body is empty; a JSON object is required.", field: "(body)") }
         let value: JSONValue
         do {
-            value = try JSONParser.parse(body)
+            value = try JSONParser.parse(body, intercepting: interception)
         } catch {
             throw Problem(400, .contextInvalid, "The request body is not valid JSON: \(error.reason) at byte \(error.offset).", field: "(body)")
         }

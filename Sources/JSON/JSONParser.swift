@@ -8,6 +8,24 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String { "\(reason) at byte \(offset)" }
 }
 
+/// Lets a caller read one member's value straight from the document's bytes instead of the
+/// parser building it as a `JSONValue` (a 150-event interaction as a tree cost more than
+/// everything else in its request).
+public struct JSONInterception {
+    /// Member names from the root object down, e.g. `["interaction", "events"]`.
+    public let path: [String]
+    /// Called with the document and the offset where that member's value starts. Returns the
+    /// offset just past the value if it read it, which leaves the member out of the parsed tree
+    /// (it still counts for duplicate detection), or nil to have the parser build the value as
+    /// usual. It must read only values that are valid JSON and no further than their end.
+    public let read: (UnsafeBufferPointer<UInt8>, Int) -> Int?
+
+    public init(path: [String], read: @escaping (UnsafeBufferPointer<UInt8>, Int) -> Int?) {
+        self.path = path
+        self.read = read
+    }
+}
+
 /// A strict RFC 8259 parser over bytes: one value, no trailing data, valid UTF-8,
 /// no duplicate object keys (which different parsers resolve differently), bounded depth.
 /// Written by hand because Foundation's decoders cost more than the whole HTTP layer.
@@ -21,16 +39,24 @@ public struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private let maxDepth: Int
+    private let interception: JSONInterception?
+    /// How many components of the interception path lead to the value being parsed (-1: it is
+    /// not on the path).
+    private var pathMatched = 0
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, interception: JSONInterception?) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.interception = interception
+        pathMatched = interception == nil ? -1 : 0
     }
 
-    /// Parses `input` as one JSON document.
-    public static func parse(_ input: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
+    /// Parses `input` as one JSON document; with `interception`, its member is read by the
+    /// caller (see `JSONInterception`).
+    public static func parse(_ input: [UInt8], maxDepth: Int = defaultMaxDepth,
+                             intercepting interception: JSONInterception? = nil) throws(JSONParseError) -> JSONValue {
         let result: Result<JSONValue, JSONParseError> = input.withUnsafeBufferPointer { buffer in
-            var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+            var parser = JSONParser(bytes: buffer, maxDepth: maxDepth, interception: interception)
             do throws(JSONParseError) {
                 parser.skipWhitespace()
                 let value = try parser.parseValue(depth: 0)
@@ -93,19 +119,34 @@ public struct JSONParser {
         // allocations per object, most of the parse time of a 150-event interaction.
         var members: [(key: String, value: JSONValue)] = []
         members.reserveCapacity(Self.initialObjectCapacity)
+        let matched = pathMatched
+        var intercepted: String?
+        defer { pathMatched = matched }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let keyOffset = index
             let key = try parseString()
-            if members.contains(where: { $0.key == key }) {
+            if key == intercepted || members.contains(where: { $0.key == key }) {
                 throw JSONParseError(offset: keyOffset, reason: "duplicate member \"\(key)\"")
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            members.append((key: key, value: try parseValue(depth: depth)))
+            pathMatched = -1
+            if matched >= 0, let interception, key == interception.path[matched] {
+                if matched + 1 < interception.path.count {
+                    pathMatched = matched + 1
+                } else if index < bytes.count, let end = interception.read(bytes, index) {
+                    precondition(end > index && end <= bytes.count, "an interception read outside its value")
+                    index = end
+                    intercepted = key
+                }
+            }
+            if intercepted != key {
+                members.append((key: key, value: try parseValue(depth: depth)))
+            }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of document") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -118,6 +159,9 @@ public struct JSONParser {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth)") }
         index += 1
         var elements: [JSONValue] = []
+        let matched = pathMatched
+        pathMatched = -1  // interception paths go through objects only
+        defer { pathMatched = matched }
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
         while true {

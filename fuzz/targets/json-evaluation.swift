@@ -1,8 +1,8 @@
 // Fuzz target: the JSON parser, the writer round trip, the evaluation request decoder, feature
 // extraction and the model. Input: any bytes, taken as a request body.
 // Invariants: nothing crashes; whatever parses writes back to JSON that parses to the same
-// value; a decoded request's events or summary yield features and an assessment with a score
-// in [0, 1].
+// value; decoding with events read straight from the bytes answers as decoding the tree does;
+// a decoded request's events or summary yield features and an assessment with a score in [0, 1].
 import CoachingModel
 import Foundation
 @testable import InsightAPI
@@ -13,6 +13,17 @@ private let registry = try? ModelRegistry.load(directory: ProcessInfo.processInf
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    // Reading events straight from the bytes must answer exactly as decoding the tree does.
+    let fromTree = Result { () throws(Problem) in try EvaluationRequest.decode(try Problem.parseBody(bytes)) }
+    let fromBytes = Result { () throws(Problem) in try EvaluationRequest.decode(body: bytes) }
+    switch (fromTree, fromBytes) {
+    case (.success(let a), .success(let b)):
+        precondition(describe(a.interaction) == describe(b.interaction), "events read from bytes differ from the tree's")
+    case (.failure(let a), .failure(let b)):
+        precondition(a == b, "the byte reader answered \(b) where the tree answered \(a)")
+    default:
+        preconditionFailure("the byte reader and the tree disagree: \(fromTree) vs \(fromBytes)")
+    }
     guard let value = try? JSONParser.parse(bytes) else { return 0 }
     let written = JSONWriter.bytes(value)
     guard let again = try? JSONParser.parse(written) else {
@@ -33,4 +44,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     return 0
+}
+
+private func describe(_ interaction: InteractionInput) -> String {
+    switch interaction {
+    case .none: return "none"
+    case .events(let events, let device): return "\(events) \(device)"
+    case .summary(let summary, let device): return "\(summary.map { "\($0.key)=\($0.value)" }) \(device)"
+    }
 }

@@ -1,0 +1,129 @@
+import CoachingModel
+
+/// Reads `interaction.events` straight from the request bytes in the common, well-formed case,
+/// so that up to 5,000 events do not become a `JSONValue` tree first.
+///
+/// It accepts only an array of objects whose members are `"t"` (an integer written plainly:
+/// no sign, fraction, exponent or leading zero), `"type"` and `"field"` (one of their values,
+/// written without escapes), each at most once, with `t` and `type` present, times in order and
+/// at most `FeatureExtractor.maxEvents` events, with whitespace where JSON allows it. That is
+/// valid JSON, and `EvaluationRequest.decodeEvent` would read it the same way. Anything else —
+/// escapes, other members, other numbers, unknown values, any error — makes it decline, and
+/// the parser and `decodeEvent` take over and name the offending field.
+enum EventsReader {
+    /// The events and the offset just past the array, or nil to decline.
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (events: [InteractionEvent], end: Int)? {
+        var cursor = Cursor(bytes: bytes, index: start)
+        guard cursor.take(UInt8(ascii: "[")) else { return nil }
+        var events: [InteractionEvent] = []
+        cursor.skipWhitespace()
+        if cursor.take(UInt8(ascii: "]")) { return (events, cursor.index) }
+        events.reserveCapacity(64)
+        var previous: Int64 = 0
+        while true {
+            cursor.skipWhitespace()
+            guard let event = readEvent(&cursor), event.t >= previous, events.count < FeatureExtractor.maxEvents else {
+                return nil
+            }
+            previous = event.t
+            events.append(event)
+            cursor.skipWhitespace()
+            if cursor.take(UInt8(ascii: ",")) { continue }
+            guard cursor.take(UInt8(ascii: "]")) else { return nil }
+            return (events, cursor.index)
+        }
+    }
+
+    private static func readEvent(_ cursor: inout Cursor) -> InteractionEvent? {
+        guard cursor.take(UInt8(ascii: "{")) else { return nil }
+        var t: Int64?, type: InteractionEventType?, field: InteractionField?
+        repeat {
+            cursor.skipWhitespace()
+            guard let key = cursor.plainString() else { return nil }
+            cursor.skipWhitespace()
+            guard cursor.take(UInt8(ascii: ":")) else { return nil }
+            cursor.skipWhitespace()
+            switch key.count {
+            case 1 where key[key.startIndex] == UInt8(ascii: "t") && t == nil:
+                guard let time = cursor.plainInteger(), time <= EvaluationRequest.maxEventTime else { return nil }
+                t = time
+            case 4 where type == nil && key.elementsEqual("type".utf8):
+                guard let text = cursor.plainString(), let value = types.first(where: { $0.0.elementsEqual(text) }) else {
+                    return nil
+                }
+                type = value.1
+            case 5 where field == nil && key.elementsEqual("field".utf8):
+                guard let text = cursor.plainString(), let value = fields.first(where: { $0.0.elementsEqual(text) }) else {
+                    return nil
+                }
+                field = value.1
+            default:
+                return nil
+            }
+            cursor.skipWhitespace()
+        } while cursor.take(UInt8(ascii: ","))
+        guard cursor.take(UInt8(ascii: "}")), let t, let type else { return nil }
+        return InteractionEvent(t: t, type: type, field: field)
+    }
+
+    private static let types = InteractionEventType.allCases.map { (Array($0.rawValue.utf8), $0) }
+    private static let fields = InteractionField.allCases.map { (Array($0.rawValue.utf8), $0) }
+
+    private struct Cursor {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index: Int
+
+        mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
+        }
+
+        /// Consumes `byte` if it is next.
+        mutating func take(_ byte: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        /// A string of ASCII letters, without its quotes; nil for anything else.
+        mutating func plainString() -> Slice<UnsafeBufferPointer<UInt8>>? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = index
+            while index < bytes.count {
+                let c = bytes[index]
+                if c == UInt8(ascii: "\"") {
+                    index += 1
+                    return bytes[start..<(index - 1)]
+                }
+                guard (c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z") else { return nil }
+                index += 1
+            }
+            return nil
+        }
+
+        /// A non-negative integer of at most 15 digits, without leading zeros, not followed by a
+        /// fraction or exponent; nil for anything else.
+        mutating func plainInteger() -> Int64? {
+            let start = index
+            var value: Int64 = 0
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+                index += 1
+                if index - start > 15 { return nil }
+            }
+            let digits = index - start
+            guard digits > 0, !(digits > 1 && bytes[start] == UInt8(ascii: "0")) else { return nil }
+            if index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+                default: break
+                }
+            }
+            return value
+        }
+    }
+}
