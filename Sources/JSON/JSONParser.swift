@@ -205,11 +205,59 @@ public struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
+        if let exact = Self.exactDecimal(UnsafeBufferPointer(rebasing: bytes[integerStart..<index])) {
+            return negative ? -exact : exact
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
             throw JSONParseError(offset: start, reason: "number out of range")
         }
         return value
+    }
+
+    /// Powers of ten that are exact Doubles.
+    private static let exactPowersOfTen: [Double] = (0...22).map { (0..<$0).reduce(1.0) { product, _ in product * 10 } }
+
+    /// A valid unsigned JSON number whose significant digits form an integer of at most 2^53
+    /// and whose decimal exponent is within ±22: both are exact Doubles, so one multiplication
+    /// or division rounds correctly (Clinger's fast path), with no `strtod` and no `String`.
+    /// Nil otherwise.
+    private static func exactDecimal(_ text: UnsafeBufferPointer<UInt8>) -> Double? {
+        var mantissa: UInt64 = 0, digits = 0, exponent = 0, i = 0
+        var seenPoint = false
+        while i < text.count {
+            let c = text[i]
+            if c == UInt8(ascii: ".") {
+                seenPoint = true
+            } else if c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") {
+                if mantissa != 0 || c != UInt8(ascii: "0") { digits += 1 }
+                guard digits <= 16 else { return nil }
+                mantissa = mantissa * 10 + UInt64(c - UInt8(ascii: "0"))
+                if seenPoint { exponent -= 1 }
+            } else {
+                break  // the exponent part
+            }
+            i += 1
+        }
+        if i < text.count {  // "e" or "E", an optional sign, digits
+            i += 1
+            var negativeExponent = false
+            if text[i] == UInt8(ascii: "+") || text[i] == UInt8(ascii: "-") {
+                negativeExponent = text[i] == UInt8(ascii: "-")
+                i += 1
+            }
+            var value = 0
+            while i < text.count {
+                value = value * 10 + Int(text[i] - UInt8(ascii: "0"))
+                guard value <= 400 else { return nil }
+                i += 1
+            }
+            exponent += negativeExponent ? -value : value
+        }
+        guard mantissa <= 1 << 53 else { return nil }
+        if mantissa == 0 { return 0 }
+        guard abs(exponent) <= 22 else { return nil }
+        return exponent >= 0 ? Double(mantissa) * exactPowersOfTen[exponent] : Double(mantissa) / exactPowersOfTen[-exponent]
     }
 
     private func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }

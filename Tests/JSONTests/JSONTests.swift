@@ -73,6 +73,29 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    /// Numbers read without strtod (integers, and decimals within Clinger's fast path) equal
+    /// what strtod makes of the same text, sign, leading zeros after the point, exponents and
+    /// 16- and 17-digit mantissas (which fall back) included.
+    func testNumbersEqualStrtod() throws {
+        var generator = SystemRandomNumberGenerator()
+        var texts = ["0", "-0", "0.0", "-0.0", "1e22", "1e23", "9007199254740993", "9007199254740992", "0.1", "0.000123",
+                     "123.456e-5", "1E+05", "5e-324", "1.7976931348623157e308", "0.6672111637794805", "0.044444444444444446"]
+        for _ in 0..<20_000 {
+            let digits = (0..<Int.random(in: 1...18, using: &generator)).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
+            let whole = digits.first == "0" && digits.count > 1 ? "1" + digits.dropFirst() : digits
+            var text = Bool.random(using: &generator) ? "-" : ""
+            let point = Int.random(in: 0...whole.count, using: &generator)
+            text += point == 0 || point == whole.count ? whole : "\(whole.prefix(point)).\(whole.dropFirst(point))"
+            if Int.random(in: 0..<3, using: &generator) == 0 { text += "e\(Int.random(in: -30...30, using: &generator))" }
+            texts.append(text)
+        }
+        for text in texts {
+            guard case .number(let parsed) = try JSONParser.parse(text) else { return XCTFail(text) }
+            let expected = try XCTUnwrap(Double(text), text)
+            XCTAssertEqual(parsed.bitPattern, expected.bitPattern, text)
+        }
+    }
+
     func testAccessors() throws {
         let v = try JSONParser.parse(#"{"a":[1,"x",true,2.5],"o":{"k":null}}"#)
         XCTAssertEqual(v["a"]?[0]?.intValue, 1)
