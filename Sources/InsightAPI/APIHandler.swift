@@ -137,12 +137,14 @@ public final class InsightAPIHandler: HTTPHandler {
 
     func finish(_ response: HTTPResponse, request: HTTPRequest, route: String, caller: String?, code: ProblemCode?,
                 started: Milliseconds, responder: HTTPResponder) {
-        responder.send(response)
+        // Counted and logged before it is sent (the send may reach the socket at once): a client
+        // holding an answer can rely on its request being in the metrics and the log.
         let seconds = Double(dependencies.clock.now() - started) / 1000
         dependencies.metrics.observe(route: route, method: request.method, status: response.status, seconds: seconds)
         dependencies.onRequest?(RequestSummary(
             traceId: TraceContext.traceId(request.headers["traceparent"]), method: request.method, route: route, status: response.status, code: code?.rawValue, callerId: caller,
             durationSeconds: seconds))
+        responder.send(response)
     }
 
     func readyz(_ exchange: Exchange) {
