@@ -251,13 +251,16 @@ run_wrk() {
         per_thread=""
     fi
     wrk_cpu=$(awk '{ printf "%.2f", $1 + $2 }' "$WORK/$name.time")
-    machine=$(machine_ticks | awk -v hz="$TICKS" -v server="$server_cpu" -v wrk="$wrk_cpu" -v before="$(cat "$WORK/$name.machine0")" '{
+    ticks_now=$(machine_ticks)
+    steal=$(echo "$ticks_now" | awk -v hz="$TICKS" -v before="$(cat "$WORK/$name.machine0")" '{
+        split(before, b, " "); printf "%.2f", ($3 - b[3]) / hz }')
+    machine=$(echo "$ticks_now" | awk -v hz="$TICKS" -v server="$server_cpu" -v wrk="$wrk_cpu" -v before="$(cat "$WORK/$name.machine0")" '{
         split(before, b, " ")
         busy = ($1 - b[1]) / hz; idle = ($2 - b[2]) / hz; steal = ($3 - b[3]) / hz
         others = busy - server - wrk; if (others < 0) others = 0
         printf "machine busy %.2f (others ~%.2f: other tenants, kernel threads; steal %.2f), idle %.2f", busy, others, steal, idle }')
     grep '^BENCH_RESULT' "$WORK/$name.txt" >"$WORK/$name.result" || { cat "$WORK/$name.txt" >&2; die "no BENCH_RESULT"; }
-    printf ' server_cpu_s=%s wrk_cpu_s=%s\n' "$server_cpu" "$wrk_cpu" >>"$WORK/$name.result"
+    printf ' server_cpu_s=%s wrk_cpu_s=%s steal_s=%s\n' "$server_cpu" "$wrk_cpu" "$steal" >>"$WORK/$name.result"
     sed -n '/Latency Distribution/,/requests in/p' "$WORK/$name.txt" | sed 's/^/    /'
     say "    CPU seconds: $server $server_cpu${per_thread:+ (per busy thread: $per_thread)}, wrk $wrk_cpu; $machine; $(nproc) CPUs x $(awk -v us="$(field "$name" duration_us)" 'BEGIN { printf "%.1f", us / 1e6 }') s"
     if [ -n "$PERF_PID" ]; then
@@ -360,19 +363,24 @@ say "(stored may exceed the 200s: answers in flight when wrk stopped are committ
 step "results: $CONNECTIONS connections, $THREADS wrk threads, $DURATION per run, loopback, $(nproc) CPUs shared by wrk, nginx and insightd"
 ms() { awk -v us="$1" 'BEGIN { printf "%.2f ms", us / 1000 }'; }
 say ""
-say "| workload | insightd req/s | p50 | p99 | non-2xx/errors | CPU/req | nginx req/s | p50 | p99 | CPU/req | insightd / nginx |"
-say "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+say "| workload | insightd req/s | p50 | p99 | non-2xx/errors | CPU/req | steal | nginx req/s | p50 | p99 | CPU/req | steal | insightd / nginx |"
+say "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+# steal: the machine's steal time during run NAME, as a share of all its CPUs' time.
+steal_share() { awk -v s="$(field "$1" steal_s)" -v us="$(field "$1" duration_us)" -v cpus="$(nproc)" 'BEGIN { printf "%.0f %%", us ? 100 * s / (cpus * us / 1e6) : 0 }'; }
 # CPU/req: the server's CPU time (all its threads or processes) per request answered.
 cpu_per_req() { awk -v s="$(field "$1" server_cpu_s)" -v n="$(field "$1" requests)" 'BEGIN { printf "%.0f µs", n ? 1e6 * s / n : 0 }'; }
 for W in $WORKLOADS; do
     i="$W-insightd" n="$W-nginx"
     ratio=$(awk -v a="$(field "$i" rps)" -v b="$(field "$n" rps)" 'BEGIN { printf "%.1f %%", 100 * a / b }')
-    printf '| %s | %s | %s | %s | %s/%s | %s | %s | %s | %s | %s | %s |\n' "$W" \
+    printf '| %s | %s | %s | %s | %s/%s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$W" \
         "$(awk -v x="$(field "$i" rps)" 'BEGIN { printf "%.0f", x }')" "$(ms "$(field "$i" p50_us)")" \
         "$(ms "$(field "$i" p99_us)")" "$(field "$i" non2xx)" "$(field "$i" errors)" "$(cpu_per_req "$i")" \
+        "$(steal_share "$i")" \
         "$(awk -v x="$(field "$n" rps)" 'BEGIN { printf "%.0f", x }')" "$(ms "$(field "$n" p50_us)")" \
-        "$(ms "$(field "$n" p99_us)")" "$(cpu_per_req "$n")" "$ratio"
+        "$(ms "$(field "$n" p99_us)")" "$(cpu_per_req "$n")" "$(steal_share "$n")" "$ratio"
 done
+say "(steal: CPU time the hypervisor gave to others during the run, as a share of the machine; above"
+say " a few per cent the run measured the neighbours as much as the server: compare CPU/req, or run again)"
 say ""
 say "first speed targets (issue 9; at $CONNECTIONS connections):"
 for spec in "W1 15" "W2 25"; do
