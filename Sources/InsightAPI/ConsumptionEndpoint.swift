@@ -15,7 +15,8 @@ extension InsightAPIHandler {
         let status = try root.enumeration("status", ConsumptionStatus.self, required: true)!
         var used: [String] = []
         for (i, value) in (try root.array("insightIdsUsed", count: 0...EvaluationRequest.maxInsights) ?? []).enumerated() {
-            guard case .string(let id) = value, !id.isEmpty, id.utf8.count <= Self.maxInsightIdLength else {
+            // Characters, as the document's maxLength counts them (not UTF-8 bytes).
+            guard case .string(let id) = value, !id.isEmpty, id.unicodeScalars.count <= Self.maxInsightIdLength else {
                 throw Problem.invalid("insightIdsUsed[\(i)]", "must be an insight id from the evaluation")
             }
             if used.contains(id) { throw Problem.invalid("insightIdsUsed[\(i)]", "repeats an insight id") }

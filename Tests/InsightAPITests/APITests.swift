@@ -222,6 +222,19 @@ final class APITests: XCTestCase {
         XCTAssertEqual(r.code, "evaluationNotFound")
     }
 
+    /// An id within the document's 64 characters is well-formed even when its UTF-8 is longer
+    /// (found by schemathesis: 58 four-byte characters were refused as malformed).
+    func testInsightIdsAreMeasuredInCharacters() throws {
+        let wide = String(repeating: "\u{1D4E3}", count: 58)
+        var r = try consume("00000000-0000-4000-8000-000000000000", #"{"status":"notUsedNotNeeded","insightIdsUsed":["\#(wide)"]}"#)
+        XCTAssertEqual(r.status, 404, String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(r.code, "evaluationNotFound")
+        r = try consume("00000000-0000-4000-8000-000000000000",
+                        #"{"status":"notUsedNotNeeded","insightIdsUsed":["\#(String(repeating: "x", count: 65))"]}"#)
+        XCTAssertEqual(r.status, 422)
+        XCTAssertEqual(r.string("field"), "insightIdsUsed[0]")
+    }
+
     func testAnotherCallersOrEnvironmentsEvaluationIsNotFound() throws {
         let (eventId, _) = try evaluation()
         let other = try daemon.createCaller(roles: [.evaluate])
