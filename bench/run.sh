@@ -251,14 +251,12 @@ run_wrk() {
         per_thread=""
     fi
     wrk_cpu=$(awk '{ printf "%.2f", $1 + $2 }' "$WORK/$name.time")
-    ticks_now=$(machine_ticks)
-    steal=$(echo "$ticks_now" | awk -v hz="$TICKS" -v before="$(cat "$WORK/$name.machine0")" '{
-        split(before, b, " "); printf "%.2f", ($3 - b[3]) / hz }')
-    machine=$(echo "$ticks_now" | awk -v hz="$TICKS" -v server="$server_cpu" -v wrk="$wrk_cpu" -v before="$(cat "$WORK/$name.machine0")" '{
+    machine=$(machine_ticks | awk -v hz="$TICKS" -v server="$server_cpu" -v wrk="$wrk_cpu" -v before="$(cat "$WORK/$name.machine0")" '{
         split(before, b, " ")
         busy = ($1 - b[1]) / hz; idle = ($2 - b[2]) / hz; steal = ($3 - b[3]) / hz
         others = busy - server - wrk; if (others < 0) others = 0
         printf "machine busy %.2f (others ~%.2f: other tenants, kernel threads; steal %.2f), idle %.2f", busy, others, steal, idle }')
+    steal=$(echo "$machine" | sed -n 's/.*steal \([0-9.]*\).*/\1/p')
     grep '^BENCH_RESULT' "$WORK/$name.txt" >"$WORK/$name.result" || { cat "$WORK/$name.txt" >&2; die "no BENCH_RESULT"; }
     printf ' server_cpu_s=%s wrk_cpu_s=%s steal_s=%s\n' "$server_cpu" "$wrk_cpu" "$steal" >>"$WORK/$name.result"
     sed -n '/Latency Distribution/,/requests in/p' "$WORK/$name.txt" | sed 's/^/    /'

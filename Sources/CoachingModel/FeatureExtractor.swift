@@ -50,29 +50,26 @@ public enum FeatureExtractor {
         return state.finish(endMs: events[events.count - 1].t, device: device)
     }
 
-    /// Whether `value` is acceptable for the feature called `name`: the feature, or what is wrong.
-    private static func check(_ name: String, _ value: Double) -> Result<Feature, SummaryEntryProblem> {
-        guard let feature = Feature(name: name) else { return .failure("is not a known feature") }
-        guard value.isFinite else { return .failure("must be a finite number") }
+    /// What is wrong with `value` for `feature`, or nil when it is within the feature's domain.
+    private static func problem(_ feature: Feature, _ value: Double) -> String? {
+        guard value.isFinite else { return "must be a finite number" }
         switch feature.domain {
         case .seconds:
             guard value >= 0, value <= Double(maxSessionMs) / 1000 else {
-                return .failure("must be between 0 and \(maxSessionMs / 1000) seconds")
+                return "must be between 0 and \(maxSessionMs / 1000) seconds"
             }
         case .count:
             guard value >= 0, value <= Double(maxEvents), value == value.rounded() else {
-                return .failure("must be a whole number between 0 and \(maxEvents)")
+                return "must be a whole number between 0 and \(maxEvents)"
             }
         case .share:
-            guard value >= 0, value <= 1 else { return .failure("must be between 0 and 1") }
+            guard value >= 0, value <= 1 else { return "must be between 0 and 1" }
         case .flag:
-            guard value == 0 || value == 1 else { return .failure("must be 0 or 1") }
+            guard value == 0 || value == 1 else { return "must be 0 or 1" }
         case .range(let low, let high):
-            guard value >= low, value <= high else {
-                return .failure("must be between \(clean(low)) and \(clean(high))")
-            }
+            guard value >= low, value <= high else { return "must be between \(clean(low)) and \(clean(high))" }
         }
-        return .success(feature)
+        return nil
     }
 
     /// Features a client computed on the device (`interaction.summary`), as a dictionary or as the
@@ -89,9 +86,14 @@ public enum FeatureExtractor {
         var firstBad: (name: String, message: String)?
         for (name, value) in summary {
             if let bad = firstBad, bad.name < name { continue }
-            switch check(name, value) {
-            case .success(let feature): vector[feature] = value == 0 ? 0 : value  // no -0.0
-            case .failure(let problem): firstBad = (name, problem.message)
+            guard let feature = Feature(name: name) else {
+                firstBad = (name, "is not a known feature")
+                continue
+            }
+            if let problem = problem(feature, value) {
+                firstBad = (name, problem)
+            } else {
+                vector[feature] = value == 0 ? 0 : value  // no -0.0
             }
         }
         if let bad = firstBad {
@@ -426,11 +428,4 @@ extension InteractionEventType {
         default: false
         }
     }
-}
-
-/// Why a summary entry was refused (the message of a `FeatureExtractionError`).
-struct SummaryEntryProblem: Error, ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
-    let message: String
-    init(stringLiteral value: String) { message = value }
-    init(stringInterpolation: DefaultStringInterpolation) { message = String(stringInterpolation: stringInterpolation) }
 }

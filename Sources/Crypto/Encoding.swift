@@ -1,6 +1,6 @@
 /// Lowercase hexadecimal.
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+    static let digits = Array("0123456789abcdef".utf8)
 
     /// `bytes` as lowercase hex.
     public static func encode(_ bytes: [UInt8]) -> String {

@@ -40,7 +40,7 @@ public final class HMACSHA256Key: @unchecked Sendable {
     private static func absorbing(_ pad: [UInt8]) -> OpaquePointer {
         // Allocation failures inside OpenSSL leave nothing sensible to do.
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
-        let ok = EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1
+        let ok = EVP_DigestInit_ex(context, SHA256.implementation, nil) == 1
             && pad.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) } == 1
         precondition(ok, "SHA-256 initialisation failed")
         return context
@@ -51,8 +51,7 @@ public final class HMACSHA256Key: @unchecked Sendable {
         message.withUnsafeBytes { authenticationCode(for: $0) }
     }
 
-    /// The 32-byte tag of the bytes in `message`.
-    public func authenticationCode(for message: UnsafeRawBufferPointer) -> [UInt8] {
+    private func authenticationCode(for message: UnsafeRawBufferPointer) -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
         defer { EVP_MD_CTX_free(context) }
         var tag = [UInt8](repeating: 0, count: 32)

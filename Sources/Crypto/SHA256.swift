@@ -1,13 +1,12 @@
 internal import COpenSSL
 
-/// SHA-256 of OpenSSL, fetched once: `EVP_sha256()` is an implicit fetch that OpenSSL 3 resolves
-/// by name (under a process-wide lock) on every digest it starts. Never freed: process lifetime.
-nonisolated(unsafe) private let sha256Implementation: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
-
 /// SHA-256 over OpenSSL's one-shot EVP digest.
 public enum SHA256 {
-    /// The digest implementation to start SHA-256 contexts with.
-    static var implementation: OpaquePointer? { sha256Implementation ?? EVP_sha256() }
+    /// The digest implementation to start SHA-256 contexts with, fetched once: `EVP_sha256()`
+    /// is an implicit fetch that OpenSSL 3 resolves by name (under a process-wide lock) on every
+    /// digest it starts. Never freed: process lifetime. (nonisolated(unsafe): an `EVP_MD` is
+    /// immutable and OpenSSL lets any thread use it.)
+    nonisolated(unsafe) static let implementation: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil) ?? EVP_sha256()
 
     /// The 32-byte digest of `bytes`.
     public static func digest(_ bytes: [UInt8]) -> [UInt8] {

@@ -28,7 +28,7 @@ public enum SecureRandom {
         var b = bytes(16)
         b[6] = (b[6] & 0x0F) | 0x40
         b[8] = (b[8] & 0x3F) | 0x80
-        return format(b)
+        return format(b[...])
     }
 
     /// An RFC 9562 version-7 UUID: 48 bits of Unix milliseconds, then 74 random bits. Ids made
@@ -41,27 +41,25 @@ public enum SecureRandom {
     /// `count` (at most 16) version-7 UUIDs for the same millisecond, from one draw of
     /// identifier bytes.
     public static func uuidV7(count: Int, milliseconds: Int64) -> [String] {
-        let random = identifierBytes(16 * count)
+        var random = identifierBytes(16 * count)
         let ms = UInt64(max(0, milliseconds))
         return (0..<count).map { n in
-            var b = Array(random[(16 * n)..<(16 * n + 16)])
-            for i in 0..<6 { b[i] = UInt8((ms >> (40 - 8 * UInt64(i))) & 0xFF) }
-            b[6] = (b[6] & 0x0F) | 0x70
-            b[8] = (b[8] & 0x3F) | 0x80
-            return format(b)
+            let start = 16 * n
+            for i in 0..<6 { random[start + i] = UInt8((ms >> (40 - 8 * UInt64(i))) & 0xFF) }
+            random[start + 6] = (random[start + 6] & 0x0F) | 0x70
+            random[start + 8] = (random[start + 8] & 0x3F) | 0x80
+            return format(random[start..<(start + 16)])
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// 16 bytes as 8-4-4-4-12 lowercase hex, written straight into a 36-byte buffer.
-    private static func format(_ b: [UInt8]) -> String {
+    private static func format(_ b: ArraySlice<UInt8>) -> String {
         String(unsafeUninitializedCapacity: 36) { out in
             var j = 0
-            for i in 0..<16 {
+            for (i, byte) in b.enumerated() {
                 if i == 4 || i == 6 || i == 8 || i == 10 { out[j] = UInt8(ascii: "-"); j += 1 }
-                out[j] = hexDigits[Int(b[i] >> 4)]
-                out[j + 1] = hexDigits[Int(b[i] & 0x0F)]
+                out[j] = Hex.digits[Int(byte >> 4)]
+                out[j + 1] = Hex.digits[Int(byte & 0x0F)]
                 j += 2
             }
             return 36

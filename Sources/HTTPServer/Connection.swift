@@ -118,7 +118,7 @@ final class Connection: @unchecked Sendable {
         let input = bufferevent_get_input(bufferevent)
         parsing = true
         defer { parsing = false }
-        while state == .reading, self.bufferevent != nil {
+        while state == .reading {
             var chunk = iovec()
             guard evbuffer_peek(input, -1, nil, &chunk, 1) > 0, chunk.iov_len > 0 else {
                 waitForInput()
@@ -268,10 +268,13 @@ final class Connection: @unchecked Sendable {
         let socket = bufferevent_getfd(bufferevent)
         return head.withUnsafeBytes { headBytes in
             body.withUnsafeBytes { bodyBytes in
-                var parts = [iovec(iov_base: UnsafeMutableRawPointer(mutating: headBytes.baseAddress), iov_len: headBytes.count),
-                             iovec(iov_base: UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress), iov_len: bodyBytes.count)]
+                // A tuple, not an array: no allocation for the two iovecs of every response.
+                var parts = (iovec(iov_base: UnsafeMutableRawPointer(mutating: headBytes.baseAddress), iov_len: headBytes.count),
+                             iovec(iov_base: UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress), iov_len: bodyBytes.count))
                 while true {
-                    let n = Glibc.writev(socket, &parts, bodyBytes.isEmpty ? 1 : 2)
+                    let n = withUnsafeMutableBytes(of: &parts) { raw in
+                        Glibc.writev(socket, raw.baseAddress!.assumingMemoryBound(to: iovec.self), bodyBytes.isEmpty ? 1 : 2)
+                    }
                     if n >= 0 { return n }
                     switch errno {
                     case EINTR: continue

@@ -773,8 +773,9 @@ private func appendBytes(_ source: UnsafeRawBufferPointer, from offset: Int, cou
 }
 
 extension Substring {
-    /// The substring without leading and trailing spaces and tabs.
-    func trimmingOWS() -> Substring {
+    /// The substring without leading and trailing spaces and tabs (HTTP's optional whitespace),
+    /// by bytes: it runs on header values of every request.
+    public func trimmingOWS() -> Substring {
         var result = self
         while let first = result.utf8.first, first == space || first == tab { result = result.dropFirst() }
         while let last = result.utf8.last, last == space || last == tab { result = result.dropLast() }

@@ -170,12 +170,12 @@ public final class InsightAPIHandler: HTTPHandler {
 
     static func isJSON(_ contentType: String) -> Bool {
         let parts = contentType.split(separator: ";")
-        guard let media = parts.first?.trimmingWhitespace().lowercased() else { return false }
+        guard let media = parts.first?.trimmingOWS().lowercased() else { return false }
         guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else { return false }
         for parameter in parts.dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1)
-            if pair.count == 2, pair[0].trimmingWhitespace().lowercased() == "charset" {
-                let charset = pair[1].trimmingWhitespace().lowercased().replacingQuotes()
+            if pair.count == 2, pair[0].trimmingOWS().lowercased() == "charset" {
+                let charset = pair[1].trimmingOWS().lowercased().replacingQuotes()
                 if charset != "utf-8" && charset != "utf8" { return false }
             }
         }

@@ -1,3 +1,4 @@
+import HTTPServer
 import InsightDomain
 import Synchronization
 
@@ -59,28 +60,12 @@ final class Authenticator: Sendable {
     static func bearerToken(_ header: String) -> String? {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return parts[1].trimmingWhitespace()
+        return String(parts[1].trimmingOWS())
     }
 
     static func unauthorized(_ detail: String) -> Problem {
         var problem = Problem(401, .unauthorized, detail)
         problem.headers = [("WWW-Authenticate", "Bearer realm=\"insightd\"")]
         return problem
-    }
-}
-
-extension Substring {
-    /// Without leading and trailing spaces and tabs; works on UTF-8 bytes because it runs
-    /// for every header checked (a character-wise version showed in profiles).
-    func trimmingWhitespace() -> String {
-        let bytes = utf8
-        var start = bytes.startIndex, end = bytes.endIndex
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
-        while start < end {
-            let last = bytes.index(before: end)
-            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
-            end = last
-        }
-        return String(self[start..<end])
     }
 }

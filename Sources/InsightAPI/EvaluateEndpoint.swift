@@ -101,7 +101,9 @@ extension InsightAPIHandler {
             let escalation = reasons.contains(SandboxOverride.reason)
                 ? Escalation(value: value) : policy.apply(value, signals: signals)
             if !counted { metrics.velocityFired(escalation); counted = true }
-            insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })
+            if escalation.value != value || !escalation.reasons.isEmpty {
+                insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })
+            }
             if tracked.map({ rank(escalation.value) > rank($0) }) ?? true {
                 tracked = escalation.value
                 raised = escalation.raised

@@ -45,22 +45,13 @@ struct EvaluationRequest: Sendable {
     /// error names the event.
     static let maxEventTime: Int64 = FeatureExtractor.maxSessionMs
 
-    /// The members each object of the body may have (built once: a set per request showed in
-    /// profiles).
-    private enum Fields {
-        static let root: Set<String> = ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"]
-        static let insight: Set<String> = ["type", "schemaVersion", "modelVersion"]
-        static let subject: Set<String> = ["account", "device", "counterparty"]
-        static let transaction: Set<String> = ["newCounterparty", "amountBand"]
-        static let interaction: Set<String> = ["events", "device", "summary"]
-        static let device: Set<String> = ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"]
-    }
+    private static let eventsPath = ["interaction", "events"]
 
     /// Parses and validates a body, reading `interaction.events` straight from the bytes when
     /// `EventsReader` can (the result is the same as `decode(_:)` of the parsed body).
     static func decode(body: [UInt8]) throws(Problem) -> EvaluationRequest {
         var events: [InteractionEvent]?
-        let value = try Problem.parseBody(body, intercepting: JSONInterception(path: ["interaction", "events"]) { bytes, start in
+        let value = try Problem.parseBody(body, intercepting: JSONInterception(path: eventsPath) { bytes, start in
             guard let read = EventsReader.read(bytes, from: start) else { return nil }
             events = read.events
             return read.end
@@ -72,7 +63,7 @@ struct EvaluationRequest: Sendable {
     /// events when they were read from the bytes, and so are not in `body`.
     static func decode(_ body: JSONValue, events readEvents: [InteractionEvent]? = nil) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "",
-                                    allowed: Fields.root)
+                                    allowed: ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"])
         let requestId = try root.string("requestId", maxLength: maxRequestIdLength)
         // The one free string a caller controls: it must not carry personal data.
         if let requestId, let kind = PIIGuard.detect(requestId) {
@@ -82,21 +73,21 @@ struct EvaluationRequest: Sendable {
         let insightValues = try root.array("insights", count: 1...maxInsights, required: true)!
         var insights: [InsightRequest] = []
         for (i, value) in insightValues.enumerated() {
-            let item = try ObjectReader(value, path: "insights[\(i)]", allowed: Fields.insight)
+            let item = try ObjectReader(value, path: "insights[\(i)]", allowed: ["type", "schemaVersion", "modelVersion"])
             insights.append(InsightRequest(
                 type: try item.string("type", maxLength: 64, required: true)!,
                 schemaVersion: Int(try item.integer("schemaVersion", in: 0...1_000_000, required: true)!),
                 modelVersion: try item.string("modelVersion", maxLength: 32)))
         }
         var subject = RawSubject()
-        if let s = try root.object("subject", allowed: Fields.subject) {
+        if let s = try root.object("subject", allowed: ["account", "device", "counterparty"]) {
             subject.account = try s.string("account", maxLength: maxIdentifierLength)
             subject.device = try s.string("device", maxLength: maxIdentifierLength)
             subject.counterparty = try s.string("counterparty", maxLength: maxIdentifierLength)
         }
         var newCounterparty: Bool?
         var amountBand: AmountBand?
-        if let t = try root.object("transaction", allowed: Fields.transaction) {
+        if let t = try root.object("transaction", allowed: ["newCounterparty", "amountBand"]) {
             newCounterparty = try t.bool("newCounterparty")
             amountBand = try t.enumeration("amountBand", AmountBand.self)
         }
@@ -105,49 +96,11 @@ struct EvaluationRequest: Sendable {
                                  amountBand: amountBand)
     }
 
-    /// One event, decoded without the general reader: it runs up to 5,000 times per request,
-    /// so field paths are built only when there is an error to report. Rules and messages are
-    /// those of `ObjectReader`.
-    private static func decodeEvent(_ value: JSONValue, index: Int) throws(Problem) -> InteractionEvent {
-        func field(_ name: String) -> String { "interaction.events[\(index)].\(name)" }
-        guard case .object(let object) = value else {
-            throw Problem.invalid("interaction.events[\(index)]", "must be an object, not \(value.kindDescription)")
-        }
-        var t: Int64?, type: InteractionEventType?, eventField: InteractionField?
-        for member in object.members {
-            switch member.key {
-            case "t":
-                guard case .number(let number) = member.value else {
-                    throw Problem.invalid(field("t"), "must be an integer, not \(member.value.kindDescription)")
-                }
-                guard number == number.rounded(), number >= 0, number <= Double(maxEventTime) else {
-                    throw Problem.invalid(field("t"), "must be an integer from 0 to \(maxEventTime)")
-                }
-                t = Int64(number)
-            case "type":
-                guard case .string(let text) = member.value, let parsed = InteractionEventType(rawValue: text) else {
-                    throw Problem.invalid(field("type"), "must be one of \(InteractionEventType.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                type = parsed
-            case "field":
-                guard case .string(let text) = member.value, let parsed = InteractionField(rawValue: text) else {
-                    throw Problem.invalid(field("field"), "must be one of \(InteractionField.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                eventField = parsed
-            default:
-                throw Problem.invalid(field(member.key), "is not a known field")
-            }
-        }
-        guard let t else { throw Problem.invalid(field("t"), "is required") }
-        guard let type else { throw Problem.invalid(field("type"), "is required") }
-        return InteractionEvent(t: t, type: type, field: eventField)
-    }
-
     private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?) throws(Problem) -> InteractionInput {
-        guard let interaction = try root.object("interaction", allowed: Fields.interaction) else { return .none }
+        guard let interaction = try root.object("interaction", allowed: ["events", "device", "summary"]) else { return .none }
         var device = DeviceFacts()
         let hasDevice = interaction.value("device") != nil
-        if let d = try interaction.object("device", allowed: Fields.device) {
+        if let d = try interaction.object("device", allowed: ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"]) {
             device.activeCall = try d.bool("activeCall")
             device.callStartedBeforeSession = try d.bool("callStartedBeforeSession")
             device.screenSharing = try d.bool("screenSharing")
@@ -183,12 +136,14 @@ struct EvaluationRequest: Sendable {
         events.reserveCapacity(eventValues.count)
         var previous: Int64 = 0
         for (i, value) in eventValues.enumerated() {
-            let event = try decodeEvent(value, index: i)
-            if event.t < previous {
-                throw Problem.invalid("interaction.events[\(i)].t", "must not be earlier than the previous event's t (events are in time order)")
+            let event = try ObjectReader(value, path: "interaction.events[\(i)]", allowed: ["t", "type", "field"])
+            let t = try event.integer("t", in: 0...maxEventTime, required: true)!
+            if t < previous {
+                throw Problem.invalid(event.field("t"), "must not be earlier than the previous event's t (events are in time order)")
             }
-            previous = event.t
-            events.append(event)
+            previous = t
+            events.append(InteractionEvent(t: t, type: try event.enumeration("type", InteractionEventType.self, required: true)!,
+                                           field: try event.enumeration("field", InteractionField.self)))
         }
         return .events(events, device)
     }

@@ -7,9 +7,9 @@ import CoachingModel
 /// no sign, fraction, exponent or leading zero), `"type"` and `"field"` (one of their values,
 /// written without escapes), each at most once, with `t` and `type` present, times in order and
 /// at most `FeatureExtractor.maxEvents` events, with whitespace where JSON allows it. That is
-/// valid JSON, and `EvaluationRequest.decodeEvent` would read it the same way. Anything else —
+/// valid JSON, and the tree path (`ObjectReader` per event) would read it the same way. Anything else —
 /// escapes, other members, other numbers, unknown values, any error — makes it decline, and
-/// the parser and `decodeEvent` take over and name the offending field.
+/// the parser and the tree path take over and name the offending field.
 enum EventsReader {
     /// The events and the offset just past the array, or nil to decline.
     static func read(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (events: [InteractionEvent], end: Int)? {

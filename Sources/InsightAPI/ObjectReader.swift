@@ -7,13 +7,14 @@ struct ObjectReader {
     let object: JSONObject
     let path: String
 
-    /// Reads `value` at `path` as an object whose members are all among `allowed`.
-    init(_ value: JSONValue, path: String, allowed: Set<String>) throws(Problem) {
+    /// Reads `value` at `path` as an object whose members are all among `allowed` (a handful of
+    /// names: a scan costs less than hashing them into a set per object).
+    init(_ value: JSONValue, path: String, allowed: [String]) throws(Problem) {
         guard case .object(let object) = value else {
             throw Problem.invalid(path.isEmpty ? "(body)" : path, "must be an object, not \(value.kindDescription)")
         }
-        for key in object.keys where !allowed.contains(key) {
-            throw Problem.invalid(Self.join(path, key), "is not a known field")
+        for member in object.members where !allowed.contains(member.key) {
+            throw Problem.invalid(Self.join(path, member.key), "is not a known field")
         }
         self.object = object
         self.path = path
@@ -86,7 +87,7 @@ struct ObjectReader {
         return elements
     }
 
-    func object(_ key: String, allowed: Set<String>) throws(Problem) -> ObjectReader? {
+    func object(_ key: String, allowed: [String]) throws(Problem) -> ObjectReader? {
         guard let value = value(key) else { return nil }
         return try ObjectReader(value, path: field(key), allowed: allowed)
     }

@@ -1,3 +1,4 @@
+import HTTPServer
 import InsightDomain
 
 /// The sandbox's `Insight-Override` header: forced outcomes, so that callers can exercise
@@ -34,7 +35,7 @@ struct SandboxOverride: Sendable, Equatable {
             guard parts.count == 2 else {
                 throw invalid("Each item is name=value, e.g. isLikelyBeingCoached=high or evaluation=error:serverError.")
             }
-            let name = parts[0].trimmingWhitespace(), value = parts[1].trimmingWhitespace()
+            let name = String(parts[0].trimmingOWS()), value = String(parts[1].trimmingOWS())
             guard seen.insert(name).inserted else { throw invalid("An item is named twice.") }
             if name == "evaluation" {
                 guard value.hasPrefix("error:"), let error = EvaluationError(rawValue: String(value.dropFirst(6))) else {

@@ -57,7 +57,8 @@ public final class InsightService: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         instanceLock = try InstanceLock(directory: settings.stateDirectory)
-        let (db, applied) = try Database.openMigrated(path: settings.databasePath, now: clock.now())
+        let (db, applied) = try Database.openMigrated(path: settings.databasePath, now: clock.now(),
+                                                       cacheKiB: Database.writerCacheKiB)
         for name in applied { logger.info("migration applied", [("migration", .string(name))]) }
 
         let keyPath = settings.resolvedHashKeyFile

@@ -71,31 +71,35 @@ public final class Logger: Sendable {
 }
 
 /// The log's file and the deferred lines waiting for it.
+///
+/// Two locks, so that appending a deferred line does not wait for the disk: `pending` is held
+/// only to append or to take the waiting lines; `sink` is held while writing them, and is taken
+/// before the lines are, so that writes reach the file in the order the lines were appended.
 private final class LogOutput: Sendable {
-    private struct State: ~Copyable {
-        let sink: FileHandle
-        var pending: [UInt8] = []
-    }
+    private let sink: Mutex<FileHandle>
+    private let pending = Mutex<[UInt8]>([])
 
-    private let state: Mutex<State>
-
-    init(_ sink: FileHandle) { state = Mutex(State(sink: sink)) }
+    init(_ sink: FileHandle) { self.sink = Mutex(sink) }
 
     func write(_ line: [UInt8], deferred: Bool) {
-        state.withLock { state in
-            state.pending.append(contentsOf: line)
-            if !deferred || state.pending.count >= Logger.flushBytes { Self.flush(&state) }
+        // Only the line that fills the buffer flushes it; the lines after it do not queue up
+        // behind that write.
+        let filled = pending.withLock { pending in
+            let before = pending.count
+            pending.append(contentsOf: line)
+            return before < Logger.flushBytes && pending.count >= Logger.flushBytes
         }
+        if !deferred || filled { flush() }
     }
 
     func flush() {
-        state.withLock { Self.flush(&$0) }
-    }
-
-    private static func flush(_ state: inout State) {
-        guard !state.pending.isEmpty else { return }
-        state.sink.write(Data(state.pending))
-        state.pending.removeAll(keepingCapacity: true)
+        sink.withLock { sink in
+            let lines = pending.withLock { pending in
+                defer { pending.removeAll(keepingCapacity: true) }
+                return pending
+            }
+            if !lines.isEmpty { sink.write(Data(lines)) }
+        }
     }
 }
 

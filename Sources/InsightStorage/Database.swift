@@ -19,22 +19,16 @@ public enum Database {
         try db.execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY")
     }
 
-    /// Page cache of the writer's connection, in KiB. SQLite's default (2 MiB) holds only the
-    /// top of the indexes: consumption reports and labels look up evaluations at random, and
+    /// Page cache of the daemon's writer connection, in KiB. SQLite's default (2 MiB) holds only
+    /// the top of the indexes: consumption reports and labels look up evaluations at random, and
     /// profiling W3 showed a `pread` per B-tree level beyond the cache (8 % of its CPU).
     public static let writerCacheKiB = 65_536
 
-    /// Opens the connection the group-commit writer owns: `open` plus a larger page cache.
-    public static func openWriter(path: String) throws -> SQLiteConnection {
+    /// Opens a read-write connection (with a page cache of `cacheKiB`, when given) and applies
+    /// the bundled migrations. Returns the names applied now.
+    public static func openMigrated(path: String, now: Int64, cacheKiB: Int? = nil) throws -> (SQLiteConnection, [String]) {
         let db = try open(path: path)
-        try db.execute("PRAGMA cache_size=-\(writerCacheKiB)")
-        return db
-    }
-
-    /// Opens the writer's connection and applies the bundled migrations. Returns the names
-    /// applied now.
-    public static func openMigrated(path: String, now: Int64) throws -> (SQLiteConnection, [String]) {
-        let db = try openWriter(path: path)
+        if let cacheKiB { try db.execute("PRAGMA cache_size=-\(cacheKiB)") }
         let applied = try Migrator(migrations: Migration.bundled()).migrate(db, now: now)
         return (db, applied)
     }

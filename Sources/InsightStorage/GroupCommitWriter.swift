@@ -5,10 +5,10 @@ import SQLiteClient
 /// The single writer of the database. Jobs queue up from any thread; the writer thread runs
 /// every queued job (up to `maxBatch`) in one transaction, commits once, and only then
 /// completes the jobs; when a job fails, the batch is run again with each job in its own
-/// savepoint, so one failing job undoes only its own writes. One fsync thus covers a whole batch, and no completion ever reports data that a
-/// crash could still lose.
+/// savepoint, so one failing job undoes only its own writes. One fsync thus covers a whole
+/// batch, and no completion ever reports data that a crash could still lose.
 public final class GroupCommitWriter: @unchecked Sendable {
-    // @unchecked: `queue`, `stopping` and `batchSizes` are guarded by `condition`; the
+    // @unchecked: `queue` and `stopping` are guarded by `condition`; the
     // connection is touched only by the writer thread.
     private struct Job {
         let work: (SQLiteConnection) throws -> Void

@@ -188,6 +188,7 @@ public struct JSONParser {
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         // Fast path: an integer of at most 15 digits (times, counts) is exactly a Double.
+        // (`exactDecimal` below would give the same value; this skips its second scan.)
         if index - integerStart <= 15,
            index == bytes.count || (bytes[index] != UInt8(ascii: ".") && bytes[index] | 0x20 != UInt8(ascii: "e")) {
             var magnitude: Int64 = 0

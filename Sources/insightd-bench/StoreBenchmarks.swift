@@ -46,15 +46,14 @@ enum StoreBenchmarks {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("insightd.db").path
 
-        let (connection, _) = try Database.openMigrated(path: path, now: 1)
+        let (connection, _) = try Database.openMigrated(path: path, now: 1, cacheKiB: Database.writerCacheKiB)
         let writer = GroupCommitWriter(connection: connection, capacity: 10_000, maxBatch: 256)
         writer.start()
         let ledger = SQLiteLedger(writer: writer)
         let shared = Shared()
-        let run = UInt32.random(in: 0...UInt32.max)
 
         // Warm-up: a few commits so the file, WAL and statement cache exist.
-        for i in 0..<20 { try recordAndWait(ledger, record(run: run, index: -1 - i, ids: ids)) }
+        for i in 0..<20 { try recordAndWait(ledger, record(index: -1 - i, ids: ids)) }
 
         let done = DispatchGroup()
         let started = monotonicNanoseconds()
@@ -66,7 +65,7 @@ enum StoreBenchmarks {
                 let semaphore = DispatchSemaphore(value: 0)
                 while monotonicNanoseconds() < deadline {
                     let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    let evaluation = record(run: run, index: index, ids: ids)
+                    let evaluation = record(index: index, ids: ids)
                     let t0 = monotonicNanoseconds()
                     ledger.record(evaluation) { result in
                         if case .failure = result { shared.failures.wrappingAdd(1, ordering: .relaxed) }
@@ -108,17 +107,16 @@ enum StoreBenchmarks {
 
     /// An evaluation as the evaluate endpoint stores it: three 32-byte subject hashes, one
     /// insight with a value and three reasons.
-    static func record(run: UInt32, index: Int, ids: Ids) -> EvaluationRecord {
+    static func record(index: Int, ids: Ids) -> EvaluationRecord {
         let eventId: String, insightId: String
         switch ids {
         case .random:
             eventId = SecureRandom.uuid()
             insightId = SecureRandom.uuid()
         case .ordered:
-            // Zero-padded so that text order is numeric order.
-            let n = String(index + 1_000_000_000)
-            eventId = "ev-\(run)-" + n
-            insightId = "in-\(run)-" + n
+            let ids = SecureRandom.uuidV7(count: 2, milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+            eventId = ids[0]
+            insightId = ids[1]
         }
         func hash(_ tag: UInt8) -> [UInt8] {
             var bytes = [UInt8](repeating: tag, count: 32)

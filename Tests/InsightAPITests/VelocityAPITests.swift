@@ -46,7 +46,11 @@ final class VelocityAPITests: XCTestCase {
         let sixth = try evaluate(account: "acct-1", device: "dev-1", payee: "payee-5")
         XCTAssertEqual(sixth.value, "medium")
         XCTAssertTrue(sixth.reasons.contains("newCounterpartyVelocity"), "\(sixth.reasons)")
-        // Paying a known payee again is not new; another account is unaffected.
+        // Paying a known payee again is not new.
+        let known = try evaluate(account: "acct-1", device: "dev-1", payee: "payee-0")
+        XCTAssertFalse(known.reasons.contains("newCounterpartyVelocity"), "\(known.reasons)")
+        XCTAssertEqual(known.value, "unknown")
+        // Another account is unaffected.
         XCTAssertEqual(try evaluate(account: "acct-2", device: "dev-2", payee: "payee-0").value, "unknown")
     }
 
@@ -76,7 +80,7 @@ final class VelocityAPITests: XCTestCase {
         XCTAssertEqual(try evaluate(account: "victim-9", payee: "mule").value, "unknown")
     }
 
-    func testVelocityNeverLowersAValueAndShadowRulesOnlyCount() throws {
+    func testTheTenthEvaluationOfAnAccountIsRaisedAndTheRuleCounted() throws {
         for _ in 0..<9 { _ = try evaluate(account: "busy") }
         let tenth = try evaluate(account: "busy")
         XCTAssertEqual(tenth.value, "medium")
