@@ -40,9 +40,7 @@ public struct VelocityRule: Sendable, Equatable {
         self.minimumShare = minimumShare
     }
 
-    /// The rule's name in the policy file.
-    public var name: String { kind.rawValue }
-    /// The reason code it adds when it fires.
+    /// The reason code it adds when it fires (also the rule's name in the policy file).
     public var reasonCode: String { kind.rawValue }
 
     /// The default of each rule (docs/velocity.md explains the choices).

@@ -1,6 +1,6 @@
 /// The sliding windows velocity counts over. An event is inside a window while it is younger
 /// than the window: one exactly 1 h old is out of the 1 h window, one 1 ms younger is in.
-public enum VelocityWindow: String, Sendable, CaseIterable, Comparable {
+public enum VelocityWindow: String, Sendable, CaseIterable {
     case hour = "1h", day = "24h", week = "7d"
 
     /// The window's length.
@@ -14,8 +14,6 @@ public enum VelocityWindow: String, Sendable, CaseIterable, Comparable {
 
     /// Whether an event at `time` is inside the window ending at `now`.
     public func contains(_ time: Milliseconds, now: Milliseconds) -> Bool { now - time < milliseconds }
-
-    public static func < (lhs: VelocityWindow, rhs: VelocityWindow) -> Bool { lhs.milliseconds < rhs.milliseconds }
 }
 
 /// One count per window.
