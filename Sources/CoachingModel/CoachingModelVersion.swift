@@ -122,17 +122,19 @@ public final class CoachingModelVersion: Sendable {
     /// `categories`; anything else is judged with the `other` thresholds).
     public func assess(_ features: FeatureVector, category: String) -> CoachingAssessment {
         let x = input(features)
-        let raw = ensemble.rawScore(x)
-        let score = 1.0 / (1.0 + exp(-raw))
         guard evidence.isSatisfied(by: features),
               let t = thresholds[category] ?? thresholds["other"]
         else {
-            return CoachingAssessment(level: .unknown, score: score, reasons: [])
+            return CoachingAssessment(level: .unknown, score: Self.sigmoid(ensemble.rawScore(x)), reasons: [])
         }
+        // Reasons may be needed: score and attribute in one walk of the trees.
+        let (raw, contributions) = ensemble.scoreAndContributions(x)
         let level: CoachingLevel = raw > t.high ? .high : raw > t.medium ? .medium : .unknown
-        return CoachingAssessment(level: level, score: score,
-                                  reasons: level == .unknown ? [] : reasons(x))
+        return CoachingAssessment(level: level, score: Self.sigmoid(raw),
+                                  reasons: level == .unknown ? [] : reasons(x, contributions))
     }
+
+    private static func sigmoid(_ raw: Double) -> Double { 1.0 / (1.0 + exp(-raw)) }
 
     /// The raw score (log-odds) LightGBM would give `features`.
     public func rawScore(_ features: FeatureVector) -> Double {
@@ -159,8 +161,7 @@ public final class CoachingModelVersion: Sendable {
     /// strongest first, at most `maxReasons`; if none reaches it, the single strongest positive
     /// one, so a medium or high value names at least one signal whenever an observed, coded
     /// feature raised the score. training/train.py `reasons` is the same.
-    private func reasons(_ x: [Double]) -> [String] {
-        let c = ensemble.contributions(x)
+    private func reasons(_ x: [Double], _ c: [Double]) -> [String] {
         var totals = [Double](repeating: 0, count: reasonCodes.count)
         var present = [Bool](repeating: false, count: reasonCodes.count)
         for j in 0..<inputs.count {

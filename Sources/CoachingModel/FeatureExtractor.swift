@@ -80,6 +80,14 @@ public enum FeatureExtractor {
     public static func fromSummary<Entries: Sequence>(_ summary: Entries, device: DeviceFacts)
         throws(FeatureExtractionError) -> FeatureVector where Entries.Element == (key: String, value: Double)
     {
+        try fromSummary(Array(summary), device: device)
+    }
+
+    /// `fromSummary` of the request's members in order. (A generic walk across the module
+    /// boundary is not specialised: its iterator calls cost more than the validation.)
+    public static func fromSummary(_ summary: [(key: String, value: Double)], device: DeviceFacts)
+        throws(FeatureExtractionError) -> FeatureVector
+    {
         var vector = FeatureVector()
         // Of several bad entries the one first in name order is reported, so the answer does
         // not depend on dictionary order; paths are built only for that one.

@@ -13,16 +13,22 @@ struct TreeEnsemble: Sendable {
     let treeCount: Int
     // Per tree: the root reference (a split, or ~leaf for a tree that is a single leaf).
     private let roots: [Int32]
-    // Per split.
-    private let feature: [Int32]
-    private let threshold: [Double]
-    private let defaultLeft: [Bool]
-    private let missingType: [UInt8]
-    private let left: [Int32]
-    private let right: [Int32]
-    private let internalValue: [Double]
+    // Per split, packed so that one split is one load of 32 bytes (the walk touches a few
+    // hundred splits per assessment; separate arrays per field cost a cache miss each).
+    private let splits: [Split]
     // Per leaf.
     private let leafValue: [Double]
+
+    private struct Split {
+        var threshold: Double
+        /// The node's value (LightGBM's `internal_value`), for attribution.
+        var value: Double
+        var feature: Int32
+        var left: Int32
+        var right: Int32
+        var missingType: UInt8
+        var defaultLeft: Bool
+    }
 
     /// LightGBM's `kZeroThreshold`: the float literal `1e-35f` widened to double.
     static let zeroThreshold = Double(Float(1e-35))
@@ -54,9 +60,7 @@ struct TreeEnsemble: Sendable {
             throw fail("trees is not a non-empty list")
         }
 
-        var roots: [Int32] = [], feature: [Int32] = [], threshold: [Double] = []
-        var defaultLeft: [Bool] = [], missingType: [UInt8] = [], left: [Int32] = []
-        var right: [Int32] = [], internalValue: [Double] = [], leafValue: [Double] = []
+        var roots: [Int32] = [], splitNodes: [Split] = [], leafValue: [Double] = []
 
         for (t, tree) in trees.enumerated() {
             let here = "trees[\(t)]"
@@ -67,7 +71,7 @@ struct TreeEnsemble: Sendable {
             guard leaves.count == splits.count + 1 else {
                 throw fail("\(here) has \(splits.count) splits but \(leaves.count) leaves")
             }
-            let splitBase = feature.count, leafBase = leafValue.count
+            let splitBase = splitNodes.count, leafBase = leafValue.count
             guard splitBase + splits.count < Int(Int32.max), leafBase + leaves.count < Int(Int32.max)
             else { throw fail("the model is too large") }
             for (k, leaf) in leaves.enumerated() {
@@ -111,14 +115,11 @@ struct TreeEnsemble: Sendable {
                         children.append(~Int32(leafBase + leaf))
                     }
                 }
-                feature.append(Int32(f))
-                threshold.append(thr >= TreeEnsemble.infiniteThreshold ? .infinity
-                                 : thr <= -TreeEnsemble.infiniteThreshold ? -.infinity : thr)
-                defaultLeft.append(dl == 1)
-                missingType.append(UInt8(mt))
-                left.append(children[0])
-                right.append(children[1])
-                internalValue.append(iv)
+                splitNodes.append(Split(
+                    threshold: thr >= TreeEnsemble.infiniteThreshold ? .infinity
+                        : thr <= -TreeEnsemble.infiniteThreshold ? -.infinity : thr,
+                    value: iv, feature: Int32(f), left: children[0], right: children[1],
+                    missingType: UInt8(mt), defaultLeft: dl == 1))
             }
             guard splitSeen.allSatisfy({ $0 }), leafSeen.allSatisfy({ $0 }) else {
                 throw fail("\(here) has nodes that no path reaches")
@@ -127,13 +128,7 @@ struct TreeEnsemble: Sendable {
         self.featureNames = names
         self.treeCount = trees.count
         self.roots = roots
-        self.feature = feature
-        self.threshold = threshold
-        self.defaultLeft = defaultLeft
-        self.missingType = missingType
-        self.left = left
-        self.right = right
-        self.internalValue = internalValue
+        self.splits = splitNodes
         self.leafValue = leafValue
     }
 
@@ -147,53 +142,67 @@ struct TreeEnsemble: Sendable {
     /// value (NaN, or zero for missingType Zero) takes the default branch; otherwise `<=` goes
     /// left.
     @inline(__always)
-    private func next(_ n: Int, _ input: Double) -> Int32 {
+    private static func next(_ split: Split, _ input: Double) -> Int32 {
         var v = input
-        let mt = missingType[n]
+        let mt = split.missingType
         if mt != TreeEnsemble.missingNaN && v.isNaN { v = 0 }
         if (mt == TreeEnsemble.missingZero && v >= -TreeEnsemble.zeroThreshold
             && v <= TreeEnsemble.zeroThreshold) || (mt == TreeEnsemble.missingNaN && v.isNaN)
         {
-            return defaultLeft[n] ? left[n] : right[n]
+            return split.defaultLeft ? split.left : split.right
         }
-        return v <= threshold[n] ? left[n] : right[n]
+        return v <= split.threshold ? split.left : split.right
     }
 
     /// The raw score (log-odds) for `x`, a vector in `featureNames` order, already `prepare`d.
     /// Trees are summed in order from 0.0, as LightGBM does, so the result is bit-identical.
     func rawScore(_ x: [Double]) -> Double {
-        var total = 0.0
-        for root in roots {
-            var node = root
-            while node >= 0 {
-                let n = Int(node)
-                node = next(n, x[Int(feature[n])])
-            }
-            total += leafValue[Int(~node)]
-        }
-        return total
+        walk(x, attributing: nil)
     }
 
-    /// Saabas path attribution: walking each tree, the split's feature is credited with the
-    /// change from the parent node's value to the child's. Feature contributions plus the sum of
-    /// the root values equal the raw score (up to rounding).
-    func contributions(_ x: [Double]) -> [Double] {
+    /// The raw score and the Saabas path attribution in one walk: walking each tree, the split's
+    /// feature is credited with the change from the parent node's value to the child's. Feature
+    /// contributions plus the sum of the root values equal the raw score (up to rounding); the
+    /// score is summed exactly as `rawScore` sums it.
+    func scoreAndContributions(_ x: [Double]) -> (raw: Double, contributions: [Double]) {
         var out = [Double](repeating: 0, count: featureNames.count)
-        // One exclusive access for the whole walk instead of one per split.
-        out.withUnsafeMutableBufferPointer { out in
-            for root in roots where root >= 0 {
-                var node = root
-                var parent = internalValue[Int(root)]
-                while node >= 0 {
-                    let n = Int(node)
-                    let f = Int(feature[n])
-                    node = next(n, x[f])
-                    let child = node >= 0 ? internalValue[Int(node)] : leafValue[Int(~node)]
-                    out[f] += child - parent
-                    parent = child
+        let raw = out.withUnsafeMutableBufferPointer { walk(x, attributing: $0) }
+        return (raw, out)
+    }
+
+    /// Saabas contributions alone (see `scoreAndContributions`).
+    func contributions(_ x: [Double]) -> [Double] {
+        scoreAndContributions(x).contributions
+    }
+
+    /// Walks every tree for `x`; with `attributing`, also adds each feature's contributions to
+    /// it. The structure was checked at load (children in range, no cycles), but `x` comes from
+    /// the caller: its length is checked once here, so the walk itself reads without checks.
+    @inline(__always)
+    private func walk(_ x: [Double], attributing out: UnsafeMutableBufferPointer<Double>?) -> Double {
+        precondition(x.count == featureNames.count, "an input vector of the wrong length")
+        return x.withUnsafeBufferPointer { x in
+            splits.withUnsafeBufferPointer { splits in
+                leafValue.withUnsafeBufferPointer { leaves in
+                    var total = 0.0
+                    for root in roots {
+                        var node = root
+                        var parent = node >= 0 ? splits[Int(node)].value : 0
+                        while node >= 0 {
+                            let split = splits[Int(node)]
+                            let f = Int(split.feature)
+                            node = Self.next(split, x[f])
+                            if let out {
+                                let child = node >= 0 ? splits[Int(node)].value : leaves[Int(~node)]
+                                out[f] += child - parent
+                                parent = child
+                            }
+                        }
+                        total += leaves[Int(~node)]
+                    }
+                    return total
                 }
             }
         }
-        return out
     }
 }

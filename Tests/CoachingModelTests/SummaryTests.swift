@@ -17,6 +17,19 @@ final class SummaryTests: XCTestCase {
         XCTAssertTrue(f.isMissing(.activeCall))
     }
 
+    func testEveryFeatureIsFoundByItsNameAndNothingElseIs() {
+        for feature in Feature.allCases {
+            XCTAssertEqual(Feature(name: feature.name), feature)
+            // Near misses: a prefix, an extension, another case, a non-ASCII look-alike.
+            XCTAssertNil(Feature(name: String(feature.name.dropLast())))
+            XCTAssertNil(Feature(name: feature.name + "s"))
+            XCTAssertNil(Feature(name: feature.name.uppercased()))
+            XCTAssertNil(Feature(name: "é" + feature.name.dropFirst()))
+        }
+        XCTAssertNil(Feature(name: ""))
+        XCTAssertNil(Feature(name: String(repeating: "x", count: 10_000)))
+    }
+
     func testInvalidSummariesAreRefusedNamingTheFeature() {
         let cases: [(String, Double, String)] = [
             ("noSuchFeature", 1, "not a known feature"),
