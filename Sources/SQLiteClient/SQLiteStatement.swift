@@ -21,10 +21,15 @@ public final class SQLiteStatement {
 
     deinit { sqlite3_finalize(handle) }
 
+    /// The number of parameters (the largest index, for numbered ones).
+    private var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+
     /// Resets the statement and binds `values` to parameters 1…n.
     public func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        // Values left from an earlier use must not leak into this one; when every parameter is
+        // bound anew there are none (clearing cost as much as binding a value).
+        if values.count < parameterCount { sqlite3_clear_bindings(handle) }
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             let rc: Int32

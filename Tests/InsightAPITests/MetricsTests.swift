@@ -42,12 +42,26 @@ final class MetricsTests: XCTestCase {
         XCTAssertNotNil(value("insightd_open_connections"))
         XCTAssertEqual(value("insightd_build_info"), 1)
         for family in ["insightd_throttled_requests_total", "insightd_labels_total", "insightd_consumption_overdue",
-                       "insightd_store_commit_duration_seconds"] {
+                       "insightd_store_commit_duration_seconds", "insightd_compliance_recount_seconds"] {
             XCTAssertTrue(text.contains("# TYPE \(family) "), "\(family) is not exported")
         }
         // Labels are closed vocabularies: no identifier, event id or key can appear.
         for needle in [account, eventIds[0], key] { XCTAssertFalse(text.contains(needle), needle) }
         XCTAssertFalse(samples.contains { $0.labels.values.contains { $0.contains(eventIds[1]) } })
+    }
+
+    func testTheReportingRecountRunsPeriodicallyAndReportsItsDuration() throws {
+        let daemon = try LiveDaemon { $0.complianceRefresh = 1 }
+        let deadline = Date().addingTimeInterval(10)
+        // The gauge reads 0 until the first periodic recount (the one at start is not timed).
+        var seconds = 0.0
+        while seconds == 0, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+            seconds = try XCTUnwrap(Self.parse(text).first { $0.name == "insightd_compliance_recount_seconds" }).value
+        }
+        XCTAssertGreaterThan(seconds, 0, "no recount within 10 s at a 1 s interval")
+        XCTAssertLessThan(seconds, 1, "an empty store recounts in well under a second")
     }
 
     struct Sample { let name: String; let labels: [String: String]; let value: Double }

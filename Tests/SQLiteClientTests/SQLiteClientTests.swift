@@ -35,6 +35,18 @@ final class SQLiteClientTests: XCTestCase {
         XCTAssertTrue(rows[0].4)
     }
 
+    func testAReusedStatementKeepsNoValueFromItsLastUse() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (a TEXT, b TEXT)")
+        let insert = try db.cached("INSERT INTO t VALUES (?, ?)")
+        try insert.run("a1", "b1")
+        try insert.run("a2")  // b unbound this time: NULL, not "b1"
+        try insert.run("a3", "b3")
+        let rows = try db.prepare("SELECT a, b FROM t ORDER BY a").query { ($0.text(0), $0.text(1)) }
+        XCTAssertEqual(rows.map(\.0), ["a1", "a2", "a3"])
+        XCTAssertEqual(rows.map(\.1), ["b1", nil, "b3"])
+    }
+
     func testEmptyBlobStaysABlob() throws {
         let db = try open()
         try db.execute("CREATE TABLE t (b BLOB)")
