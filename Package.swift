@@ -57,9 +57,9 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),
-        .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON"]),
+        .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON", "InsightTesting"]),
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
-        // Test support: a manual clock and other fixtures shared by test targets.
+        // Test support: a manual clock, a seeded generator and other fixtures shared by test targets.
         .target(name: "InsightTesting", dependencies: ["InsightDomain"], path: "Tests/InsightTesting"),
         .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto", "InsightTesting"]),
         .testTarget(name: "InsightAppTests", dependencies: ["InsightApp"]),

@@ -11,10 +11,7 @@ private func fakeHash(_ name: String) -> [UInt8] {
     var out: [UInt8] = []
     for _ in 0..<4 {
         x &+= 0x9E37_79B9_7F4A_7C15
-        var z = x
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
+        let z = SplitMix64.mix(x)
         for k in 0..<8 { out.append(UInt8(truncatingIfNeeded: z >> (8 * UInt64(k)))) }
     }
     return out
@@ -359,7 +356,7 @@ final class VelocityBoundsTests: XCTestCase {
 final class VelocityRebuildTests: XCTestCase {
     /// A random but fixed history over 9 days, with some events recorded late.
     private func history(start: Milliseconds) -> [VelocityEvent] {
-        var rng = VelocitySplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         var events: [VelocityEvent] = []
         var now = start
         let values: [InsightValue?] = [.unknown, .unknown, .unknown, .medium, .high, nil]
@@ -445,18 +442,6 @@ final class VelocityRebuildTests: XCTestCase {
         // t*-a2 paid "other*" while uncoached: never a coached payer of the mule, which has 16.
         XCTAssertEqual(s.counterpartyCoachedPayers.week, 16)
         XCTAssertEqual(h.tracker.trackedSubjects, threads * 3 + threads * (perThread - 150) + 1 + threads + 1 + threads)
-    }
-}
-
-private struct VelocitySplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
