@@ -80,26 +80,31 @@ public enum FeatureExtractor {
     public static func fromSummary<Entries: Sequence>(_ summary: Entries, device: DeviceFacts)
         throws(FeatureExtractionError) -> FeatureVector where Entries.Element == (key: String, value: Double)
     {
-        try fromSummary(Array(summary), device: device)
+        var features: [(Feature, Double)] = []
+        var unknownName: String?
+        for (name, value) in summary {
+            if let feature = Feature(name: name) {
+                features.append((feature, value))
+            } else if unknownName.map({ name < $0 }) ?? true {
+                unknownName = name
+            }
+        }
+        return try fromSummary(features: features, unknownName: unknownName, device: device)
     }
 
-    /// `fromSummary` of the request's members in order. (A generic walk across the module
-    /// boundary is not specialised: its iterator calls cost more than the validation.)
-    public static func fromSummary(_ summary: [(key: String, value: Double)], device: DeviceFacts)
+    /// `fromSummary` of names already looked up: the known features in request order (each at
+    /// most once) and the first in name order of the names that are no feature, if any.
+    public static func fromSummary(features: [(Feature, Double)], unknownName: String? = nil, device: DeviceFacts)
         throws(FeatureExtractionError) -> FeatureVector
     {
         var vector = FeatureVector()
         // Of several bad entries the one first in name order is reported, so the answer does
         // not depend on dictionary order; paths are built only for that one.
-        var firstBad: (name: String, message: String)?
-        for (name, value) in summary {
-            if let bad = firstBad, bad.name < name { continue }
-            guard let feature = Feature(name: name) else {
-                firstBad = (name, "is not a known feature")
-                continue
-            }
+        var firstBad: (name: String, message: String)? = unknownName.map { ($0, "is not a known feature") }
+        for (feature, value) in features {
+            if let bad = firstBad, bad.name < feature.name { continue }
             if let problem = problem(feature, value) {
-                firstBad = (name, problem)
+                firstBad = (feature.name, problem)
             } else {
                 vector[feature] = value == 0 ? 0 : value  // no -0.0
             }

@@ -21,8 +21,15 @@ struct RawSubject: Sendable {
 enum InteractionInput: Sendable {
     case none
     case events([InteractionEvent], DeviceFacts)
-    /// The members of `interaction.summary`, in request order (the parser keeps names unique).
-    case summary([(key: String, value: Double)], DeviceFacts)
+    case summary(SummaryInput, DeviceFacts)
+}
+
+/// The members of `interaction.summary` (names are unique: the parser refuses repeats).
+struct SummaryInput: Sendable {
+    /// The members that name a feature, in request order.
+    var features: [(Feature, Double)] = []
+    /// Of the members that name no feature, the first in name order (the one an error names).
+    var unknownName: String?
 }
 
 /// A validated `POST /v1/evaluations` body.
@@ -45,23 +52,33 @@ struct EvaluationRequest: Sendable {
     /// error names the event.
     static let maxEventTime: Int64 = FeatureExtractor.maxSessionMs
 
-    private static let eventsPath = ["interaction", "events"]
-
-    /// Parses and validates a body, reading `interaction.events` straight from the bytes when
-    /// `EventsReader` can (the result is the same as `decode(_:)` of the parsed body).
+    /// Parses and validates a body, reading `interaction.events` or `interaction.summary` straight
+    /// from the bytes when `EventsReader` or `SummaryReader` can (the result is the same as
+    /// `decode(_:)` of the parsed body).
     static func decode(body: [UInt8]) throws(Problem) -> EvaluationRequest {
         var events: [InteractionEvent]?
-        let value = try Problem.parseBody(body, intercepting: JSONInterception(path: eventsPath) { bytes, start in
-            guard let read = EventsReader.read(bytes, from: start) else { return nil }
-            events = read.events
-            return read.end
+        var summary: SummaryInput?
+        let value = try Problem.parseBody(body, intercepting: JSONInterception(path: ["interaction"]) { key, bytes, start in
+            switch key {
+            case "events":
+                guard let read = EventsReader.read(bytes, from: start) else { return nil }
+                events = read.events
+                return read.end
+            case "summary":
+                guard let read = SummaryReader.read(bytes, from: start) else { return nil }
+                summary = read.summary
+                return read.end
+            default:
+                return nil
+            }
         })
-        return try decode(value, events: events)
+        return try decode(value, events: events, summary: summary)
     }
 
-    /// Validates a parsed body, naming the first offending field. `events` are the interaction's
-    /// events when they were read from the bytes, and so are not in `body`.
-    static func decode(_ body: JSONValue, events readEvents: [InteractionEvent]? = nil) throws(Problem) -> EvaluationRequest {
+    /// Validates a parsed body, naming the first offending field. `events` and `summary` are the
+    /// interaction's when they were read from the bytes, and so are not in `body`.
+    static func decode(_ body: JSONValue, events readEvents: [InteractionEvent]? = nil,
+                       summary readSummary: SummaryInput? = nil) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "",
                                     allowed: ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"])
         let requestId = try root.string("requestId", maxLength: maxRequestIdLength)
@@ -92,11 +109,12 @@ struct EvaluationRequest: Sendable {
             amountBand = try t.enumeration("amountBand", AmountBand.self)
         }
         return EvaluationRequest(requestId: requestId, category: category, insights: insights, subject: subject,
-                                 interaction: try decodeInteraction(root, events: readEvents), newCounterparty: newCounterparty,
+                                 interaction: try decodeInteraction(root, events: readEvents, summary: readSummary), newCounterparty: newCounterparty,
                                  amountBand: amountBand)
     }
 
-    private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?) throws(Problem) -> InteractionInput {
+    private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?,
+                                          summary readSummary: SummaryInput?) throws(Problem) -> InteractionInput {
         guard let interaction = try root.object("interaction", allowed: ["events", "device", "summary"]) else { return .none }
         var device = DeviceFacts()
         let hasDevice = interaction.value("device") != nil
@@ -108,9 +126,10 @@ struct EvaluationRequest: Sendable {
         }
         let eventValues = try interaction.array("events", count: 0...FeatureExtractor.maxEvents)
         let summaryValue = interaction.value("summary")
-        if (eventValues != nil || readEvents != nil) && summaryValue != nil {
+        if (eventValues != nil || readEvents != nil) && (summaryValue != nil || readSummary != nil) {
             throw Problem.invalid("interaction", "must carry either events or summary, not both")
         }
+        if let readSummary { return .summary(readSummary, device) }
         if let summaryValue {
             guard case .object(let object) = summaryValue else {
                 throw Problem.invalid("interaction.summary", "must be an object, not \(summaryValue.kindDescription)")
@@ -118,20 +137,24 @@ struct EvaluationRequest: Sendable {
             guard object.members.count <= maxSummaryFeatures else {
                 throw Problem.invalid("interaction.summary", "must have at most \(maxSummaryFeatures) features")
             }
-            var summary: [(key: String, value: Double)] = []
-            summary.reserveCapacity(object.members.count)
+            var summary = SummaryInput()
+            summary.features.reserveCapacity(object.members.count)
             for member in object.members {
                 guard case .number(let number) = member.value else {
                     throw Problem.invalid("interaction.summary.\(member.key.prefix(64))", "must be a number")
                 }
-                summary.append((key: member.key, value: number))
+                if let feature = Feature(name: member.key) {
+                    summary.features.append((feature, number))
+                } else if summary.unknownName.map({ member.key < $0 }) ?? true {
+                    summary.unknownName = member.key
+                }
             }
             return .summary(summary, device)
         }
         if let readEvents { return .events(readEvents, device) }
         // Device facts without timing are evidence of their own: they go to the model as a
         // summary with every timing feature missing.
-        guard let eventValues else { return hasDevice ? .summary([], device) : .none }
+        guard let eventValues else { return hasDevice ? .summary(SummaryInput(), device) : .none }
         var events: [InteractionEvent] = []
         events.reserveCapacity(eventValues.count)
         var previous: Int64 = 0

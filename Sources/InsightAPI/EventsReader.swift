@@ -13,7 +13,7 @@ import CoachingModel
 enum EventsReader {
     /// The events and the offset just past the array, or nil to decline.
     static func read(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (events: [InteractionEvent], end: Int)? {
-        var cursor = Cursor(bytes: bytes, index: start)
+        var cursor = ByteCursor(bytes: bytes, index: start)
         guard cursor.take(UInt8(ascii: "[")) else { return nil }
         var events: [InteractionEvent] = []
         cursor.skipWhitespace()
@@ -34,7 +34,7 @@ enum EventsReader {
         }
     }
 
-    private static func readEvent(_ cursor: inout Cursor) -> InteractionEvent? {
+    private static func readEvent(_ cursor: inout ByteCursor) -> InteractionEvent? {
         guard cursor.take(UInt8(ascii: "{")) else { return nil }
         var t: Int64?, type: InteractionEventType?, field: InteractionField?
         repeat {
@@ -68,62 +68,4 @@ enum EventsReader {
 
     private static let types = InteractionEventType.allCases.map { (Array($0.rawValue.utf8), $0) }
     private static let fields = InteractionField.allCases.map { (Array($0.rawValue.utf8), $0) }
-
-    private struct Cursor {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var index: Int
-
-        mutating func skipWhitespace() {
-            while index < bytes.count {
-                switch bytes[index] {
-                case 0x20, 0x09, 0x0A, 0x0D: index += 1
-                default: return
-                }
-            }
-        }
-
-        /// Consumes `byte` if it is next.
-        mutating func take(_ byte: UInt8) -> Bool {
-            guard index < bytes.count, bytes[index] == byte else { return false }
-            index += 1
-            return true
-        }
-
-        /// A string of ASCII letters, without its quotes; nil for anything else.
-        mutating func plainString() -> Slice<UnsafeBufferPointer<UInt8>>? {
-            guard take(UInt8(ascii: "\"")) else { return nil }
-            let start = index
-            while index < bytes.count {
-                let c = bytes[index]
-                if c == UInt8(ascii: "\"") {
-                    index += 1
-                    return bytes[start..<(index - 1)]
-                }
-                guard (c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z") else { return nil }
-                index += 1
-            }
-            return nil
-        }
-
-        /// A non-negative integer of at most 15 digits, without leading zeros, not followed by a
-        /// fraction or exponent; nil for anything else.
-        mutating func plainInteger() -> Int64? {
-            let start = index
-            var value: Int64 = 0
-            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
-                index += 1
-                if index - start > 15 { return nil }
-            }
-            let digits = index - start
-            guard digits > 0, !(digits > 1 && bytes[start] == UInt8(ascii: "0")) else { return nil }
-            if index < bytes.count {
-                switch bytes[index] {
-                case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
-                default: break
-                }
-            }
-            return value
-        }
-    }
 }

@@ -41,7 +41,9 @@ struct InsightAnswerer {
             switch interaction {
             case .none: features = nil
             case .events(let events, let device): features = try FeatureExtractor.extract(events: events, device: device)
-            case .summary(let summary, let device): features = try FeatureExtractor.fromSummary(summary, device: device)
+            case .summary(let summary, let device):
+                features = try FeatureExtractor.fromSummary(features: summary.features, unknownName: summary.unknownName,
+                                                            device: device)
             }
         } catch {
             throw Problem.invalid(error.field, error.message)

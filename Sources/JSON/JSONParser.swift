@@ -8,19 +8,21 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String { "\(reason) at byte \(offset)" }
 }
 
-/// Lets a caller read one member's value straight from the document's bytes instead of the
-/// parser building it as a `JSONValue` (a 150-event interaction as a tree cost more than
+/// Lets a caller read members of one object straight from the document's bytes instead of the
+/// parser building them as `JSONValue`s (a 150-event interaction as a tree cost more than
 /// everything else in its request).
 public struct JSONInterception {
-    /// Member names from the root object down, e.g. `["interaction", "events"]`.
+    /// Member names from the root object down to the object whose members may be read, e.g.
+    /// `["interaction"]` (empty: the root object's own members).
     public let path: [String]
-    /// Called with the document and the offset where that member's value starts. Returns the
-    /// offset just past the value if it read it, which leaves the member out of the parsed tree
-    /// (it still counts for duplicate detection), or nil to have the parser build the value as
-    /// usual. It must read only values that are valid JSON and no further than their end.
-    public let read: (UnsafeBufferPointer<UInt8>, Int) -> Int?
+    /// Called for each member of that object with its name, the document and the offset where
+    /// its value starts. Returns the offset just past the value if it read it, which leaves the
+    /// member out of the parsed tree (it still counts for duplicate detection), or nil to have
+    /// the parser build the value as usual. It must read only values that are valid JSON and no
+    /// further than their end.
+    public let read: (String, UnsafeBufferPointer<UInt8>, Int) -> Int?
 
-    public init(path: [String], read: @escaping (UnsafeBufferPointer<UInt8>, Int) -> Int?) {
+    public init(path: [String], read: @escaping (String, UnsafeBufferPointer<UInt8>, Int) -> Int?) {
         self.path = path
         self.read = read
     }
@@ -41,7 +43,7 @@ public struct JSONParser {
     private let maxDepth: Int
     private let interception: JSONInterception?
     /// How many components of the interception path lead to the value being parsed (-1: it is
-    /// not on the path).
+    /// not on the path; `path.count`: it is the object whose members are offered).
     private var pathMatched = 0
 
     private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, interception: JSONInterception?) {
@@ -73,6 +75,18 @@ public struct JSONParser {
     /// Parses the UTF-8 of `text`.
     public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8))
+    }
+
+    /// The JSON number at `start` in `bytes`, as `parse` would read it, and the offset just past
+    /// it; nil when no valid, finite number starts there. For readers that take part of a
+    /// document themselves (see `JSONInterception`).
+    public static func number(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> (value: Double, end: Int)? {
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "-") || (bytes[start] >= UInt8(ascii: "0") && bytes[start] <= UInt8(ascii: "9"))
+        else { return nil }
+        var parser = JSONParser(bytes: bytes, maxDepth: 0, interception: nil)
+        parser.index = start
+        guard let value = try? parser.parseNumber() else { return nil }
+        return (value, parser.index)
     }
 
     private func error(_ reason: String) -> JSONParseError {
@@ -120,7 +134,8 @@ public struct JSONParser {
         var members: [(key: String, value: JSONValue)] = []
         members.reserveCapacity(Self.initialObjectCapacity)
         let matched = pathMatched
-        var intercepted: String?
+        let offersMembers = interception.map { matched == $0.path.count } ?? false
+        var intercepted: [String] = []  // read by the interception: not in `members`
         defer { pathMatched = matched }
         while true {
             skipWhitespace()
@@ -130,7 +145,7 @@ public struct JSONParser {
             // Lengths first: `String ==` does not compare them before the bytes, and a
             // 28-member summary otherwise costs 378 full comparisons.
             let length = key.utf8.count
-            if key == intercepted || members.contains(where: { $0.key.utf8.count == length && $0.key == key }) {
+            if members.contains(where: { $0.key.utf8.count == length && $0.key == key }) || intercepted.contains(key) {
                 throw JSONParseError(offset: keyOffset, reason: "duplicate member \"\(key)\"")
             }
             skipWhitespace()
@@ -138,16 +153,14 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             pathMatched = -1
-            if matched >= 0, let interception, key == interception.path[matched] {
-                if matched + 1 < interception.path.count {
+            if offersMembers, index < bytes.count, let end = interception?.read(key, bytes, index) {
+                precondition(end > index && end <= bytes.count, "an interception read outside its value")
+                index = end
+                intercepted.append(key)
+            } else {
+                if !offersMembers, matched >= 0, let interception, key == interception.path[matched] {
                     pathMatched = matched + 1
-                } else if index < bytes.count, let end = interception.read(bytes, index) {
-                    precondition(end > index && end <= bytes.count, "an interception read outside its value")
-                    index = end
-                    intercepted = key
                 }
-            }
-            if intercepted != key {
                 members.append((key: key, value: try parseValue(depth: depth)))
             }
             skipWhitespace()

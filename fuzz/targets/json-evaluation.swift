@@ -1,7 +1,8 @@
 // Fuzz target: the JSON parser, the writer round trip, the evaluation request decoder, feature
 // extraction and the model. Input: any bytes, taken as a request body.
 // Invariants: nothing crashes; whatever parses writes back to JSON that parses to the same
-// value; decoding with events read straight from the bytes answers as decoding the tree does;
+// value; decoding with events and summaries read straight from the bytes answers as decoding the
+// tree does;
 // a decoded request's events or summary yield features and an assessment with a score in [0, 1].
 import CoachingModel
 import Foundation
@@ -13,12 +14,12 @@ private let registry = try? ModelRegistry.load(directory: ProcessInfo.processInf
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    // Reading events straight from the bytes must answer exactly as decoding the tree does.
+    // Reading events and summaries straight from the bytes must answer exactly as the tree does.
     let fromTree = Result { () throws(Problem) in try EvaluationRequest.decode(try Problem.parseBody(bytes)) }
     let fromBytes = Result { () throws(Problem) in try EvaluationRequest.decode(body: bytes) }
     switch (fromTree, fromBytes) {
     case (.success(let a), .success(let b)):
-        precondition(describe(a.interaction) == describe(b.interaction), "events read from bytes differ from the tree's")
+        precondition(describe(a.interaction) == describe(b.interaction), "the interaction read from bytes differs from the tree's")
     case (.failure(let a), .failure(let b)):
         precondition(a == b, "the byte reader answered \(b) where the tree answered \(a)")
     default:
@@ -35,7 +36,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch request.interaction {
     case .none: features = nil
     case .events(let events, let device): features = try? FeatureExtractor.extract(events: events, device: device)
-    case .summary(let summary, let device): features = try? FeatureExtractor.fromSummary(summary, device: device)
+    case .summary(let summary, let device):
+        features = try? FeatureExtractor.fromSummary(features: summary.features, unknownName: summary.unknownName, device: device)
     }
     if let features, let registry {
         for version in registry.versions {
@@ -50,6 +52,7 @@ private func describe(_ interaction: InteractionInput) -> String {
     switch interaction {
     case .none: return "none"
     case .events(let events, let device): return "\(events) \(device)"
-    case .summary(let summary, let device): return "\(summary.map { "\($0.key)=\($0.value)" }) \(device)"
+    case .summary(let summary, let device):
+        return "\(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknownName ?? "-") \(device)"
     }
 }

@@ -3,10 +3,10 @@ import CoachingModel
 import JSON
 import XCTest
 
-/// `EvaluationRequest.decode(body:)` reads events straight from the bytes where it can; it must
-/// give exactly what parsing the body and decoding the tree gives — the same request or the
-/// same problem — for well-formed, unusual and broken bodies alike.
-final class EventsReaderTests: XCTestCase {
+/// `EvaluationRequest.decode(body:)` reads events and summaries straight from the bytes where it
+/// can; it must give exactly what parsing the body and decoding the tree gives — the same
+/// request or the same problem — for well-formed, unusual and broken bodies alike.
+final class InteractionReaderTests: XCTestCase {
     private func body(_ events: String, interaction extra: String = "", root extra2: String = "") -> [UInt8] {
         Array(#"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":\#(events)\#(extra)}\#(extra2)}"#.utf8)
     }
@@ -18,7 +18,8 @@ final class EventsReaderTests: XCTestCase {
             switch request.interaction {
             case .events(let events, let device):
                 return "events \(events.map { "\($0.t):\($0.type.rawValue):\($0.field?.rawValue ?? "-")" }) \(device)"
-            case .summary(let summary, let device): return "summary \(summary.map { "\($0.key)=\($0.value)" }) \(device)"
+            case .summary(let summary, let device):
+                return "summary \(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknownName ?? "-") \(device)"
             case .none: return "none"
             }
         } catch {
@@ -72,14 +73,63 @@ final class EventsReaderTests: XCTestCase {
         assertSame(Array(#"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"events":[{"t":1,"type":"tap"}]}"#.utf8))
     }
 
-    /// Random mutations of a well-formed body: whatever the reader makes of them, the answer
+    private func summaryBody(_ summary: String, interaction extra: String = "") -> [UInt8] {
+        Array(#"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"summary":\#(summary)\#(extra)}}"#.utf8)
+    }
+
+    func testReadsWellFormedSummariesLikeTheTree() throws {
+        let text = #"{"sessionSeconds":73.32,"keyIntervalMeanMs":283.2834645669291,"deletionRatio":0.044444444444444446, "payeePasted" : 1 ,"backgroundShare":8.273322422258593e-2,"orientationChanges":0,"keyIntervalCV":-0.0}"#
+        let bytes = summaryBody(text)
+        assertSame(bytes)
+        let prefix = Array(#"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"summary":"#.utf8).count
+        let read = bytes.withUnsafeBufferPointer { SummaryReader.read($0, from: prefix) }
+        XCTAssertEqual(read?.summary.features.count, 7, "the reader declined a well-formed summary")
+        XCTAssertEqual(read?.summary.features.first?.0, .sessionSeconds)
+        XCTAssertEqual(read?.summary.features[1].1, 283.2834645669291)
+        XCTAssertEqual(read?.summary.features[2].1, 0.044444444444444446, "17 digits: the parser's slow path")
+        XCTAssertEqual(read?.end, bytes.count - 2)
+        assertSame(summaryBody("{}"))
+        assertSame(summaryBody(" { } "))
+        let all = Feature.allCases.map { #""\#($0.name)":\#($0.rawValue % 2)"# }.joined(separator: ",")
+        assertSame(summaryBody("{" + all + "}"))
+    }
+
+    func testDeclinesSummariesItDoesNotReadAndLeavesTheSameAnswer() {
+        let summaries = [
+            // JSON the reader does not read itself
+            #"{"sessionSeconds":"5"}"#, #"{"session\u0053econds":5}"#, #"{"sessionSeconds":null}"#,
+            #"{"sessionSeconds":true}"#, #"{"sessionSeconds":[1]}"#, #"{"sessionSeconds":{}}"#,
+            // invalid requests the tree path names
+            #"{"noSuchFeature":1}"#, #"{"zzz":1,"aaa":2,"sessionSeconds":-1}"#, #"{"sessionSeconds":-1,"zzz":1}"#,
+            #"{"sessionSeconds":1,"sessionSeconds":2}"#, #"{"sessionSeconds":1e400}"#, #"{"sessionSeconds":01}"#,
+            #"{"sessionSeconds":.5}"#, #"{"sessionSeconds":5.}"#, #"{"sessionSeconds":-}"#, #"{"keystrokeCount":2.5}"#,
+            #"{"activeCall":0.5}"#, #"{"SessionSeconds":1}"#, #"{"sessionSeconds ":1}"#, #"[]"#, #"1"#, #"null"#,
+            // broken JSON
+            #"{"sessionSeconds":1"#, #"{"sessionSeconds":1,}"#, #"{"sessionSeconds" 1}"#, #"{sessionSeconds:1}"#,
+            #"{"sessionSeconds":1 "keystrokeCount":2}"#,
+        ]
+        for text in summaries { assertSame(summaryBody(text)) }
+        // a summary beside events, a repeated summary member, device facts, too many members
+        assertSame(summaryBody(#"{"sessionSeconds":1}"#, interaction: #","events":[]"#))
+        assertSame(summaryBody(#"{"sessionSeconds":1}"#, interaction: #","summary":{}"#))
+        assertSame(summaryBody(#"{"sessionSeconds":1}"#, interaction: #","device":{"activeCall":true}"#))
+        let many = (0...EvaluationRequest.maxSummaryFeatures).map { #""f\#($0)":1"# }.joined(separator: ",")
+        assertSame(summaryBody("{" + many + "}"))
+        // "summary" elsewhere in the document is not intercepted
+        assertSame(Array(#"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"summary":{"sessionSeconds":1}}"#.utf8))
+    }
+
+    /// Random mutations of well-formed bodies: whatever the readers make of them, the answer
     /// is the tree's.
     func testMutatedBodiesAnswerTheSame() {
         var generator = SystemRandomNumberGenerator()
-        let base = body(#"[{"t":0,"type":"sessionStart"},{"t":10,"type":"fieldFocus","field":"amount"},{"t":25,"type":"keyDown","field":"amount"}]"#)
-        let alphabet = Array(#"{}[]":,.-+eE0123456789 \tatyp"#.utf8)
-        for _ in 0..<3_000 {
-            var bytes = base
+        let bases = [
+            body(#"[{"t":0,"type":"sessionStart"},{"t":10,"type":"fieldFocus","field":"amount"},{"t":25,"type":"keyDown","field":"amount"}]"#),
+            summaryBody(#"{"sessionSeconds":73.32,"keyIntervalCV":0.6672111637794805,"payeePasted":1,"appSwitchCount":2}"#),
+        ]
+        let alphabet = Array(#"{}[]":,.-+eE0123456789 \tatypsSC"#.utf8)
+        for _ in 0..<6_000 {
+            var bytes = bases.randomElement(using: &generator)!
             for _ in 0..<Int.random(in: 1...3, using: &generator) {
                 let i = Int.random(in: 0..<bytes.count, using: &generator)
                 switch Int.random(in: 0..<3, using: &generator) {

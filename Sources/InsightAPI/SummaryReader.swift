@@ -1,0 +1,38 @@
+import CoachingModel
+
+/// Reads `interaction.summary` straight from the request bytes in the common, well-formed case,
+/// so that its 28 features do not become a `JSONValue` tree and 28 `String`s first.
+///
+/// It accepts only an object whose members are feature names (ASCII letters, no escapes), each
+/// at most once, with numbers as values, and whitespace where JSON allows it. That is valid JSON,
+/// and the tree path would read it the same way. Anything else — an unknown name, a repeated one,
+/// escapes, other values, any error — makes it decline, and the parser and the tree path take
+/// over and name the offending field.
+enum SummaryReader {
+    /// The summary and the offset just past the object, or nil to decline.
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (summary: SummaryInput, end: Int)? {
+        var cursor = ByteCursor(bytes: bytes, index: start)
+        guard cursor.take(UInt8(ascii: "{")) else { return nil }
+        var summary = SummaryInput()
+        cursor.skipWhitespace()
+        if cursor.take(UInt8(ascii: "}")) { return (summary, cursor.index) }
+        summary.features.reserveCapacity(Feature.allCases.count)
+        var seen: UInt64 = 0  // one bit per feature
+        repeat {
+            cursor.skipWhitespace()
+            guard let name = cursor.plainString(),
+                  let feature = Feature(utf8: UnsafeBufferPointer(rebasing: name)),
+                  seen & (1 << feature.rawValue) == 0
+            else { return nil }
+            seen |= 1 << feature.rawValue
+            cursor.skipWhitespace()
+            guard cursor.take(UInt8(ascii: ":")) else { return nil }
+            cursor.skipWhitespace()
+            guard let value = cursor.number() else { return nil }
+            summary.features.append((feature, value))
+            cursor.skipWhitespace()
+        } while cursor.take(UInt8(ascii: ","))
+        guard cursor.take(UInt8(ascii: "}")) else { return nil }
+        return (summary, cursor.index)
+    }
+}
