@@ -35,26 +35,17 @@ public enum Feature: Int, CaseIterable, Sendable {
 
     /// The feature named `name`, if there is one.
     public init?(name: String) {
-        var name = name
-        guard let feature = name.withUTF8({ Feature(utf8: $0) }) else { return nil }
+        guard let feature = Feature.byName.value(name) else { return nil }
         self = feature
     }
 
-    /// The feature whose name is these UTF-8 bytes, if there is one. A summary names up to 28
-    /// features per request: a cheap hash of the bytes into an open-addressed table, confirmed
-    /// by one comparison, costs a tenth of `String` hashing.
+    /// The feature whose name is these UTF-8 bytes, if there is one.
     public init?(utf8 name: UnsafeBufferPointer<UInt8>) {
-        var slot = Feature.slot(of: name)
-        while true {
-            let index = Int(Feature.table[slot])
-            if index < 0 { return nil }
-            if Feature.utf8Names[index].elementsEqual(name) {
-                self.init(rawValue: index)
-                return
-            }
-            slot = (slot + 1) & (Feature.table.count - 1)
-        }
+        guard let feature = Feature.byName.value(name) else { return nil }
+        self = feature
     }
+
+    private static let byName = NameTable(allCases.map { (name: $0.name, value: $0) })
 
     // Spelled out rather than derived by reflection, so a renamed case cannot silently change
     // the wire name that summaries, manifests and fixtures depend on.
@@ -68,28 +59,6 @@ public enum Feature: Int, CaseIterable, Sendable {
         "callStartedBeforeSession", "proximityNearShare", "orientationChanges", "screenSharing",
         "remoteAccessApp", "otpEntryDelaySeconds",
     ]
-
-    private static let utf8Names = names.map { Array($0.utf8) }
-
-    /// `names` by FNV-1a of their bytes, linear probing; -1 marks an empty slot. Four times as
-    /// many slots as names, so most look-ups probe once.
-    private static let table: [Int8] = {
-        var table = [Int8](repeating: -1, count: 128)
-        precondition(names.count * 4 <= table.count && names.count < Int(Int8.max))
-        for (index, name) in utf8Names.enumerated() {
-            var slot = slot(of: name)
-            while table[slot] >= 0 { slot = (slot + 1) & (table.count - 1) }
-            table[slot] = Int8(index)
-        }
-        return table
-    }()
-
-    /// FNV-1a of the name's bytes, as a slot of `table`.
-    private static func slot<Bytes: Sequence<UInt8>>(of name: Bytes) -> Int {
-        var hash: UInt32 = 2_166_136_261
-        for byte in name { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        return Int(hash & 127)
-    }
 
     /// The reason code reported when this feature drives a `medium` or `high` value, or nil for
     /// features that inform the score but name no signal a person could act on.

@@ -4,11 +4,27 @@ public enum InteractionEventType: String, CaseIterable, Sendable {
     case sessionStart, fieldFocus, fieldBlur, keyDown, delete, paste, tap, scroll, appBackground,
          appForeground, callStart, callEnd, screenShareStart, screenShareEnd, orientationChange,
          proximityNear, proximityFar, submit
+
+    /// The type whose wire name is these UTF-8 bytes, if there is one.
+    public init?(utf8 name: UnsafeBufferPointer<UInt8>) {
+        guard let type = Self.byName.value(name) else { return nil }
+        self = type
+    }
+
+    private static let byName = NameTable(allCases.map { (name: $0.rawValue, value: $0) })
 }
 
 /// The form fields an event may name. Only the kind of field travels, never its content.
 public enum InteractionField: String, CaseIterable, Sendable {
     case payee, amount, reference, otp, password, other
+
+    /// The field whose wire name is these UTF-8 bytes, if there is one.
+    public init?(utf8 name: UnsafeBufferPointer<UInt8>) {
+        guard let field = Self.byName.value(name) else { return nil }
+        self = field
+    }
+
+    private static let byName = NameTable(allCases.map { (name: $0.rawValue, value: $0) })
 
     /// One bit per field, for the small "fields seen" sets of the extractor.
     var bit: UInt8 {

@@ -7,6 +7,15 @@ struct ByteCursor {
     let bytes: UnsafeBufferPointer<UInt8>
     var index: Int
 
+    /// Whether `bytes` spell `literal` (compared byte by byte: `elementsEqual` with a `String`'s
+    /// UTF-8 view is not specialised and was a tenth of reading 150 events).
+    static func equal(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ literal: StaticString) -> Bool {
+        guard bytes.count == literal.utf8CodeUnitCount else { return false }
+        let start = literal.utf8Start
+        for (i, byte) in bytes.enumerated() where byte != start[i] { return false }
+        return true
+    }
+
     mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {

@@ -47,16 +47,16 @@ enum EventsReader {
             case 1 where key[key.startIndex] == UInt8(ascii: "t") && t == nil:
                 guard let time = cursor.plainInteger(), time <= EvaluationRequest.maxEventTime else { return nil }
                 t = time
-            case 4 where type == nil && key.elementsEqual("type".utf8):
-                guard let text = cursor.plainString(), let value = types.first(where: { $0.0.elementsEqual(text) }) else {
+            case 4 where type == nil && ByteCursor.equal(key, "type"):
+                guard let text = cursor.plainString(), let value = InteractionEventType(utf8: UnsafeBufferPointer(rebasing: text)) else {
                     return nil
                 }
-                type = value.1
-            case 5 where field == nil && key.elementsEqual("field".utf8):
-                guard let text = cursor.plainString(), let value = fields.first(where: { $0.0.elementsEqual(text) }) else {
+                type = value
+            case 5 where field == nil && ByteCursor.equal(key, "field"):
+                guard let text = cursor.plainString(), let value = InteractionField(utf8: UnsafeBufferPointer(rebasing: text)) else {
                     return nil
                 }
-                field = value.1
+                field = value
             default:
                 return nil
             }
@@ -65,7 +65,4 @@ enum EventsReader {
         guard cursor.take(UInt8(ascii: "}")), let t, let type else { return nil }
         return InteractionEvent(t: t, type: type, field: field)
     }
-
-    private static let types = InteractionEventType.allCases.map { (Array($0.rawValue.utf8), $0) }
-    private static let fields = InteractionField.allCases.map { (Array($0.rawValue.utf8), $0) }
 }

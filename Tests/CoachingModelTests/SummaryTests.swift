@@ -30,6 +30,27 @@ final class SummaryTests: XCTestCase {
         XCTAssertNil(Feature(name: String(repeating: "x", count: 10_000)))
     }
 
+    func testWireNamesAreFoundFromTheirBytesAndNothingElseIs() {
+        func bytes<T>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+            Array(text.utf8).withUnsafeBufferPointer(body)
+        }
+        for type in InteractionEventType.allCases {
+            XCTAssertEqual(bytes(type.rawValue) { InteractionEventType(utf8: $0) }, type)
+            XCTAssertNil(bytes(type.rawValue + "x") { InteractionEventType(utf8: $0) })
+            XCTAssertNil(bytes(String(type.rawValue.dropLast())) { InteractionEventType(utf8: $0) })
+        }
+        for field in InteractionField.allCases {
+            XCTAssertEqual(bytes(field.rawValue) { InteractionField(utf8: $0) }, field)
+            XCTAssertNil(bytes(field.rawValue.uppercased()) { InteractionField(utf8: $0) })
+        }
+        for feature in Feature.allCases {
+            XCTAssertEqual(bytes(feature.name) { Feature(utf8: $0) }, feature)
+        }
+        XCTAssertNil(bytes("") { InteractionEventType(utf8: $0) })
+        XCTAssertNil(bytes("payee") { InteractionEventType(utf8: $0) }, "a field is no event type")
+        XCTAssertNil(bytes("tap") { InteractionField(utf8: $0) })
+    }
+
     func testInvalidSummariesAreRefusedNamingTheFeature() {
         let cases: [(String, Double, String)] = [
             ("noSuchFeature", 1, "not a known feature"),

@@ -1,0 +1,60 @@
+/// Wire names to values by the names' UTF-8 bytes, without making `String`s: FNV-1a of the
+/// bytes picks a slot of an open-addressed table at least four times as large as the names, and
+/// one comparison of bytes confirms it. For the closed vocabularies a request names many times
+/// (28 summary features, event types and fields for each of up to 5,000 events), where hashing
+/// a `String` or comparing against each name in turn cost more than the rest of reading them.
+struct NameTable<Value: Sendable>: Sendable {
+    private let names: [[UInt8]]
+    private let values: [Value]
+    /// Index into `names`, or -1 for an empty slot.
+    private let slots: [Int32]
+
+    init(_ entries: [(name: String, value: Value)]) {
+        var size = 8
+        while size < entries.count * 4 { size *= 2 }
+        var slots = [Int32](repeating: -1, count: size)
+        let names = entries.map { Array($0.name.utf8) }
+        for (index, name) in names.enumerated() {
+            precondition(!names[..<index].contains(name), "a name twice in a NameTable")
+            var slot = Self.hash(name) & (size - 1)
+            while slots[slot] >= 0 { slot = (slot + 1) & (size - 1) }
+            slots[slot] = Int32(index)
+        }
+        self.names = names
+        self.values = entries.map(\.value)
+        self.slots = slots
+    }
+
+    /// The value named by `bytes`, if any.
+    func value(_ bytes: UnsafeBufferPointer<UInt8>) -> Value? {
+        var slot = Self.hash(bytes) & (slots.count - 1)
+        while true {
+            let index = Int(slots[slot])
+            if index < 0 { return nil }
+            if Self.equal(names[index], bytes) { return values[index] }
+            slot = (slot + 1) & (slots.count - 1)
+        }
+    }
+
+    /// The value named by `name`, if any.
+    func value(_ name: String) -> Value? {
+        var name = name
+        return name.withUTF8 { value($0) }
+    }
+
+    private static func hash<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return Int(hash)
+    }
+
+    /// Byte by byte over buffers: `elementsEqual` across an array and a buffer is not
+    /// specialised and cost ten times as much.
+    private static func equal(_ name: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count == bytes.count else { return false }
+        return name.withUnsafeBufferPointer { name in
+            for i in 0..<name.count where name[i] != bytes[i] { return false }
+            return true
+        }
+    }
+}
