@@ -4,7 +4,7 @@ STATE_DIR    ?= $(CURDIR)/.state
 LISTEN       ?= 127.0.0.1:8080
 RELEASE_BIN  := .build/release
 
-.PHONY: deps build run test test-unit test-e2e test-crash test-api fuzz model bench clean help
+.PHONY: deps build run test test-unit test-e2e test-crash test-api fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -12,6 +12,7 @@ help:
 	@echo "make fuzz   libFuzzer targets, FUZZ_SECONDS (60) each; a crash fails it (not part of make test)"
 	@echo "make model  regenerate models/ with the offline trainer (Python venv)"
 	@echo "make bench  micro-benchmarks, then insightd vs nginx with wrk (prints figures, never fails)"
+	@echo "make bench-instructions  instructions per request under callgrind (WORKLOAD=W2|W1): steadier than req/s"
 
 deps:
 	@sh scripts/install-deps.sh
@@ -52,6 +53,9 @@ fuzz: deps
 
 bench: deps
 	SWIFT="$(SWIFT)" bash bench/run.sh
+
+bench-instructions: deps
+	SWIFT="$(SWIFT)" sh bench/instructions.sh $(WORKLOAD)
 
 model:
 	sh training/make-model.sh
