@@ -183,9 +183,14 @@ public final class InsightAPIHandler: HTTPHandler {
     }
 
     static func json(_ status: Int, _ value: JSONValue, headers: [(String, String)] = []) -> HTTPResponse {
+        json(status, bytes: JSONWriter.bytes(value), headers: headers)
+    }
+
+    /// A JSON answer already written (`JSONObjectWriter`).
+    static func json(_ status: Int, bytes: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         var h = HTTPHeaders([("Content-Type", "application/json")])
         for (name, value) in headers { h.add(name, value) }
-        return HTTPResponse(status: status, headers: h, body: JSONWriter.bytes(value))
+        return HTTPResponse(status: status, headers: h, body: bytes)
     }
 }
 

@@ -82,7 +82,7 @@ extension InsightAPIHandler {
                                               counterparty: record.subject.counterparty,
                                               isPayment: record.category == .payment, value: record.trackedValue,
                                               raisedByVelocity: record.raisedByVelocity))
-                answered.send(Self.json(200, body, headers: Throttling.headers(quota)))
+                answered.send(Self.json(200, bytes: body, headers: Throttling.headers(quota)))
             case .failure(let failure): answered.fail(Problem.from(failure))
             }
         })
@@ -114,34 +114,38 @@ extension InsightAPIHandler {
 
     static func rank(_ value: InsightValue) -> Int { InsightValue.allCases.firstIndex(of: value) ?? 0 }
 
-    static func render(_ record: EvaluationRecord, requestId: String?) -> JSONValue {
-        var object = JSONObject()
-        object.append("eventId", .string(record.eventId))
-        if let requestId { object.append("requestId", .string(requestId)) }
-        object.append("environment", .string(record.environment.rawValue))
-        object.append("serverTimestamp", .string(Timestamp.format(record.createdAt)))
-        object.append("reportConsumptionBy", .string(Timestamp.format(record.reportConsumptionBy)))
-        object.append("insights", .array(record.insights.map(render)))
-        return .object(object)
+    /// The answer's bytes, written directly (it is made for every evaluation).
+    static func render(_ record: EvaluationRecord, requestId: String?) -> [UInt8] {
+        var object = JSONObjectWriter()
+        object.member("eventId", record.eventId)
+        if let requestId { object.member("requestId", requestId) }
+        object.member("environment", record.environment.rawValue)
+        object.member("serverTimestamp", Timestamp.format(record.createdAt))
+        object.member("reportConsumptionBy", Timestamp.format(record.reportConsumptionBy))
+        object.member("insights", objects: record.insights) { object, insight in render(insight, into: &object) }
+        return object.bytes()
     }
 
-    static func render(_ insight: InsightRecord) -> JSONValue {
-        var object = JSONObject()
-        object.append("insightId", .string(insight.insightId))
-        object.append("type", .string(insight.type))
-        object.append("schemaVersion", .number(Double(insight.schemaVersion)))
-        if let model = insight.modelVersion { object.append("modelVersion", .string(model)) }
-        if let newest = insight.newestModelVersion { object.append("newestModelVersion", .string(newest)) }
+    static func render(_ insight: InsightRecord, into object: inout JSONObjectWriter) {
+        object.member("insightId", insight.insightId)
+        object.member("type", insight.type)
+        object.member("schemaVersion", Double(insight.schemaVersion))
+        if let model = insight.modelVersion { object.member("modelVersion", model) }
+        if let newest = insight.newestModelVersion { object.member("newestModelVersion", newest) }
         if let model = insight.modelVersion, let newest = insight.newestModelVersion {
-            object.append("isUsingCurrentModel", .bool(model == newest))
+            object.member("isUsingCurrentModel", model == newest)
         }
         switch insight.outcome {
         case .value(let value, let reasons):
-            object.append("outcome", .object(["value": .string(value.rawValue)]))
-            object.append("reasons", .array(reasons.map { .string($0) }))
+            object.member("outcome") { $0.member("value", value.rawValue) }
+            object.member("reasons", strings: reasons)
         case .error(let code, let detail):
-            object.append("outcome", .object(["error": .object(["code": .string(code.rawValue), "detail": .string(detail)])]))
+            object.member("outcome") { outcome in
+                outcome.member("error") { error in
+                    error.member("code", code.rawValue)
+                    error.member("detail", detail)
+                }
+            }
         }
-        return .object(object)
     }
 }

@@ -49,12 +49,12 @@ public final class Logger: Sendable {
     /// type's notes).
     public func log(_ level: LogLevel, _ message: String, _ fields: [(String, JSONValue)] = [], deferred: Bool = false) {
         guard level >= minimumLevel else { return }
-        var object = JSONObject()
-        object.append("ts", .string(Timestamp.format(clock.now())))
-        object.append("level", .string(level.rawValue))
-        object.append("msg", .string(message))
-        for (key, value) in fields { object.append(key, value) }
-        var line = JSONWriter.bytes(.object(object))
+        var object = JSONObjectWriter(capacity: 256)
+        object.member("ts", Timestamp.format(clock.now()))
+        object.member("level", level.rawValue)
+        object.member("msg", message)
+        for (key, value) in fields { object.member(key, value) }
+        var line = object.bytes()
         line.append(0x0A)
         output.write(line, deferred: deferred)
     }

@@ -40,7 +40,7 @@ public enum JSONWriter {
         }
     }
 
-    private static func writeNumber(_ n: Double, into out: inout [UInt8]) {
+    static func writeNumber(_ n: Double, into out: inout [UInt8]) {
         // JSON has no NaN or infinity; callers never produce them, null keeps the output valid.
         guard n.isFinite else { out.append(contentsOf: "null".utf8); return }
         if n == n.rounded(), abs(n) < 9.007_199_254_740_992e15 {
@@ -52,7 +52,7 @@ public enum JSONWriter {
 
     private static let hex = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ s: String, into out: inout [UInt8]) {
+    static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
         // Runs that need no escaping (almost everything) are copied whole, not byte by byte.

@@ -1,0 +1,93 @@
+/// Writes one JSON object member by member straight into bytes, for the documents made on every
+/// request (an evaluation's answer, a request's log line), where building a `JSONValue` tree
+/// first and walking it cost as much again as writing. The output is what `JSONWriter` makes of
+/// the same members in the same order.
+public struct JSONObjectWriter {
+    private var out: [UInt8]
+    private var empty = true
+
+    /// Starts an object, reserving `capacity` bytes.
+    public init(capacity: Int = 1024) {
+        out = []
+        out.reserveCapacity(capacity)
+        out.append(UInt8(ascii: "{"))
+    }
+
+    /// A writer over `buffer` as it is (for nesting).
+    private init(buffer: [UInt8]) {
+        out = buffer
+    }
+
+    /// The finished object's bytes.
+    public consuming func bytes() -> [UInt8] {
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    private mutating func key(_ key: String) {
+        if !empty { out.append(UInt8(ascii: ",")) }
+        empty = false
+        JSONWriter.writeString(key, into: &out)
+        out.append(UInt8(ascii: ":"))
+    }
+
+    public mutating func member(_ key: String, _ value: String) {
+        self.key(key)
+        JSONWriter.writeString(value, into: &out)
+    }
+
+    public mutating func member(_ key: String, _ value: Double) {
+        self.key(key)
+        JSONWriter.writeNumber(value, into: &out)
+    }
+
+    public mutating func member(_ key: String, _ value: Bool) {
+        self.key(key)
+        out.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    /// Any value, written as `JSONWriter` writes it.
+    public mutating func member(_ key: String, _ value: JSONValue) {
+        self.key(key)
+        JSONWriter.write(value, into: &out)
+    }
+
+    /// An array of strings.
+    public mutating func member(_ key: String, strings: [String]) {
+        self.key(key)
+        out.append(UInt8(ascii: "["))
+        for (i, string) in strings.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(string, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    /// A nested object whose members `body` writes.
+    public mutating func member(_ key: String, object body: (inout JSONObjectWriter) -> Void) {
+        self.key(key)
+        nest(body)
+    }
+
+    /// An array with one object per element, whose members `body` writes.
+    public mutating func member<Element>(_ key: String, objects elements: [Element],
+                                         _ body: (inout JSONObjectWriter, Element) -> Void) {
+        self.key(key)
+        out.append(UInt8(ascii: "["))
+        for (i, element) in elements.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            nest { body(&$0, element) }
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    /// Hands the buffer to a nested writer and takes it back, so nothing is copied.
+    private mutating func nest(_ body: (inout JSONObjectWriter) -> Void) {
+        var nested = JSONObjectWriter(buffer: [])
+        swap(&nested.out, &out)
+        nested.out.append(UInt8(ascii: "{"))
+        body(&nested)
+        nested.out.append(UInt8(ascii: "}"))
+        swap(&nested.out, &out)
+    }
+}
