@@ -7,15 +7,6 @@ struct ByteCursor {
     let bytes: UnsafeBufferPointer<UInt8>
     var index: Int
 
-    /// Whether `bytes` spell `literal` (compared byte by byte: `elementsEqual` with a `String`'s
-    /// UTF-8 view is not specialised and was a tenth of reading 150 events).
-    static func equal(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ literal: StaticString) -> Bool {
-        guard bytes.count == literal.utf8CodeUnitCount else { return false }
-        let start = literal.utf8Start
-        for (i, byte) in bytes.enumerated() where byte != start[i] { return false }
-        return true
-    }
-
     mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
@@ -32,17 +23,30 @@ struct ByteCursor {
         return true
     }
 
+    /// Consumes the member name `"<name>"` if it is next (quotes included), as written without
+    /// escapes: cheaper than reading a string and comparing it, for readers that know which few
+    /// names may come.
+    mutating func takeName(_ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        guard index + count + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\""),
+              bytes[index + count + 1] == UInt8(ascii: "\"") else { return false }
+        let start = name.utf8Start
+        for i in 0..<count where bytes[index + 1 + i] != start[i] { return false }
+        index += count + 2
+        return true
+    }
+
     /// A string of ASCII letters, without its quotes; nil for anything else.
-    mutating func plainString() -> Slice<UnsafeBufferPointer<UInt8>>? {
+    mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
         while index < bytes.count {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {
                 index += 1
-                return bytes[start..<(index - 1)]
+                return UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)])
             }
-            guard (c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z") else { return nil }
+            guard (c | 0x20) &- UInt8(ascii: "a") < 26 else { return nil }
             index += 1
         }
         return nil

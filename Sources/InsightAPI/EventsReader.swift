@@ -39,30 +39,30 @@ enum EventsReader {
         var t: Int64?, type: InteractionEventType?, field: InteractionField?
         repeat {
             cursor.skipWhitespace()
-            guard let key = cursor.plainString() else { return nil }
-            cursor.skipWhitespace()
-            guard cursor.take(UInt8(ascii: ":")) else { return nil }
-            cursor.skipWhitespace()
-            switch key.count {
-            case 1 where key[key.startIndex] == UInt8(ascii: "t") && t == nil:
-                guard let time = cursor.plainInteger(), time <= EvaluationRequest.maxEventTime else { return nil }
+            // The member names the reader accepts, each at most once; anything else declines.
+            if t == nil, cursor.takeName("t") {
+                guard colon(&cursor), let time = cursor.plainInteger(), time <= EvaluationRequest.maxEventTime else { return nil }
                 t = time
-            case 4 where type == nil && ByteCursor.equal(key, "type"):
-                guard let text = cursor.plainString(), let value = InteractionEventType(utf8: UnsafeBufferPointer(rebasing: text)) else {
-                    return nil
-                }
+            } else if type == nil, cursor.takeName("type") {
+                guard colon(&cursor), let text = cursor.plainString(), let value = InteractionEventType(utf8: text) else { return nil }
                 type = value
-            case 5 where field == nil && ByteCursor.equal(key, "field"):
-                guard let text = cursor.plainString(), let value = InteractionField(utf8: UnsafeBufferPointer(rebasing: text)) else {
-                    return nil
-                }
+            } else if field == nil, cursor.takeName("field") {
+                guard colon(&cursor), let text = cursor.plainString(), let value = InteractionField(utf8: text) else { return nil }
                 field = value
-            default:
+            } else {
                 return nil
             }
             cursor.skipWhitespace()
         } while cursor.take(UInt8(ascii: ","))
         guard cursor.take(UInt8(ascii: "}")), let t, let type else { return nil }
         return InteractionEvent(t: t, type: type, field: field)
+    }
+
+    /// The `:` after a member name, with the whitespace JSON allows around it.
+    private static func colon(_ cursor: inout ByteCursor) -> Bool {
+        cursor.skipWhitespace()
+        guard cursor.take(UInt8(ascii: ":")) else { return false }
+        cursor.skipWhitespace()
+        return true
     }
 }

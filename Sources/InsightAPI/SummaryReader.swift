@@ -21,7 +21,7 @@ enum SummaryReader {
         repeat {
             cursor.skipWhitespace()
             guard let name = cursor.plainString(),
-                  let feature = Feature(utf8: UnsafeBufferPointer(rebasing: name)),
+                  let feature = Feature(utf8: name),
                   seen & (1 << feature.rawValue) == 0
             else { return nil }
             seen |= 1 << feature.rawValue
