@@ -36,8 +36,12 @@ public struct APIMetrics: Sendable {
                                          labels: ["rule", "mode"])
     }
 
+    /// The methods a label may name; any other token a client sends counts as `other`, so a
+    /// client inventing methods cannot fill the series table and crowd out the real series.
+    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
     func observe(route: String, method: String, status: Int, seconds: Double) {
-        requestDuration.observe(route, method, String(status), value: seconds)
+        requestDuration.observe(route, Self.methods.contains(method) ? method : "other", String(status), value: seconds)
     }
 
     func evaluated(_ record: EvaluationRecord) {

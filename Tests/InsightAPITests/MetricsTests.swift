@@ -50,6 +50,23 @@ final class MetricsTests: XCTestCase {
         XCTAssertFalse(samples.contains { $0.labels.values.contains { $0.contains(eventIds[1]) } })
     }
 
+    func testInventedMethodsShareOneSeries() throws {
+        let daemon = try LiveDaemon()
+        for i in 0..<20 {
+            _ = try daemon.request("M\(i)THOD", "/v1/evaluations")
+            _ = try daemon.request("X-\(i)", "/no-such-route")
+        }
+        XCTAssertEqual(try daemon.request("PATCH", "/v1/evaluations").status, 405)
+        let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let methods = Set(try Self.parse(text).filter { $0.name == "insightd_http_request_duration_seconds_count" }
+            .compactMap { $0.labels["method"] })
+        XCTAssertEqual(methods, ["other", "PATCH"], "invented methods must not become label values")
+        let other = try Self.parse(text).filter {
+            $0.name == "insightd_http_request_duration_seconds_count" && $0.labels["method"] == "other"
+        }.reduce(0) { $0 + $1.value }
+        XCTAssertEqual(other, 40)
+    }
+
     func testTheReportingRecountRunsPeriodicallyAndReportsItsDuration() throws {
         let daemon = try LiveDaemon { $0.complianceRefresh = 1 }
         let deadline = Date().addingTimeInterval(10)
