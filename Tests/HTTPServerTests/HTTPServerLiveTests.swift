@@ -90,6 +90,27 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
+    /// Bodies larger than libevent's 4 KiB reads are read on in one pass (`readRestOfRequest`):
+    /// they must arrive whole, and a pipelined request behind one must stay for its turn.
+    func testLargeBodiesArriveWholeAndPipelinedRequestsBehindThemToo() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            for size in [4_095, 4_096, 4_097, 7_700, 65_536, 300_000] {
+                let body = String((0..<size).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+                try client.send(post("/echo?size=\(size)", body) + get("/echo?after=\(size)"))
+                let response = try client.readResponse()
+                XCTAssertEqual(response.status, 200)
+                XCTAssertEqual(response.text, body, "a \(size)-byte body changed on the way")
+                XCTAssertEqual(try client.readResponse().header("X-Query"), "after=\(size)")
+            }
+            // Sent in two parts with a pause: the second part is read when it comes.
+            try client.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10000\r\n\r\n" + String(repeating: "x", count: 6_000))
+            Thread.sleep(forTimeInterval: 0.05)
+            try client.send(String(repeating: "y", count: 4_000))
+            XCTAssertEqual(try client.readResponse().text, String(repeating: "x", count: 6_000) + String(repeating: "y", count: 4_000))
+        }
+    }
+
     func testChunkedRequestBody() throws {
         try withServer { server in
             let client = try TestClient(port: server.boundPort)
