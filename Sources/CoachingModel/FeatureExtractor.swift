@@ -80,28 +80,20 @@ public enum FeatureExtractor {
     public static func fromSummary<Entries: Sequence>(_ summary: Entries, device: DeviceFacts)
         throws(FeatureExtractionError) -> FeatureVector where Entries.Element == (key: String, value: Double)
     {
-        var features: [(Feature, Double)] = []
-        var unknownName: String?
-        for (name, value) in summary {
-            if let feature = Feature(name: name) {
-                features.append((feature, value))
-            } else if unknownName.map({ name < $0 }) ?? true {
-                unknownName = name
-            }
-        }
-        return try fromSummary(features: features, unknownName: unknownName, device: device)
+        var features = SummaryFeatures()
+        for (name, value) in summary { features.append(name: name, value: value) }
+        return try fromSummary(features, device: device)
     }
 
-    /// `fromSummary` of names already looked up: the known features in request order (each at
-    /// most once) and the first in name order of the names that are no feature, if any.
-    public static func fromSummary(features: [(Feature, Double)], unknownName: String? = nil, device: DeviceFacts)
+    /// `fromSummary` of members whose names were already looked up.
+    public static func fromSummary(_ summary: SummaryFeatures, device: DeviceFacts)
         throws(FeatureExtractionError) -> FeatureVector
     {
         var vector = FeatureVector()
         // Of several bad entries the one first in name order is reported, so the answer does
         // not depend on dictionary order; paths are built only for that one.
-        var firstBad: (name: String, message: String)? = unknownName.map { ($0, "is not a known feature") }
-        for (feature, value) in features {
+        var firstBad: (name: String, message: String)? = summary.unknownName.map { ($0, "is not a known feature") }
+        for (feature, value) in summary.features {
             if let bad = firstBad, bad.name < feature.name { continue }
             if let problem = problem(feature, value) {
                 firstBad = (feature.name, problem)
@@ -439,6 +431,25 @@ extension InteractionEventType {
         switch self {
         case .fieldFocus, .fieldBlur, .appBackground, .appForeground, .paste, .submit: true
         default: false
+        }
+    }
+}
+
+/// The members of an `interaction.summary` with their names looked up: the known features in
+/// request order (each at most once: the parser refuses repeated names), and of the names that
+/// are no feature, the first in name order (the one an error names).
+public struct SummaryFeatures: Sendable {
+    public var features: [(Feature, Double)] = []
+    public var unknownName: String?
+
+    public init() {}
+
+    /// Adds the member called `name`.
+    public mutating func append(name: String, value: Double) {
+        if let feature = Feature(name: name) {
+            features.append((feature, value))
+        } else if unknownName.map({ name < $0 }) ?? true {
+            unknownName = name
         }
     }
 }

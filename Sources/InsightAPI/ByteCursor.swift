@@ -23,6 +23,14 @@ struct ByteCursor {
         return true
     }
 
+    /// Consumes the `:` after a member name, with the whitespace JSON allows around it.
+    mutating func takeColon() -> Bool {
+        skipWhitespace()
+        guard take(UInt8(ascii: ":")) else { return false }
+        skipWhitespace()
+        return true
+    }
+
     /// Consumes the member name `"<name>"` if it is next (quotes included), as written without
     /// escapes: cheaper than reading a string and comparing it, for readers that know which few
     /// names may come.

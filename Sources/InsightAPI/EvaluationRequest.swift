@@ -21,15 +21,7 @@ struct RawSubject: Sendable {
 enum InteractionInput: Sendable {
     case none
     case events([InteractionEvent], DeviceFacts)
-    case summary(SummaryInput, DeviceFacts)
-}
-
-/// The members of `interaction.summary` (names are unique: the parser refuses repeats).
-struct SummaryInput: Sendable {
-    /// The members that name a feature, in request order.
-    var features: [(Feature, Double)] = []
-    /// Of the members that name no feature, the first in name order (the one an error names).
-    var unknownName: String?
+    case summary(SummaryFeatures, DeviceFacts)
 }
 
 /// A validated `POST /v1/evaluations` body.
@@ -57,7 +49,7 @@ struct EvaluationRequest: Sendable {
     /// `decode(_:)` of the parsed body).
     static func decode(body: [UInt8]) throws(Problem) -> EvaluationRequest {
         var events: [InteractionEvent]?
-        var summary: SummaryInput?
+        var summary: SummaryFeatures?
         let value = try Problem.parseBody(body, intercepting: JSONInterception(path: ["interaction"]) { key, bytes, start in
             switch key {
             case "events":
@@ -78,7 +70,7 @@ struct EvaluationRequest: Sendable {
     /// Validates a parsed body, naming the first offending field. `events` and `summary` are the
     /// interaction's when they were read from the bytes, and so are not in `body`.
     static func decode(_ body: JSONValue, events readEvents: [InteractionEvent]? = nil,
-                       summary readSummary: SummaryInput? = nil) throws(Problem) -> EvaluationRequest {
+                       summary readSummary: SummaryFeatures? = nil) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "",
                                     allowed: ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"])
         let requestId = try root.string("requestId", maxLength: maxRequestIdLength)
@@ -114,7 +106,7 @@ struct EvaluationRequest: Sendable {
     }
 
     private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?,
-                                          summary readSummary: SummaryInput?) throws(Problem) -> InteractionInput {
+                                          summary readSummary: SummaryFeatures?) throws(Problem) -> InteractionInput {
         guard let interaction = try root.object("interaction", allowed: ["events", "device", "summary"]) else { return .none }
         var device = DeviceFacts()
         let hasDevice = interaction.value("device") != nil
@@ -137,24 +129,20 @@ struct EvaluationRequest: Sendable {
             guard object.members.count <= maxSummaryFeatures else {
                 throw Problem.invalid("interaction.summary", "must have at most \(maxSummaryFeatures) features")
             }
-            var summary = SummaryInput()
+            var summary = SummaryFeatures()
             summary.features.reserveCapacity(object.members.count)
             for member in object.members {
                 guard case .number(let number) = member.value else {
                     throw Problem.invalid("interaction.summary.\(member.key.prefix(64))", "must be a number")
                 }
-                if let feature = Feature(name: member.key) {
-                    summary.features.append((feature, number))
-                } else if summary.unknownName.map({ member.key < $0 }) ?? true {
-                    summary.unknownName = member.key
-                }
+                summary.append(name: member.key, value: number)
             }
             return .summary(summary, device)
         }
         if let readEvents { return .events(readEvents, device) }
         // Device facts without timing are evidence of their own: they go to the model as a
         // summary with every timing feature missing.
-        guard let eventValues else { return hasDevice ? .summary(SummaryInput(), device) : .none }
+        guard let eventValues else { return hasDevice ? .summary(SummaryFeatures(), device) : .none }
         var events: [InteractionEvent] = []
         events.reserveCapacity(eventValues.count)
         var previous: Int64 = 0

@@ -41,13 +41,13 @@ enum EventsReader {
             cursor.skipWhitespace()
             // The member names the reader accepts, each at most once; anything else declines.
             if t == nil, cursor.takeName("t") {
-                guard colon(&cursor), let time = cursor.plainInteger(), time <= EvaluationRequest.maxEventTime else { return nil }
+                guard cursor.takeColon(), let time = cursor.plainInteger(), time <= EvaluationRequest.maxEventTime else { return nil }
                 t = time
             } else if type == nil, cursor.takeName("type") {
-                guard colon(&cursor), let text = cursor.plainString(), let value = InteractionEventType(utf8: text) else { return nil }
+                guard cursor.takeColon(), let text = cursor.plainString(), let value = InteractionEventType(utf8: text) else { return nil }
                 type = value
             } else if field == nil, cursor.takeName("field") {
-                guard colon(&cursor), let text = cursor.plainString(), let value = InteractionField(utf8: text) else { return nil }
+                guard cursor.takeColon(), let text = cursor.plainString(), let value = InteractionField(utf8: text) else { return nil }
                 field = value
             } else {
                 return nil
@@ -56,13 +56,5 @@ enum EventsReader {
         } while cursor.take(UInt8(ascii: ","))
         guard cursor.take(UInt8(ascii: "}")), let t, let type else { return nil }
         return InteractionEvent(t: t, type: type, field: field)
-    }
-
-    /// The `:` after a member name, with the whitespace JSON allows around it.
-    private static func colon(_ cursor: inout ByteCursor) -> Bool {
-        cursor.skipWhitespace()
-        guard cursor.take(UInt8(ascii: ":")) else { return false }
-        cursor.skipWhitespace()
-        return true
     }
 }

@@ -41,9 +41,7 @@ struct InsightAnswerer {
             switch interaction {
             case .none: features = nil
             case .events(let events, let device): features = try FeatureExtractor.extract(events: events, device: device)
-            case .summary(let summary, let device):
-                features = try FeatureExtractor.fromSummary(features: summary.features, unknownName: summary.unknownName,
-                                                            device: device)
+            case .summary(let summary, let device): features = try FeatureExtractor.fromSummary(summary, device: device)
             }
         } catch {
             throw Problem.invalid(error.field, error.message)

@@ -10,10 +10,10 @@ import CoachingModel
 /// over and name the offending field.
 enum SummaryReader {
     /// The summary and the offset just past the object, or nil to decline.
-    static func read(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (summary: SummaryInput, end: Int)? {
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (summary: SummaryFeatures, end: Int)? {
         var cursor = ByteCursor(bytes: bytes, index: start)
         guard cursor.take(UInt8(ascii: "{")) else { return nil }
-        var summary = SummaryInput()
+        var summary = SummaryFeatures()
         cursor.skipWhitespace()
         if cursor.take(UInt8(ascii: "}")) { return (summary, cursor.index) }
         summary.features.reserveCapacity(Feature.allCases.count)
@@ -25,10 +25,7 @@ enum SummaryReader {
                   seen & (1 << feature.rawValue) == 0
             else { return nil }
             seen |= 1 << feature.rawValue
-            cursor.skipWhitespace()
-            guard cursor.take(UInt8(ascii: ":")) else { return nil }
-            cursor.skipWhitespace()
-            guard let value = cursor.number() else { return nil }
+            guard cursor.takeColon(), let value = cursor.number() else { return nil }
             summary.features.append((feature, value))
             cursor.skipWhitespace()
         } while cursor.take(UInt8(ascii: ","))

@@ -43,7 +43,7 @@ public struct JSONObjectWriter {
 
     public mutating func member(_ key: String, _ value: Bool) {
         self.key(key)
-        out.append(contentsOf: (value ? "true" : "false").utf8)
+        JSONWriter.write(.bool(value), into: &out)
     }
 
     /// Any value, written as `JSONWriter` writes it.

@@ -81,8 +81,7 @@ public struct JSONParser {
     /// it; nil when no valid, finite number starts there. For readers that take part of a
     /// document themselves (see `JSONInterception`).
     public static func number(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> (value: Double, end: Int)? {
-        guard start < bytes.count, bytes[start] == UInt8(ascii: "-") || (bytes[start] >= UInt8(ascii: "0") && bytes[start] <= UInt8(ascii: "9"))
-        else { return nil }
+        guard start < bytes.count else { return nil }  // parseNumber refuses any other first byte
         var parser = JSONParser(bytes: bytes, maxDepth: 0, interception: nil)
         parser.index = start
         guard let value = try? parser.parseNumber() else { return nil }

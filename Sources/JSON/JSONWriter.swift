@@ -3,7 +3,7 @@ public enum JSONWriter {
     /// `value` as compact UTF-8 JSON.
     public static func bytes(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
-        // An evaluation answer is about 500 bytes, a request log line 200: one allocation each.
+        // Problem details and most other answers are under 1 KiB: one allocation each.
         out.reserveCapacity(1024)
         write(value, into: &out)
         return out

@@ -36,8 +36,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch request.interaction {
     case .none: features = nil
     case .events(let events, let device): features = try? FeatureExtractor.extract(events: events, device: device)
-    case .summary(let summary, let device):
-        features = try? FeatureExtractor.fromSummary(features: summary.features, unknownName: summary.unknownName, device: device)
+    case .summary(let summary, let device): features = try? FeatureExtractor.fromSummary(summary, device: device)
     }
     if let features, let registry {
         for version in registry.versions {
