@@ -21,14 +21,24 @@ struct TreeEnsemble: Sendable {
     /// The most splits on any path from a root to a leaf.
     private let maxPathLength: Int
 
+    /// One split, as the walk needs it: the decision folded into a threshold and one flag, and
+    /// the change in node value to either child precomputed (one 40-byte load per step, no load
+    /// of the child's own value).
     private struct Split {
         var threshold: Double
-        /// The node's value (LightGBM's `internal_value`), for attribution.
-        var value: Double
+        /// The child's value minus this node's value (LightGBM's `internal_value`s; a leaf's
+        /// value for a leaf child), credited to `feature` in the Saabas attribution.
+        var leftDelta: Double
+        var rightDelta: Double
         var feature: Int32
         var left: Int32
         var right: Int32
-        var missingType: UInt8
+        /// Where NaN goes (missing type None: NaN counts as 0; NaN: the default branch). For any
+        /// other value `v > threshold` and `!(v <= threshold)` agree, so the decision is one
+        /// comparison chosen by this flag.
+        var nanGoesLeft: Bool
+        /// Missing type Zero: zero (and NaN) take the default branch; decided the long way.
+        var zeroIsMissing: Bool
         var defaultLeft: Bool
     }
 
@@ -90,6 +100,8 @@ struct TreeEnsemble: Sendable {
             roots.append(Int32(splitBase))
             splitSeen[0] = true
             var pathLength = [Int](repeating: 1, count: splits.count)  // splits from the root to here
+            var rows: [(feature: Int, threshold: Double, defaultLeft: Bool, missingType: Int,
+                        children: [Int32], value: Double)] = []
             for (s, split) in splits.enumerated() {
                 let at = "\(here).splits[\(s)]"
                 guard let row = split.arrayValue, row.count == 7,
@@ -110,22 +122,37 @@ struct TreeEnsemble: Sendable {
                         }
                         splitSeen[child] = true
                         pathLength[child] = pathLength[s] + 1
-                        children.append(Int32(splitBase + child))
+                        children.append(Int32(child))
                     } else {
                         let leaf = ~child
                         guard leaf < leaves.count, !leafSeen[leaf] else {
                             throw fail("\(at) has an invalid child leaf \(leaf)")
                         }
                         leafSeen[leaf] = true
-                        children.append(~Int32(leafBase + leaf))
+                        children.append(~Int32(leaf))
                     }
                 }
                 maxPathLength = max(maxPathLength, pathLength[s])
+                let threshold = thr >= TreeEnsemble.infiniteThreshold ? .infinity
+                    : thr <= -TreeEnsemble.infiniteThreshold ? -.infinity : thr
+                rows.append((f, threshold, dl == 1, mt, children, iv))
+            }
+            // Every child's value is known only once the whole tree is read (children follow
+            // their parents).
+            func value(_ child: Int32) -> Double {
+                child >= 0 ? rows[Int(child)].value : leafValue[leafBase + Int(~child)]
+            }
+            func global(_ child: Int32) -> Int32 {
+                child >= 0 ? Int32(splitBase) + child : ~(Int32(leafBase) + ~child)
+            }
+            for row in rows {
+                let (left, right) = (row.children[0], row.children[1])
                 splitNodes.append(Split(
-                    threshold: thr >= TreeEnsemble.infiniteThreshold ? .infinity
-                        : thr <= -TreeEnsemble.infiniteThreshold ? -.infinity : thr,
-                    value: iv, feature: Int32(f), left: children[0], right: children[1],
-                    missingType: UInt8(mt), defaultLeft: dl == 1))
+                    threshold: row.threshold,
+                    leftDelta: value(left) - row.value, rightDelta: value(right) - row.value,
+                    feature: Int32(row.feature), left: global(left), right: global(right),
+                    nanGoesLeft: row.missingType == Int(TreeEnsemble.missingNaN) ? row.defaultLeft : 0 <= row.threshold,
+                    zeroIsMissing: row.missingType == Int(TreeEnsemble.missingZero), defaultLeft: row.defaultLeft))
             }
             guard splitSeen.allSatisfy({ $0 }), leafSeen.allSatisfy({ $0 }) else {
                 throw fail("\(here) has nodes that no path reaches")
@@ -147,18 +174,17 @@ struct TreeEnsemble: Sendable {
 
     /// LightGBM's `NumericalDecision`: NaN counts as 0 unless missing values are NaN; a missing
     /// value (NaN, or zero for missingType Zero) takes the default branch; otherwise `<=` goes
-    /// left.
+    /// left. Folded at load into one comparison (see `Split.nanGoesLeft`); only missing type Zero
+    /// needs the long way.
     @inline(__always)
-    private static func next(_ split: Split, _ input: Double) -> Int32 {
-        var v = input
-        let mt = split.missingType
-        if mt != TreeEnsemble.missingNaN && v.isNaN { v = 0 }
-        if (mt == TreeEnsemble.missingZero && v >= -TreeEnsemble.zeroThreshold
-            && v <= TreeEnsemble.zeroThreshold) || (mt == TreeEnsemble.missingNaN && v.isNaN)
-        {
-            return split.defaultLeft ? split.left : split.right
+    private static func goesRight(_ split: Split, _ v: Double) -> Bool {
+        if _slowPath(split.zeroIsMissing) {
+            if v.isNaN || (v >= -TreeEnsemble.zeroThreshold && v <= TreeEnsemble.zeroThreshold) {
+                return !split.defaultLeft
+            }
+            return !(v <= split.threshold)
         }
-        return v <= split.threshold ? split.left : split.right
+        return split.nanGoesLeft ? v > split.threshold : !(v <= split.threshold)
     }
 
     /// The raw score (log-odds) for `x`, a vector in `featureNames` order, already `prepare`d.
@@ -189,17 +215,6 @@ struct TreeEnsemble: Sendable {
         var delta: Double
     }
 
-    /// One tree's walk in progress.
-    private struct Lane {
-        /// The split reached, or `~leaf` once the walk is done (and for a lane with no tree).
-        var node: Int32 = -1
-        /// The value of the node the walk came from.
-        var parent = 0.0
-        /// Steps recorded so far.
-        var length = 0
-        var isWalking: Bool { node >= 0 }
-    }
-
     /// Walks every tree for `x`; with `attributing`, also adds each feature's contributions to
     /// it. The structure was checked at load (children in range, no cycles), but `x` comes from
     /// the caller: its length is checked once here, so the walk itself reads without checks.
@@ -217,44 +232,48 @@ struct TreeEnsemble: Sendable {
                 leafValue.withUnsafeBufferPointer { leaves in
                     roots.withUnsafeBufferPointer { roots in
                         withUnsafeTemporaryAllocation(of: Step.self, capacity: max(1, 4 * stride)) { steps in
-                            func start(_ t: Int) -> Lane {
-                                guard t < roots.count else { return Lane() }
-                                let root = roots[t]
-                                return Lane(node: root, parent: root >= 0 ? splits[Int(root)].value : 0)
-                            }
+                            // A lane's node: a split (>= 0) while walking, then `~leaf`. A lane
+                            // past the last tree starts at leaf 0 and is never summed.
                             @inline(__always)
-                            func advance(_ lane: inout Lane, _ index: Int) {
-                                let split = splits[Int(lane.node)]
-                                lane.node = Self.next(split, x[Int(split.feature)])
+                            func start(_ t: Int) -> Int32 { t < roots.count ? roots[t] : ~0 }
+                            // One step of lane `index`, recording it at `length` when attributing.
+                            @inline(__always)
+                            func advance(_ node: inout Int32, _ length: inout Int, _ index: Int) {
+                                let split = splits[Int(node)]
+                                let right = Self.goesRight(split, x[Int(split.feature)])
+                                node = right ? split.right : split.left
                                 guard out != nil else { return }
-                                let value = lane.node >= 0 ? splits[Int(lane.node)].value : leaves[Int(~lane.node)]
-                                steps[index * stride + lane.length] = Step(feature: split.feature, delta: value - lane.parent)
-                                lane.length += 1
-                                lane.parent = value
+                                steps[index &* stride &+ length] = Step(
+                                    feature: split.feature, delta: right ? split.rightDelta : split.leftDelta)
+                                length &+= 1
                             }
                             var total = 0.0
-                            func finish(_ lane: Lane, _ index: Int, tree: Int) {
+                            @inline(__always)
+                            func finish(_ node: Int32, _ length: Int, _ index: Int, tree: Int) {
                                 guard tree < roots.count else { return }
-                                total += leaves[Int(~lane.node)]
+                                total += leaves[Int(~node)]
                                 guard let out else { return }
-                                for k in 0..<lane.length {
-                                    let step = steps[index * stride + k]
+                                for k in 0..<length {
+                                    let step = steps[index &* stride &+ k]
                                     out[Int(step.feature)] += step.delta
                                 }
                             }
                             var first = 0
                             while first < roots.count {
                                 var a = start(first), b = start(first + 1), c = start(first + 2), d = start(first + 3)
-                                while a.isWalking || b.isWalking || c.isWalking || d.isWalking {
-                                    if a.isWalking { advance(&a, 0) }
-                                    if b.isWalking { advance(&b, 1) }
-                                    if c.isWalking { advance(&c, 2) }
-                                    if d.isWalking { advance(&d, 3) }
+                                var la = 0, lb = 0, lc = 0, ld = 0
+                                // Some lane still walks while some node is >= 0, i.e. while the sign
+                                // bits are not all set.
+                                while (a & b & c & d) >= 0 {
+                                    if a >= 0 { advance(&a, &la, 0) }
+                                    if b >= 0 { advance(&b, &lb, 1) }
+                                    if c >= 0 { advance(&c, &lc, 2) }
+                                    if d >= 0 { advance(&d, &ld, 3) }
                                 }
-                                finish(a, 0, tree: first)
-                                finish(b, 1, tree: first + 1)
-                                finish(c, 2, tree: first + 2)
-                                finish(d, 3, tree: first + 3)
+                                finish(a, la, 0, tree: first)
+                                finish(b, lb, 1, tree: first + 1)
+                                finish(c, lc, 2, tree: first + 2)
+                                finish(d, ld, 3, tree: first + 3)
                                 first += 4
                             }
                             return total
