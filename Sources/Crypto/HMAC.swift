@@ -1,5 +1,3 @@
-internal import COpenSSL
-
 /// HMAC-SHA256 (RFC 2104).
 public enum HMACSHA256 {
     /// The 32-byte tag of `message` under `key`. For many messages under one key, make an
@@ -15,12 +13,12 @@ public enum HMACSHA256 {
 /// Why not OpenSSL's one-shot `HMAC()`: in OpenSSL 3 every call fetches the MAC and digest
 /// implementations by name (string compares under a process-wide lock) and rebuilds the pads;
 /// profiling showed 8 such calls taking 9 % of an evaluation's CPU, contended across threads.
-///
-/// Owns two `EVP_MD_CTX` handles. They are written only in `init`; afterwards tags only copy
-/// them (`EVP_MD_CTX_copy_ex` reads its source), so one key serves any number of threads.
-public final class HMACSHA256Key: @unchecked Sendable {
-    private let inner: OpaquePointer
-    private let outer: OpaquePointer
+/// The states are plain values (`SHA256.State`), copied for each tag: immutable after `init`,
+/// so one key serves any number of threads. (A class: its stored states are of a type from an
+/// internally imported C module, whose layout other modules must not have to know.)
+public final class HMACSHA256Key: Sendable {
+    private let inner: SHA256.State
+    private let outer: SHA256.State
 
     /// SHA-256's block size: keys are padded (or first hashed) to it.
     private static let blockSize = 64
@@ -32,18 +30,10 @@ public final class HMACSHA256Key: @unchecked Sendable {
         outer = Self.absorbing(block.map { $0 ^ 0x5C })
     }
 
-    deinit {
-        EVP_MD_CTX_free(inner)
-        EVP_MD_CTX_free(outer)
-    }
-
-    private static func absorbing(_ pad: [UInt8]) -> OpaquePointer {
-        // Allocation failures inside OpenSSL leave nothing sensible to do.
-        guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
-        let ok = EVP_DigestInit_ex(context, SHA256.implementation, nil) == 1
-            && pad.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) } == 1
-        precondition(ok, "SHA-256 initialisation failed")
-        return context
+    private static func absorbing(_ pad: [UInt8]) -> SHA256.State {
+        var state = SHA256.State()
+        pad.withUnsafeBytes { state.absorb($0) }
+        return state
     }
 
     /// The 32-byte tag of `message`.
@@ -51,21 +41,18 @@ public final class HMACSHA256Key: @unchecked Sendable {
         message.withUnsafeBytes { authenticationCode(for: $0) }
     }
 
-    private func authenticationCode(for message: UnsafeRawBufferPointer) -> [UInt8] {
-        guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
-        defer { EVP_MD_CTX_free(context) }
-        var tag = [UInt8](repeating: 0, count: 32)
-        let ok = tag.withUnsafeMutableBytes { tagBytes in
-            let digest = tagBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+    /// The 32-byte tag of the message made of `parts`, one after another (no copy joins them).
+    public func authenticationCode(for parts: UnsafeRawBufferPointer...) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { tag, count in
+            let digest = tag.baseAddress!
             // Inner: H((K ^ ipad) || message); outer: H((K ^ opad) || inner).
-            return EVP_MD_CTX_copy_ex(context, inner) == 1
-                && (message.isEmpty || EVP_DigestUpdate(context, message.baseAddress, message.count) == 1)
-                && EVP_DigestFinal_ex(context, digest, nil) == 1
-                && EVP_MD_CTX_copy_ex(context, outer) == 1
-                && EVP_DigestUpdate(context, digest, 32) == 1
-                && EVP_DigestFinal_ex(context, digest, nil) == 1
+            var state = inner
+            for part in parts { state.absorb(part) }
+            state.finish(into: digest)
+            state = outer
+            state.absorb(UnsafeRawBufferPointer(start: digest, count: 32))
+            state.finish(into: digest)
+            count = 32
         }
-        precondition(ok, "HMAC-SHA256 failed")
-        return tag
     }
 }

@@ -1,27 +1,12 @@
 internal import COpenSSL
 
-/// SHA-256 over OpenSSL's one-shot EVP digest.
+/// SHA-256 over OpenSSL's low-level digest (see `SHA256.State`).
 public enum SHA256 {
-    /// The digest implementation to start SHA-256 contexts with, fetched once: `EVP_sha256()`
-    /// is an implicit fetch that OpenSSL 3 resolves by name (under a process-wide lock) on every
-    /// digest it starts. Never freed: process lifetime. (nonisolated(unsafe): an `EVP_MD` is
-    /// immutable and OpenSSL lets any thread use it.)
-    nonisolated(unsafe) static let implementation: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil) ?? EVP_sha256()
-
     /// The 32-byte digest of `bytes`.
     public static func digest(_ bytes: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let ok = bytes.withUnsafeBytes { input in
-            out.withUnsafeMutableBytes { output in
-                EVP_Digest(input.baseAddress, input.count,
-                           output.baseAddress!.assumingMemoryBound(to: UInt8.self), &length,
-                           implementation, nil)
-            }
-        }
-        // EVP_Digest only fails on allocation failure inside OpenSSL: nothing sensible remains.
-        precondition(ok == 1 && length == 32, "EVP_Digest(SHA-256) failed")
-        return out
+        var state = State()
+        bytes.withUnsafeBytes { state.absorb($0) }
+        return state.finish()
     }
 
     /// The digest of `string`'s UTF-8 bytes.
@@ -29,4 +14,32 @@ public enum SHA256 {
 
     /// The digest as 64 lowercase hex characters.
     public static func hexDigest(_ bytes: [UInt8]) -> String { Hex.encode(digest(bytes)) }
+
+    /// A digest in progress: OpenSSL's `SHA256_CTX`, a plain struct, so copying a state (an HMAC
+    /// key's absorbed pad) is an assignment and nothing is allocated or freed.
+    struct State {
+        private var context = SHA256_CTX()
+
+        init() {
+            // Fails only for a null context, which this cannot be.
+            precondition(insightd_sha256_init(&context) == 1, "SHA256_Init failed")
+        }
+
+        mutating func absorb(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            precondition(insightd_sha256_update(&context, base, bytes.count) == 1, "SHA256_Update failed")
+        }
+
+        /// Ends the digest, writing its 32 bytes to `digest`.
+        mutating func finish(into digest: UnsafeMutablePointer<UInt8>) {
+            precondition(insightd_sha256_final(digest, &context) == 1, "SHA256_Final failed")
+        }
+
+        mutating func finish() -> [UInt8] {
+            [UInt8](unsafeUninitializedCapacity: 32) { buffer, count in
+                finish(into: buffer.baseAddress!)
+                count = 32
+            }
+        }
+    }
 }

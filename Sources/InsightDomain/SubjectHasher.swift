@@ -20,10 +20,15 @@ public struct SubjectHasher: Sendable {
 
     /// The keyed hash of `identifier` as a subject of `kind`.
     public func hash(_ identifier: String, kind: IdentifierKind) -> [UInt8] {
-        var message = Array(kind.rawValue.utf8)
-        message.append(0)
-        message.append(contentsOf: identifier.utf8)
-        return key.authenticationCode(for: message)
+        var kindName = kind.rawValue, identifier = identifier
+        return kindName.withUTF8 { kindBytes in
+            identifier.withUTF8 { identifierBytes in
+                withUnsafeBytes(of: UInt8(0)) { separator in
+                    key.authenticationCode(for: UnsafeRawBufferPointer(kindBytes), separator,
+                                           UnsafeRawBufferPointer(identifierBytes))
+                }
+            }
+        }
     }
 }
 
