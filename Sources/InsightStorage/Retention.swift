@@ -35,18 +35,18 @@ public struct Retention {
         var report = Report()
         try db.cached("""
             DELETE FROM evaluations WHERE event_id IN
-                (SELECT event_id FROM evaluations WHERE created_at < ? LIMIT \(batchSize))
-            """).run(cutoff)
+                (SELECT event_id FROM evaluations WHERE created_at < ? LIMIT ?)
+            """).run(cutoff, batchSize)
         report.evaluations = db.changes
         try db.cached("""
             DELETE FROM labels WHERE insight_id IN
-                (SELECT insight_id FROM labels WHERE received_at < ? LIMIT \(batchSize))
-            """).run(cutoff)
+                (SELECT insight_id FROM labels WHERE received_at < ? LIMIT ?)
+            """).run(cutoff, batchSize)
         report.labels = db.changes
         try db.cached("""
             DELETE FROM label_submissions WHERE rowid IN
-                (SELECT rowid FROM label_submissions WHERE created_at < ? LIMIT \(batchSize))
-            """).run(cutoff)
+                (SELECT rowid FROM label_submissions WHERE created_at < ? LIMIT ?)
+            """).run(cutoff, batchSize)
         report.labelSubmissions = db.changes
         return report
     }

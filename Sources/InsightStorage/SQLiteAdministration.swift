@@ -61,7 +61,7 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
 
     public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {
         try reader.withLock { db in
-            let sql = """
+            let sql: StaticString = """
                 SELECT e.caller_id, count(*),
                        sum(r.event_id IS NOT NULL AND r.reported_at <= e.report_by),
                        sum(r.event_id IS NOT NULL AND r.reported_at > e.report_by),

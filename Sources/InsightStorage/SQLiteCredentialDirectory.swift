@@ -14,7 +14,7 @@ public final class SQLiteCredentialDirectory: CredentialDirectory {
 
     public func credential(keyId: String) throws -> (key: StoredKey, caller: Caller)? {
         try connection.withLock { db in
-            let sql = """
+            let sql: StaticString = """
                 SELECT k.key_id, k.caller_id, k.secret_hash, k.created_at, k.revoked_at,
                        c.caller_id, c.name, c.environment, c.roles, c.rate, c.burst, c.created_at
                 FROM api_keys k JOIN callers c ON c.caller_id = k.caller_id WHERE k.key_id = ?

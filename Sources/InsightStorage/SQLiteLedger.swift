@@ -27,14 +27,19 @@ public final class SQLiteLedger: EvaluationLedger {
     // MARK: - Evaluations
 
     static func insert(_ e: EvaluationRecord, into db: SQLiteConnection) throws {
+        // Concrete values (`run(values:)`): this runs on the writer thread, which every
+        // evaluation waits for, so the generic binding path's cost is paid by all of them.
         try db.cached("""
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by,
                                      hash_key_id, account_hash, device_hash, counterparty_hash,
                                      tracked_value, raised_by_velocity)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run(e.eventId, e.callerId, e.environment.rawValue, e.category.rawValue, e.createdAt,
-                     e.reportConsumptionBy, e.subject.keyId, e.subject.account, e.subject.device,
-                     e.subject.counterparty, e.trackedValue?.rawValue, e.raisedByVelocity)
+            """).run(values: [
+                .text(e.eventId), .text(e.callerId), .text(e.environment.rawValue), .text(e.category.rawValue),
+                .integer(e.createdAt), .integer(e.reportConsumptionBy), SQLiteValue(e.subject.keyId),
+                blob(e.subject.account), blob(e.subject.device), blob(e.subject.counterparty),
+                SQLiteValue(e.trackedValue?.rawValue), SQLiteValue(e.raisedByVelocity),
+            ])
         let insertInsight = try db.cached("""
             INSERT INTO insights (insight_id, event_id, position, type, schema_version, model_version,
                                   value, error_code, reasons)
@@ -43,12 +48,28 @@ public final class SQLiteLedger: EvaluationLedger {
         for (position, insight) in e.insights.enumerated() {
             var value: String?, errorCode: String?, reasons = ""
             switch insight.outcome {
-            case .value(let v, let r): value = v.rawValue; reasons = r.joined(separator: ",")
+            case .value(let v, let r): value = v.rawValue; reasons = joined(r)
             case .error(let code, _): errorCode = code.rawValue
             }
-            try insertInsight.run(insight.insightId, e.eventId, position, insight.type, insight.schemaVersion,
-                                  insight.modelVersion, value, errorCode, reasons)
+            try insertInsight.run(values: [
+                .text(insight.insightId), .text(e.eventId), .integer(Int64(position)), .text(insight.type),
+                .integer(Int64(insight.schemaVersion)), SQLiteValue(insight.modelVersion), SQLiteValue(value),
+                SQLiteValue(errorCode), .text(reasons),
+            ])
         }
+    }
+
+    private static func blob(_ bytes: [UInt8]?) -> SQLiteValue { bytes.map { .blob($0) } ?? .null }
+
+    /// Reason codes joined with commas (`joined(separator:)` is not specialised here and cost
+    /// more than the insert's binding).
+    private static func joined(_ codes: [String]) -> String {
+        var out = ""
+        for code in codes {
+            if !out.isEmpty { out += "," }
+            out += code
+        }
+        return out
     }
 
     // MARK: - Consumption

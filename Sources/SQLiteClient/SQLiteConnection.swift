@@ -11,7 +11,11 @@ private let processSettings: Void = {
 /// callers that share one across threads serialise access themselves.
 public final class SQLiteConnection {
     let handle: OpaquePointer
-    private var statementCache: [String: SQLiteStatement] = [:]
+    /// Cached statements by the address of their SQL literal: hashing the text itself (a few
+    /// hundred bytes) on every use cost more than binding the statement's values.
+    private var statementCache: [UInt: SQLiteStatement] = [:]
+    /// Cached control statements (BEGIN, COMMIT, savepoints) by their short text.
+    private var controlCache: [String: SQLiteStatement] = [:]
     private var savepointDepth = 0
     /// The database file's path.
     public let path: String
@@ -44,6 +48,7 @@ public final class SQLiteConnection {
 
     deinit {
         statementCache.removeAll()
+        controlCache.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -68,11 +73,14 @@ public final class SQLiteConnection {
         try SQLiteStatement(database: handle, sql: sql)
     }
 
-    /// A prepared statement for `sql`, prepared once per connection and reused.
-    public func cached(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
-        if let statement = statementCache[sql] { return statement }
-        let statement = try prepare(sql)
-        statementCache[sql] = statement
+    /// A prepared statement for `sql`, prepared once per connection and reused. The SQL is a
+    /// literal (`StaticString`): its address names it, so a look-up hashes one word.
+    public func cached(_ sql: StaticString) throws(SQLiteError) -> SQLiteStatement {
+        precondition(sql.hasPointerRepresentation, "cached SQL is a string literal")
+        let key = UInt(bitPattern: sql.utf8Start)
+        if let statement = statementCache[key] { return statement }
+        let statement = try prepare(sql.description)
+        statementCache[key] = statement
         return statement
     }
 
@@ -103,7 +111,10 @@ public final class SQLiteConnection {
     /// Runs a parameterless control statement through the statement cache: a writer issues
     /// BEGIN/SAVEPOINT/RELEASE for every job, and reparsing them each time shows in profiles.
     private func run(_ sql: String) throws(SQLiteError) {
-        try cached(sql).run()
+        if let statement = controlCache[sql] { return try statement.run(values: []) }
+        let statement = try prepare(sql)
+        controlCache[sql] = statement
+        try statement.run(values: [])
     }
 
     /// Runs `body` inside a savepoint, so that its failure undoes only its own writes

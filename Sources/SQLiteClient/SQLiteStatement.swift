@@ -26,6 +26,13 @@ public final class SQLiteStatement {
 
     /// Resets the statement and binds `values` to parameters 1…n.
     public func bind(_ values: [any SQLiteBindable]) throws(SQLiteError) {
+        try bind(values: values.map(\.sqliteValue))
+    }
+
+    /// Binds `values` to parameters 1, 2, …; the concrete form, for statements run on every
+    /// request (an existential per value, its `sqliteValue` through a generic `Optional`
+    /// conformance, cost ~700 instructions a value).
+    public func bind(values: [SQLiteValue]) throws(SQLiteError) {
         sqlite3_reset(handle)
         // Values left from an earlier use must not leak into this one; when every parameter is
         // bound anew there are none (clearing cost as much as binding a value).
@@ -33,7 +40,7 @@ public final class SQLiteStatement {
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             let rc: Int32
-            switch value.sqliteValue {
+            switch value {
             case .null: rc = sqlite3_bind_null(handle, index)
             case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
             case .real(let v): rc = sqlite3_bind_double(handle, index, v)
@@ -56,7 +63,6 @@ public final class SQLiteStatement {
         }
     }
 
-    /// Advances to the next row: true when a row is available, false when done.
     @discardableResult
     public func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
@@ -72,7 +78,12 @@ public final class SQLiteStatement {
 
     /// Binds, runs to completion and resets; for statements that return no rows.
     public func run(_ values: any SQLiteBindable...) throws(SQLiteError) {
-        try bind(values)
+        try run(values: values.map(\.sqliteValue))
+    }
+
+    /// `run` with concrete values (see `bind(values:)`).
+    public func run(values: [SQLiteValue]) throws(SQLiteError) {
+        try bind(values: values)
         defer { sqlite3_reset(handle) }
         while try step() {}
     }

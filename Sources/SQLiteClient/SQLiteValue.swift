@@ -7,6 +7,15 @@ public enum SQLiteValue: Sendable, Equatable {
     case blob([UInt8])
 }
 
+extension SQLiteValue {
+    /// Text, or NULL for nil.
+    public init(_ text: String?) { self = text.map { .text($0) } ?? .null }
+    /// An integer, or NULL for nil.
+    public init(_ integer: Int64?) { self = integer.map { .integer($0) } ?? .null }
+    /// 1 or 0.
+    public init(_ flag: Bool) { self = .integer(flag ? 1 : 0) }
+}
+
 /// Types that bind as one SQLite value.
 public protocol SQLiteBindable {
     var sqliteValue: SQLiteValue { get }

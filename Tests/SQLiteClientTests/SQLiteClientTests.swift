@@ -35,6 +35,30 @@ final class SQLiteClientTests: XCTestCase {
         XCTAssertTrue(rows[0].4)
     }
 
+    func testConcreteValuesBindLikeTheirSwiftTypes() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n TEXT, o TEXT, f INTEGER, m INTEGER)")
+        let insert = try db.cached("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        try insert.run(values: [.integer(42), .real(2.5), .text("héllo"), .blob([0, 1, 255]), SQLiteValue(String?.none),
+                                SQLiteValue("x" as String?), SQLiteValue(true), SQLiteValue(Int64?.none)])
+        try insert.run(42, 2.5, "héllo", [UInt8]([0, 1, 255]), String?.none, "x", true, Int64?.none)
+        let rows = try db.prepare("SELECT i, r, s, hex(b), typeof(n), o, f, typeof(m) FROM t").query { row in
+            [row.text(0), row.text(1), row.text(2), row.text(3), row.text(4), row.text(5), row.text(6), row.text(7)]
+        }
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertEqual(rows[0], ["42", "2.5", "héllo", "0001FF", "null", "x", "1", "null"])
+        XCTAssertEqual(rows[0], rows[1], "the generic and the concrete binding agree")
+    }
+
+    func testCachedStatementsAreKeyedByTheirLiteral() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (a TEXT)")
+        func insert() throws -> SQLiteStatement { try db.cached("INSERT INTO t VALUES (?)") }
+        XCTAssertTrue(try insert() === insert(), "one literal, one prepared statement")
+        XCTAssertFalse(try insert() === db.cached("SELECT a FROM t"))
+        XCTAssertEqual(try db.cached("SELECT a FROM t").sql, "SELECT a FROM t")
+    }
+
     func testAReusedStatementKeepsNoValueFromItsLastUse() throws {
         let db = try open()
         try db.execute("CREATE TABLE t (a TEXT, b TEXT)")
