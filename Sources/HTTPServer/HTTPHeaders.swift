@@ -66,7 +66,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
 extension String {
     /// ASCII case-insensitive comparison without allocating (header names are ASCII tokens).
-    internal func equalsIgnoringASCIICase(_ other: String) -> Bool {
+    public func equalsIgnoringASCIICase(_ other: String) -> Bool {
         var lhs = self.utf8.makeIterator()
         var rhs = other.utf8.makeIterator()
         while true {

@@ -58,9 +58,26 @@ final class Authenticator: Sendable {
     }
 
     static func bearerToken(_ header: String) -> String? {
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1].trimmingOWS())
+        // On the bytes: splitting into Substrings and lowercasing cost ~5,000 instructions a
+        // request. Same reading as `split(separator: " ", maxSplits: 1)`: spaces before the
+        // scheme are skipped, the scheme ends at the first space, and the token is the rest
+        // after that one space, trimmed of spaces and tabs (empty when only blanks follow).
+        let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
+        var header = header
+        return header.withUTF8 { b -> String? in
+            var i = 0
+            while i < b.count && b[i] == space { i += 1 }
+            let schemeStart = i
+            while i < b.count && b[i] != space { i += 1 }
+            guard i - schemeStart == 6, i + 1 < b.count else { return nil }
+            for (k, letter) in "bearer".utf8.enumerated() where b[schemeStart + k] | 0x20 != letter {
+                return nil
+            }
+            var start = i + 1, end = b.count
+            while start < end && (b[start] == space || b[start] == tab) { start += 1 }
+            while end > start && (b[end - 1] == space || b[end - 1] == tab) { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+        }
     }
 
     static func unauthorized(_ detail: String) -> Problem {
