@@ -3,8 +3,8 @@
 /// first and walking it cost as much again as writing. The output is what `JSONWriter` makes of
 /// the same members in the same order.
 public struct JSONObjectWriter {
-    private var out: [UInt8]
-    private var empty = true
+    @usableFromInline var out: [UInt8]
+    @usableFromInline var empty = true
 
     /// Starts an object, reserving `capacity` bytes.
     public init(capacity: Int = 1024) {
@@ -14,7 +14,7 @@ public struct JSONObjectWriter {
     }
 
     /// A writer over `buffer` as it is (for nesting).
-    private init(buffer: [UInt8]) {
+    @usableFromInline init(buffer: [UInt8]) {
         out = buffer
     }
 
@@ -24,7 +24,7 @@ public struct JSONObjectWriter {
         return out
     }
 
-    private mutating func key(_ key: String) {
+    @usableFromInline mutating func key(_ key: String) {
         if !empty { out.append(UInt8(ascii: ",")) }
         empty = false
         JSONWriter.writeString(key, into: &out)
@@ -69,20 +69,23 @@ public struct JSONObjectWriter {
         nest(body)
     }
 
-    /// An array with one object per element, whose members `body` writes.
+    /// An array with one object per element, whose members `body` writes. (Inlinable, so that
+    /// callers in other modules get it specialised: the generic version walked the array
+    /// through runtime metadata.)
+    @inlinable
     public mutating func member<Element>(_ key: String, objects elements: [Element],
                                          _ body: (inout JSONObjectWriter, Element) -> Void) {
         self.key(key)
         out.append(UInt8(ascii: "["))
-        for (i, element) in elements.enumerated() {
+        for i in elements.indices {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            nest { body(&$0, element) }
+            nest { body(&$0, elements[i]) }
         }
         out.append(UInt8(ascii: "]"))
     }
 
     /// Hands the buffer to a nested writer and takes it back, so nothing is copied.
-    private mutating func nest(_ body: (inout JSONObjectWriter) -> Void) {
+    @usableFromInline mutating func nest(_ body: (inout JSONObjectWriter) -> Void) {
         var nested = JSONObjectWriter(buffer: [])
         swap(&nested.out, &out)
         nested.out.append(UInt8(ascii: "{"))

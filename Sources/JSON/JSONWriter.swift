@@ -53,9 +53,49 @@ public enum JSONWriter {
     private static let hex = Array("0123456789abcdef".utf8)
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
+        // Almost every string needs no escaping: checked 8 bytes at a time, then copied whole.
+        let written: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
+            guard isPlain(bytes) else { return false }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: bytes)
+            out.append(UInt8(ascii: "\""))
+            return true
+        }
+        if written != true { writeEscaped(s, into: &out) }
+    }
+
+    /// Whether `bytes` hold no control character, quote or backslash.
+    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var i = 0
+        while i + 8 <= bytes.count {
+            if mayNeedEscape(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return false }
+            i += 8
+        }
+        while i < bytes.count {
+            let c = bytes[i]
+            if c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// Whether any byte of `word` is below 0x20, a quote or a backslash (the classic "has a zero
+    /// byte" test on the word and on its XOR with each of the two characters; exact, since a
+    /// borrow can only start at a byte that matched).
+    @inline(__always)
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+        let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+        return found & highs != 0
+    }
+
+    private static func writeEscaped(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
-        // Runs that need no escaping (almost everything) are copied whole, not byte by byte.
+        // Runs that need no escaping are copied whole, not byte by byte.
         s.withUTF8 { bytes in
             var runStart = 0
             for i in bytes.indices {

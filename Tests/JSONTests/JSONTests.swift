@@ -63,6 +63,45 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(try JSONParser.parse(text), value)
     }
 
+    /// Strings are checked for characters to escape eight bytes at a time: every length around
+    /// the word size, every escaped character at every position, against a plain escaper.
+    func testStringsAreEscapedExactlyAtEveryPositionAndLength() throws {
+        func reference(_ s: String) -> String {
+            var out: [UInt8] = [0x22]
+            for unit in s.utf8 {
+                switch unit {
+                case 0x22: out += Array(#"\""#.utf8)
+                case 0x5C: out += Array(#"\\"#.utf8)
+                case 0x0A: out += Array(#"\n"#.utf8)
+                case 0x0D: out += Array(#"\r"#.utf8)
+                case 0x09: out += Array(#"\t"#.utf8)
+                case 0..<0x20: out += Array(String(format: #"\u%04x"#, unit).utf8)
+                default: out.append(unit)
+                }
+            }
+            return String(decoding: out + [0x22], as: UTF8.self)
+        }
+        let specials: [Character] = ["\"", "\\", "\u{0}", "\u{1}", "\n", "\r", "\t", "\u{1F}"]
+        let neighbours: [Character] = [" ", "!", "#", "[", "]", "\u{7F}", "~", "0"]  // 0x20, 0x21, 0x23, 0x5B, 0x5D...
+        for length in 0...20 {
+            let plain = String(repeating: "a", count: length)
+            XCTAssertEqual(JSONWriter.string(.string(plain)), reference(plain))
+            for position in 0..<max(length, 1) where length > 0 {
+                for special in specials + neighbours {
+                    var characters = Array(plain)
+                    characters[position] = special
+                    let s = String(characters)
+                    let written = JSONWriter.string(.string(s))
+                    XCTAssertEqual(written, reference(s), "\(s.debugDescription)")
+                    XCTAssertEqual(try JSONParser.parse("[\(written)]")[0]?.stringValue, s)
+                }
+            }
+        }
+        for s in ["é", "😀 and \"quotes\"", "long plain text with spaces and digits 0123456789", "ü\u{1}ü\u{1}ü\u{1}ü"] {
+            XCTAssertEqual(JSONWriter.string(.string(s)), reference(s))
+        }
+    }
+
     func testDoublesRoundTripExactly() throws {
         // Model thresholds and leaves must come back as the exact doubles written; these are
         // values Foundation's JSONSerialization returns a few ulps off on Linux.
