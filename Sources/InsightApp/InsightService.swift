@@ -129,15 +129,16 @@ public final class InsightService: @unchecked Sendable {
             metrics: APIMetrics(registry: metrics), velocity: velocity, escalation: escalation,
             configuration: configuration,
             onRequest: { summary in
-                var fields: [(String, JSONValue)] = [
-                    ("traceId", .string(summary.traceId)), ("method", .string(summary.method)), ("route", .string(summary.route)),
-                    ("status", .number(Double(summary.status))),
-                    ("durationMs", .number((summary.durationSeconds * 1000).rounded())),
-                ]
-                if let code = summary.code { fields.append(("code", .string(code))) }
-                if let caller = summary.callerId { fields.append(("callerId", .string(caller))) }
                 // Request lines may wait a moment to be written together; 5xx lines never do.
-                logger.log(summary.status >= 500 ? .error : .info, "request", fields, deferred: summary.status < 500)
+                logger.log(summary.status >= 500 ? .error : .info, "request", deferred: summary.status < 500) { line in
+                    line.member("traceId", summary.traceId)
+                    line.member("method", summary.method)
+                    line.member("route", summary.route)
+                    line.member("status", Double(summary.status))
+                    line.member("durationMs", (summary.durationSeconds * 1000).rounded())
+                    if let code = summary.code { line.member("code", code) }
+                    if let caller = summary.callerId { line.member("callerId", caller) }
+                }
             }))
         let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
         try server.start()

@@ -48,12 +48,21 @@ public final class Logger: Sendable {
     /// Writes `message` with `fields` if `level` is enabled; a `deferred` line may wait (see the
     /// type's notes).
     public func log(_ level: LogLevel, _ message: String, _ fields: [(String, JSONValue)] = [], deferred: Bool = false) {
+        log(level, message, deferred: deferred) { object in
+            for (key, value) in fields { object.member(key, value) }
+        }
+    }
+
+    /// Writes `message` with the fields `write` adds straight to the line (no array of
+    /// `JSONValue`s first: the request line is written for every request).
+    public func log(_ level: LogLevel, _ message: String, deferred: Bool = false,
+                    fields write: (inout JSONObjectWriter) -> Void) {
         guard level >= minimumLevel else { return }
         var object = JSONObjectWriter(capacity: 256)
         object.member("ts", Timestamp.format(clock.now()))
         object.member("level", level.rawValue)
         object.member("msg", message)
-        for (key, value) in fields { object.member(key, value) }
+        write(&object)
         var line = object.bytes()
         line.append(0x0A)
         output.write(line, deferred: deferred)
