@@ -66,19 +66,19 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
 extension String {
     /// ASCII case-insensitive comparison without allocating (header names are ASCII tokens).
+    /// Lengths first (a header look-up compares its name with every field's), then the bytes.
     public func equalsIgnoringASCIICase(_ other: String) -> Bool {
-        var lhs = self.utf8.makeIterator()
-        var rhs = other.utf8.makeIterator()
-        while true {
-            switch (lhs.next(), rhs.next()) {
-            case (nil, nil):
+        guard utf8.count == other.utf8.count else { return false }
+        let compared = utf8.withContiguousStorageIfAvailable { lhs in
+            other.utf8.withContiguousStorageIfAvailable { rhs in
+                for i in 0..<lhs.count where lhs[i] != rhs[i] && asciiLowercased(lhs[i]) != asciiLowercased(rhs[i]) {
+                    return false
+                }
                 return true
-            case (let a?, let b?):
-                if a != b && asciiLowercased(a) != asciiLowercased(b) { return false }
-            default:
-                return false
             }
         }
+        if let compared, let compared { return compared }
+        return zip(utf8, other.utf8).allSatisfy { $0 == $1 || asciiLowercased($0) == asciiLowercased($1) }
     }
 }
 

@@ -157,6 +157,15 @@ final class HTTPRequestParserTests: XCTestCase {
         XCTAssertNil(parsed.headers["missing"])
     }
 
+    func testNamesCompareWithoutASCIICaseOnly() {
+        let same = [("Content-Type", "content-type"), ("AUTHORIZATION", "authorization"), ("a", "A"), ("", ""),
+                    ("X-Über", "x-Über"), ("0-9_~", "0-9_~")]
+        for (a, b) in same { XCTAssertTrue(a.equalsIgnoringASCIICase(b), "\(a) \(b)") }
+        let different = [("Content-Type", "Content-Typ"), ("a", "b"), ("X-Über", "x-über"), ("@", "`"), ("[", "{"),
+                         ("Content-Type", "Content_Type"), ("ab", "a")]
+        for (a, b) in different { XCTAssertFalse(a.equalsIgnoringASCIICase(b), "\(a) \(b)") }
+    }
+
     struct Invalid {
         let name: String
         let input: String
