@@ -60,6 +60,42 @@ struct ByteCursor {
         return nil
     }
 
+    /// A non-empty string of printable ASCII (0x20–0x7E) without escapes, of at most `maxLength`
+    /// bytes, without its quotes; nil for anything else (what `ObjectReader.string` accepts
+    /// without Unicode look-ups).
+    mutating func printableString(maxLength: Int) -> String? {
+        guard take(UInt8(ascii: "\"")) else { return nil }
+        let start = index
+        while index < bytes.count {
+            let c = bytes[index]
+            if c == UInt8(ascii: "\"") {
+                let count = index - start
+                index += 1
+                guard count > 0, count <= maxLength else { return nil }
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)]), as: UTF8.self)
+            }
+            guard c >= 0x20, c < 0x7F, c != UInt8(ascii: "\\") else { return nil }
+            index += 1
+        }
+        return nil
+    }
+
+    /// `true` or `false`; nil for anything else.
+    mutating func literalBool() -> Bool? {
+        if takeLiteral("true") { return true }
+        if takeLiteral("false") { return false }
+        return nil
+    }
+
+    private mutating func takeLiteral(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { return false }
+        let start = literal.utf8Start
+        for i in 0..<count where bytes[index + i] != start[i] { return false }
+        index += count
+        return true
+    }
+
     /// A non-negative integer of at most 15 digits, without leading zeros, not followed by a
     /// fraction or exponent; nil for anything else.
     mutating func plainInteger() -> Int64? {

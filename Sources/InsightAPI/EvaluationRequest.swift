@@ -44,10 +44,18 @@ struct EvaluationRequest: Sendable {
     /// error names the event.
     static let maxEventTime: Int64 = FeatureExtractor.maxSessionMs
 
-    /// Parses and validates a body, reading `interaction.events` or `interaction.summary` straight
-    /// from the bytes when `EventsReader` or `SummaryReader` can (the result is the same as
-    /// `decode(_:)` of the parsed body).
+    /// Parses and validates a body: read whole from the bytes when `EvaluationBodyReader` can,
+    /// otherwise parsed, with `interaction.events` or `interaction.summary` read from the bytes
+    /// when `EventsReader` or `SummaryReader` can (the result is the same as `decode(_:)` of the
+    /// parsed body either way).
     static func decode(body: [UInt8]) throws(Problem) -> EvaluationRequest {
+        if let request = EvaluationBodyReader.read(body) { return request }
+        return try decodeParsing(body)
+    }
+
+    /// `decode(body:)` through the parser and the tree path (still reading the interaction from
+    /// the bytes when it can): what `EvaluationBodyReader` declines, and its reference in tests.
+    static func decodeParsing(_ body: [UInt8]) throws(Problem) -> EvaluationRequest {
         var events: [InteractionEvent]?
         var summary: SummaryFeatures?
         let value = try Problem.parseBody(body, intercepting: JSONInterception(path: ["interaction"]) { key, bytes, start in
