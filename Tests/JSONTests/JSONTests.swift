@@ -135,6 +135,42 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    /// 16–19 significant digits (what clients print for ratios) go through a 128-bit quotient;
+    /// it must round exactly as `strtod` does, ties to even included.
+    func testLongDecimalsRoundAsStrtodDoes() throws {
+        var generator = SystemRandomNumberGenerator()
+        var texts = ["283.2834645669291", "0.6672111637794805", "0.03787878787878788", "0.044444444444444446",
+                     "0.08273322422258593", "0.30000000000000004", "1.0000000000000002", "9999999999999999999",
+                     "0.9999999999999999999", "1844674407370955161.5", "1.000000000000000000", "12345678901234567.89e-5",
+                     "4.9406564584124654e-300", "0.1000000000000000055511151231257827", "18446744073709551615",
+                     "9007199254740993", "9007199254740995", "0.0000000000000000001", "1e-19", "1234567890123456789e-19"]
+        for _ in 0..<60_000 {
+            let count = Int.random(in: 16...19, using: &generator)
+            var digits = (0..<count).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) }
+            if digits[0] == "0" { digits[0] = "7" }
+            let point = Int.random(in: 0...count, using: &generator)
+            var text = point == 0 ? "0." + String(digits) : point == count ? String(digits) : String(digits[..<point]) + "." + String(digits[point...])
+            if Int.random(in: 0..<4, using: &generator) == 0 { text += "e\(Int.random(in: -6...4, using: &generator))" }
+            texts.append(text)
+        }
+        // Exact midpoints between neighbouring Doubles of [2^50, 2^53), whose decimals are short:
+        // there the ulp is 2^(b - 52) for the binade [2^b, 2^(b+1)), and a Double is k ulps with
+        // k in [2^52, 2^53); the midpoint k + 1/2 ulps, counted in eighths, is (2k + 1) << (b - 50).
+        let eighths = ["0", "125", "25", "375", "5", "625", "75", "875"]
+        for binade in 50...52 {
+            for _ in 0..<2_000 {
+                let k = UInt64.random(in: (UInt64(1) << 52)..<(UInt64(1) << 53), using: &generator)
+                let midpoint = (2 * k + 1) << (binade - 50)
+                texts.append("\(midpoint >> 3).\(eighths[Int(midpoint & 7)])")
+            }
+        }
+        for text in texts {
+            guard case .number(let parsed) = try JSONParser.parse(text) else { return XCTFail(text) }
+            let expected = try XCTUnwrap(Double(text), text)
+            XCTAssertEqual(parsed.bitPattern, expected.bitPattern, text)
+        }
+    }
+
     func testAccessors() throws {
         let v = try JSONParser.parse(#"{"a":[1,"x",true,2.5],"o":{"k":null}}"#)
         XCTAssertEqual(v["a"]?[0]?.intValue, 1)
