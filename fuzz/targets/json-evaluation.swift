@@ -1,8 +1,8 @@
 // Fuzz target: the JSON parser, the writer round trip, the evaluation request decoder, feature
 // extraction and the model. Input: any bytes, taken as a request body.
 // Invariants: nothing crashes; whatever parses writes back to JSON that parses to the same
-// value; decoding with events and summaries read straight from the bytes answers as decoding the
-// tree does;
+// value; decoding straight from the bytes (the whole body, or its events and summaries) answers as
+// decoding the tree does;
 // a decoded request's events or summary yield features and an assessment with a score in [0, 1].
 import CoachingModel
 import Foundation
@@ -14,12 +14,14 @@ private let registry = try? ModelRegistry.load(directory: ProcessInfo.processInf
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    // Reading events and summaries straight from the bytes must answer exactly as the tree does.
+    // Reading the body (or its events and summaries) straight from the bytes must answer exactly
+    // as the tree does: the same request, or the same problem.
     let fromTree = Result { () throws(Problem) in try EvaluationRequest.decode(try Problem.parseBody(bytes)) }
     let fromBytes = Result { () throws(Problem) in try EvaluationRequest.decode(body: bytes) }
     switch (fromTree, fromBytes) {
     case (.success(let a), .success(let b)):
         precondition(describe(a.interaction) == describe(b.interaction), "the interaction read from bytes differs from the tree's")
+        precondition(String(describing: a) == String(describing: b), "the request read from bytes differs from the tree's")
     case (.failure(let a), .failure(let b)):
         precondition(a == b, "the byte reader answered \(b) where the tree answered \(a)")
     default:
