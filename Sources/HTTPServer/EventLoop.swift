@@ -27,6 +27,11 @@ final class EventLoop: @unchecked Sendable {
     /// The open connections. This table owns them: each stays here, and so alive, exactly as
     /// long as its bufferevent exists.
     private var connections: [ObjectIdentifier: Connection] = [:]
+    /// Connections this loop serves or has been handed and not yet adopted (read by the other
+    /// loops when they choose where a new connection goes).
+    let assigned = Atomic<Int>(0)
+    /// The server's other loops, set before the threads start and cleared when this one ends.
+    var peers: [EventLoop] = []
     /// True once shutdown began: connections close after their current response.
     private(set) var draining = false
     /// Renders response heads; loop-local so its buffer and date are reused without locks.
@@ -155,6 +160,7 @@ final class EventLoop: @unchecked Sendable {
     private func finish() {
         guard !finished else { return }
         finished = true
+        peers = []  // the loops referred to each other
         for connection in Array(connections.values) { connection.forceClose() }
         let leftover = queue.withLock { queue in
             queue.stopped = true
@@ -245,6 +251,28 @@ final class EventLoop: @unchecked Sendable {
             close(socket)
             return
         }
+        let remote = Self.describe(address)
+        // Whichever loop wins `accept` would keep the connection, and long-lived keep-alive
+        // connections stay where they land: profiles showed one loop serving twice the other's
+        // requests. A loop with two or more connections more than a peer hands the new one over.
+        if let peer = peers.min(by: { $0.assigned.load(ordering: .relaxed) < $1.assigned.load(ordering: .relaxed) }),
+           peer.assigned.load(ordering: .relaxed) + 1 < assigned.load(ordering: .relaxed) {
+            peer.assigned.wrappingAdd(1, ordering: .relaxed)
+            if peer.execute({ peer.adopt(socket, remote: remote) }) { return }
+            peer.assigned.wrappingSubtract(1, ordering: .relaxed)
+        }
+        assigned.wrappingAdd(1, ordering: .relaxed)
+        adopt(socket, remote: remote)
+    }
+
+    /// Serves `socket` on this loop (its thread); `assigned` already counts it.
+    private func adopt(_ socket: Int32, remote: String) {
+        guard !draining else {
+            close(socket)
+            assigned.wrappingSubtract(1, ordering: .relaxed)
+            context.connectionClosed()
+            return
+        }
         var one: Int32 = 1
         setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         let created: OpaquePointer?
@@ -255,12 +283,11 @@ final class EventLoop: @unchecked Sendable {
             if created == nil { close(socket) }
         }
         guard let bufferevent = created else {
+            assigned.wrappingSubtract(1, ordering: .relaxed)
             context.connectionClosed()
             return
         }
-        let connection = Connection(
-            loop: self, bufferevent: bufferevent,
-            remoteAddress: Self.describe(address))
+        let connection = Connection(loop: self, bufferevent: bufferevent, remoteAddress: remote)
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
     }
@@ -324,7 +351,9 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func remove(_ connection: Connection) {
-        connections.removeValue(forKey: ObjectIdentifier(connection))
+        if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+            assigned.wrappingSubtract(1, ordering: .relaxed)
+        }
     }
 
     /// The cached time of this loop iteration, in seconds since the epoch.

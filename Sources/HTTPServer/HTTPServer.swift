@@ -67,6 +67,7 @@ public final class HTTPServer: Sendable {
                     try loop.attachListener(socket: socket)
                     loops.append(loop)
                 }
+                for loop in loops { loop.peers = loops.filter { $0 !== loop } }
                 for loop in loops { try loop.startThread() }
             } catch {
                 for loop in loops { loop.terminate() }

@@ -130,6 +130,36 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
+    /// Connections are spread over the loops whichever loop wins each `accept`: a loop with two
+    /// more than another hands the new one over, so long-lived connections never pile up on one.
+    func testConnectionsAreSpreadOverTheLoops() throws {
+        for threads in [2, 3] {
+            try withServer(.testing { $0.threads = threads }) { server in
+                var clients: [TestClient] = []
+                var served: [String: Int] = [:]
+                for _ in 0..<12 {
+                    let client = try TestClient(port: server.boundPort)
+                    try client.send(get("/thread"))
+                    served[try client.readResponse().text, default: 0] += 1
+                    clients.append(client)  // kept open, as keep-alive clients are
+                }
+                XCTAssertEqual(served.count, threads, "every loop serves some: \(served)")
+                XCTAssertLessThanOrEqual(served.values.max()! - served.values.min()!, 2, "\(served)")
+                // Closed connections leave their loop's count: new ones go where the room is.
+                for client in clients { client.close() }
+                XCTAssertTrue(eventually(2) { server.openConnections == 0 })
+                served = [:]
+                for _ in 0..<6 {
+                    let client = try TestClient(port: server.boundPort)
+                    try client.send(get("/thread"))
+                    served[try client.readResponse().text, default: 0] += 1
+                    clients.append(client)
+                }
+                XCTAssertLessThanOrEqual(served.values.max()! - (served.count == threads ? served.values.min()! : 0), 2, "\(served)")
+            }
+        }
+    }
+
     // MARK: - Protocol errors
 
     private func expectError(

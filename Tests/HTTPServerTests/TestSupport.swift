@@ -170,6 +170,7 @@ final class TestClient {
 /// - `/remote`: the remote address as the body.
 /// - `/close`: answered with `Connection: close` by the handler.
 /// - `/tls`: `tls=<isTLS> subject=<tlsPeerSubject or ->` as the body.
+/// - `/thread`: the id of the loop thread serving the request, as the body.
 struct TestHandler: HTTPHandler {
     /// Extra bytes appended to error bodies, to make an error response outlast the socket buffers.
     var errorPadding = 0
@@ -205,6 +206,8 @@ struct TestHandler: HTTPHandler {
             responder.send(HTTPResponse(status: 200, body: Array(request.remoteAddress.utf8)))
         case "/close":
             responder.send(HTTPResponse(status: 200, headers: ["Connection": "close"]))
+        case "/thread":
+            responder.send(HTTPResponse(status: 200, body: Array(String(UInt(pthread_self())).utf8)))
         case "/tls":
             let text = "tls=\(request.isTLS) subject=\(request.tlsPeerSubject ?? "-")"
             responder.send(HTTPResponse(status: 200, body: Array(text.utf8)))
