@@ -8,6 +8,33 @@ public enum Timestamp {
         let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
         let msOfDay = Int(ms - days * 86_400_000)
         let (year, month, day) = civilFromDays(Int(days))
+        if (0...9999).contains(year) {
+            // Every timestamp a request sees: the 24 bytes written straight into the string.
+            return String(unsafeUninitializedCapacity: 24) { out in
+                func put(_ value: Int, _ width: Int, at end: Int) {
+                    var rest = value
+                    for i in stride(from: end, to: end - width, by: -1) {
+                        out[i] = UInt8(ascii: "0") + UInt8(rest % 10)
+                        rest /= 10
+                    }
+                }
+                put(year, 4, at: 3)
+                out[4] = UInt8(ascii: "-")
+                put(month, 2, at: 6)
+                out[7] = UInt8(ascii: "-")
+                put(day, 2, at: 9)
+                out[10] = UInt8(ascii: "T")
+                put(msOfDay / 3_600_000, 2, at: 12)
+                out[13] = UInt8(ascii: ":")
+                put(msOfDay / 60_000 % 60, 2, at: 15)
+                out[16] = UInt8(ascii: ":")
+                put(msOfDay / 1000 % 60, 2, at: 18)
+                out[19] = UInt8(ascii: ".")
+                put(msOfDay % 1000, 3, at: 22)
+                out[23] = UInt8(ascii: "Z")
+                return 24
+            }
+        }
         var out: [UInt8] = []
         out.reserveCapacity(32)
         if year < 0 { out.append(UInt8(ascii: "-")) }

@@ -71,6 +71,18 @@ final class DomainTests: XCTestCase {
         }
     }
 
+    /// Years 0–9999 are written straight into the string; the rest the general way.
+    func testTimestampsAtTheEdgesOfFourDigitYears() {
+        func ms(_ year: Int, _ month: Int, _ day: Int) -> Milliseconds {
+            Milliseconds(Timestamp.daysFromCivil(year: year, month: month, day: day)) * 86_400_000
+        }
+        XCTAssertEqual(Timestamp.format(ms(0, 1, 1)), "0000-01-01T00:00:00.000Z")
+        XCTAssertEqual(Timestamp.format(ms(9999, 12, 31) + 86_399_999), "9999-12-31T23:59:59.999Z")
+        XCTAssertEqual(Timestamp.format(ms(10000, 1, 1)), "10000-01-01T00:00:00.000Z")
+        XCTAssertEqual(Timestamp.format(ms(-1, 12, 31) + 86_399_999), "-0001-12-31T23:59:59.999Z")
+        XCTAssertEqual(Timestamp.format(1_796_205_600_123), "2026-12-02T10:00:00.123Z")
+    }
+
     func testSystemClockIsNow() {
         let now = SystemClock().now()
         XCTAssertGreaterThan(now, 1_700_000_000_000)
