@@ -85,6 +85,9 @@ public final class CoachingModelVersion: Sendable {
     // (-1: no code), so reasons are summed in flat arrays on the request path.
     private let reasonCodes: [String]
     private let reasonOfInput: [Int]
+    /// Each code's place in the codes sorted as strings: ties between equal totals are broken by
+    /// name, and comparing these costs less than comparing the names on every request.
+    private let reasonCodeRank: [Int]
 
     init(version: String, withdrawn: Bool, inputs: [Feature], ensemble: TreeEnsemble,
          thresholds: [String: CoachingThresholds], evidence: EvidenceRule, maxReasons: Int,
@@ -116,6 +119,9 @@ public final class CoachingModelVersion: Sendable {
         }
         self.reasonCodes = codes
         self.reasonOfInput = reasonOfInput
+        var rank = [Int](repeating: 0, count: codes.count)
+        for (place, k) in codes.indices.sorted(by: { codes[$0] < codes[$1] }).enumerated() { rank[k] = place }
+        self.reasonCodeRank = rank
     }
 
     /// The level, score and reasons for `features` in operation `category` (one of
@@ -170,12 +176,24 @@ public final class CoachingModelVersion: Sendable {
             present[k] = true
             totals[k] += c[j]
         }
-        let ranked = (0..<reasonCodes.count).filter { present[$0] }.sorted { a, b in
-            totals[a] != totals[b] ? totals[a] > totals[b] : reasonCodes[a] < reasonCodes[b]
+        // Strongest first, ties by name: a total order, so insertion into the few codes present
+        // gives what sorting gives.
+        var ranked: [Int] = []
+        ranked.reserveCapacity(reasonCodes.count)
+        for k in reasonCodes.indices where present[k] {
+            var at = ranked.count
+            while at > 0 {
+                let other = ranked[at - 1]
+                let before = totals[k] != totals[other] ? totals[k] > totals[other] : reasonCodeRank[k] < reasonCodeRank[other]
+                if !before { break }
+                at -= 1
+            }
+            ranked.insert(k, at: at)
         }
-        var chosen = ranked.filter { totals[$0] >= minContribution }
-        if chosen.isEmpty, let top = ranked.first, totals[top] > 0 { chosen = [top] }
-        return chosen.prefix(maxReasons).map { reasonCodes[$0] }
+        var chosen: [String] = []
+        for k in ranked where totals[k] >= minContribution && chosen.count < maxReasons { chosen.append(reasonCodes[k]) }
+        if chosen.isEmpty, let top = ranked.first, totals[top] > 0, maxReasons > 0 { chosen = [reasonCodes[top]] }
+        return chosen
     }
 
 }

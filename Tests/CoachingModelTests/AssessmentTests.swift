@@ -67,6 +67,29 @@ final class AssessmentTests: XCTestCase {
         XCTAssertEqual(m.assess(g, category: "payment").reasons, ["longSession"])
     }
 
+    /// Codes with equal totals are named in name order, whatever the order of the inputs.
+    func testReasonsWithEqualTotalsAreOrderedByName() throws {
+        // One tree: activeCall <= 0.5 ? -1 : (sessionSeconds <= 60 ? 0.5 : 2); node values 0 and
+        // 1, so the path to 2 credits each feature exactly 1.
+        let json = #"""
+        {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
+         "featureNames":["sessionSeconds","activeCall"],
+         "trees":[{"splits":[[1,0.5,0,0,-1,1,0.0],[0,60.0,0,0,-2,-3,1.0]],"leaves":[-1.0,0.5,2.0]}]}
+        """#
+        let ensemble = try TreeEnsemble(json: try JSONParser.parse(Array(json.utf8)))
+        let t = CoachingThresholds(medium: 0.5, high: 1.5)
+        let m = CoachingModelVersion(
+            version: "0.1", withdrawn: false, inputs: [.sessionSeconds, .activeCall], ensemble: ensemble,
+            thresholds: Dictionary(uniqueKeysWithValues: CoachingModelVersion.categories.map { ($0, t) }),
+            evidence: EvidenceRule(minUserActions: 3, minSessionSeconds: 2, deviceSignals: []),
+            maxReasons: 4, minContribution: 0.2, modelSHA256: String(repeating: "0", count: 64))
+        let f = vector(activeCall: 1, seconds: 90)
+        XCTAssertEqual(m.contributions(f), ["sessionSeconds": 1.0, "activeCall": 1.0])
+        let a = m.assess(f, category: "payment")
+        XCTAssertEqual(a.level, .high)
+        XCTAssertEqual(a.reasons, ["activeCallDuringSession", "longSession"])
+    }
+
     func testTooLittleEvidenceIsUnknownWhateverTheScore() throws {
         let m = try tiny()
         var f = vector(activeCall: .nan, seconds: 90, actions: 2)
