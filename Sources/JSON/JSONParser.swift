@@ -221,8 +221,8 @@ public struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        let unsigned = UnsafeBufferPointer(rebasing: bytes[integerStart..<index])
-        if let exact = Self.exactDecimal(unsigned) ?? Self.longDecimal(unsigned) {
+        if let parts = Self.decimalParts(UnsafeBufferPointer(rebasing: bytes[integerStart..<index])),
+           let exact = Self.exactDecimal(parts) ?? Self.longDecimal(parts) {
             return negative ? -exact : exact
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
@@ -232,73 +232,10 @@ public struct JSONParser {
         return value
     }
 
-    /// 10^0 … 10^19, every power of ten below 2^64.
-    private static let powersOfTen64: [UInt64] = (0...19).map { (0..<$0).reduce(1) { product, _ in product * 10 } }
-
-    /// A valid unsigned JSON number of at most 19 significant digits (so they fit in a
-    /// `UInt64` m) and at most 19 digits after the point once the exponent is applied (so that
-    /// 10^k, k ≥ 0, fits too), rounded correctly to the nearest Double (ties to even): clients
-    /// print ratios with 16–17 digits, which `exactDecimal` cannot take, and the `String` and
-    /// `strtod` route costs twice as much. The quotient m / 10^k is computed with 55–56
-    /// significant bits by one 128-bit division, then rounded with the remainder as the sticky
-    /// bit. Nil for anything else (the caller falls back to `strtod`).
-    private static func longDecimal(_ text: UnsafeBufferPointer<UInt8>) -> Double? {
-        var mantissa: UInt64 = 0, digits = 0, fraction = 0, i = 0
-        var seenPoint = false
-        while i < text.count {
-            let c = text[i]
-            if c == UInt8(ascii: ".") {
-                seenPoint = true
-            } else if c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") {
-                if mantissa != 0 || c != UInt8(ascii: "0") { digits += 1 }
-                guard digits <= 19 else { return nil }
-                mantissa = mantissa * 10 + UInt64(c - UInt8(ascii: "0"))
-                if seenPoint { fraction += 1 }
-            } else {
-                break  // the exponent part
-            }
-            i += 1
-        }
-        var scale = fraction  // the value is mantissa / 10^scale
-        if i < text.count {  // "e" or "E", an optional sign, digits
-            i += 1
-            var negativeExponent = false
-            if text[i] == UInt8(ascii: "+") || text[i] == UInt8(ascii: "-") {
-                negativeExponent = text[i] == UInt8(ascii: "-")
-                i += 1
-            }
-            var value = 0
-            while i < text.count {
-                value = value * 10 + Int(text[i] - UInt8(ascii: "0"))
-                guard value <= 400 else { return nil }
-                i += 1
-            }
-            scale += negativeExponent ? value : -value
-        }
-        if mantissa == 0 { return 0 }
-        guard scale >= 0, scale <= 19 else { return nil }
-        if scale == 0 { return Double(mantissa) }  // a correctly rounded conversion
-        let divisor = UInt128(powersOfTen64[scale])
-        let divisorBits = 128 - divisor.leadingZeroBitCount, mantissaBits = 64 - mantissa.leadingZeroBitCount
-        let shift = 55 + divisorBits - mantissaBits  // the quotient then has 55 or 56 bits
-        guard shift >= 0 else { return nil }
-        let (quotient, remainder) = (UInt128(mantissa) << shift).quotientAndRemainder(dividingBy: divisor)
-        let dropped = (128 - quotient.leadingZeroBitCount) - 53  // 2 or 3 bits below the 53 kept
-        var significand = UInt64(quotient >> dropped)
-        let rest = quotient & ((1 << dropped) - 1), half = UInt128(1) << (dropped - 1)
-        if rest > half || (rest == half && (remainder != 0 || significand & 1 == 1)) { significand += 1 }
-        // Both factors exact (significand ≤ 2^53, a power of two far from the subnormal range).
-        return Double(significand) * Double(sign: .plus, exponent: dropped - shift, significand: 1)
-    }
-
-    /// Powers of ten that are exact Doubles.
-    private static let exactPowersOfTen: [Double] = (0...22).map { (0..<$0).reduce(1.0) { product, _ in product * 10 } }
-
-    /// A valid unsigned JSON number whose significant digits form an integer of at most 2^53
-    /// and whose decimal exponent is within ±22: both are exact Doubles, so one multiplication
-    /// or division rounds correctly (Clinger's fast path), with no `strtod` and no `String`.
-    /// Nil otherwise.
-    private static func exactDecimal(_ text: UnsafeBufferPointer<UInt8>) -> Double? {
+    /// A valid unsigned JSON number as an integer of its significant digits (at most 19, so it
+    /// fits a `UInt64`), how many there are, and the power of ten that scales it; nil for more
+    /// digits or an exponent beyond ±400 (the caller falls back to `strtod`).
+    private static func decimalParts(_ text: UnsafeBufferPointer<UInt8>) -> (mantissa: UInt64, digits: Int, exponent: Int)? {
         var mantissa: UInt64 = 0, digits = 0, exponent = 0, i = 0
         var seenPoint = false
         while i < text.count {
@@ -307,7 +244,7 @@ public struct JSONParser {
                 seenPoint = true
             } else if c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") {
                 if mantissa != 0 || c != UInt8(ascii: "0") { digits += 1 }
-                guard digits <= 16 else { return nil }
+                guard digits <= 19 else { return nil }
                 mantissa = mantissa * 10 + UInt64(c - UInt8(ascii: "0"))
                 if seenPoint { exponent -= 1 }
             } else {
@@ -330,10 +267,47 @@ public struct JSONParser {
             }
             exponent += negativeExponent ? -value : value
         }
-        guard mantissa <= 1 << 53 else { return nil }
+        return (mantissa, digits, exponent)
+    }
+
+    /// Powers of ten that are exact Doubles.
+    private static let exactPowersOfTen: [Double] = (0...22).map { (0..<$0).reduce(1.0) { product, _ in product * 10 } }
+
+    /// Significant digits forming an integer of at most 2^53 and a decimal exponent within ±22:
+    /// both are exact Doubles, so one multiplication or division rounds correctly (Clinger's
+    /// fast path), with no `strtod` and no `String`. Nil otherwise.
+    private static func exactDecimal(_ parts: (mantissa: UInt64, digits: Int, exponent: Int)) -> Double? {
+        guard parts.digits <= 16, parts.mantissa <= 1 << 53 else { return nil }
+        if parts.mantissa == 0 { return 0 }
+        guard abs(parts.exponent) <= 22 else { return nil }
+        let mantissa = Double(parts.mantissa)
+        return parts.exponent >= 0 ? mantissa * exactPowersOfTen[parts.exponent] : mantissa / exactPowersOfTen[-parts.exponent]
+    }
+
+    /// 10^0 … 10^19, every power of ten below 2^64.
+    private static let powersOfTen64: [UInt64] = (0...19).map { (0..<$0).reduce(1) { product, _ in product * 10 } }
+
+    /// Up to 19 significant digits (as clients print ratios: 16–17, which `exactDecimal` cannot
+    /// take) over at most 10^19, rounded correctly to the nearest Double (ties to even): the
+    /// quotient m / 10^k is computed with 55–56 significant bits by one 128-bit division, then
+    /// rounded with the remainder as the sticky bit. The `String` and `strtod` route cost twice
+    /// as much. Nil for a positive power of ten or one below 10^-19.
+    private static func longDecimal(_ parts: (mantissa: UInt64, digits: Int, exponent: Int)) -> Double? {
+        let mantissa = parts.mantissa, scale = -parts.exponent  // the value is mantissa / 10^scale
         if mantissa == 0 { return 0 }
-        guard abs(exponent) <= 22 else { return nil }
-        return exponent >= 0 ? Double(mantissa) * exactPowersOfTen[exponent] : Double(mantissa) / exactPowersOfTen[-exponent]
+        guard scale >= 0, scale <= 19 else { return nil }
+        if scale == 0 { return Double(mantissa) }  // a correctly rounded conversion
+        let divisor = UInt128(powersOfTen64[scale])
+        let divisorBits = 128 - divisor.leadingZeroBitCount, mantissaBits = 64 - mantissa.leadingZeroBitCount
+        let shift = 55 + divisorBits - mantissaBits  // the quotient then has 55 or 56 bits
+        guard shift >= 0 else { return nil }
+        let (quotient, remainder) = (UInt128(mantissa) << shift).quotientAndRemainder(dividingBy: divisor)
+        let dropped = (128 - quotient.leadingZeroBitCount) - 53  // 2 or 3 bits below the 53 kept
+        var significand = UInt64(quotient >> dropped)
+        let rest = quotient & ((1 << dropped) - 1), half = UInt128(1) << (dropped - 1)
+        if rest > half || (rest == half && (remainder != 0 || significand & 1 == 1)) { significand += 1 }
+        // Both factors exact (significand ≤ 2^53, a power of two far from the subnormal range).
+        return Double(significand) * Double(sign: .plus, exponent: dropped - shift, significand: 1)
     }
 
     private func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
