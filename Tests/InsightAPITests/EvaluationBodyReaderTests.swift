@@ -1,5 +1,6 @@
 import CoachingModel
 @testable import InsightAPI
+import InsightTesting
 import XCTest
 
 /// `EvaluationBodyReader` reads whole evaluation bodies from their bytes. Whatever it accepts must
@@ -109,15 +110,7 @@ final class EvaluationBodyReaderTests: XCTestCase {
         let alphabet = Array(#"{}[]":,.-+eE0123456789 \tatypnulfrsSC\é"#.utf8)
         var read = 0
         for _ in 0..<6_000 {
-            var bytes = bases.randomElement(using: &generator)!
-            for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                let i = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: bytes[i] = alphabet.randomElement(using: &generator)!
-                case 1: bytes.remove(at: i)
-                default: bytes.insert(alphabet.randomElement(using: &generator)!, at: i)
-                }
-            }
+            let bytes = RandomEdits.applied(to: bases.randomElement(using: &generator)!, alphabet: alphabet, using: &generator)
             let text = String(decoding: bytes, as: UTF8.self)
             check(text)
             if EvaluationBodyReader.read(Array(text.utf8)) != nil { read += 1 }

@@ -1,5 +1,6 @@
 import CoachingModel
 @testable import InsightAPI
+import InsightTesting
 import JSON
 import XCTest
 
@@ -129,16 +130,7 @@ final class InteractionReaderTests: XCTestCase {
         ]
         let alphabet = Array(#"{}[]":,.-+eE0123456789 \tatypsSC"#.utf8)
         for _ in 0..<6_000 {
-            var bytes = bases.randomElement(using: &generator)!
-            for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                let i = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: bytes[i] = alphabet.randomElement(using: &generator)!
-                case 1: bytes.remove(at: i)
-                default: bytes.insert(alphabet.randomElement(using: &generator)!, at: i)
-                }
-            }
-            assertSame(bytes)
+            assertSame(RandomEdits.applied(to: bases.randomElement(using: &generator)!, alphabet: alphabet, using: &generator))
         }
     }
 }
