@@ -171,7 +171,7 @@ public final class InsightAPIHandler: HTTPHandler {
     static func isJSON(_ contentType: String) -> Bool {
         // The value nearly every client sends, compared as bytes: the general reading below
         // (splitting, trimming and lowercasing Substrings) cost ~10,000 instructions a request.
-        if contentType.utf8.count == 16, contentType.equalsIgnoringASCIICase("application/json") { return true }
+        if contentType.equalsIgnoringASCIICase("application/json") { return true }
         let parts = contentType.split(separator: ";")
         guard let media = parts.first?.trimmingOWS().lowercased() else { return false }
         guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else { return false }

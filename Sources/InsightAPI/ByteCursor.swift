@@ -37,11 +37,31 @@ struct ByteCursor {
     mutating func takeName(_ name: StaticString) -> Bool {
         let count = name.utf8CodeUnitCount
         guard index + count + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\""),
-              bytes[index + count + 1] == UInt8(ascii: "\"") else { return false }
-        let start = name.utf8Start
-        for i in 0..<count where bytes[index + 1 + i] != start[i] { return false }
+              bytes[index + count + 1] == UInt8(ascii: "\""), matches(name, at: index + 1) else { return false }
         index += count + 2
         return true
+    }
+
+    /// Whether `literal`'s bytes are at `offset` (the caller has checked they fit).
+    private func matches(_ literal: StaticString, at offset: Int) -> Bool {
+        let start = literal.utf8Start
+        for i in 0..<literal.utf8CodeUnitCount where bytes[offset + i] != start[i] { return false }
+        return true
+    }
+
+    /// Reads `{ member, member, … }` with the whitespace JSON allows: `member` reads one name,
+    /// its colon and its value, and answers false to decline (an unknown or repeated name, a
+    /// value it does not accept). True when the whole object was read.
+    mutating func readObject(_ member: (inout ByteCursor) -> Bool) -> Bool {
+        guard take(UInt8(ascii: "{")) else { return false }
+        skipWhitespace()
+        if take(UInt8(ascii: "}")) { return true }
+        repeat {
+            skipWhitespace()
+            guard member(&self) else { return false }
+            skipWhitespace()
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "}"))
     }
 
     /// A string of ASCII letters, without its quotes; nil for anything else.
@@ -88,11 +108,8 @@ struct ByteCursor {
     }
 
     private mutating func takeLiteral(_ literal: StaticString) -> Bool {
-        let count = literal.utf8CodeUnitCount
-        guard index + count <= bytes.count else { return false }
-        let start = literal.utf8Start
-        for i in 0..<count where bytes[index + i] != start[i] { return false }
-        index += count
+        guard index + literal.utf8CodeUnitCount <= bytes.count, matches(literal, at: index) else { return false }
+        index += literal.utf8CodeUnitCount
         return true
     }
 

@@ -29,7 +29,7 @@ enum EvaluationBodyReader {
         cursor.skipWhitespace()
         var requestId: String??, category: OperationCategory?, insights: [InsightRequest]?
         var subject: RawSubject?, interaction: InteractionInput?, transaction: (Bool?, EvaluationRequest.AmountBand?)?
-        let complete = readMembers(&cursor) { cursor in
+        let complete = cursor.readObject { cursor in
             if requestId == nil, cursor.takeName("requestId") {
                 guard cursor.takeColon(), let text = cursor.printableString(maxLength: EvaluationRequest.maxRequestIdLength),
                       PIIGuard.detect(text) == nil else { return false }
@@ -75,7 +75,7 @@ enum EvaluationBodyReader {
 
     private static func readInsight(_ cursor: inout ByteCursor) -> InsightRequest? {
         var type: String?, schemaVersion: Int64?, modelVersion: String?
-        let complete = readMembers(&cursor) { cursor in
+        let complete = cursor.readObject { cursor in
             if type == nil, cursor.takeName("type") {
                 guard cursor.takeColon(), let text = cursor.printableString(maxLength: 64) else { return false }
                 type = text
@@ -97,7 +97,7 @@ enum EvaluationBodyReader {
     private static func readSubject(_ cursor: inout ByteCursor) -> RawSubject? {
         var subject = RawSubject()
         let limit = EvaluationRequest.maxIdentifierLength
-        let complete = readMembers(&cursor) { cursor in
+        let complete = cursor.readObject { cursor in
             if subject.account == nil, cursor.takeName("account") {
                 guard cursor.takeColon(), let text = cursor.printableString(maxLength: limit) else { return false }
                 subject.account = text
@@ -117,7 +117,7 @@ enum EvaluationBodyReader {
 
     private static func readInteraction(_ cursor: inout ByteCursor) -> InteractionInput? {
         var events: [InteractionEvent]?, summary: SummaryFeatures?, device: DeviceFacts?
-        let complete = readMembers(&cursor) { cursor in
+        let complete = cursor.readObject { cursor in
             if events == nil, summary == nil, cursor.takeName("events") {
                 guard cursor.takeColon(), let read = EventsReader.read(cursor.bytes, from: cursor.index) else { return false }
                 events = read.events
@@ -144,7 +144,7 @@ enum EvaluationBodyReader {
 
     private static func readDevice(_ cursor: inout ByteCursor) -> DeviceFacts? {
         var device = DeviceFacts()
-        let complete = readMembers(&cursor) { cursor in
+        let complete = cursor.readObject { cursor in
             if device.activeCall == nil, cursor.takeName("activeCall") {
                 guard cursor.takeColon(), let flag = cursor.literalBool() else { return false }
                 device.activeCall = flag
@@ -167,7 +167,7 @@ enum EvaluationBodyReader {
 
     private static func readTransaction(_ cursor: inout ByteCursor) -> (Bool?, EvaluationRequest.AmountBand?)? {
         var newCounterparty: Bool?, amountBand: EvaluationRequest.AmountBand?
-        let complete = readMembers(&cursor) { cursor in
+        let complete = cursor.readObject { cursor in
             if newCounterparty == nil, cursor.takeName("newCounterparty") {
                 guard cursor.takeColon(), let flag = cursor.literalBool() else { return false }
                 newCounterparty = flag
@@ -181,20 +181,5 @@ enum EvaluationBodyReader {
             return true
         }
         return complete ? (newCounterparty, amountBand) : nil
-    }
-
-    /// Reads `{ member, member, … }`, `member` reading one name, its colon and its value (false
-    /// to decline: an unknown or repeated name, or a value it does not accept). True when the
-    /// whole object was read.
-    private static func readMembers(_ cursor: inout ByteCursor, _ member: (inout ByteCursor) -> Bool) -> Bool {
-        guard cursor.take(UInt8(ascii: "{")) else { return false }
-        cursor.skipWhitespace()
-        if cursor.take(UInt8(ascii: "}")) { return true }
-        repeat {
-            cursor.skipWhitespace()
-            guard member(&cursor) else { return false }
-            cursor.skipWhitespace()
-        } while cursor.take(UInt8(ascii: ","))
-        return cursor.take(UInt8(ascii: "}"))
     }
 }

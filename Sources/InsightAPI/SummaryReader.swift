@@ -12,24 +12,19 @@ enum SummaryReader {
     /// The summary and the offset just past the object, or nil to decline.
     static func read(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> (summary: SummaryFeatures, end: Int)? {
         var cursor = ByteCursor(bytes: bytes, index: start)
-        guard cursor.take(UInt8(ascii: "{")) else { return nil }
         var summary = SummaryFeatures()
-        cursor.skipWhitespace()
-        if cursor.take(UInt8(ascii: "}")) { return (summary, cursor.index) }
         summary.features.reserveCapacity(Feature.allCases.count)
         var seen: UInt64 = 0  // one bit per feature
-        repeat {
-            cursor.skipWhitespace()
+        let complete = cursor.readObject { cursor in
             guard let name = cursor.plainString(),
                   let feature = Feature(utf8: name),
                   seen & (1 << feature.rawValue) == 0
-            else { return nil }
+            else { return false }
             seen |= 1 << feature.rawValue
-            guard cursor.takeColon(), let value = cursor.number() else { return nil }
+            guard cursor.takeColon(), let value = cursor.number() else { return false }
             summary.features.append((feature, value))
-            cursor.skipWhitespace()
-        } while cursor.take(UInt8(ascii: ","))
-        guard cursor.take(UInt8(ascii: "}")) else { return nil }
-        return (summary, cursor.index)
+            return true
+        }
+        return complete ? (summary, cursor.index) : nil
     }
 }
