@@ -61,8 +61,8 @@ public final class SQLiteLedger: EvaluationLedger {
 
     private static func blob(_ bytes: [UInt8]?) -> SQLiteValue { bytes.map { .blob($0) } ?? .null }
 
-    /// Reason codes joined with commas (`joined(separator:)` is not specialised here and cost
-    /// more than the insert's binding).
+    /// Reason codes joined with commas (`joined(separator:)` is not specialised here: ~3,200
+    /// instructions per evaluation).
     private static func joined(_ codes: [String]) -> String {
         var out = ""
         for code in codes {

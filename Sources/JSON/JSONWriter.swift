@@ -70,7 +70,7 @@ public enum JSONWriter {
         let raw = UnsafeRawPointer(base)
         var i = 0
         while i + 8 <= bytes.count {
-            if mayNeedEscape(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return false }
+            if hasByteToEscape(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return false }
             i += 8
         }
         while i < bytes.count {
@@ -85,7 +85,7 @@ public enum JSONWriter {
     /// byte" test on the word and on its XOR with each of the two characters; exact, since a
     /// borrow can only start at a byte that matched).
     @inline(__always)
-    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+    private static func hasByteToEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
         let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)

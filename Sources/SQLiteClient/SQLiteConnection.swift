@@ -12,7 +12,7 @@ private let processSettings: Void = {
 public final class SQLiteConnection {
     let handle: OpaquePointer
     /// Cached statements by the address of their SQL literal: hashing the text itself (a few
-    /// hundred bytes) on every use cost more than binding the statement's values.
+    /// hundred bytes) cost ~3,300 instructions a look-up, two look-ups per evaluation.
     private var statementCache: [UInt: SQLiteStatement] = [:]
     /// Cached control statements (BEGIN, COMMIT, savepoints) by their short text.
     private var controlCache: [String: SQLiteStatement] = [:]
