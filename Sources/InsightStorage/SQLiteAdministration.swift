@@ -61,20 +61,8 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
 
     public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {
         try reader.withLock { db in
-            let sql: StaticString = """
-                SELECT e.caller_id, count(*),
-                       sum(r.event_id IS NOT NULL AND r.reported_at <= e.report_by),
-                       sum(r.event_id IS NOT NULL AND r.reported_at > e.report_by),
-                       sum(r.event_id IS NULL AND e.report_by < ?1),
-                       sum(r.event_id IS NULL AND e.report_by >= ?1)
-                FROM evaluations e
-                JOIN callers c ON c.caller_id = e.caller_id
-                LEFT JOIN consumption_reports r ON r.event_id = e.event_id
-                WHERE e.created_at >= max(?2, coalesce(c.penalty_reset_at, 0))
-                GROUP BY e.caller_id
-                """
             var result: [String: ReportingStats] = [:]
-            for (id, stats) in try db.cached(sql).query([now, since], row: { row in
+            for (id, stats) in try db.cached(Self.reportingStatsQuery).query([now, since], row: { row in
                 (row.text(0) ?? "", ReportingStats(evaluations: row.int(1), onTime: row.int(2), late: row.int(3),
                                                    overdue: row.int(4), pending: row.int(5)))
             }) {
@@ -83,4 +71,22 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
             return result
         }
     }
+
+    /// Per caller, the window's counts (?1: now, ?2: the window's start). Callers come first
+    /// (CROSS JOIN fixes the order), so that each caller's window is a range of
+    /// evaluations_by_caller_created. With the join the other way round the window's start
+    /// depended on the caller row, and SQLite scanned the whole index — every evaluation kept,
+    /// up to the retention period — to count the last hour's.
+    static let reportingStatsQuery: StaticString = """
+        SELECT c.caller_id, count(*),
+               sum(r.event_id IS NOT NULL AND r.reported_at <= e.report_by),
+               sum(r.event_id IS NOT NULL AND r.reported_at > e.report_by),
+               sum(r.event_id IS NULL AND e.report_by < ?1),
+               sum(r.event_id IS NULL AND e.report_by >= ?1)
+        FROM callers c
+        CROSS JOIN evaluations e
+            ON e.caller_id = c.caller_id AND e.created_at >= max(?2, coalesce(c.penalty_reset_at, 0))
+        LEFT JOIN consumption_reports r ON r.event_id = e.event_id
+        GROUP BY c.caller_id
+        """
 }

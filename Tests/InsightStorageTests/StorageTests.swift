@@ -1,6 +1,6 @@
 import Foundation
 import InsightDomain
-import InsightStorage
+@testable import InsightStorage
 import SQLiteClient
 import XCTest
 
@@ -136,6 +136,57 @@ final class StorageTests: XCTestCase {
 
         XCTAssertNoThrow(try wait { ledger.record(evaluation("e2"), completion: $0) }.get())
         XCTAssertEqual(report("e2", .notUsedError, [], at: 2001), .success(.recorded(.late)))
+    }
+
+    func testReportingStatsCountEachCallersWindowFromItsPenaltyReset() throws {
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let registry = CallerRegistry(db)
+        for id in ["c1", "c2", "c3"] {
+            _ = try registry.create(name: id, environment: .production, roles: [.evaluate], rate: 10, burst: 10,
+                                    now: 1, callerId: id)
+        }
+        let writer = GroupCommitWriter(connection: db)
+        writer.start()
+        defer { writer.stop() }
+        let ledger = SQLiteLedger(writer: writer)
+        let administration = try SQLiteAdministration(path: path, writer: writer)
+        func record(_ id: String, _ caller: String, created: Int64, due: Int64) throws {
+            var e = evaluation(id, caller: caller)
+            e.createdAt = created
+            e.reportConsumptionBy = due
+            try wait { ledger.record(e, completion: $0) }.get()
+        }
+        func report(_ id: String, _ caller: String, at: Int64) throws {
+            _ = try wait { ledger.report(ConsumptionReport(eventId: id, callerId: caller, environment: .production,
+                                                           status: .notUsedNotNeeded, insightIdsUsed: [], reportedAt: at),
+                                         completion: $0) }.get()
+        }
+        // The window starts at 10,000; now is 20,000.
+        try record("old", "c1", created: 5_000, due: 6_000)             // before the window: not counted
+        try record("on-time", "c1", created: 11_000, due: 15_000)
+        try report("on-time", "c1", at: 14_000)
+        try record("late", "c1", created: 12_000, due: 13_000)
+        try report("late", "c1", at: 16_000)
+        try record("overdue", "c1", created: 12_500, due: 19_000)
+        try record("pending", "c1", created: 13_000, due: 25_000)
+        // c2's penalty was reset at 12,000: what came before it is forgiven.
+        try record("forgiven", "c2", created: 11_000, due: 11_500)
+        try record("after-reset", "c2", created: 12_500, due: 30_000)
+        XCTAssertTrue(try wait { administration.resetPenalty(callerId: "c2", at: 12_000, completion: $0) }.get())
+
+        let stats = try administration.reportingStats(since: 10_000, now: 20_000)
+        XCTAssertEqual(stats, [
+            "c1": ReportingStats(evaluations: 4, onTime: 1, late: 1, overdue: 1, pending: 1),
+            "c2": ReportingStats(evaluations: 1, onTime: 0, late: 0, overdue: 0, pending: 1),
+        ])  // c3 made no evaluation: no entry
+
+        // Each caller's window is a range of the (caller_id, created_at) index, not a scan of
+        // every evaluation kept.
+        let plan = try db.prepare("EXPLAIN QUERY PLAN \(SQLiteAdministration.reportingStatsQuery)")
+            .query { $0.text(3) ?? "" }
+        XCTAssertTrue(plan.contains("SEARCH e USING INDEX evaluations_by_caller_created (caller_id=? AND created_at>?)"),
+                      "\(plan)")
+        XCTAssertFalse(plan.contains { $0.hasPrefix("SCAN e") }, "\(plan)")
     }
 
     func testLabelsAndIdempotency() throws {
