@@ -2,14 +2,6 @@
 #define INSIGHTD_CSQLITE_SHIM_H
 #include <sqlite3.h>
 
-// SQLITE_TRANSIENT is a cast macro Swift cannot import: bind copies through these wrappers.
-static inline int insightd_sqlite3_bind_text(sqlite3_stmt *s, int i, const char *v, int n) {
-    return sqlite3_bind_text(s, i, v, n, SQLITE_TRANSIENT);
-}
-static inline int insightd_sqlite3_bind_blob(sqlite3_stmt *s, int i, const void *v, int n) {
-    return sqlite3_bind_blob(s, i, v, n, SQLITE_TRANSIENT);
-}
-
 // sqlite3_config is variadic, which Swift cannot call. Memory statistics off: with them on, every
 // allocation inside SQLite takes a process-wide mutex (seen in the writer's profile). Must run
 // before SQLite initialises; afterwards it returns SQLITE_MISUSE and changes nothing.

@@ -189,7 +189,7 @@ final class Connection: @unchecked Sendable {
 
     // MARK: - Handling
 
-    private func dispatch(_ parsed: HTTPRequestParser.ParsedRequest) {
+    private func dispatch(_ parsed: consuming HTTPRequestParser.ParsedRequest) {
         arm(.none)
         state = .handling
         sequence &+= 1

@@ -20,10 +20,14 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// The value of the first field called `name` (compared case-insensitively), if any.
     public subscript(_ name: String) -> String? {
-        for field in fields where field.name.equalsIgnoringASCIICase(name) {
-            return field.value
+        // By index: `for field in fields` copies each (name, value) pair, retaining and
+        // releasing both strings of every field passed over.
+        fields.withUnsafeBufferPointer { fields in
+            for i in fields.indices where fields[i].name.equalsIgnoringASCIICase(name) {
+                return fields[i].value
+            }
+            return nil
         }
-        return nil
     }
 
     /// Every value of the fields called `name` (compared case-insensitively), in order.

@@ -317,8 +317,7 @@ struct HTTPRequestParser {
     }
 
     private mutating func finishRequest() -> ParsedRequest {
-        var parsed = current!
-        current = nil
+        var parsed = current.take()!  // moved out, not copied
         parsed.request.body = body
         body = []
         state = .head

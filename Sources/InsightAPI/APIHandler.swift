@@ -198,7 +198,13 @@ public final class InsightAPIHandler: HTTPHandler {
 }
 
 /// One request in flight: answers it once, with its log summary.
-struct Exchange: Sendable {
+///
+/// A class: the store's completion captures it, and as a struct every capture and copy
+/// retained each string and array of the request (about 36 reference counts per evaluation).
+final class Exchange: @unchecked Sendable {
+    // @unchecked: only `callerId` changes, once, on the loop thread while the request is being
+    // handled; completions that read it reach another thread only through the writer's and the
+    // loop's locked queues, which order that write before their reads.
     let handler: InsightAPIHandler
     let request: HTTPRequest
     let route: Route

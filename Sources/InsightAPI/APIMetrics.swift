@@ -4,7 +4,7 @@ import Telemetry
 /// The API's metrics (Prometheus names `insightd_*`, base units). Label values come from
 /// closed vocabularies only — routes are templates, never ids — so cardinality stays bounded
 /// and no identifier can reach a label.
-public struct APIMetrics: Sendable {
+public final class APIMetrics: Sendable {
     public let registry: MetricsRegistry
     let requestDuration: HistogramFamily
     let evaluations: CounterFamily

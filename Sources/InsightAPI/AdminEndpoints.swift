@@ -4,7 +4,7 @@ import JSON
 
 /// `/admin/v1/…` (role `admin`): callers and their rate-limit state.
 extension InsightAPIHandler {
-    func admin(_ exchange: inout Exchange) throws(Problem) {
+    func admin(_ exchange: Exchange) throws(Problem) {
         let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .admin)
         exchange.callerId = caller.caller.callerId
     }
@@ -20,8 +20,7 @@ extension InsightAPIHandler {
 
     /// `GET /admin/v1/callers`
     func adminCallers(_ exchange: Exchange) throws {
-        var exchange = exchange
-        try admin(&exchange)
+        try admin(exchange)
         let callers: [Caller]
         do { callers = try dependencies.administration.callers() } catch {
             throw Problem(503, .serverError, "Callers cannot be read right now; retry.")
@@ -31,8 +30,7 @@ extension InsightAPIHandler {
 
     /// `GET` and `PATCH /admin/v1/callers/{callerId}`
     func adminCaller(_ exchange: Exchange, callerId: String) throws {
-        var exchange = exchange
-        try admin(&exchange)
+        try admin(exchange)
         guard exchange.request.method == "PATCH" else {
             return exchange.send(Self.json(200, Self.render(try lookupCaller(callerId))))
         }
@@ -58,8 +56,7 @@ extension InsightAPIHandler {
 
     /// `GET /admin/v1/callers/{callerId}/rate-limit`
     func adminRateLimit(_ exchange: Exchange, callerId: String) throws {
-        var exchange = exchange
-        try admin(&exchange)
+        try admin(exchange)
         let caller = try lookupCaller(callerId)
         exchange.send(Self.json(200, Self.render(dependencies.limiter.view(caller), caller: caller,
                                                  compliance: dependencies.limiter.settings.compliance)))
@@ -68,8 +65,7 @@ extension InsightAPIHandler {
     /// `POST /admin/v1/callers/{callerId}/rate-limit/reset`: forgives the caller's overdue
     /// reports so far and refills its bucket.
     func adminRateLimitReset(_ exchange: Exchange, callerId: String) throws {
-        var exchange = exchange
-        try admin(&exchange)
+        try admin(exchange)
         let caller = try lookupCaller(callerId)
         let limiter = dependencies.limiter, answered = exchange
         dependencies.administration.resetPenalty(callerId: callerId, at: dependencies.clock.now(), completion: answered.onLoop { result in

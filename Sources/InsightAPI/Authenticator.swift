@@ -12,7 +12,14 @@ public struct AuthenticatedCaller: Sendable {
 /// misses) are cached for `cacheSeconds`, so a new caller or a revoked key takes effect
 /// within that time without a restart, and a flood of bad keys does not reach the database.
 final class Authenticator: Sendable {
-    private struct Entry { let found: (key: StoredKey, caller: Caller)?; let expires: Milliseconds }
+    /// A key and its caller as the directory had them. A class, so that the cache, its
+    /// look-ups and their results share one copy instead of copying every string of both.
+    private final class Credential: Sendable {
+        let key: StoredKey
+        let caller: Caller
+        init(_ found: (key: StoredKey, caller: Caller)) { (key, caller) = found }
+    }
+    private struct Entry { let found: Credential?; let expires: Milliseconds }
     private let directory: any CredentialDirectory
     private let clock: any Clock
     private let ttl: Milliseconds
@@ -31,7 +38,7 @@ final class Authenticator: Sendable {
             throw Self.unauthorized("Send an API key as 'Authorization: Bearer <key>'.")
         }
         guard let key = APIKey(token: token) else { throw Self.unauthorized("The API key is not valid.") }
-        let found: (key: StoredKey, caller: Caller)?
+        let found: Credential?
         do { found = try lookup(key.keyId) } catch {
             var problem = Problem(503, .serverError, "Credentials cannot be checked right now; retry.")
             problem.headers = [("Retry-After", "1")]
@@ -46,10 +53,10 @@ final class Authenticator: Sendable {
         return AuthenticatedCaller(caller: found.caller, keyId: key.keyId)
     }
 
-    private func lookup(_ keyId: String) throws -> (key: StoredKey, caller: Caller)? {
+    private func lookup(_ keyId: String) throws -> Credential? {
         let now = clock.now()
         if let entry = cache.withLock({ $0[keyId] }), entry.expires > now { return entry.found }
-        let found = try directory.credential(keyId: keyId)
+        let found = try directory.credential(keyId: keyId).map(Credential.init)
         cache.withLock { cache in
             if cache.count >= Self.maxCacheEntries { cache.removeAll(keepingCapacity: true) }
             cache[keyId] = Entry(found: found, expires: now + ttl)

@@ -27,7 +27,6 @@ extension InsightAPIHandler {
 
     /// `PUT /v1/authorization`
     func putAuthorization(_ exchange: Exchange) throws {
-        var exchange = exchange
         let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
         exchange.callerId = caller.caller.callerId
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject", "status"])
@@ -48,7 +47,6 @@ extension InsightAPIHandler {
 
     /// `POST /v1/authorization/query`
     func queryAuthorization(_ exchange: Exchange) throws {
-        var exchange = exchange
         let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
         exchange.callerId = caller.caller.callerId
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject"])

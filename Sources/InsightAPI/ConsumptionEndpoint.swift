@@ -8,7 +8,6 @@ extension InsightAPIHandler {
     /// `POST /v1/evaluations/{eventId}/consumption`: one report per evaluation; the same
     /// report again is accepted, a different one is a conflict.
     func consume(_ exchange: Exchange, eventId: String) throws {
-        var exchange = exchange
         let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
         exchange.callerId = caller.caller.callerId
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["status", "insightIdsUsed"])

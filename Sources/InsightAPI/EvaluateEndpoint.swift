@@ -7,7 +7,6 @@ extension InsightAPIHandler {
     /// `POST /v1/evaluations`: validate, hash the subject, answer each insight, store the
     /// evaluation, and only after the commit answer `200`.
     func evaluate(_ exchange: Exchange) throws {
-        var exchange = exchange
         let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
         exchange.callerId = caller.caller.callerId
         let limiter = dependencies.limiter

@@ -5,7 +5,6 @@ import JSON
 extension InsightAPIHandler {
     /// `GET /v1/insights`: the insight types, schema versions and model versions served.
     func insights(_ exchange: Exchange) throws {
-        var exchange = exchange
         let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: nil)
         exchange.callerId = caller.caller.callerId
         var entry = JSONObject()

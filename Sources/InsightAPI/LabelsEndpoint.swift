@@ -11,7 +11,6 @@ extension InsightAPIHandler {
 
     /// `POST /v1/labels`: offline fraud labels, per-item results, idempotent by key.
     func labels(_ exchange: Exchange) throws {
-        var exchange = exchange
         let request = exchange.request
         let caller = try authenticator.authenticate(request.headers["Authorization"], requiring: .labels)
         exchange.callerId = caller.caller.callerId

@@ -27,39 +27,40 @@ public final class SQLiteLedger: EvaluationLedger {
     // MARK: - Evaluations
 
     static func insert(_ e: EvaluationRecord, into db: SQLiteConnection) throws {
-        // Concrete values (`run(values:)`): this runs on the writer thread, which every
-        // evaluation waits for, so the generic binding path's cost is paid by all of them.
+        // Bound straight from the record (`run(count:)`): this runs on the writer thread, which
+        // every evaluation waits for, so each copy and release of a value is paid by all of them.
         try db.cached("""
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by,
                                      hash_key_id, account_hash, device_hash, counterparty_hash,
                                      tracked_value, raised_by_velocity)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run(values: [
-                .text(e.eventId), .text(e.callerId), .text(e.environment.rawValue), .text(e.category.rawValue),
-                .integer(e.createdAt), .integer(e.reportConsumptionBy), SQLiteValue(e.subject.keyId),
-                blob(e.subject.account), blob(e.subject.device), blob(e.subject.counterparty),
-                SQLiteValue(e.trackedValue?.rawValue), SQLiteValue(e.raisedByVelocity),
-            ])
+            """).run(count: 12) { b in
+                b.text(e.eventId); b.text(e.callerId); b.text(e.environment.rawValue); b.text(e.category.rawValue)
+                b.integer(e.createdAt); b.integer(e.reportConsumptionBy); b.text(e.subject.keyId)
+                b.blob(e.subject.account); b.blob(e.subject.device); b.blob(e.subject.counterparty)
+                b.text(e.trackedValue?.rawValue); b.integer(e.raisedByVelocity ? 1 : 0)
+            }
         let insertInsight = try db.cached("""
             INSERT INTO insights (insight_id, event_id, position, type, schema_version, model_version,
                                   value, error_code, reasons)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        for (position, insight) in e.insights.enumerated() {
-            var value: String?, errorCode: String?, reasons = ""
-            switch insight.outcome {
-            case .value(let v, let r): value = v.rawValue; reasons = joined(r)
-            case .error(let code, _): errorCode = code.rawValue
+        // Read in place: iterating the array copied each insight (its strings and reasons).
+        try e.insights.withUnsafeBufferPointer { insights in
+            for position in insights.indices {
+                var value: String?, errorCode: String?, reasons = ""
+                switch insights[position].outcome {
+                case .value(let v, let r): value = v.rawValue; reasons = joined(r)
+                case .error(let code, _): errorCode = code.rawValue
+                }
+                try insertInsight.run(count: 9) { b in
+                    b.text(insights[position].insightId); b.text(e.eventId); b.integer(Int64(position))
+                    b.text(insights[position].type); b.integer(Int64(insights[position].schemaVersion))
+                    b.text(insights[position].modelVersion); b.text(value); b.text(errorCode); b.text(reasons)
+                }
             }
-            try insertInsight.run(values: [
-                .text(insight.insightId), .text(e.eventId), .integer(Int64(position)), .text(insight.type),
-                .integer(Int64(insight.schemaVersion)), SQLiteValue(insight.modelVersion), SQLiteValue(value),
-                SQLiteValue(errorCode), .text(reasons),
-            ])
         }
     }
-
-    private static func blob(_ bytes: [UInt8]?) -> SQLiteValue { bytes.map { .blob($0) } ?? .null }
 
     /// Reason codes joined with commas (`joined(separator:)` is not specialised here: ~3,200
     /// instructions per evaluation).

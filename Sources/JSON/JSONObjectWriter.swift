@@ -77,9 +77,12 @@ public struct JSONObjectWriter {
                                          _ body: (inout JSONObjectWriter, Element) -> Void) {
         self.key(key)
         out.append(UInt8(ascii: "["))
-        for i in elements.indices {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            nest { body(&$0, elements[i]) }
+        // Read in place: `elements[i]` inside the nesting closure copied each element.
+        elements.withUnsafeBufferPointer { elements in
+            for i in elements.indices {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                nest { body(&$0, elements[i]) }
+            }
         }
         out.append(UInt8(ascii: "]"))
     }

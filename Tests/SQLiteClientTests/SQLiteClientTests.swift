@@ -50,6 +50,57 @@ final class SQLiteClientTests: XCTestCase {
         XCTAssertEqual(rows[0], rows[1], "the generic and the concrete binding agree")
     }
 
+    func testDirectBindingAgreesWithTheValueArrays() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n TEXT, o TEXT, f INTEGER, m INTEGER)")
+        let insert = try db.cached("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        try insert.run(values: [.integer(42), .real(2.5), .text("héllo"), .blob([0, 1, 255]), .null,
+                                .text("x"), .integer(1), .null])
+        try insert.run(count: 8) { b in
+            b.integer(42); b.real(2.5); b.text("héllo"); b.blob([0, 1, 255]); b.text(String?.none)
+            b.text("x"); b.integer(1); b.integer(Int64?.none)
+        }
+        let rows = try db.prepare("SELECT i, r, s, hex(b), typeof(n), o, f, typeof(m) FROM t").query { row in
+            [row.text(0), row.text(1), row.text(2), row.text(3), row.text(4), row.text(5), row.text(6), row.text(7)]
+        }
+        XCTAssertEqual(rows, [["42", "2.5", "héllo", "0001FF", "null", "x", "1", "null"],
+                              ["42", "2.5", "héllo", "0001FF", "null", "x", "1", "null"]])
+    }
+
+    func testBoundBytesStayCorrectWhenTheirBufferGrowsAndIsReused() throws {
+        // Text and blobs are bound from a buffer the statement keeps (no copy by SQLite): values
+        // added after the buffer grew, and shorter values after longer ones, must all read back.
+        let db = try open()
+        try db.execute("CREATE TABLE t (k INTEGER, a TEXT, b BLOB, c TEXT, d BLOB, e TEXT)")
+        let insert = try db.cached("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)")
+        let long = String(repeating: "é", count: 3_000)  // 6,000 bytes: past the initial 1 KiB
+        let blob = (0..<5_000).map { UInt8(truncatingIfNeeded: $0) }
+        let rows: [(String, [UInt8], String, [UInt8], String)] = [
+            ("small", [1], long, blob, "tail"),
+            ("", [], "", [], ""),                           // empty text and blob stay text and blob
+            (String(long.prefix(10)), [9, 9], "short", blob, long),
+        ]
+        for (k, row) in rows.enumerated() {
+            try insert.run(count: 6) { b in
+                b.integer(Int64(k)); b.text(row.0); b.blob(row.1); b.text(row.2); b.blob(row.3); b.text(row.4)
+            }
+        }
+        let read = try db.prepare("SELECT a, b, c, d, e, typeof(a), typeof(b) FROM t ORDER BY k").query { row in
+            (row.text(0) ?? "?", row.blob(1) ?? [], row.text(2) ?? "?", row.blob(3) ?? [], row.text(4) ?? "?",
+             row.text(5), row.text(6))
+        }
+        XCTAssertEqual(read.count, rows.count)
+        for (got, want) in zip(read, rows) {
+            XCTAssertEqual(got.0, want.0)
+            XCTAssertEqual(got.1, want.1)
+            XCTAssertEqual(got.2, want.2)
+            XCTAssertEqual(got.3, want.3)
+            XCTAssertEqual(got.4, want.4)
+            XCTAssertEqual(got.5, "text")
+            XCTAssertEqual(got.6, "blob")
+        }
+    }
+
     func testCachedStatementsAreKeyedByTheirLiteral() throws {
         let db = try open()
         try db.execute("CREATE TABLE t (a TEXT)")
