@@ -6,8 +6,32 @@ import JSON
 enum Throttling {
     /// `RateLimit-Policy` and `RateLimit` for the caller's quota.
     static func headers(_ status: QuotaStatus) -> [(String, String)] {
-        [("RateLimit-Policy", "\"caller\";q=\(status.effective.burst);w=\(status.effective.windowSeconds)"),
-         ("RateLimit", "\"caller\";r=\(status.remaining);t=\(status.resetSeconds)")]
+        [("RateLimit-Policy", item("\"caller\";q=", status.effective.burst, ";w=", status.effective.windowSeconds)),
+         ("RateLimit", item("\"caller\";r=", status.remaining, ";t=", status.resetSeconds))]
+    }
+
+    /// `first` `a` `second` `b` as one string written in place: these two fields go out with
+    /// every evaluation, and string interpolation built each through several appends.
+    static func item(_ first: StaticString, _ a: Int, _ second: StaticString, _ b: Int) -> String {
+        String(unsafeUninitializedCapacity: first.utf8CodeUnitCount + second.utf8CodeUnitCount + 40) { out in
+            var n = 0
+            func put(_ literal: StaticString) {
+                literal.withUTF8Buffer { for byte in $0 { out[n] = byte; n += 1 } }
+            }
+            func put(_ value: Int) {
+                if value < 0 { out[n] = UInt8(ascii: "-"); n += 1 }
+                var magnitude = value.magnitude, digits = 1, scale: UInt = 1
+                while magnitude / scale >= 10 { scale *= 10; digits += 1 }
+                for _ in 0..<digits {
+                    out[n] = UInt8(ascii: "0") + UInt8(magnitude / scale)
+                    magnitude %= scale
+                    scale /= 10
+                    n += 1
+                }
+            }
+            put(first); put(a); put(second); put(b)
+            return n
+        }
     }
 
     static func rate(_ value: Double) -> String {

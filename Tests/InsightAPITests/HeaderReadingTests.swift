@@ -37,4 +37,14 @@ final class HeaderReadingTests: XCTestCase {
         for value in json { XCTAssertTrue(InsightAPIHandler.isJSON(value), value.debugDescription) }
         for value in notJSON { XCTAssertFalse(InsightAPIHandler.isJSON(value), value.debugDescription) }
     }
+
+    /// The RateLimit fields are written digit by digit; they must read as interpolation wrote them.
+    func testRateLimitItemsReadAsInterpolationWroteThem() {
+        let values = [0, 1, 9, 10, 99, 100, 12_345, 999_999, -1, -10, Int.max, Int.min, 1 << 40]
+        for a in values {
+            for b in values {
+                XCTAssertEqual(Throttling.item("\"caller\";q=", a, ";w=", b), "\"caller\";q=\(a);w=\(b)")
+            }
+        }
+    }
 }

@@ -79,6 +79,20 @@ public final class RateLimiter: Sendable {
     private struct DeviceKey: Hashable {
         let environment: Environment
         let hash: [UInt8]
+
+        /// The device hash is an HMAC, so its first eight bytes spread as well as all of them:
+        /// one combine instead of the synthesized 33 (the count, then every byte), twice per
+        /// evaluation. Equality still compares every byte.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(environment)
+            hash.withUnsafeBytes { bytes in
+                if bytes.count >= 8 {
+                    hasher.combine(bytes.loadUnaligned(as: UInt64.self))
+                } else {
+                    hasher.combine(bytes: bytes)
+                }
+            }
+        }
     }
 
     public let settings: RateLimitSettings
