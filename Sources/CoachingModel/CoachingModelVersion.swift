@@ -168,32 +168,40 @@ public final class CoachingModelVersion: Sendable {
     /// one, so a medium or high value names at least one signal whenever an observed, coded
     /// feature raised the score. training/train.py `reasons` is the same.
     private func reasons(_ x: [Double], _ c: [Double]) -> [String] {
-        var totals = [Double](repeating: 0, count: reasonCodes.count)
-        var present = [Bool](repeating: false, count: reasonCodes.count)
-        for j in 0..<inputs.count {
-            let k = reasonOfInput[j]
-            guard k >= 0, !x[j].isNaN else { continue }
-            present[k] = true
-            totals[k] += c[j]
-        }
-        // Strongest first, ties by name: a total order, so insertion into the few codes present
-        // gives what sorting gives.
-        var ranked: [Int] = []
-        ranked.reserveCapacity(reasonCodes.count)
-        for k in reasonCodes.indices where present[k] {
-            var at = ranked.count
-            while at > 0 {
-                let other = ranked[at - 1]
-                let before = totals[k] != totals[other] ? totals[k] > totals[other] : reasonCodeRank[k] < reasonCodeRank[other]
-                if !before { break }
-                at -= 1
+        // Scratch space on the stack: this runs for every medium or high answer. Per code: the
+        // sum of its inputs' contributions, and whether any of its inputs was observed.
+        withUnsafeTemporaryAllocation(of: (total: Double, present: Bool).self, capacity: reasonCodes.count) { codes in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: reasonCodes.count) { ranked in
+                codes.initialize(repeating: (0, false))
+                for j in 0..<inputs.count {
+                    let k = reasonOfInput[j]
+                    guard k >= 0, !x[j].isNaN else { continue }
+                    codes[k].present = true
+                    codes[k].total += c[j]
+                }
+                // Strongest first, ties by name: a total order, so insertion into the few codes
+                // present gives what sorting gives.
+                var count = 0
+                for k in reasonCodes.indices where codes[k].present {
+                    var at = count
+                    while at > 0 {
+                        let other = ranked[at - 1], total = codes[k].total, otherTotal = codes[other].total
+                        let before = total != otherTotal ? total > otherTotal : reasonCodeRank[k] < reasonCodeRank[other]
+                        if !before { break }
+                        ranked[at] = other
+                        at -= 1
+                    }
+                    ranked[at] = k
+                    count += 1
+                }
+                var chosen: [String] = []
+                for k in ranked[..<count] where codes[k].total >= minContribution && chosen.count < maxReasons {
+                    chosen.append(reasonCodes[k])
+                }
+                if chosen.isEmpty, count > 0, codes[ranked[0]].total > 0, maxReasons > 0 { chosen = [reasonCodes[ranked[0]]] }
+                return chosen
             }
-            ranked.insert(k, at: at)
         }
-        var chosen: [String] = []
-        for k in ranked where totals[k] >= minContribution && chosen.count < maxReasons { chosen.append(reasonCodes[k]) }
-        if chosen.isEmpty, let top = ranked.first, totals[top] > 0, maxReasons > 0 { chosen = [reasonCodes[top]] }
-        return chosen
     }
 
 }

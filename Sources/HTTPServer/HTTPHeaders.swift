@@ -40,6 +40,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.contains { $0.name.equalsIgnoringASCIICase(name) }
     }
 
+    /// Makes room for `count` fields in all, so that adding them allocates once.
+    public mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     /// Appends a field, keeping any earlier fields of the same name.
     public mutating func add(_ name: String, _ value: String) {
         fields.append((name: name, value: value))

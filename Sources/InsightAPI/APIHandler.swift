@@ -191,7 +191,9 @@ public final class InsightAPIHandler: HTTPHandler {
 
     /// A JSON answer already written (`JSONObjectWriter`).
     static func json(_ status: Int, bytes: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
-        var h = HTTPHeaders([("Content-Type", "application/json")])
+        var h = HTTPHeaders()
+        h.reserveCapacity(1 + headers.count)
+        h.add("Content-Type", "application/json")
         for (name, value) in headers { h.add(name, value) }
         return HTTPResponse(status: status, headers: h, body: bytes)
     }

@@ -56,7 +56,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
     public func submit<T>(_ work: @escaping @Sendable (SQLiteConnection) throws -> T,
                           completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void) {
         nonisolated(unsafe) var result: T?  // written and read only on the writer thread
-        let job = Job(
+        enqueue(Job(
             work: { db in result = try work(db) },
             finish: { error in
                 if let error {
@@ -64,16 +64,30 @@ public final class GroupCommitWriter: @unchecked Sendable {
                 } else {
                     completion(.success(result!))
                 }
-            })
+            }), completion: { completion(.failure($0)) })
+    }
+
+    /// `submit` for work that returns nothing (an evaluation's insert, on every request): the
+    /// work is queued as it is, without a box for its result and a closure around it.
+    public func submit(_ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
+                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
+        enqueue(Job(
+            work: work,
+            finish: { error in completion(error.map { .failure(.unavailable("\($0)")) } ?? .success(())) }),
+            completion: { completion(.failure($0)) })
+    }
+
+    /// Queues `job`, or answers `refuse` at once when the writer is stopping or full.
+    private func enqueue(_ job: Job, completion refuse: (StoreFailure) -> Void) {
         condition.lock()
         if stopping {
             condition.unlock()
-            completion(.failure(.unavailable("the store is stopping")))
+            refuse(.unavailable("the store is stopping"))
             return
         }
         if queue.count >= capacity {
             condition.unlock()
-            completion(.failure(.overloaded))
+            refuse(.overloaded)
             return
         }
         queue.append(job)
