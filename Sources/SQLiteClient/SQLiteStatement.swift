@@ -59,7 +59,12 @@ public final class SQLiteStatement {
         binding(&binder)
         binder.bindBytes()
         if binder.result != SQLITE_OK { throw SQLiteConnection.error(database, code: binder.result, sql: sql) }
-        precondition(binder.bound == count, "bound \(binder.bound) parameters, announced \(count)")
+        guard binder.bound == count else {
+            // A caller's mistake, not bad input: refused, so that no value of an earlier use is
+            // left bound in its place.
+            throw SQLiteError(code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE,
+                              message: "bound \(binder.bound) parameters, announced \(count)", sql: sql)
+        }
     }
 
     @discardableResult

@@ -67,6 +67,17 @@ final class SQLiteClientTests: XCTestCase {
                               ["42", "2.5", "héllo", "0001FF", "null", "x", "1", "null"]])
     }
 
+    func testBindingFewerValuesThanAnnouncedIsRefused() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (a TEXT, b TEXT)")
+        let insert = try db.cached("INSERT INTO t VALUES (?, ?)")
+        XCTAssertThrowsError(try insert.run(count: 2) { b in b.text("only one") }) { error in
+            XCTAssertEqual((error as? SQLiteError)?.code, 21)  // SQLITE_MISUSE
+            XCTAssertTrue("\(error)".contains("bound 1 parameters, announced 2"), "\(error)")
+        }
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM t"), "0")
+    }
+
     func testBoundBytesStayCorrectWhenTheirBufferGrowsAndIsReused() throws {
         // Text and blobs are bound from a buffer the statement keeps (no copy by SQLite): values
         // added after the buffer grew, and shorter values after longer ones, must all read back.
