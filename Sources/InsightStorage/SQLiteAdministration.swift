@@ -43,10 +43,14 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
     /// The evaluations since `since`, oldest first, as the velocity tracker records them.
     public func velocityEvents(since: Milliseconds) throws -> [VelocityEvent] {
         try reader.withLock { db in
+            // Each caller's range of evaluations_by_caller_created, in commit order (rowid breaks
+            // ties of the same millisecond as the live tracker saw them).
             try db.prepare("""
-                SELECT environment, created_at, account_hash, device_hash, counterparty_hash, category,
-                       tracked_value, raised_by_velocity
-                FROM evaluations WHERE created_at >= ? ORDER BY created_at
+                \(EvaluationQueries.everyCaller)
+                SELECT e.environment, e.created_at, e.account_hash, e.device_hash, e.counterparty_hash, e.category,
+                       e.tracked_value, e.raised_by_velocity
+                FROM every_caller c CROSS JOIN evaluations e ON e.caller_id = c.id AND e.created_at >= ?
+                ORDER BY e.created_at, e.rowid
                 """).query([since]) { row in
                 guard let environment = Environment(rawValue: row.text(0) ?? "") else {
                     throw StoreError.invalid("an evaluation has an unknown environment")

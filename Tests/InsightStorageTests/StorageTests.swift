@@ -189,6 +189,40 @@ final class StorageTests: XCTestCase {
         XCTAssertFalse(plan.contains { $0.hasPrefix("SCAN e") }, "\(plan)")
     }
 
+    func testRetentionAndVelocityReadCallerByCallerWithoutACreatedIndex() throws {
+        let (ledger, writer) = try makeLedger()
+        defer { writer.stop() }
+        let administration = try SQLiteAdministration(path: path, writer: writer)
+        // Three callers (none has a callers row: evaluations alone say who has some), times
+        // interleaved across them, two in the same millisecond.
+        let plan: [(id: String, caller: String, at: Int64, account: UInt8)] = [
+            ("e1", "zeta", 1_000, 1), ("e2", "alpha", 2_000, 2), ("e3", "zeta", 3_000, 3),
+            ("e4", "mid", 3_000, 4), ("e5", "alpha", 4_000, 5), ("e6", "mid", 5_000, 6),
+        ]
+        for e in plan {
+            var record = evaluation(e.id, caller: e.caller)
+            record.createdAt = e.at
+            record.subject = HashedSubject(account: [e.account], device: nil, counterparty: nil, keyId: "k")
+            try wait { ledger.record(record, completion: $0) }.get()
+        }
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let indexes = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").query { $0.text(0) ?? "" }
+        XCTAssertFalse(indexes.contains("evaluations_by_created"))
+
+        // Oldest first across callers; the same millisecond in commit order.
+        XCTAssertEqual(try administration.velocityEvents(since: 2_000).map { $0.account?.first },
+                       [2, 3, 4, 5, 6])
+        XCTAssertEqual(try administration.velocityEvents(since: 0).count, 6)
+
+        // Retention deletes what is older than the cutoff for every caller, with its insights.
+        let first = try Retention.purgeBatch(db, cutoff: 3_001)
+        XCTAssertEqual(first.evaluations, 4)
+        XCTAssertEqual(try Retention.purgeBatch(db, cutoff: 3_001).evaluations, 0)
+        XCTAssertEqual(try db.prepare("SELECT event_id FROM evaluations ORDER BY event_id").query { $0.text(0) ?? "" },
+                       ["e5", "e6"])
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM insights"), "2")
+    }
+
     func testLabelsAndIdempotency() throws {
         let (ledger, writer) = try makeLedger()
         defer { writer.stop() }
