@@ -34,14 +34,19 @@ public struct Retention {
     public static func purgeBatch(_ db: SQLiteConnection, cutoff: Milliseconds) throws -> Report {
         var report = Report()
         // Each caller's range of evaluations_by_caller_created (there is no index on created_at
-        // alone: it cost every evaluation's commit a B-tree).
-        try db.prepare("""
-            DELETE FROM evaluations WHERE rowid IN (
-                \(EvaluationQueries.everyCaller)
-                SELECT e.rowid FROM every_caller c CROSS JOIN evaluations e
-                    ON e.caller_id = c.id AND e.created_at < ? LIMIT ?)
-            """).run(cutoff, batchSize)
-        report.evaluations = db.changes
+        // alone: it cost every evaluation's commit a B-tree). Each evaluation goes with its
+        // insights (their slots) and, by cascade, its consumption report.
+        let expired = try db.prepare("""
+            \(EvaluationQueries.everyCaller)
+            SELECT e.rowid FROM every_caller c CROSS JOIN evaluations e
+                ON e.caller_id = c.id AND e.created_at < ? LIMIT ?
+            """).query([cutoff, batchSize]) { $0.int64(0) }
+        for rowid in expired {
+            let slots = InsightSlots.range(ofEvaluation: rowid)
+            try db.cached("DELETE FROM insights WHERE slot BETWEEN ? AND ?").run(slots.first, slots.last)
+            try db.cached("DELETE FROM evaluations WHERE rowid = ?").run(rowid)
+        }
+        report.evaluations = expired.count
         try db.cached("""
             DELETE FROM labels WHERE insight_id IN
                 (SELECT insight_id FROM labels WHERE received_at < ? LIMIT ?)

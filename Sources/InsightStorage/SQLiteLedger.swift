@@ -40,10 +40,14 @@ public final class SQLiteLedger: EvaluationLedger {
                 b.blob(e.subject.account); b.blob(e.subject.device); b.blob(e.subject.counterparty)
                 b.text(e.trackedValue?.rawValue); b.integer(e.raisedByVelocity ? 1 : 0)
             }
+        guard e.insights.count <= InsightSlots.perEvaluation else {
+            throw StoreError.invalid("an evaluation holds at most \(InsightSlots.perEvaluation) insights")
+        }
+        let firstSlot = InsightSlots.first(ofEvaluation: db.lastInsertRowid)
         let insertInsight = try db.cached("""
-            INSERT INTO insights (insight_id, event_id, position, type, schema_version, model_version,
+            INSERT INTO insights (slot, insight_id, event_id, position, type, schema_version, model_version,
                                   value, error_code, reasons)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         // Read in place: iterating the array copied each insight (its strings and reasons).
         try e.insights.withUnsafeBufferPointer { insights in
@@ -53,7 +57,8 @@ public final class SQLiteLedger: EvaluationLedger {
                 case .value(let v, let r): value = v.rawValue; reasons = joined(r)
                 case .error(let code, _): errorCode = code.rawValue
                 }
-                try insertInsight.run(count: 9) { b in
+                try insertInsight.run(count: 10) { b in
+                    b.integer(firstSlot + Int64(position))
                     b.text(insights[position].insightId); b.text(e.eventId); b.integer(Int64(position))
                     b.text(insights[position].type); b.integer(Int64(insights[position].schemaVersion))
                     b.text(insights[position].modelVersion); b.text(value); b.text(errorCode); b.text(reasons)
@@ -76,13 +81,14 @@ public final class SQLiteLedger: EvaluationLedger {
     // MARK: - Consumption
 
     static func apply(_ r: ConsumptionReport, in db: SQLiteConnection) throws -> ConsumptionResult {
-        guard let reportBy = try db.cached(
-            "SELECT report_by FROM evaluations WHERE event_id = ? AND caller_id = ? AND environment = ?")
-            .first([r.eventId, r.callerId, r.environment.rawValue], row: { $0.int64(0) }) else {
+        guard let (rowid, reportBy) = try db.cached(
+            "SELECT rowid, report_by FROM evaluations WHERE event_id = ? AND caller_id = ? AND environment = ?")
+            .first([r.eventId, r.callerId, r.environment.rawValue], row: { ($0.int64(0), $0.int64(1)) }) else {
             return .evaluationNotFound
         }
-        let insightIds = Set(try db.cached("SELECT insight_id FROM insights WHERE event_id = ?")
-            .query([r.eventId]) { $0.text(0) ?? "" })
+        let slots = InsightSlots.range(ofEvaluation: rowid)
+        let insightIds = Set(try db.cached("SELECT insight_id FROM insights WHERE slot BETWEEN ? AND ?")
+            .query([slots.first, slots.last]) { $0.text(0) ?? "" })
         let unknown = r.insightIdsUsed.filter { !insightIds.contains($0) }
         if !unknown.isEmpty { return .unknownInsightIds(unknown) }
         let used = r.insightIdsUsed.joined(separator: ",")

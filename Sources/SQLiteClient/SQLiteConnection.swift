@@ -87,6 +87,9 @@ public final class SQLiteConnection {
     /// Rows changed by the most recent INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// The rowid of the row the last successful INSERT on this connection added.
+    public var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// The first column of the first row of `sql`, as text (for pragmas and checks).
     public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
         let statement = try prepare(sql)

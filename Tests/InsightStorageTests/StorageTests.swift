@@ -223,6 +223,52 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM insights"), "2")
     }
 
+    func testInsightsAreFoundByTheirEvaluationsSlots() throws {
+        let (ledger, writer) = try makeLedger()
+        defer { writer.stop() }
+        XCTAssertNoThrow(try wait { ledger.record(evaluation("e1", insights: ["a", "b", "c", "d"]), completion: $0) }.get())
+        XCTAssertNoThrow(try wait { ledger.record(evaluation("e2", insights: ["x"]), completion: $0) }.get())
+        func report(_ event: String, _ ids: [String]) -> Result<ConsumptionResult, StoreFailure> {
+            wait { ledger.report(ConsumptionReport(eventId: event, callerId: "c1", environment: .production,
+                                                   status: .usedIncreasedFriction, insightIdsUsed: ids, reportedAt: 1500),
+                                 completion: $0) }
+        }
+        // Each evaluation sees its own insights only, all four of e1's.
+        XCTAssertEqual(report("e2", ["a"]), .success(.unknownInsightIds(["a"])))
+        XCTAssertEqual(report("e1", ["x"]), .success(.unknownInsightIds(["x"])))
+        XCTAssertEqual(report("e1", ["d", "a"]), .success(.recorded(.onTime)))
+        // More insights than an evaluation has slots for are refused, and nothing is stored.
+        let tooMany = (0..<9).map { "many-\($0)" }
+        XCTAssertThrowsError(try wait { ledger.record(evaluation("e3", insights: tooMany), completion: $0) }.get())
+        let db = try Database.open(path: path)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations WHERE event_id = 'e3'"), "0")
+        XCTAssertEqual(try db.scalarText("SELECT group_concat(slot % 8) FROM insights WHERE event_id = 'e1'"), "0,1,2,3")
+    }
+
+    func testMigrationToSlotsKeepsEveryInsight() throws {
+        // A database as 0005 left it, with insights in the old layout.
+        let db = try Database.open(path: path)
+        let all = try Migration.bundled()
+        _ = try Migrator(migrations: all.filter { $0.version <= 5 }).migrate(db, now: 1)
+        try db.execute("""
+            INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by)
+                VALUES ('e1', 'c1', 'production', 'payment', 1000, 2000), ('e2', 'c1', 'production', 'payment', 1000, 2000);
+            INSERT INTO insights (insight_id, event_id, position, type, schema_version, model_version, value, error_code, reasons)
+                VALUES ('i2', 'e1', 1, 't', 1, '2.0', NULL, 'insightUnavailable', ''),
+                       ('i1', 'e1', 0, 't', 1, '2.0', 'high', NULL, 'activeCallDuringSession'),
+                       ('i3', 'e2', 0, 't', 1, '2.0', 'medium', NULL, '');
+            """)
+        XCTAssertEqual(try Migrator(migrations: all).migrate(db, now: 2), ["0006_drop_created_index", "0007_insights_by_slot"])
+        let rows = try db.prepare("""
+            SELECT i.slot - e.rowid * 8, i.insight_id, i.value, i.error_code, i.reasons
+            FROM insights i JOIN evaluations e ON e.event_id = i.event_id ORDER BY i.slot
+            """).query { row in (0..<5).map { row.text($0) ?? "-" }.joined(separator: "|") }
+        XCTAssertEqual(rows, ["0|i1|high|-|activeCallDuringSession", "1|i2|-|insightUnavailable|", "0|i3|medium|-|"])
+        let indexes = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").query { $0.text(0) ?? "" }
+        XCTAssertFalse(indexes.contains("insights_by_event"))
+        XCTAssertEqual(try db.scalarText("PRAGMA integrity_check"), "ok")
+    }
+
     func testLabelsAndIdempotency() throws {
         let (ledger, writer) = try makeLedger()
         defer { writer.stop() }
