@@ -23,12 +23,7 @@ public struct HashKeyring: Sendable {
 
     /// The hashes of `identifier` under every key, active first: what a lookup must match.
     public func lookupHashes(_ identifier: String, kind: IdentifierKind) -> [[UInt8]] {
-        // Not `all.map`: that built two arrays of hashers first, for each of a request's subjects.
-        var hashes: [[UInt8]] = []
-        hashes.reserveCapacity(1 + previous.count)
-        hashes.append(active.hash(identifier, kind: kind))
-        for hasher in previous { hashes.append(hasher.hash(identifier, kind: kind)) }
-        return hashes
+        all.map { $0.hash(identifier, kind: kind) }
     }
 }
 

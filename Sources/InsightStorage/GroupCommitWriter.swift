@@ -60,7 +60,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
             work: { db in result = try work(db) },
             finish: { error in
                 if let error {
-                    completion(.failure(.unavailable("\(error)")))
+                    completion(.failure(Self.failure(error)))
                 } else {
                     completion(.success(result!))
                 }
@@ -73,9 +73,12 @@ public final class GroupCommitWriter: @unchecked Sendable {
                        completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
         enqueue(Job(
             work: work,
-            finish: { error in completion(error.map { .failure(.unavailable("\($0)")) } ?? .success(())) }),
+            finish: { error in completion(error.map { .failure(Self.failure($0)) } ?? .success(())) }),
             completion: { completion(.failure($0)) })
     }
+
+    /// What a caller is told of a job that failed.
+    private static func failure(_ error: any Error) -> StoreFailure { .unavailable("\(error)") }
 
     /// Queues `job`, or answers `refuse` at once when the writer is stopping or full.
     private func enqueue(_ job: Job, completion refuse: (StoreFailure) -> Void) {

@@ -27,6 +27,9 @@ public final class SQLiteLedger: EvaluationLedger {
     // MARK: - Evaluations
 
     static func insert(_ e: EvaluationRecord, into db: SQLiteConnection) throws {
+        guard e.insights.count <= InsightSlots.perEvaluation else {
+            throw StoreError.invalid("an evaluation holds at most \(InsightSlots.perEvaluation) insights")
+        }
         // Bound straight from the record (`run(count:)`): this runs on the writer thread, which
         // every evaluation waits for, so each copy and release of a value is paid by all of them.
         try db.cached("""
@@ -40,9 +43,6 @@ public final class SQLiteLedger: EvaluationLedger {
                 b.blob(e.subject.account); b.blob(e.subject.device); b.blob(e.subject.counterparty)
                 b.text(e.trackedValue?.rawValue); b.integer(e.raisedByVelocity ? 1 : 0)
             }
-        guard e.insights.count <= InsightSlots.perEvaluation else {
-            throw StoreError.invalid("an evaluation holds at most \(InsightSlots.perEvaluation) insights")
-        }
         let firstSlot = InsightSlots.first(ofEvaluation: db.lastInsertRowid)
         let insertInsight = try db.cached("""
             INSERT INTO insights (slot, insight_id, event_id, position, type, schema_version, model_version,

@@ -219,7 +219,8 @@ public struct SQLiteBinder {
 
 /// The text and blob parameters of one statement's current binding: their bytes, one after
 /// another in memory this class owns (freed in `deinit`), and which parameter each is. Kept
-/// between bindings, so a binding allocates nothing once the buffer is large enough.
+/// between bindings, so a binding allocates nothing once the buffer is large enough; a statement
+/// that never binds text or blobs never allocates it.
 final class ParameterBytes {
     private struct Parameter {
         let index: Int32
@@ -233,9 +234,9 @@ final class ParameterBytes {
     private var count = 0
     private var parameters: [Parameter] = []
 
-    init(capacity: Int = 1024) {
-        self.capacity = capacity
-        base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    init() {
+        capacity = 0
+        base = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 8)
     }
 
     deinit { base.deallocate() }
@@ -248,7 +249,7 @@ final class ParameterBytes {
     /// Copies `buffer` in as parameter `index` (kept as an offset: growing moves the bytes).
     func add(_ buffer: UnsafeRawBufferPointer, parameter index: Int32, isText: Bool) {
         if count + buffer.count > capacity {
-            let grown = max(capacity * 2, count + buffer.count)
+            let grown = max(capacity * 2, count + buffer.count, 256)
             let moved = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
             moved.copyMemory(from: base, byteCount: count)
             base.deallocate()
