@@ -53,9 +53,9 @@ extension InsightAPIHandler {
             dependencies.metrics.throttled(.deviceRate)
             throw Throttling.deviceProblem(retryAfter: retryAfter, perHour: limiter.settings.devicePerHour)
         }
-        // The evaluation's id, then one per insight.
-        let ids = SecureRandom.uuidV7(count: 1 + request.insights.count, milliseconds: now)
-        var insights = zip(request.insights, ids.dropFirst()).map { insight, id in
+        // The evaluation's id, and its insights' ids made from it.
+        let ids = EvaluationIdentifiers.make(insights: request.insights.count, milliseconds: now)
+        var insights = zip(request.insights, ids.insightIds).map { insight, id in
             answerer.answer(insight, category: request.category, insightId: id)
         }
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
@@ -66,7 +66,7 @@ extension InsightAPIHandler {
         let (trackedValue, raised) = Self.escalate(&insights, signals: dependencies.velocity.signals(for: query),
                                                    policy: dependencies.escalation, metrics: dependencies.metrics)
         let record = EvaluationRecord(
-            eventId: ids[0], callerId: caller.caller.callerId, environment: caller.caller.environment,
+            eventId: ids.eventId, callerId: caller.caller.callerId, environment: caller.caller.environment,
             category: request.category, createdAt: now,
             reportConsumptionBy: now + dependencies.configuration.consumptionGraceMilliseconds, subject: subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised)

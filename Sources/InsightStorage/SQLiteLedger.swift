@@ -45,9 +45,8 @@ public final class SQLiteLedger: EvaluationLedger {
             }
         let firstSlot = InsightSlots.first(ofEvaluation: db.lastInsertRowid)
         let insertInsight = try db.cached("""
-            INSERT INTO insights (slot, insight_id, event_id, position, type, schema_version, model_version,
-                                  value, error_code, reasons)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO insights (slot, insight_id, type, schema_version, model_version, value, error_code, reasons)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         // Read in place: iterating the array copied each insight (its strings and reasons).
         try e.insights.withUnsafeBufferPointer { insights in
@@ -57,9 +56,10 @@ public final class SQLiteLedger: EvaluationLedger {
                 case .value(let v, let r): value = v.rawValue; reasons = joined(r)
                 case .error(let code, _): errorCode = code.rawValue
                 }
-                try insertInsight.run(count: 10) { b in
-                    b.integer(firstSlot + Int64(position))
-                    b.text(insights[position].insightId); b.text(e.eventId); b.integer(Int64(position))
+                // An id made from the event id is found through it; any other is kept (and indexed).
+                let storedId = StoredInsightId.stored(insights[position].insightId, eventId: e.eventId, position: position)
+                try insertInsight.run(count: 8) { b in
+                    b.integer(firstSlot + Int64(position)); b.text(storedId)
                     b.text(insights[position].type); b.integer(Int64(insights[position].schemaVersion))
                     b.text(insights[position].modelVersion); b.text(value); b.text(errorCode); b.text(reasons)
                 }
@@ -87,8 +87,10 @@ public final class SQLiteLedger: EvaluationLedger {
             return .evaluationNotFound
         }
         let slots = InsightSlots.range(ofEvaluation: rowid)
-        let insightIds = Set(try db.cached("SELECT insight_id FROM insights WHERE slot BETWEEN ? AND ?")
-            .query([slots.first, slots.last]) { $0.text(0) ?? "" })
+        let insightIds = Set(try db.cached("SELECT slot, insight_id FROM insights WHERE slot BETWEEN ? AND ?")
+            .query([slots.first, slots.last]) { row in
+                StoredInsightId.insightId(stored: row.text(1), eventId: r.eventId, position: Int(row.int64(0) - slots.first))
+            })
         let unknown = r.insightIdsUsed.filter { !insightIds.contains($0) }
         if !unknown.isEmpty { return .unknownInsightIds(unknown) }
         let used = r.insightIdsUsed.joined(separator: ",")
@@ -118,10 +120,6 @@ public final class SQLiteLedger: EvaluationLedger {
             let statuses = previous.1.split(separator: ",").compactMap { LabelResultStatus(rawValue: String($0)) }
             return .processed(statuses, replayed: true)
         }
-        let findInsight = try db.cached("""
-            SELECT e.category, i.model_version, i.value FROM insights i JOIN evaluations e ON e.event_id = i.event_id
-            WHERE i.insight_id = ? AND e.environment = ?
-            """)
         let findLabel = try db.cached("SELECT outcome, fraud_type FROM labels WHERE insight_id = ? AND environment = ?")
         let insertLabel = try db.cached("""
             INSERT INTO labels (insight_id, environment, caller_id, outcome, fraud_type, discovered_at, received_at,
@@ -138,15 +136,13 @@ public final class SQLiteLedger: EvaluationLedger {
                 results.append(same ? .duplicate : .conflict)
                 continue
             }
-            guard let insight = try findInsight.first([label.insightId, s.environment.rawValue], row: {
-                ($0.text(0), $0.text(1), $0.text(2))
-            }) else {
+            guard let insight = try findInsight(label.insightId, environment: s.environment, in: db) else {
                 results.append(.unknownInsight)
                 continue
             }
             try insertLabel.run(label.insightId, s.environment.rawValue, s.callerId, label.outcome.rawValue,
                                 label.fraudType?.rawValue, label.discoveredAt, s.receivedAt,
-                                insight.0, insight.1, insight.2)
+                                insight.category, insight.modelVersion, insight.value)
             results.append(.accepted)
         }
         try db.cached("""
@@ -154,5 +150,23 @@ public final class SQLiteLedger: EvaluationLedger {
             """).run(s.callerId, s.idempotencyKeyHash, s.bodyHash,
                      results.map(\.rawValue).joined(separator: ","), s.receivedAt)
         return .processed(results, replayed: false)
+    }
+
+    /// What a label records of the insight `insightId` in `environment`, if there is one: through
+    /// its evaluation's event id and its slot when the id was made from the event id, else through
+    /// the index of stored ids.
+    private static func findInsight(_ insightId: String, environment: Environment, in db: SQLiteConnection) throws
+        -> (category: String?, modelVersion: String?, value: String?)? {
+        let row = { (r: SQLiteStatement) in (category: r.text(0), modelVersion: r.text(1), value: r.text(2)) }
+        if let origin = EvaluationIdentifiers.origin(ofInsightId: insightId), let found = try db.cached("""
+            SELECT e.category, i.model_version, i.value FROM evaluations e JOIN insights i ON i.slot = e.rowid * ? + ?
+            WHERE e.event_id = ? AND e.environment = ? AND i.insight_id IS NULL
+            """).first([InsightSlots.perEvaluation, origin.position, origin.eventId, environment.rawValue], row: row) {
+            return found
+        }
+        return try db.cached("""
+            SELECT e.category, i.model_version, i.value FROM insights i JOIN evaluations e ON e.rowid = i.slot / ?
+            WHERE i.insight_id = ? AND e.environment = ?
+            """).first([InsightSlots.perEvaluation, insightId, environment.rawValue], row: row)
     }
 }

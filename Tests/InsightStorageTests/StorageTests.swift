@@ -242,7 +242,9 @@ final class StorageTests: XCTestCase {
         XCTAssertThrowsError(try wait { ledger.record(evaluation("e3", insights: tooMany), completion: $0) }.get())
         let db = try Database.open(path: path)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations WHERE event_id = 'e3'"), "0")
-        XCTAssertEqual(try db.scalarText("SELECT group_concat(slot % 8) FROM insights WHERE event_id = 'e1'"), "0,1,2,3")
+        XCTAssertEqual(try db.scalarText("""
+            SELECT group_concat(i.slot % 8) FROM insights i JOIN evaluations e ON i.slot / 8 = e.rowid WHERE e.event_id = 'e1'
+            """), "0,1,2,3")
     }
 
     func testMigrationToSlotsKeepsEveryInsight() throws {
@@ -258,7 +260,8 @@ final class StorageTests: XCTestCase {
                        ('i1', 'e1', 0, 't', 1, '2.0', 'high', NULL, 'activeCallDuringSession'),
                        ('i3', 'e2', 0, 't', 1, '2.0', 'medium', NULL, '');
             """)
-        XCTAssertEqual(try Migrator(migrations: all).migrate(db, now: 2), ["0006_drop_created_index", "0007_insights_by_slot"])
+        XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 7 }).migrate(db, now: 2),
+                       ["0006_drop_created_index", "0007_insights_by_slot"])
         let rows = try db.prepare("""
             SELECT i.slot - e.rowid * 8, i.insight_id, i.value, i.error_code, i.reasons
             FROM insights i JOIN evaluations e ON e.event_id = i.event_id ORDER BY i.slot
@@ -267,6 +270,90 @@ final class StorageTests: XCTestCase {
         let indexes = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").query { $0.text(0) ?? "" }
         XCTAssertFalse(indexes.contains("insights_by_event"))
         XCTAssertEqual(try db.scalarText("PRAGMA integrity_check"), "ok")
+    }
+
+    func testInsightIdsMadeFromTheEventIdAreFoundThroughIt() throws {
+        let (ledger, writer) = try makeLedger()
+        defer { writer.stop() }
+        let made = EvaluationIdentifiers.make(insights: 2, milliseconds: 1000)
+        var record = evaluation(made.eventId, insights: made.insightIds)
+        XCTAssertNoThrow(try wait { ledger.record(record, completion: $0) }.get())
+        let other = EvaluationIdentifiers.make(insights: 1, milliseconds: 1000)
+        record = evaluation(other.eventId, environment: .sandbox, insights: other.insightIds)
+        XCTAssertNoThrow(try wait { ledger.record(record, completion: $0) }.get())
+        let legacy = evaluation("e-legacy", insights: ["legacy-id"])
+        XCTAssertNoThrow(try wait { ledger.record(legacy, completion: $0) }.get())
+
+        // Made ids are not stored, so no index entry is written for them; other ids are.
+        let db = try Database.open(path: path)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM insights WHERE insight_id IS NULL"), "3")
+        XCTAssertEqual(try db.scalarText("SELECT group_concat(insight_id) FROM insights"), "legacy-id")
+
+        // Consumption knows the made ids, and only the evaluation's own.
+        func report(_ event: String, _ ids: [String]) -> Result<ConsumptionResult, StoreFailure> {
+            wait { ledger.report(ConsumptionReport(eventId: event, callerId: "c1", environment: .production,
+                                                   status: .usedIncreasedFriction, insightIdsUsed: ids, reportedAt: 1500),
+                                 completion: $0) }
+        }
+        let third = try XCTUnwrap(EvaluationIdentifiers.insightId(eventId: made.eventId, position: 2))
+        XCTAssertEqual(report(made.eventId, [third]), .success(.unknownInsightIds([third])))
+        XCTAssertEqual(report(made.eventId, [other.insightIds[0]]), .success(.unknownInsightIds([other.insightIds[0]])))
+        XCTAssertEqual(report(made.eventId, made.insightIds), .success(.recorded(.onTime)))
+
+        // Labels find made ids through their evaluation, in its environment only, and stored ids
+        // through the index; a made id past the evaluation's insights is unknown.
+        func label(_ ids: [String], key: String) -> Result<LabelSubmissionResult, StoreFailure> {
+            let items: [Label?] = ids.map { Label(insightId: $0, outcome: .confirmedFraud, fraudType: .other, discoveredAt: "2027-01-15") }
+            return wait { ledger.submit(LabelSubmission(callerId: "ops", environment: .production, items: items,
+                                                        idempotencyKeyHash: Array(key.utf8), bodyHash: Array(key.utf8),
+                                                        receivedAt: 5000), completion: $0) }
+        }
+        XCTAssertEqual(label(made.insightIds + ["legacy-id", third, other.insightIds[0]], key: "k1"),
+                       .success(.processed([.accepted, .accepted, .accepted, .unknownInsight, .unknownInsight], replayed: false)))
+        XCTAssertEqual(try db.scalarText("SELECT group_concat(category || ':' || value) FROM labels ORDER BY insight_id"),
+                       "payment:high,payment:high,payment:high")
+
+        // Both ways in are index lookups, never a scan of insights or evaluations.
+        let plans = try [
+            "SELECT i.value FROM evaluations e JOIN insights i ON i.slot = e.rowid * 8 + 1 WHERE e.event_id = 'x' AND i.insight_id IS NULL",
+            "SELECT i.value FROM insights i JOIN evaluations e ON e.rowid = i.slot / 8 WHERE i.insight_id = 'x'",
+        ].flatMap { sql in try db.prepare("EXPLAIN QUERY PLAN " + sql).query { $0.text(3) ?? "" } }
+        XCTAssertFalse(plans.contains { $0.hasPrefix("SCAN") }, "\(plans)")
+        XCTAssertTrue(plans.contains { $0.contains("insights_by_stored_id") }, "\(plans)")
+    }
+
+    func testMigrationToMadeIdsKeepsEveryStoredId() throws {
+        // A database as 0007 left it: every insight with its own id.
+        let db = try Database.open(path: path)
+        let all = try Migration.bundled()
+        _ = try Migrator(migrations: all.filter { $0.version <= 7 }).migrate(db, now: 1)
+        try db.execute("""
+            INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by)
+                VALUES ('e1', 'c1', 'production', 'payment', 1000, 2000);
+            INSERT INTO insights (slot, insight_id, event_id, position, type, schema_version, model_version, value, error_code, reasons)
+                VALUES (8, 'i1', 'e1', 0, 't', 1, '2.0', 'high', NULL, 'activeCallDuringSession'),
+                       (9, 'i2', 'e1', 1, 't', 1, '2.0', NULL, 'insightUnavailable', '');
+            """)
+        XCTAssertEqual(try Migrator(migrations: all).migrate(db, now: 2), ["0008_insight_ids_from_event_ids"])
+        XCTAssertEqual(try db.prepare("SELECT slot, insight_id, value, error_code, reasons FROM insights ORDER BY slot")
+            .query { row in (0..<5).map { row.text($0) ?? "-" }.joined(separator: "|") },
+                       ["8|i1|high|-|activeCallDuringSession", "9|i2|-|insightUnavailable|"])
+        XCTAssertThrowsError(try db.execute("INSERT INTO insights (slot, insight_id, type, schema_version) VALUES (10, 'i1', 't', 1)"))
+        XCTAssertEqual(try db.scalarText("PRAGMA integrity_check"), "ok")
+        // The ids stay known to consumption and labels.
+        let writer = GroupCommitWriter(connection: db, capacity: 10)
+        writer.start()
+        defer { writer.stop() }
+        let ledger = SQLiteLedger(writer: writer)
+        XCTAssertEqual(wait { ledger.report(ConsumptionReport(eventId: "e1", callerId: "c1", environment: .production,
+                                                              status: .usedIncreasedFriction, insightIdsUsed: ["i2", "i1"],
+                                                              reportedAt: 1500), completion: $0) },
+                       .success(.recorded(.onTime)))
+        let label = Label(insightId: "i2", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15")
+        XCTAssertEqual(wait { ledger.submit(LabelSubmission(callerId: "ops", environment: .production, items: [label],
+                                                            idempotencyKeyHash: [1], bodyHash: [1], receivedAt: 5000),
+                                            completion: $0) },
+                       .success(.processed([.accepted], replayed: false)))
     }
 
     func testLabelsAndIdempotency() throws {

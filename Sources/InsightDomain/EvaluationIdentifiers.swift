@@ -1,0 +1,40 @@
+import Crypto
+
+/// An evaluation's id, and its insights' ids made from it.
+///
+/// The evaluation's id is a version-7 UUID whose last hex digit is `0`; the insight at position
+/// `p` has the same id with that digit set to `p + 1`. An insight id thus names its evaluation
+/// and its position, so the store finds an insight from its id through the evaluation's key,
+/// with no index on insight ids to write on every commit (migration 0008; docs/performance.md,
+/// round 7). The caller holds both ids anyway, so relating them discloses nothing; the other
+/// 70 random bits keep ids unguessable as before.
+///
+/// Ids that do not have this shape (insights made before 0008, records written by tests) are
+/// still accepted by the store, which keeps and indexes those explicitly.
+public enum EvaluationIdentifiers {
+    /// The most insights one evaluation id can name (last hex digits 1 through 8).
+    public static let maxInsights = 8
+
+    /// A new evaluation id for `milliseconds` since the epoch (a version-7 UUID ending in `0`), and
+    /// the ids of its `insights` insights (at most `maxInsights`).
+    public static func make(insights: Int, milliseconds: Int64) -> (eventId: String, insightIds: [String]) {
+        precondition((0...maxInsights).contains(insights), "an evaluation names at most \(maxInsights) insights")
+        let prefix = SecureRandom.uuidV7(milliseconds: milliseconds).dropLast()
+        return (prefix + "0", (0..<insights).map { prefix + String($0 + 1) })
+    }
+
+    /// The id of the insight at `position` of evaluation `eventId`, or nil when `eventId` does not
+    /// name its insights (it is not 36 characters ending in `0`, or `position` is out of range).
+    public static func insightId(eventId: String, position: Int) -> String? {
+        guard (0..<maxInsights).contains(position), eventId.utf8.count == 36, eventId.utf8.last == UInt8(ascii: "0")
+        else { return nil }
+        return eventId.dropLast() + String(position + 1)
+    }
+
+    /// The evaluation id and position that `insightId` was made from, if it has that shape.
+    public static func origin(ofInsightId insightId: String) -> (eventId: String, position: Int)? {
+        guard insightId.utf8.count == 36, let last = insightId.utf8.last,
+              last >= UInt8(ascii: "1"), last < UInt8(ascii: "1") + UInt8(maxInsights) else { return nil }
+        return (insightId.dropLast() + "0", Int(last - UInt8(ascii: "1")))
+    }
+}

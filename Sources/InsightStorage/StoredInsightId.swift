@@ -1,0 +1,16 @@
+import InsightDomain
+
+/// How an insight's id is kept (migration 0008): not at all when it was made from its
+/// evaluation's id and position (`EvaluationIdentifiers`), since the slot gives it back;
+/// explicitly, under the index of stored ids, when it was not (insights from before 0008).
+enum StoredInsightId {
+    /// The `insight_id` column for `insightId` at `position` of evaluation `eventId`.
+    static func stored(_ insightId: String, eventId: String, position: Int) -> String? {
+        EvaluationIdentifiers.insightId(eventId: eventId, position: position) == insightId ? nil : insightId
+    }
+
+    /// The insight id that a row with `stored` at `position` of evaluation `eventId` stands for.
+    static func insightId(stored: String?, eventId: String, position: Int) -> String {
+        stored ?? EvaluationIdentifiers.insightId(eventId: eventId, position: position) ?? ""
+    }
+}
