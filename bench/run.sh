@@ -304,9 +304,10 @@ for W in $WORKLOADS; do
         W3)
             SCRIPT=consume.lua
             # The pool: evaluations of the bench caller made by the runs before, not yet reported,
-            # in random order (the first insight of each).
-            pool_query="SELECT e.event_id || ' ' || i.insight_id FROM evaluations e
-                JOIN insights i ON i.event_id = e.event_id AND i.position = 0
+            # in random order (the first insight of each: its stored id, or the one made from the
+            # event id, which ends in 1 instead of 0; docs/architecture.md).
+            pool_query="SELECT e.event_id || ' ' || coalesce(i.insight_id, substr(e.event_id, 1, 35) || '1')
+                FROM evaluations e JOIN insights i ON i.slot = e.rowid * 8
                 WHERE NOT EXISTS (SELECT 1 FROM consumption_reports c WHERE c.event_id = e.event_id)
                 ORDER BY random()"
             sql "$pool_query" >"$WORK/pool"

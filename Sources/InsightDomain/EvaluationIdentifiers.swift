@@ -19,22 +19,37 @@ public enum EvaluationIdentifiers {
     /// the ids of its `insights` insights (at most `maxInsights`).
     public static func make(insights: Int, milliseconds: Int64) -> (eventId: String, insightIds: [String]) {
         precondition((0...maxInsights).contains(insights), "an evaluation names at most \(maxInsights) insights")
-        let prefix = SecureRandom.uuidV7(milliseconds: milliseconds).dropLast()
-        return (prefix + "0", (0..<insights).map { prefix + String($0 + 1) })
+        let id = SecureRandom.uuidV7(milliseconds: milliseconds)
+        return (replacingLast(of: id, with: 0), (0..<insights).map { replacingLast(of: id, with: $0 + 1) })
     }
 
     /// The id of the insight at `position` of evaluation `eventId`, or nil when `eventId` does not
     /// name its insights (it is not 36 characters ending in `0`, or `position` is out of range).
     public static func insightId(eventId: String, position: Int) -> String? {
-        guard (0..<maxInsights).contains(position), eventId.utf8.count == 36, eventId.utf8.last == UInt8(ascii: "0")
+        guard (0..<maxInsights).contains(position), eventId.utf8.count == 36, eventId.utf8.last == digitZero
         else { return nil }
-        return eventId.dropLast() + String(position + 1)
+        return replacingLast(of: eventId, with: position + 1)
     }
 
     /// The evaluation id and position that `insightId` was made from, if it has that shape.
     public static func origin(ofInsightId insightId: String) -> (eventId: String, position: Int)? {
         guard insightId.utf8.count == 36, let last = insightId.utf8.last,
-              last >= UInt8(ascii: "1"), last < UInt8(ascii: "1") + UInt8(maxInsights) else { return nil }
-        return (insightId.dropLast() + "0", Int(last - UInt8(ascii: "1")))
+              last > digitZero, last <= digitZero + UInt8(maxInsights) else { return nil }
+        return (replacingLast(of: insightId, with: 0), Int(last - digitZero) - 1)
+    }
+
+    private static let digitZero = UInt8(ascii: "0")
+
+    /// `id` with its last byte set to the decimal digit `digit`, by bytes: String's own
+    /// `dropLast` walks grapheme clusters (~3 % of an evaluation's instructions here).
+    private static func replacingLast(of id: String, with digit: Int) -> String {
+        var id = id
+        return id.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: bytes.count) { out in
+                UnsafeMutableRawBufferPointer(out).copyMemory(from: UnsafeRawBufferPointer(bytes))
+                out[bytes.count - 1] = digitZero + UInt8(digit)
+                return bytes.count
+            }
+        }
     }
 }
