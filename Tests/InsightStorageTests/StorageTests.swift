@@ -247,11 +247,17 @@ final class StorageTests: XCTestCase {
             """), "0,1,2,3")
     }
 
-    func testMigrationToSlotsKeepsEveryInsight() throws {
-        // A database as 0005 left it, with insights in the old layout.
+    /// A database with the bundled migrations up to `version` applied, and all the bundled ones.
+    func database(migratedUpTo version: Int) throws -> (SQLiteConnection, [Migration]) {
         let db = try Database.open(path: path)
         let all = try Migration.bundled()
-        _ = try Migrator(migrations: all.filter { $0.version <= 5 }).migrate(db, now: 1)
+        _ = try Migrator(migrations: all.filter { $0.version <= version }).migrate(db, now: 1)
+        return (db, all)
+    }
+
+    func testMigrationToSlotsKeepsEveryInsight() throws {
+        // A database as 0005 left it, with insights in the old layout.
+        let (db, all) = try database(migratedUpTo: 5)
         try db.execute("""
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by)
                 VALUES ('e1', 'c1', 'production', 'payment', 1000, 2000), ('e2', 'c1', 'production', 'payment', 1000, 2000);
@@ -324,9 +330,7 @@ final class StorageTests: XCTestCase {
 
     func testMigrationToMadeIdsKeepsEveryStoredId() throws {
         // A database as 0007 left it: every insight with its own id.
-        let db = try Database.open(path: path)
-        let all = try Migration.bundled()
-        _ = try Migrator(migrations: all.filter { $0.version <= 7 }).migrate(db, now: 1)
+        let (db, all) = try database(migratedUpTo: 7)
         try db.execute("""
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by)
                 VALUES ('e1', 'c1', 'production', 'payment', 1000, 2000);
