@@ -38,6 +38,16 @@ public enum EvaluationIdentifiers {
         return (replacingLast(of: insightId, with: 0), Int(last - digitZero) - 1)
     }
 
+    /// Whether `insightId` is the id made for `position` of evaluation `eventId`: what
+    /// `insightId(eventId:position:) == insightId` says, without making that id (the store asks
+    /// for every insight it writes, on the writer thread every evaluation waits for).
+    public static func isMade(_ insightId: String, eventId: String, position: Int) -> Bool {
+        guard (0..<maxInsights).contains(position), eventId.utf8.count == 36, insightId.utf8.count == 36,
+              eventId.utf8.last == digitZero, insightId.utf8.last == digitZero + UInt8(position + 1)
+        else { return false }
+        return insightId.utf8.dropLast().elementsEqual(eventId.utf8.dropLast())
+    }
+
     private static let digitZero = UInt8(ascii: "0")
 
     /// `id` with its last byte set to the decimal digit `digit`, by bytes: String's own

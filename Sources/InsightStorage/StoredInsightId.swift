@@ -6,7 +6,7 @@ import InsightDomain
 enum StoredInsightId {
     /// The `insight_id` column for `insightId` at `position` of evaluation `eventId`.
     static func stored(_ insightId: String, eventId: String, position: Int) -> String? {
-        EvaluationIdentifiers.insightId(eventId: eventId, position: position) == insightId ? nil : insightId
+        EvaluationIdentifiers.isMade(insightId, eventId: eventId, position: position) ? nil : insightId
     }
 
     /// The insight id that a row with `stored` at `position` of evaluation `eventId` stands for.

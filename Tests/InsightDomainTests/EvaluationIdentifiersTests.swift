@@ -11,6 +11,8 @@ final class EvaluationIdentifiersTests: XCTestCase {
         XCTAssertEqual(ids.insightIds, (1...4).map { String(ids.eventId.dropLast()) + String($0) })
         for (position, insightId) in ids.insightIds.enumerated() {
             XCTAssertEqual(EvaluationIdentifiers.insightId(eventId: ids.eventId, position: position), insightId)
+            XCTAssertTrue(EvaluationIdentifiers.isMade(insightId, eventId: ids.eventId, position: position))
+            XCTAssertFalse(EvaluationIdentifiers.isMade(insightId, eventId: ids.eventId, position: position + 1))
             let origin = EvaluationIdentifiers.origin(ofInsightId: insightId)
             XCTAssertEqual(origin?.eventId, ids.eventId)
             XCTAssertEqual(origin?.position, position)
@@ -32,6 +34,10 @@ final class EvaluationIdentifiersTests: XCTestCase {
             XCTAssertNil(EvaluationIdentifiers.origin(ofInsightId: String(made.dropLast()) + last), last)
         }
         XCTAssertNil(EvaluationIdentifiers.origin(ofInsightId: "i1"))
+        // An id with the right ending but another evaluation's prefix is not made from this one.
+        let other = EvaluationIdentifiers.make(insights: 1, milliseconds: 1)
+        XCTAssertFalse(EvaluationIdentifiers.isMade(other.insightIds[0], eventId: made, position: 0))
+        XCTAssertFalse(EvaluationIdentifiers.isMade("e1", eventId: "e0", position: 0))
         XCTAssertNil(EvaluationIdentifiers.origin(ofInsightId: ""))
     }
 }
