@@ -26,29 +26,32 @@ public enum EvaluationIdentifiers {
     /// The id of the insight at `position` of evaluation `eventId`, or nil when `eventId` does not
     /// name its insights (it is not 36 characters ending in `0`, or `position` is out of range).
     public static func insightId(eventId: String, position: Int) -> String? {
-        guard (0..<maxInsights).contains(position), eventId.utf8.count == 36, eventId.utf8.last == digitZero
-        else { return nil }
+        guard (0..<maxInsights).contains(position), lastDigit(of: eventId) == 0 else { return nil }
         return replacingLast(of: eventId, with: position + 1)
     }
 
     /// The evaluation id and position that `insightId` was made from, if it has that shape.
     public static func origin(ofInsightId insightId: String) -> (eventId: String, position: Int)? {
-        guard insightId.utf8.count == 36, let last = insightId.utf8.last,
-              last > digitZero, last <= digitZero + UInt8(maxInsights) else { return nil }
-        return (replacingLast(of: insightId, with: 0), Int(last - digitZero) - 1)
+        guard let last = lastDigit(of: insightId), (1...maxInsights).contains(last) else { return nil }
+        return (replacingLast(of: insightId, with: 0), last - 1)
     }
 
     /// Whether `insightId` is the id made for `position` of evaluation `eventId`: what
     /// `insightId(eventId:position:) == insightId` says, without making that id (the store asks
     /// for every insight it writes, on the writer thread every evaluation waits for).
     public static func isMade(_ insightId: String, eventId: String, position: Int) -> Bool {
-        guard (0..<maxInsights).contains(position), eventId.utf8.count == 36, insightId.utf8.count == 36,
-              eventId.utf8.last == digitZero, insightId.utf8.last == digitZero + UInt8(position + 1)
-        else { return false }
+        guard (0..<maxInsights).contains(position), lastDigit(of: eventId) == 0,
+              lastDigit(of: insightId) == position + 1 else { return false }
         return insightId.utf8.dropLast().elementsEqual(eventId.utf8.dropLast())
     }
 
     private static let digitZero = UInt8(ascii: "0")
+
+    /// The decimal digit that ends `id`, when `id` has an evaluation id's length (36 bytes).
+    private static func lastDigit(of id: String) -> Int? {
+        guard id.utf8.count == 36, let last = id.utf8.last, (digitZero...digitZero + 9).contains(last) else { return nil }
+        return Int(last - digitZero)
+    }
 
     /// `id` with its last byte set to the decimal digit `digit`, by bytes: String's own
     /// `dropLast` walks grapheme clusters (~3 % of an evaluation's instructions here).

@@ -158,15 +158,22 @@ public final class SQLiteLedger: EvaluationLedger {
     private static func findInsight(_ insightId: String, environment: Environment, in db: SQLiteConnection) throws
         -> (category: String?, modelVersion: String?, value: String?)? {
         let row = { (r: SQLiteStatement) in (category: r.text(0), modelVersion: r.text(1), value: r.text(2)) }
-        if let origin = EvaluationIdentifiers.origin(ofInsightId: insightId), let found = try db.cached("""
-            SELECT e.category, i.model_version, i.value FROM evaluations e JOIN insights i ON i.slot = e.rowid * ? + ?
-            WHERE e.event_id = ? AND e.environment = ? AND i.insight_id IS NULL
-            """).first([InsightSlots.perEvaluation, origin.position, origin.eventId, environment.rawValue], row: row) {
+        if let origin = EvaluationIdentifiers.origin(ofInsightId: insightId), let found = try db.cached(findMadeInsight)
+            .first([InsightSlots.perEvaluation, origin.position, origin.eventId, environment.rawValue], row: row) {
             return found
         }
-        return try db.cached("""
-            SELECT e.category, i.model_version, i.value FROM insights i JOIN evaluations e ON e.rowid = i.slot / ?
-            WHERE i.insight_id = ? AND e.environment = ?
-            """).first([InsightSlots.perEvaluation, insightId, environment.rawValue], row: row)
+        return try db.cached(findStoredInsight).first([InsightSlots.perEvaluation, insightId, environment.rawValue], row: row)
     }
+
+    /// An insight by its evaluation's event id and its position (an id made from the event id).
+    static let findMadeInsight: StaticString = """
+        SELECT e.category, i.model_version, i.value FROM evaluations e JOIN insights i ON i.slot = e.rowid * ? + ?
+        WHERE e.event_id = ? AND e.environment = ? AND i.insight_id IS NULL
+        """
+
+    /// An insight by its stored id (one not made from the event id).
+    static let findStoredInsight: StaticString = """
+        SELECT e.category, i.model_version, i.value FROM insights i JOIN evaluations e ON e.rowid = i.slot / ?
+        WHERE i.insight_id = ? AND e.environment = ?
+        """
 }

@@ -108,6 +108,13 @@ final class StorageTests: XCTestCase {
             })
     }
 
+    /// Reports the use of `ids` of evaluation `event` (caller c1, production, on time).
+    func report(_ ledger: SQLiteLedger, _ event: String, _ ids: [String]) -> Result<ConsumptionResult, StoreFailure> {
+        wait { ledger.report(ConsumptionReport(eventId: event, callerId: "c1", environment: .production,
+                                               status: .usedIncreasedFriction, insightIdsUsed: ids, reportedAt: 1500),
+                             completion: $0) }
+    }
+
     func wait<T: Sendable>(_ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void) -> Result<T, StoreFailure> {
         let done = expectation(description: "completion")
         let box = ResultBox<T>()
@@ -228,15 +235,10 @@ final class StorageTests: XCTestCase {
         defer { writer.stop() }
         XCTAssertNoThrow(try wait { ledger.record(evaluation("e1", insights: ["a", "b", "c", "d"]), completion: $0) }.get())
         XCTAssertNoThrow(try wait { ledger.record(evaluation("e2", insights: ["x"]), completion: $0) }.get())
-        func report(_ event: String, _ ids: [String]) -> Result<ConsumptionResult, StoreFailure> {
-            wait { ledger.report(ConsumptionReport(eventId: event, callerId: "c1", environment: .production,
-                                                   status: .usedIncreasedFriction, insightIdsUsed: ids, reportedAt: 1500),
-                                 completion: $0) }
-        }
         // Each evaluation sees its own insights only, all four of e1's.
-        XCTAssertEqual(report("e2", ["a"]), .success(.unknownInsightIds(["a"])))
-        XCTAssertEqual(report("e1", ["x"]), .success(.unknownInsightIds(["x"])))
-        XCTAssertEqual(report("e1", ["d", "a"]), .success(.recorded(.onTime)))
+        XCTAssertEqual(report(ledger, "e2", ["a"]), .success(.unknownInsightIds(["a"])))
+        XCTAssertEqual(report(ledger, "e1", ["x"]), .success(.unknownInsightIds(["x"])))
+        XCTAssertEqual(report(ledger, "e1", ["d", "a"]), .success(.recorded(.onTime)))
         // More insights than an evaluation has slots for are refused, and nothing is stored.
         let tooMany = (0..<9).map { "many-\($0)" }
         XCTAssertThrowsError(try wait { ledger.record(evaluation("e3", insights: tooMany), completion: $0) }.get())
@@ -296,15 +298,10 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(try db.scalarText("SELECT group_concat(insight_id) FROM insights"), "legacy-id")
 
         // Consumption knows the made ids, and only the evaluation's own.
-        func report(_ event: String, _ ids: [String]) -> Result<ConsumptionResult, StoreFailure> {
-            wait { ledger.report(ConsumptionReport(eventId: event, callerId: "c1", environment: .production,
-                                                   status: .usedIncreasedFriction, insightIdsUsed: ids, reportedAt: 1500),
-                                 completion: $0) }
-        }
         let third = try XCTUnwrap(EvaluationIdentifiers.insightId(eventId: made.eventId, position: 2))
-        XCTAssertEqual(report(made.eventId, [third]), .success(.unknownInsightIds([third])))
-        XCTAssertEqual(report(made.eventId, [other.insightIds[0]]), .success(.unknownInsightIds([other.insightIds[0]])))
-        XCTAssertEqual(report(made.eventId, made.insightIds), .success(.recorded(.onTime)))
+        XCTAssertEqual(report(ledger, made.eventId, [third]), .success(.unknownInsightIds([third])))
+        XCTAssertEqual(report(ledger, made.eventId, [other.insightIds[0]]), .success(.unknownInsightIds([other.insightIds[0]])))
+        XCTAssertEqual(report(ledger, made.eventId, made.insightIds), .success(.recorded(.onTime)))
 
         // Labels find made ids through their evaluation, in its environment only, and stored ids
         // through the index; a made id past the evaluation's insights is unknown.
@@ -320,10 +317,9 @@ final class StorageTests: XCTestCase {
                        "payment:high,payment:high,payment:high")
 
         // Both ways in are index lookups, never a scan of insights or evaluations.
-        let plans = try [
-            "SELECT i.value FROM evaluations e JOIN insights i ON i.slot = e.rowid * 8 + 1 WHERE e.event_id = 'x' AND i.insight_id IS NULL",
-            "SELECT i.value FROM insights i JOIN evaluations e ON e.rowid = i.slot / 8 WHERE i.insight_id = 'x'",
-        ].flatMap { sql in try db.prepare("EXPLAIN QUERY PLAN " + sql).query { $0.text(3) ?? "" } }
+        let plans = try [SQLiteLedger.findMadeInsight, SQLiteLedger.findStoredInsight].flatMap { sql in
+            try db.prepare("EXPLAIN QUERY PLAN \(sql)").query { $0.text(3) ?? "" }
+        }
         XCTAssertFalse(plans.contains { $0.hasPrefix("SCAN") }, "\(plans)")
         XCTAssertTrue(plans.contains { $0.contains("insights_by_stored_id") }, "\(plans)")
     }
