@@ -81,6 +81,21 @@ enum RequestPathBenchmarks {
                 }
             })
         }
+        out.append(MicroBenchmark(name: "model.varied.assess",
+                                  note: "CoachingModelVersion.assess, 256 different 150-event sessions in turn") { o in
+            // One session assessed over and over takes the same paths through every tree, which
+            // a branch predictor learns; callers' sessions differ, so this one cycles through many.
+            let model = try fixtures.model()
+            let vectors = try (0..<256).map { seed in
+                try FeatureExtractor.extract(events: SessionGenerator.events(count: 150, seed: UInt64(seed) &+ 1),
+                                             device: device)
+            }
+            var next = 0
+            return measure("model.varied.assess", "", o) {
+                next = (next &+ 1) & 255
+                return model.assess(vectors[next], category: "payment").reasons.count
+            }
+        })
         out.append(MicroBenchmark(name: "model.summary.fromSummary+assess",
                                   note: "FeatureExtractor.fromSummary + assess (the W2 path)") { o in
             let model = try fixtures.model()
