@@ -68,6 +68,19 @@ struct ByteCursor {
     mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
+        // Eight bytes at a time while eight remain (a W1 request reads two such strings for each
+        // of its events), then byte by byte from the first that is not a letter.
+        if let base = bytes.baseAddress {
+            while index + 8 <= bytes.count {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                let others = Self.nonLetterBytes(word)
+                if others != 0 {
+                    index += others.trailingZeroBitCount / 8
+                    break
+                }
+                index += 8
+            }
+        }
         while index < bytes.count {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {
@@ -78,6 +91,19 @@ struct ByteCursor {
             index += 1
         }
         return nil
+    }
+
+    /// The high bit of each byte of `word` that is not an ASCII letter, computed for all eight
+    /// at once: folded to lower case and stripped of the high bit, a byte is a letter when adding
+    /// 0x1F carries it to 0x80 or more (it is at least "a") and adding 0x05 does not (it is at
+    /// most "z"); no sum leaves its byte. A byte with its own high bit set is not ASCII.
+    @inline(__always)
+    static func nonLetterBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highBits: UInt64 = 0x8080_8080_8080_8080
+        let folded = (word | 0x2020_2020_2020_2020) & ~highBits
+        let atLeastA = folded &+ 0x1F &* ones
+        let beyondZ = folded &+ 0x05 &* ones
+        return (~(atLeastA & ~beyondZ) | word) & highBits
     }
 
     /// A non-empty string of printable ASCII (0x20–0x7E) without escapes, of at most `maxLength`

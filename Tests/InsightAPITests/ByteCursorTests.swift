@@ -1,0 +1,63 @@
+@testable import InsightAPI
+import XCTest
+
+/// `ByteCursor.plainString` reads eight bytes at a time; it must accept and decline exactly what
+/// a byte-by-byte reading does, wherever in a word the string ends or a non-letter sits.
+final class ByteCursorTests: XCTestCase {
+    static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+    }
+
+    func testEveryByteValueInEveryPositionOfAWordIsJudgedAsOneByOne() {
+        let letters = Array("qWeRtYuI".utf8)
+        for position in 0..<8 {
+            for value in 0...255 {
+                var bytes = letters
+                bytes[position] = UInt8(value)
+                let word = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+                let expected = (0..<8).reduce(UInt64(0)) { mask, i in
+                    Self.isLetter(bytes[i]) ? mask : mask | (0x80 << (8 * UInt64(i)))
+                }
+                XCTAssertEqual(ByteCursor.nonLetterBytes(word), expected, "byte \(value) at \(position)")
+            }
+        }
+    }
+
+    /// The reference: a quoted run of ASCII letters, or nil.
+    static func plainString(_ text: [UInt8]) -> (String, end: Int)? {
+        guard text.first == UInt8(ascii: "\"") else { return nil }
+        var i = 1
+        while i < text.count, isLetter(text[i]) { i += 1 }
+        guard i < text.count, text[i] == UInt8(ascii: "\"") else { return nil }
+        return (String(decoding: text[1..<i], as: UTF8.self), i + 1)
+    }
+
+    func testStringsOfEveryLengthEndingAnywhereReadAsOneByOne() {
+        let intruders: [UInt8] = [0x22, 0x5C, 0x20, 0x30, 0x40, 0x5B, 0x60, 0x7B, 0x7F, 0x80, 0xC3, 0xFF, 0x00]
+        for length in 0..<40 {
+            let name = Array(String(repeating: "aZ", count: 20).utf8.prefix(length))
+            var cases: [[UInt8]] = [
+                [0x22] + name + [0x22],                // ends at the buffer's end
+                [0x22] + name + [0x22, 0x2C, 0x7D],    // followed by more
+                [0x22] + name,                         // never closed
+            ]
+            for position in 0..<length {
+                for intruder in intruders {
+                    var text = [0x22] + name + [0x22, 0x7D]
+                    text[1 + position] = intruder
+                    cases.append(text)
+                }
+            }
+            for text in cases {
+                let read: (String, end: Int)? = text.withUnsafeBufferPointer { buffer in
+                    var cursor = ByteCursor(bytes: buffer, index: 0)
+                    guard let string = cursor.plainString() else { return nil }
+                    return (String(decoding: string, as: UTF8.self), cursor.index)
+                }
+                let expected = Self.plainString(text)
+                XCTAssertEqual(read?.0, expected?.0, "\(text)")
+                XCTAssertEqual(read?.end, expected?.end, "\(text)")
+            }
+        }
+    }
+}
