@@ -45,6 +45,7 @@ B="http://127.0.0.1:$PORT"
 # check one at a time.)
 tuned() { tr '\0' '\n' <"/proc/$PID/environ" | grep -qx "GLIBC_TUNABLES=$1"; }
 tuned "glibc.malloc.tcache_count=128" || fail "insightd does not run with glibc.malloc.tcache_count=128"
+[ "$(cat "/proc/$PID/comm")" = insightd ] || fail "the re-executed process is called $(cat "/proc/$PID/comm"), not insightd"
 pass "allocator tuned"
 CREATED=$("$BIN/insightctl" callers create --name e2e --roles evaluate,labels --environment production --json)
 KEY=$(echo "$CREATED" | jq -r .apiKey)

@@ -35,9 +35,19 @@ public enum AllocatorTuning {
         var tuned = environment
         tuned["GLIBC_TUNABLES"] = value
         let entries = tuned.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        execve("/proc/self/exe", CommandLine.unsafeArgv, entries)
+        // The binary's own path, not /proc/self/exe: the kernel names a process after the file
+        // it executes, and `ps`, `top` and systemd would show "exe".
+        if let path = executablePath() { execve(path, CommandLine.unsafeArgv, entries) }
         let reason = String(cString: strerror(errno))
         FileHandle.standardError.write(Data("insightd: cannot re-execute with \(tunable)=\(count) (\(reason)); continuing with glibc's default\n".utf8))
         entries.forEach { free($0) }
+    }
+
+    /// The running binary's path, as the kernel resolved it when it started.
+    private static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
