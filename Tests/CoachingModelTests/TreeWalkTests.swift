@@ -113,9 +113,13 @@ final class TreeWalkTests: XCTestCase {
             let ensemble = try TreeEnsemble(json: Self.json(trees, features: features))
             for _ in 0..<200 {
                 let x = (0..<features).map { _ -> Double in
-                    switch random.below(6) {
+                    switch random.below(7) {
                     case 0: return .nan
                     case 1: return 0
+                    case 2:
+                        // Exactly a threshold: equal goes left.
+                        let tree = trees[random.below(trees.count)]
+                        return tree.splits.isEmpty ? 0.5 : tree.splits[random.below(tree.splits.count)][1]
                     default: return TreeEnsemble.prepare(random.unit() * 1.2 - 0.1)
                     }
                 }
