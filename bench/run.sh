@@ -221,6 +221,29 @@ demangle() {
     if command -v swift-demangle >/dev/null 2>&1; then swift-demangle --simplified
     else "$SWIFT" demangle --simplified 2>/dev/null || cat; fi
 }
+# server_histograms: insightd's own request and commit duration buckets so far (/metrics).
+server_histograms() {
+    curl -s "$INSIGHTD_URL/metrics" | grep -E '^insightd_(http_request_duration_seconds|store_commit_duration_seconds)_bucket'
+}
+# server_side NAME: what insightd's histograms saw during run NAME: the share of requests it
+# answered (parse to answer, any route) within 10 and 25 ms, the bucket holding its p99, and the
+# commits over 50 ms; tells a latency tail inside the server from one outside it.
+server_side() {
+    awk '
+        NR == FNR { before[$1] = $2; next }
+        { n = $2 - before[$1]; le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
+          if ($1 ~ /^insightd_http/) req[le] += n; else commit[le] += n }
+        function bound(h, le,   b) { b = 0; for (k in h) if (k != "+Inf" && k + 0 <= le + 0 && k + 0 > b + 0) b = k; return b }
+        END {
+            total = req["+Inf"]; commits = commit["+Inf"]
+            if (total == 0) exit
+            p99 = "+Inf"
+            for (k in req) if (k != "+Inf" && req[k] >= 0.99 * total && (p99 == "+Inf" || k + 0 < p99 + 0)) p99 = k
+            printf "server side: %.2f %% of %d requests answered within 10 ms, %.2f %% within 25 ms, p99 <= %s; %d of %d commits over 50 ms\n",
+                100 * req[bound(req, 0.01)] / total, total, 100 * req[bound(req, 0.025)] / total,
+                (p99 == "+Inf" ? "+Inf" : sprintf("%g ms", p99 * 1000)), commits - commit[bound(commit, 0.05)], commits
+        }' "$WORK/$1.hist0" "$WORK/$1.hist1"
+}
 run_wrk() {
     name=$1 script=$2 url=$3
     shift 3
@@ -228,6 +251,7 @@ run_wrk() {
     if [ "$url" = "$INSIGHTD_URL" ]; then
         server=insightd
         thread_ticks "$INSIGHTD_PID" | sort >"$WORK/$name.cpu0"
+        server_histograms >"$WORK/$name.hist0"
     else
         server=nginx
         nginx_ticks >"$WORK/$name.cpu0"
@@ -244,6 +268,7 @@ run_wrk() {
         >"$WORK/$name.txt" 2>&1; } 2>"$WORK/$name.time" || { cat "$WORK/$name.txt" >&2; die "wrk failed"; }
     if [ "$server" = insightd ]; then
         thread_ticks "$INSIGHTD_PID" | sort >"$WORK/$name.cpu1"
+        server_histograms >"$WORK/$name.hist1"
         server_cpu=$(join "$WORK/$name.cpu0" "$WORK/$name.cpu1" | awk -v hz="$TICKS" '{ s += $3 - $2 } END { printf "%.2f", s / hz }')
         per_thread=$(join "$WORK/$name.cpu0" "$WORK/$name.cpu1" | awk -v hz="$TICKS" '$3 > $2 { printf "%s%.2f", sep, ($3 - $2) / hz; sep = " / " }')
     else
@@ -261,6 +286,7 @@ run_wrk() {
     printf ' server_cpu_s=%s wrk_cpu_s=%s steal_s=%s\n' "$server_cpu" "$wrk_cpu" "$steal" >>"$WORK/$name.result"
     sed -n '/Latency Distribution/,/requests in/p' "$WORK/$name.txt" | sed 's/^/    /'
     say "    CPU seconds: $server $server_cpu${per_thread:+ (per busy thread: $per_thread)}, wrk $wrk_cpu; $machine; $(nproc) CPUs x $(awk -v us="$(field "$name" duration_us)" 'BEGIN { printf "%.1f", us / 1e6 }') s"
+    if [ "$server" = insightd ]; then say "    $(server_side "$name")"; fi
     if [ -n "$PERF_PID" ]; then
         kill -INT "$PERF_PID" 2>/dev/null; wait "$PERF_PID" 2>/dev/null || true
         PERF_PID=""
