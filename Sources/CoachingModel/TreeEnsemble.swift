@@ -201,8 +201,9 @@ struct TreeEnsemble: Sendable {
     ///
     /// The walk branches on the answer. Choosing the child by a mask instead, with no branch to
     /// mispredict, measured slower even over varied sessions (`insightd-bench --filter
-    /// model.varied`, about 5.3 against 4.3 µs): a predicted branch lets the processor start
-    /// loading the next split before the comparison is known, and is right often enough.
+    /// model.varied`, eight interleaved runs: 4.9–6.1 against 3.7–5.7 µs): a predicted branch
+    /// lets the processor start loading the next split before the comparison is known, and is
+    /// right often enough.
     @inline(__always)
     private static func goesRight(_ split: Split, _ v: Double) -> Bool {
         if _slowPath(split.zeroIsMissing) {

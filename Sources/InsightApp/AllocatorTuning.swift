@@ -7,8 +7,8 @@ import Foundation
 /// the shared arena's fast bins, and each allocation of 1 KiB or more (a request body, a response
 /// buffer, a SQLite page) first sweeps those bins back together (`malloc_consolidate`). Under W2
 /// load malloc's functions took 6 % of all CPU samples (`perf record -a`), the sweep alone 1 %.
-/// With 128 chunks a size the churn stays in the thread cache:
-/// -4.9 % CPU a request on W2, -4.5 % on W1 (docs/performance.md, round 8).
+/// With 128 chunks a size the churn stays in the thread cache: -6.8 % CPU a request on W2 as
+/// shipped, -4.5 % on W1 with the tunable set by hand (docs/performance.md, round 8).
 ///
 /// glibc reads tunables only when a program starts, from `GLIBC_TUNABLES`, and offers no call to
 /// change this one later; so the binary executes itself once more with the tunable added: same

@@ -87,11 +87,13 @@ public final class SQLiteLedger: EvaluationLedger {
             return .evaluationNotFound
         }
         let slots = InsightSlots.range(ofEvaluation: rowid)
-        let insightIds = Set(try db.cached("SELECT slot, insight_id FROM insights WHERE slot BETWEEN ? AND ?")
-            .query([slots.first, slots.last]) { row in
-                StoredInsightId.insightId(stored: row.text(1), eventId: r.eventId, position: Int(row.int64(0) - slots.first))
-            })
-        let unknown = r.insightIdsUsed.filter { !insightIds.contains($0) }
+        // Each used id is compared with the rows as they are: an id made from the event id is
+        // checked by its bytes, so no id is made (nor a set of them) on the writer thread.
+        let rows = try db.cached("SELECT slot, insight_id FROM insights WHERE slot BETWEEN ? AND ?")
+            .query([slots.first, slots.last]) { row in (position: Int(row.int64(0) - slots.first), stored: row.text(1)) }
+        let unknown = r.insightIdsUsed.filter { id in
+            !rows.contains { StoredInsightId.row(stored: $0.stored, at: $0.position, of: r.eventId, is: id) }
+        }
         if !unknown.isEmpty { return .unknownInsightIds(unknown) }
         let used = r.insightIdsUsed.joined(separator: ",")
         if let existing = try db.cached("SELECT status, insight_ids FROM consumption_reports WHERE event_id = ?")

@@ -9,8 +9,9 @@ enum StoredInsightId {
         EvaluationIdentifiers.isMade(insightId, eventId: eventId, position: position) ? nil : insightId
     }
 
-    /// The insight id that a row with `stored` at `position` of evaluation `eventId` stands for.
-    static func insightId(stored: String?, eventId: String, position: Int) -> String {
-        stored ?? EvaluationIdentifiers.insightId(eventId: eventId, position: position) ?? ""
+    /// Whether the row with `stored` at `position` of evaluation `eventId` is insight `insightId`.
+    static func row(stored: String?, at position: Int, of eventId: String, is insightId: String) -> Bool {
+        guard let stored else { return EvaluationIdentifiers.isMade(insightId, eventId: eventId, position: position) }
+        return stored == insightId
     }
 }

@@ -28,8 +28,8 @@ final class NameTableTests: XCTestCase {
         }
     }
 
-    func testManyNamesInASmallTableAreAllFound() {
-        // Collisions and wrap-around in the open-addressed slots.
+    func testManyNamesAreAllFoundPastSlotCollisions() {
+        // 300 names in 2,048 slots: some share a first slot and are found by probing onward.
         let names = (0..<300).map { "name\($0)" }
         let table = NameTable(names.enumerated().map { (name: $0.element, value: $0.offset) })
         for (index, name) in names.enumerated() { XCTAssertEqual(value(table, name), index) }
