@@ -150,6 +150,25 @@ INSIGHTD_TLS_CERT="$WORK/tls.crt" "$BIN/insightd" --check-config 2>/dev/null && 
 kill -TERM "$PID"; wait "$PID" || fail "SIGTERM exit status (TLS)"; PID=""
 pass "TLS"
 
+# A log reader that goes away does not stop the daemon: its lines are counted, not a crash.
+# (The reader copies the lines up to "insightd ready" into the log, then closes the pipe.)
+mkfifo "$WORK/log.pipe"
+(while IFS= read -r line; do printf '%s\n' "$line" >>"$LOG"; case $line in *'"insightd ready"'*) break ;; esac; done) <"$WORK/log.pipe" &
+"$BIN/insightd" 2>"$WORK/log.pipe" &
+PID=$!
+for _ in $(seq 1 100); do
+    PORT=$(grep '"msg":"insightd ready"' "$LOG" | tail -1 | jq -r '.listen' 2>/dev/null | sed 's/.*://')
+    [ -n "$PORT" ] && curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break
+    sleep 0.1
+done
+for _ in 1 2 3; do curl -s -o /dev/null "http://127.0.0.1:$PORT/livez"; done
+sleep 0.5   # the request lines wait up to 100 ms
+dropped=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '$1 == "insightd_log_lines_dropped_total" { print $2 }')
+[ "${dropped:-0}" -ge 3 ] 2>/dev/null || fail "log lines refused by a closed pipe were not counted (got '$dropped')"
+kill -0 "$PID" 2>/dev/null || fail "insightd died when its log reader went away"
+kill -TERM "$PID"; wait "$PID" || fail "SIGTERM exit status (log reader gone)"; PID=""
+pass "log reader gone: the daemon went on, $dropped lines counted"
+
 # Privacy: no raw identifier in any state file or log line.
 for needle in "$ACCOUNT" "$DEVICE" "e2e-payee-x" "$KEY"; do
     if grep -rqa -- "$needle" "$STATE" "$LOG"; then fail "raw value found in state or log"; fi

@@ -143,6 +143,8 @@ public final class InsightService: @unchecked Sendable {
         let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
         try server.start()
         self.server = server
+        metrics.collect("insightd_log_lines_dropped_total", help: "Log lines stderr refused (its reader gone).",
+                        type: .counter) { [logger] in [(labels: [], value: Double(logger.droppedLines))] }
         metrics.collect("insightd_open_connections", help: "Open client connections.", type: .gauge) {
             [(labels: [], value: Double(server.openConnections))]
         }

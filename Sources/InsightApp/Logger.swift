@@ -18,32 +18,41 @@ public enum LogLevel: String, Sendable, Comparable, CaseIterable {
 ///
 /// Per-request lines may be *deferred*: they wait in memory and go out together, at the latest
 /// `flushInterval` later or once `flushBytes` are waiting (a `write` per request was 7 % of an
-/// evaluation's CPU). Every other line is written at once, after whatever waits, so lines stay
-/// in order and a warning or error is never held back. A SIGKILL can lose the deferred lines of
-/// the last `flushInterval`; a clean stop writes them (its last line is not deferred).
+/// evaluation's CPU). A thread of the logger's own writes them, so the event loops that log
+/// never wait for the disk or for a slow reader of stderr. Every other line is written at once
+/// by its caller, after whatever waits, so lines stay in order and a warning or error is never
+/// held back. A SIGKILL can lose the deferred lines of the last `flushInterval`; a clean stop
+/// writes them (its last line is not deferred). Logging never stops the daemon: lines that
+/// stderr refuses (its reader gone) are counted in `droppedLines` and the daemon goes on.
 public final class Logger: Sendable {
     public let minimumLevel: LogLevel
     private let clock: any Clock
     private let output: LogOutput
-    private let flushTimer: RepeatingTimer
 
     /// The longest a deferred line waits.
     public static let flushInterval: DispatchTimeInterval = .milliseconds(100)
     /// Deferred lines are written as soon as this many bytes wait.
     public static let flushBytes = 32 << 10
+    /// The most bytes of deferred lines that wait while stderr is slow (about a second of request
+    /// lines at full load); past it, a caller writes the lines itself, so memory stays bounded
+    /// and no line is dropped for being late.
+    public static let backlogBytes = 8 << 20
 
-    public init(minimumLevel: LogLevel, clock: any Clock = SystemClock(), sink: FileHandle = .standardError) {
+    /// A logger writing to `sink`. `flushInterval` is for tests that must tell a full buffer's
+    /// write from the periodic one.
+    public init(minimumLevel: LogLevel, clock: any Clock = SystemClock(), sink: FileHandle = .standardError,
+                flushInterval: DispatchTimeInterval = Logger.flushInterval) {
         self.minimumLevel = minimumLevel
         self.clock = clock
-        let output = LogOutput(sink)
-        self.output = output
-        flushTimer = RepeatingTimer(every: Self.flushInterval) { [weak output] in output?.flush() }
+        output = LogOutput(sink, flushInterval: flushInterval)
     }
 
     deinit {
-        flushTimer.cancel()
-        output.flush()
+        output.stop()
     }
+
+    /// Lines lost because stderr refused them (a closed pipe, a full non-blocking one).
+    public var droppedLines: Int { output.droppedLines }
 
     /// Writes `message` with `fields` if `level` is enabled; a `deferred` line may wait (see the
     /// type's notes).
@@ -81,49 +90,101 @@ public final class Logger: Sendable {
 
 /// The log's file and the deferred lines waiting for it.
 ///
-/// Two locks, so that appending a deferred line does not wait for the disk: `pending` is held
-/// only to append or to take the waiting lines; `sink` is held while writing them, and is taken
-/// before the lines are, so that writes reach the file in the order the lines were appended.
+/// Two locks, so that appending a line never waits for the disk: `pending` is held only to
+/// append or to take the waiting lines; `sink` is held while writing them, and is taken before
+/// the lines are, so that writes reach the file in the order the lines were appended. The
+/// writing thread sleeps on `wake` between writes: a deferred line that fills the buffer wakes
+/// it, and it wakes by itself every flush interval.
 private final class LogOutput: Sendable {
-    private let sink: Mutex<FileHandle>
-    private let pending = Mutex<[UInt8]>([])
+    private struct Pending {
+        var bytes: [UInt8] = []
+        var stopping = false
+    }
 
-    init(_ sink: FileHandle) { self.sink = Mutex(sink) }
+    private let sink: Mutex<LogSink>
+    private let pending = Mutex(Pending())
+    private let wake = DispatchSemaphore(value: 0)
+    private let dropped = Atomic<Int>(0)
+
+    init(_ sink: FileHandle, flushInterval: DispatchTimeInterval) {
+        self.sink = Mutex(LogSink(sink))
+        let thread = Thread { [self] in
+            while true {
+                _ = wake.wait(timeout: .now() + flushInterval)
+                if pending.withLock({ $0.stopping }) { return }
+                flush()
+            }
+        }
+        thread.name = "insightd-log"
+        thread.start()
+    }
+
+    var droppedLines: Int { dropped.load(ordering: .relaxed) }
 
     func write(_ line: [UInt8], deferred: Bool) {
-        // Only the line that fills the buffer flushes it; the lines after it do not queue up
-        // behind that write.
-        let filled = pending.withLock { pending in
-            let before = pending.count
-            pending.append(contentsOf: line)
-            return before < Logger.flushBytes && pending.count >= Logger.flushBytes
+        let (before, after) = pending.withLock { pending in
+            let before = pending.bytes.count
+            pending.bytes.append(contentsOf: line)
+            return (before, pending.bytes.count)
         }
-        if !deferred || filled { flush() }
+        if !deferred || after >= Logger.backlogBytes {
+            flush()
+        } else if before < Logger.flushBytes && after >= Logger.flushBytes {
+            // Only the line that fills the buffer wakes the thread.
+            wake.signal()
+        }
     }
 
     func flush() {
         sink.withLock { sink in
-            let lines = pending.withLock { pending in
-                defer { pending.removeAll(keepingCapacity: true) }
-                return pending
-            }
-            if !lines.isEmpty { sink.write(Data(lines)) }
+            pending.withLock { swap(&$0.bytes, &sink.lines) }
+            let lost = sink.writeLines()
+            if lost > 0 { dropped.add(lost, ordering: .relaxed) }
         }
+    }
+
+    /// Writes what waits and ends the thread (which holds the output until it has ended).
+    func stop() {
+        pending.withLock { $0.stopping = true }
+        wake.signal()
+        flush()
     }
 }
 
-/// A repeating timer on a global dispatch queue, running until cancelled.
-private final class RepeatingTimer: @unchecked Sendable {
-    // @unchecked: a dispatch source may be cancelled from any thread; the Dispatch overlay
-    // just does not declare it Sendable.
-    private let source: any DispatchSourceTimer
+/// The log's file descriptor, written with `write(2)` so that a failure is an answer, not a trap
+/// (Foundation's `FileHandle.write` traps when the reader of a pipe has gone), and the buffer
+/// the lines are written from, swapped with the pending one so neither is reallocated.
+private struct LogSink {
+    private let handle: FileHandle
+    var lines: [UInt8] = []
 
-    init(every interval: DispatchTimeInterval, _ handler: @escaping @Sendable () -> Void) {
-        source = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        source.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
-        source.setEventHandler(handler: handler)
-        source.resume()
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// Writes `lines` and empties them; returns how many lines stderr refused. A non-blocking
+    /// descriptor that stays full for a second counts as refusing.
+    mutating func writeLines() -> Int {
+        defer {
+            // A buffer that grew while stderr was slow is not kept at that size.
+            if lines.capacity > 4 * Logger.flushBytes { lines = [] } else { lines.removeAll(keepingCapacity: true) }
+        }
+        let fd = handle.fileDescriptor
+        return lines.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n > 0 {
+                    offset += n
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    if poll(&ready, 1, 1_000) > 0 { continue }
+                    break
+                } else {
+                    break
+                }
+            }
+            return bytes[offset...].reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
+        }
     }
-
-    func cancel() { source.cancel() }
 }
