@@ -82,10 +82,19 @@ public final class InsightService: @unchecked Sendable {
             .labels()
         let batchSize = metrics.histogram("insightd_store_commit_batch_size", help: "Writes committed together.",
                                           buckets: Buckets.powersOfTwo).labels()
+        let writeFailures = metrics.counter("insightd_store_write_failures_total",
+                                            help: "Writes the store could not commit (answered 503).").labels()
+        let failureLog = StoreFailureLog(logger: logger)
         let writer = GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
-                                       observer: { size, seconds in
-                                           commitDuration.observe(seconds)
-                                           batchSize.observe(Double(size))
+                                       observer: { commit in
+                                           commitDuration.observe(commit.seconds)
+                                           batchSize.observe(Double(commit.size))
+                                           if let error = commit.firstError {
+                                               writeFailures.increment(by: Double(commit.failed))
+                                               failureLog.failed(commit.failed, error: error)
+                                           } else {
+                                               failureLog.committed()
+                                           }
                                        })
         metrics.collect("insightd_write_queue_depth", help: "Writes waiting for the writer.", type: .gauge) {
             [(labels: [], value: Double(writer.depth))]

@@ -25,11 +25,23 @@ public final class GroupCommitWriter: @unchecked Sendable {
     public let capacity: Int
     /// Most jobs committed together.
     public let maxBatch: Int
-    /// Called after each commit with the batch size and the commit's duration in seconds.
-    private let observer: (@Sendable (Int, Double) -> Void)?
+    /// What one commit did, for metrics and logs.
+    public struct Commit: Sendable {
+        /// Jobs in the batch.
+        public var size: Int
+        /// The commit's duration in seconds, fsync included.
+        public var seconds: Double
+        /// Jobs that failed (all of them when BEGIN or COMMIT failed).
+        public var failed: Int
+        /// The first failure's error, as text: for the operator's log, never for callers.
+        public var firstError: String?
+    }
+
+    /// Called on the writer thread after each commit.
+    private let observer: (@Sendable (Commit) -> Void)?
 
     public init(connection: SQLiteConnection, capacity: Int = 10_000, maxBatch: Int = 256,
-                observer: (@Sendable (Int, Double) -> Void)? = nil) {
+                observer: (@Sendable (Commit) -> Void)? = nil) {
         self.connection = connection
         self.capacity = capacity
         self.maxBatch = maxBatch
@@ -127,7 +139,11 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private func commit(_ batch: [Job]) {
         let started = DispatchTime.now().uptimeNanoseconds
         let errors = commitTogether(batch)
-        observer?(batch.count, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        if let observer {
+            let failures = errors.compactMap { $0 }
+            observer(Commit(size: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
+                            failed: failures.count, firstError: failures.first.map { "\($0)" }))
+        }
         for (job, error) in zip(batch, errors) { job.finish(error) }
     }
 

@@ -429,7 +429,9 @@ final class StorageTests: XCTestCase {
     func testAFailingJobInABatchFailsAloneWhenTheBatchRunsAgain() throws {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
         let batches = ResultsBox()
-        let writer = GroupCommitWriter(connection: db, capacity: 100) { size, _ in batches.append("\(size)", true) }
+        let writer = GroupCommitWriter(connection: db, capacity: 100) { commit in
+            batches.append("\(commit.size)", commit.failed == 1 && commit.firstError?.contains("UNIQUE") == true)
+        }
         let ledger = SQLiteLedger(writer: writer)
         let results = ResultsBox()
         let done = expectation(description: "all four")
@@ -444,11 +446,58 @@ final class StorageTests: XCTestCase {
         wait(for: [done], timeout: 10)
         writer.stop()
         XCTAssertEqual(batches.values.map(\.0), ["4"])
+        XCTAssertEqual(batches.values.map(\.1), [true], "the commit reports its one failure and why")
         XCTAssertEqual(results.values.map { "\($0.0)=\($0.1)" }, ["first=true", "dup=true", "dup=false", "last=true"])
         let check = try Database.open(path: path)
         XCTAssertEqual(try check.scalarText("SELECT group_concat(event_id, ',') FROM (SELECT event_id FROM evaluations ORDER BY event_id)"),
                        "dup,first,last")
         XCTAssertEqual(try check.scalarText("SELECT count(*) FROM insights"), "3")
+    }
+
+    /// A full disk, as SQLite meets it (SQLITE_FULL, here from a page limit on the file): the
+    /// write that does not fit fails with `unavailable`, the commit reports the failure and
+    /// SQLite's reason, the writes before it stay stored, and once there is room writes succeed.
+    func testAFullDiskFailsTheWriteReportsWhyAndWritesResumeWithRoom() throws {
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let pages = try XCTUnwrap(Int(try db.scalarText("PRAGMA page_count") ?? ""))
+        try db.execute("PRAGMA max_page_count = \(pages + 4)")  // four pages of room
+        let commits = ResultsBox()
+        let writer = GroupCommitWriter(connection: db, capacity: 100) { commit in
+            if let error = commit.firstError { commits.append(error, commit.failed == 1) }
+        }
+        let ledger = SQLiteLedger(writer: writer)
+        writer.start()
+        defer { writer.stop() }
+        /// Records one evaluation and waits for its answer.
+        func record(_ id: String) -> Result<Void, StoreFailure> {
+            let box = ResultBox<Void>()
+            let done = expectation(description: id)
+            ledger.record(evaluation(id)) { box.value = $0; done.fulfill() }
+            wait(for: [done], timeout: 10)
+            return box.value!
+        }
+        var stored = 0
+        var full: Result<Void, StoreFailure>?
+        while stored < 1_000 {
+            let result = record(String(format: "e%04d", stored))
+            if case .failure = result { full = result; break }
+            stored += 1
+        }
+        guard case .failure(.unavailable)? = full else {
+            return XCTFail("\(stored) evaluations fitted in four pages, or the failure was not `unavailable`: \(String(describing: full))")
+        }
+        XCTAssertEqual(commits.values.count, 1)
+        XCTAssertTrue(commits.values.first?.0.contains("full") == true, "the reason is SQLite's: \(commits.values)")
+        XCTAssertEqual(commits.values.first?.1, true, "one failed write")
+
+        // Room again (the limit lifted on the writer's own thread, as a freed disk would be).
+        let lifted = expectation(description: "limit lifted")
+        writer.submit({ db in try db.execute("PRAGMA max_page_count = 1073741823") }) { _ in lifted.fulfill() }
+        wait(for: [lifted], timeout: 10)
+        guard case .success = record("after") else { return XCTFail("a write with room again failed") }
+        let check = try Database.open(path: path)
+        XCTAssertEqual(try check.scalarText("SELECT count(*) FROM evaluations"), "\(stored + 1)")
+        XCTAssertEqual(try check.scalarText("PRAGMA integrity_check"), "ok")
     }
 
     func testAFullQueueAnswersOverloadedAndAStoppedWriterUnavailable() throws {
