@@ -25,6 +25,19 @@ final class GCRATests: XCTestCase {
         XCTAssertEqual(gcra.windowSeconds, 1)
     }
 
+    func testAClockSteppedBackHoldsTheBucketEmptyForOneIntervalNotForTheStep() {
+        let gcra = GCRA(rate: 10, burst: 5)
+        var tat: Double?
+        for _ in 0..<5 { tat = gcra.decide(now: 3_600_000, tat: tat).tat }  // the burst, spent
+        // The wall clock steps back an hour: the bucket counts as empty now, not for an hour.
+        let refused = gcra.decide(now: 0, tat: tat)
+        XCTAssertFalse(refused.allowed)
+        XCTAssertEqual(refused.retryAfter, 100, accuracy: 1e-9)
+        XCTAssertEqual(gcra.available(now: 0, tat: tat), 0)
+        XCTAssertTrue(gcra.decide(now: 100, tat: refused.tat).allowed)
+        XCTAssertEqual(gcra.available(now: 500, tat: refused.tat), 5, "a full bucket again one window after the step")
+    }
+
     func testSustainedRateIsNeverRefused() {
         let gcra = GCRA(rate: 3, burst: 1)
         var tat: Double?
@@ -126,6 +139,19 @@ final class RateLimiterTests: XCTestCase {
         XCTAssertEqual(retry, 1)
         clock.advance(ms: 100)
         guard case .allowed = limiter.admitEvaluation(caller) else { return XCTFail("no refill after 100 ms") }
+    }
+
+    func testAWallClockSteppedBackADayThrottlesACallerForItsWindowAtMost() {
+        let clock = ManualClock()
+        let limiter = RateLimiter(settings: RateLimitSettings(), clock: clock)
+        for _ in 0..<10 { _ = limiter.admitEvaluation(caller) }  // the burst of 10, spent
+        clock.advance(ms: -86_400_000)
+        guard case .throttled(_, _, let retryAfter) = limiter.admitEvaluation(caller) else {
+            return XCTFail("an empty bucket let a request through")
+        }
+        XCTAssertLessThanOrEqual(retryAfter, 1, "retry after the caller's own window (1 s), not the day the clock stepped")
+        clock.advance(ms: 1_000)
+        guard case .allowed = limiter.admitEvaluation(caller) else { return XCTFail("still throttled a window after the step") }
     }
 
     func testDeviceLimitIsPerDeviceAndEnvironment() {

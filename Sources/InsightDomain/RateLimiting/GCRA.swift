@@ -23,7 +23,8 @@ public struct GCRA: Sendable, Equatable {
     /// The outcome of one request.
     public struct Decision: Sendable, Equatable {
         public var allowed: Bool
-        /// The TAT to keep (unchanged when the request is refused).
+        /// The TAT to keep. After a refusal it is the stored one as it stands at `now`: unchanged,
+        /// unless the clock stepped back (see `current`).
         public var tat: Double
         /// Requests that could still go now.
         public var remaining: Int
@@ -33,9 +34,18 @@ public struct GCRA: Sendable, Equatable {
         public var resetAfter: Double
     }
 
+    /// The stored TAT as it stands at `now`. While the clock only moves forward, a TAT is never
+    /// more than `capacity` ahead of now (an allowed request leaves it at most there). When the
+    /// wall clock steps back (NTP, a VM resumed from a snapshot), a TAT from before the step would
+    /// hold the bucket empty for the whole step — an hour's step, an hour of 429s; it is taken
+    /// as an empty bucket at `now` instead, which refills at the usual rate.
+    private func current(_ tat: Double?, now: Double) -> Double {
+        min(max(tat ?? now, now), now + capacity)
+    }
+
     /// Decides one request arriving at `now` against stored `tat` (nil: a full bucket).
     public func decide(now: Double, tat: Double?) -> Decision {
-        let start = max(tat ?? now, now)
+        let start = current(tat, now: now)
         let newTat = start + emissionInterval
         let used = newTat - now
         if used <= capacity + 1e-9 {
@@ -49,7 +59,7 @@ public struct GCRA: Sendable, Equatable {
 
     /// Requests that could go at `now` without changing the state.
     public func available(now: Double, tat: Double?) -> Int {
-        let used = max(tat ?? now, now) - now
+        let used = current(tat, now: now) - now
         return max(0, Int(((capacity - used) / emissionInterval + 1e-9).rounded(.down)))
     }
 }

@@ -120,8 +120,8 @@ public final class RateLimiter: Sendable {
                                      remaining: decision.remaining,
                                      resetSeconds: Int((decision.resetAfter / 1000).rounded(.up)))
             let admission: Admission
+            state.tat = decision.tat  // also when refused: the TAT as it stands now (see GCRA)
             if decision.allowed {
-                state.tat = decision.tat
                 admission = .allowed(status)
             } else {
                 status.remaining = 0
@@ -144,7 +144,10 @@ public final class RateLimiter: Sendable {
         let key = DeviceKey(environment: environment, hash: hash)
         let retry: Int? = devices.withLock { all in
             let decision = limit.decide(now: now, tat: all[key])
-            guard decision.allowed else { return max(1, Int((decision.retryAfter / 1000).rounded(.up))) }
+            guard decision.allowed else {
+                all[key] = decision.tat
+                return max(1, Int((decision.retryAfter / 1000).rounded(.up)))
+            }
             if all.count >= settings.maxTrackedDevices {
                 // Entries whose bucket has refilled carry no information: drop them.
                 all = all.filter { $0.value > now }
@@ -170,7 +173,7 @@ public final class RateLimiter: Sendable {
         return callers.withLock { all in
             var state = all[caller.callerId] ?? CallerState()
             let decision = quota.decide(now: now, tat: state.insightTats[insightType])
-            if decision.allowed { state.insightTats[insightType] = decision.tat }
+            state.insightTats[insightType] = decision.tat
             all[caller.callerId] = state
             return decision.allowed
         }
@@ -234,6 +237,8 @@ public final class RateLimiter: Sendable {
     /// period counted from when the counts stopped calling for the current step.
     private func advance(_ state: inout CallerState, now: Milliseconds) {
         let target = settings.compliance.targetStep(state.stats)
+        // A wall clock stepped back would otherwise delay the next step down by the whole step.
+        state.stepChangedAt = min(state.stepChangedAt, now)
         if target >= state.step {
             state.step = target
             state.stepChangedAt = now
