@@ -55,7 +55,10 @@ final class Authenticator: Sendable {
 
     private func lookup(_ keyId: String) throws -> Credential? {
         let now = clock.now()
-        if let entry = cache.withLock({ $0[keyId] }), entry.expires > now { return entry.found }
+        // Fresh for `ttl` from its reading. An entry expiring more than `ttl` from now was read
+        // before the wall clock stepped back: read it again, or a key revoked since would stay
+        // good for the length of the step.
+        if let entry = cache.withLock({ $0[keyId] }), entry.expires > now, entry.expires - now <= ttl { return entry.found }
         let found = try directory.credential(keyId: keyId).map(Credential.init)
         cache.withLock { cache in
             if cache.count >= Self.maxCacheEntries { cache.removeAll(keepingCapacity: true) }

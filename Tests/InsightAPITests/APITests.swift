@@ -1,6 +1,7 @@
 import Foundation
 import InsightApp
 import InsightDomain
+import InsightTesting
 import JSON
 import XCTest
 
@@ -187,6 +188,19 @@ final class APITests: XCTestCase {
         let db = try InsightStorageAccess.open(daemon)
         try db.revoke(key)
         XCTAssertEqual(try evaluate(Self.body()).status, 401)
+    }
+
+    /// With a credential cache, a key revoked after the wall clock stepped back is refused once
+    /// the cache time has passed, not once the clock has caught up with the step.
+    func testARevocationIsNotDelayedByAWallClockSteppedBack() throws {
+        let clock = ManualClock()
+        let cached = try LiveDaemon(clock: clock) { $0.credentialCacheSeconds = 30 }
+        let (_, key) = try cached.createCaller(roles: [.evaluate])
+        XCTAssertEqual(try cached.request("POST", "/v1/evaluations", key: key, json: Self.body()).status, 200)  // cached now
+        clock.advance(ms: -3_600_000)  // the clock steps back an hour
+        try InsightStorageAccess.open(cached).revoke(key)
+        clock.advance(seconds: 31)  // the cache time, but 59 minutes short of the step
+        XCTAssertEqual(try cached.request("POST", "/v1/evaluations", key: key, json: Self.body()).status, 401)
     }
 
     // MARK: Consumption

@@ -34,13 +34,16 @@ public struct GCRA: Sendable, Equatable {
         public var resetAfter: Double
     }
 
-    /// The stored TAT as it stands at `now`. While the clock only moves forward, a TAT is never
-    /// more than `capacity` ahead of now (an allowed request leaves it at most there). When the
-    /// wall clock steps back (NTP, a VM resumed from a snapshot), a TAT from before the step would
-    /// hold the bucket empty for the whole step — an hour's step, an hour of 429s; it is taken
-    /// as an empty bucket at `now` instead, which refills at the usual rate.
+    /// The stored TAT as it stands at `now`. An allowed request leaves the TAT at most one window
+    /// (`capacity`) ahead of now, and a policy made stricter since (a reporting penalty) shrinks
+    /// the window by less than half, so a TAT more than two windows ahead is no trace of requests:
+    /// the wall clock stepped back (NTP, a VM restored from a snapshot), and left alone it would
+    /// hold the bucket empty for the whole step (an hour's step, an hour of 429s). Such a bucket
+    /// counts as full: at most one burst more than the policy. One to two windows ahead (a policy
+    /// made stricter): an empty bucket.
     private func current(_ tat: Double?, now: Double) -> Double {
-        min(max(tat ?? now, now), now + capacity)
+        guard let tat, tat > now else { return now }
+        return tat - now > 2 * capacity ? now : min(tat, now + capacity)
     }
 
     /// Decides one request arriving at `now` against stored `tat` (nil: a full bucket).
