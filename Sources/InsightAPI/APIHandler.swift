@@ -99,7 +99,7 @@ public final class InsightAPIHandler: HTTPHandler {
     }
 
     public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
-        let started = dependencies.clock.now()
+        let started = MonotonicClock.nanoseconds()
         guard let route = Route.match(request.path) else {
             let problem = Problem(404, .notFound, "There is no resource at this path.")
             return finish(problem.response, request: request, route: "(unmatched)", caller: nil, code: problem.code,
@@ -136,10 +136,10 @@ public final class InsightAPIHandler: HTTPHandler {
     }
 
     func finish(_ response: HTTPResponse, request: HTTPRequest, route: String, caller: String?, code: ProblemCode?,
-                started: Milliseconds, responder: HTTPResponder) {
+                started: UInt64, responder: HTTPResponder) {
         // Counted and logged before it is sent (the send may reach the socket at once): a client
         // holding an answer can rely on its request being in the metrics and the log.
-        let seconds = Double(dependencies.clock.now() - started) / 1000
+        let seconds = Double(MonotonicClock.nanoseconds() &- started) / 1e9
         dependencies.metrics.observe(route: route, method: request.method, status: response.status, seconds: seconds)
         dependencies.onRequest?(RequestSummary(
             traceId: TraceContext.traceId(request.headers["traceparent"]), method: request.method, route: route, status: response.status, code: code?.rawValue, callerId: caller,
@@ -210,11 +210,12 @@ final class Exchange: @unchecked Sendable {
     let handler: InsightAPIHandler
     let request: HTTPRequest
     let route: Route
-    let started: Milliseconds
+    /// When handling began (`MonotonicClock` nanoseconds), for the request's duration.
+    let started: UInt64
     let responder: HTTPResponder
     var callerId: String?
 
-    init(handler: InsightAPIHandler, request: HTTPRequest, route: Route, started: Milliseconds, responder: HTTPResponder) {
+    init(handler: InsightAPIHandler, request: HTTPRequest, route: Route, started: UInt64, responder: HTTPResponder) {
         self.handler = handler
         self.request = request
         self.route = route

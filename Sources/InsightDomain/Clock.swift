@@ -21,3 +21,15 @@ public struct SystemClock: Clock {
         return Milliseconds(ts.tv_sec) * 1000 + Milliseconds(ts.tv_nsec) / 1_000_000
     }
 }
+
+/// A clock that never steps (CLOCK_MONOTONIC), for durations: the wall clock can be stepped
+/// back or forward (NTP, a VM restored), and a duration read from it would be off by the step,
+/// or negative.
+public enum MonotonicClock {
+    /// Nanoseconds since an arbitrary start (the boot).
+    public static func nanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}

@@ -1,9 +1,27 @@
 import Foundation
+import InsightTesting
 import XCTest
 
 /// `/metrics` after a workload: well-formed exposition, the documented families, values that
 /// follow the traffic, and no identifier in any label.
 final class MetricsTests: XCTestCase {
+    /// Durations come from a clock that never steps: with the wall clock standing still (and then
+    /// stepped back an hour), each request still takes some time and none a negative one.
+    func testRequestDurationsDoNotFollowTheWallClock() throws {
+        let clock = ManualClock()
+        let daemon = try LiveDaemon(clock: clock)
+        for _ in 0..<3 { XCTAssertEqual(try daemon.request("GET", "/livez").status, 200) }
+        clock.advance(ms: -3_600_000)
+        for _ in 0..<3 { XCTAssertEqual(try daemon.request("GET", "/livez").status, 200) }
+        let samples = try Self.parse(String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self))
+        let livez = samples.filter { $0.labels["route"] == "/livez" }
+        let count = try XCTUnwrap(livez.first { $0.name == "insightd_http_request_duration_seconds_count" }?.value)
+        let sum = try XCTUnwrap(livez.first { $0.name == "insightd_http_request_duration_seconds_sum" }?.value)
+        XCTAssertEqual(count, 6)
+        XCTAssertGreaterThan(sum, 0, "durations read from a wall clock that stood still")
+        XCTAssertLessThan(sum, 6, "durations thrown off by the clock's step")
+    }
+
     func testExpositionFollowsTheTrafficAndCarriesNoIdentifier() throws {
         let daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
         let key = try daemon.createCaller(roles: [.evaluate, .labels]).key
