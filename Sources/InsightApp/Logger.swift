@@ -58,7 +58,7 @@ public final class Logger: Sendable {
     /// type's notes).
     public func log(_ level: LogLevel, _ message: String, _ fields: [(String, JSONValue)] = [], deferred: Bool = false) {
         log(level, message, deferred: deferred) { object in
-            for (key, value) in fields { object.member(key, value) }
+            for (key, value) in fields { object.member(named: key, value) }
         }
     }
 

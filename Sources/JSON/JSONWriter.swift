@@ -44,7 +44,18 @@ public enum JSONWriter {
         // JSON has no NaN or infinity; callers never produce them, null keeps the output valid.
         guard n.isFinite else { out.append(contentsOf: "null".utf8); return }
         if n == n.rounded(), abs(n) < 9.007_199_254_740_992e15 {
-            out.append(contentsOf: String(Int64(n)).utf8)
+            // An integer (counts, statuses, versions): its digits, without a `String` between.
+            var magnitude = UInt64(abs(n))
+            if n < 0 { out.append(UInt8(ascii: "-")) }
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digits in
+                var first = 16
+                repeat {
+                    first -= 1
+                    digits[first] = UInt8(ascii: "0") &+ UInt8(magnitude % 10)
+                    magnitude /= 10
+                } while magnitude > 0
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[first...]))
+            }
         } else {
             out.append(contentsOf: "\(n)".utf8)
         }
@@ -63,6 +74,9 @@ public enum JSONWriter {
         }
         if written != true { writeEscaped(s, into: &out) }
     }
+
+    /// Whether `bytes` can be written between quotes as they are.
+    static func needsNoEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { isPlain(bytes) }
 
     /// Whether `bytes` hold no control character, quote or backslash.
     private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -7,7 +7,7 @@ final class JSONObjectWriterTests: XCTestCase {
         let awkward = "quote \" backslash \\ newline \n tab \t control \u{01} é 😀"
         var object = JSONObjectWriter(capacity: 8)  // small: the buffer must grow
         object.member("id", "ev-1")
-        object.member(awkward, awkward)
+        object.member(named: awkward, .string(awkward))
         object.member("whole", 3)
         object.member("fraction", 0.1)
         object.member("negative", -2.5e-7)
@@ -42,6 +42,22 @@ final class JSONObjectWriterTests: XCTestCase {
         ]))
         XCTAssertEqual(String(decoding: written, as: UTF8.self), String(decoding: JSONWriter.bytes(tree), as: UTF8.self))
         XCTAssertEqual(try JSONParser.parse(written), tree)
+    }
+
+    /// Whole numbers are written digit by digit: the same text as `Int64`'s description, for the
+    /// edges (zero, negative zero, one digit, powers of ten, the largest exact integers) and at random.
+    func testWholeNumbersAreWrittenAsIntegers() {
+        var values: [Double] = [0, -0.0, 1, -1, 9, 10, -10, 99, 100, 1e15, -1e15, 9_007_199_254_740_991, -9_007_199_254_740_991]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<1_000 { values.append(Double(Int64.random(in: -9_007_199_254_740_991...9_007_199_254_740_991, using: &generator))) }
+        for value in values {
+            var object = JSONObjectWriter(capacity: 4)
+            object.member("n", value)
+            XCTAssertEqual(String(decoding: object.bytes(), as: UTF8.self), "{\"n\":\(Int64(value))}")
+        }
+        var beyond = JSONObjectWriter()
+        beyond.member("n", 9_007_199_254_740_992.0)  // 2^53: no longer every integer is exact, written as a Double
+        XCTAssertEqual(String(decoding: beyond.bytes(), as: UTF8.self), "{\"n\":9007199254740992.0}")
     }
 
     func testAnEmptyObject() {
