@@ -228,7 +228,7 @@ public enum AdminCommand {
             }
             return 0
         } catch {
-            FileHandle.standardError.write(Data("insightctl: \(error)\n".utf8))
+            DescriptorOutput.standardError("insightctl: \(error)\n")
             return 1
         }
     }

@@ -39,7 +39,7 @@ public enum AllocatorTuning {
         // it executes, and `ps`, `top` and systemd would show "exe".
         if let path = executablePath() { execve(path, CommandLine.unsafeArgv, entries) }
         let reason = String(cString: strerror(errno))
-        FileHandle.standardError.write(Data("insightd: cannot re-execute with \(tunable)=\(count) (\(reason)); continuing with glibc's default\n".utf8))
+        DescriptorOutput.standardError("insightd: cannot re-execute with \(tunable)=\(count) (\(reason)); continuing with glibc's default\n")
         entries.forEach { free($0) }
     }
 

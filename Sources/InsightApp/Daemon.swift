@@ -18,7 +18,7 @@ public enum Daemon {
     public static func main(arguments: [String], environment: [String: String]) -> Int32 {
         var args: Arguments
         do { args = try Arguments(Array(arguments.dropFirst()), valueOptions: []) } catch {
-            FileHandle.standardError.write(Data("insightd: \(error)\n".utf8))
+            DescriptorOutput.standardError("insightd: \(error)\n")
             return 2
         }
         if args.flag("help") {
@@ -30,14 +30,14 @@ public enum Daemon {
         if args.flag("version") { print("insightd \(version)"); return 0 }
         let checkOnly = args.flag("check-config")
         do { try args.checkAllConsumed() } catch {
-            FileHandle.standardError.write(Data("insightd: \(error)\n\(usage)".utf8))
+            DescriptorOutput.standardError("insightd: \(error)\n\(usage)")
             return 2
         }
         let settings: Settings
         switch Settings.load(from: environment) {
         case .success(let s): settings = s
         case .failure(let error):
-            FileHandle.standardError.write(Data("insightd: configuration is invalid:\n\(error)\n".utf8))
+            DescriptorOutput.standardError("insightd: configuration is invalid:\n\(error)\n")
             return 78  // EX_CONFIG
         }
         if checkOnly { return checkConfiguration(settings) }
@@ -133,7 +133,7 @@ public enum Daemon {
             print("configuration OK")
             return 0
         }
-        FileHandle.standardError.write(Data(("insightd: configuration is invalid:\n" + problems.joined(separator: "\n") + "\n").utf8))
+        DescriptorOutput.standardError("insightd: configuration is invalid:\n" + problems.joined(separator: "\n") + "\n")
         return 78
     }
 }

@@ -167,24 +167,41 @@ private struct LogSink {
             // A buffer that grew while stderr was slow is not kept at that size.
             if lines.capacity > 4 * Logger.flushBytes { lines = [] } else { lines.removeAll(keepingCapacity: true) }
         }
-        let fd = handle.fileDescriptor
         return lines.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n > 0 {
-                    offset += n
-                } else if n < 0 && errno == EINTR {
-                    continue
-                } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                    if poll(&ready, 1, 1_000) > 0 { continue }
-                    break
-                } else {
-                    break
-                }
-            }
+            let offset = DescriptorOutput.write(bytes, to: handle.fileDescriptor)
             return bytes[offset...].reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
         }
+    }
+}
+
+/// Writes to a file descriptor with `write(2)`, where a failure is an answer, not a trap
+/// (Foundation's `FileHandle.write` traps when the reader of a pipe has gone).
+enum DescriptorOutput {
+    /// Writes `bytes` to `fd`, retrying partial writes and interruptions; returns how many bytes
+    /// were written (fewer on an error, or when a non-blocking descriptor stays full for a second).
+    static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Int {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n > 0 {
+                offset += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                if poll(&ready, 1, 1_000) > 0 { continue }
+                break
+            } else {
+                break
+            }
+        }
+        return offset
+    }
+
+    /// A message on stderr, as far as stderr takes it: for the lines before an exit, whose status
+    /// must stay the one chosen, whatever became of stderr.
+    static func standardError(_ text: String) {
+        var text = text
+        text.withUTF8 { _ = write(UnsafeRawBufferPointer($0), to: STDERR_FILENO) }
     }
 }
