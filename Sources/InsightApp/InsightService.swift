@@ -22,6 +22,8 @@ public final class InsightService: @unchecked Sendable {
     private var server: HTTPServer?
     private var complianceTimer: DispatchSourceTimer?
     private var retentionTimer: DispatchSourceTimer?
+    /// Set at start; retention counts from it when the wall clock has run ahead.
+    private var measuredTime: MeasuredTime?
     private var instanceLock: InstanceLock?
     /// Subjects who switched insights off, indexed in memory.
     public let denials = DenialIndex()
@@ -217,6 +219,7 @@ public final class InsightService: @unchecked Sendable {
 
     /// Purges expired data daily (first a minute after start), batch by batch through the writer.
     private func startRetention(writer: GroupCommitWriter) {
+        measuredTime = MeasuredTime(clock: clock)
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "insightd.retention"))
         timer.schedule(deadline: .now() + 60, repeating: 86_400)
         timer.setEventHandler { [weak self] in self?.purgeExpired() }
@@ -228,8 +231,13 @@ public final class InsightService: @unchecked Sendable {
     /// so traffic interleaves with the purge. Calls `completion` with the totals.
     public func purgeExpired(completion: (@Sendable (Retention.Report) -> Void)? = nil) {
         guard let writer else { return }
-        let cutoff = clock.now() - Milliseconds(settings.retentionDays) * 86_400_000
         let logger = self.logger
+        let (now, wallAhead) = measuredTime?.now() ?? (clock.now(), 0)
+        if wallAhead > 3_600_000 {
+            logger.warning("the wall clock is ahead of the time measured since start; retention counts from the measured time",
+                           [("aheadSeconds", .number(Double(wallAhead / 1000)))])
+        }
+        let cutoff = now - Milliseconds(settings.retentionDays) * 86_400_000
         @Sendable func next(_ total: Retention.Report) {
             writer.submit({ db in try Retention.purgeBatch(db, cutoff: cutoff) }) { result in
                 switch result {

@@ -9,6 +9,13 @@ public typealias Milliseconds = Int64
 public protocol Clock: Sendable {
     /// The current time.
     func now() -> Milliseconds
+    /// Nanoseconds of a clock that never steps, from an arbitrary start: how much time passed,
+    /// whatever was done to the wall clock meanwhile.
+    func monotonicNanoseconds() -> UInt64
+}
+
+extension Clock {
+    public func monotonicNanoseconds() -> UInt64 { MonotonicClock.nanoseconds() }
 }
 
 /// The real wall clock.

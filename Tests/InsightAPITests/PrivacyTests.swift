@@ -119,6 +119,27 @@ final class PrivacyTests: XCTestCase {
         XCTAssertEqual(try db.scalarText("SELECT hash_key_id FROM subject_authorizations"), keyring.active.keyId)
     }
 
+    /// A wall clock stepped a year ahead (a wrong NTP server, a bad RTC) makes every row look
+    /// old; retention counts from the time the daemon measured instead, and purges nothing new.
+    func testAWallClockSteppedFarAheadDoesNotPurgeRecentData() throws {
+        let clock = ManualClock(SystemClock().now())
+        let daemon = try LiveDaemon(clock: clock) { $0.retentionDays = 30 }
+        let key = try daemon.createCaller(roles: [.evaluate]).key
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 200)
+        func purge() throws -> Int {
+            let done = expectation(description: "purged")
+            let totals = ReportBox()
+            daemon.service.purgeExpired { report in totals.report = report; done.fulfill() }
+            wait(for: [done], timeout: 10)
+            return try XCTUnwrap(totals.report).evaluations
+        }
+        clock.step(ms: 365 * 86_400_000)  // the wall clock alone: no time passed
+        XCTAssertEqual(try purge(), 0, "a new evaluation was purged because the wall clock jumped a year")
+        XCTAssertTrue(try String(contentsOf: daemon.logFile, encoding: .utf8).contains("retention counts from the measured time"))
+        clock.advance(seconds: 31 * 86_400)  // now 31 days really pass
+        XCTAssertEqual(try purge(), 1, "retention stopped working")
+    }
+
     func testRetentionPurgesOldDataAndLabelsKeepWhatMetricsNeed() throws {
         let clock = ManualClock(SystemClock().now())
         let daemon = try LiveDaemon(clock: clock) {
