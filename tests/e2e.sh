@@ -147,8 +147,18 @@ curl -sf --cacert "$WORK/tls.crt" "https://127.0.0.1:$PORT/livez" >/dev/null || 
      -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' -d '{}')" = 403 ] || fail "HTTPS evaluate"
 curl -s --max-time 3 "http://127.0.0.1:$PORT/livez" >/dev/null 2>&1 && fail "plain HTTP answered on the TLS port"
 INSIGHTD_TLS_CERT="$WORK/tls.crt" "$BIN/insightd" --check-config 2>/dev/null && fail "--check-config accepted a certificate without a key"
+# A renewed certificate is picked up on SIGHUP, without a restart.
+served() { echo | openssl s_client -connect "127.0.0.1:$PORT" 2>/dev/null | openssl x509 -noout -subject 2>/dev/null; }
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=renewed \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$WORK/tls.key.new" -out "$WORK/tls.crt.new" 2>/dev/null \
+    || fail "openssl could not make a second test certificate"
+mv "$WORK/tls.key.new" "$WORK/tls.key"; mv "$WORK/tls.crt.new" "$WORK/tls.crt"
+kill -HUP "$PID"
+for _ in $(seq 1 50); do grep -q '"TLS certificate reloaded"' "$LOG" && break; sleep 0.1; done
+served | grep -q "CN *= *renewed" || fail "SIGHUP did not load the renewed certificate ($(served))"
+curl -sf --cacert "$WORK/tls.crt" "https://127.0.0.1:$PORT/livez" >/dev/null || fail "HTTPS /livez after the reload"
 kill -TERM "$PID"; wait "$PID" || fail "SIGTERM exit status (TLS)"; PID=""
-pass "TLS"
+pass "TLS (and a certificate renewed on SIGHUP)"
 
 # A log reader that goes away does not stop the daemon: its lines are counted, not a crash.
 # (The reader copies the lines up to "insightd ready" into the log, then closes the pipe.)

@@ -378,7 +378,7 @@ final class Connection: @unchecked Sendable {
     private func handshakeCompleted() {
         handshaking = false
         if let tls = loop.tls, let bufferevent {
-            tlsPeerSubject = tls.peerSubject(of: bufferevent)
+            tlsPeerSubject = tls.context.peerSubject(of: bufferevent)
         }
         arm(.idle)
     }

@@ -16,7 +16,7 @@ final class EventLoop: @unchecked Sendable {
 
     let context: ServerContext
     /// The TLS context when the server speaks HTTPS: every accepted connection gets a session.
-    let tls: TLSContext?
+    let tls: TLSContextSlot?
     let base: OpaquePointer
     /// A user event activated from other threads when `queue` gains work.
     private var wakeEvent: OpaquePointer?
@@ -65,7 +65,7 @@ final class EventLoop: @unchecked Sendable {
         var stopped = false
     }
 
-    init(context: ServerContext, tls: TLSContext?) throws(HTTPServerError) {
+    init(context: ServerContext, tls: TLSContextSlot?) throws(HTTPServerError) {
         self.context = context
         self.tls = tls
         guard let base = event_base_new() else {
@@ -277,7 +277,7 @@ final class EventLoop: @unchecked Sendable {
         setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         let created: OpaquePointer?
         if let tls {
-            created = tls.makeBufferevent(base: base, socket: socket)
+            created = tls.context.makeBufferevent(base: base, socket: socket)
         } else {
             created = bufferevent_socket_new(base, socket, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
             if created == nil { close(socket) }

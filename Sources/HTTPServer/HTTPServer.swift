@@ -18,6 +18,8 @@ public final class HTTPServer: Sendable {
         var loops: [EventLoop] = []
         /// The shared listening socket, or -1 once closed.
         var listenSocket: Int32 = -1
+        /// Where the loops take the TLS context of each new connection (nil without TLS).
+        var tls: TLSContextSlot?
     }
 
     private let context: ServerContext
@@ -57,8 +59,8 @@ public final class HTTPServer: Sendable {
             }
             let configuration = context.configuration
             // Certificates first: a bad file is reported before the port is taken.
-            var tls: TLSContext?
-            if let settings = configuration.tls { tls = try TLSContext(settings) }
+            var tls: TLSContextSlot?
+            if let settings = configuration.tls { tls = TLSContextSlot(try TLSContext(settings)) }
             let (socket, boundPort) = try bindListeningSocket(host: configuration.host, port: configuration.port)
             var loops: [EventLoop] = []
             do throws(HTTPServerError) {
@@ -77,6 +79,7 @@ public final class HTTPServer: Sendable {
             port.store(boundPort, ordering: .releasing)
             state.loops = loops
             state.listenSocket = socket
+            state.tls = tls
             state.phase = .running
         }
     }
@@ -163,6 +166,18 @@ public final class HTTPServer: Sendable {
     /// Connections closed at accept because `maxConnections` were open, since start.
     public var rejectedConnections: Int {
         context.rejectedConnections.load(ordering: .relaxed)
+    }
+
+    /// Loads the certificate, key and client CAs again from the configured files, for the
+    /// connections accepted from now on (open connections keep theirs): a renewed certificate
+    /// without a restart. Throws the same `.tls` errors as `start()` and changes nothing then.
+    /// Returns false when the server does not serve TLS or is not running.
+    @discardableResult
+    public func reloadTLS() throws(HTTPServerError) -> Bool {
+        guard let settings = context.configuration.tls,
+              let slot = state.withLock({ $0.phase == .running ? $0.tls : nil }) else { return false }
+        slot.replace(with: try TLSContext(settings))
+        return true
     }
 
     /// TLS connections closed before their handshake completed, since start: refused

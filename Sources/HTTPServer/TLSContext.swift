@@ -1,5 +1,6 @@
 internal import CLibEvent
 internal import Glibc
+internal import Synchronization
 
 /// The server's OpenSSL `SSL_CTX`: built once by `HTTPServer.start()` from a
 /// `TLSConfiguration`, shared (read-only) by every loop thread, freed when the last loop lets
@@ -207,4 +208,19 @@ final class TLSContext: @unchecked Sendable {
         }
         return reasons.isEmpty ? "unknown OpenSSL error" : reasons.joined(separator: ": ")
     }
+}
+
+/// The TLS context new connections are made from, replaceable while the server runs (a renewed
+/// certificate is loaded without a restart). Connections made before keep the context they were
+/// made from: each `SSL` holds its own reference to its `SSL_CTX`.
+final class TLSContextSlot: Sendable {
+    private let current: Mutex<TLSContext>
+
+    init(_ context: TLSContext) { current = Mutex(context) }
+
+    /// The context for a connection accepted now.
+    var context: TLSContext { current.withLock { $0 } }
+
+    /// New connections use `context` from now on.
+    func replace(with context: TLSContext) { current.withLock { $0 = context } }
 }

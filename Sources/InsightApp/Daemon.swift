@@ -89,6 +89,12 @@ public enum Daemon {
                         service.logger.error("model reload failed; keeping the models in use",
                                              [("error", .string("\(error)"))])
                     }
+                    do {
+                        if try service.reloadTLS() { service.logger.info("TLS certificate reloaded") }
+                    } catch {
+                        service.logger.error("TLS reload failed; keeping the certificate in use",
+                                             [("error", .string("\(error)"))])
+                    }
                 } else {
                     service.logger.info("stopping", [("signal", .string(number == SIGTERM ? "SIGTERM" : "SIGINT"))])
                     stop.signal()

@@ -261,6 +261,13 @@ public final class InsightService: @unchecked Sendable {
         next(Retention.Report())
     }
 
+    /// Loads the TLS certificate, key and client CAs again (SIGHUP), for connections accepted from
+    /// now on; false when insightd serves plain HTTP. Throws, changing nothing, when the files
+    /// are not usable.
+    public func reloadTLS() throws -> Bool {
+        try server?.reloadTLS() ?? false
+    }
+
     /// Picks up a rotated keyring: `insightctl hash-keys rotate` rewrites the file, and the
     /// next hashes use the new active key while lookups still try the previous ones.
     public func reloadHashKeysIfChanged() {

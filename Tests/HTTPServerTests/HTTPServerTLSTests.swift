@@ -151,6 +151,50 @@ final class HTTPServerTLSTests: XCTestCase {
 
     // MARK: - Versions and non-TLS clients
 
+    /// A renewed certificate is loaded without a restart: connections accepted after the reload
+    /// get it, one open before keeps working, and an unusable file leaves the certificate in use.
+    func testReloadServesARenewedCertificateAndKeepsTheOldOneOnError() throws {
+        let pki = try makePKI()
+        let directory = NSTemporaryDirectory() + "insightd-reload-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let certificate = directory + "/server.pem", key = directory + "/server.key"
+        func install(_ from: String, _ fromKey: String) throws {
+            for (source, target) in [(from, certificate), (fromKey, key)] {
+                try? FileManager.default.removeItem(atPath: target)
+                try FileManager.default.copyItem(atPath: source, toPath: target)
+            }
+        }
+        try install(pki.serverCertificate, pki.serverKey)
+        let configuration = HTTPServerConfiguration.testing {
+            $0.tls = TLSConfiguration(certificatePath: certificate, privateKeyPath: key)
+        }
+        try withServer(configuration) { server in
+            let before = try TestClient(port: server.boundPort, tls: .trusting(pki))
+            XCTAssertEqual(before.tls?.peerSubject, "/CN=localhost")
+            try before.send(get("/tls"))
+            XCTAssertEqual(try before.readResponse().status, 200)
+
+            try install(pki.renewedServerCertificate, pki.renewedServerKey)
+            XCTAssertTrue(try server.reloadTLS())
+            let after = try TestClient(port: server.boundPort, tls: .trusting(pki))
+            XCTAssertEqual(after.tls?.peerSubject, "/O=Renewed/CN=localhost")
+            try after.send(get("/tls"))
+            XCTAssertEqual(try after.readResponse().status, 200)
+            try before.send(get("/tls"))  // the connection from before the reload goes on
+            XCTAssertEqual(try before.readResponse().status, 200)
+
+            try "not a certificate".write(toFile: certificate, atomically: true, encoding: .utf8)
+            XCTAssertThrowsError(try server.reloadTLS()) { error in
+                XCTAssertTrue("\(error)".contains(certificate), "the error names the file: \(error)")
+            }
+            let still = try TestClient(port: server.boundPort, tls: .trusting(pki))
+            XCTAssertEqual(still.tls?.peerSubject, "/O=Renewed/CN=localhost", "a failed reload changed the certificate")
+        }
+        // A plain server has nothing to reload.
+        try withServer { server in XCTAssertFalse(try server.reloadTLS()) }
+    }
+
     func testTLS11AndLowerAreRefused() throws {
         let pki = try makePKI()
         try withServer(tlsConfiguration(pki)) { server in

@@ -20,6 +20,9 @@ struct TestPKI: Sendable {
     var rogueCACertificate: String { directory + "/rogue-ca.pem" }
     var rogueClientCertificate: String { directory + "/rogue-client.pem" }
     var rogueClientKey: String { directory + "/rogue-client.key" }
+    /// A second server certificate from the same CA (organisation "Renewed"), for reloads.
+    var renewedServerCertificate: String { directory + "/server-renewed.pem" }
+    var renewedServerKey: String { directory + "/server-renewed.key" }
 
     /// The client certificate's subject as the server reports it (RFC 2253: last RDN first).
     static let clientSubject = "CN=checkout-service,O=Acme Payments"
@@ -87,6 +90,7 @@ struct TestPKI: Sendable {
         }
         for (name, ca, section, subject) in [
             ("server", "ca", "server", "/CN=localhost"),
+            ("server-renewed", "ca", "server", "/O=Renewed/CN=localhost"),
             ("client", "ca", "client", "/O=Acme Payments/CN=checkout-service"),
             ("rogue-client", "rogue-ca", "client", "/O=Acme Payments/CN=checkout-service"),
         ] {
@@ -218,6 +222,15 @@ final class TLSClientSession {
 
     /// The negotiated protocol, e.g. "TLSv1.3".
     var version: String { String(cString: SSL_get_version(ssl)) }
+
+    /// The server certificate's subject, in OpenSSL's one-line form ("/O=Renewed/CN=localhost").
+    var peerSubject: String? {
+        guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
+        defer { X509_free(certificate) }
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard X509_NAME_oneline(X509_get_subject_name(certificate), &buffer, Int32(buffer.count)) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 
     /// The protocol the server selected by ALPN, or nil.
     var alpnProtocol: String? {
