@@ -38,6 +38,16 @@ final class EvaluationIdentifiersTests: XCTestCase {
         let other = EvaluationIdentifiers.make(insights: 1, milliseconds: 1)
         XCTAssertFalse(EvaluationIdentifiers.isMade(other.insightIds[0], eventId: made, position: 0))
         XCTAssertFalse(EvaluationIdentifiers.isMade("e1", eventId: "e0", position: 0))
+        // One byte changed anywhere in the 35 before the last: not made from this evaluation.
+        let insight = Array(EvaluationIdentifiers.make(insights: 1, milliseconds: 1).insightIds[0].utf8)
+        let event = String(decoding: insight.dropLast() + [UInt8(ascii: "0")], as: UTF8.self)
+        XCTAssertTrue(EvaluationIdentifiers.isMade(String(decoding: insight, as: UTF8.self), eventId: event, position: 0))
+        for i in 0..<35 {
+            var changed = insight
+            changed[i] = changed[i] == UInt8(ascii: "a") ? UInt8(ascii: "b") : UInt8(ascii: "a")
+            XCTAssertFalse(EvaluationIdentifiers.isMade(String(decoding: changed, as: UTF8.self), eventId: event, position: 0),
+                           "byte \(i)")
+        }
         XCTAssertNil(EvaluationIdentifiers.origin(ofInsightId: ""))
     }
 }
