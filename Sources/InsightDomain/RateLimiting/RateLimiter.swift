@@ -111,29 +111,28 @@ public final class RateLimiter: Sendable {
     /// Admits one evaluation of `caller` against its (possibly penalised) rate.
     public func admitEvaluation(_ caller: Caller) -> Admission {
         let now = clock.now()
+        // The caller's state is changed in place: one look-up of its id, and no copy of its
+        // insight quotas (reading it out and writing it back hashed the id twice and copied them).
         return callers.withLock { all in
-            var state = all[caller.callerId] ?? CallerState()
-            advance(&state, now: now)
-            let (configured, effective) = policies(caller, step: state.step)
-            let decision = effective.decide(now: Double(now), tat: state.tat)
-            var status = QuotaStatus(configured: configured, effective: effective, penaltyStep: state.step,
-                                     remaining: decision.remaining,
-                                     resetSeconds: Int((decision.resetAfter / 1000).rounded(.up)))
-            let admission: Admission
-            state.tat = decision.tat  // also when refused: the TAT as it stands now (see GCRA)
-            if decision.allowed {
-                admission = .allowed(status)
-            } else {
-                status.remaining = 0
-                let reason: ThrottleReason = state.step > 0 ? .reportingPenalty : .callerRate
-                state.throttled += 1
-                state.lastThrottledAt = now
-                state.lastReason = reason
-                admission = .throttled(reason, status, retryAfterSeconds: max(1, Int((decision.retryAfter / 1000).rounded(.up))))
-            }
-            all[caller.callerId] = state
-            return admission
+            admitEvaluation(caller, now: now, state: &all[caller.callerId, default: CallerState()])
         }
+    }
+
+    private func admitEvaluation(_ caller: Caller, now: Milliseconds, state: inout CallerState) -> Admission {
+        advance(&state, now: now)
+        let (configured, effective) = policies(caller, step: state.step)
+        let decision = effective.decide(now: Double(now), tat: state.tat)
+        var status = QuotaStatus(configured: configured, effective: effective, penaltyStep: state.step,
+                                 remaining: decision.remaining,
+                                 resetSeconds: Int((decision.resetAfter / 1000).rounded(.up)))
+        state.tat = decision.tat  // also when refused: the TAT as it stands now (see GCRA)
+        guard !decision.allowed else { return .allowed(status) }
+        status.remaining = 0
+        let reason: ThrottleReason = state.step > 0 ? .reportingPenalty : .callerRate
+        state.throttled += 1
+        state.lastThrottledAt = now
+        state.lastReason = reason
+        return .throttled(reason, status, retryAfterSeconds: max(1, Int((decision.retryAfter / 1000).rounded(.up))))
     }
 
     /// Admits one evaluation for a device; nil when the device is within its hourly limit,
@@ -171,12 +170,15 @@ public final class RateLimiter: Sendable {
         let quota = GCRA(rate: caller.rate * settings.insightQuotaFactor,
                          burst: max(1, Int(Double(caller.burst) * settings.insightQuotaFactor)))
         return callers.withLock { all in
-            var state = all[caller.callerId] ?? CallerState()
-            let decision = quota.decide(now: now, tat: state.insightTats[insightType])
-            state.insightTats[insightType] = decision.tat
-            all[caller.callerId] = state
-            return decision.allowed
+            Self.take(quota, now: now, tat: &all[caller.callerId, default: CallerState()].insightTats[insightType])
         }
+    }
+
+    /// One request against `quota`, with its TAT changed in place.
+    private static func take(_ quota: GCRA, now: Double, tat: inout Double?) -> Bool {
+        let decision = quota.decide(now: now, tat: tat)
+        tat = decision.tat
+        return decision.allowed
     }
 
     /// The quota state of `caller` now, without taking anything from it.
