@@ -23,6 +23,23 @@ public enum SecureRandom {
         identifierPool.take(count)
     }
 
+    /// `count` (at most 128) random bytes from the identifier pool as lowercase hex (a trace id),
+    /// written straight into the string: no byte array and no second copy on every request.
+    public static func hexIdentifier(bytes count: Int) -> String {
+        precondition(count <= 128, "hexIdentifier draws at most 128 bytes")
+        return identifierPool.withBytes(count) { random in
+            String(unsafeUninitializedCapacity: count * 2) { out in
+                Hex.digits.withUnsafeBufferPointer { digits in
+                    for i in 0..<count {
+                        out[2 * i] = digits[Int(random[i] >> 4)]
+                        out[2 * i + 1] = digits[Int(random[i] & 0x0F)]
+                    }
+                }
+                return count * 2
+            }
+        }
+    }
+
     /// A random RFC 9562 version-4 UUID in its lowercase 8-4-4-4-12 form.
     public static func uuid() -> String {
         var b = bytes(16)
@@ -78,6 +95,12 @@ private final class IdentifierPool: Sendable {
     private let buffer = Mutex(Buffer())
 
     func take(_ count: Int) -> [UInt8] {
+        withBytes(count) { Array($0) }
+    }
+
+    /// Hands `body` the next `count` bytes (refilling the pool first when too few are left),
+    /// under the pool's lock: `body` must be short.
+    func withBytes<R: Sendable>(_ count: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         precondition(count >= 0 && count <= 256, "identifierBytes draws at most 256 bytes")
         return buffer.withLock { buffer in
             if buffer.next + count > buffer.bytes.count {
@@ -85,9 +108,9 @@ private final class IdentifierPool: Sendable {
                 precondition(ok == 1, "RAND_bytes failed")
                 buffer.next = 0
             }
-            let taken = Array(buffer.bytes[buffer.next..<(buffer.next + count)])
+            let start = buffer.next
             buffer.next += count
-            return taken
+            return buffer.bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<(start + count)])) }
         }
     }
 }

@@ -13,7 +13,7 @@ enum TraceContext {
                 return String(parts[1])
             }
         }
-        return Hex.encode(SecureRandom.identifierBytes(16))
+        return SecureRandom.hexIdentifier(bytes: 16)
     }
 }
 
