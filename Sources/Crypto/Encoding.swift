@@ -4,13 +4,20 @@ public enum Hex {
 
     /// `bytes` as lowercase hex.
     public static func encode(_ bytes: [UInt8]) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
+        bytes.withUnsafeBufferPointer { encode($0) }
+    }
+
+    /// `bytes` as lowercase hex, written straight into the string's storage.
+    static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            digits.withUnsafeBufferPointer { digits in
+                for (i, b) in bytes.enumerated() {
+                    out[2 * i] = digits[Int(b >> 4)]
+                    out[2 * i + 1] = digits[Int(b & 0x0F)]
+                }
+            }
+            return bytes.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes hex (either case); nil if the text is not an even run of hex digits.

@@ -23,21 +23,10 @@ public enum SecureRandom {
         identifierPool.take(count)
     }
 
-    /// `count` (at most 128) random bytes from the identifier pool as lowercase hex (a trace id),
-    /// written straight into the string: no byte array and no second copy on every request.
+    /// `count` (at most 256) random bytes from the identifier pool as lowercase hex (a trace id),
+    /// encoded from the pool itself: no byte array and no second copy on every request.
     public static func hexIdentifier(bytes count: Int) -> String {
-        precondition(count <= 128, "hexIdentifier draws at most 128 bytes")
-        return identifierPool.withBytes(count) { random in
-            String(unsafeUninitializedCapacity: count * 2) { out in
-                Hex.digits.withUnsafeBufferPointer { digits in
-                    for i in 0..<count {
-                        out[2 * i] = digits[Int(random[i] >> 4)]
-                        out[2 * i + 1] = digits[Int(random[i] & 0x0F)]
-                    }
-                }
-                return count * 2
-            }
-        }
+        identifierPool.withBytes(count) { Hex.encode($0) }
     }
 
     /// A random RFC 9562 version-4 UUID in its lowercase 8-4-4-4-12 form.

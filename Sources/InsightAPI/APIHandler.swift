@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPServer
 import InsightDomain
 import JSON
@@ -99,7 +100,9 @@ public final class InsightAPIHandler: HTTPHandler {
     }
 
     public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
-        let started = MonotonicClock.nanoseconds()
+        // Durations on the monotonic clock: the wall clock can be stepped (NTP), and in whole
+        // milliseconds it gave most requests 0 ms.
+        let started = DispatchTime.now().uptimeNanoseconds
         guard let route = Route.match(request.path) else {
             let problem = Problem(404, .notFound, "There is no resource at this path.")
             return finish(problem.response, request: request, route: "(unmatched)", caller: nil, code: problem.code,
@@ -139,7 +142,7 @@ public final class InsightAPIHandler: HTTPHandler {
                 started: UInt64, responder: HTTPResponder) {
         // Counted and logged before it is sent (the send may reach the socket at once): a client
         // holding an answer can rely on its request being in the metrics and the log.
-        let seconds = Double(MonotonicClock.nanoseconds() &- started) / 1e9
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
         dependencies.metrics.observe(route: route, method: request.method, status: response.status, seconds: seconds)
         dependencies.onRequest?(RequestSummary(
             traceId: TraceContext.traceId(request.headers["traceparent"]), method: request.method, route: route, status: response.status, code: code?.rawValue, callerId: caller,
@@ -210,7 +213,7 @@ final class Exchange: @unchecked Sendable {
     let handler: InsightAPIHandler
     let request: HTTPRequest
     let route: Route
-    /// When handling began (`MonotonicClock` nanoseconds), for the request's duration.
+    /// When handling began (`DispatchTime` uptime nanoseconds), for the request's duration.
     let started: UInt64
     let responder: HTTPResponder
     var callerId: String?

@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +16,8 @@ public protocol Clock: Sendable {
 }
 
 extension Clock {
-    public func monotonicNanoseconds() -> UInt64 { MonotonicClock.nanoseconds() }
+    /// `DispatchTime`'s uptime (CLOCK_MONOTONIC), the clock durations are read from throughout.
+    public func monotonicNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 }
 
 /// The real wall clock.
@@ -26,17 +28,5 @@ public struct SystemClock: Clock {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Milliseconds(ts.tv_sec) * 1000 + Milliseconds(ts.tv_nsec) / 1_000_000
-    }
-}
-
-/// A clock that never steps (CLOCK_MONOTONIC), for durations: the wall clock can be stepped
-/// back or forward (NTP, a VM restored), and a duration read from it would be off by the step,
-/// or negative.
-public enum MonotonicClock {
-    /// Nanoseconds since an arbitrary start (the boot).
-    public static func nanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }

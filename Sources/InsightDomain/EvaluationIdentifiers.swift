@@ -46,7 +46,7 @@ public enum EvaluationIdentifiers {
         guard (0..<maxInsights).contains(position), lastDigit(of: eventId) == 0,
               lastDigit(of: insightId) == position + 1 else { return false }
         // Both 36 bytes (checked above): the first 35 compared in place. The generic
-        // `elementsEqual` over the two UTF-8 views cost ~2,600 instructions a call.
+        // `elementsEqual` over the two UTF-8 views cost W2 ~1,300 instructions a request more.
         let same = insightId.utf8.withContiguousStorageIfAvailable { made in
             eventId.utf8.withContiguousStorageIfAvailable { event in
                 memcmp(made.baseAddress!, event.baseAddress!, 35) == 0

@@ -28,15 +28,20 @@ public struct JSONObjectWriter {
     /// as they are, where a `String` key cost ~230 instructions to check and copy, and a log line
     /// and an answer have ~24 keys. They must need no escaping (checked in debug builds).
     @usableFromInline mutating func key(_ key: StaticString) {
-        if !empty { out.append(UInt8(ascii: ",")) }
-        empty = false
+        separate()
         out.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes in
-            assert(JSONWriter.needsNoEscaping(bytes), "a JSON key literal that needs escaping")
+            assert(JSONWriter.isPlain(bytes), "a JSON key literal that needs escaping")
             out.append(contentsOf: bytes)
         }
         out.append(UInt8(ascii: "\""))
         out.append(UInt8(ascii: ":"))
+    }
+
+    /// The comma before every member but the first.
+    @usableFromInline mutating func separate() {
+        if !empty { out.append(UInt8(ascii: ",")) }
+        empty = false
     }
 
     public mutating func member(_ key: StaticString, _ value: String) {
@@ -62,8 +67,7 @@ public struct JSONObjectWriter {
 
     /// A member whose key is not a literal (a log line's fields), escaped as needed.
     public mutating func member(named key: String, _ value: JSONValue) {
-        if !empty { out.append(UInt8(ascii: ",")) }
-        empty = false
+        separate()
         JSONWriter.writeString(key, into: &out)
         out.append(UInt8(ascii: ":"))
         JSONWriter.write(value, into: &out)

@@ -75,11 +75,9 @@ public enum JSONWriter {
         if written != true { writeEscaped(s, into: &out) }
     }
 
-    /// Whether `bytes` can be written between quotes as they are.
-    static func needsNoEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { isPlain(bytes) }
-
-    /// Whether `bytes` hold no control character, quote or backslash.
-    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// Whether `bytes` hold no control character, quote or backslash (can go between quotes as
+    /// they are).
+    static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let raw = UnsafeRawPointer(base)
         var i = 0

@@ -234,7 +234,7 @@ final class ParameterBytes {
     private var count = 0
     /// Unchecked exclusivity: the statement using this is used by one thread at a time and
     /// nothing here calls out while appending, so no access can overlap; the runtime's dynamic
-    /// check cost ~100 instructions a parameter on the writer thread (13 parameters an evaluation).
+    /// check cost ~60 instructions an access on the writer thread (callgrind: 13 an evaluation).
     @exclusivity(unchecked) private var parameters: [Parameter] = []
 
     init() {

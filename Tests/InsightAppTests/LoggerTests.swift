@@ -120,7 +120,11 @@ final class LoggerTests: XCTestCase {
         let done = readUntil(read, last: "end", after: 0.5)
         let padding = String(repeating: "z", count: 4000)
         let count = Logger.backlogBytes / 4000 + 200
+        let started = Date()
         for i in 0..<count { logger.log(.info, "line \(i)", [("padding", .string(padding))], deferred: true) }
+        // Past the backlog the caller wrote itself, so it waited for the reader (0.5 s); without
+        // the bound it would have returned at once, with every line held in memory.
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 0.3, "the backlog did not bound the waiting lines")
         logger.warning("end")
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
         XCTAssertEqual(try messages(), (0..<count).map { "line \($0)" } + ["end"])
