@@ -7,9 +7,14 @@ internal import Glibc
 /// request timeout), then hands this class plaintext exactly as a socket bufferevent would.
 /// Closing sends close_notify when the session is healthy and the output has drained.
 ///
+/// A plain socket is read by an event of the connection's own (`readEvent`), with `recv` into
+/// the bufferevent's input buffer; the bufferevent only writes. libevent's own read asks the
+/// kernel how many bytes are waiting (`ioctl(FIONREAD)`) before every `readv`: a system call a
+/// request, 1.4 % of the daemon's CPU under W2 (docs/performance.md, round 10).
+///
 /// Ownership: the loop's connection table owns the object from accept to `close()`. libevent
 /// callbacks get an unretained pointer to it, which is sound because `close()` frees the
-/// bufferevent (clearing its callbacks) and the timer before it leaves the table. An
+/// bufferevent (clearing its callbacks), the read event and the timer before it leaves the table. An
 /// `HTTPResponder` may keep the object alive longer; it is then closed and inert.
 ///
 /// One request is handled at a time: while the handler has one, later (pipelined) bytes wait in
@@ -42,6 +47,10 @@ final class Connection: @unchecked Sendable {
     let loop: EventLoop
     let remoteAddress: String
     private var bufferevent: OpaquePointer?
+    /// Plain sockets: the persistent read event (see the type's notes); nil over TLS.
+    private var readEvent: OpaquePointer?
+    /// Plain sockets: reading paused because the input reached `readHighWatermark`.
+    private var readPaused = false
     private var timer: OpaquePointer?
     private var timerMode = TimerMode.none
     private var parser: HTTPRequestParser
@@ -86,19 +95,59 @@ final class Connection: @unchecked Sendable {
         // Unretained: the loop's table owns this object for as long as these handles exist.
         let context = Unmanaged.passUnretained(self).toOpaque()
         timer = event_new(loop.base, -1, 0, connectionTimerCallback, context)
-        guard timer != nil else {
+        if !isTLS {
+            readEvent = event_new(loop.base, bufferevent_getfd(bufferevent), Int16(EV_READ | EV_PERSIST),
+                                  connectionSocketReadCallback, context)
+        }
+        guard timer != nil, isTLS || readEvent != nil else {
             close()
             return
         }
         bufferevent_setcb(
             bufferevent, connectionReadCallback, connectionWriteCallback,
             connectionEventCallback, context)
-        bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, Self.readHighWatermark)
-        bufferevent_enable(bufferevent, Int16(EV_READ))
+        if let readEvent {
+            event_add(readEvent, nil)
+        } else {
+            bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, Self.readHighWatermark)
+            bufferevent_enable(bufferevent, Int16(EV_READ))
+        }
         arm(handshaking ? .handshake : .idle)
     }
 
     // MARK: - Reading
+
+    /// Plain sockets: the socket is readable. Reads what it holds (at most `firstReadBytes`),
+    /// then goes on as the bufferevent's read callback would; an end of stream or an error goes
+    /// where the bufferevent reported them.
+    fileprivate func onSocketReadable() {
+        guard let bufferevent else { return }
+        let input = bufferevent_get_input(bufferevent)
+        if state != .lingering && evbuffer_get_length(input) >= Self.readHighWatermark {
+            // Pipelined bytes piled up while a request is handled: stop reading until the
+            // parser has taken them (`resumeReadingIfDrained`).
+            if let readEvent { event_del(readEvent) }
+            readPaused = true
+            return
+        }
+        switch receive(into: input, atMost: Self.firstReadBytes) {
+        case .received: onReadable()
+        case .wouldBlock: break
+        case .ended:
+            if let readEvent { event_del(readEvent) }
+            onEvent(Int16(BEV_EVENT_READING | BEV_EVENT_EOF))
+        case .failed:
+            onEvent(Int16(BEV_EVENT_READING | BEV_EVENT_ERROR))
+        }
+    }
+
+    /// Reading resumes once the parser has taken the input below the high-water mark.
+    private func resumeReadingIfDrained() {
+        guard readPaused, let readEvent, let bufferevent,
+              evbuffer_get_length(bufferevent_get_input(bufferevent)) < Self.readHighWatermark else { return }
+        readPaused = false
+        event_add(readEvent, nil)
+    }
 
     fileprivate func onReadable() {
         switch state {
@@ -117,7 +166,10 @@ final class Connection: @unchecked Sendable {
         guard let bufferevent else { return }
         let input = bufferevent_get_input(bufferevent)
         parsing = true
-        defer { parsing = false }
+        defer {
+            parsing = false
+            resumeReadingIfDrained()
+        }
         while state == .reading {
             var chunk = iovec()
             guard evbuffer_peek(input, -1, nil, &chunk, 1) > 0, chunk.iov_len > 0 else {
@@ -146,27 +198,47 @@ final class Connection: @unchecked Sendable {
 
     private static let continueLine: StaticString = "HTTP/1.1 100 Continue\r\n\r\n"
 
+    /// Most bytes read when the socket becomes readable: a W1 request (7.5 KB) in one `recv`.
+    private static let firstReadBytes = 16 << 10
     /// Most bytes read at once by `readRestOfRequest`.
     private static let directReadBytes = 64 << 10
 
-    /// Mid-request, reads what the socket holds now into `input`; true if it read anything.
-    /// libevent 2.1 reads at most 4 KiB per event, so a larger request (a 150-event interaction
-    /// is 7.5 KB) otherwise takes another pass of the event loop per 4 KiB. Plain sockets only
-    /// (TLS reads go through OpenSSL); a closed or failed socket is left for libevent to report.
-    /// The bufferevent keeps the end of its input frozen (only it adds there); this thread is
-    /// the one that owns it, so the end is thawed just for this read.
-    private func readRestOfRequest(into input: OpaquePointer?) -> Bool {
-        guard !isTLS, parser.hasStarted, let bufferevent else { return false }
+    private enum Received { case received, wouldBlock, ended, failed }
+
+    /// Reads what the socket holds now, at most `limit` bytes, into `input`. Plain sockets only
+    /// (TLS reads go through OpenSSL). The bufferevent keeps the end of its input frozen (only
+    /// it adds there); this thread is the one that owns it, so the end is thawed just for this
+    /// read.
+    private func receive(into input: OpaquePointer?, atMost limit: Int) -> Received {
+        guard let bufferevent else { return .failed }
         evbuffer_unfreeze(input, 0)
         defer { evbuffer_freeze(input, 0) }
         var space = iovec()  // libevent's evbuffer_iovec is struct iovec on POSIX
-        guard evbuffer_reserve_space(input, Self.directReadBytes, &space, 1) >= 1, let base = space.iov_base else {
-            return false
+        guard evbuffer_reserve_space(input, limit, &space, 1) >= 1, let base = space.iov_base else {
+            return .failed
         }
-        let n = Glibc.recv(bufferevent_getfd(bufferevent), base, min(space.iov_len, Self.directReadBytes), Int32(MSG_DONTWAIT))
-        guard n > 0 else { return false }  // nothing yet (EAGAIN), the peer closed, or an error
-        space.iov_len = n
-        return evbuffer_commit_space(input, &space, 1) == 0
+        while true {
+            let n = Glibc.recv(bufferevent_getfd(bufferevent), base, min(space.iov_len, limit), Int32(MSG_DONTWAIT))
+            if n > 0 {
+                space.iov_len = n
+                return evbuffer_commit_space(input, &space, 1) == 0 ? .received : .failed
+            }
+            if n == 0 { return .ended }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            default: return .failed
+            }
+        }
+    }
+
+    /// Mid-request, reads what the socket holds now into `input`; true if it read anything.
+    /// Without it, a larger request (a 150-event interaction is 7.5 KB) could take another pass
+    /// of the event loop per read. An end of stream or an error is left for the read event to
+    /// report.
+    private func readRestOfRequest(into input: OpaquePointer?) -> Bool {
+        guard !isTLS, parser.hasStarted else { return false }
+        return receive(into: input, atMost: Self.directReadBytes) == .received
     }
 
     /// The input buffer is empty: close, or time the wait.
@@ -342,8 +414,13 @@ final class Connection: @unchecked Sendable {
         }
         Glibc.shutdown(bufferevent_getfd(bufferevent), Int32(SHUT_WR))
         discardInput()
-        bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, 0)
-        bufferevent_enable(bufferevent, Int16(EV_READ))
+        if let readEvent {
+            readPaused = false
+            event_add(readEvent, nil)
+        } else {
+            bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, 0)
+            bufferevent_enable(bufferevent, Int16(EV_READ))
+        }
         arm(.linger)
     }
 
@@ -448,6 +525,8 @@ final class Connection: @unchecked Sendable {
         if let timer { event_free(timer) }
         timer = nil
         timerMode = .none
+        if let readEvent { event_free(readEvent) }
+        readEvent = nil
         if let bufferevent {
             // close_notify only after a clean exchange: not mid-handshake, not after an error,
             // not over unsent output (the write timeout), which it would cut into.
@@ -467,6 +546,10 @@ final class Connection: @unchecked Sendable {
 
 private func connectionReadCallback(_ bufferevent: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
     Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().onReadable()
+}
+
+private func connectionSocketReadCallback(_ socket: Int32, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
+    Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().onSocketReadable()
 }
 
 private func connectionWriteCallback(_ bufferevent: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {

@@ -49,6 +49,31 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
+    /// Behind a slow request, pipelined requests pile up past the input's high-water mark
+    /// (64 KiB): reading pauses there and must resume once the parser has taken them. Each
+    /// request is exactly one read (16 KiB), so the paused input ends on a request boundary and
+    /// nothing but the resumed read event brings in the rest.
+    func testPipelinedRequestsBeyondTheHighWaterMarkAreAllAnsweredInOrder() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            func request(_ path: String, _ index: Int) -> String {
+                let head = post(path, "").utf8.count + 4  // Content-Length grows from 1 digit to 5
+                return post(path, String(repeating: "p", count: 16_384 - head - 1) + "\(index % 10)")
+            }
+            var requests = request("/async?ms=300&id=first", 0)
+            for index in 0..<12 { requests += request("/echo?id=\(index)", index) }
+            XCTAssertEqual(requests.utf8.count, 13 * 16_384)
+            try client.send(requests)
+            XCTAssertEqual(try client.readResponse().header("X-Query"), "ms=300&id=first")
+            for index in 0..<12 {
+                let response = try client.readResponse()
+                XCTAssertEqual(response.header("X-Query"), "id=\(index)")
+                XCTAssertEqual(response.text.count, 16_384 - (post("/echo?id=\(index)", "").utf8.count + 4))
+            }
+            XCTAssertEqual(server.inFlightRequests, 0)
+        }
+    }
+
     func testHeadResponseHasLengthButNoBody() throws {
         try withServer { server in
             let client = try TestClient(port: server.boundPort)
