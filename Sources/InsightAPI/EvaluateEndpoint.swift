@@ -119,8 +119,8 @@ extension InsightAPIHandler {
         object.member("eventId", record.eventId)
         if let requestId { object.member("requestId", requestId) }
         object.member("environment", record.environment.rawValue)
-        object.member("serverTimestamp", Timestamp.format(record.createdAt))
-        object.member("reportConsumptionBy", Timestamp.format(record.reportConsumptionBy))
+        object.member("serverTimestamp", timestamp: record.createdAt)
+        object.member("reportConsumptionBy", timestamp: record.reportConsumptionBy)
         object.member("insights", objects: record.insights) { object, insight in render(insight, into: &object) }
         return object.bytes()
     }

@@ -68,7 +68,7 @@ public final class Logger: Sendable {
                     fields write: (inout JSONObjectWriter) -> Void) {
         guard level >= minimumLevel else { return }
         var object = JSONObjectWriter(capacity: 256)
-        object.member("ts", Timestamp.format(clock.now()))
+        object.member("ts", timestamp: clock.now())
         object.member("level", level.rawValue)
         object.member("msg", message)
         write(&object)

@@ -1,42 +1,24 @@
+import JSON
+
 /// RFC 3339 timestamps in UTC with millisecond precision ("2026-12-02T10:00:00.123Z"),
 /// formatted without Foundation because it happens on every response.
 public enum Timestamp {
-    /// `ms` as an RFC 3339 UTC timestamp. Written byte by byte with the civil-date
-    /// arithmetic below: `gmtime_r` takes glibc's time-zone lock, and string interpolation
-    /// of seven padded fields cost more than the rest of a log line.
+    /// `ms` as an RFC 3339 UTC timestamp.
     public static func format(_ ms: Milliseconds) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
+        write(ms, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `ms` as an RFC 3339 UTC timestamp to `out`: digits and punctuation only, so it
+    /// goes into JSON as it is. Written byte by byte with the civil-date arithmetic below:
+    /// `gmtime_r` takes glibc's time-zone lock, and string interpolation of seven padded fields
+    /// cost more than the rest of a log line.
+    public static func write(_ ms: Milliseconds, into out: inout [UInt8]) {
         let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
         let msOfDay = Int(ms - days * 86_400_000)
         let (year, month, day) = civilFromDays(Int(days))
-        if (0...9999).contains(year) {
-            // Every timestamp a request sees: the 24 bytes written straight into the string.
-            return String(unsafeUninitializedCapacity: 24) { out in
-                func put(_ value: Int, _ width: Int, at end: Int) {
-                    var rest = value
-                    for i in stride(from: end, to: end - width, by: -1) {
-                        out[i] = UInt8(ascii: "0") + UInt8(rest % 10)
-                        rest /= 10
-                    }
-                }
-                put(year, 4, at: 3)
-                out[4] = UInt8(ascii: "-")
-                put(month, 2, at: 6)
-                out[7] = UInt8(ascii: "-")
-                put(day, 2, at: 9)
-                out[10] = UInt8(ascii: "T")
-                put(msOfDay / 3_600_000, 2, at: 12)
-                out[13] = UInt8(ascii: ":")
-                put(msOfDay / 60_000 % 60, 2, at: 15)
-                out[16] = UInt8(ascii: ":")
-                put(msOfDay / 1000 % 60, 2, at: 18)
-                out[19] = UInt8(ascii: ".")
-                put(msOfDay % 1000, 3, at: 22)
-                out[23] = UInt8(ascii: "Z")
-                return 24
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(32)
         if year < 0 { out.append(UInt8(ascii: "-")) }
         append(abs(year), width: 4, to: &out)
         out.append(UInt8(ascii: "-"))
@@ -52,20 +34,20 @@ public enum Timestamp {
         out.append(UInt8(ascii: "."))
         append(msOfDay % 1000, width: 3, to: &out)
         out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Appends the decimal digits of `value` (≥ 0), zero-padded to at least `width`.
     private static func append(_ value: Int, width: Int, to out: inout [UInt8]) {
         var digits = 1, limit = 10
         while limit <= value && digits < 19 { digits += 1; limit &*= 10 }
-        let count = max(digits, width)
-        let start = out.count
-        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
         var rest = value
-        for i in stride(from: start + count - 1, through: start, by: -1) where rest > 0 {
-            out[i] = UInt8(ascii: "0") + UInt8(rest % 10)
-            rest /= 10
+        var divisor = 1
+        for _ in 1..<max(digits, width) { divisor &*= 10 }
+        // Most significant first: each digit is appended, no buffer to fill in afterwards.
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
         }
     }
 
@@ -119,5 +101,13 @@ public enum Timestamp {
         case 4, 6, 9, 11: return 30
         default: return 31
         }
+    }
+}
+
+extension JSONObjectWriter {
+    /// A timestamp member, written straight into the document (no `String` in between: an
+    /// answer and a log line carry three a request).
+    public mutating func member(_ key: StaticString, timestamp ms: Milliseconds) {
+        textMember(key, writing: { Timestamp.write(ms, into: &$0) })
     }
 }

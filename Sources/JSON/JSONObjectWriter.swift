@@ -49,6 +49,18 @@ public struct JSONObjectWriter {
         JSONWriter.writeString(value, into: &out)
     }
 
+    /// A string member whose bytes `write` appends as they are, for text that never needs
+    /// escaping (a timestamp's digits and punctuation), written without making a `String` first.
+    /// Checked in debug builds.
+    public mutating func textMember(_ key: StaticString, writing write: (inout [UInt8]) -> Void) {
+        self.key(key)
+        out.append(UInt8(ascii: "\""))
+        let start = out.count
+        write(&out)
+        assert(out[start...].withUnsafeBufferPointer { JSONWriter.isPlain($0) }, "plain text that needs escaping")
+        out.append(UInt8(ascii: "\""))
+    }
+
     public mutating func member(_ key: StaticString, _ value: Double) {
         self.key(key)
         JSONWriter.writeNumber(value, into: &out)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import InsightDomain
+import JSON
 import XCTest
 
 final class DomainTests: XCTestCase {
@@ -43,6 +44,14 @@ final class DomainTests: XCTestCase {
         XCTAssertEqual(Timestamp.format(0), "1970-01-01T00:00:00.000Z")
         XCTAssertEqual(Timestamp.format(1_796_205_600_123), "2026-12-02T10:00:00.123Z")
         XCTAssertEqual(Timestamp.format(-1), "1969-12-31T23:59:59.999Z")
+        XCTAssertEqual(Timestamp.format(253_402_300_800_000), "10000-01-01T00:00:00.000Z")
+        XCTAssertEqual(Timestamp.format(-62_167_219_200_001), "-0001-12-31T23:59:59.999Z")
+        // Written into a JSON document as it is, the same text between quotes.
+        var object = JSONObjectWriter()
+        object.member("at", timestamp: 1_796_205_600_123)
+        object.member("then", timestamp: -1)
+        XCTAssertEqual(String(decoding: object.bytes(), as: UTF8.self),
+                       #"{"at":"2026-12-02T10:00:00.123Z","then":"1969-12-31T23:59:59.999Z"}"#)
         XCTAssertEqual(Timestamp.parseDate("1970-01-02"), 86_400_000)
         XCTAssertEqual(Timestamp.parseDate("2024-02-29"), 1_709_164_800_000)
         for bad in ["2023-02-29", "2026-13-01", "2026-00-10", "2026-1-01", "20261201", "2026-12-32", "abcd-ef-gh", ""] {
