@@ -54,6 +54,9 @@ public final class Logger: Sendable {
     /// Lines lost because stderr refused them (a closed pipe, a full non-blocking one).
     public var droppedLines: Int { output.droppedLines }
 
+    /// Bytes of deferred lines waiting to be written (at most `backlogBytes`).
+    public var waitingBytes: Int { output.waitingBytes }
+
     /// Writes `message` with `fields` if `level` is enabled; a `deferred` line may wait (see the
     /// type's notes).
     public func log(_ level: LogLevel, _ message: String, _ fields: [(String, JSONValue)] = [], deferred: Bool = false) {
@@ -120,6 +123,8 @@ private final class LogOutput: Sendable {
     }
 
     var droppedLines: Int { dropped.load(ordering: .relaxed) }
+
+    var waitingBytes: Int { pending.withLock { $0.bytes.count } }
 
     func write(_ line: [UInt8], deferred: Bool) {
         let (before, after) = pending.withLock { pending in
