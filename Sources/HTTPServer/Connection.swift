@@ -117,22 +117,37 @@ final class Connection: @unchecked Sendable {
 
     // MARK: - Reading
 
-    /// Plain sockets: the socket is readable. Reads what it holds (at most `firstReadBytes`),
-    /// then goes on as the bufferevent's read callback would; an end of stream or an error goes
-    /// where the bufferevent reported them.
+    /// Plain sockets: the socket is readable. Waiting for a request with nothing buffered (the
+    /// common case), the bytes are parsed where `recv` put them, in the loop's read buffer, and
+    /// only what the parser leaves is buffered; otherwise they are buffered and handled as the
+    /// bufferevent's read callback would. An end of stream or an error goes where the
+    /// bufferevent reported them.
     fileprivate func onSocketReadable() {
         guard let bufferevent else { return }
         let input = bufferevent_get_input(bufferevent)
-        if state != .lingering && evbuffer_get_length(input) >= Self.readHighWatermark {
-            // Pipelined bytes piled up while a request is handled: stop reading until the
-            // parser has taken them (`resumeReadingIfDrained`).
-            if let readEvent { event_del(readEvent) }
-            readPaused = true
-            return
+        let received: Received
+        if state == .reading && !parsing && evbuffer_get_length(input) == 0 {
+            received = receiveAndParse(leavingRestIn: input)
+            if received == .received {
+                if state == .reading { processInput() } else { resumeReadingIfDrained() }
+                return
+            }
+        } else {
+            if state != .lingering && evbuffer_get_length(input) >= Self.readHighWatermark {
+                // Pipelined bytes piled up while a request is handled: stop reading until the
+                // parser has taken them (`resumeReadingIfDrained`).
+                if let readEvent { event_del(readEvent) }
+                readPaused = true
+                return
+            }
+            received = receive(into: input)
+            if received == .received {
+                onReadable()
+                return
+            }
         }
-        switch receive(into: input, atMost: Self.firstReadBytes) {
-        case .received: onReadable()
-        case .wouldBlock: break
+        switch received {
+        case .received, .wouldBlock: break
         case .ended:
             if let readEvent { event_del(readEvent) }
             onEvent(Int16(BEV_EVENT_READING | BEV_EVENT_EOF))
@@ -172,56 +187,57 @@ final class Connection: @unchecked Sendable {
         }
         while state == .reading {
             var chunk = iovec()
-            guard evbuffer_peek(input, -1, nil, &chunk, 1) > 0, chunk.iov_len > 0 else {
-                if readRestOfRequest(into: input) { continue }
-                waitForInput()
-                return
+            if evbuffer_peek(input, -1, nil, &chunk, 1) > 0, chunk.iov_len > 0 {
+                let bytes = UnsafeRawBufferPointer(start: chunk.iov_base, count: chunk.iov_len)
+                parseStep(bytes, moreBuffered: evbuffer_get_length(input) > chunk.iov_len) { evbuffer_drain(input, $0) }
+                continue
             }
-            let step = parser.parse(UnsafeRawBufferPointer(start: chunk.iov_base, count: chunk.iov_len))
-            if step.consumed > 0 { evbuffer_drain(input, step.consumed) }
-            switch step.outcome {
-            case .needMore:
-                // The parser keeps partial lines itself, so it took the whole chunk.
-                precondition(step.consumed == chunk.iov_len, "parser left bytes while needing more")
-            case .expectContinue:
-                // Only if the client is waiting: if body bytes already came, it did not wait.
-                if evbuffer_get_length(input) == 0 {
-                    Self.continueLine.withUTF8Buffer { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
-                }
-            case .request(let parsed):
-                dispatch(parsed)
-            case .error(let error):
-                fail(error)
+            // Mid-request with nothing buffered, read on at once (plain sockets): a larger
+            // request (a 150-event interaction is 7.5 KB) otherwise waits for another pass of
+            // the event loop. An end of stream or an error is left for the read event.
+            if !isTLS && parser.hasStarted && receiveAndParse(leavingRestIn: input) == .received { continue }
+            waitForInput()
+            return
+        }
+    }
+
+    /// Parses what `bytes` hold until a request is dispatched, an error is answered, or the
+    /// parser needs more. `take` is told how many bytes the parser took before the outcome is
+    /// acted on (which may close the connection and free its buffers). `moreBuffered`: more
+    /// input follows `bytes`.
+    private func parseStep(_ bytes: UnsafeRawBufferPointer, moreBuffered: Bool, take: (Int) -> Void) {
+        let step = parser.parse(bytes)
+        if step.consumed > 0 { take(step.consumed) }
+        switch step.outcome {
+        case .needMore:
+            // The parser keeps partial lines itself, so it took the whole chunk.
+            precondition(step.consumed == bytes.count, "parser left bytes while needing more")
+        case .expectContinue:
+            // Only if the client is waiting: if body bytes already came, it did not wait.
+            if step.consumed == bytes.count && !moreBuffered, let bufferevent {
+                Self.continueLine.withUTF8Buffer { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
             }
+        case .request(let parsed):
+            dispatch(parsed)
+        case .error(let error):
+            fail(error)
         }
     }
 
     private static let continueLine: StaticString = "HTTP/1.1 100 Continue\r\n\r\n"
 
-    /// Most bytes read when the socket becomes readable: a W1 request (7.5 KB) in one `recv`.
-    private static let firstReadBytes = 16 << 10
-    /// Most bytes read at once by `readRestOfRequest`.
-    private static let directReadBytes = 64 << 10
-
     private enum Received { case received, wouldBlock, ended, failed }
 
-    /// Reads what the socket holds now, at most `limit` bytes, into `input`. Plain sockets only
-    /// (TLS reads go through OpenSSL). The bufferevent keeps the end of its input frozen (only
-    /// it adds there); this thread is the one that owns it, so the end is thawed just for this
-    /// read.
-    private func receive(into input: OpaquePointer?, atMost limit: Int) -> Received {
+    /// Reads what the socket holds now (at most the loop's read buffer) into that buffer.
+    /// Plain sockets only (TLS reads go through OpenSSL).
+    private func receive(_ body: (UnsafeRawBufferPointer) -> Void) -> Received {
         guard let bufferevent else { return .failed }
-        evbuffer_unfreeze(input, 0)
-        defer { evbuffer_freeze(input, 0) }
-        var space = iovec()  // libevent's evbuffer_iovec is struct iovec on POSIX
-        guard evbuffer_reserve_space(input, limit, &space, 1) >= 1, let base = space.iov_base else {
-            return .failed
-        }
+        let buffer = loop.readBuffer
         while true {
-            let n = Glibc.recv(bufferevent_getfd(bufferevent), base, min(space.iov_len, limit), Int32(MSG_DONTWAIT))
+            let n = Glibc.recv(bufferevent_getfd(bufferevent), buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
             if n > 0 {
-                space.iov_len = n
-                return evbuffer_commit_space(input, &space, 1) == 0 ? .received : .failed
+                body(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+                return .received
             }
             if n == 0 { return .ended }
             switch errno {
@@ -232,13 +248,40 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// Mid-request, reads what the socket holds now into `input`; true if it read anything.
-    /// Without it, a larger request (a 150-event interaction is 7.5 KB) could take another pass
-    /// of the event loop per read. An end of stream or an error is left for the read event to
-    /// report.
-    private func readRestOfRequest(into input: OpaquePointer?) -> Bool {
-        guard !isTLS, parser.hasStarted else { return false }
-        return receive(into: input, atMost: Self.directReadBytes) == .received
+    /// Reads what the socket holds now into `input`.
+    private func receive(into input: OpaquePointer?) -> Received {
+        var added = true
+        let received = receive { bytes in added = Self.append(bytes, to: input) }
+        return added ? received : .failed
+    }
+
+    /// Reads what the socket holds now and parses it where it lies, until a request is
+    /// dispatched (or an error answered, or the bytes end); what the parser did not take (a
+    /// pipelined request) goes to `input`.
+    private func receiveAndParse(leavingRestIn input: OpaquePointer?) -> Received {
+        var added = true
+        let received = receive { bytes in
+            let wasParsing = parsing
+            parsing = true  // an answer written at once must not start parsing `input` here
+            defer { parsing = wasParsing }
+            var offset = 0
+            while state == .reading && offset < bytes.count {
+                parseStep(UnsafeRawBufferPointer(rebasing: bytes[offset...]), moreBuffered: false) { offset += $0 }
+            }
+            // Unless the answer closed the connection (and freed `input`).
+            if offset < bytes.count && bufferevent != nil {
+                added = Self.append(UnsafeRawBufferPointer(rebasing: bytes[offset...]), to: input)
+            }
+        }
+        return added ? received : .failed
+    }
+
+    /// Adds `bytes` at the end of `input`. The bufferevent keeps that end frozen (only it adds
+    /// there); this thread is the one that owns it, so the end is thawed just for this.
+    private static func append(_ bytes: UnsafeRawBufferPointer, to input: OpaquePointer?) -> Bool {
+        evbuffer_unfreeze(input, 0)
+        defer { evbuffer_freeze(input, 0) }
+        return evbuffer_add(input, bytes.baseAddress, bytes.count) == 0
     }
 
     /// The input buffer is empty: close, or time the wait.

@@ -36,6 +36,11 @@ final class EventLoop: @unchecked Sendable {
     private(set) var draining = false
     /// Renders response heads; loop-local so its buffer and date are reused without locks.
     var encoder = HTTPResponseEncoder()
+    /// Where the loop's plain connections `recv` (`readBufferBytes`, 64 KiB by default: a W1
+    /// request many times over): a request that arrives whole is parsed here and never copied
+    /// into its connection's buffer (which would allocate a chunk of its size and free it
+    /// again, every request).
+    let readBuffer: UnsafeMutableRawBufferPointer
 
     // Common timeouts (libevent keeps equal durations in O(1) queues instead of its heap).
     let requestTimeout: UnsafePointer<timeval>
@@ -68,6 +73,7 @@ final class EventLoop: @unchecked Sendable {
     init(context: ServerContext, tls: TLSContextSlot?) throws(HTTPServerError) {
         self.context = context
         self.tls = tls
+        readBuffer = .allocate(byteCount: context.configuration.readBufferBytes, alignment: 16)
         guard let base = event_base_new() else {
             throw HTTPServerError(.eventLoop, "could not create an event base")
         }
@@ -95,6 +101,7 @@ final class EventLoop: @unchecked Sendable {
 
     deinit {
         finish()
+        readBuffer.deallocate()
     }
 
     // MARK: - Threads

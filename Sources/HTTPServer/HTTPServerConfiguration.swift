@@ -20,6 +20,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var idleTimeout: Int = 60
     /// Seconds a response may take to drain to the client before the connection is dropped.
     public var writeTimeout: Int = 10
+    /// Bytes a loop thread reads from a socket at once, into one buffer of this size per loop.
+    public var readBufferBytes: Int = 64 << 10
     /// When set, the server speaks only HTTPS on its port (plain HTTP gets no answer).
     public var tls: TLSConfiguration?
 
@@ -34,6 +36,7 @@ public struct HTTPServerConfiguration: Sendable {
         if maxHeaderBytes < 64 { return "maxHeaderBytes must be at least 64" }
         if maxHeaderCount < 1 { return "maxHeaderCount must be at least 1" }
         if maxConnections < 1 { return "maxConnections must be at least 1" }
+        if readBufferBytes < 1024 { return "readBufferBytes must be at least 1024" }
         if requestTimeout < 1 || idleTimeout < 1 || writeTimeout < 1 {
             return "timeouts must be at least 1 second"
         }

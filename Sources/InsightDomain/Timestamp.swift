@@ -19,6 +19,37 @@ public enum Timestamp {
         let days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
         let msOfDay = Int(ms - days * 86_400_000)
         let (year, month, day) = civilFromDays(Int(days))
+        if (0...9999).contains(year) {
+            // Every timestamp a request sees: 24 bytes, each digit put in place (the divisions
+            // by constants compile to multiplications).
+            let start = out.count
+            out.append(contentsOf: repeatElement(0, count: 24))
+            out.withUnsafeMutableBufferPointer { buffer in
+                let out = UnsafeMutableBufferPointer(rebasing: buffer[start...])
+                func put(_ value: Int, _ width: Int, at end: Int) {
+                    var rest = value
+                    for i in stride(from: end, to: end - width, by: -1) {
+                        out[i] = UInt8(ascii: "0") + UInt8(rest % 10)
+                        rest /= 10
+                    }
+                }
+                put(year, 4, at: 3)
+                out[4] = UInt8(ascii: "-")
+                put(month, 2, at: 6)
+                out[7] = UInt8(ascii: "-")
+                put(day, 2, at: 9)
+                out[10] = UInt8(ascii: "T")
+                put(msOfDay / 3_600_000, 2, at: 12)
+                out[13] = UInt8(ascii: ":")
+                put(msOfDay / 60_000 % 60, 2, at: 15)
+                out[16] = UInt8(ascii: ":")
+                put(msOfDay / 1000 % 60, 2, at: 18)
+                out[19] = UInt8(ascii: ".")
+                put(msOfDay % 1000, 3, at: 22)
+                out[23] = UInt8(ascii: "Z")
+            }
+            return
+        }
         if year < 0 { out.append(UInt8(ascii: "-")) }
         append(abs(year), width: 4, to: &out)
         out.append(UInt8(ascii: "-"))
@@ -40,14 +71,13 @@ public enum Timestamp {
     private static func append(_ value: Int, width: Int, to out: inout [UInt8]) {
         var digits = 1, limit = 10
         while limit <= value && digits < 19 { digits += 1; limit &*= 10 }
+        let count = max(digits, width)
+        let start = out.count
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
         var rest = value
-        var divisor = 1
-        for _ in 1..<max(digits, width) { divisor &*= 10 }
-        // Most significant first: each digit is appended, no buffer to fill in afterwards.
-        while divisor > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
+        for i in stride(from: start + count - 1, through: start, by: -1) where rest > 0 {
+            out[i] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
         }
     }
 

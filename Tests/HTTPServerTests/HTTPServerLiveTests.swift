@@ -51,10 +51,12 @@ final class HTTPServerLiveTests: XCTestCase {
 
     /// Behind a slow request, pipelined requests pile up past the input's high-water mark
     /// (64 KiB): reading pauses there and must resume once the parser has taken them. Each
-    /// request is exactly one read (16 KiB), so the paused input ends on a request boundary and
-    /// nothing but the resumed read event brings in the rest.
+    /// request is exactly one read (16 KiB reads here), so the paused input ends on a request
+    /// boundary and nothing but the resumed read event brings in the rest.
     func testPipelinedRequestsBeyondTheHighWaterMarkAreAllAnsweredInOrder() throws {
-        try withServer { server in
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.readBufferBytes = 16_384
+        try withServer(configuration) { server in
             let client = try TestClient(port: server.boundPort)
             func request(_ path: String, _ index: Int) -> String {
                 let head = post(path, "").utf8.count + 4  // Content-Length grows from 1 digit to 5
