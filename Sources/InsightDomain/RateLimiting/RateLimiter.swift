@@ -76,22 +76,18 @@ public final class RateLimiter: Sendable {
         var insightTats: [String: Double] = [:]
     }
 
+    /// A device's bucket: its environment and the first eight bytes of its HMAC hash, as the
+    /// velocity tracker keys subjects (two devices share one with probability 2^-64 per pair;
+    /// docs/velocity.md). A plain value: no array to retain, hash and compare on every evaluation.
     private struct DeviceKey: Hashable {
         let environment: Environment
-        let hash: [UInt8]
+        let prefix: UInt64
 
-        /// The device hash is an HMAC, so its first eight bytes spread as well as all of them:
-        /// one combine instead of the synthesized 33 (the count, then every byte), twice per
-        /// evaluation. Equality still compares every byte.
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(environment)
-            hash.withUnsafeBytes { bytes in
-                if bytes.count >= 8 {
-                    hasher.combine(bytes.loadUnaligned(as: UInt64.self))
-                } else {
-                    hasher.combine(bytes: bytes)
-                }
-            }
+        init(environment: Environment, hash: [UInt8]) {
+            self.environment = environment
+            var prefix: UInt64 = 0
+            for (i, byte) in hash.prefix(8).enumerated() { prefix |= UInt64(byte) << (8 * UInt64(i)) }
+            self.prefix = prefix
         }
     }
 
