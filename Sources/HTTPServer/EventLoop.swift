@@ -73,7 +73,6 @@ final class EventLoop: @unchecked Sendable {
     init(context: ServerContext, tls: TLSContextSlot?) throws(HTTPServerError) {
         self.context = context
         self.tls = tls
-        readBuffer = .allocate(byteCount: context.configuration.readBufferBytes, alignment: 16)
         guard let base = event_base_new() else {
             throw HTTPServerError(.eventLoop, "could not create an event base")
         }
@@ -91,6 +90,8 @@ final class EventLoop: @unchecked Sendable {
         idleTimeout = try common(configuration.idleTimeout)
         writeTimeout = try common(configuration.writeTimeout)
         lingerTimeout = try common(Self.lingerSeconds)
+        // After the last throw that precedes full initialization (deinit frees it from here on).
+        readBuffer = .allocate(byteCount: configuration.readBufferBytes, alignment: 16)
         // Unretained (here and for the listener and timer): `finish` frees them before deinit.
         guard let wake = event_new(base, -1, 0, loopWakeCallback, Unmanaged.passUnretained(self).toOpaque()) else {
             finish()
