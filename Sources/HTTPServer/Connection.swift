@@ -126,10 +126,12 @@ final class Connection: @unchecked Sendable {
         guard let bufferevent else { return }
         let input = bufferevent_get_input(bufferevent)
         let received: Received
-        if state == .reading && !parsing && evbuffer_get_length(input) == 0 {
+        if state == .reading && evbuffer_get_length(input) == 0 {
             received = receiveAndParse(leavingRestIn: input)
             if received == .received {
-                if state == .reading { processInput() } else { resumeReadingIfDrained() }
+                // Still reading: the parser took every byte (a partial request, or requests
+                // answered at once), so there is nothing to parse until the socket has more.
+                if state == .reading { waitForInput() }
                 return
             }
         } else {

@@ -44,3 +44,15 @@ public enum HashKeyError: Error, Equatable, CustomStringConvertible, Sendable {
         }
     }
 }
+
+/// A hashed subject's key in memory (velocity, the device limit): the first 8 bytes of its HMAC
+/// hash. HMAC-SHA256 outputs spread evenly, so two distinct subjects share one with probability
+/// 2^-64 per pair (docs/velocity.md); a plain integer is cheaper to keep, hash and compare than
+/// the 32-byte array on every evaluation.
+enum SubjectKey {
+    static func of(_ hash: [UInt8]) -> UInt64 {
+        var key: UInt64 = 0
+        for (i, byte) in hash.prefix(8).enumerated() { key |= UInt64(byte) << (8 * UInt64(i)) }
+        return key
+    }
+}

@@ -76,19 +76,10 @@ public final class RateLimiter: Sendable {
         var insightTats: [String: Double] = [:]
     }
 
-    /// A device's bucket: its environment and the first eight bytes of its HMAC hash, as the
-    /// velocity tracker keys subjects (two devices share one with probability 2^-64 per pair;
-    /// docs/velocity.md). A plain value: no array to retain, hash and compare on every evaluation.
+    /// A device's bucket: its environment and its `SubjectKey`, as velocity keys subjects.
     private struct DeviceKey: Hashable {
         let environment: Environment
-        let prefix: UInt64
-
-        init(environment: Environment, hash: [UInt8]) {
-            self.environment = environment
-            var prefix: UInt64 = 0
-            for (i, byte) in hash.prefix(8).enumerated() { prefix |= UInt64(byte) << (8 * UInt64(i)) }
-            self.prefix = prefix
-        }
+        let subject: UInt64
     }
 
     public let settings: RateLimitSettings
@@ -136,7 +127,7 @@ public final class RateLimiter: Sendable {
     public func admitDevice(_ hash: [UInt8], environment: Environment, caller: Caller) -> Int? {
         let now = Double(clock.now())
         let limit = GCRA(rate: Double(settings.devicePerHour) / 3600, burst: settings.devicePerHour)
-        let key = DeviceKey(environment: environment, hash: hash)
+        let key = DeviceKey(environment: environment, subject: SubjectKey.of(hash))
         let retry: Int? = devices.withLock { all in
             let decision = limit.decide(now: now, tat: all[key])
             guard decision.allowed else {

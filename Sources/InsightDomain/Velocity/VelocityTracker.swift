@@ -195,9 +195,9 @@ public final class VelocityTracker: Sendable {
         guard VelocityWindow.week.contains(event.time, now: now), let accountHash = event.account,
               !accountHash.isEmpty else { return }
         let table = self.table(event.environment)
-        let account = Self.key(accountHash)
-        let device = event.device.flatMap { $0.isEmpty ? nil : Self.key($0) }
-        let counterparty = event.isPayment ? event.counterparty.flatMap { $0.isEmpty ? nil : Self.key($0) } : nil
+        let account = SubjectKey.of(accountHash)
+        let device = event.device.flatMap { $0.isEmpty ? nil : SubjectKey.of($0) }
+        let counterparty = event.isPayment ? event.counterparty.flatMap { $0.isEmpty ? nil : SubjectKey.of($0) } : nil
         let coached = event.isCoachingResult
         let limits = self.limits
 
@@ -291,18 +291,10 @@ public final class VelocityTracker: Sendable {
         }
     }
 
-    /// The first 8 bytes of a hash, the key of its subject. For HMAC-SHA256 outputs two
-    /// distinct subjects share one with probability 2^-64 per pair (docs/velocity.md).
-    static func key(_ hash: [UInt8]) -> UInt64 {
-        var key: UInt64 = 0
-        for (i, byte) in hash.prefix(8).enumerated() { key |= UInt64(byte) << (8 * UInt64(i)) }
-        return key
-    }
-
     private static func keys(_ hashes: [[UInt8]]) -> [UInt64] {
         var keys: [UInt64] = []
         for hash in hashes where !hash.isEmpty {
-            let key = key(hash)
+            let key = SubjectKey.of(hash)
             if !keys.contains(key) { keys.append(key) }
         }
         return keys
