@@ -92,12 +92,35 @@ fi
 # Rate-limit state from the running daemon, through insightctl.
 CALLER=$(echo "$CREATED" | jq -r .callerId)
 ADMIN=$("$BIN/insightctl" callers create --name e2e-admin --roles admin --environment production --json | jq -r .apiKey)
-"$BIN/insightctl" rate-limit show "$CALLER" --url "$B" --key "$ADMIN" >"$WORK/rl" || fail "rate-limit show"
+(umask 077; echo "$ADMIN" >"$WORK/admin.key")
+"$BIN/insightctl" rate-limit show "$CALLER" --url "$B" --key-file "$WORK/admin.key" >"$WORK/rl" || fail "rate-limit show"
 grep -q "^policy *50/s, burst 100" "$WORK/rl" || fail "rate-limit show printed: $(cat "$WORK/rl")"
 [ "$(INSIGHTD_ADMIN_KEY=$ADMIN "$BIN/insightctl" rate-limit reset "$CALLER" --url "$B" --json | jq -r .penalty.step)" = 0 ] || fail "rate-limit reset"
-"$BIN/insightctl" rate-limit show "$CALLER" --url "$B" --key "$KEY" 2>"$WORK/rl.err" && fail "rate-limit show without admin role"
+INSIGHTD_ADMIN_KEY=$KEY "$BIN/insightctl" rate-limit show "$CALLER" --url "$B" 2>"$WORK/rl.err" && fail "rate-limit show without admin role"
 grep -q "403 forbidden" "$WORK/rl.err" || fail "rate-limit show error: $(cat "$WORK/rl.err")"
-pass "rate-limit show/reset"
+# A key on the command line would be visible to every user through ps: refused.
+"$BIN/insightctl" rate-limit show "$CALLER" --url "$B" --key "$ADMIN" 2>"$WORK/rl.err" && fail "rate-limit show took --key"
+grep -q "visible to every user" "$WORK/rl.err" || fail "rate-limit --key error: $(cat "$WORK/rl.err")"
+pass "rate-limit show/reset (key from a file or the environment only)"
+
+# Tenants: a caller of another tenant, listed apart; an admin of one tenant does not see the other's callers.
+OTHER=$("$BIN/insightctl" callers create --name e2e-other --roles evaluate,admin --environment production --tenant acme --json)
+[ "$(echo "$OTHER" | jq -r .tenant)" = acme ] || fail "callers create --tenant: $OTHER"
+"$BIN/insightctl" tenants list --json | jq -e '[.[].tenant] == ["acme", "default"]' >/dev/null || fail "tenants list: $("$BIN/insightctl" tenants list)"
+OTHER_KEY=$(echo "$OTHER" | jq -r .apiKey)
+[ "$(curl -s -H "Authorization: Bearer $OTHER_KEY" "$B/admin/v1/callers" | jq -r '[.callers[].tenant] | unique | join(",")')" = acme ] \
+    || fail "an acme admin sees other tenants' callers"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $OTHER_KEY" "$B/admin/v1/callers/$CALLER/rate-limit")" = 404 ] \
+    || fail "an acme admin reads a default caller's rate limit"
+pass "tenants: create, list, admin views scoped"
+
+# Private files: the hash keyring and a backup are created 0600, never readable by others.
+[ "$(stat -c %a "$INSIGHTD_STATE_DIR/hash.key")" = 600 ] || fail "hash.key mode $(stat -c %a "$INSIGHTD_STATE_DIR/hash.key")"
+(umask 000; "$BIN/insightctl" backup "$WORK/backup.db" >/dev/null) || fail "backup"
+[ "$(stat -c %a "$WORK/backup.db")" = 600 ] || fail "backup mode $(stat -c %a "$WORK/backup.db") under umask 000"
+"$BIN/insightctl" backup "$WORK/backup.db" 2>/dev/null && fail "backup replaced an existing file"
+ls "$WORK" | grep -q '\.tmp-' && fail "a temporary file was left behind: $(ls "$WORK")"
+pass "hash key file and backup are private (0600)"
 
 # Errors are problem+json with a code.
 code=$(curl -s -o "$WORK/body" -w '%{http_code}' "$B/nope")

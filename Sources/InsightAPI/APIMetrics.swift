@@ -20,8 +20,8 @@ public final class APIMetrics: Sendable {
                                              help: "Time from a parsed request to its response, by route template, method and status.",
                                              labels: ["route", "method", "status"], buckets: Buckets.requestDuration)
         evaluations = registry.counter("insightd_evaluations_total",
-                                       help: "Insights answered with a value, by category, environment, model version and value.",
-                                       labels: ["category", "environment", "model_version", "value"])
+                                       help: "Insights answered with a value, by tenant, category, environment, model version and value.",
+                                       labels: ["tenant", "category", "environment", "model_version", "value"])
         insightErrors = registry.counter("insightd_insight_errors_total", help: "Insights answered with an error, by code.",
                                          labels: ["code"])
         consumptionReports = registry.counter("insightd_consumption_reports_total",
@@ -29,8 +29,8 @@ public final class APIMetrics: Sendable {
                                               labels: ["status", "timeliness"])
         throttled = registry.counter("insightd_throttled_requests_total", help: "Requests refused by a rate limit, by reason.",
                                      labels: ["reason"])
-        labels = registry.counter("insightd_labels_total", help: "Label items processed, by outcome and result.",
-                                  labels: ["outcome", "result"])
+        labels = registry.counter("insightd_labels_total", help: "Label items processed, by tenant, outcome and result.",
+                                  labels: ["tenant", "outcome", "result"])
         velocityRules = registry.counter("insightd_velocity_rules_total",
                                          help: "Velocity rules that fired, by reason code and mode (enforce, shadow).",
                                          labels: ["rule", "mode"])
@@ -45,11 +45,13 @@ public final class APIMetrics: Sendable {
         requestDuration.observe(route, Self.methods.contains(method) ? method : "other", String(status), value: seconds)
     }
 
-    func evaluated(_ record: EvaluationRecord) {
+    /// Model metrics carry the tenant (an operator-chosen name, never caller text): each tenant's
+    /// figures stay its own.
+    func evaluated(_ record: EvaluationRecord, tenant: String) {
         for insight in record.insights {
             switch insight.outcome {
             case .value(let value, _):
-                evaluations.increment(record.category.rawValue, record.environment.rawValue,
+                evaluations.increment(tenant, record.category.rawValue, record.environment.rawValue,
                                       insight.modelVersion ?? "none", value.rawValue)
             case .error(let code, _):
                 insightErrors.increment(code.rawValue)
@@ -68,9 +70,9 @@ public final class APIMetrics: Sendable {
 
     func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }
 
-    func labelled(_ items: [Label?], _ results: [LabelResultStatus]) {
+    func labelled(_ items: [Label?], _ results: [LabelResultStatus], tenant: String) {
         for (item, result) in zip(items, results) {
-            labels.increment(item?.outcome.rawValue ?? "invalid", result.rawValue)
+            labels.increment(tenant, item?.outcome.rawValue ?? "invalid", result.rawValue)
         }
     }
 }

@@ -4,14 +4,17 @@ import JSON
 
 /// `/admin/v1/…` (role `admin`): callers and their rate-limit state.
 extension InsightAPIHandler {
-    func admin(_ exchange: Exchange) throws(Problem) {
-        let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .admin)
+    /// The admin behind the request; it sees and changes only its own tenant's callers.
+    func admin(_ exchange: Exchange) throws(Problem) -> Caller {
+        let caller = try authenticator.authenticate(exchange.request.headers, requiring: .admin)
         exchange.callerId = caller.caller.callerId
+        return caller.caller
     }
 
-    func lookupCaller(_ callerId: String) throws -> Caller {
+    /// A caller of `tenant`; another tenant's caller is as absent as one that never existed.
+    func lookupCaller(_ callerId: String, tenant: String) throws -> Caller {
         let found: Caller?
-        do { found = try dependencies.administration.caller(callerId) } catch {
+        do { found = try dependencies.administration.caller(callerId, tenant: tenant) } catch {
             throw Problem(503, .serverError, "Callers cannot be read right now; retry.")
         }
         guard let found else { throw Problem(404, .callerNotFound, "No caller with this id.") }
@@ -20,9 +23,9 @@ extension InsightAPIHandler {
 
     /// `GET /admin/v1/callers`
     func adminCallers(_ exchange: Exchange) throws {
-        try admin(exchange)
+        let admin = try admin(exchange)
         let callers: [Caller]
-        do { callers = try dependencies.administration.callers() } catch {
+        do { callers = try dependencies.administration.callers(tenant: admin.tenant) } catch {
             throw Problem(503, .serverError, "Callers cannot be read right now; retry.")
         }
         exchange.send(Self.json(200, .object(["callers": .array(callers.map(Self.render))])))
@@ -30,9 +33,9 @@ extension InsightAPIHandler {
 
     /// `GET` and `PATCH /admin/v1/callers/{callerId}`
     func adminCaller(_ exchange: Exchange, callerId: String) throws {
-        try admin(exchange)
+        let admin = try admin(exchange)
         guard exchange.request.method == "PATCH" else {
-            return exchange.send(Self.json(200, Self.render(try lookupCaller(callerId))))
+            return exchange.send(Self.json(200, Self.render(try lookupCaller(callerId, tenant: admin.tenant))))
         }
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["rate", "burst"])
         var rate: Double?
@@ -45,7 +48,7 @@ extension InsightAPIHandler {
         let burst = try root.integer("burst", in: 1...1_000_000).map(Int.init)
         guard rate != nil || burst != nil else { throw Problem.invalid("(body)", "must set rate, burst or both") }
         let answered = exchange
-        dependencies.administration.updateQuota(callerId: callerId, rate: rate, burst: burst, completion: answered.onLoop { result in
+        dependencies.administration.updateQuota(callerId: callerId, tenant: admin.tenant, rate: rate, burst: burst, completion: answered.onLoop { result in
             switch result {
             case .success(let caller?): answered.send(Self.json(200, Self.render(caller)))
             case .success(nil): answered.fail(Problem(404, .callerNotFound, "No caller with this id."))
@@ -56,8 +59,8 @@ extension InsightAPIHandler {
 
     /// `GET /admin/v1/callers/{callerId}/rate-limit`
     func adminRateLimit(_ exchange: Exchange, callerId: String) throws {
-        try admin(exchange)
-        let caller = try lookupCaller(callerId)
+        let admin = try admin(exchange)
+        let caller = try lookupCaller(callerId, tenant: admin.tenant)
         exchange.send(Self.json(200, Self.render(dependencies.limiter.view(caller), caller: caller,
                                                  compliance: dependencies.limiter.settings.compliance)))
     }
@@ -65,10 +68,10 @@ extension InsightAPIHandler {
     /// `POST /admin/v1/callers/{callerId}/rate-limit/reset`: forgives the caller's overdue
     /// reports so far and refills its bucket.
     func adminRateLimitReset(_ exchange: Exchange, callerId: String) throws {
-        try admin(exchange)
-        let caller = try lookupCaller(callerId)
+        let admin = try admin(exchange)
+        let caller = try lookupCaller(callerId, tenant: admin.tenant)
         let limiter = dependencies.limiter, answered = exchange
-        dependencies.administration.resetPenalty(callerId: callerId, at: dependencies.clock.now(), completion: answered.onLoop { result in
+        dependencies.administration.resetPenalty(callerId: callerId, tenant: admin.tenant, at: dependencies.clock.now(), completion: answered.onLoop { result in
             switch result {
             case .success(true):
                 limiter.reset(callerId: callerId)
@@ -80,7 +83,7 @@ extension InsightAPIHandler {
     }
 
     static func render(_ caller: Caller) -> JSONValue {
-        .object(["callerId": .string(caller.callerId), "name": .string(caller.name),
+        .object(["callerId": .string(caller.callerId), "name": .string(caller.name), "tenant": .string(caller.tenant),
                  "environment": .string(caller.environment.rawValue),
                  "roles": .array(caller.roles.sorted().map { .string($0.rawValue) }),
                  "rate": .number(caller.rate), "burst": .number(Double(caller.burst)),

@@ -10,7 +10,9 @@ public struct AuthenticatedCaller: Sendable {
 
 /// Checks `Authorization: Bearer` keys against the credential directory. Results (including
 /// misses) are cached for `cacheSeconds`, so a new caller or a revoked key takes effect
-/// within that time without a restart, and a flood of bad keys does not reach the database.
+/// within that time without a restart, and repeated bad keys do not reach the database.
+/// Keys found and key ids not found are cached apart, each bounded: a flood of random key ids
+/// can only flush the cache of misses, never the keys of real callers.
 final class Authenticator: Sendable {
     /// A key and its caller as the directory had them. A class, so that the cache, its
     /// look-ups and their results share one copy instead of copying every string of both.
@@ -20,11 +22,17 @@ final class Authenticator: Sendable {
         init(_ found: (key: StoredKey, caller: Caller)) { (key, caller) = found }
     }
     private struct Entry { let found: Credential?; let expires: Milliseconds }
+    private struct Cache {
+        var found: [String: Entry] = [:]
+        var missing: [String: Entry] = [:]
+    }
     private let directory: any CredentialDirectory
     private let clock: any Clock
     private let ttl: Milliseconds
-    private let cache = Mutex<[String: Entry]>([:])
-    private static let maxCacheEntries = 10_000
+    private let cache = Mutex(Cache())
+    /// Entries each half of the cache holds at most; when one is full, its expired entries go,
+    /// and if none had expired, all of that half.
+    static let maxCacheEntries = 10_000
 
     init(directory: any CredentialDirectory, clock: any Clock, cacheSeconds: Double) {
         self.directory = directory
@@ -32,8 +40,23 @@ final class Authenticator: Sendable {
         self.ttl = Milliseconds(cacheSeconds * 1000)
     }
 
-    /// The authenticated caller holding one of `roles`, or the 401/403 problem.
-    func authenticate(_ authorization: String?, requiring role: Role?) throws(Problem) -> AuthenticatedCaller {
+    /// The authenticated caller holding `role`, or the 400/401/403 problem. A request with two
+    /// `Authorization` fields is refused: components that read the first and the last would
+    /// disagree about who is calling.
+    func authenticate(_ headers: HTTPHeaders, requiring role: Role?) throws(Problem) -> AuthenticatedCaller {
+        var authorization: String?
+        for field in headers where field.name.equalsIgnoringASCIICase("Authorization") {
+            guard authorization == nil else {
+                throw Problem(400, .malformedRequest, "Send one 'Authorization' header; this request has several.",
+                              field: "Authorization")
+            }
+            authorization = field.value
+        }
+        return try authenticate(authorization, requiring: role)
+    }
+
+    /// The authenticated caller holding `role` for the value of the `Authorization` field.
+    private func authenticate(_ authorization: String?, requiring role: Role?) throws(Problem) -> AuthenticatedCaller {
         guard let authorization, let token = Self.bearerToken(authorization) else {
             throw Self.unauthorized("Send an API key as 'Authorization: Bearer <key>'.")
         }
@@ -58,14 +81,33 @@ final class Authenticator: Sendable {
         // Fresh for `ttl` from its reading. An entry expiring more than `ttl` from now was read
         // before the wall clock stepped back: read it again, or a key revoked since would stay
         // good for the length of the step.
-        if let entry = cache.withLock({ $0[keyId] }), entry.expires > now, entry.expires - now <= ttl { return entry.found }
+        if let entry = cache.withLock({ $0.found[keyId] ?? $0.missing[keyId] }), entry.expires > now, entry.expires - now <= ttl {
+            return entry.found
+        }
         let found = try directory.credential(keyId: keyId).map(Credential.init)
+        let entry = Entry(found: found, expires: now + ttl)
         cache.withLock { cache in
-            if cache.count >= Self.maxCacheEntries { cache.removeAll(keepingCapacity: true) }
-            cache[keyId] = Entry(found: found, expires: now + ttl)
+            if found != nil {
+                cache.missing[keyId] = nil
+                Self.insert(entry, keyId, into: &cache.found, now: now)
+            } else {
+                cache.found[keyId] = nil
+                Self.insert(entry, keyId, into: &cache.missing, now: now)
+            }
         }
         return found
     }
+
+    private static func insert(_ entry: Entry, _ keyId: String, into entries: inout [String: Entry], now: Milliseconds) {
+        if entries.count >= maxCacheEntries, entries[keyId] == nil {
+            entries = entries.filter { $0.value.expires > now }
+            if entries.count >= maxCacheEntries { entries.removeAll(keepingCapacity: true) }
+        }
+        entries[keyId] = entry
+    }
+
+    /// How many keys found and key ids not found the cache holds now (for tests).
+    var cachedCounts: (found: Int, missing: Int) { cache.withLock { ($0.found.count, $0.missing.count) } }
 
     static func bearerToken(_ header: String) -> String? {
         // On the bytes: splitting into Substrings and lowercasing cost ~5,000 instructions a

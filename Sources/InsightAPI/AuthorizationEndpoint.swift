@@ -4,10 +4,12 @@ import JSON
 
 /// `PUT /v1/authorization` and `POST /v1/authorization/query` (role `evaluate`): a person's
 /// choice to switch insights off, with a cooldown, and its current state. Identifiers travel
-/// only in bodies, never in URLs.
+/// only in bodies, never in URLs. A choice belongs to the caller's tenant and environment: every
+/// caller of the tenant sees and may change it, no other tenant can.
 extension InsightAPIHandler {
-    /// Reads `{"subject": {"account": …} | {"device": …}}` and hashes it under every key.
-    func authorizationSubject(_ root: ObjectReader, environment: Environment) throws(Problem) -> SubjectHashes {
+    /// Reads `{"subject": {"account": …} | {"device": …}}` and hashes it under every key of the
+    /// caller's tenant.
+    func authorizationSubject(_ root: ObjectReader, of caller: Caller) throws(Problem) -> SubjectHashes {
         guard let subject = try root.object("subject", allowed: ["account", "device"]) else {
             throw Problem.invalid("subject", "is required")
         }
@@ -19,19 +21,30 @@ extension InsightAPIHandler {
         case (nil, let d?): (kind, identifier) = (.device, d)
         default: throw Problem.invalid("subject", "must name exactly one of account or device")
         }
-        let keyring = dependencies.hashKeys.current
-        return SubjectHashes(environment: environment, kind: kind,
+        let keyring = dependencies.hashKeys.current(tenant: caller.tenant)
+        return SubjectHashes(tenant: caller.tenant, environment: caller.environment, kind: kind,
                              hashes: keyring.lookupHashes(identifier, kind: kind.identifierKind),
                              activeKeyId: keyring.active.keyId)
     }
 
-    /// `PUT /v1/authorization`
+    /// `PUT /v1/authorization`: costs a token of the caller's quota, like every write; a denial
+    /// the tenant has no room for (`DenialIndex.capacity`) is refused.
     func putAuthorization(_ exchange: Exchange) throws {
-        let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
+        let caller = try authenticator.authenticate(exchange.request.headers, requiring: .evaluate)
         exchange.callerId = caller.caller.callerId
+        _ = try admit(caller.caller)
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject", "status"])
         let request = try root.enumeration("status", AuthorizationRequest.self, required: true)!
-        let subject = try authorizationSubject(root, environment: caller.caller.environment)
+        let subject = try authorizationSubject(root, of: caller.caller)
+        if request == .denied, !dependencies.denials.hasRoom(for: subject) {
+            dependencies.metrics.throttled(.denialCapacity)
+            var problem = Problem(429, .rateLimitExceeded,
+                          "This tenant holds \(dependencies.denials.capacity) opt-outs in this environment, the most the "
+                          + "operator allows (INSIGHTD_MAX_DENIALS_PER_TENANT); no new denial can be recorded until some expire "
+                          + "or the operator raises the limit.")
+            problem.extensions = ["reason": .string(ThrottleReason.denialCapacity.rawValue)]
+            throw problem
+        }
         let now = dependencies.clock.now(), denials = dependencies.denials, answered = exchange
         dependencies.authorizations.apply(request, for: subject, now: now,
                                           cooldown: dependencies.configuration.authorizationCooldownMilliseconds, completion: answered.onLoop { result in
@@ -47,10 +60,10 @@ extension InsightAPIHandler {
 
     /// `POST /v1/authorization/query`
     func queryAuthorization(_ exchange: Exchange) throws {
-        let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
+        let caller = try authenticator.authenticate(exchange.request.headers, requiring: .evaluate)
         exchange.callerId = caller.caller.callerId
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject"])
-        let subject = try authorizationSubject(root, environment: caller.caller.environment)
+        let subject = try authorizationSubject(root, of: caller.caller)
         let record: AuthorizationRecord?
         do { record = try dependencies.authorizations.record(for: subject) } catch {
             throw Problem(503, .serverError, "Authorizations cannot be read right now; retry.")

@@ -7,17 +7,10 @@ extension InsightAPIHandler {
     /// `POST /v1/evaluations`: validate, hash the subject, answer each insight, store the
     /// evaluation, and only after the commit answer `200`.
     func evaluate(_ exchange: Exchange) throws {
-        let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: .evaluate)
+        let caller = try authenticator.authenticate(exchange.request.headers, requiring: .evaluate)
         exchange.callerId = caller.caller.callerId
         let limiter = dependencies.limiter
-        let quota: QuotaStatus
-        switch limiter.admitEvaluation(caller.caller) {
-        case .allowed(let status): quota = status
-        case .throttled(let reason, let status, let retryAfter):
-            dependencies.metrics.throttled(reason)
-            throw Throttling.callerProblem(reason, status, retryAfter: retryAfter, view: limiter.view(caller.caller),
-                                           compliance: limiter.settings.compliance)
-        }
+        let quota = try admit(caller.caller)
         var sandboxOverride: SandboxOverride?
         if let header = exchange.request.headers[SandboxOverride.header] {
             guard caller.caller.environment == .sandbox else {
@@ -33,8 +26,10 @@ extension InsightAPIHandler {
                                            override: sandboxOverride,
                                            admitInsight: { limiter.admitInsight($0, caller: caller.caller) })
         // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
-        // hashed once under every key (active first): the active hash is stored, all are looked up.
-        let keyring = dependencies.hashKeys.current
+        // hashed once under every key of the caller's tenant (active first): the active hash is
+        // stored, all are looked up.
+        let tenant = caller.caller.tenant
+        let keyring = dependencies.hashKeys.current(tenant: tenant)
         let accountHashes = request.subject.account.map { keyring.lookupHashes($0, kind: .account) }
         let deviceHashes = request.subject.device.map { keyring.lookupHashes($0, kind: .device) }
         let counterpartyHashes = request.subject.counterparty.map { keyring.lookupHashes($0, kind: .counterparty) }
@@ -44,7 +39,7 @@ extension InsightAPIHandler {
         let now = dependencies.clock.now()
         for (kind, hashes) in [(AuthorizableKind.account, accountHashes), (.device, deviceHashes)] {
             guard let hashes else { continue }
-            if dependencies.denials.isDenied(caller.caller.environment, kind, hashes: hashes, now: now) {
+            if dependencies.denials.isDenied(tenant, caller.caller.environment, kind, hashes: hashes, now: now) {
                 throw Problem(403, .denied, "The subject has switched insights off; proceed without them.")
             }
         }
@@ -75,7 +70,7 @@ extension InsightAPIHandler {
         dependencies.ledger.record(record, completion: answered.onLoop { result in
             switch result {
             case .success:
-                metrics.evaluated(record)
+                metrics.evaluated(record, tenant: tenant)
                 velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
                                               account: record.subject.account, device: record.subject.device,
                                               counterparty: record.subject.counterparty,

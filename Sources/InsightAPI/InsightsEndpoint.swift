@@ -5,7 +5,7 @@ import JSON
 extension InsightAPIHandler {
     /// `GET /v1/insights`: the insight types, schema versions and model versions served.
     func insights(_ exchange: Exchange) throws {
-        let caller = try authenticator.authenticate(exchange.request.headers["Authorization"], requiring: nil)
+        let caller = try authenticator.authenticate(exchange.request.headers, requiring: nil)
         exchange.callerId = caller.caller.callerId
         var entry = JSONObject()
         entry.append("type", .string(InsightType.isLikelyBeingCoached.rawValue))

@@ -9,11 +9,13 @@ extension InsightAPIHandler {
     /// The earliest discovery date accepted.
     static let earliestDiscovery = Timestamp.parseDate("2000-01-01")!
 
-    /// `POST /v1/labels`: offline fraud labels, per-item results, idempotent by key.
+    /// `POST /v1/labels`: offline fraud labels for the insights of the caller's tenant, per-item
+    /// results, idempotent by key; each request costs a token of the caller's quota.
     func labels(_ exchange: Exchange) throws {
         let request = exchange.request
-        let caller = try authenticator.authenticate(request.headers["Authorization"], requiring: .labels)
+        let caller = try authenticator.authenticate(request.headers, requiring: .labels)
         exchange.callerId = caller.caller.callerId
+        _ = try admit(caller.caller)
         guard let key = request.headers["Idempotency-Key"] else {
             throw Problem(400, .contextInvalid, "Send an 'Idempotency-Key' header so retries are safe.", field: "Idempotency-Key")
         }
@@ -39,14 +41,15 @@ extension InsightAPIHandler {
             }
         }
         let submission = LabelSubmission(
-            callerId: caller.caller.callerId, environment: caller.caller.environment, items: items,
+            callerId: caller.caller.callerId, tenant: caller.caller.tenant, environment: caller.caller.environment, items: items,
             idempotencyKeyHash: SHA256.digest(Array(key.utf8)), bodyHash: SHA256.digest(request.body),
             receivedAt: today)
-        let answered = exchange, decoded = items, itemProblems = problems, metrics = dependencies.metrics
+        let answered = exchange, decoded = items, itemProblems = problems, metrics = dependencies.metrics,
+            tenant = caller.caller.tenant
         dependencies.ledger.submit(submission, completion: answered.onLoop { result in
             switch result {
             case .success(.processed(let statuses, let replayed)):
-                if !replayed { metrics.labelled(decoded, statuses) }
+                if !replayed { metrics.labelled(decoded, statuses, tenant: tenant) }
                 answered.send(Self.json(200, Self.render(statuses, items: decoded, problems: itemProblems),
                                         headers: replayed ? [("Idempotent-Replayed", "true")] : []))
             case .success(.idempotencyKeyReused):

@@ -53,7 +53,7 @@ enum Throttling {
         let configured = status.configured, effective = status.effective
         var detail: String
         if reason == .reportingPenalty {
-            detail = "Evaluation rate limit exceeded. Your rate is cut from \(rate(configured.rate)) to "
+            detail = "Rate limit exceeded. Your rate is cut from \(rate(configured.rate)) to "
                 + "\(rate(effective.rate)) per second (penalty step \(status.penaltyStep) of \(compliance.maxStep)) because "
                 + "\(view.stats.overdue) of your \(view.stats.evaluations) evaluations in the last \(compliance.windowSeconds / 60) minutes "
                 + "have no consumption report past their reportConsumptionBy, more than the allowance of \(view.allowance). "
@@ -61,8 +61,8 @@ enum Throttling {
                 + "one step every \(compliance.recoverySeconds) seconds once overdue reports are within the allowance. "
                 + "Retry after \(retryAfter) seconds."
         } else {
-            detail = "Evaluation rate limit exceeded: at most \(rate(configured.rate)) per second with bursts of "
-                + "\(configured.burst). Retry after \(retryAfter) seconds."
+            detail = "Rate limit exceeded: at most \(rate(configured.rate)) requests per second with bursts of "
+                + "\(configured.burst) (evaluations, label batches and authorization changes alike). Retry after \(retryAfter) seconds."
         }
         var problem = Problem(429, .rateLimitExceeded, detail)
         problem.headers = [("Retry-After", String(retryAfter))] + headers(status)
@@ -89,5 +89,19 @@ enum Throttling {
         problem.extensions = ["reason": .string(ThrottleReason.deviceRate.rawValue),
                               "retryAfterSeconds": .number(Double(retryAfter))]
         return problem
+    }
+}
+
+extension InsightAPIHandler {
+    /// Takes one token of `caller`'s quota, or throws the 429 that says why there is none.
+    func admit(_ caller: Caller) throws(Problem) -> QuotaStatus {
+        let limiter = dependencies.limiter
+        switch limiter.admit(caller) {
+        case .allowed(let status): return status
+        case .throttled(let reason, let status, let retryAfter):
+            dependencies.metrics.throttled(reason)
+            throw Throttling.callerProblem(reason, status, retryAfter: retryAfter, view: limiter.view(caller),
+                                           compliance: limiter.settings.compliance)
+        }
     }
 }

@@ -31,24 +31,29 @@ public enum AdminCommand {
         commands:
           migrate                                   apply pending schema migrations
           callers create --name NAME --roles evaluate,labels,admin
-                         --environment production|sandbox [--rate R] [--burst B] [--json]
+                         --environment production|sandbox [--tenant T] [--rate R] [--burst B] [--json]
                                                     create a caller and print its API key (shown once)
-          callers list [--json]                     list callers
+          callers list [--tenant T] [--json]        list callers (of one tenant)
+          tenants list [--json]                     list tenants and their callers per environment
           keys issue --caller CALLER_ID [--json]    issue another key for a caller
           keys list --caller CALLER_ID [--json]     list a caller's keys (ids and dates)
           keys revoke KEY_ID|KEY                    revoke a key
           hash-keys list [--json]                   the identifier hash keys (ids and dates, never the keys)
           hash-keys rotate                          add a new active key; lookups keep trying the old ones
           hash-keys retire KEY_ID                   drop an old key (its hashes stop matching)
-          hash --kind account|device|counterparty VALUE
-                                                    the stored hash of VALUE, to find a subject's records
+          hash --kind account|device|counterparty [--tenant T] VALUE
+                                                    the stored hash of VALUE in tenant T, to find a subject's records
           backup PATH                               a consistent copy of the database, taken online
           purge --older-than DAYS                   delete evaluations, reports and labels older than DAYS
           rate-limit show CALLER_ID [--json]        a caller's rate limit as the running daemon holds it
           rate-limit reset CALLER_ID [--json]       refill its bucket and forgive its overdue reports
 
         rate-limit talks to the running daemon's admin API: --url (default http://$INSIGHTD_LISTEN,
-        then http://127.0.0.1:8080) with an admin key from --key or $INSIGHTD_ADMIN_KEY.
+        then http://127.0.0.1:8080) with an admin key from $INSIGHTD_ADMIN_KEY or --key-file FILE
+        (never on the command line, where ps shows it to every user).
+
+        A tenant (default 'default') is one organisation whose callers share labels, opt-outs and
+        device limits; tenants never see each other's data. Names: a-z, 0-9, '-', '_', '.'.
 
         The state directory defaults to $INSIGHTD_STATE_DIR, then /var/lib/insightd.
         Default rate 50/s and burst 100.
@@ -60,7 +65,7 @@ public enum AdminCommand {
         do {
             var args = try Arguments(Array(arguments.dropFirst()),
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
-                                                   "kind", "older-than"])
+                                                   "key-file", "kind", "older-than", "tenant"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let json = args.flag("json")
@@ -104,26 +109,42 @@ public enum AdminCommand {
                     guard let v = Int(text), v >= 1 else { throw AppError("--burst must be a whole number of at least 1") }
                     return v
                 } ?? 100
+                let tenant = args.option("tenant") ?? Tenant.defaultName
                 try args.checkAllConsumed()
                 let (caller, key) = try CallerRegistry(open()).create(
-                    name: name, environment: callerEnvironment, roles: roles, rate: rate, burst: burst, now: now,
+                    name: name, tenant: tenant, environment: callerEnvironment, roles: roles, rate: rate, burst: burst, now: now,
                     callerId: "caller_" + Hex.encode(SecureRandom.bytes(8)))
                 if json {
                     print(JSONWriter.string(.object(["callerId": .string(caller.callerId), "apiKey": .string(key.token),
-                                                     "keyId": .string(key.keyId)])))
+                                                     "keyId": .string(key.keyId), "tenant": .string(caller.tenant)])))
                 } else {
-                    print("caller \(caller.callerId) (\(caller.name), \(caller.environment.rawValue), roles \(roles.sorted().map(\.rawValue).joined(separator: ",")))")
+                    print("caller \(caller.callerId) (\(caller.name), tenant \(caller.tenant), \(caller.environment.rawValue), roles \(roles.sorted().map(\.rawValue).joined(separator: ",")))")
                     print("API key (shown once, store it now): \(key.token)")
                 }
             case ["callers", "list"]:
+                let tenant = args.option("tenant")
                 try args.checkAllConsumed()
-                let callers = try CallerRegistry(open()).list()
+                let callers = try CallerRegistry(open()).list(tenant: tenant)
                 if json {
                     print(JSONWriter.string(.array(callers.map(render))))
                 } else {
-                    printTable(["CALLER", "NAME", "ENVIRONMENT", "ROLES", "RATE", "BURST", "CREATED"], callers.map {
-                        [$0.callerId, $0.name, $0.environment.rawValue, $0.roles.sorted().map(\.rawValue).joined(separator: ","),
+                    printTable(["CALLER", "NAME", "TENANT", "ENVIRONMENT", "ROLES", "RATE", "BURST", "CREATED"], callers.map {
+                        [$0.callerId, $0.name, $0.tenant, $0.environment.rawValue, $0.roles.sorted().map(\.rawValue).joined(separator: ","),
                          format($0.rate), String($0.burst), Timestamp.format($0.createdAt)]
+                    })
+                }
+            case ["tenants", "list"]:
+                try args.checkAllConsumed()
+                let tenants = try CallerRegistry(open()).tenants()
+                if json {
+                    print(JSONWriter.string(.array(tenants.map { tenant in
+                        .object(["tenant": .string(tenant.name),
+                                 "callers": .object(["production": .number(Double(tenant.production)),
+                                                     "sandbox": .number(Double(tenant.sandbox))])])
+                    })))
+                } else {
+                    printTable(["TENANT", "PRODUCTION CALLERS", "SANDBOX CALLERS"], tenants.map {
+                        [$0.name, String($0.production), String($0.sandbox)]
                     })
                 }
             case ["keys", "issue"]:
@@ -182,9 +203,12 @@ public enum AdminCommand {
                 guard let kindName = args.option("kind"), let kind = IdentifierKind(rawValue: kindName) else {
                     throw AppError("--kind must be account, device or counterparty")
                 }
+                let tenant = args.option("tenant") ?? Tenant.defaultName
+                guard Tenant.isValidName(tenant) else { throw AppError("--tenant \(tenant) is not a tenant name") }
                 try args.checkAllConsumed()
+                // Each tenant hashes under its own keys: the same person has other hashes in another tenant.
                 let keyring = try KeyringFile.keyring(path: keyringPath(stateDirectory: stateDirectory, environment: environment),
-                                                      createIfMissing: false, now: now)
+                                                      createIfMissing: false, now: now).forTenant(tenant)
                 // Every key's hash: records made before a rotation carry the previous key's.
                 for hasher in keyring.all {
                     print("\(Hex.encode(hasher.hash(words[1], kind: kind)))  key \(hasher.keyId)\(hasher.keyId == keyring.active.keyId ? " (active)" : "")")
@@ -192,13 +216,16 @@ public enum AdminCommand {
             case let words where words.count == 2 && words[0] == "backup":
                 try args.checkAllConsumed()
                 let target = words[1]
-                guard !FileManager.default.fileExists(atPath: target) else { throw AppError("\(target) exists; choose a new file") }
                 var settings = Settings()
                 settings.stateDirectory = stateDirectory
                 let source = try Database.open(path: settings.databasePath, create: false)
-                let pages = try source.backup(to: target)
-                let check = try SQLiteConnection(path: target).scalarText("PRAGMA integrity_check")
-                guard check == "ok" else { throw AppError("the copy at \(target) failed its integrity check: \(check ?? "?")") }
+                // A backup holds every hash and caller: created private, named only once whole and checked.
+                var pages = 0
+                try PrivateFile.create(target) { copy in
+                    pages = try source.backup(to: copy)
+                    let check = try SQLiteConnection(path: copy).scalarText("PRAGMA integrity_check")
+                    guard check == "ok" else { throw AppError("the copy of \(target) failed its integrity check: \(check ?? "?")") }
+                }
                 print("backed up \(pages) pages to \(target) (integrity ok); the hash key file is not included: back it up separately")
             case ["purge"]:
                 guard let text = args.option("older-than"), let days = Int(text), days >= 1 else {
@@ -209,9 +236,11 @@ public enum AdminCommand {
                 print("deleted \(report.evaluations) evaluations, \(report.labels) labels, \(report.labelSubmissions) label submissions older than \(days) days")
             case let words where words.count == 3 && words[0] == "rate-limit" && ["show", "reset"].contains(words[1]):
                 let url = args.option("url") ?? environment["INSIGHTD_LISTEN"].map { "http://\($0)" } ?? "http://127.0.0.1:8080"
-                guard let key = args.option("key") ?? environment["INSIGHTD_ADMIN_KEY"] else {
-                    throw AppError("an admin key is needed: --key KEY or INSIGHTD_ADMIN_KEY")
+                guard args.option("key") == nil else {
+                    throw AppError("--key is not accepted: a key on the command line is visible to every user through ps; "
+                                   + "set INSIGHTD_ADMIN_KEY or use --key-file FILE")
                 }
+                let key = try adminKey(file: args.option("key-file"), environment: environment)
                 try args.checkAllConsumed()
                 guard let base = URL(string: url) else { throw AppError("--url \(url) is not a URL") }
                 guard let transport else { throw AppError("rate-limit needs a connection to the daemon, which this build lacks") }
@@ -231,6 +260,23 @@ public enum AdminCommand {
             DescriptorOutput.standardError("insightctl: \(error)\n")
             return 1
         }
+    }
+
+    /// The admin key from `--key-file` (its first line) or `$INSIGHTD_ADMIN_KEY`.
+    static func adminKey(file: String?, environment: [String: String]) throws -> String {
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw AppError("cannot read --key-file \(file): \(String(cString: strerror(errno)))")
+            }
+            let key = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
+                .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            guard !key.isEmpty else { throw AppError("--key-file \(file) holds no key") }
+            return key
+        }
+        guard let key = environment["INSIGHTD_ADMIN_KEY"], !key.isEmpty else {
+            throw AppError("an admin key is needed: set INSIGHTD_ADMIN_KEY or use --key-file FILE")
+        }
+        return key
     }
 
     static func keyringPath(stateDirectory: String, environment: [String: String]) -> String {
@@ -262,7 +308,7 @@ public enum AdminCommand {
     }
 
     static func render(_ caller: Caller) -> JSONValue {
-        .object(["callerId": .string(caller.callerId), "name": .string(caller.name),
+        .object(["callerId": .string(caller.callerId), "name": .string(caller.name), "tenant": .string(caller.tenant),
                  "environment": .string(caller.environment.rawValue),
                  "roles": .array(caller.roles.sorted().map { .string($0.rawValue) }),
                  "rate": .number(caller.rate), "burst": .number(Double(caller.burst)),

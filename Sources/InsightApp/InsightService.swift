@@ -26,7 +26,7 @@ public final class InsightService: @unchecked Sendable {
     private var measuredTime: MeasuredTime?
     private var instanceLock: InstanceLock?
     /// Subjects who switched insights off, indexed in memory.
-    public let denials = DenialIndex()
+    public let denials: DenialIndex
     /// The in-memory rate limits; reporting counts are refreshed from the store.
     public private(set) var limiter: RateLimiter!
     private var administration: SQLiteAdministration?
@@ -47,6 +47,7 @@ public final class InsightService: @unchecked Sendable {
         self.settings = settings
         self.clock = clock
         self.logger = logger ?? Logger(minimumLevel: settings.logLevel)
+        denials = DenialIndex(capacity: settings.maxDenialsPerTenant)
         overdueReports = metrics.gauge("insightd_consumption_overdue",
                                        help: "Evaluations past their reportConsumptionBy without a report, in the counting window.",
                                        labels: ["environment"])
@@ -231,7 +232,7 @@ public final class InsightService: @unchecked Sendable {
     /// so traffic interleaves with the purge. Calls `completion` with the totals.
     public func purgeExpired(completion: (@Sendable (Retention.Report) -> Void)? = nil) {
         guard let writer else { return }
-        let logger = self.logger
+        let logger = self.logger, denials = self.denials
         let (now, wallAhead) = measuredTime?.now() ?? (clock.now(), 0)
         if wallAhead > 3_600_000 {
             logger.warning("the wall clock is ahead of the time measured since start; retention counts from the measured time",
@@ -246,10 +247,12 @@ public final class InsightService: @unchecked Sendable {
                     sum.add(batch)
                     next(sum)
                 case .success:
+                    denials.purge(renewedBefore: cutoff)
                     if !total.isEmpty {
                         logger.info("retention purge", [("evaluations", .number(Double(total.evaluations))),
                                                         ("labels", .number(Double(total.labels))),
-                                                        ("labelSubmissions", .number(Double(total.labelSubmissions)))])
+                                                        ("labelSubmissions", .number(Double(total.labelSubmissions))),
+                                                        ("authorizations", .number(Double(total.authorizations)))])
                     }
                     completion?(total)
                 case .failure(let failure):
@@ -314,7 +317,7 @@ public final class InsightService: @unchecked Sendable {
         do {
             try limiter.refresh(from: administration)
             var overdue: [Environment: Int] = [.production: 0, .sandbox: 0]
-            for caller in try administration.callers() {
+            for caller in try administration.everyCaller() {
                 overdue[caller.environment, default: 0] += limiter.view(caller).stats.overdue
             }
             for (environment, count) in overdue { overdueReports.set(environment.rawValue, to: Double(count)) }

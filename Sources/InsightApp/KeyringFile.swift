@@ -5,7 +5,7 @@ import InsightDomain
 /// The file of identifier hash keys, kept outside the database. Two forms are read:
 /// a keyring (text: a header line, then `key <createdAtMs> <hex>` per key, oldest first, the
 /// last active), or raw bytes holding one key (what a mounted secret usually is).
-/// Writes are atomic (temporary file + rename) with mode 0600.
+/// Writes are atomic and private (`PrivateFile`: created 0600, synced, renamed).
 public enum KeyringFile {
     public static let header = "insightd-keyring 1"
     public static let generatedLength = 32
@@ -56,15 +56,8 @@ public enum KeyringFile {
     public static func write(_ entries: [Entry], to path: String) throws {
         var text = header + "\n"
         for entry in entries { text += "key \(entry.createdAt) \(Hex.encode(entry.key))\n" }
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
-            throw AppError("cannot write hash key file \(path): \(String(cString: strerror(errno)))")
-        }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw AppError("cannot write hash key file \(path): \(reason)")
+        do { try PrivateFile.write(Array(text.utf8), to: path) } catch {
+            throw AppError("hash key file: \(error)")
         }
     }
 

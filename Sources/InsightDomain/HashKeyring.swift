@@ -1,3 +1,4 @@
+import Crypto
 import Synchronization
 
 /// The hash keys in use: the active one hashes everything new; the previous ones (newest
@@ -8,6 +9,8 @@ public struct HashKeyring: Sendable {
     public let active: SubjectHasher
     /// Older keys still honoured by lookups, newest first.
     public let previous: [SubjectHasher]
+    /// The key bytes, oldest first (kept to derive each tenant's keys).
+    private let keys: [[UInt8]]
 
     /// A keyring of `keys`, oldest first; the last is active.
     public init(keys: [[UInt8]]) throws(HashKeyError) {
@@ -16,6 +19,7 @@ public struct HashKeyring: Sendable {
         var older: [SubjectHasher] = []
         for key in keys.dropLast().reversed() { older.append(try SubjectHasher(key: key)) }
         previous = older
+        self.keys = keys
     }
 
     /// Every key, active first.
@@ -25,17 +29,46 @@ public struct HashKeyring: Sendable {
     public func lookupHashes(_ identifier: String, kind: IdentifierKind) -> [[UInt8]] {
         all.map { $0.hash(identifier, kind: kind) }
     }
+
+    /// The keyring `tenant` hashes with. Tenant `default` uses these keys as they are (the
+    /// hashes stored before tenants existed stay valid); every other tenant uses keys derived
+    /// from them, HMAC-SHA256(key, "insightd tenant key" || 0x00 || name), so one person's
+    /// hashes differ between tenants and no reader of the store can link them. Derived keys
+    /// follow rotations: the n-th key of a tenant comes from the n-th key of the keyring.
+    public func forTenant(_ tenant: String) -> HashKeyring {
+        guard tenant != Tenant.defaultName else { return self }
+        let label = Array("insightd tenant key\u{0}".utf8) + Array(tenant.utf8)
+        // Derived keys are 32 bytes, the minimum length, so this cannot throw.
+        return try! HashKeyring(keys: keys.map { HMACSHA256.authenticationCode(for: label, key: $0) })
+    }
 }
 
-/// The keyring in use, replaceable while the daemon runs (after `insightctl hash-keys rotate`).
+/// The keyring in use, replaceable while the daemon runs (after `insightctl hash-keys rotate`),
+/// with each tenant's derived keyring made once and kept until the next replacement.
 public final class HashKeys: Sendable {
-    private let keyring: Mutex<HashKeyring>
+    private struct State {
+        var keyring: HashKeyring
+        var tenants: [String: HashKeyring] = [:]
+    }
 
-    public init(_ keyring: HashKeyring) { self.keyring = Mutex(keyring) }
+    private let state: Mutex<State>
 
-    /// The keyring now.
-    public var current: HashKeyring { keyring.withLock { $0 } }
+    public init(_ keyring: HashKeyring) { state = Mutex(State(keyring: keyring)) }
+
+    /// The keyring now (tenant `default`'s).
+    public var current: HashKeyring { state.withLock { $0.keyring } }
+
+    /// The keyring `tenant` hashes with now.
+    public func current(tenant: String) -> HashKeyring {
+        state.withLock { state in
+            guard tenant != Tenant.defaultName else { return state.keyring }
+            if let derived = state.tenants[tenant] { return derived }
+            let derived = state.keyring.forTenant(tenant)
+            state.tenants[tenant] = derived
+            return derived
+        }
+    }
 
     /// Swaps in a new keyring.
-    public func replace(_ new: HashKeyring) { keyring.withLock { $0 = new } }
+    public func replace(_ new: HashKeyring) { state.withLock { $0 = State(keyring: new) } }
 }

@@ -2,6 +2,8 @@
 public struct Caller: Sendable, Equatable {
     public var callerId: String
     public var name: String
+    /// The tenant the caller belongs to (`Tenant`); it scopes what the caller can see and affect.
+    public var tenant: String
     public var environment: Environment
     public var roles: Set<Role>
     /// Sustained evaluations per second allowed (GCRA rate).
@@ -10,10 +12,11 @@ public struct Caller: Sendable, Equatable {
     public var burst: Int
     public var createdAt: Milliseconds
 
-    public init(callerId: String, name: String, environment: Environment, roles: Set<Role>,
-                rate: Double, burst: Int, createdAt: Milliseconds) {
+    public init(callerId: String, name: String, tenant: String = Tenant.defaultName, environment: Environment,
+                roles: Set<Role>, rate: Double, burst: Int, createdAt: Milliseconds) {
         self.callerId = callerId
         self.name = name
+        self.tenant = tenant
         self.environment = environment
         self.roles = roles
         self.rate = rate
@@ -171,6 +174,8 @@ public struct Label: Sendable, Equatable {
 /// A label submission: items that passed validation (nil where an item was invalid).
 public struct LabelSubmission: Sendable {
     public var callerId: String
+    /// Only insights of this tenant's callers can be labelled; any other is `unknownInsight`.
+    public var tenant: String
     public var environment: Environment
     public var items: [Label?]
     /// SHA-256 of the Idempotency-Key (the raw key is caller-controlled text, so it is not kept).
@@ -179,9 +184,10 @@ public struct LabelSubmission: Sendable {
     public var bodyHash: [UInt8]
     public var receivedAt: Milliseconds
 
-    public init(callerId: String, environment: Environment, items: [Label?],
+    public init(callerId: String, tenant: String = Tenant.defaultName, environment: Environment, items: [Label?],
                 idempotencyKeyHash: [UInt8], bodyHash: [UInt8], receivedAt: Milliseconds) {
         self.callerId = callerId
+        self.tenant = tenant
         self.environment = environment
         self.items = items
         self.idempotencyKeyHash = idempotencyKeyHash

@@ -30,17 +30,19 @@ public protocol CredentialDirectory: Sendable {
     func credential(keyId: String) throws -> (key: StoredKey, caller: Caller)?
 }
 
-/// Administration of callers by the running daemon (admin API).
+/// Administration of callers by the running daemon (admin API). Every operation is scoped to
+/// one tenant: a caller of another tenant does not exist for it.
 public protocol CallerAdministration: Sendable {
-    /// Every caller, oldest first.
-    func callers() throws -> [Caller]
-    /// One caller, or nil.
-    func caller(_ callerId: String) throws -> Caller?
-    /// Changes rate and/or burst; completes with the updated caller, or nil if there is none.
-    func updateQuota(callerId: String, rate: Double?, burst: Int?,
+    /// Every caller of `tenant`, oldest first.
+    func callers(tenant: String) throws -> [Caller]
+    /// One caller of `tenant`, or nil.
+    func caller(_ callerId: String, tenant: String) throws -> Caller?
+    /// Changes rate and/or burst; completes with the updated caller, or nil if `tenant` has none
+    /// with this id.
+    func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
                      completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void)
     /// Records that the caller's reporting penalty was reset at `time`; completes with false
-    /// if there is no such caller.
-    func resetPenalty(callerId: String, at time: Milliseconds,
+    /// if `tenant` has no such caller.
+    func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
                       completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void)
 }

@@ -28,11 +28,16 @@ public struct AuthorizationRecord: Sendable, Equatable {
     public var request: AuthorizationRequest
     public var requestedAt: Milliseconds
     public var effectiveAt: Milliseconds
+    /// The last time the person asked for this state (a repeated denial renews it without
+    /// restarting the cooldown); retention counts from it.
+    public var renewedAt: Milliseconds
 
-    public init(request: AuthorizationRequest, requestedAt: Milliseconds, effectiveAt: Milliseconds) {
+    public init(request: AuthorizationRequest, requestedAt: Milliseconds, effectiveAt: Milliseconds,
+                renewedAt: Milliseconds? = nil) {
         self.request = request
         self.requestedAt = requestedAt
         self.effectiveAt = effectiveAt
+        self.renewedAt = renewedAt ?? requestedAt
     }
 
     /// The status at `now`.
@@ -44,14 +49,17 @@ public struct AuthorizationRecord: Sendable, Equatable {
     }
 }
 
-/// One subject's keyed hashes under every key of the keyring, active first.
+/// One subject's keyed hashes under every key of its tenant's keyring, active first.
 public struct SubjectHashes: Sendable, Equatable {
+    public var tenant: String
     public var environment: Environment
     public var kind: AuthorizableKind
     public var hashes: [[UInt8]]
     public var activeKeyId: String
 
-    public init(environment: Environment, kind: AuthorizableKind, hashes: [[UInt8]], activeKeyId: String) {
+    public init(tenant: String = Tenant.defaultName, environment: Environment, kind: AuthorizableKind, hashes: [[UInt8]],
+                activeKeyId: String) {
+        self.tenant = tenant
         self.environment = environment
         self.kind = kind
         self.hashes = hashes
@@ -70,42 +78,117 @@ public protocol AuthorizationStore: Sendable {
     /// The subject's stored choice under any of its hashes (a denial wins), or nil.
     func record(for subject: SubjectHashes) throws -> AuthorizationRecord?
     /// Every stored denial (for the in-memory index at start).
-    func denials() throws -> [(environment: Environment, kind: AuthorizableKind, hash: [UInt8], effectiveAt: Milliseconds)]
+    func denials() throws -> [StoredDenial]
 }
 
-/// Denials in memory, so an evaluation checks its subject without a database read.
+/// A denial as the store holds it.
+public struct StoredDenial: Sendable, Equatable {
+    public var tenant: String
+    public var environment: Environment
+    public var kind: AuthorizableKind
+    public var hash: [UInt8]
+    public var effectiveAt: Milliseconds
+    public var renewedAt: Milliseconds
+
+    public init(tenant: String, environment: Environment, kind: AuthorizableKind, hash: [UInt8],
+                effectiveAt: Milliseconds, renewedAt: Milliseconds) {
+        self.tenant = tenant
+        self.environment = environment
+        self.kind = kind
+        self.hash = hash
+        self.effectiveAt = effectiveAt
+        self.renewedAt = renewedAt
+    }
+}
+
+/// Denials in memory, so an evaluation checks its subject without a database read. Each tenant
+/// and environment holds at most `capacity` (`hasRoom`), since every denial costs memory.
 public final class DenialIndex: Sendable {
     private struct Key: Hashable {
+        let tenant: String
         let environment: Environment
         let kind: AuthorizableKind
         let hash: [UInt8]
     }
+    private struct Scope: Hashable {
+        let tenant: String
+        let environment: Environment
+    }
+    private struct Denial {
+        var effectiveAt: Milliseconds
+        var renewedAt: Milliseconds
+    }
+    private struct State {
+        var entries: [Key: Denial] = [:]
+        var counts: [Scope: Int] = [:]
 
-    private let entries = Mutex<[Key: Milliseconds]>([:])
+        /// Sets or removes one denial, keeping its scope's count.
+        mutating func set(_ key: Key, _ denial: Denial?) {
+            let old: Denial? = if let denial { entries.updateValue(denial, forKey: key) } else { entries.removeValue(forKey: key) }
+            let change = (denial == nil ? 0 : 1) - (old == nil ? 0 : 1)
+            guard change != 0 else { return }
+            counts[Scope(tenant: key.tenant, environment: key.environment), default: 0] += change
+        }
+    }
 
-    public init() {}
+    private let state = Mutex(State())
+    /// Denials one tenant and environment may hold.
+    public let capacity: Int
+
+    public init(capacity: Int = 1_000_000) { self.capacity = capacity }
 
     /// Replaces the whole index (at start).
-    public func load(_ denials: [(environment: Environment, kind: AuthorizableKind, hash: [UInt8], effectiveAt: Milliseconds)]) {
-        var all: [Key: Milliseconds] = [:]
-        for d in denials { all[Key(environment: d.environment, kind: d.kind, hash: d.hash)] = d.effectiveAt }
-        entries.withLock { $0 = all }
+    public func load(_ denials: [StoredDenial]) {
+        var all = State()
+        for d in denials {
+            all.set(Key(tenant: d.tenant, environment: d.environment, kind: d.kind, hash: d.hash),
+                    Denial(effectiveAt: d.effectiveAt, renewedAt: d.renewedAt))
+        }
+        state.withLock { $0 = all }
     }
 
     /// Records a subject's new state (after it was committed).
     public func update(_ subject: SubjectHashes, record: AuthorizationRecord) {
-        entries.withLock { all in
-            for hash in subject.hashes { all[Key(environment: subject.environment, kind: subject.kind, hash: hash)] = nil }
+        state.withLock { state in
+            for hash in subject.hashes { state.set(Self.key(subject, hash), nil) }
             if record.request == .denied, let active = subject.hashes.first {
-                all[Key(environment: subject.environment, kind: subject.kind, hash: active)] = record.effectiveAt
+                state.set(Self.key(subject, active), Denial(effectiveAt: record.effectiveAt, renewedAt: record.renewedAt))
             }
         }
     }
 
     /// True when any of the subject's hashes has a denial in effect at `now`.
-    public func isDenied(_ environment: Environment, _ kind: AuthorizableKind, hashes: [[UInt8]], now: Milliseconds) -> Bool {
-        entries.withLock { all in
-            hashes.contains { hash in (all[Key(environment: environment, kind: kind, hash: hash)]).map { now >= $0 } ?? false }
+    public func isDenied(_ tenant: String, _ environment: Environment, _ kind: AuthorizableKind, hashes: [[UInt8]],
+                         now: Milliseconds) -> Bool {
+        state.withLock { state in
+            hashes.contains { hash in
+                state.entries[Key(tenant: tenant, environment: environment, kind: kind, hash: hash)].map { now >= $0.effectiveAt } ?? false
+            }
         }
+    }
+
+    /// Whether `subject` may be denied: it already is (a repeated denial adds nothing), or its
+    /// tenant and environment hold fewer than `capacity` denials.
+    public func hasRoom(for subject: SubjectHashes) -> Bool {
+        state.withLock { state in
+            subject.hashes.contains { state.entries[Self.key(subject, $0)] != nil }
+                || state.counts[Scope(tenant: subject.tenant, environment: subject.environment), default: 0] < capacity
+        }
+    }
+
+    /// Denials held by `tenant` in `environment`.
+    public func count(tenant: String, environment: Environment) -> Int {
+        state.withLock { $0.counts[Scope(tenant: tenant, environment: environment)] ?? 0 }
+    }
+
+    /// Drops the denials not renewed since `cutoff` (after retention deleted them from the store).
+    public func purge(renewedBefore cutoff: Milliseconds) {
+        state.withLock { state in
+            for (key, denial) in state.entries where denial.renewedAt < cutoff { state.set(key, nil) }
+        }
+    }
+
+    private static func key(_ subject: SubjectHashes, _ hash: [UInt8]) -> Key {
+        Key(tenant: subject.tenant, environment: subject.environment, kind: subject.kind, hash: hash)
     }
 }

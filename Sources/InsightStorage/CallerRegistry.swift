@@ -9,8 +9,11 @@ public struct CallerRegistry {
     public init(_ db: SQLiteConnection) { self.db = db }
 
     /// Creates a caller and its first key. The returned key is the only time the secret exists.
-    public func create(name: String, environment: Environment, roles: Set<Role>, rate: Double, burst: Int,
-                       now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
+    public func create(name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
+                       rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
+        guard Tenant.isValidName(tenant) else {
+            throw StoreError.invalid("tenant must be 1 to \(Tenant.maxNameLength) of a-z, 0-9, '-', '_', '.', starting with a letter or digit")
+        }
         guard !roles.isEmpty else { throw StoreError.invalid("a caller needs at least one role") }
         guard rate > 0, rate.isFinite else { throw StoreError.invalid("rate must be a positive number") }
         guard burst >= 1 else { throw StoreError.invalid("burst must be at least 1") }
@@ -18,12 +21,14 @@ public struct CallerRegistry {
         guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else {
             throw StoreError.invalid("name must be 1 to 100 characters")
         }
-        let caller = Caller(callerId: callerId, name: trimmed, environment: environment, roles: roles,
+        let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
                             rate: rate, burst: burst, createdAt: now)
         let key = APIKey.generate()
         try db.transaction {
-            try db.prepare("INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-                .run(caller.callerId, caller.name, environment.rawValue, Self.encode(roles), rate, burst, now)
+            try db.prepare("""
+                INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at, tenant)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """).run(caller.callerId, caller.name, environment.rawValue, Self.encode(roles), rate, burst, now, tenant)
             try insertKey(key, callerId: callerId, now: now)
         }
         return (caller, key)
@@ -61,17 +66,31 @@ public struct CallerRegistry {
         guard db.changes == 1 else { throw StoreError.notFound("no caller \(callerId)") }
     }
 
-    /// Every caller, oldest first.
-    public func list() throws -> [Caller] {
-        try db.prepare("SELECT caller_id, name, environment, roles, rate, burst, created_at FROM callers ORDER BY created_at, caller_id")
-            .query(row: Self.callerRow)
+    /// Every caller (of `tenant` when given), oldest first.
+    public func list(tenant: String? = nil) throws -> [Caller] {
+        guard let tenant else {
+            return try db.prepare("\(Self.callerColumns) FROM callers ORDER BY created_at, caller_id").query(row: Self.callerRow)
+        }
+        return try db.prepare("\(Self.callerColumns) FROM callers WHERE tenant = ? ORDER BY created_at, caller_id")
+            .query([tenant], row: Self.callerRow)
     }
 
-    /// The caller with `callerId`, or nil.
-    public func caller(_ callerId: String) throws -> Caller? {
-        try db.prepare("SELECT caller_id, name, environment, roles, rate, burst, created_at FROM callers WHERE caller_id = ?")
-            .first([callerId], row: Self.callerRow)
+    /// The caller with `callerId` (only if it belongs to `tenant`, when given), or nil.
+    public func caller(_ callerId: String, tenant: String? = nil) throws -> Caller? {
+        let found = try db.prepare("\(Self.callerColumns) FROM callers WHERE caller_id = ?").first([callerId], row: Self.callerRow)
+        return found.flatMap { tenant == nil || $0.tenant == tenant ? $0 : nil }
     }
+
+    /// Every tenant that has callers, by name, with its callers per environment.
+    public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
+        try db.prepare("""
+            SELECT tenant, sum(environment = 'production'), sum(environment = 'sandbox')
+            FROM callers GROUP BY tenant ORDER BY tenant
+            """).query { row in (row.text(0) ?? "", row.int(1), row.int(2)) }
+    }
+
+    /// The columns `callerRow` reads, in its order.
+    static let callerColumns = "SELECT caller_id, name, environment, roles, rate, burst, created_at, tenant"
 
     /// The keys of a caller (ids and dates only: secrets are never stored).
     public func keys(callerId: String) throws -> [StoredKey] {
@@ -83,9 +102,9 @@ public struct CallerRegistry {
         guard let environment = Environment(rawValue: row.text(2) ?? "") else {
             throw StoreError.invalid("caller \(row.text(0) ?? "?") has an unknown environment")
         }
-        return Caller(callerId: row.text(0) ?? "", name: row.text(1) ?? "", environment: environment,
-                      roles: decodeRoles(row.text(3) ?? ""), rate: row.double(4), burst: row.int(5),
-                      createdAt: row.int64(6))
+        return Caller(callerId: row.text(0) ?? "", name: row.text(1) ?? "", tenant: row.text(7) ?? Tenant.defaultName,
+                      environment: environment, roles: decodeRoles(row.text(3) ?? ""), rate: row.double(4),
+                      burst: row.int(5), createdAt: row.int64(6))
     }
 
     static func keyRow(_ row: SQLiteStatement) -> StoredKey {

@@ -4,15 +4,18 @@ import SQLiteClient
 /// Deletes data older than the retention period in bounded batches, each its own short
 /// transaction, so that a large purge never holds the write lock long enough to stall traffic.
 /// Evaluations take their insights and consumption reports with them (foreign-key cascade);
-/// labels carry their own copy of what model metrics need. Subject authorizations are kept:
-/// an opt-out must outlive the data.
+/// labels carry their own copy of what model metrics need. A subject's authorization (an
+/// opt-out) goes once nobody renewed it for the retention period: a person who keeps the
+/// choice keeps asserting it, and a store no caller can fill without bound is what makes the
+/// in-memory index of denials safe.
 public struct Retention {
     /// What one purge deleted.
     public struct Report: Sendable, Equatable {
         public var evaluations = 0
         public var labels = 0
         public var labelSubmissions = 0
-        public var isEmpty: Bool { evaluations == 0 && labels == 0 && labelSubmissions == 0 }
+        public var authorizations = 0
+        public var isEmpty: Bool { evaluations == 0 && labels == 0 && labelSubmissions == 0 && authorizations == 0 }
 
         public init() {}
 
@@ -20,6 +23,7 @@ public struct Retention {
             evaluations += other.evaluations
             labels += other.labels
             labelSubmissions += other.labelSubmissions
+            authorizations += other.authorizations
         }
     }
 
@@ -57,6 +61,11 @@ public struct Retention {
                 (SELECT rowid FROM label_submissions WHERE created_at < ? LIMIT ?)
             """).run(cutoff, batchSize)
         report.labelSubmissions = db.changes
+        try db.cached("""
+            DELETE FROM subject_authorizations WHERE rowid IN
+                (SELECT rowid FROM subject_authorizations WHERE renewed_at < ? LIMIT ?)
+            """).run(cutoff, batchSize)
+        report.authorizations = db.changes
         return report
     }
 

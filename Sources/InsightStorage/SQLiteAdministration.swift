@@ -14,28 +14,33 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
         self.writer = writer
     }
 
-    public func callers() throws -> [Caller] {
+    /// Every caller of every tenant (the daemon's own bookkeeping; never an admin's view).
+    public func everyCaller() throws -> [Caller] {
         try reader.withLock { try CallerRegistry($0).list() }
     }
 
-    public func caller(_ callerId: String) throws -> Caller? {
-        try reader.withLock { try CallerRegistry($0).caller(callerId) }
+    public func callers(tenant: String) throws -> [Caller] {
+        try reader.withLock { try CallerRegistry($0).list(tenant: tenant) }
     }
 
-    public func updateQuota(callerId: String, rate: Double?, burst: Int?,
+    public func caller(_ callerId: String, tenant: String) throws -> Caller? {
+        try reader.withLock { try CallerRegistry($0).caller(callerId, tenant: tenant) }
+    }
+
+    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
                             completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         writer.submit({ db in
             let registry = CallerRegistry(db)
-            guard try registry.caller(callerId) != nil else { return nil }
+            guard try registry.caller(callerId, tenant: tenant) != nil else { return nil }
             try registry.updateQuota(callerId: callerId, rate: rate, burst: burst)
             return try registry.caller(callerId)
         }, completion: completion)
     }
 
-    public func resetPenalty(callerId: String, at time: Milliseconds,
+    public func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
                              completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void) {
         writer.submit({ db in
-            try db.cached("UPDATE callers SET penalty_reset_at = ? WHERE caller_id = ?").run(time, callerId)
+            try db.cached("UPDATE callers SET penalty_reset_at = ? WHERE caller_id = ? AND tenant = ?").run(time, callerId, tenant)
             return db.changes == 1
         }, completion: completion)
     }

@@ -22,17 +22,18 @@ public final class SQLiteAuthorizationStore: AuthorizationStore {
         try reader.withLock { try Self.find(subject, in: $0) }
     }
 
-    /// The stored choice under any of the subject's hashes; a denial wins over an authorization.
+    /// The stored choice under any of the subject's hashes (in its tenant); a denial wins over
+    /// an authorization.
     static func find(_ subject: SubjectHashes, in db: SQLiteConnection) throws -> AuthorizationRecord? {
         let find = try db.cached("""
-            SELECT status, requested_at, effective_at FROM subject_authorizations
-            WHERE environment = ? AND kind = ? AND subject_hash = ?
+            SELECT status, requested_at, effective_at, renewed_at FROM subject_authorizations
+            WHERE environment = ? AND kind = ? AND subject_hash = ? AND tenant = ?
             """)
         var existing: AuthorizationRecord?
         for hash in subject.hashes {
-            if let found = try find.first([subject.environment.rawValue, subject.kind.rawValue, hash], row: { row in
+            if let found = try find.first([subject.environment.rawValue, subject.kind.rawValue, hash, subject.tenant], row: { row in
                 AuthorizationRecord(request: AuthorizationRequest(rawValue: row.text(0) ?? "") ?? .authorized,
-                                    requestedAt: row.int64(1), effectiveAt: row.int64(2))
+                                    requestedAt: row.int64(1), effectiveAt: row.int64(2), renewedAt: row.int64(3))
             }), existing == nil || found.request == .denied {
                 existing = found
             }
@@ -43,33 +44,40 @@ public final class SQLiteAuthorizationStore: AuthorizationStore {
     static func apply(_ request: AuthorizationRequest, _ subject: SubjectHashes, now: Milliseconds, cooldown: Milliseconds,
                       in db: SQLiteConnection) throws -> AuthorizationRecord {
         let existing = try find(subject, in: db)
-        let record: AuthorizationRecord
+        var record: AuthorizationRecord
         if request == .denied, let existing, existing.request == .denied {
-            record = existing  // asking again does not restart the cooldown
+            record = existing  // asking again does not restart the cooldown; it renews the choice
+            record.renewedAt = max(existing.renewedAt, now)
         } else if request == .denied {
             record = AuthorizationRecord(request: .denied, requestedAt: now, effectiveAt: now + cooldown)
         } else {
             record = AuthorizationRecord(request: .authorized, requestedAt: now, effectiveAt: now)
         }
-        let delete = try db.cached("DELETE FROM subject_authorizations WHERE environment = ? AND kind = ? AND subject_hash = ?")
-        for hash in subject.hashes { try delete.run(subject.environment.rawValue, subject.kind.rawValue, hash) }
+        let delete = try db.cached("""
+            DELETE FROM subject_authorizations WHERE environment = ? AND kind = ? AND subject_hash = ? AND tenant = ?
+            """)
+        for hash in subject.hashes { try delete.run(subject.environment.rawValue, subject.kind.rawValue, hash, subject.tenant) }
         try db.cached("""
-            INSERT INTO subject_authorizations (environment, kind, subject_hash, hash_key_id, status, requested_at, effective_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO subject_authorizations (environment, kind, subject_hash, hash_key_id, status, requested_at,
+                                                effective_at, tenant, renewed_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run(subject.environment.rawValue, subject.kind.rawValue, subject.hashes[0], subject.activeKeyId,
-                     record.request.rawValue, record.requestedAt, record.effectiveAt)
+                     record.request.rawValue, record.requestedAt, record.effectiveAt, subject.tenant, record.renewedAt)
         return record
     }
 
-    public func denials() throws -> [(environment: Environment, kind: AuthorizableKind, hash: [UInt8], effectiveAt: Milliseconds)] {
+    public func denials() throws -> [StoredDenial] {
         try reader.withLock { db in
-            try db.prepare("SELECT environment, kind, subject_hash, effective_at FROM subject_authorizations WHERE status = 'denied'")
-                .query { row in
-                    guard let environment = Environment(rawValue: row.text(0) ?? ""),
-                          let kind = AuthorizableKind(rawValue: row.text(1) ?? "") else {
+            try db.prepare("""
+                SELECT tenant, environment, kind, subject_hash, effective_at, renewed_at
+                FROM subject_authorizations WHERE status = 'denied'
+                """).query { row in
+                    guard let environment = Environment(rawValue: row.text(1) ?? ""),
+                          let kind = AuthorizableKind(rawValue: row.text(2) ?? "") else {
                         throw StoreError.invalid("subject_authorizations holds an unknown environment or kind")
                     }
-                    return (environment, kind, row.blob(2) ?? [], row.int64(3))
+                    return StoredDenial(tenant: row.text(0) ?? Tenant.defaultName, environment: environment, kind: kind,
+                                        hash: row.blob(3) ?? [], effectiveAt: row.int64(4), renewedAt: row.int64(5))
                 }
         }
     }

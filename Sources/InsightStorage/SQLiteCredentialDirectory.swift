@@ -16,7 +16,7 @@ public final class SQLiteCredentialDirectory: CredentialDirectory {
         try connection.withLock { db in
             let sql: StaticString = """
                 SELECT k.key_id, k.caller_id, k.secret_hash, k.created_at, k.revoked_at,
-                       c.caller_id, c.name, c.environment, c.roles, c.rate, c.burst, c.created_at
+                       c.caller_id, c.name, c.environment, c.roles, c.rate, c.burst, c.created_at, c.tenant
                 FROM api_keys k JOIN callers c ON c.caller_id = k.caller_id WHERE k.key_id = ?
                 """
             return try db.cached(sql).first([keyId]) { row in
@@ -24,7 +24,8 @@ public final class SQLiteCredentialDirectory: CredentialDirectory {
                 guard let environment = Environment(rawValue: row.text(7) ?? "") else {
                     throw StoreError.invalid("caller \(key.callerId) has an unknown environment")
                 }
-                let caller = Caller(callerId: row.text(5) ?? "", name: row.text(6) ?? "", environment: environment,
+                let caller = Caller(callerId: row.text(5) ?? "", name: row.text(6) ?? "",
+                                    tenant: row.text(12) ?? Tenant.defaultName, environment: environment,
                                     roles: CallerRegistry.decodeRoles(row.text(8) ?? ""), rate: row.double(9),
                                     burst: row.int(10), createdAt: row.int64(11))
                 return (key, caller)

@@ -115,6 +115,11 @@ public final class SQLiteLedger: EvaluationLedger {
 
     // MARK: - Labels
 
+    /// A label names an insight of the submitter's tenant and environment, or it is
+    /// `unknownInsight`: whether another tenant's insight exists or is labelled is never revealed.
+    /// A submission that changed nothing (no item accepted) is not kept for replays: answering
+    /// it again gives the same results, and a caller sending batches of unknown ids cannot make
+    /// the store grow.
     static func apply(_ s: LabelSubmission, in db: SQLiteConnection) throws -> LabelSubmissionResult {
         if let previous = try db.cached("SELECT body_hash, results FROM label_submissions WHERE caller_id = ? AND key_hash = ?")
             .first([s.callerId, s.idempotencyKeyHash], row: { ($0.blob(0) ?? [], $0.text(1) ?? "") }) {
@@ -122,7 +127,11 @@ public final class SQLiteLedger: EvaluationLedger {
             let statuses = previous.1.split(separator: ",").compactMap { LabelResultStatus(rawValue: String($0)) }
             return .processed(statuses, replayed: true)
         }
-        let findLabel = try db.cached("SELECT outcome, fraud_type FROM labels WHERE insight_id = ? AND environment = ?")
+        // A label outlives its evaluation (retention counts from receipt), so its tenant is its labeller's.
+        let findLabel = try db.cached("""
+            SELECT l.outcome, l.fraud_type FROM labels l LEFT JOIN callers c ON c.caller_id = l.caller_id
+            WHERE l.insight_id = ? AND l.environment = ? AND coalesce(c.tenant, 'default') = ?
+            """)
         let insertLabel = try db.cached("""
             INSERT INTO labels (insight_id, environment, caller_id, outcome, fraud_type, discovered_at, received_at,
                                 category, model_version, value)
@@ -131,14 +140,14 @@ public final class SQLiteLedger: EvaluationLedger {
         var results: [LabelResultStatus] = []
         for item in s.items {
             guard let label = item else { results.append(.invalid); continue }
-            if let existing = try findLabel.first([label.insightId, s.environment.rawValue], row: {
+            if let existing = try findLabel.first([label.insightId, s.environment.rawValue, s.tenant], row: {
                 ($0.text(0) ?? "", $0.text(1))
             }) {
                 let same = existing.0 == label.outcome.rawValue && existing.1 == label.fraudType?.rawValue
                 results.append(same ? .duplicate : .conflict)
                 continue
             }
-            guard let insight = try findInsight(label.insightId, environment: s.environment, in: db) else {
+            guard let insight = try findInsight(label.insightId, tenant: s.tenant, environment: s.environment, in: db) else {
                 results.append(.unknownInsight)
                 continue
             }
@@ -147,6 +156,7 @@ public final class SQLiteLedger: EvaluationLedger {
                                 insight.category, insight.modelVersion, insight.value)
             results.append(.accepted)
         }
+        guard results.contains(.accepted) else { return .processed(results, replayed: false) }
         try db.cached("""
             INSERT INTO label_submissions (caller_id, key_hash, body_hash, results, created_at) VALUES (?, ?, ?, ?, ?)
             """).run(s.callerId, s.idempotencyKeyHash, s.bodyHash,
@@ -154,28 +164,30 @@ public final class SQLiteLedger: EvaluationLedger {
         return .processed(results, replayed: false)
     }
 
-    /// What a label records of the insight `insightId` in `environment`, if there is one: through
-    /// its evaluation's event id and its slot when the id was made from the event id, else through
-    /// the index of stored ids.
-    private static func findInsight(_ insightId: String, environment: Environment, in db: SQLiteConnection) throws
+    /// What a label records of the insight `insightId` of `tenant` in `environment`, if there is
+    /// one (a row whose caller is unknown counts as tenant `default`'s, as every row before tenants): through its evaluation's event id and its slot when the id was made from the event id,
+    /// else through the index of stored ids.
+    private static func findInsight(_ insightId: String, tenant: String, environment: Environment, in db: SQLiteConnection) throws
         -> (category: String?, modelVersion: String?, value: String?)? {
         let row = { (r: SQLiteStatement) in (category: r.text(0), modelVersion: r.text(1), value: r.text(2)) }
         if let origin = EvaluationIdentifiers.origin(ofInsightId: insightId), let found = try db.cached(findMadeInsight)
-            .first([InsightSlots.perEvaluation, origin.position, origin.eventId, environment.rawValue], row: row) {
+            .first([InsightSlots.perEvaluation, origin.position, origin.eventId, environment.rawValue, tenant], row: row) {
             return found
         }
-        return try db.cached(findStoredInsight).first([InsightSlots.perEvaluation, insightId, environment.rawValue], row: row)
+        return try db.cached(findStoredInsight).first([InsightSlots.perEvaluation, insightId, environment.rawValue, tenant], row: row)
     }
 
     /// An insight by its evaluation's event id and its position (an id made from the event id).
     static let findMadeInsight: StaticString = """
         SELECT e.category, i.model_version, i.value FROM evaluations e JOIN insights i ON i.slot = e.rowid * ? + ?
-        WHERE e.event_id = ? AND e.environment = ? AND i.insight_id IS NULL
+        LEFT JOIN callers c ON c.caller_id = e.caller_id
+        WHERE e.event_id = ? AND e.environment = ? AND i.insight_id IS NULL AND coalesce(c.tenant, 'default') = ?
         """
 
     /// An insight by its stored id (one not made from the event id).
     static let findStoredInsight: StaticString = """
         SELECT e.category, i.model_version, i.value FROM insights i JOIN evaluations e ON e.rowid = i.slot / ?
-        WHERE i.insight_id = ? AND e.environment = ?
+        LEFT JOIN callers c ON c.caller_id = e.caller_id
+        WHERE i.insight_id = ? AND e.environment = ? AND coalesce(c.tenant, 'default') = ?
         """
 }

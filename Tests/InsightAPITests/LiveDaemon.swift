@@ -58,10 +58,11 @@ final class LiveDaemon: @unchecked Sendable {
 
     /// Creates a caller directly in the store and returns its API key.
     func createCaller(roles: Set<Role>, environment: InsightDomain.Environment = .production,
-                      name: String = "test", rate: Double = 10_000, burst: Int = 10_000) throws -> (callerId: String, key: String) {
+                      name: String = "test", tenant: String = Tenant.defaultName, rate: Double = 10_000,
+                      burst: Int = 10_000) throws -> (callerId: String, key: String) {
         let db = try Database.open(path: service.settings.databasePath)
         let id = "caller_\(UUID().uuidString.prefix(8).lowercased())"
-        let (caller, key) = try CallerRegistry(db).create(name: name, environment: environment, roles: roles,
+        let (caller, key) = try CallerRegistry(db).create(name: name, tenant: tenant, environment: environment, roles: roles,
                                                           rate: rate, burst: burst, now: SystemClock().now(), callerId: id)
         return (caller.callerId, key.token)
     }

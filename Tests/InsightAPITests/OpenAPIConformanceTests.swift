@@ -132,6 +132,11 @@ final class OpenAPIConformanceTests: XCTestCase {
         let adminOnly = try daemon.createCaller(roles: [.admin]).key
         let broken = try daemon.createCaller(roles: [.evaluate, .labels])
         try corruptCaller(broken.callerId)
+        // One token each: the first write goes through, the next is refused.
+        let scarce = try daemon.createCaller(roles: [.evaluate, .labels], rate: 0.001, burst: 1).key
+        let scarceLabels = try daemon.createCaller(roles: [.labels], rate: 0.001, burst: 1).key
+        let cramped = try LiveDaemon { $0.maxDenialsPerTenant = 1 }
+        let crampedKey = try cramped.createCaller(roles: [.evaluate]).key
 
         let E = "POST /v1/evaluations", C = "POST /v1/evaluations/{eventId}/consumption", L = "POST /v1/labels"
         let ins = #"{"type":"isLikelyBeingCoached","schemaVersion":1}"#
@@ -360,6 +365,9 @@ final class OpenAPIConformanceTests: XCTestCase {
                   headers: ["Idempotency-Key": "e4"]),
             Probe(L, "/v1/labels", 422, "contextInvalid", "labels not an array", key: key, json: #"{"labels":{}}"#,
                   headers: ["Idempotency-Key": "e5"]),
+            Probe(L, "/v1/labels", 200, nil, "within the quota", key: scarceLabels, json: oneLabel, headers: ["Idempotency-Key": "q1"]),
+            Probe(L, "/v1/labels", 429, "rateLimitExceeded", "quota used up", key: scarceLabels, json: oneLabel,
+                  headers: ["Idempotency-Key": "q2"]),
             Probe(L, "/v1/labels", 503, "serverError", "write queue full", key: busyKey, json: oneLabel,
                   headers: ["Idempotency-Key": "busy"], target: .overloaded),
             Probe(L, "/v1/labels", 503, "serverError", "credentials cannot be checked", key: broken.key, json: oneLabel,
@@ -378,6 +386,13 @@ final class OpenAPIConformanceTests: XCTestCase {
                   json: #"{"subject":{"account":"a","device":"d"},"status":"denied"}"#),
             Probe(A, "/v1/authorization", 422, "contextInvalid", "unknown status", key: key, json: #"{"subject":{"account":"a"},"status":"off"}"#),
             Probe(A, "/v1/authorization", 422, "contextInvalid", "no subject", key: key, json: #"{"status":"denied"}"#),
+            Probe(A, "/v1/authorization", 200, nil, "within the quota", key: scarce, json: #"{"subject":{"account":"a"},"status":"authorized"}"#),
+            Probe(A, "/v1/authorization", 429, "rateLimitExceeded", "quota used up", key: scarce,
+                  json: #"{"subject":{"account":"a"},"status":"authorized"}"#),
+            Probe(A, "/v1/authorization", 200, nil, "the tenant's one denial", key: crampedKey,
+                  json: #"{"subject":{"account":"a"},"status":"denied"}"#, target: .cramped),
+            Probe(A, "/v1/authorization", 429, "rateLimitExceeded", "no room for another denial", key: crampedKey,
+                  json: #"{"subject":{"account":"b"},"status":"denied"}"#, target: .cramped),
             Probe(A, "/v1/authorization", 503, "serverError", "write queue full", key: busyKey,
                   json: #"{"subject":{"account":"a"},"status":"denied"}"#, target: .overloaded),
             Probe(A, "/v1/authorization", 503, "serverError", "credentials cannot be checked", key: broken.key,
@@ -456,7 +471,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         var producedCodes: [String: Set<String>] = [:]
         func run(_ probe: Probe) throws {
             guard let op = spec.operation(id: probe.op) else { return XCTFail("\(probe.op) is not documented") }
-            let daemon = probe.target == .overloaded ? overloaded : self.daemon!
+            let daemon = switch probe.target { case .main: self.daemon!; case .overloaded: overloaded; case .cramped: cramped }
             let r = try send(op.method, probe.path, key: probe.key, json: probe.json, contentType: probe.contentType,
                              headers: probe.headers, daemon: daemon)
             let context = "\(probe.op) [\(probe.why)]"
@@ -865,7 +880,7 @@ final class OpenAPIConformanceTests: XCTestCase {
 
 /// One row of the status table.
 private struct Probe {
-    enum Target { case main, overloaded }
+    enum Target { case main, overloaded, cramped }
     /// Whether the request schema decides this request the way the code does.
     enum SchemaAgreement { case matchesStatus, notExpressible }
 

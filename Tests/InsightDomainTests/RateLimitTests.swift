@@ -80,7 +80,7 @@ final class RateLimiterTests: XCTestCase {
         var stats = ReportingStats()
         for second in 0..<600 {
             for _ in 0..<10 {
-                guard case .allowed = limiter.admitEvaluation(caller) else { return XCTFail("throttled at \(second) s") }
+                guard case .allowed = limiter.admit(caller) else { return XCTFail("throttled at \(second) s") }
                 clock.advance(ms: 100)
             }
             stats.evaluations += 10
@@ -101,7 +101,7 @@ final class RateLimiterTests: XCTestCase {
         XCTAssertEqual(limiter.status(caller).effective.rate, 1.25)
         var throttled: Admission?
         for _ in 0..<5 {
-            let a = limiter.admitEvaluation(caller)
+            let a = limiter.admit(caller)
             if case .throttled = a { throttled = a; break }
         }
         guard case .throttled(let reason, let status, let retry)? = throttled else { return XCTFail("not throttled") }
@@ -134,23 +134,23 @@ final class RateLimiterTests: XCTestCase {
     func testWithoutPenaltyTheReasonIsTheCallerRate() {
         let clock = ManualClock()
         let limiter = RateLimiter(settings: RateLimitSettings(), clock: clock)
-        for _ in 0..<10 { _ = limiter.admitEvaluation(caller) }
-        guard case .throttled(.callerRate, let status, let retry) = limiter.admitEvaluation(caller) else {
+        for _ in 0..<10 { _ = limiter.admit(caller) }
+        guard case .throttled(.callerRate, let status, let retry) = limiter.admit(caller) else {
             return XCTFail("not throttled")
         }
         XCTAssertEqual(status.remaining, 0)
         XCTAssertEqual(retry, 1)
         clock.advance(ms: 100)
-        guard case .allowed = limiter.admitEvaluation(caller) else { return XCTFail("no refill after 100 ms") }
+        guard case .allowed = limiter.admit(caller) else { return XCTFail("no refill after 100 ms") }
     }
 
     func testAWallClockSteppedBackADayDoesNotThrottleACallerForADay() {
         let clock = ManualClock()
         let limiter = RateLimiter(settings: RateLimitSettings(), clock: clock)
-        for _ in 0..<10 { _ = limiter.admitEvaluation(caller) }  // the burst of 10, spent
-        guard case .throttled = limiter.admitEvaluation(caller) else { return XCTFail("an empty bucket let a request through") }
+        for _ in 0..<10 { _ = limiter.admit(caller) }  // the burst of 10, spent
+        guard case .throttled = limiter.admit(caller) else { return XCTFail("an empty bucket let a request through") }
         clock.advance(ms: -86_400_000)
-        guard case .allowed = limiter.admitEvaluation(caller) else {
+        guard case .allowed = limiter.admit(caller) else {
             return XCTFail("throttled for the day the clock stepped back")
         }
         var settings = RateLimitSettings()

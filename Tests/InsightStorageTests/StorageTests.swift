@@ -179,7 +179,7 @@ final class StorageTests: XCTestCase {
         // c2's penalty was reset at 12,000: what came before it is forgiven.
         try record("forgiven", "c2", created: 11_000, due: 11_500)
         try record("after-reset", "c2", created: 12_500, due: 30_000)
-        XCTAssertTrue(try wait { administration.resetPenalty(callerId: "c2", at: 12_000, completion: $0) }.get())
+        XCTAssertTrue(try wait { administration.resetPenalty(callerId: "c2", tenant: Tenant.defaultName, at: 12_000, completion: $0) }.get())
 
         let stats = try administration.reportingStats(since: 10_000, now: 20_000)
         XCTAssertEqual(stats, [
@@ -334,7 +334,7 @@ final class StorageTests: XCTestCase {
                 VALUES (8, 'i1', 'e1', 0, 't', 1, '2.0', 'high', NULL, 'activeCallDuringSession'),
                        (9, 'i2', 'e1', 1, 't', 1, '2.0', NULL, 'insightUnavailable', '');
             """)
-        XCTAssertEqual(try Migrator(migrations: all).migrate(db, now: 2), ["0008_insight_ids_from_event_ids"])
+        XCTAssertEqual(try Migrator(migrations: all).migrate(db, now: 2), ["0008_insight_ids_from_event_ids", "0009_tenants"])
         XCTAssertEqual(try db.prepare("SELECT slot, insight_id, value, error_code, reasons FROM insights ORDER BY slot")
             .query { row in (0..<5).map { row.text($0) ?? "-" }.joined(separator: "|") },
                        ["8|i1|high|-|activeCallDuringSession", "9|i2|-|insightUnavailable|"])

@@ -15,6 +15,8 @@ public enum ThrottleReason: String, Sendable, CaseIterable {
     case reportingPenalty
     /// Too many evaluations for one device in the last hour.
     case deviceRate
+    /// The tenant holds as many opt-outs as the operator allows.
+    case denialCapacity
 }
 
 /// The state of a caller's quota, for headers and the admin view.
@@ -95,17 +97,19 @@ public final class RateLimiter: Sendable {
 
     // MARK: Decisions
 
-    /// Admits one evaluation of `caller` against its (possibly penalised) rate.
-    public func admitEvaluation(_ caller: Caller) -> Admission {
+    /// Admits one request of `caller` against its (possibly penalised) rate: an evaluation, a
+    /// label batch or an authorization change; every request that makes the daemon keep
+    /// something costs the same token.
+    public func admit(_ caller: Caller) -> Admission {
         let now = clock.now()
         // The caller's state is changed in place: one look-up of its id, and no copy of its
         // insight quotas (reading it out and writing it back hashed the id twice and copied them).
         return callers.withLock { all in
-            admitEvaluation(caller, now: now, state: &all[caller.callerId, default: CallerState()])
+            admit(caller, now: now, state: &all[caller.callerId, default: CallerState()])
         }
     }
 
-    private func admitEvaluation(_ caller: Caller, now: Milliseconds, state: inout CallerState) -> Admission {
+    private func admit(_ caller: Caller, now: Milliseconds, state: inout CallerState) -> Admission {
         advance(&state, now: now)
         let (configured, effective) = policies(caller, step: state.step)
         let decision = effective.decide(now: Double(now), tat: state.tat)

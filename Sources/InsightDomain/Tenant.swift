@@ -1,0 +1,24 @@
+/// A tenant: one organisation or app whose callers trust each other (PRODUCT.md §10).
+/// Inside a tenant and environment, callers share labels, opt-outs and device limits; across
+/// tenants nothing is shared, affected or revealed, and identifier hashes differ (each tenant
+/// hashes under keys derived from the keyring, `HashKeyring.forTenant`).
+public enum Tenant {
+    /// The tenant of every caller created without one, and of every caller that existed
+    /// before tenants: it hashes under the keyring's own keys, so earlier data stays valid.
+    public static let defaultName = "default"
+
+    /// Longest tenant name.
+    public static let maxNameLength = 63
+
+    /// A tenant name: 1 to 63 of `a-z 0-9 - _ .`, starting with a letter or digit. Names are
+    /// chosen by the operator, appear in metric labels and logs, and must not carry personal data.
+    public static func isValidName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, bytes.count <= maxNameLength, isLetterOrDigit(first) else { return false }
+        return bytes.allSatisfy { isLetterOrDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") }
+    }
+
+    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+}

@@ -1,0 +1,243 @@
+import Crypto
+import Foundation
+import InsightDomain
+import InsightStorage
+import InsightTesting
+import JSON
+import SQLiteClient
+import XCTest
+
+/// PRODUCT.md §10: callers of one tenant share labels, opt-outs and device limits; across tenants
+/// nothing is shared, affected or revealed. Each test fails if the boundary is removed.
+final class TenantTests: XCTestCase {
+    static func evaluation(account: String = "acct-shared", device: String = "dev-shared") -> String {
+        #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"\#(account)","device":"\#(device)"}}"#
+    }
+
+    static func label(_ insightId: String, _ outcome: String = "confirmedLegitimate") -> String {
+        #"{"labels":[{"insightId":"\#(insightId)","outcome":"\#(outcome)"\#(outcome == "confirmedFraud" ? #","fraudType":"other""# : ""),"discoveredAt":"2026-01-02"}]}"#
+    }
+
+    private func status(_ r: LiveDaemon.Response) -> String? { r.json?["results"]?[0]?["status"]?.stringValue }
+
+    func testLabelsReachOnlyTheTenantsOwnInsights() throws {
+        let daemon = try LiveDaemon()
+        let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
+        let acmeFraudOps = try daemon.createCaller(roles: [.labels], tenant: "acme").key
+        let globex = try daemon.createCaller(roles: [.labels], tenant: "globex").key
+        let byDefault = try daemon.createCaller(roles: [.labels]).key
+        let answer = try daemon.request("POST", "/v1/evaluations", key: acme, json: Self.evaluation())
+        let insightId = try XCTUnwrap(answer.json?["insights"]?[0]?["insightId"]?.stringValue)
+
+        func label(_ key: String, _ outcome: String, _ idempotency: String) throws -> String? {
+            status(try daemon.request("POST", "/v1/labels", key: key, json: Self.label(insightId, outcome),
+                                      headers: ["Idempotency-Key": idempotency]))
+        }
+        // Another tenant's insight is unknown to it, before and after its own tenant labels it:
+        // never `duplicate` or `conflict`, which would reveal that it exists and how it was labelled.
+        XCTAssertEqual(try label(globex, "confirmedFraud", "g-1"), "unknownInsight")
+        XCTAssertEqual(try label(acmeFraudOps, "confirmedLegitimate", "a-1"), "accepted")  // inside the tenant: shared
+        XCTAssertEqual(try label(globex, "confirmedLegitimate", "g-2"), "unknownInsight")
+        XCTAssertEqual(try label(globex, "confirmedFraud", "g-3"), "unknownInsight")
+        XCTAssertEqual(try label(byDefault, "confirmedFraud", "d-1"), "unknownInsight")
+        XCTAssertEqual(try label(acmeFraudOps, "confirmedFraud", "a-2"), "conflict")
+        let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) || ' ' || outcome FROM labels"), "1 confirmedLegitimate")
+    }
+
+    func testAnotherTenantsEvaluationIsNotFoundForConsumption() throws {
+        let daemon = try LiveDaemon()
+        let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
+        let globex = try daemon.createCaller(roles: [.evaluate], tenant: "globex").key
+        let eventId = try XCTUnwrap(try daemon.request("POST", "/v1/evaluations", key: acme, json: Self.evaluation()).string("eventId"))
+        let report = #"{"status":"notUsedNotNeeded"}"#
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(eventId)/consumption", key: globex, json: report).status, 404)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(eventId)/consumption", key: acme, json: report).status, 204)
+    }
+
+    func testOptOutsBelongToTheirTenant() throws {
+        let daemon = try LiveDaemon { $0.authorizationCooldown = 0 }
+        let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
+        let acmeOther = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
+        let globex = try daemon.createCaller(roles: [.evaluate], tenant: "globex").key
+        let subject = #""subject":{"account":"acct-shared"}"#
+        func put(_ key: String, _ status: String) throws -> Int {
+            try daemon.request("PUT", "/v1/authorization", key: key, json: #"{\#(subject),"status":"\#(status)"}"#).status
+        }
+        func query(_ key: String) throws -> String? {
+            try daemon.request("POST", "/v1/authorization/query", key: key, json: "{\(subject)}").string("status")
+        }
+        func evaluate(_ key: String) throws -> Int {
+            try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluation()).status
+        }
+        XCTAssertEqual(try put(acme, "denied"), 200)
+        XCTAssertEqual(try query(acmeOther), "denied")      // inside the tenant: one person, one choice
+        XCTAssertEqual(try evaluate(acmeOther), 403)
+        XCTAssertEqual(try query(globex), "authorized")     // another tenant does not see it
+        XCTAssertEqual(try evaluate(globex), 200)
+        XCTAssertEqual(try put(globex, "authorized"), 200)  // and cannot cancel it
+        XCTAssertEqual(try evaluate(acme), 403)
+        XCTAssertEqual(try put(globex, "denied"), 200)      // its own denial is its own
+        XCTAssertEqual(try put(acme, "authorized"), 200)
+        XCTAssertEqual(try evaluate(acme), 200)
+        XCTAssertEqual(try evaluate(globex), 403)
+        // The index is rebuilt per tenant after a restart.
+        try daemon.restart()
+        XCTAssertEqual(try evaluate(acme), 200)
+        XCTAssertEqual(try evaluate(globex), 403)
+    }
+
+    func testDeviceLimitsArePerTenant() throws {
+        let daemon = try LiveDaemon { $0.devicePerHour = 3 }
+        let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
+        let acmeOther = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
+        let globex = try daemon.createCaller(roles: [.evaluate], tenant: "globex").key
+        for _ in 0..<3 { XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: acme, json: Self.evaluation()).status, 200) }
+        let refused = try daemon.request("POST", "/v1/evaluations", key: acmeOther, json: Self.evaluation())
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(refused.object?["reason"]?.stringValue, "deviceRate")
+        // One tenant's callers cannot use up the device limit of another's.
+        for _ in 0..<3 { XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: globex, json: Self.evaluation()).status, 200) }
+    }
+
+    /// Each tenant hashes under its own derived keys: the database cannot link one person across
+    /// tenants, and velocity (keyed by these hashes) counts each tenant apart. Tenant `default`
+    /// keeps the keyring's own hashes.
+    func testIdentifierHashesAreTenantSpecific() throws {
+        let daemon = try LiveDaemon()
+        for tenant in ["acme", "globex", Tenant.defaultName] {
+            let key = try daemon.createCaller(roles: [.evaluate], tenant: tenant).key
+            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluation()).status, 200)
+        }
+        let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
+        let rows = try db.prepare("""
+            SELECT c.tenant, e.account_hash, e.hash_key_id FROM evaluations e JOIN callers c USING (caller_id) ORDER BY c.tenant
+            """).query { ($0.text(0) ?? "", $0.blob(1) ?? [], $0.text(2) ?? "") }
+        XCTAssertEqual(rows.map(\.0), ["acme", Tenant.defaultName, "globex"])
+        XCTAssertEqual(Set(rows.map(\.1)).count, 3, "one person has the same hash in two tenants")
+        XCTAssertEqual(Set(rows.map(\.2)).count, 3)
+        let keyring = daemon.service.hashKeys.current
+        XCTAssertEqual(rows[1].1, keyring.active.hash("acct-shared", kind: .account), "tenant default's hashes changed")
+        XCTAssertEqual(rows[0].1, keyring.forTenant("acme").active.hash("acct-shared", kind: .account))
+    }
+
+    func testAnAdminSeesAndChangesOnlyItsTenant() throws {
+        let daemon = try LiveDaemon()
+        let acmeAdmin = try daemon.createCaller(roles: [.admin], tenant: "acme").key
+        let acmeCaller = try daemon.createCaller(roles: [.evaluate], tenant: "acme").callerId
+        let globexCaller = try daemon.createCaller(roles: [.evaluate], tenant: "globex").callerId
+        let defaultCaller = try daemon.createCaller(roles: [.evaluate]).callerId
+
+        let list = try daemon.request("GET", "/admin/v1/callers", key: acmeAdmin)
+        XCTAssertEqual(list.status, 200)
+        let tenants = Set((list.json?["callers"]?.arrayValue ?? []).compactMap { $0["tenant"]?.stringValue })
+        XCTAssertEqual(tenants, ["acme"])
+        XCTAssertEqual(list.json?["callers"]?.arrayValue?.count, 2)
+        XCTAssertEqual(try daemon.request("GET", "/admin/v1/callers/\(acmeCaller)", key: acmeAdmin).status, 200)
+        for other in [globexCaller, defaultCaller] {
+            XCTAssertEqual(try daemon.request("GET", "/admin/v1/callers/\(other)", key: acmeAdmin).status, 404)
+            XCTAssertEqual(try daemon.request("PATCH", "/admin/v1/callers/\(other)", key: acmeAdmin, json: #"{"rate":1}"#).status, 404)
+            XCTAssertEqual(try daemon.request("GET", "/admin/v1/callers/\(other)/rate-limit", key: acmeAdmin).status, 404)
+            XCTAssertEqual(try daemon.request("POST", "/admin/v1/callers/\(other)/rate-limit/reset", key: acmeAdmin).status, 404)
+        }
+        let db = try Database.open(path: daemon.service.settings.databasePath)
+        XCTAssertEqual(try CallerRegistry(db).caller(globexCaller)?.rate, 10_000, "another tenant's caller was changed")
+        XCTAssertEqual(try daemon.request("PATCH", "/admin/v1/callers/\(acmeCaller)", key: acmeAdmin, json: #"{"rate":5}"#).status, 200)
+    }
+
+    func testTenantNamesAreValidated() throws {
+        let daemon = try LiveDaemon()
+        for bad in ["", "Acme", "acme corp", "-acme", String(repeating: "a", count: 64), "acme@example.com"] {
+            XCTAssertThrowsError(try daemon.createCaller(roles: [.evaluate], tenant: bad), "accepted tenant '\(bad)'")
+        }
+        XCTAssertNoThrow(try daemon.createCaller(roles: [.evaluate], tenant: "bank-1.eu_west"))
+    }
+}
+
+/// Every request that makes the daemon keep something costs quota, and what one tenant can make
+/// it keep is bounded (issue: hostile callers).
+final class WriteQuotaTests: XCTestCase {
+    func testAuthorizationChangesAndLabelBatchesCostQuota() throws {
+        let daemon = try LiveDaemon()
+        let key = try daemon.createCaller(roles: [.evaluate, .labels], rate: 0.001, burst: 5).key
+        var statuses: [Int] = []
+        for i in 0..<7 {
+            statuses.append(try daemon.request("PUT", "/v1/authorization", key: key,
+                                               json: #"{"subject":{"account":"a-\#(i)"},"status":"authorized"}"#).status)
+        }
+        XCTAssertEqual(statuses, [200, 200, 200, 200, 200, 429, 429])
+        let label = try daemon.request("POST", "/v1/labels", key: key, json: TenantTests.label("unknown-id"),
+                                       headers: ["Idempotency-Key": "q-1"])
+        XCTAssertEqual(label.status, 429)
+        XCTAssertEqual(label.code, "rateLimitExceeded")
+        XCTAssertNotNil(label.headers["retry-after"])
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: TenantTests.evaluation()).status, 429)
+    }
+
+    func testLabelBatchesThatChangeNothingAreNotKept() throws {
+        let daemon = try LiveDaemon()
+        let key = try daemon.createCaller(roles: [.labels]).key
+        for i in 0..<20 {
+            let r = try daemon.request("POST", "/v1/labels", key: key, json: TenantTests.label("5d1e0000-0000-4000-8000-00000000000\(i % 10)"),
+                                       headers: ["Idempotency-Key": "unknown-\(i)"])
+            XCTAssertEqual(r.json?["results"]?[0]?["status"]?.stringValue, "unknownInsight")
+        }
+        let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM label_submissions"), "0")
+    }
+
+    func testATenantHoldsAtMostItsShareOfDenials() throws {
+        let daemon = try LiveDaemon { $0.maxDenialsPerTenant = 2 }
+        let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
+        let globex = try daemon.createCaller(roles: [.evaluate], tenant: "globex").key
+        func deny(_ key: String, _ account: String) throws -> LiveDaemon.Response {
+            try daemon.request("PUT", "/v1/authorization", key: key, json: #"{"subject":{"account":"\#(account)"},"status":"denied"}"#)
+        }
+        XCTAssertEqual(try deny(acme, "a-1").status, 200)
+        XCTAssertEqual(try deny(acme, "a-2").status, 200)
+        let refused = try deny(acme, "a-3")
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(refused.object?["reason"]?.stringValue, "denialCapacity")
+        XCTAssertEqual(try deny(acme, "a-1").status, 200, "repeating a denial that exists must not be refused")
+        XCTAssertEqual(try deny(globex, "a-3").status, 200, "one tenant's denials used up another's room")
+        // Authorizing frees room.
+        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: acme,
+                                          json: #"{"subject":{"account":"a-2"},"status":"authorized"}"#).status, 200)
+        XCTAssertEqual(try deny(acme, "a-3").status, 200)
+    }
+
+    /// An opt-out nobody renewed for the retention period is purged from the store and from the
+    /// index in memory; one the person renewed stays, with its cooldown unchanged.
+    func testRetentionPurgesOptOutsNotRenewed() throws {
+        let clock = ManualClock(SystemClock().now())
+        let daemon = try LiveDaemon(clock: clock) {
+            $0.retentionDays = 30
+            $0.authorizationCooldown = 0
+        }
+        let key = try daemon.createCaller(roles: [.evaluate]).key
+        func deny(_ account: String) throws -> LiveDaemon.Response {
+            try daemon.request("PUT", "/v1/authorization", key: key, json: #"{"subject":{"account":"\#(account)"},"status":"denied"}"#)
+        }
+        func evaluate(_ account: String) throws -> Int {
+            try daemon.request("POST", "/v1/evaluations", key: key, json: TenantTests.evaluation(account: account, device: account)).status
+        }
+        let first = try deny("kept")
+        XCTAssertEqual(try deny("dropped").status, 200)
+        clock.advance(seconds: 20 * 86_400)
+        let renewed = try deny("kept")
+        XCTAssertEqual(renewed.string("requestedAt"), first.string("requestedAt"), "a repeated denial restarted the cooldown")
+        clock.advance(seconds: 11 * 86_400)
+        XCTAssertEqual(try evaluate("dropped"), 403)
+
+        let done = expectation(description: "purged")
+        let totals = ReportBox()
+        daemon.service.purgeExpired { report in totals.report = report; done.fulfill() }
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(totals.report?.authorizations, 1)
+        XCTAssertEqual(try evaluate("dropped"), 200, "a purged denial still held in memory")
+        XCTAssertEqual(try evaluate("kept"), 403, "a renewed denial was purged")
+        try daemon.restart()
+        XCTAssertEqual(try evaluate("dropped"), 200)
+        XCTAssertEqual(try evaluate("kept"), 403)
+    }
+}
