@@ -50,19 +50,8 @@ extension LiveDaemon {
     /// Sends `bytes` (pipelined requests) on one connection and returns the statuses of the
     /// first `count` responses.
     func pipeline(_ bytes: [UInt8], expecting count: Int) throws -> [Int] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw AppError("socket failed") }
+        let fd = try connectedSocket(receiveTimeout: 30)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw AppError("connect failed") }
         // Written by a thread of its own: the server stops reading while its answers wait to be read.
         let writer = Thread {
             var sent = 0

@@ -92,21 +92,30 @@ final class LiveDaemon: @unchecked Sendable {
         return try exchange(Array(head.utf8) + body)
     }
 
-    /// Sends raw bytes and parses the response (the server closes after answering).
-    func exchange(_ bytes: [UInt8]) throws -> Response {
+    /// A socket connected to the daemon, whose reads give up after `receiveTimeout` seconds.
+    func connectedSocket(receiveTimeout: Int = 10) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw AppError("socket failed") }
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw AppError("connect failed") }
+        guard connected == 0 else {
+            close(fd)
+            throw AppError("connect failed")
+        }
+        return fd
+    }
+
+    /// Sends raw bytes and parses the response (the server closes after answering).
+    func exchange(_ bytes: [UInt8]) throws -> Response {
+        let fd = try connectedSocket()
+        defer { close(fd) }
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
