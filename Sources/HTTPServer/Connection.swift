@@ -231,8 +231,10 @@ final class Connection: @unchecked Sendable {
             // The parser keeps partial lines itself, so it took the whole chunk.
             precondition(step.consumed == bytes.count, "parser left bytes while needing more")
         case .expectContinue:
-            // Only if the client is waiting: if body bytes already came, it did not wait.
-            if step.consumed == bytes.count && !moreBuffered, let bufferevent {
+            if let (answer, isHead) = answerBeforeBody() {
+                answerAndClose(answer, isHead: isHead)
+            } else if step.consumed == bytes.count && !moreBuffered, let bufferevent {
+                // Only if the client is waiting: if body bytes already came, it did not wait.
                 Self.continueLine.withUTF8Buffer { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
             }
         case .request(let parsed):
@@ -243,6 +245,20 @@ final class Connection: @unchecked Sendable {
     }
 
     private static let continueLine: StaticString = "HTTP/1.1 100 Continue\r\n\r\n"
+
+    /// The handler's final answer to a request that announced its body, if it wants none
+    /// (`HTTPHandler.continueDecision`), and whether the request is a HEAD.
+    private func answerBeforeBody() -> (HTTPResponse, isHead: Bool)? {
+        guard let (request, declaredBodyLength) = parser.headAwaitingBody else { return nil }
+        var head = request
+        head.remoteAddress = remoteAddress
+        head.isTLS = isTLS
+        head.tlsPeerSubject = tlsPeerSubject
+        switch loop.context.handler.continueDecision(for: head, declaredBodyLength: declaredBodyLength) {
+        case .proceed: return nil
+        case .answer(let response): return (response, head.method == "HEAD")
+        }
+    }
 
     private enum Received { case received, wouldBlock, ended, failed }
 
@@ -393,10 +409,17 @@ final class Connection: @unchecked Sendable {
 
     /// Answers a protocol error; the connection closes once the answer is flushed.
     private func fail(_ error: HTTPProtocolError) {
+        answerAndClose(loop.context.handler.response(for: error), isHead: false)
+    }
+
+    /// Answers in the middle of a request, which is not read further: the connection closes
+    /// once the answer is flushed, discarding what the client still sends (lingering) so that
+    /// it reads the answer rather than a reset.
+    private func answerAndClose(_ response: HTTPResponse, isHead: Bool) {
         arm(.none)
-        isHeadRequest = false
+        isHeadRequest = isHead
         isHTTP10 = false
-        write(loop.context.handler.response(for: error), close: true, linger: true)
+        write(response, close: true, linger: true)
     }
 
     // MARK: - Writing

@@ -295,6 +295,38 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
+    func testExpectContinueRefusedByTheHandlerGetsOnlyTheFinalAnswer() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send("PUT /refuse HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            let response = try client.readResponse()
+            XCTAssertEqual(response.status, 403, "not the final answer first")
+            XCTAssertEqual(response.text, "refused before the body")
+            XCTAssertEqual(response.header("X-Declared"), "5")
+            XCTAssertEqual(response.header("Connection"), "close")
+            // A body sent anyway is discarded, never taken for a request.
+            try? client.send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n")
+            XCTAssertTrue(try client.readsEndOfStream())
+            XCTAssertEqual(server.inFlightRequests, 0)
+        }
+    }
+
+    func testExpectContinueRefusalHoldsForAChunkedBodyAndAClientThatDidNotWait() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send("POST /refuse HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            + "5\r\nhello\r\n0\r\n\r\n")
+            let response = try client.readResponse()
+            XCTAssertEqual(response.status, 403)
+            XCTAssertEqual(response.header("X-Declared"), "chunked")
+            XCTAssertTrue(try client.readsEndOfStream())
+            // Without the expectation the same request reaches the handler.
+            let plain = try TestClient(port: server.boundPort)
+            try plain.send(post("/refuse", "hello"))
+            XCTAssertEqual(try plain.readResponse().text, "hello")
+        }
+    }
+
     func testExpectContinueWithTooLargeBodyGets413Only() throws {
         try withServer(.testing { $0.maxBodyBytes = 100 }) { server in
             let client = try TestClient(port: server.boundPort)

@@ -196,6 +196,8 @@ final class TestClient {
 /// - `/close`: answered with `Connection: close` by the handler.
 /// - `/tls`: `tls=<isTLS> subject=<tlsPeerSubject or ->` as the body.
 /// - `/thread`: the id of the loop thread serving the request, as the body.
+/// - `/refuse`: with `Expect: 100-continue`, answered 403 before the body, with the declared
+///   body length (or `chunked`) in `X-Declared`; without it, 200 like `/echo`.
 struct TestHandler: HTTPHandler {
     /// Extra bytes appended to error bodies, to make an error response outlast the socket buffers.
     var errorPadding = 0
@@ -212,7 +214,7 @@ struct TestHandler: HTTPHandler {
         echo.headers.add("X-Path", request.path)
         echo.headers.add("X-Query", request.query ?? "")
         switch request.path {
-        case "/echo":
+        case "/echo", "/refuse":
             responder.send(echo)
         case "/async":
             let delay = Int(parameters["ms"] ?? "0") ?? 0
@@ -239,6 +241,12 @@ struct TestHandler: HTTPHandler {
         default:
             responder.send(HTTPResponse(status: 404))
         }
+    }
+
+    func continueDecision(for head: HTTPRequest, declaredBodyLength: Int?) -> ContinueDecision {
+        guard head.path == "/refuse" else { return .proceed }
+        return .answer(HTTPResponse(status: 403, headers: ["X-Declared": declaredBodyLength.map(String.init) ?? "chunked"],
+                                    body: Array("refused before the body".utf8)))
     }
 
     func response(for error: HTTPProtocolError) -> HTTPResponse {
