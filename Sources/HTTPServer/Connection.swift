@@ -46,6 +46,12 @@ final class Connection: @unchecked Sendable {
 
     let loop: EventLoop
     let remoteAddress: String
+    /// What the per-address cap counts this connection under (nil: not an IP socket).
+    let peerAddress: PeerAddress?
+    /// With a per-address cap: the loop's list of connections from `peerAddress`.
+    let addressIdle: IdleConnections?
+    /// Its places in the loop's idle lists while it has no request in progress.
+    var idleLinks = IdleConnections.ConnectionLinks()
     private var bufferevent: OpaquePointer?
     /// Plain sockets: the persistent read event (see the type's notes); nil over TLS.
     private var readEvent: OpaquePointer?
@@ -61,6 +67,9 @@ final class Connection: @unchecked Sendable {
     /// The request the handler has and has not answered (kept after a close, so the in-flight
     /// count drops when the answer finally comes).
     private var awaitingResponse: UInt64?
+    /// A request was handed to the handler: from then on the wait for the next one is idle
+    /// time (`idleTimeout`); until then it counts against the request timeout.
+    private var servedRequest = false
     private var keepAlive = true
     private var isHTTP10 = false
     private var isHeadRequest = false
@@ -80,10 +89,13 @@ final class Connection: @unchecked Sendable {
     /// TLS only: close_notify was sent, or must not be (the session failed).
     private var tlsShutDown = false
 
-    init(loop: EventLoop, bufferevent: OpaquePointer, remoteAddress: String) {
+    init(loop: EventLoop, bufferevent: OpaquePointer, remoteAddress: String, peerAddress: PeerAddress?,
+         addressIdle: IdleConnections?) {
         self.loop = loop
         self.bufferevent = bufferevent
         self.remoteAddress = remoteAddress
+        self.peerAddress = peerAddress
+        self.addressIdle = addressIdle
         parser = HTTPRequestParser(limits: loop.context.limits)
         isTLS = loop.tls != nil
         handshaking = isTLS
@@ -112,7 +124,11 @@ final class Connection: @unchecked Sendable {
             bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, Self.readHighWatermark)
             bufferevent_enable(bufferevent, Int16(EV_READ))
         }
-        arm(handshaking ? .handshake : .idle)
+        // The first request must arrive within the request timeout of the connection's opening
+        // (after the handshake, over TLS): a socket that never sends a byte holds a place for
+        // that long, not for the idle timeout.
+        arm(handshaking ? .handshake : .request)
+        listIdle()
     }
 
     // MARK: - Reading
@@ -215,8 +231,10 @@ final class Connection: @unchecked Sendable {
             // The parser keeps partial lines itself, so it took the whole chunk.
             precondition(step.consumed == bytes.count, "parser left bytes while needing more")
         case .expectContinue:
-            // Only if the client is waiting: if body bytes already came, it did not wait.
-            if step.consumed == bytes.count && !moreBuffered, let bufferevent {
+            if let (answer, isHead) = answerBeforeBody() {
+                answerAndClose(answer, isHead: isHead)
+            } else if step.consumed == bytes.count && !moreBuffered, let bufferevent {
+                // Only if the client is waiting: if body bytes already came, it did not wait.
                 Self.continueLine.withUTF8Buffer { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
             }
         case .request(let parsed):
@@ -227,6 +245,20 @@ final class Connection: @unchecked Sendable {
     }
 
     private static let continueLine: StaticString = "HTTP/1.1 100 Continue\r\n\r\n"
+
+    /// The handler's final answer to a request that announced its body, if it wants none
+    /// (`HTTPHandler.continueDecision`), and whether the request is a HEAD.
+    private func answerBeforeBody() -> (HTTPResponse, isHead: Bool)? {
+        guard let (request, declaredBodyLength) = parser.headAwaitingBody else { return nil }
+        var head = request
+        head.remoteAddress = remoteAddress
+        head.isTLS = isTLS
+        head.tlsPeerSubject = tlsPeerSubject
+        switch loop.context.handler.continueDecision(for: head, declaredBodyLength: declaredBodyLength) {
+        case .proceed: return nil
+        case .answer(let response): return (response, head.method == "HEAD")
+        }
+    }
 
     private enum Received { case received, wouldBlock, ended, failed }
 
@@ -291,11 +323,14 @@ final class Connection: @unchecked Sendable {
         let started = parser.hasStarted
         if peerClosed || (loop.draining && !started) {
             close()
-        } else if started {
-            if timerMode != .request { arm(.request) }
-        } else if timerMode != .idle {
-            arm(.idle)
+            return
         }
+        // Until a request has begun the connection is idle: it may be closed to make room.
+        if started { unlistIdle() } else { listIdle() }
+        // A request, and the wait for a connection's first, are timed by the request timeout
+        // (from the first byte, from the opening); the wait between requests by the idle one.
+        let mode: TimerMode = started || !servedRequest ? .request : .idle
+        if timerMode != mode { arm(mode) }
     }
 
     private func discardInput() {
@@ -304,11 +339,27 @@ final class Connection: @unchecked Sendable {
         evbuffer_drain(input, evbuffer_get_length(input))
     }
 
+    /// Lists the connection idle (it may be closed to make room for a new one), if it is not.
+    private func listIdle() {
+        guard !idleLinks.inLoop.listed else { return }
+        let now = IdleConnections.now()
+        loop.idle.insert(self, since: now)
+        addressIdle?.insert(self, since: now)
+    }
+
+    private func unlistIdle() {
+        guard idleLinks.inLoop.listed else { return }
+        loop.idle.remove(self)
+        addressIdle?.remove(self)
+    }
+
     // MARK: - Handling
 
     private func dispatch(_ parsed: consuming HTTPRequestParser.ParsedRequest) {
         arm(.none)
+        unlistIdle()
         state = .handling
+        servedRequest = true
         sequence &+= 1
         awaitingResponse = sequence
         keepAlive = parsed.keepAlive
@@ -358,16 +409,24 @@ final class Connection: @unchecked Sendable {
 
     /// Answers a protocol error; the connection closes once the answer is flushed.
     private func fail(_ error: HTTPProtocolError) {
+        answerAndClose(loop.context.handler.response(for: error), isHead: false)
+    }
+
+    /// Answers in the middle of a request, which is not read further: the connection closes
+    /// once the answer is flushed, discarding what the client still sends (lingering) so that
+    /// it reads the answer rather than a reset.
+    private func answerAndClose(_ response: HTTPResponse, isHead: Bool) {
         arm(.none)
-        isHeadRequest = false
+        isHeadRequest = isHead
         isHTTP10 = false
-        write(loop.context.handler.response(for: error), close: true, linger: true)
+        write(response, close: true, linger: true)
     }
 
     // MARK: - Writing
 
     private func write(_ response: HTTPResponse, close: Bool, linger: Bool) {
         guard let bufferevent else { return }
+        unlistIdle()
         let sendBody = loop.encoder.encodeHead(
             response, close: close, http10KeepAlive: isHTTP10 && !close, isHead: isHeadRequest, now: loop.now)
         let body = sendBody ? response.body : []
@@ -452,6 +511,8 @@ final class Connection: @unchecked Sendable {
             return
         }
         state = .lingering
+        // The answer is with the kernel: making room may cut the courtesy short.
+        listIdle()
         if isTLS {
             // The client reads close_notify after the answer, then the TCP end of stream.
             TLSContext.sendCloseNotify(bufferevent)
@@ -502,7 +563,7 @@ final class Connection: @unchecked Sendable {
         if let tls = loop.tls, let bufferevent {
             tlsPeerSubject = tls.context.peerSubject(of: bufferevent)
         }
-        arm(.idle)
+        arm(.request)
     }
 
     private func arm(_ mode: TimerMode) {
@@ -526,7 +587,8 @@ final class Connection: @unchecked Sendable {
         timerMode = .none
         switch mode {
         case .request:
-            if state == .reading { fail(.requestTimeout) }
+            // A connection that never began a request is closed without an answer.
+            if state == .reading { if parser.hasStarted { fail(.requestTimeout) } else { close() } }
         case .handshake:
             tlsShutDown = true
             loop.context.tlsHandshakeFailed()
@@ -552,6 +614,11 @@ final class Connection: @unchecked Sendable {
         default:
             break
         }
+    }
+
+    /// Closes an idle connection to make room for a new one.
+    func evict() {
+        close()
     }
 
     /// Closes now and settles an unanswered request (the loop is stopping).
@@ -581,7 +648,8 @@ final class Connection: @unchecked Sendable {
             bufferevent_free(bufferevent)
         }
         bufferevent = nil
-        loop.context.connectionClosed()
+        unlistIdle()
+        loop.context.connectionClosed(from: peerAddress)
         loop.remove(self)
     }
 }

@@ -30,6 +30,12 @@ final class EventLoop: @unchecked Sendable {
     /// Connections this loop serves or has been handed and not yet adopted (read by the other
     /// loops when they choose where a new connection goes).
     let assigned = Atomic<Int>(0)
+    /// The connections with no request in progress, longest idle first: at the connection
+    /// limit, the server's oldest makes room for a new connection.
+    let idle = IdleConnections(.loop)
+    /// With a per-address cap: this loop's connections from each address, the idle ones listed
+    /// longest idle first: at an address's cap, one of its own idle connections makes room.
+    private var addressLists: [PeerAddress: IdleConnections] = [:]
     /// The server's other loops, set before the threads start and cleared when this one ends.
     var peers: [EventLoop] = []
     /// True once shutdown began: connections close after their current response.
@@ -255,30 +261,103 @@ final class EventLoop: @unchecked Sendable {
     }
 
     fileprivate func accept(_ socket: Int32, address: UnsafeMutablePointer<sockaddr>?) {
-        guard !draining, context.admitConnection() else {
+        guard !draining else {
             close(socket)
             return
         }
+        let peerAddress = PeerAddress(address)
         let remote = Self.describe(address)
+        if let peerAddress, !context.reserve(peerAddress) {
+            adoptInPlaceOfIdle(from: peerAddress, socket, remote: remote, askingNext: peers[...])
+            return
+        }
+        guard context.admitConnection() else {
+            makeRoom(for: socket, remote: remote, address: peerAddress)
+            return
+        }
         // Whichever loop wins `accept` would keep the connection, and long-lived keep-alive
         // connections stay where they land: profiles showed one loop serving twice the other's
         // requests. A loop with two or more connections more than a peer hands the new one over.
         if let peer = peers.min(by: { $0.assigned.load(ordering: .relaxed) < $1.assigned.load(ordering: .relaxed) }),
            peer.assigned.load(ordering: .relaxed) + 1 < assigned.load(ordering: .relaxed) {
             peer.assigned.wrappingAdd(1, ordering: .relaxed)
-            if peer.execute({ peer.adopt(socket, remote: remote) }) { return }
+            if peer.execute({ peer.adopt(socket, remote: remote, address: peerAddress) }) { return }
             peer.assigned.wrappingSubtract(1, ordering: .relaxed)
         }
         assigned.wrappingAdd(1, ordering: .relaxed)
-        adopt(socket, remote: remote)
+        adopt(socket, remote: remote, address: peerAddress)
     }
 
-    /// Serves `socket` on this loop (its thread); `assigned` already counts it.
-    private func adopt(_ socket: Int32, remote: String) {
+    /// At the connection limit: the loop holding the server's longest idle connection closes it
+    /// and serves `socket` in its place. Refused when no loop has an idle one: every open
+    /// connection has a request in progress.
+    private func makeRoom(for socket: Int32, remote: String, address: PeerAddress?) {
+        var chosen = self
+        var oldest = idle.oldestSince.load(ordering: .relaxed)
+        for peer in peers {
+            let since = peer.idle.oldestSince.load(ordering: .relaxed)
+            if since < oldest { (chosen, oldest) = (peer, since) }
+        }
+        let target = chosen
+        guard oldest < .max else {
+            context.connectionRejected(from: address)
+            close(socket)
+            return
+        }
+        target.assigned.wrappingAdd(1, ordering: .relaxed)
+        if target === self {
+            adoptInPlaceOfIdle(socket, remote: remote, address: address)
+        } else if !target.execute({ target.adoptInPlaceOfIdle(socket, remote: remote, address: address) }) {
+            target.assigned.wrappingSubtract(1, ordering: .relaxed)
+            context.connectionRejected(from: address)
+            close(socket)
+        }
+    }
+
+    /// Serves `socket` in place of this loop's longest idle connection, which it closes (unless
+    /// a place came free meanwhile); refuses it if none is idle any more. `assigned` and the
+    /// address's cap already count it.
+    private func adoptInPlaceOfIdle(_ socket: Int32, remote: String, address: PeerAddress?) {
+        if !context.admitConnection() {
+            guard let oldest = idle.oldest else {
+                assigned.wrappingSubtract(1, ordering: .relaxed)
+                context.connectionRejected(from: address)
+                close(socket)
+                return
+            }
+            context.admitInPlaceOfIdle(reserving: nil)
+            oldest.evict()
+        }
+        adopt(socket, remote: remote, address: address)
+    }
+
+    /// At `address`'s cap: serves `socket` in place of this loop's longest idle connection from
+    /// that address, which it closes; without one here, the next loop of `others` tries.
+    /// Refused when no loop has one: every connection from the address has a request in
+    /// progress. Nothing counts the socket yet.
+    private func adoptInPlaceOfIdle(from address: PeerAddress, _ socket: Int32, remote: String,
+                                    askingNext others: ArraySlice<EventLoop>) {
+        if let oldest = addressLists[address]?.oldest {
+            assigned.wrappingAdd(1, ordering: .relaxed)
+            context.admitInPlaceOfIdle(reserving: address)
+            oldest.evict()
+            adopt(socket, remote: remote, address: address)
+            return
+        }
+        if let next = others.first {
+            let rest = others.dropFirst()
+            if next.execute({ next.adoptInPlaceOfIdle(from: address, socket, remote: remote, askingNext: rest) }) { return }
+        }
+        context.connectionRejectedAtAddressCap()
+        close(socket)
+    }
+
+    /// Serves `socket` on this loop (its thread); `assigned` and the context already count it.
+    private func adopt(_ socket: Int32, remote: String, address: PeerAddress?) {
         guard !draining else {
             close(socket)
             assigned.wrappingSubtract(1, ordering: .relaxed)
-            context.connectionClosed()
+            context.connectionClosed(from: address)
             return
         }
         var one: Int32 = 1
@@ -292,10 +371,18 @@ final class EventLoop: @unchecked Sendable {
         }
         guard let bufferevent = created else {
             assigned.wrappingSubtract(1, ordering: .relaxed)
-            context.connectionClosed()
+            context.connectionClosed(from: address)
             return
         }
-        let connection = Connection(loop: self, bufferevent: bufferevent, remoteAddress: remote)
+        var addressList: IdleConnections?
+        if context.capsAddresses, let address {
+            let list = addressLists[address] ?? IdleConnections(.address)
+            list.members += 1
+            addressLists[address] = list
+            addressList = list
+        }
+        let connection = Connection(loop: self, bufferevent: bufferevent, remoteAddress: remote, peerAddress: address,
+                                    addressIdle: addressList)
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
     }
@@ -361,6 +448,10 @@ final class EventLoop: @unchecked Sendable {
     func remove(_ connection: Connection) {
         if connections.removeValue(forKey: ObjectIdentifier(connection)) != nil {
             assigned.wrappingSubtract(1, ordering: .relaxed)
+        }
+        if let list = connection.addressIdle, let address = connection.peerAddress {
+            list.members -= 1
+            if list.members == 0 { addressLists[address] = nil }
         }
     }
 

@@ -12,6 +12,35 @@ public protocol HTTPHandler: Sendable {
     /// Renders a transport-level error (the application makes it problem+json; the transport
     /// knows no JSON). Called on a loop thread; the connection closes after this response.
     func response(for error: HTTPProtocolError) -> HTTPResponse
+
+    /// Decides, from its head alone, whether a request that announced its body with
+    /// `Expect: 100-continue` may send it (RFC 9110 §10.1.1): `.proceed` sends `100 Continue`
+    /// (when the client is waiting for it) and reads the body as usual; `.answer` sends that
+    /// final response at once, reads no body and closes the connection after it.
+    ///
+    /// `head` is the request without its body (`remoteAddress` and the TLS facts are set);
+    /// `declaredBodyLength` is its `Content-Length`, or nil when the body is chunked. Called on
+    /// a loop thread, synchronously: keep it as short as the start of `handle`. The default
+    /// proceeds.
+    func continueDecision(for head: HTTPRequest, declaredBodyLength: Int?) -> ContinueDecision
+}
+
+extension HTTPHandler {
+    public func continueDecision(for head: HTTPRequest, declaredBodyLength: Int?) -> ContinueDecision {
+        .proceed
+    }
+}
+
+/// What `HTTPHandler.continueDecision` answers to `Expect: 100-continue`.
+///
+/// After a final answer the client may send the body anyway (it need not wait for `100
+/// Continue`) or never: what follows on the connection cannot be framed, so the server closes
+/// it, discarding what arrives until the client has read the answer (as after a protocol error).
+public enum ContinueDecision: Sendable {
+    /// Let the client send the body; the request then reaches `handle`.
+    case proceed
+    /// Answer with this response before the body; the request never reaches `handle`.
+    case answer(HTTPResponse)
 }
 
 /// The one way to answer a request. Callable from ANY thread, exactly once; later calls are ignored.

@@ -16,7 +16,8 @@ public enum HTTPProtocolError: Error, Sendable, Equatable, CustomStringConvertib
     case unsupportedTransferEncoding
     /// 505: a version other than HTTP/1.0 or HTTP/1.1.
     case unsupportedVersion
-    /// 408: the request was not complete within the request timeout of its first byte.
+    /// 408: the request was not complete within the request timeout of its first byte (a
+    /// connection's first request: of the connection's opening).
     case requestTimeout
 
     /// The HTTP status code that answers this error.

@@ -100,6 +100,8 @@ struct HTTPRequestParser {
     private var scan = HeadScan()
     /// The head of the request whose body is being read.
     private var current: ParsedRequest?
+    /// The body length that head declares (nil: chunked).
+    private var declaredLength: Int?
     private var body: [UInt8] = []
     private var trailerBytes = 0
     private var trailerCount = 0
@@ -118,6 +120,12 @@ struct HTTPRequestParser {
         default:
             return true
         }
+    }
+
+    /// After `.expectContinue`: the request's head (its body empty) and the body length it
+    /// declares (nil when chunked). Nil while no body is being read.
+    var headAwaitingBody: (request: HTTPRequest, declaredBodyLength: Int?)? {
+        current.map { ($0.request, declaredLength) }
     }
 
     /// Consumes bytes from the start of `bytes` and reports what they completed.
@@ -308,8 +316,10 @@ struct HTTPRequestParser {
                 return .request(finishRequest())
             case .length(let length):
                 body.reserveCapacity(length)
+                declaredLength = length
                 state = .fixedBody(remaining: length)
             case .chunked:
+                declaredLength = nil
                 state = .chunkSize
             }
             return head.expectContinue ? .expectContinue : nil

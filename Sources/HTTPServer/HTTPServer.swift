@@ -163,9 +163,22 @@ public final class HTTPServer: Sendable {
         context.inFlightRequests.load(ordering: .relaxed)
     }
 
-    /// Connections closed at accept because `maxConnections` were open, since start.
+    /// Connections closed at accept because `maxConnections` were open, each with a request in
+    /// progress (none idle to make room), since start.
     public var rejectedConnections: Int {
         context.rejectedConnections.load(ordering: .relaxed)
+    }
+
+    /// Connections closed at accept because their address had `maxConnectionsPerAddress`
+    /// connections open, each with a request in progress, since start.
+    public var addressRejectedConnections: Int {
+        context.addressRejectedConnections.load(ordering: .relaxed)
+    }
+
+    /// Idle connections closed to make room for a new one, at `maxConnections` or at its
+    /// address's `maxConnectionsPerAddress`, since start.
+    public var evictedConnections: Int {
+        context.evictedConnections.load(ordering: .relaxed)
     }
 
     /// Loads the certificate, key and client CAs again from the configured files, for the

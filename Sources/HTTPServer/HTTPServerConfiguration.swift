@@ -12,11 +12,21 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeaderBytes: Int = 16 << 10
     /// The most header fields accepted in one request; more get 431.
     public var maxHeaderCount: Int = 100
-    /// The most connections open at once; over it a new connection is accepted and closed at once.
+    /// The most connections open at once. At the limit a new connection takes the place of
+    /// the longest idle one (no request in progress), which is closed; when every connection
+    /// has a request in progress, the new one is accepted and closed at once.
     public var maxConnections: Int = 1024
-    /// Seconds from a request's first byte to its last; slower requests get 408.
+    /// The most connections open at once from one address (an IPv4 address, or an IPv6 /64).
+    /// At the cap a new connection from the address takes the place of one of the address's
+    /// own idle connections; when all of them have a request in progress, the new one is
+    /// accepted and closed at once, without an answer. 0: no cap. Behind a proxy every
+    /// connection comes from the proxy's address.
+    public var maxConnectionsPerAddress: Int = 256
+    /// Seconds from a request's first byte to its last; slower requests get 408. A
+    /// connection's first request must also arrive within this time of the connection's
+    /// opening (of its TLS handshake's end): one that sends nothing is closed without an answer.
     public var requestTimeout: Int = 10
-    /// Seconds a connection may wait for its next request (or its first) before it is closed.
+    /// Seconds a connection may wait for its next request after an answer before it is closed.
     public var idleTimeout: Int = 60
     /// Seconds a response may take to drain to the client before the connection is dropped.
     public var writeTimeout: Int = 10
@@ -36,6 +46,7 @@ public struct HTTPServerConfiguration: Sendable {
         if maxHeaderBytes < 64 { return "maxHeaderBytes must be at least 64" }
         if maxHeaderCount < 1 { return "maxHeaderCount must be at least 1" }
         if maxConnections < 1 { return "maxConnections must be at least 1" }
+        if maxConnectionsPerAddress < 0 { return "maxConnectionsPerAddress must not be negative" }
         if readBufferBytes < 1024 { return "readBufferBytes must be at least 1024" }
         if requestTimeout < 1 || idleTimeout < 1 || writeTimeout < 1 {
             return "timeouts must be at least 1 second"

@@ -11,8 +11,14 @@ final class ServerContext: Sendable {
     let openConnections = Atomic<Int>(0)
     /// Requests handed to the handler and not yet answered.
     let inFlightRequests = Atomic<Int>(0)
-    /// Connections closed at once because the limit was reached.
+    /// Connections closed at accept: the limit was reached and no loop had an idle one to close.
     let rejectedConnections = Atomic<Int>(0)
+    /// Connections closed at accept: their address had its cap open, every one busy.
+    let addressRejectedConnections = Atomic<Int>(0)
+    /// Idle connections closed to make room for a new one, at the limit or at an address's cap.
+    let evictedConnections = Atomic<Int>(0)
+    /// Open connections per address, when `maxConnectionsPerAddress` caps them (nil: no cap).
+    private let perAddress: Locked<[PeerAddress: Int]>?
     /// Connections closed before their TLS handshake completed.
     let tlsHandshakeFailures = Atomic<Int>(0)
     /// Set when shutdown begins; from then on closes and answers signal `drainProgress`.
@@ -27,20 +33,75 @@ final class ServerContext: Sendable {
             maxHeaderBytes: configuration.maxHeaderBytes,
             maxHeaderCount: configuration.maxHeaderCount,
             maxBodyBytes: configuration.maxBodyBytes)
+        perAddress = configuration.maxConnectionsPerAddress > 0 ? Locked([:]) : nil
     }
 
-    /// Counts a new connection unless the limit is reached; false means reject it.
+    // MARK: - Admission
+    //
+    // A connection is counted from accept to close against its address's cap and against the
+    // limit. At either, the new connection may take the place of an idle one, counted before
+    // that one is closed (so no other accept takes the place in between). Every path that ends
+    // a counted connection calls `connectionClosed` or `connectionRejected` exactly once.
+
+    /// Whether connections are counted per address (`maxConnectionsPerAddress` is not 0).
+    var capsAddresses: Bool { perAddress != nil }
+
+    /// Counts a new connection from `address` unless the address has its cap of connections
+    /// open; false means nothing was counted.
+    func reserve(_ address: PeerAddress) -> Bool {
+        guard let perAddress else { return true }
+        let cap = configuration.maxConnectionsPerAddress
+        return perAddress.withLock { counts in
+            let open = counts[address, default: 0]
+            guard open < cap else { return false }
+            counts[address] = open + 1
+            return true
+        }
+    }
+
+    /// Counts a new connection unless `maxConnections` are open; false means none was counted.
     func admitConnection() -> Bool {
         let admitted = openConnections.wrappingAdd(1, ordering: .relaxed).newValue
         if admitted <= configuration.maxConnections { return true }
         openConnections.wrappingSubtract(1, ordering: .relaxed)
-        rejectedConnections.wrappingAdd(1, ordering: .relaxed)
         return false
     }
 
-    func connectionClosed() {
+    /// Counts a new connection in the place of an idle one the caller closes next: against
+    /// the limit, and against its address's cap too when `address` is given (the idle one is
+    /// then from the same address).
+    func admitInPlaceOfIdle(reserving address: PeerAddress?) {
+        if let perAddress, let address {
+            perAddress.withLock { $0[address, default: 0] += 1 }
+        }
+        openConnections.wrappingAdd(1, ordering: .relaxed)
+        evictedConnections.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// A new connection is closed at accept: the limit was reached and every open connection
+    /// was busy. Releases its address's place.
+    func connectionRejected(from address: PeerAddress?) {
+        release(address)
+        rejectedConnections.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// A new connection is closed at accept: its address had its cap open, every one busy.
+    func connectionRejectedAtAddressCap() {
+        addressRejectedConnections.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// An admitted connection closed.
+    func connectionClosed(from address: PeerAddress?) {
+        release(address)
         openConnections.wrappingSubtract(1, ordering: .releasing)
         noteDrainProgress()
+    }
+
+    private func release(_ address: PeerAddress?) {
+        guard let perAddress, let address else { return }
+        perAddress.withLock { counts in
+            if let open = counts[address], open > 1 { counts[address] = open - 1 } else { counts[address] = nil }
+        }
     }
 
     func tlsHandshakeFailed() {

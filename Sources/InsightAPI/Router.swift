@@ -1,3 +1,5 @@
+import InsightDomain
+
 /// The API's routes. Matching is on exact path segments; ids in paths are opaque strings.
 enum Route: Equatable, Sendable {
     case evaluations
@@ -52,6 +54,27 @@ enum Route: Equatable, Sendable {
         case .authorization: return ["PUT"]
         case .insights, .livez, .readyz, .metrics, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
+        }
+    }
+
+    /// Who may call a route.
+    enum Access: Equatable, Sendable {
+        /// No key: probes and metrics.
+        case open
+        /// Any valid key, whatever its roles.
+        case anyCaller
+        /// A valid key holding this role.
+        case role(Role)
+    }
+
+    /// Who may call the route (the role each endpoint's `authenticate` call requires).
+    var access: Access {
+        switch self {
+        case .livez, .readyz, .metrics: return .open
+        case .insights: return .anyCaller
+        case .evaluations, .consumption, .authorization, .authorizationQuery: return .role(.evaluate)
+        case .labels: return .role(.labels)
+        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset: return .role(.admin)
         }
     }
 

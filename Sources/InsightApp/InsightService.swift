@@ -160,6 +160,16 @@ public final class InsightService: @unchecked Sendable {
         metrics.collect("insightd_open_connections", help: "Open client connections.", type: .gauge) {
             [(labels: [], value: Double(server.openConnections))]
         }
+        metrics.collect("insightd_connections_evicted_total",
+                        help: "Idle connections closed to make room for a new one (at the connection limit or its address's cap).", type: .counter) {
+            [(labels: [], value: Double(server.evictedConnections))]
+        }
+        metrics.collect("insightd_connections_rejected_total",
+                        help: "New connections closed at once: every open one busy (limit), or every one of their address's, at its cap (address).",
+                        type: .counter, labels: ["reason"]) {
+            [(labels: ["address"], value: Double(server.addressRejectedConnections)),
+             (labels: ["limit"], value: Double(server.rejectedConnections))]
+        }
         metrics.collect("insightd_tls_handshake_failures_total", help: "TLS handshakes that failed or were refused.",
                         type: .counter) {
             [(labels: [], value: Double(server.tlsHandshakeFailures))]

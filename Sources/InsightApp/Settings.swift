@@ -20,6 +20,7 @@ public struct Settings: Sendable, Equatable {
     public var maxBodyBytes = 1 << 20
     public var maxHeaderBytes = 16 << 10
     public var maxConnections = 1024
+    public var maxConnectionsPerAddress = 256
     public var requestTimeout = 10
     public var idleTimeout = 60
     public var writeTimeout = 10
@@ -71,9 +72,10 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_CONSUMPTION_GRACE", meaning: "seconds a caller has to report consumption (60-604800)", defaultValue: "900"),
         Variable(name: "INSIGHTD_MAX_BODY_BYTES", meaning: "largest request body (1024-16777216)", defaultValue: "1048576"),
         Variable(name: "INSIGHTD_MAX_HEADER_BYTES", meaning: "largest request header section (1024-1048576)", defaultValue: "16384"),
-        Variable(name: "INSIGHTD_MAX_CONNECTIONS", meaning: "open connections at most (1-100000)", defaultValue: "1024"),
-        Variable(name: "INSIGHTD_REQUEST_TIMEOUT", meaning: "seconds for a whole request to arrive (1-300)", defaultValue: "10"),
-        Variable(name: "INSIGHTD_IDLE_TIMEOUT", meaning: "seconds an idle keep-alive connection stays open (1-3600)", defaultValue: "60"),
+        Variable(name: "INSIGHTD_MAX_CONNECTIONS", meaning: "open connections at most; at the limit the longest idle one makes room for a new one (1-100000)", defaultValue: "1024"),
+        Variable(name: "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", meaning: "open connections at most from one IPv4 address or IPv6 /64, loopback included; at the cap one of the address's idle ones makes room; behind a proxy raise it or set 0 (no cap) (0-100000)", defaultValue: "256"),
+        Variable(name: "INSIGHTD_REQUEST_TIMEOUT", meaning: "seconds for a whole request to arrive, and for a connection's first request to begin (1-300)", defaultValue: "10"),
+        Variable(name: "INSIGHTD_IDLE_TIMEOUT", meaning: "seconds a keep-alive connection stays open between requests (1-3600)", defaultValue: "60"),
         Variable(name: "INSIGHTD_WRITE_TIMEOUT", meaning: "seconds for a response to drain to the client (1-300)", defaultValue: "10"),
         Variable(name: "INSIGHTD_WRITE_QUEUE", meaning: "writes waiting for commit before 503 (1-1000000)", defaultValue: "10000"),
         Variable(name: "INSIGHTD_COMMIT_BATCH", meaning: "writes committed together at most (1-10000)", defaultValue: "256"),
@@ -143,6 +145,7 @@ public struct Settings: Sendable, Equatable {
         int("INSIGHTD_MAX_BODY_BYTES", 1024...16_777_216, &s.maxBodyBytes)
         int("INSIGHTD_MAX_HEADER_BYTES", 1024...1_048_576, &s.maxHeaderBytes)
         int("INSIGHTD_MAX_CONNECTIONS", 1...100_000, &s.maxConnections)
+        int("INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", 0...100_000, &s.maxConnectionsPerAddress)
         int("INSIGHTD_REQUEST_TIMEOUT", 1...300, &s.requestTimeout)
         int("INSIGHTD_IDLE_TIMEOUT", 1...3600, &s.idleTimeout)
         int("INSIGHTD_WRITE_TIMEOUT", 1...300, &s.writeTimeout)
@@ -217,6 +220,7 @@ public struct Settings: Sendable, Equatable {
         c.maxBodyBytes = maxBodyBytes
         c.maxHeaderBytes = maxHeaderBytes
         c.maxConnections = maxConnections
+        c.maxConnectionsPerAddress = maxConnectionsPerAddress
         c.requestTimeout = requestTimeout
         c.idleTimeout = idleTimeout
         c.writeTimeout = writeTimeout

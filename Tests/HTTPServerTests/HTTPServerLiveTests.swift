@@ -295,6 +295,38 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
+    func testExpectContinueRefusedByTheHandlerGetsOnlyTheFinalAnswer() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send("PUT /refuse HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            let response = try client.readResponse()
+            XCTAssertEqual(response.status, 403, "not the final answer first")
+            XCTAssertEqual(response.text, "refused before the body")
+            XCTAssertEqual(response.header("X-Declared"), "5")
+            XCTAssertEqual(response.header("Connection"), "close")
+            // A body sent anyway is discarded, never taken for a request.
+            try? client.send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n")
+            XCTAssertTrue(try client.readsEndOfStream())
+            XCTAssertEqual(server.inFlightRequests, 0)
+        }
+    }
+
+    func testExpectContinueRefusalHoldsForAChunkedBodyAndAClientThatDidNotWait() throws {
+        try withServer { server in
+            let client = try TestClient(port: server.boundPort)
+            try client.send("POST /refuse HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            + "5\r\nhello\r\n0\r\n\r\n")
+            let response = try client.readResponse()
+            XCTAssertEqual(response.status, 403)
+            XCTAssertEqual(response.header("X-Declared"), "chunked")
+            XCTAssertTrue(try client.readsEndOfStream())
+            // Without the expectation the same request reaches the handler.
+            let plain = try TestClient(port: server.boundPort)
+            try plain.send(post("/refuse", "hello"))
+            XCTAssertEqual(try plain.readResponse().text, "hello")
+        }
+    }
+
     func testExpectContinueWithTooLargeBodyGets413Only() throws {
         try withServer(.testing { $0.maxBodyBytes = 100 }) { server in
             let client = try TestClient(port: server.boundPort)
@@ -397,26 +429,180 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
-    func testMaxConnectionsIsEnforced() throws {
+    func testASilentFirstConnectionIsClosedAfterTheRequestTimeout() throws {
+        // The idle timeout is long: the wait for a connection's first request is not idle time.
+        try withServer(.testing { $0.requestTimeout = 1; $0.idleTimeout = 60 }) { server in
+            let start = DispatchTime.now()
+            let client = try TestClient(port: server.boundPort)
+            XCTAssertTrue(try client.readsEndOfStream(), "the silent connection got an answer")
+            let elapsed = seconds(since: start)
+            XCTAssertGreaterThan(elapsed, 0.9)
+            XCTAssertLessThan(elapsed, 3)
+            XCTAssertTrue(eventually { server.openConnections == 0 })
+        }
+    }
+
+    func testAFirstRequestMustArriveWithinTheRequestTimeoutOfTheConnection() throws {
+        try withServer(.testing { $0.requestTimeout = 2; $0.idleTimeout = 60 }) { server in
+            let client = try TestClient(port: server.boundPort)
+            let start = DispatchTime.now()
+            usleep(1_200_000)
+            // Begun 1.2 s after the opening and never finished: 408 at 2 s from the opening.
+            try client.send("GET /echo HTTP/1.1\r\n")
+            XCTAssertEqual(try client.readResponse().status, 408)
+            XCTAssertLessThan(seconds(since: start), 3.0, "the deadline ran from the first byte, not the opening")
+        }
+    }
+
+    func testIdleSocketsBeyondTheLimitDoNotLockOutARealClient() throws {
+        let limit = 64
+        try withServer(.testing { $0.maxConnections = limit }) { server in
+            // Sockets that connect and never send a byte, half again as many as the limit.
+            let silent = try (0..<(limit * 3 / 2)).map { _ in try TestClient(port: server.boundPort) }
+            let start = DispatchTime.now()
+            let client = try TestClient(port: server.boundPort)
+            try client.send(get("/echo?real"))
+            let response = try client.readResponse()
+            let elapsed = seconds(since: start)
+            XCTAssertEqual(response.status, 200)
+            XCTAssertEqual(response.header("X-Query"), "real")
+            XCTAssertLessThan(elapsed, 1.0)
+            // Silent sockets made room (a loop may still be closing the last of them).
+            let evicted = silent.count + 1 - limit
+            XCTAssertTrue(eventually { server.evictedConnections == evicted && silent.count(where: { !$0.isOpen }) == evicted })
+            XCTAssertEqual(server.openConnections, limit)
+            XCTAssertEqual(server.rejectedConnections, 0)
+            XCTAssertTrue(client.isOpen)
+        }
+    }
+
+    func testAtTheLimitTheLongestIdleConnectionMakesRoom() throws {
         try withServer(.testing { $0.maxConnections = 2 }) { server in
             let first = try TestClient(port: server.boundPort)
             let second = try TestClient(port: server.boundPort)
             for client in [first, second] {
                 try client.send(get("/echo"))
                 XCTAssertEqual(try client.readResponse().status, 200)
+                usleep(20_000)  // idle since clearly different times
             }
             let third = try TestClient(port: server.boundPort)
-            try? third.send(get("/echo"))
-            XCTAssertTrue(try third.readsEndOfStream(), "the connection over the limit was served")
-            XCTAssertEqual(server.rejectedConnections, 1)
+            try third.send(get("/echo?third"))
+            XCTAssertEqual(try third.readResponse().header("X-Query"), "third")
+            XCTAssertTrue(try first.readsEndOfStream(), "the longest idle connection was kept")
+            try second.send(get("/echo?second"))
+            XCTAssertEqual(try second.readResponse().header("X-Query"), "second")
+            XCTAssertEqual(server.evictedConnections, 1)
             XCTAssertEqual(server.openConnections, 2)
+        }
+    }
 
-            try first.send(get("/echo", "Connection: close\r\n"))
-            _ = try first.readResponse()
-            XCTAssertTrue(eventually { server.openConnections == 1 })
+    func testConnectionsWithARequestInProgressAreNeverEvicted() throws {
+        try withServer(.testing { $0.maxConnections = 4 }) { server in
+            // Idle between requests (first: the server lists it idle just after its answer).
+            let idle = try TestClient(port: server.boundPort)
+            try idle.send(get("/echo"))
+            XCTAssertEqual(try idle.readResponse().status, 200)
+            // Handled: its answer comes from another thread later.
+            let handled = try TestClient(port: server.boundPort)
+            try handled.send(get("/async?ms=1500"))
+            // Reading: the head has begun.
+            let reading = try TestClient(port: server.boundPort)
+            try reading.send("GET /echo?reading HTTP/1.1\r\n")
+            // Writing: an answer larger than the socket buffers, which the client does not read yet.
+            let writing = try TestClient(port: server.boundPort, receiveBuffer: 4096)
+            try writing.send(get("/big?bytes=\(8 << 20)"))
+            XCTAssertTrue(eventually { server.openConnections == 4 && server.inFlightRequests == 1 })
+
+            // At the limit, the new connection takes the idle one's place, then another finds
+            // every connection busy (the newcomer too, with its request in flight) and is refused.
+            let newcomer = try TestClient(port: server.boundPort)
+            try newcomer.send(get("/async?ms=1500&newcomer"))
+            XCTAssertTrue(try idle.readsEndOfStream(), "the idle connection was kept")
+            XCTAssertTrue(eventually { server.inFlightRequests == 2 })
+            let refused = try TestClient(port: server.boundPort)
+            try? refused.send(get("/echo"))
+            XCTAssertTrue(try refused.readsEndOfStream(), "a connection over the limit was served")
+            XCTAssertEqual(server.evictedConnections, 1)
+            XCTAssertEqual(server.rejectedConnections, 1)
+
+            // Every busy connection is answered in full.
+            XCTAssertEqual(try handled.readResponse().header("X-Query"), "ms=1500")
+            try reading.send("Host: t\r\n\r\n")
+            XCTAssertEqual(try reading.readResponse().header("X-Query"), "reading")
+            XCTAssertEqual(try writing.readResponse().body.count, 8 << 20)
+            XCTAssertEqual(try newcomer.readResponse().header("X-Query"), "ms=1500&newcomer")
+        }
+    }
+
+    func testAtItsCapAnAddressMakesRoomAmongItsOwnIdleConnections() throws {
+        try withServer(.testing { $0.maxConnectionsPerAddress = 3 }) { server in
+            let clients = try (0..<3).map { _ in try TestClient(port: server.boundPort) }
+            for client in clients {
+                try client.send(get("/echo"))
+                XCTAssertEqual(try client.readResponse().status, 200)
+            }
+            let other = try TestClient(port: server.boundPort, localAddress: "127.0.0.2")
+            try other.send(get("/echo"))
+            XCTAssertEqual(try other.readResponse().status, 200)
+            usleep(20_000)  // all listed idle
+
             let fourth = try TestClient(port: server.boundPort)
-            try fourth.send(get("/echo"))
-            XCTAssertEqual(try fourth.readResponse().status, 200)
+            try fourth.send(get("/echo?fourth"))
+            XCTAssertEqual(try fourth.readResponse().header("X-Query"), "fourth")
+            // One of the address's own idle connections made room; the other address's stays.
+            XCTAssertTrue(eventually { clients.count(where: { !$0.isOpen }) == 1 })
+            XCTAssertTrue(other.isOpen)
+            XCTAssertEqual(server.evictedConnections, 1)
+            XCTAssertEqual(server.addressRejectedConnections, 0)
+            XCTAssertEqual(server.openConnections, 4)
+        }
+    }
+
+    func testAnAddressWhoseConnectionsAreAllBusyIsRefusedAtItsCap() throws {
+        try withServer(.testing { $0.maxConnectionsPerAddress = 3 }) { server in
+            let busy = try (0..<3).map { _ in try TestClient(port: server.boundPort) }
+            for client in busy { try client.send(get("/async?ms=1000")) }
+            XCTAssertTrue(eventually { server.inFlightRequests == 3 })
+
+            // Closed at once, without an answer; the address's connections carry on.
+            let fourth = try TestClient(port: server.boundPort)
+            try? fourth.send(get("/echo"))
+            XCTAssertTrue(try fourth.readsEndOfStream(), "a fourth connection from one address was served")
+            XCTAssertEqual(server.addressRejectedConnections, 1)
+            XCTAssertEqual(server.evictedConnections, 0)
+
+            // Another address is counted apart.
+            let other = try TestClient(port: server.boundPort, localAddress: "127.0.0.2")
+            try other.send(get("/remote"))
+            XCTAssertTrue(try other.readResponse().text.hasPrefix("127.0.0.2:"))
+            for client in busy { XCTAssertEqual(try client.readResponse().status, 200) }
+        }
+    }
+
+    func testSilentSocketsFromOneAddressDoNotLockOutItsRealClient() throws {
+        let cap = 8
+        try withServer(.testing { $0.maxConnectionsPerAddress = cap }) { server in
+            let silent = try (0..<(cap * 5)).map { _ in try TestClient(port: server.boundPort) }
+            let start = DispatchTime.now()
+            let client = try TestClient(port: server.boundPort)
+            try client.send(get("/echo?real"))
+            XCTAssertEqual(try client.readResponse().header("X-Query"), "real")
+            XCTAssertLessThan(seconds(since: start), 1.0)
+            let evicted = silent.count + 1 - cap
+            XCTAssertTrue(eventually { server.evictedConnections == evicted && silent.count(where: { !$0.isOpen }) == evicted })
+            XCTAssertEqual(server.openConnections, cap)
+            XCTAssertEqual(server.addressRejectedConnections, 0)
+        }
+    }
+
+    func testAZeroCapLeavesAddressesUncapped() throws {
+        try withServer(.testing { $0.maxConnectionsPerAddress = 0; $0.maxConnections = 300 }) { server in
+            let clients = try (0..<300).map { _ in try TestClient(port: server.boundPort) }
+            XCTAssertTrue(eventually { server.openConnections == 300 })
+            try clients[299].send(get("/echo"))
+            XCTAssertEqual(try clients[299].readResponse().status, 200)
+            XCTAssertEqual(server.addressRejectedConnections, 0)
+            XCTAssertEqual(server.evictedConnections, 0)
         }
     }
 

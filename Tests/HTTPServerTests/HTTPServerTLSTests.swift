@@ -370,6 +370,19 @@ final class HTTPServerTLSTests: XCTestCase {
         }
     }
 
+    func testSilentTLSConnectionIsClosedAfterTheRequestTimeout() throws {
+        let pki = try makePKI()
+        try withServer(tlsConfiguration(pki) { $0.requestTimeout = 1; $0.idleTimeout = 60 }) { server in
+            let client = try TestClient(port: server.boundPort, tls: .trusting(pki))
+            let start = DispatchTime.now()
+            XCTAssertTrue(try client.readsEndOfStream())
+            XCTAssertGreaterThan(seconds(since: start), 0.9)
+            XCTAssertLessThan(seconds(since: start), 3)
+            XCTAssertTrue(eventually { server.openConnections == 0 })
+            XCTAssertEqual(server.tlsHandshakeFailures, 0)
+        }
+    }
+
     func testIdleTLSConnectionIsClosedAfterTheIdleTimeout() throws {
         let pki = try makePKI()
         try withServer(tlsConfiguration(pki) { $0.idleTimeout = 1 }) { server in

@@ -24,15 +24,31 @@ struct TestClientError: Error, CustomStringConvertible {
 /// A blocking HTTP/1.1 client over a plain POSIX socket, so the tests see exactly the bytes the
 /// server sends. Reads time out after `timeout` seconds so a broken server fails, not hangs.
 /// With `tls`, it handshakes first (throwing if refused) and speaks through the session.
+/// `localAddress` binds the client to another loopback address (Linux routes all of 127/8
+/// to the loopback interface), so tests can connect from several addresses.
 final class TestClient {
     let socket: Int32
     /// The TLS session, when connected with `tls`.
     private(set) var tls: TLSClientSession?
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil, tls: TLSClientSettings? = nil) throws {
+    init(port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil, tls: TLSClientSettings? = nil,
+         localAddress: String? = nil) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestClientError(description: "socket: \(errno)") }
+        if let localAddress {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(localAddress)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let error = errno
+                Glibc.close(socket)
+                throw TestClientError(description: "bind: \(String(cString: strerror(error)))")
+            }
+        }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
@@ -144,6 +160,15 @@ final class TestClient {
         return response
     }
 
+    /// Whether the server has not closed the connection: nothing to read yet and no end of
+    /// stream or reset (plain sockets; does not wait).
+    var isOpen: Bool {
+        guard buffer.isEmpty else { return true }
+        var byte: UInt8 = 0
+        let count = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count > 0 || (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    }
+
     /// Whether the server closes the connection (EOF or reset) with nothing more to read.
     func readsEndOfStream() throws -> Bool {
         if !buffer.isEmpty { return false }
@@ -171,6 +196,8 @@ final class TestClient {
 /// - `/close`: answered with `Connection: close` by the handler.
 /// - `/tls`: `tls=<isTLS> subject=<tlsPeerSubject or ->` as the body.
 /// - `/thread`: the id of the loop thread serving the request, as the body.
+/// - `/refuse`: with `Expect: 100-continue`, answered 403 before the body, with the declared
+///   body length (or `chunked`) in `X-Declared`; without it, 200 like `/echo`.
 struct TestHandler: HTTPHandler {
     /// Extra bytes appended to error bodies, to make an error response outlast the socket buffers.
     var errorPadding = 0
@@ -187,7 +214,7 @@ struct TestHandler: HTTPHandler {
         echo.headers.add("X-Path", request.path)
         echo.headers.add("X-Query", request.query ?? "")
         switch request.path {
-        case "/echo":
+        case "/echo", "/refuse":
             responder.send(echo)
         case "/async":
             let delay = Int(parameters["ms"] ?? "0") ?? 0
@@ -214,6 +241,12 @@ struct TestHandler: HTTPHandler {
         default:
             responder.send(HTTPResponse(status: 404))
         }
+    }
+
+    func continueDecision(for head: HTTPRequest, declaredBodyLength: Int?) -> ContinueDecision {
+        guard head.path == "/refuse" else { return .proceed }
+        return .answer(HTTPResponse(status: 403, headers: ["X-Declared": declaredBodyLength.map(String.init) ?? "chunked"],
+                                    body: Array("refused before the body".utf8)))
     }
 
     func response(for error: HTTPProtocolError) -> HTTPResponse {

@@ -21,6 +21,7 @@ final class SettingsTests: XCTestCase {
             "INSIGHTD_MAX_HEADER_BYTES": "4096", "INSIGHTD_MAX_CONNECTIONS": "10", "INSIGHTD_REQUEST_TIMEOUT": "5",
             "INSIGHTD_IDLE_TIMEOUT": "7", "INSIGHTD_WRITE_TIMEOUT": "8", "INSIGHTD_WRITE_QUEUE": "9",
             "INSIGHTD_COMMIT_BATCH": "11", "INSIGHTD_SHUTDOWN_TIMEOUT": "12", "INSIGHTD_CREDENTIAL_CACHE": "0",
+            "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS": "0",
         ]).get()
         XCTAssertEqual(s.listenHost, "::1")
         XCTAssertEqual(s.listenPort, 0)
@@ -32,6 +33,8 @@ final class SettingsTests: XCTestCase {
                         s.idleTimeout, s.writeTimeout, s.writeQueueCapacity, s.commitBatch, s.shutdownTimeout,
                         s.credentialCacheSeconds], [3, 60, 2048, 4096, 10, 5, 7, 8, 9, 11, 12, 0])
         XCTAssertEqual(s.httpConfiguration.maxBodyBytes, 2048)
+        XCTAssertEqual(s.httpConfiguration.maxConnectionsPerAddress, 0)
+        XCTAssertEqual(try Settings.load(from: [:]).get().httpConfiguration.maxConnectionsPerAddress, 256)
         XCTAssertEqual(Set(Settings.variables.map(\.name)).count, Settings.variables.count)
     }
 
@@ -43,6 +46,7 @@ final class SettingsTests: XCTestCase {
             ("INSIGHTD_MAX_BODY_BYTES", "-1"), ("INSIGHTD_STATE_DIR", ""), ("INSIGHTD_REQUEST_TIMEOUT", "0"),
             ("INSIGHTD_LISTN", "127.0.0.1:80"), ("INSIGHTD_TLS_CERT", "/c.pem"), ("INSIGHTD_TLS_KEY", "/k.pem"),
             ("INSIGHTD_TLS_CLIENT_CA", "/ca.pem"), ("INSIGHTD_RETENTION_DAYS", "0"), ("INSIGHTD_AUTHORIZATION_COOLDOWN", "-1"),
+            ("INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", "-1"),
         ]
         for (name, value) in cases {
             guard case .failure(let error) = Settings.load(from: [name: value]) else {

@@ -35,6 +35,11 @@ final class WellFormedTests: XCTestCase {
         registry.collect("insightd_build_info", help: "Build information; the value is always 1.",
                          type: .gauge, labels: ["version"]) { [(["0.1.0"], 1)] }
         registry.collect("insightd_open_connections", help: "Open client connections.", type: .gauge) { [([], 4)] }
+        registry.collect("insightd_connections_evicted_total",
+                         help: "Idle connections closed to make room for a new one (at the connection limit or its address's cap).", type: .counter) { [([], 37)] }
+        registry.collect("insightd_connections_rejected_total",
+                         help: "New connections closed at once: every open one busy (limit), or every one of their address's, at its cap (address).",
+                         type: .counter, labels: ["reason"]) { [(["address"], 2), (["limit"], 0)] }
         ProcessMetrics.register(on: registry)
         return registry
     }
@@ -49,7 +54,7 @@ final class WellFormedTests: XCTestCase {
         XCTAssertEqual(types["insightd_consumption_overdue"], "gauge")
         XCTAssertEqual(types["insightd_store_commit_batch_size"], "histogram")
         XCTAssertEqual(types["process_cpu_seconds_total"], "counter")
-        XCTAssertEqual(parsed.order.filter { $0.hasPrefix("insightd_") }.count, 12)
+        XCTAssertEqual(parsed.order.filter { $0.hasPrefix("insightd_") }.count, 14)
         let buckets = parsed.families["insightd_http_request_duration_seconds"]!.samples.filter {
             $0.name.hasSuffix("_bucket") && $0.labels["status"] == "200"
         }

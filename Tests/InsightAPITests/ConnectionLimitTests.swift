@@ -1,0 +1,107 @@
+import Dispatch
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sockets that connect and send nothing cannot lock callers out (issue 20, item 3): the
+/// longest idle connection makes room at `INSIGHTD_MAX_CONNECTIONS`, a silent connection is
+/// closed after `INSIGHTD_REQUEST_TIMEOUT`, and one address holds at most
+/// `INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS` connections.
+final class ConnectionLimitTests: XCTestCase {
+    static let evaluation = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#
+
+    func testIdleSocketsBeyondTheLimitDoNotHoldOffACaller() throws {
+        let limit = 64
+        let daemon = try LiveDaemon { $0.maxConnections = limit }
+        let key = try daemon.createCaller(roles: [.evaluate]).key
+        let silent = try (0..<(limit * 3 / 2)).map { _ in try WireConnection(port: daemon.port) }
+
+        let start = DispatchTime.now()
+        let livez = try daemon.request("GET", "/livez")
+        let evaluation = try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluation)
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        XCTAssertEqual(livez.status, 200)
+        XCTAssertEqual(evaluation.status, 200)
+        XCTAssertLessThan(elapsed, 1.0)
+
+        // The silent sockets made room: one each beyond the limit, and one for the first request
+        // (each request closes its connection after the answer, so the next one finds room).
+        let metrics = try Self.samples(daemon)
+        XCTAssertGreaterThanOrEqual(metrics["insightd_connections_evicted_total"] ?? 0, Double(silent.count + 1 - limit))
+        XCTAssertEqual(metrics[#"insightd_connections_rejected_total{reason="limit"}"#], 0)
+        XCTAssertLessThanOrEqual(metrics["insightd_open_connections"] ?? .infinity, Double(limit))
+    }
+
+    func testASilentConnectionIsClosedAfterTheRequestTimeout() throws {
+        let daemon = try LiveDaemon { $0.requestTimeout = 1 }
+        let start = DispatchTime.now()
+        let silent = try WireConnection(port: daemon.port)
+        XCTAssertTrue(try silent.readsEndOfStream())
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        XCTAssertGreaterThan(elapsed, 0.9)
+        XCTAssertLessThan(elapsed, 3, "held for the idle timeout (60 s), not the request timeout")
+    }
+
+    /// The finding as reported: with the default limits, 1,030 sockets that never send a byte,
+    /// from the caller's own address (loopback), then the caller.
+    func testTheReportedFloodOfSilentSocketsDoesNotHoldOffACaller() throws {
+        try Self.allowDescriptors(2_400)
+        let daemon = try LiveDaemon()
+        XCTAssertEqual(daemon.service.settings.maxConnections, 1024)
+        XCTAssertEqual(daemon.service.settings.maxConnectionsPerAddress, 256)
+        let silent = try (0..<1_030).map { _ in try WireConnection(port: daemon.port) }
+        let start = DispatchTime.now()
+        XCTAssertEqual(try daemon.request("GET", "/livez").status, 200)
+        XCTAssertLessThan(Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9, 1.0)
+        // The address's own silent sockets made room for it, one each beyond its cap.
+        let metrics = try Self.samples(daemon)
+        XCTAssertGreaterThanOrEqual(metrics["insightd_connections_evicted_total"] ?? 0, Double(silent.count + 1 - 256))
+        XCTAssertEqual(metrics[#"insightd_connections_rejected_total{reason="address"}"#], 0)
+        XCTAssertLessThanOrEqual(metrics["insightd_open_connections"] ?? .infinity, 256)
+    }
+
+    func testAnAddressWithEveryConnectionBusyIsRefusedAtItsCap() throws {
+        let daemon = try LiveDaemon { $0.maxConnectionsPerAddress = 2 }
+        // Requests begun and never finished: busy, so not closed to make room.
+        var busy = try (0..<2).map { _ in try WireConnection(port: daemon.port) }
+        for connection in busy { try connection.send("GET /livez HTTP/1.1\r\n") }
+        usleep(100_000)
+        XCTAssertThrowsError(try daemon.request("GET", "/livez"), "a third connection from 127.0.0.1 was served")
+        // Once one closes (the daemon may take a moment to see it), the address is served again.
+        busy.removeLast()
+        var refusedMeanwhile = 0
+        var metrics: [String: Double]?
+        while metrics == nil && refusedMeanwhile < 100 {
+            do { metrics = try Self.samples(daemon) } catch {
+                refusedMeanwhile += 1
+                usleep(10_000)
+            }
+        }
+        XCTAssertEqual(metrics?[#"insightd_connections_rejected_total{reason="address"}"#], Double(1 + refusedMeanwhile))
+        XCTAssertEqual(busy.count, 1)
+    }
+
+    /// Raises the soft descriptor limit to `count` (within the hard one), or skips.
+    static func allowDescriptors(_ count: Int) throws {
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur >= rlim_t(count) { return }
+        guard limit.rlim_max >= rlim_t(count) else { throw XCTSkip("needs \(count) descriptors; the hard limit is \(limit.rlim_max)") }
+        limit.rlim_cur = rlim_t(count)
+        setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    /// `/metrics` as sample name (with its labels, as exposed) → value.
+    static func samples(_ daemon: LiveDaemon) throws -> [String: Double] {
+        let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        var samples: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            samples[String(line[..<space])] = value
+        }
+        return samples
+    }
+}
