@@ -3,8 +3,10 @@ SWIFT        ?= swift
 STATE_DIR    ?= $(CURDIR)/.state
 LISTEN       ?= 127.0.0.1:8080
 RELEASE_BIN  := .build/release
+# The shell test suites (e2e, crash, API fuzzing, documentation examples).
+TESTS_DIR    := tests
 
-.PHONY: deps build run test test-unit test-e2e test-crash test-api fuzz model bench bench-instructions clean help
+.PHONY: deps build run test test-unit test-e2e test-crash test-api test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -31,21 +33,27 @@ run: build
 	INSIGHTD_STATE_DIR="$(STATE_DIR)" INSIGHTD_LISTEN="$(LISTEN)" INSIGHTD_MODELS_DIR="$(CURDIR)/models" \
 		exec $(RELEASE_BIN)/insightd
 
-test: deps test-unit test-e2e test-crash test-api
+test: deps test-unit test-e2e test-docs test-crash test-api
 
 test-unit:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
 test-e2e: build
-	sh tests/e2e.sh $(RELEASE_BIN)
+	sh $(TESTS_DIR)/e2e.sh $(RELEASE_BIN)
 
 test-crash: build
-	sh tests/crash.sh $(RELEASE_BIN) 3
+	sh $(TESTS_DIR)/crash.sh $(RELEASE_BIN) 3
 
-# schemathesis (pinned, in .venv-api) against a live daemon; bounded by tests/schemathesis.toml.
+# schemathesis (pinned, in .venv-api) against a live daemon; bounded by $(TESTS_DIR)/schemathesis.toml.
 test-api: build
-	sh tests/api-fuzz.sh $(RELEASE_BIN)
+	sh $(TESTS_DIR)/api-fuzz.sh $(RELEASE_BIN)
+
+# Every shell example of README.md and docs/ against a real daemon, as a reader would run it
+# (markers and rules: $(TESTS_DIR)/docs-examples.sh); the demo is one of the examples.
+test-docs: build
+	$(SWIFT) build -c release --product insightd-demo
+	bash $(TESTS_DIR)/docs-examples.sh $(RELEASE_BIN)
 
 FUZZ_SECONDS ?= 60
 fuzz: deps

@@ -1,7 +1,9 @@
 #!/bin/sh
 # API fuzzing from the spec (issue 9, item 1): runs schemathesis with openapi/openapi.json against
 # the real insightd, every phase (examples, coverage, fuzzing, stateful) and every check, and
-# fails on any server error or any disagreement between a response and the document.
+# fails on any server error or any disagreement between a response and the document, or when the
+# run did not reach every operation with ids that exist: the document's links must have been
+# followed and consumption reports answered 204/409 (issue 20, item 8; tests/api_fuzz_report.py).
 #
 # Usage: tests/api-fuzz.sh BIN_DIR            (BIN_DIR holds release insightd and insightctl)
 #
@@ -17,7 +19,8 @@
 #   API_FUZZ_TIMEOUT     seconds before a stalled run is stopped and failed (default 600)
 #   any further arguments after BIN_DIR go to `schemathesis run` (e.g. --include-operation-id X)
 set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
 BIN=$(cd "${1:-$ROOT/.build/release}" && pwd)
 [ $# -gt 0 ] && shift
 for tool in insightd insightctl; do
@@ -94,6 +97,8 @@ for i in $(seq 1 16); do
 done | jq -s 'map({(.eventId): [.insights[].insightId]}) | add' >"$WORK/known.json"
 export API_FUZZ_KNOWN="$WORK/known.json"
 
+# Extra arguments narrow the run (one operation, one phase): the reach check below then does not apply.
+NARROWED=$#
 set -- --config-file "${API_FUZZ_CONFIG:-$ROOT/tests/schemathesis.toml}" run "${API_FUZZ_SPEC:-$ROOT/openapi/openapi.json}" \
     --report junit,ndjson --report-dir "$WORK/report" \
     ${API_FUZZ_SEED:+--seed "$API_FUZZ_SEED"} ${API_FUZZ_EXAMPLES:+--max-examples "$API_FUZZ_EXAMPLES"} "$@"
@@ -106,6 +111,14 @@ cd "$ROOT"
 timeout "${API_FUZZ_TIMEOUT:-600}" "$VENV/bin/schemathesis" --no-color "$@" || rc=$?
 [ "$rc" = 124 ] && echo "api-fuzz: FAIL: schemathesis did not finish within ${API_FUZZ_TIMEOUT:-600}s" >&2
 echo "api-fuzz: schemathesis exited $rc after $(( $(date +%s) - started ))s"
+
+# Passing checks are not enough: every link of the document must have been followed, and
+# consumption reports must have reached evaluations that exist (tests/api_fuzz_report.py).
+if [ "$NARROWED" = 0 ]; then
+    "$VENV/bin/python" "$HERE/api_fuzz_report.py" "${API_FUZZ_SPEC:-$ROOT/openapi/openapi.json}" "$WORK"/report/ndjson-*.ndjson || rc=1
+else
+    echo "api-fuzz: a narrowed run (arguments given): the link and consumption reach check is skipped"
+fi
 
 # The daemon must have survived, and logged no 5xx the checks could have missed.
 kill -0 "$PID" 2>/dev/null || { echo "api-fuzz: FAIL: insightd died" >&2; tail -50 "$LOG" >&2; exit 1; }

@@ -21,6 +21,8 @@ from schemathesis.core.parameters import ParameterLocation
 _VISIBLE_ASCII = frozenset(range(0x21, 0x7F))
 _labels_schemas = {}
 _known = None
+# {eventId: [insightId, ...]} of the evaluations the run itself created (after_call).
+_answered = {}
 
 
 def _known_evaluations():
@@ -30,6 +32,12 @@ def _known_evaluations():
         path = os.environ.get("API_FUZZ_KNOWN")
         _known = json.load(open(path)) if path else {}
     return _known
+
+
+def _is_stateful(case):
+    """Stateful cases take their ids from the document's links, which the run must prove (api_fuzz_report.py)."""
+    meta = case.meta
+    return meta is not None and meta.phase.name == "stateful"
 
 
 def _pick(value, choices):
@@ -65,13 +73,17 @@ def before_call(context, case, kwargs):
     label = case.operation.label
     if label == "POST /v1/labels":
         _fresh_idempotency_key(case)
-        _known_insights(case)
+        if not _is_stateful(case):
+            _known_insights(case)
     elif label == "POST /v1/evaluations":
         _thin_override_header(case)
         if _is_positive(case):
             _order_events(case)
     elif label == "POST /v1/evaluations/{eventId}/consumption":
-        _known_event(case)
+        if _is_stateful(case):
+            _only_insights_of_the_evaluation(case)
+        else:
+            _known_event(case)
     elif label in ("PATCH /admin/v1/callers/{callerId}", "POST /admin/v1/callers/{callerId}/rate-limit/reset"):
         _spare_own_caller(case)
 
@@ -79,8 +91,10 @@ def before_call(context, case, kwargs):
 def _known_event(case):
     """Aim half the consumption reports at evaluations that exist.
 
-    Nothing in the document lets the fuzzer learn an eventId, so every generated report was a
-    404 and the consumption logic (204, repeat, 409 conflict) went untested. For half the cases
+    Outside the stateful phase nothing lets the fuzzer learn an eventId (the document's links
+    serve only the stateful phase, and schemathesis' dependency inference takes `eventId` for an
+    `Event` resource that no operation returns), so every generated report was a 404 and the
+    consumption logic (204, repeat, 409 conflict) went untested. For half the cases
     whose path is valid, the eventId becomes one of the evaluations made before the run; in
     positive cases `insightIdsUsed` then names insights of that evaluation, as the document
     requires (an id of another evaluation is a documented 422). Negative parts stay as they are.
@@ -98,6 +112,39 @@ def _known_event(case):
     if _is_positive(case) and isinstance(body, dict) and isinstance(body.get("insightIdsUsed"), list):
         ids = known[event]
         body["insightIdsUsed"] = [ids[i] for i in range(min(len(body["insightIdsUsed"]), len(ids)))]
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    """Remember every evaluation the run creates (eventId -> its insight ids), for the hook below."""
+    if case.operation.label != "POST /v1/evaluations" or response.status_code != 200:
+        return
+    try:
+        body = response.json()
+        _answered[body["eventId"]] = [insight["insightId"] for insight in body["insights"]]
+    except (ValueError, KeyError, TypeError):
+        return
+
+
+def _only_insights_of_the_evaluation(case):
+    """In positive stateful reports, keep only `insightIdsUsed` entries of the evaluation named.
+
+    The stateful phase follows the document's `reportConsumption` link: the eventId and the first
+    `insightIdsUsed` entry come from a real evaluation's answer, and schemathesis merges them into
+    a generated body, so generated entries after the first remain. An id of another evaluation is
+    a documented 422 that JSON Schema cannot state, which the positive-data check would report.
+    Those entries are dropped (not replaced, so the ids that remain are the link's own); the
+    eventId is never touched, and negative cases stay as generated.
+    """
+    params, body = case.path_parameters, case.body
+    if not _is_positive(case) or not isinstance(params, MutableMapping) or not isinstance(body, dict):
+        return
+    event = params.get("eventId")
+    ids = _answered.get(event) if isinstance(event, str) else None
+    if ids is None:
+        ids = _known_evaluations().get(event) if isinstance(event, str) else None
+    if ids is not None and isinstance(body.get("insightIdsUsed"), list):
+        body["insightIdsUsed"] = [i for i in body["insightIdsUsed"] if i in ids]
 
 
 def _spare_own_caller(case):
@@ -169,6 +216,7 @@ def _known_insights(case):
     A generated insightId never exists, so every item was `unknownInsight`: the accepted,
     duplicate and conflict paths went untested. An item whose insightId is a valid string
     gets, for about half the values, an insight made before the run instead (still valid).
+    Not applied in the stateful phase, where the `submitLabels` link supplies real insight ids.
     """
     known = _known_evaluations()
     body = case.body

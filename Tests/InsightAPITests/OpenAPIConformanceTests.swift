@@ -749,6 +749,85 @@ final class OpenAPIConformanceTests: XCTestCase {
         }
     }
 
+    // MARK: Links
+
+    /// Every link names an operation of the document and parameters that operation has, gives
+    /// every path parameter, and takes its values from places the source's answer has (issue 20,
+    /// item 8: generic tools chain real ids through them).
+    func testLinksNameRealOperationsAndParameters() throws {
+        let links = spec.links
+        let chains = Set(links.map { "\($0.source.value["operationId"]?.stringValue ?? "?") -> \($0.value["operationId"]?.stringValue ?? "?")" })
+        // The catalog link lets a stateful fuzzer reach an evaluation from an operation it starts
+        // chains with (schemathesis does not start one with createEvaluation: it reads `requestId`
+        // as a reference to a resource no operation returns).
+        let expected: Set = ["listInsights -> createEvaluation", "createEvaluation -> reportConsumption", "createEvaluation -> submitLabels"]
+        XCTAssertTrue(chains.isSuperset(of: expected), "\(chains)")
+        XCTAssertEqual(LinkChecker(spec: spec).errors(), [])
+    }
+
+    /// The check above refuses a link that names an unknown operation or parameter, puts a
+    /// parameter in the wrong place, leaves a path parameter unset, reads a member the answer
+    /// does not have, gives a body to an operation without one, or uses an unknown expression.
+    func testLinkCheckerRefusesBrokenLinks() throws {
+        let link = "#/paths/~1v1~1evaluations/post/responses/200/links/reportConsumption"
+        let catalogLink = "#/paths/~1v1~1insights/get/responses/200/links/createEvaluation"
+        let broken: [(String, JSONValue, String)] = [
+            ("\(link)/operationId", .string("reportConsumptions"), "unknown operationId reportConsumptions"),
+            ("\(link)/parameters", .object(["path.eventIdentifier": .string("$response.body#/eventId")]), "no path parameter eventIdentifier"),
+            ("\(link)/parameters", .object(["query.eventId": .string("$response.body#/eventId")]), "no query parameter eventId"),
+            ("\(link)/parameters", .object([:]), "leaves path parameter eventId unset"),
+            ("\(link)/parameters", .object(["eventId": .string("$response.body#/eventIdentifier")]), "not in the response schema"),
+            ("\(link)/requestBody", .object(["insightIdsUsed": .array([.string("{$response.body#/insights/0/id}")])]), "not in the response schema"),
+            ("\(link)/parameters", .object(["eventId": .string("$response.bodies#/eventId")]), "unsupported runtime expression"),
+            ("\(link)/requestbody", .object([:]), "unknown member requestbody"),
+            ("\(catalogLink)/operationId", .string("listInsights"), "a request body for listInsights, which takes none"),
+        ]
+        for (pointer, value, expected) in broken {
+            let doctored = OpenAPISpec(root: try XCTUnwrap(spec.root.oaSetting(pointer, to: value), pointer))
+            let errors = LinkChecker(spec: doctored).errors()
+            XCTAssertTrue(errors.contains { $0.contains(expected) }, "\(pointer) = \(JSONWriter.string(value)): expected '\(expected)' in \(errors)")
+        }
+    }
+
+    /// Following each link from a live answer reaches its target with ids that exist: the
+    /// request it builds is valid for the target and answered 2xx (a consumption report 204,
+    /// labels `accepted`, an evaluation 200).
+    func testLinksChainRealIdentifiers() throws {
+        let checker = LinkChecker(spec: spec)
+        let validator = SchemaValidator(spec: spec)
+        for (index, link) in spec.links.enumerated() {
+            let source = link.source
+            let example = source.value["requestBody"]?["content"]?["application/json"]?["examples"]?.oaMembers?.first?.value["value"]
+            let answer = try daemon.request(source.method, source.path, key: key, json: example.map { JSONWriter.string($0) })
+            XCTAssertEqual(answer.status, Int(link.status), "\(link.context): the source answered \(answer.status)")
+            let response = try XCTUnwrap(answer.json, link.context)
+            let target = try XCTUnwrap(checker.target(of: link), link.context)
+            var path = target.path
+            for (name, expression) in link.value["parameters"]?.oaMembers ?? [] {
+                let value = try XCTUnwrap(RuntimeExpression.evaluate(expression, response: response), "\(link.context): \(name)")
+                let text = value.stringValue ?? JSONWriter.string(value)
+                path = path.replacingOccurrences(of: "{\(name.split(separator: ".").last.map(String.init) ?? name)}", with: text)
+            }
+            var headers: [String: String] = [:]
+            for parameter in spec.parameters(of: target) where parameter["in"] == .string("header") && parameter["required"] == .bool(true) {
+                headers[parameter["name"]?.stringValue ?? ""] = "link-\(index)-\(UUID().uuidString)"
+            }
+            var body: String?
+            if let template = link.value["requestBody"] {
+                let value = try XCTUnwrap(RuntimeExpression.evaluate(template, response: response), "\(link.context): requestBody")
+                let schema = try XCTUnwrap(target.value["requestBody"]?["content"]?["application/json"]?["schema"], link.context)
+                XCTAssertEqual(validator.errors(value, schema), [], "\(link.context): the body it builds")
+                body = JSONWriter.string(value)
+            }
+            let r = try daemon.request(target.method, path, key: key, json: body, headers: headers)
+            XCTAssertTrue((200..<300).contains(r.status), "\(link.context): \(target.id) answered \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+            check(r, op: target, context: link.context)
+            for result in r.json?["results"]?.oaArray ?? [] {
+                XCTAssertEqual(result["status"], .string("accepted"), "\(link.context): \(JSONWriter.string(result))")
+            }
+        }
+    }
+
     // MARK: Checks
 
     static let transportCodes: Set<String> = ["malformedRequest", "requestTimeout", "payloadTooLarge", "headersTooLarge",
@@ -945,6 +1024,11 @@ private struct OpenAPISpec {
         let data = try Data(contentsOf: url)
         let root = try JSONParser.parse(Array(data), maxDepth: 64)
         XCTAssertEqual(root["openapi"]?.stringValue, "3.1.0")
+        return OpenAPISpec(root: root)
+    }
+
+    /// The document `root` (for checks run on a changed copy of it).
+    init(root: JSONValue) {
         let pathItems = root["paths"]?.oaMembers?.filter { !$0.key.hasPrefix("x-") } ?? []
         var operations: [Operation] = []
         for (path, item) in pathItems {
@@ -953,7 +1037,10 @@ private struct OpenAPISpec {
             }
         }
         let codes = root.oaPointer("#/components/schemas/Problem/properties/code/enum")?.oaArray?.compactMap(\.stringValue) ?? []
-        return OpenAPISpec(root: root, operations: operations, paths: pathItems.map(\.key), problemCodes: Set(codes))
+        self.root = root
+        self.operations = operations
+        self.paths = pathItems.map(\.key)
+        self.problemCodes = Set(codes)
     }
 
     func pathItem(_ path: String) -> JSONValue { root["paths"]?[path] ?? .null }
@@ -1225,6 +1312,223 @@ private struct AppErrorForTests: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+// MARK: - Links
+
+/// One link of the document: `name` among the links of `source`'s response `status`.
+private struct OpenAPILink {
+    let source: OpenAPISpec.Operation
+    let status: String
+    let name: String
+    let value: JSONValue
+    var context: String { "\(source.id) \(status) link \(name)" }
+}
+
+extension OpenAPISpec {
+    /// Every link of every operation's responses, references followed.
+    var links: [OpenAPILink] {
+        operations.flatMap { op in
+            (op.value["responses"]?.oaMembers ?? []).flatMap { status, response in
+                (resolve(response)["links"]?.oaMembers ?? []).map {
+                    OpenAPILink(source: op, status: status, name: $0.key, value: resolve($0.value))
+                }
+            }
+        }
+    }
+
+    /// The operation's parameters and those of its path item, references followed.
+    func parameters(of op: Operation) -> [JSONValue] {
+        ((op.value["parameters"]?.oaArray ?? []) + (pathItem(op.path)["parameters"]?.oaArray ?? [])).map(resolve)
+    }
+}
+
+/// Checks the links of the document against it: targets, parameters, expressions, bodies.
+private struct LinkChecker {
+    let spec: OpenAPISpec
+    static let members: Set<String> = ["operationId", "operationRef", "parameters", "requestBody", "description", "server"]
+    static let locations: Set<String> = ["path", "query", "header", "cookie"]
+
+    func errors() -> [String] { spec.links.flatMap(errors(of:)) }
+
+    /// The operation a link leads to (by `operationId` or a local `operationRef`).
+    func target(of link: OpenAPILink) -> OpenAPISpec.Operation? {
+        if let id = link.value["operationId"]?.stringValue {
+            return spec.operations.first { $0.value["operationId"]?.stringValue == id }
+        }
+        guard let ref = link.value["operationRef"]?.stringValue, let target = spec.root.oaPointer(ref) else { return nil }
+        return spec.operations.first { $0.value == target }
+    }
+
+    func errors(of link: OpenAPILink) -> [String] {
+        let context = link.context
+        var errors: [String] = []
+        if link.name.isEmpty || link.name.contains(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0))) }) {
+            errors.append("\(context): a link name must match ^[a-zA-Z0-9._-]+$")
+        }
+        for (member, _) in link.value.oaMembers ?? [] where !member.hasPrefix("x-") && !Self.members.contains(member) {
+            errors.append("\(context): unknown member \(member)")
+        }
+        switch (link.value["operationId"]?.stringValue, link.value["operationRef"]?.stringValue) {
+        case (nil, nil): return errors + ["\(context): names no operation (operationId or operationRef)"]
+        case (.some, .some): return errors + ["\(context): has both operationId and operationRef"]
+        case (let id?, nil) where target(of: link) == nil: return errors + ["\(context): unknown operationId \(id)"]
+        case (nil, let ref?) where target(of: link) == nil: return errors + ["\(context): operationRef \(ref) is not an operation"]
+        default: break
+        }
+        guard let target = target(of: link) else { return errors }
+        let parameters = spec.parameters(of: target)
+        var given: Set<String> = []
+        for (key, expression) in link.value["parameters"]?.oaMembers ?? [] {
+            let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
+            let (location, name) = parts.count == 2 && Self.locations.contains(parts[0]) ? (parts[0] as String?, parts[1]) : (nil, key)
+            let matching = parameters.filter { $0["name"]?.stringValue == name && (location == nil || $0["in"]?.stringValue == location) }
+            if matching.isEmpty {
+                errors.append("\(context): \(target.id) has no \(location.map { "\($0) " } ?? "")parameter \(name)")
+            }
+            if let location = matching.first?["in"]?.stringValue { given.insert("\(location).\(name)") }
+            errors += expressionErrors(in: expression, link: link, at: "parameters.\(key)")
+        }
+        for placeholder in Self.placeholders(in: target.path) where !given.contains("path.\(placeholder)") {
+            errors.append("\(context): leaves path parameter \(placeholder) unset")
+        }
+        if let body = link.value["requestBody"] {
+            if target.value["requestBody"] == nil {
+                errors.append("\(context): a request body for \(target.value["operationId"]?.stringValue ?? target.id), which takes none")
+            }
+            errors += expressionErrors(in: body, link: link, at: "requestBody")
+        }
+        return errors
+    }
+
+    /// The `{name}` placeholders of a path template.
+    static func placeholders(in path: String) -> [String] {
+        path.split(separator: "{").dropFirst().compactMap { $0.split(separator: "}").first.map(String.init) }
+    }
+
+    /// Problems with the runtime expressions in a link value (strings anywhere inside it).
+    func expressionErrors(in value: JSONValue, link: OpenAPILink, at place: String) -> [String] {
+        switch value {
+        case .string(let text):
+            return RuntimeExpression.expressions(in: text).flatMap { expressionErrors($0, link: link, at: place) }
+        case .array(let elements):
+            return elements.enumerated().flatMap { expressionErrors(in: $0.element, link: link, at: "\(place)[\($0.offset)]") }
+        case .object(let object):
+            return object.members.flatMap { expressionErrors(in: $0.value, link: link, at: "\(place).\($0.key)") }
+        default:
+            return []
+        }
+    }
+
+    /// One expression: `$response.body#/pointer` must lead into the source response's schema,
+    /// `$request.…` and `$response.header.…` to what the source operation declares.
+    func expressionErrors(_ expression: String, link: OpenAPILink, at place: String) -> [String] {
+        let context = "\(link.context) \(place): \(expression)"
+        let response = spec.resolve(link.source.value["responses"]?[link.status] ?? .null)
+        if ["$url", "$method", "$statusCode"].contains(expression) { return [] }
+        if expression == "$response.body" || expression.hasPrefix("$response.body#") {
+            let schema = response["content"]?["application/json"]?["schema"]
+            return schema.flatMap { self.schema(at: RuntimeExpression.pointer(expression, after: "$response.body"), in: $0) } == nil
+                ? ["\(context) is not in the response schema"] : []
+        }
+        if expression == "$request.body" || expression.hasPrefix("$request.body#") {
+            let schema = link.source.value["requestBody"]?["content"]?["application/json"]?["schema"]
+            return schema.flatMap { self.schema(at: RuntimeExpression.pointer(expression, after: "$request.body"), in: $0) } == nil
+                ? ["\(context) is not in the request schema"] : []
+        }
+        if expression.hasPrefix("$response.header.") {
+            let name = expression.dropFirst("$response.header.".count).lowercased()
+            return (response["headers"]?.oaMembers ?? []).contains { $0.key.lowercased() == name } ? [] : ["\(context): the response has no such header"]
+        }
+        for location in ["path", "query", "header"] where expression.hasPrefix("$request.\(location).") {
+            let name = String(expression.dropFirst("$request.\(location).".count))
+            return spec.parameters(of: link.source).contains { $0["name"]?.stringValue == name && $0["in"]?.stringValue == location }
+                ? [] : ["\(context): \(link.source.id) has no \(location) parameter \(name)"]
+        }
+        return ["\(context): unsupported runtime expression"]
+    }
+
+    /// The subschema a JSON pointer leads to (`properties` by name, `items` by index, through
+    /// references and the branches of `allOf`/`oneOf`/`anyOf`), or nil.
+    func schema(at pointer: String?, in schema: JSONValue) -> JSONValue? {
+        guard let pointer else { return nil }
+        var current = schema
+        for token in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            guard let next = step(current, String(token)) else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    private func step(_ schema: JSONValue, _ token: String) -> JSONValue? {
+        let schema = spec.resolve(schema)
+        if Int(token) != nil, let items = schema["items"] { return items }
+        if let property = schema["properties"]?[token] { return property }
+        for keyword in ["allOf", "oneOf", "anyOf"] {
+            for branch in schema[keyword]?.oaArray ?? [] {
+                if let found = step(branch, token) { return found }
+            }
+        }
+        return nil
+    }
+}
+
+/// OpenAPI runtime expressions, as links use them: a whole string (`$response.body#/eventId`)
+/// or `{…}` parts embedded in one.
+private enum RuntimeExpression {
+    static func expressions(in text: String) -> [String] {
+        if text.hasPrefix("$") { return [text] }
+        var found: [String] = []
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            let inner = rest[rest.index(after: open)..<close]
+            if inner.hasPrefix("$") { found.append(String(inner)) }
+            rest = rest[rest.index(after: close)...]
+        }
+        return found
+    }
+
+    /// The JSON pointer of `$response.body#/a/b` (empty for the whole body), or nil.
+    static func pointer(_ expression: String, after prefix: String) -> String? {
+        let rest = expression.dropFirst(prefix.count)
+        if rest.isEmpty { return "" }
+        return rest.hasPrefix("#") ? String(rest.dropFirst()) : nil
+    }
+
+    /// `value` with its `$response.body` expressions replaced by what they select in `response`
+    /// (a whole-string expression keeps the selected value's type); nil if one selects nothing.
+    static func evaluate(_ value: JSONValue, response: JSONValue) -> JSONValue? {
+        switch value {
+        case .string(let text):
+            if text.hasPrefix("$") || (text.hasPrefix("{$") && text.hasSuffix("}") && expressions(in: text).count == 1) {
+                let expression = text.hasPrefix("$") ? text : String(text.dropFirst().dropLast())
+                guard let pointer = pointer(expression, after: "$response.body") else { return nil }
+                return response.oaPointer("#" + pointer)
+            }
+            var result = text
+            for expression in expressions(in: text) {
+                guard let pointer = pointer(expression, after: "$response.body"), let part = response.oaPointer("#" + pointer) else { return nil }
+                result = result.replacingOccurrences(of: "{\(expression)}", with: part.stringValue ?? JSONWriter.string(part))
+            }
+            return .string(result)
+        case .array(let elements):
+            var evaluated: [JSONValue] = []
+            for element in elements {
+                guard let value = evaluate(element, response: response) else { return nil }
+                evaluated.append(value)
+            }
+            return .array(evaluated)
+        case .object(let object):
+            var evaluated = JSONObject()
+            for member in object.members {
+                guard let value = evaluate(member.value, response: response) else { return nil }
+                evaluated.append(member.key, value)
+            }
+            return .object(evaluated)
+        default:
+            return value
+        }
+    }
+}
+
 // MARK: - JSON helpers (LiveDaemon.swift defines the subscripts, `string` and `number`)
 
 extension JSONValue {
@@ -1252,6 +1556,38 @@ extension JSONValue {
             for element in elements { element.oaVisit(body) }
         default:
             break
+        }
+    }
+
+    /// A copy with the value at a local JSON pointer set (a missing last member is added); nil
+    /// if the pointer leads through something that is not there.
+    fileprivate func oaSetting(_ pointer: String, to value: JSONValue) -> JSONValue? {
+        guard pointer.hasPrefix("#") else { return nil }
+        let tokens = pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: true).map {
+            $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        }
+        return oaSetting(tokens[...], to: value)
+    }
+
+    private func oaSetting(_ tokens: ArraySlice<String>, to value: JSONValue) -> JSONValue? {
+        guard let key = tokens.first else { return value }
+        switch self {
+        case .object(let object):
+            if let member = object[key] {
+                guard let changed = member.oaSetting(tokens.dropFirst(), to: value) else { return nil }
+                return .object(JSONObject(object.members.map { $0.key == key ? (key: key, value: changed) : $0 }))
+            }
+            guard tokens.count == 1 else { return nil }
+            var copy = object
+            copy.append(key, value)
+            return .object(copy)
+        case .array(var elements):
+            guard let index = Int(key), elements.indices.contains(index),
+                  let changed = elements[index].oaSetting(tokens.dropFirst(), to: value) else { return nil }
+            elements[index] = changed
+            return .array(elements)
+        default:
+            return nil
         }
     }
 
