@@ -63,11 +63,12 @@ struct EvaluationRequest: Sendable {
             case "events":
                 guard let read = EventsReader.read(bytes, from: start) else { return nil }
                 events = read.events
-                return read.end
+                // The array, and each event with its t, type and field if it has one.
+                return (read.end, read.events.reduce(1) { $0 + ($1.field == nil ? 3 : 4) })
             case "summary":
                 guard let read = SummaryReader.read(bytes, from: start) else { return nil }
                 summary = read.summary
-                return read.end
+                return (read.end, 1 + read.summary.features.count)
             default:
                 return nil
             }

@@ -94,12 +94,17 @@ struct ObjectReader {
 }
 
 extension Problem {
-    /// Parses a request body that must be one JSON object (400 otherwise).
+    /// Parses a request body that must be one JSON object (400 otherwise), within the parser's
+    /// default `JSONParser.Limits`: its time is linear in the body's length whatever its shape.
     static func parseBody(_ body: [UInt8], intercepting interception: JSONInterception? = nil) throws(Problem) -> JSONValue {
         guard !body.isEmpty else { throw Problem(400, .contextInvalid, "The request body is empty; a JSON object is required.", field: "(body)") }
         let value: JSONValue
         do {
             value = try JSONParser.parse(body, intercepting: interception)
+        } catch where error.exceedsLimit {
+            throw Problem(400, .contextInvalid,
+                          "The request body is beyond what any request of this API needs: \(error.reason) at byte \(error.offset).",
+                          field: "(body)")
         } catch {
             throw Problem(400, .contextInvalid, "The request body is not valid JSON: \(error.reason) at byte \(error.offset).", field: "(body)")
         }
