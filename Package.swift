@@ -62,7 +62,7 @@ let package = Package(
         // Test support: a manual clock, a seeded generator and other fixtures shared by test targets.
         .target(name: "InsightTesting", dependencies: ["InsightDomain"], path: "Tests/InsightTesting"),
         .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto", "InsightTesting"]),
-        .testTarget(name: "InsightAppTests", dependencies: ["InsightApp"]),
+        .testTarget(name: "InsightAppTests", dependencies: ["InsightApp", "JSON", "InsightDomain"]),
         .testTarget(name: "InsightClientTests",
                     dependencies: ["InsightClient", "InsightApp", "InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightAPITests",

@@ -73,8 +73,9 @@ public enum FeatureExtractor {
     }
 
     /// Features a client computed on the device (`interaction.summary`), as a dictionary or as the
-    /// request's members in order (names unique). Unknown names and values
-    /// outside a feature's documented domain are refused with `interaction.summary.<name>`;
+    /// request's members in order (names unique). A value outside a feature's documented domain
+    /// is refused with `interaction.summary.<name>`; an unknown name with `interaction.summary`
+    /// and its position (the name is the caller's and is never repeated);
     /// absent features are missing. Device facts combine with the summary's flags: a true from
     /// either side wins, as it does for events.
     public static func fromSummary<Entries: Sequence>(_ summary: Entries, device: DeviceFacts)
@@ -92,17 +93,20 @@ public enum FeatureExtractor {
         var vector = FeatureVector()
         // Of several bad entries the one first in name order is reported, so the answer does
         // not depend on dictionary order; paths are built only for that one.
-        var firstBad: (name: String, message: String)? = summary.unknownName.map { ($0, "is not a known feature") }
+        var firstBad: (name: String, field: String, message: String)? = summary.unknown.map {
+            ($0.name, "interaction.summary",
+             "has a member that is not a known feature (member \($0.position + 1), counting from 1); docs/features.md lists them")
+        }
         for (feature, value) in summary.features {
             if let bad = firstBad, bad.name < feature.name { continue }
             if let problem = problem(feature, value) {
-                firstBad = (feature.name, problem)
+                firstBad = (feature.name, "interaction.summary.\(feature.name)", problem)
             } else {
                 vector[feature] = value == 0 ? 0 : value  // no -0.0
             }
         }
         if let bad = firstBad {
-            throw FeatureExtractionError(field: "interaction.summary.\(bad.name)", message: bad.message)
+            throw FeatureExtractionError(field: bad.field, message: bad.message)
         }
         merge(&vector, .activeCall, device.activeCall)
         merge(&vector, .callStartedBeforeSession, device.callStartedBeforeSession)
@@ -167,7 +171,7 @@ public enum FeatureExtractor {
             guard event.t >= previous else {
                 throw FeatureExtractionError(
                     field: "interaction.events[\(i)].t",
-                    message: "events must be in time order: \(event.t) follows \(previous)")
+                    message: "must not be earlier than the previous event's t (events are in time order)")
             }
             previous = event.t
         }
@@ -437,19 +441,24 @@ extension InteractionEventType {
 
 /// The members of an `interaction.summary` with their names looked up: the known features in
 /// request order (each at most once: the parser refuses repeated names), and of the names that
-/// are no feature, the first in name order (the one an error names).
+/// are no feature, the first in name order (the one an error reports, by its position only).
 public struct SummaryFeatures: Sendable {
     public var features: [(Feature, Double)] = []
-    public var unknownName: String?
+    /// The first name in name order that is no feature, and its position (from 0) among the
+    /// members added by `append(name:value:)`.
+    public var unknown: (name: String, position: Int)?
+    /// Members added by `append(name:value:)`.
+    private var appended = 0
 
     public init() {}
 
-    /// Adds the member called `name`.
+    /// Adds the member called `name`, the next in the request.
     public mutating func append(name: String, value: Double) {
         if let feature = Feature(name: name) {
             features.append((feature, value))
-        } else if unknownName.map({ name < $0 }) ?? true {
-            unknownName = name
+        } else if unknown.map({ name < $0.name }) ?? true {
+            unknown = (name, appended)
         }
+        appended += 1
     }
 }

@@ -201,7 +201,7 @@ public struct ModelRegistry: Sendable {
         }
         let ensemble: TreeEnsemble
         do {
-            ensemble = try TreeEnsemble(json: try JSONParser.parse(bytes))
+            ensemble = try TreeEnsemble(json: try JSONParser.parse(bytes, limits: .trusted))
         } catch let error as JSONParseError {
             throw ModelLoadError(path: modelPath, problem: "invalid JSON: \(error)")
         } catch let error as TreeEnsemble.FormatError {
@@ -231,7 +231,7 @@ public struct ModelRegistry: Sendable {
     static func readJSON(_ path: String) throws(ModelLoadError) -> JSONValue {
         let bytes = try readBytes(path)
         do {
-            return try JSONParser.parse(bytes)
+            return try JSONParser.parse(bytes, limits: .trusted)
         } catch {
             throw ModelLoadError(path: path, problem: "invalid JSON: \(error)")
         }

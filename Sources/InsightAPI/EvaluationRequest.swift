@@ -58,27 +58,36 @@ struct EvaluationRequest: Sendable {
     static func decodeParsing(_ body: [UInt8]) throws(Problem) -> EvaluationRequest {
         var events: [InteractionEvent]?
         var summary: SummaryFeatures?
+        // Positions in `interaction` of the members read here (the interception is offered
+        // each member of `interaction` in order), for the positions errors name.
+        var member = 0, readAt: [Int] = []
         let value = try Problem.parseBody(body, intercepting: JSONInterception(path: ["interaction"]) { key, bytes, start in
+            defer { member += 1 }
             switch key {
             case "events":
                 guard let read = EventsReader.read(bytes, from: start) else { return nil }
                 events = read.events
-                return read.end
+                readAt.append(member)
+                // The array, and each event with its t, type and field if it has one.
+                return (read.end, read.events.reduce(1) { $0 + ($1.field == nil ? 3 : 4) })
             case "summary":
                 guard let read = SummaryReader.read(bytes, from: start) else { return nil }
                 summary = read.summary
-                return read.end
+                readAt.append(member)
+                return (read.end, 1 + read.summary.features.count)
             default:
                 return nil
             }
         })
-        return try decode(value, events: events, summary: summary)
+        return try decode(value, events: events, summary: summary, interactionReadAt: readAt)
     }
 
     /// Validates a parsed body, naming the first offending field. `events` and `summary` are the
-    /// interaction's when they were read from the bytes, and so are not in `body`.
+    /// interaction's when they were read from the bytes, and so are not in `body`;
+    /// `interactionReadAt` are their positions among the members of `interaction`.
     static func decode(_ body: JSONValue, events readEvents: [InteractionEvent]? = nil,
-                       summary readSummary: SummaryFeatures? = nil) throws(Problem) -> EvaluationRequest {
+                       summary readSummary: SummaryFeatures? = nil,
+                       interactionReadAt: [Int] = []) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "",
                                     allowed: ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"])
         let requestId = try root.string("requestId", maxLength: maxRequestIdLength)
@@ -109,13 +118,16 @@ struct EvaluationRequest: Sendable {
             amountBand = try t.enumeration("amountBand", AmountBand.self)
         }
         return EvaluationRequest(requestId: requestId, category: category, insights: insights, subject: subject,
-                                 interaction: try decodeInteraction(root, events: readEvents, summary: readSummary), newCounterparty: newCounterparty,
+                                 interaction: try decodeInteraction(root, events: readEvents, summary: readSummary,
+                                                                    readAt: interactionReadAt), newCounterparty: newCounterparty,
                                  amountBand: amountBand)
     }
 
     private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?,
-                                          summary readSummary: SummaryFeatures?) throws(Problem) -> InteractionInput {
-        guard let interaction = try root.object("interaction", allowed: ["events", "device", "summary"]) else { return .none }
+                                          summary readSummary: SummaryFeatures?, readAt: [Int]) throws(Problem) -> InteractionInput {
+        guard let interaction = try root.object("interaction", allowed: ["events", "device", "summary"], readElsewhere: readAt) else {
+            return .none
+        }
         var device = DeviceFacts()
         let hasDevice = interaction.value("device") != nil
         if let d = try interaction.object("device", allowed: ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"]) {
@@ -141,7 +153,10 @@ struct EvaluationRequest: Sendable {
             summary.features.reserveCapacity(object.members.count)
             for member in object.members {
                 guard case .number(let number) = member.value else {
-                    throw Problem.invalid("interaction.summary.\(member.key.prefix(64))", "must be a number")
+                    // A name that is no feature is refused as such (its value does not matter),
+                    // and never named: only a feature's own name goes into `field`.
+                    guard let feature = Feature(name: member.key) else { summary.append(name: member.key, value: 0); continue }
+                    throw Problem.invalid("interaction.summary.\(feature.name)", "must be a number")
                 }
                 summary.append(name: member.key, value: number)
             }

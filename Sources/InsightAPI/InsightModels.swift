@@ -66,7 +66,7 @@ struct InsightAnswerer {
         }
         guard Self.supportedSchemaVersions.contains(request.schemaVersion) else {
             return record(request.modelVersion, registry?.currentVersion,
-                          .error(.insightVersionIncompatible, detail: "Schema version \(request.schemaVersion) is not supported; supported: 1."))
+                          .error(.insightVersionIncompatible, detail: "This schema version is not supported; supported: 1."))
         }
         guard let registry else {
             return record(request.modelVersion, nil,

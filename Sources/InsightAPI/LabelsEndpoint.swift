@@ -28,16 +28,13 @@ extension InsightAPIHandler {
         let values = try root.array("labels", count: 1...Self.maxLabels, required: true)!
         let today = dependencies.clock.now()
         var items: [Label?] = []
-        var problems: [Int: (insightId: String?, field: String, detail: String)] = [:]
+        var problems: [Int: (field: String, detail: String)] = [:]
         for (i, value) in values.enumerated() {
             do {
                 items.append(try Self.decodeLabel(value, path: "labels[\(i)]", now: today))
             } catch {
                 items.append(nil)
-                var insightId: String?
-                if case .object(let object) = value, case .string(let id)? = object["insightId"],
-                   id.utf8.count <= Self.maxInsightIdLength { insightId = id }
-                problems[i] = (insightId, error.field ?? "labels[\(i)]", error.detail)
+                problems[i] = (error.field ?? "labels[\(i)]", error.detail)
             }
         }
         let submission = LabelSubmission(
@@ -84,15 +81,20 @@ extension InsightAPIHandler {
         return Label(insightId: insightId, outcome: outcome, fraudType: fraudType, discoveredAt: discoveredAt)
     }
 
+    /// The per-item results. An item's `insightId` is repeated only when the item named an
+    /// insight of the caller's (accepted, duplicate, conflict): then it is an id the daemon made,
+    /// and any other string the caller sent, which may carry anything, is never echoed.
     static func render(_ statuses: [LabelResultStatus], items: [Label?],
-                       problems: [Int: (insightId: String?, field: String, detail: String)]) -> JSONValue {
+                       problems: [Int: (field: String, detail: String)]) -> JSONValue {
         var results: [JSONValue] = []
         var counts: [LabelResultStatus: Int] = [:]
         for (i, status) in statuses.enumerated() {
             counts[status, default: 0] += 1
             var object = JSONObject()
             object.append("index", .number(Double(i)))
-            if let id = items[i]?.insightId ?? problems[i]?.insightId { object.append("insightId", .string(id)) }
+            if status == .accepted || status == .duplicate || status == .conflict, let id = items[i]?.insightId {
+                object.append("insightId", .string(id))
+            }
             object.append("status", .string(status.rawValue))
             if status == .invalid, let problem = problems[i] {
                 object.append("field", .string(problem.field))

@@ -2,19 +2,24 @@ import JSON
 
 /// Reads one JSON object of a closed schema, naming each offending field by its path
 /// (`insights[1].schemaVersion`) so a caller can fix a request from the error alone.
-/// Messages describe what was expected and never quote the value sent.
+/// Messages describe what was expected and never quote what was sent: a member the schema does
+/// not know is named by its object and its position, never by its name.
 struct ObjectReader {
     let object: JSONObject
     let path: String
 
     /// Reads `value` at `path` as an object whose members are all among `allowed` (a handful of
-    /// names: a scan costs less than hashing them into a set per object).
-    init(_ value: JSONValue, path: String, allowed: [String]) throws(Problem) {
+    /// names: a scan costs less than hashing them into a set per object). `readElsewhere` are
+    /// the positions in the document of members taken out of `value` by a `JSONInterception`,
+    /// so that positions in errors count them.
+    init(_ value: JSONValue, path: String, allowed: [String], readElsewhere: [Int] = []) throws(Problem) {
         guard case .object(let object) = value else {
             throw Problem.invalid(path.isEmpty ? "(body)" : path, "must be an object, not \(value.kindDescription)")
         }
-        for member in object.members where !allowed.contains(member.key) {
-            throw Problem.invalid(Self.join(path, member.key), "is not a known field")
+        for (i, member) in object.members.enumerated() where !allowed.contains(member.key) {
+            var position = i
+            for removed in readElsewhere.sorted() where removed <= position { position += 1 }
+            throw Problem.unknownMember(of: path, position: position, known: allowed)
         }
         self.object = object
         self.path = path
@@ -87,19 +92,24 @@ struct ObjectReader {
         return elements
     }
 
-    func object(_ key: String, allowed: [String]) throws(Problem) -> ObjectReader? {
+    func object(_ key: String, allowed: [String], readElsewhere: [Int] = []) throws(Problem) -> ObjectReader? {
         guard let value = value(key) else { return nil }
-        return try ObjectReader(value, path: field(key), allowed: allowed)
+        return try ObjectReader(value, path: field(key), allowed: allowed, readElsewhere: readElsewhere)
     }
 }
 
 extension Problem {
-    /// Parses a request body that must be one JSON object (400 otherwise).
+    /// Parses a request body that must be one JSON object (400 otherwise), within the parser's
+    /// default `JSONParser.Limits`: its time is linear in the body's length whatever its shape.
     static func parseBody(_ body: [UInt8], intercepting interception: JSONInterception? = nil) throws(Problem) -> JSONValue {
         guard !body.isEmpty else { throw Problem(400, .contextInvalid, "The request body is empty; a JSON object is required.", field: "(body)") }
         let value: JSONValue
         do {
             value = try JSONParser.parse(body, intercepting: interception)
+        } catch where error.exceedsLimit {
+            throw Problem(400, .contextInvalid,
+                          "The request body is beyond what any request of this API needs: \(error.reason) at byte \(error.offset).",
+                          field: "(body)")
         } catch {
             throw Problem(400, .contextInvalid, "The request body is not valid JSON: \(error.reason) at byte \(error.offset).", field: "(body)")
         }

@@ -9,7 +9,9 @@ public struct Problem: Error, Sendable, Equatable {
     public var status: Int
     public var code: ProblemCode
     public var detail: String
-    /// The offending request field, as a path like `insights[1].schemaVersion`.
+    /// The offending request field, as a path like `insights[1].schemaVersion`: names of the
+    /// API's schema and positions only, never a name the caller made up (an unknown member is
+    /// named by the path of its object; see `unknownMember`).
     public var field: String?
     /// Extra response headers (Allow, Retry-After, WWW-Authenticate).
     public var headers: [(String, String)] = []
@@ -31,6 +33,14 @@ public struct Problem: Error, Sendable, Equatable {
     /// the JSON object expected at all, 422 when a field breaks the schema.
     public static func invalid(_ field: String, _ detail: String) -> Problem {
         Problem(422, .contextInvalid, detail, field: field)
+    }
+
+    /// A member that the closed schema of the object at `path` (empty: the body) does not know,
+    /// at `position` (from 0) among the object's members. Its name is the caller's string and
+    /// may carry anything, so the problem names the object, the position and the known fields.
+    static func unknownMember(of path: String, position: Int, known: [String]) -> Problem {
+        invalid(path.isEmpty ? "(body)" : path,
+                "has a member that is not a known field (member \(position + 1), counting from 1); the known fields are \(known.joined(separator: ", "))")
     }
 
     /// The problem as an HTTP response.

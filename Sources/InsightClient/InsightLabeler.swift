@@ -161,7 +161,8 @@ public struct LabelResult: Sendable, Hashable {
 
     /// The label's position in the submitted array.
     public let index: Int
-    /// The label's insight id, when it had a usable one.
+    /// The label's insight id, when it names one of your insights (accepted, duplicate,
+    /// conflict); otherwise nil, and ``index`` says which label this is.
     public let insightID: String?
     /// What happened to it.
     public let status: Status

@@ -1,9 +1,19 @@
 /// Why a document is not acceptable JSON, with the byte offset where parsing stopped.
+/// Reasons are constant texts: they never quote the document.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Byte offset into the input.
     public let offset: Int
     /// What was wrong there.
     public let reason: String
+    /// Whether the document broke one of the parser's `JSONParser.Limits` rather than JSON's
+    /// grammar (it may be valid JSON).
+    public let exceedsLimit: Bool
+
+    public init(offset: Int, reason: String, exceedsLimit: Bool = false) {
+        self.offset = offset
+        self.reason = reason
+        self.exceedsLimit = exceedsLimit
+    }
 
     public var description: String { "\(reason) at byte \(offset)" }
 }
@@ -16,49 +26,83 @@ public struct JSONInterception {
     /// `["interaction"]` (empty: the root object's own members).
     public let path: [String]
     /// Called for each member of that object with its name, the document and the offset where
-    /// its value starts. Returns the offset just past the value if it read it, which leaves the
-    /// member out of the parsed tree (it still counts for duplicate detection), or nil to have
-    /// the parser build the value as usual. It must read only values that are valid JSON and no
-    /// further than their end.
-    public let read: (String, UnsafeBufferPointer<UInt8>, Int) -> Int?
+    /// its value starts. Returns the offset just past the value and how many JSON values it holds
+    /// (itself and every element and member value within) if it read it, which leaves the member
+    /// out of the parsed tree (it still counts for duplicate detection and towards
+    /// `JSONParser.Limits`, so that a document meets or breaks them whoever reads it), or nil to
+    /// have the parser build the value as usual. It must read only values that are valid JSON,
+    /// no deeper than the limit allows, and no further than their end.
+    public let read: (String, UnsafeBufferPointer<UInt8>, Int) -> (end: Int, values: Int)?
 
-    public init(path: [String], read: @escaping (String, UnsafeBufferPointer<UInt8>, Int) -> Int?) {
+    public init(path: [String], read: @escaping (String, UnsafeBufferPointer<UInt8>, Int) -> (end: Int, values: Int)?) {
         self.path = path
         self.read = read
     }
 }
 
 /// A strict RFC 8259 parser over bytes: one value, no trailing data, valid UTF-8,
-/// no duplicate object keys (which different parsers resolve differently), bounded depth.
+/// no duplicate object keys (which different parsers resolve differently), within `Limits`.
 /// Written by hand because Foundation's decoders cost more than the whole HTTP layer.
+///
+/// Every step costs time linear in the document's length, whatever its shape, so that a hostile
+/// document costs its sender no more than its size: duplicate names are found by a scan while an
+/// object is small and through a set of its names once it is not.
 public struct JSONParser {
-    /// Deepest nesting accepted; deeper documents are refused rather than recursed into.
-    public static let defaultMaxDepth = 32
+    /// What one document may make the parser do. The defaults suit documents from outside
+    /// (request bodies): each is well above what the largest valid request of the API needs
+    /// (docs/api.md), and each bounds the work and memory one document can cost.
+    public struct Limits: Sendable, Equatable {
+        /// Deepest nesting accepted; deeper documents are refused rather than recursed into.
+        public var maxDepth: Int
+        /// Most members one object may have.
+        public var maxMembers: Int
+        /// Most values (objects, arrays, strings, numbers, literals) one document may hold; values
+        /// that a `JSONInterception` reads are the reader's to bound and are not counted.
+        public var maxValues: Int
+
+        public init(maxDepth: Int = 32, maxMembers: Int = 256, maxValues: Int = 50_000) {
+            self.maxDepth = maxDepth
+            self.maxMembers = maxMembers
+            self.maxValues = maxValues
+        }
+
+        /// For documents the daemon trusts and that may be large (its models and their fixtures,
+        /// its own answers): only the nesting depth is bounded, as recursion needs.
+        public static let trusted = Limits(maxMembers: .max, maxValues: .max)
+    }
 
     /// Members reserved for each object before parsing it.
     private static let initialObjectCapacity = 4
 
+    /// Members up to which an object's names are checked for duplicates by a scan (lengths
+    /// first: a 28-member summary then costs 378 length comparisons); past it, by a set.
+    /// Hashing every name of the small objects every request carries would cost more.
+    static let scanMembers = 32
+
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
-    private let maxDepth: Int
+    private let limits: Limits
+    /// Values the document may still hold (`Limits.maxValues`), counted down.
+    private var valuesLeft: Int
     private let interception: JSONInterception?
     /// How many components of the interception path lead to the value being parsed (-1: it is
     /// not on the path; `path.count`: it is the object whose members are offered).
     private var pathMatched = 0
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, interception: JSONInterception?) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, limits: Limits, interception: JSONInterception?) {
         self.bytes = bytes
-        self.maxDepth = maxDepth
+        self.limits = limits
+        valuesLeft = limits.maxValues
         self.interception = interception
         pathMatched = interception == nil ? -1 : 0
     }
 
-    /// Parses `input` as one JSON document; with `interception`, its member is read by the
-    /// caller (see `JSONInterception`).
-    public static func parse(_ input: [UInt8], maxDepth: Int = defaultMaxDepth,
+    /// Parses `input` as one JSON document within `limits`; with `interception`, its member is
+    /// read by the caller (see `JSONInterception`).
+    public static func parse(_ input: [UInt8], limits: Limits = Limits(),
                              intercepting interception: JSONInterception? = nil) throws(JSONParseError) -> JSONValue {
         let result: Result<JSONValue, JSONParseError> = input.withUnsafeBufferPointer { buffer in
-            var parser = JSONParser(bytes: buffer, maxDepth: maxDepth, interception: interception)
+            var parser = JSONParser(bytes: buffer, limits: limits, interception: interception)
             do throws(JSONParseError) {
                 parser.skipWhitespace()
                 let value = try parser.parseValue(depth: 0)
@@ -73,8 +117,8 @@ public struct JSONParser {
     }
 
     /// Parses the UTF-8 of `text`.
-    public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
-        try parse(Array(text.utf8))
+    public static func parse(_ text: String, limits: Limits = Limits()) throws(JSONParseError) -> JSONValue {
+        try parse(Array(text.utf8), limits: limits)
     }
 
     /// The JSON number at `start` in `bytes`, as `parse` would read it, and the offset just past
@@ -82,7 +126,7 @@ public struct JSONParser {
     /// document themselves (see `JSONInterception`).
     public static func number(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> (value: Double, end: Int)? {
         guard start < bytes.count else { return nil }  // parseNumber refuses any other first byte
-        var parser = JSONParser(bytes: bytes, maxDepth: 0, interception: nil)
+        var parser = JSONParser(bytes: bytes, limits: Limits(maxDepth: 0), interception: nil)
         parser.index = start
         guard let value = try? parser.parseNumber() else { return nil }
         return (value, parser.index)
@@ -90,6 +134,10 @@ public struct JSONParser {
 
     private func error(_ reason: String) -> JSONParseError {
         JSONParseError(offset: index, reason: reason)
+    }
+
+    private func limitExceeded(_ reason: String, at offset: Int) -> JSONParseError {
+        JSONParseError(offset: offset, reason: reason, exceedsLimit: true)
     }
 
     private mutating func skipWhitespace() {
@@ -103,6 +151,8 @@ public struct JSONParser {
 
     private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
         guard index < bytes.count else { throw error("unexpected end of document") }
+        valuesLeft -= 1
+        guard valuesLeft >= 0 else { throw limitExceeded("more than \(limits.maxValues) values", at: index) }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
@@ -124,7 +174,7 @@ public struct JSONParser {
     }
 
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth)") }
+        guard depth <= limits.maxDepth else { throw limitExceeded("nesting deeper than \(limits.maxDepth)", at: index) }
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(JSONObject()) }
@@ -132,29 +182,48 @@ public struct JSONParser {
         // allocations per object, most of the parse time of a 150-event interaction.
         var members: [(key: String, value: JSONValue)] = []
         members.reserveCapacity(Self.initialObjectCapacity)
+        let maxMembers = limits.maxMembers
         let matched = pathMatched
         let offersMembers = interception.map { matched == $0.path.count } ?? false
         var intercepted: [String] = []  // read by the interception: not in `members`
+        var names: Set<String>?  // every name so far, once there were `scanMembers`
         defer { pathMatched = matched }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let keyOffset = index
+            let count = members.count + intercepted.count
+            guard count < maxMembers else {
+                throw limitExceeded("more than \(maxMembers) members in an object", at: keyOffset)
+            }
             let key = try parseString()
-            // Lengths first: `String ==` does not compare them before the bytes, and a
-            // 28-member summary otherwise costs 378 full comparisons.
-            let length = key.utf8.count
-            if members.contains(where: { $0.key.utf8.count == length && $0.key == key }) || intercepted.contains(key) {
-                throw JSONParseError(offset: keyOffset, reason: "duplicate member \"\(key)\"")
+            if names == nil {
+                // Lengths first: `String ==` does not compare them before the bytes.
+                let length = key.utf8.count
+                if members.contains(where: { $0.key.utf8.count == length && $0.key == key }) || intercepted.contains(key) {
+                    throw JSONParseError(offset: keyOffset, reason: "duplicate member name")
+                }
+                if count + 1 == Self.scanMembers {
+                    var set = Set<String>(minimumCapacity: 4 * Self.scanMembers)
+                    for member in members { set.insert(member.key) }
+                    for name in intercepted { set.insert(name) }
+                    set.insert(key)
+                    names = set
+                }
+            } else if !names!.insert(key).inserted {
+                throw JSONParseError(offset: keyOffset, reason: "duplicate member name")
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
             pathMatched = -1
-            if offersMembers, index < bytes.count, let end = interception?.read(key, bytes, index) {
-                precondition(end > index && end <= bytes.count, "an interception read outside its value")
-                index = end
+            // A value read elsewhere that holds more values than the document may still hold is
+            // parsed instead, to be refused where the parser alone would refuse it.
+            if offersMembers, index < bytes.count, let read = interception?.read(key, bytes, index), read.values <= valuesLeft {
+                precondition(read.end > index && read.end <= bytes.count && read.values > 0, "an interception read outside its value")
+                index = read.end
+                valuesLeft -= read.values
                 intercepted.append(key)
             } else {
                 if !offersMembers, matched >= 0, let interception, key == interception.path[matched] {
@@ -171,7 +240,7 @@ public struct JSONParser {
     }
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth)") }
+        guard depth <= limits.maxDepth else { throw limitExceeded("nesting deeper than \(limits.maxDepth)", at: index) }
         index += 1
         var elements: [JSONValue] = []
         let matched = pathMatched
@@ -374,11 +443,31 @@ public struct JSONParser {
                 } else if (0xDC00...0xDFFF).contains(scalar) {
                     throw error("unpaired surrogate")
                 }
-                out.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+                Self.appendUTF8(scalar, to: &out)
             default: throw error("invalid escape")
             }
         }
         throw error("unterminated string")
+    }
+
+    /// Appends the UTF-8 encoding of `scalar`, a Unicode scalar value (not a surrogate).
+    private static func appendUTF8(_ scalar: UInt32, to out: inout [UInt8]) {
+        switch scalar {
+        case 0..<0x80:
+            out.append(UInt8(scalar))
+        case 0x80..<0x800:
+            out.append(0xC0 | UInt8(scalar >> 6))
+            out.append(0x80 | UInt8(scalar & 0x3F))
+        case 0x800..<0x10000:
+            out.append(0xE0 | UInt8(scalar >> 12))
+            out.append(0x80 | UInt8(scalar >> 6 & 0x3F))
+            out.append(0x80 | UInt8(scalar & 0x3F))
+        default:
+            out.append(0xF0 | UInt8(scalar >> 18))
+            out.append(0x80 | UInt8(scalar >> 12 & 0x3F))
+            out.append(0x80 | UInt8(scalar >> 6 & 0x3F))
+            out.append(0x80 | UInt8(scalar & 0x3F))
+        }
     }
 
     private mutating func parseHex4() throws(JSONParseError) -> UInt32 {

@@ -24,7 +24,7 @@ struct URLSessionAdminTransport: AdminTransport {
                 box.result = .failure(AppError("cannot reach insightd at \(baseURL.absoluteString): \(error.localizedDescription)"))
             } else {
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-                box.result = .success(AdminAnswer(status: status, json: data.flatMap { try? JSONParser.parse(Array($0)) }))
+                box.result = .success(AdminAnswer(status: status, json: data.flatMap { try? JSONParser.parse(Array($0), limits: .trusted) }))
             }
             done.signal()
         }.resume()

@@ -12,6 +12,8 @@ enum RequestPathBenchmarks {
         let summaryBody = Array(SessionGenerator.summaryBody(
             try SessionGenerator.summary(of: events150), id: "00000042").utf8)
         let response = sampleResponse()
+        // The hostile body of issue 20: one object of 40,000 different names.
+        let members40000 = Array(("{" + (0..<40_000).map { "\"k\($0)\":0" }.joined(separator: ",") + "}").utf8)
         return [
             MicroBenchmark(name: "json.parse.events150",
                            note: "JSONParser.parse of the W1 body (150 events, \(kb(eventsBody.count)))") { o in
@@ -25,6 +27,18 @@ enum RequestPathBenchmarks {
                 try measure("json.parse.summary", "", o) {
                     guard case .object(let root) = try JSONParser.parse(summaryBody) else { return 0 }
                     return root.members.count
+                }
+            },
+            MicroBenchmark(name: "json.refuse.members40000",
+                           note: "JSONParser.parse of a 40,000-member object (\(kb(members40000.count))): refused at member 257") { o in
+                measure("json.refuse.members40000", "", o) {
+                    do throws(JSONParseError) { return try JSONParser.parse(members40000).objectValue?.members.count ?? 0 } catch { return error.offset }
+                }
+            },
+            MicroBenchmark(name: "json.parse.members40000",
+                           note: "the same object parsed whole (limits .trusted): names checked through a set") { o in
+                try measure("json.parse.members40000", "", o) {
+                    try JSONParser.parse(members40000, limits: .trusted).objectValue?.members.count ?? 0
                 }
             },
             MicroBenchmark(name: "json.write.response",

@@ -73,8 +73,10 @@ final class SummaryTests: XCTestCase {
                 XCTFail("\(name) = \(value) accepted")
                 continue
             }
-            XCTAssertEqual(error.field, "interaction.summary.\(name)")
+            // A feature is named; a name that is none is the caller's, and is never repeated.
+            XCTAssertEqual(error.field, Feature(name: name) == nil ? "interaction.summary" : "interaction.summary.\(name)")
             XCTAssertTrue(error.message.contains(message), "\(name): \(error.message)")
+            XCTAssertFalse(error.description.contains("noSuchFeature"), error.description)
         }
     }
 

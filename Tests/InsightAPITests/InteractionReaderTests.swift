@@ -20,7 +20,7 @@ final class InteractionReaderTests: XCTestCase {
             case .events(let events, let device):
                 return "events \(events.map { "\($0.t):\($0.type.rawValue):\($0.field?.rawValue ?? "-")" }) \(device)"
             case .summary(let summary, let device):
-                return "summary \(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknownName ?? "-") \(device)"
+                return "summary \(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknown.map { "\($0.name)@\($0.position)" } ?? "-") \(device)"
             case .none: return "none"
             }
         } catch {
@@ -44,6 +44,29 @@ final class InteractionReaderTests: XCTestCase {
         XCTAssertEqual(read?.events.last, InteractionEvent(t: 2678, type: .paste, field: .payee))
         assertSame(body("[]"))
         assertSame(body(" [ ] "))
+    }
+
+    /// Values read from the bytes count towards the parser's limit as parsed ones do: a body
+    /// breaks it at the same byte whichever path reads its events or summary.
+    func testTheValueLimitIsBrokenAtTheSameByteWhicheverPathReads() {
+        let events = "[" + ([#"{"t":0,"type":"sessionStart"}"#] + (1..<5_000).map { #"{"t":\#($0),"type":"keyDown","field":"payee"}"# })
+            .joined(separator: ",") + "]"
+        let pad = { (n: Int) in "[" + Array(repeating: "0", count: n).joined(separator: ",") + "]" }
+        // 7 values before `interaction`'s members; the events are 20,001.
+        let cases = [("", #","pad":\#(pad(30_000))"#, "more than 50000 values"),    // over in the pad
+                     (#""pad":\#(pad(45_000)),"#, "", "more than 50000 values"),    // over in the events
+                     ("", #","pad":\#(pad(29_000))"#, "(member 2, counting from 1)")]  // within: the pad is unknown
+        for (before, after, expected) in cases {
+            let bytes = Array(#"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{\#(before)"events":\#(events)\#(after)}}"#.utf8)
+            assertSame(bytes)
+            let answer = outcome { () throws(Problem) in try EvaluationRequest.decode(body: bytes) }
+            XCTAssertTrue(answer.contains(expected), answer)
+        }
+        // Over in the summary (the 50,001st value is its second feature).
+        let summary = Array(#"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"pad":\#(pad(49_990)),"summary":{"sessionSeconds":1,"userActionCount":2}}}"#.utf8)
+        assertSame(summary)
+        let answer = outcome { () throws(Problem) in try EvaluationRequest.decode(body: summary) }
+        XCTAssertTrue(answer.contains("more than 50000 values at byte \(summary.count - 4)"), answer)
     }
 
     func testDeclinesAndLeavesTheSameAnswerForEverythingElse() {

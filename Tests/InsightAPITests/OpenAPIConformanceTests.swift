@@ -1022,7 +1022,7 @@ private struct OpenAPISpec {
     static func load() throws -> OpenAPISpec {
         let url = packageRoot.appendingPathComponent("openapi/openapi.json")
         let data = try Data(contentsOf: url)
-        let root = try JSONParser.parse(Array(data), maxDepth: 64)
+        let root = try JSONParser.parse(Array(data), limits: JSONParser.Limits(maxDepth: 64, maxMembers: .max, maxValues: .max))
         XCTAssertEqual(root["openapi"]?.stringValue, "3.1.0")
         return OpenAPISpec(root: root)
     }

@@ -68,7 +68,7 @@ final class PrivacyTests: XCTestCase {
             (#"{"status":"denied"}"#, 422, "subject"),
             (#"{"subject":{},"status":"denied"}"#, 422, "subject"),
             (#"{"subject":{"account":"a","device":"d"},"status":"denied"}"#, 422, "subject"),
-            (#"{"subject":{"counterparty":"c"},"status":"denied"}"#, 422, "subject.counterparty"),
+            (#"{"subject":{"counterparty":"c"},"status":"denied"}"#, 422, "subject"),
             (#"{"subject":{"account":"a"},"status":"off"}"#, 422, "status"),
             (#"{"subject":{"account":"a"}}"#, 422, "status"),
         ]
@@ -82,6 +82,77 @@ final class PrivacyTests: XCTestCase {
         XCTAssertEqual(try daemon.request("GET", "/v1/authorization", key: key).status, 405)
         XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: key,
                                           json: #"{"subject":{"device":"d"},"status":"denied"}"#).status, 200)
+    }
+
+    /// A member's name and an id that failed validation are the caller's strings and may carry
+    /// anything: answers name the object and the member's position, never the string, and the
+    /// log never has it either.
+    func testUnknownMemberNamesAndRefusedIdsAreNeverEchoedOrLogged() throws {
+        let daemon = try LiveDaemon()
+        let evaluate = try daemon.createCaller(roles: [.evaluate]).key
+        let labels = try daemon.createCaller(roles: [.labels]).key
+        let (adminId, admin) = try daemon.createCaller(roles: [.admin])
+        let card = "secret-account-4111111111111111", email = "jane.doe@example.com"
+        let secrets = ["4111111111111111", "jane.doe", "example.com"]
+        let root = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]"#
+        let events = #""events":[{"t":0,"type":"sessionStart"},{"t":10,"type":"tap"}]"#
+        let cases: [(method: String, path: String, key: String, body: String, status: Int, field: String, member: Int?)] = [
+            ("POST", "/v1/evaluations", evaluate, root + #","\#(card)":1}"#, 422, "(body)", 3),
+            ("POST", "/v1/evaluations", evaluate, root + #","subject":{"account":"a","\#(email)":"x"}}"#, 422, "subject", 2),
+            ("POST", "/v1/evaluations", evaluate, #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","\#(card)":1,"schemaVersion":1}]}"#,
+             422, "insights[0]", 2),
+            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1,"\#(card)":"tap"}]}}"#,
+             422, "interaction.events[1]", 2),
+            // Events read straight from the bytes still count for the position.
+            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{\#(events),"\#(card)":1}}"#, 422, "interaction", 2),
+            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"\#(card)":1,\#(events)}}"#, 422, "interaction", 1),
+            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"device":{},\#(events),"\#(email)":true}}"#, 422, "interaction", 3),
+            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"summary":{"sessionSeconds":10,"\#(card)":1}}}"#,
+             422, "interaction.summary", 2),
+            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"summary":{"\#(email)":"x","sessionSeconds":10}}}"#,
+             422, "interaction.summary", 1),
+            ("POST", "/v1/evaluations", evaluate, root + #","\#(card)":1,"\#(card)":2}"#, 400, "(body)", nil),
+            ("POST", "/v1/evaluations/0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a20/consumption", evaluate,
+             #"{"status":"notUsedNotNeeded","\#(card)":1}"#, 422, "(body)", 2),
+            ("PUT", "/v1/authorization", evaluate, #"{"subject":{"account":"a"},"status":"denied","\#(email)":1}"#, 422, "(body)", 3),
+            ("POST", "/v1/authorization/query", evaluate, #"{"subject":{"\#(card)":"x"}}"#, 422, "subject", 1),
+            ("PATCH", "/admin/v1/callers/\(adminId)", admin, #"{"\#(card)":1,"rate":5}"#, 422, "(body)", 1),
+            ("POST", "/v1/labels", labels, #"{"labels":[],"\#(email)":1}"#, 422, "(body)", 2),
+        ]
+        for c in cases {
+            let r = try daemon.request(c.method, c.path, key: c.key, json: c.body, headers: ["Idempotency-Key": "k-1"])
+            let text = String(decoding: r.body, as: UTF8.self)
+            XCTAssertEqual(r.status, c.status, "\(c.body): \(text)")
+            XCTAssertEqual(r.code, "contextInvalid", c.body)
+            XCTAssertEqual(r.string("field"), c.field, "\(c.body): \(text)")
+            if let member = c.member {
+                XCTAssertTrue(r.string("detail")?.contains("(member \(member), counting from 1)") == true, "\(c.body): \(text)")
+            }
+            for secret in secrets { XCTAssertFalse(text.contains(secret), "\(c.body): \(text)") }
+        }
+
+        // Labels: a failed item is named by its index and the field's path; an insightId is
+        // repeated only when it names an insight of the caller's.
+        let evaluation = try daemon.request("POST", "/v1/evaluations", key: evaluate, json: root + "}")
+        let insightId = try XCTUnwrap(evaluation.json?["insights"]?[0]?["insightId"]?.stringValue)
+        let items = [
+            #"{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-01-01"}"#,
+            #"{"insightId":"\#(card)","outcome":"confirmedLegitimate","discoveredAt":"2026-01-01"}"#,
+            #"{"insightId":"\#(email)","outcome":"maybe","discoveredAt":"2026-01-01"}"#,
+            #"{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-01-01","\#(card)":1}"#,
+        ]
+        let r = try daemon.request("POST", "/v1/labels", key: labels, json: #"{"labels":[\#(items.joined(separator: ","))]}"#,
+                                   headers: ["Idempotency-Key": "k-2"])
+        let text = String(decoding: r.body, as: UTF8.self)
+        XCTAssertEqual(r.status, 200, text)
+        let results = (0..<4).map { r.json?["results"]?[$0] }
+        XCTAssertEqual(results.map { $0?["status"]?.stringValue }, ["accepted", "unknownInsight", "invalid", "invalid"])
+        XCTAssertEqual(results.map { $0?["insightId"]?.stringValue }, [insightId, nil, nil, nil])
+        XCTAssertEqual(results.map { $0?["field"]?.stringValue }, [nil, nil, "labels[2].outcome", "labels[3]"])
+        for secret in secrets { XCTAssertFalse(text.contains(secret), text) }
+
+        let log = String(decoding: try daemon.logText(), as: UTF8.self)
+        for secret in secrets { XCTAssertFalse(log.contains(secret), "the log has \(secret)") }
     }
 
     func testRotationKeepsOptOutsAndInvestigationsMatching() throws {

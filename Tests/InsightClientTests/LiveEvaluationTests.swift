@@ -131,7 +131,7 @@ final class LiveEvaluationTests: XCTestCase {
                                                   InteractionEvent(at: 5, .keyDown)])),
              "interaction.events[2].t"),
             (InsightContext(operationCategory: .payment, interaction: .summary(["noSuchFeature": 1])),
-             "interaction.summary.noSuchFeature"),
+             "interaction.summary"),
             (InsightContext(operationCategory: .payment, subject: Subject(account: "")), "subject.account"),
         ]
         for (context, field) in cases {

@@ -54,6 +54,6 @@ private func describe(_ interaction: InteractionInput) -> String {
     case .none: return "none"
     case .events(let events, let device): return "\(events) \(device)"
     case .summary(let summary, let device):
-        return "\(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknownName ?? "-") \(device)"
+        return "\(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknown.map { "\($0.name)@\($0.position)" } ?? "-") \(device)"
     }
 }
