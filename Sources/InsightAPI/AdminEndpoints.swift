@@ -6,8 +6,7 @@ import JSON
 extension InsightAPIHandler {
     /// The admin behind the request; it sees and changes only its own tenant's callers.
     func admin(_ exchange: Exchange) throws(Problem) -> Caller {
-        let caller = try authenticator.authenticate(exchange.request.headers, requiring: .admin)
-        exchange.callerId = caller.caller.callerId
+        let caller = try authenticate(exchange)
         return caller.caller
     }
 

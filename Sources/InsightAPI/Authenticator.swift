@@ -138,3 +138,25 @@ final class Authenticator: Sendable {
         return problem
     }
 }
+
+extension InsightAPIHandler {
+    /// The caller behind a request of `route`, checked against `route.access` (the one place
+    /// that says who may call what); nil for an open route.
+    func authenticate(_ request: HTTPRequest, route: Route) throws(Problem) -> AuthenticatedCaller? {
+        switch route.access {
+        case .open: return nil
+        case .anyCaller: return try authenticator.authenticate(request.headers, requiring: nil)
+        case .role(let role): return try authenticator.authenticate(request.headers, requiring: role)
+        }
+    }
+
+    /// The caller behind the exchange, which then names it in its log line.
+    func authenticate(_ exchange: Exchange) throws(Problem) -> AuthenticatedCaller {
+        guard let caller = try authenticate(exchange.request, route: exchange.route) else {
+            // An open route's endpoint asked for a caller: a mistake of this code, not the client's.
+            throw Problem(500, .serverError, "An unexpected error occurred; it was logged.")
+        }
+        exchange.callerId = caller.caller.callerId
+        return caller
+    }
+}

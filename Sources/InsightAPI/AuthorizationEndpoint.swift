@@ -30,8 +30,7 @@ extension InsightAPIHandler {
     /// `PUT /v1/authorization`: costs a token of the caller's quota, like every write; a denial
     /// the tenant has no room for (`DenialIndex.capacity`) is refused.
     func putAuthorization(_ exchange: Exchange) throws {
-        let caller = try authenticator.authenticate(exchange.request.headers, requiring: .evaluate)
-        exchange.callerId = caller.caller.callerId
+        let caller = try authenticate(exchange)
         _ = try admit(caller.caller)
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject", "status"])
         let request = try root.enumeration("status", AuthorizationRequest.self, required: true)!
@@ -60,8 +59,7 @@ extension InsightAPIHandler {
 
     /// `POST /v1/authorization/query`
     func queryAuthorization(_ exchange: Exchange) throws {
-        let caller = try authenticator.authenticate(exchange.request.headers, requiring: .evaluate)
-        exchange.callerId = caller.caller.callerId
+        let caller = try authenticate(exchange)
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject"])
         let subject = try authorizationSubject(root, of: caller.caller)
         let record: AuthorizationRecord?

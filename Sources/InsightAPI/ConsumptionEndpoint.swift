@@ -8,8 +8,7 @@ extension InsightAPIHandler {
     /// `POST /v1/evaluations/{eventId}/consumption`: one report per evaluation; the same
     /// report again is accepted, a different one is a conflict.
     func consume(_ exchange: Exchange, eventId: String) throws {
-        let caller = try authenticator.authenticate(exchange.request.headers, requiring: .evaluate)
-        exchange.callerId = caller.caller.callerId
+        let caller = try authenticate(exchange)
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["status", "insightIdsUsed"])
         let status = try root.enumeration("status", ConsumptionStatus.self, required: true)!
         var used: [String] = []

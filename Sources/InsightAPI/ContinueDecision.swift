@@ -15,15 +15,9 @@ extension InsightAPIHandler {
             // 404 and 405: `handle` gives them from the head alone, before anything else.
             return .answer(Self.answerSentAtOnce { handle(head, responder: $0) })
         }
-        let role: Role?
-        switch route.access {
-        case .open: return .proceed
-        case .anyCaller: role = nil
-        case .role(let required): role = required
-        }
         let started = DispatchTime.now().uptimeNanoseconds
         do {
-            _ = try authenticator.authenticate(head.headers, requiring: role)
+            _ = try authenticate(head, route: route)
             return .proceed
         } catch {
             return .answer(Self.answerSentAtOnce { responder in

@@ -7,8 +7,7 @@ extension InsightAPIHandler {
     /// `POST /v1/evaluations`: validate, hash the subject, answer each insight, store the
     /// evaluation, and only after the commit answer `200`.
     func evaluate(_ exchange: Exchange) throws {
-        let caller = try authenticator.authenticate(exchange.request.headers, requiring: .evaluate)
-        exchange.callerId = caller.caller.callerId
+        let caller = try authenticate(exchange)
         let limiter = dependencies.limiter
         let quota = try admit(caller.caller)
         var sandboxOverride: SandboxOverride?

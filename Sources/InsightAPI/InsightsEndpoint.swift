@@ -5,8 +5,7 @@ import JSON
 extension InsightAPIHandler {
     /// `GET /v1/insights`: the insight types, schema versions and model versions served.
     func insights(_ exchange: Exchange) throws {
-        let caller = try authenticator.authenticate(exchange.request.headers, requiring: nil)
-        exchange.callerId = caller.caller.callerId
+        _ = try authenticate(exchange)
         var entry = JSONObject()
         entry.append("type", .string(InsightType.isLikelyBeingCoached.rawValue))
         entry.append("schemaVersions", .array(InsightAnswerer.supportedSchemaVersions.map { .number(Double($0)) }))

@@ -13,8 +13,7 @@ extension InsightAPIHandler {
     /// results, idempotent by key; each request costs a token of the caller's quota.
     func labels(_ exchange: Exchange) throws {
         let request = exchange.request
-        let caller = try authenticator.authenticate(request.headers, requiring: .labels)
-        exchange.callerId = caller.caller.callerId
+        let caller = try authenticate(exchange)
         _ = try admit(caller.caller)
         guard let key = request.headers["Idempotency-Key"] else {
             throw Problem(400, .contextInvalid, "Send an 'Idempotency-Key' header so retries are safe.", field: "Idempotency-Key")

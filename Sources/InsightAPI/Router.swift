@@ -67,7 +67,8 @@ enum Route: Equatable, Sendable {
         case role(Role)
     }
 
-    /// Who may call the route (the role each endpoint's `authenticate` call requires).
+    /// Who may call the route: `InsightAPIHandler.authenticate` checks every request of it
+    /// against this, before and after `Expect: 100-continue`.
     var access: Access {
         switch self {
         case .livez, .readyz, .metrics: return .open
