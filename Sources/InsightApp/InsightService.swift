@@ -126,6 +126,10 @@ public final class InsightService: @unchecked Sendable {
 
         let authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
         denials.load(try authorizations.denials())
+        metrics.collect("insightd_denials", help: "Subject opt-outs held in memory, by tenant and environment (capped by INSIGHTD_MAX_DENIALS_PER_TENANT).",
+                        type: .gauge, labels: ["tenant", "environment"]) { [denials] in
+            denials.counts().map { (labels: [$0.tenant, $0.environment.rawValue], value: Double($0.denials)) }
+        }
         startRetention(writer: writer)
 
         var configuration = APIConfiguration()

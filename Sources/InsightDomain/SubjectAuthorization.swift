@@ -181,6 +181,13 @@ public final class DenialIndex: Sendable {
         state.withLock { $0.counts[Scope(tenant: tenant, environment: environment)] ?? 0 }
     }
 
+    /// Denials held per tenant and environment (those holding any).
+    public func counts() -> [(tenant: String, environment: Environment, denials: Int)] {
+        state.withLock { state in
+            state.counts.filter { $0.value > 0 }.map { (tenant: $0.key.tenant, environment: $0.key.environment, denials: $0.value) }
+        }
+    }
+
     /// Drops the denials not renewed since `cutoff` (after retention deleted them from the store).
     public func purge(renewedBefore cutoff: Milliseconds) {
         state.withLock { state in
