@@ -22,8 +22,9 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "SQLiteClient", dependencies: ["CSQLite"]),
         .target(name: "JSON"),
-        .target(name: "HTTPServer", dependencies: ["CLibEvent"]),
-        .target(name: "Telemetry"),
+        .target(name: "Locking"),
+        .target(name: "HTTPServer", dependencies: ["CLibEvent", "Locking"]),
+        .target(name: "Telemetry", dependencies: ["Locking"]),
 
         // The behavioural model: features, tree ensembles, registry.
         .target(name: "CoachingModel", dependencies: ["Crypto", "JSON"]),

@@ -1,5 +1,6 @@
 internal import CLibEvent
 internal import Glibc
+internal import Locking
 internal import Synchronization
 
 /// One loop thread: an `event_base`, its listener on the shared socket, its connections, and a

@@ -1,6 +1,7 @@
 internal import CLibEvent
 internal import Dispatch
 internal import Glibc
+internal import Locking
 internal import Synchronization
 
 /// An HTTP/1.1 server on libevent bufferevents: `threads` loop threads, one event base each,

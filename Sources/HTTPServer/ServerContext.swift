@@ -1,4 +1,5 @@
 internal import Dispatch
+internal import Locking
 internal import Synchronization
 
 /// What every loop of one server shares: settings, the handler and the counters.

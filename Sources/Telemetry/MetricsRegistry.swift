@@ -1,3 +1,5 @@
+internal import Locking
+
 /// A Prometheus metrics registry rendering the text exposition format 0.0.4.
 ///
 /// Registration (`counter`, `gauge`, `histogram`, `collect`) is idempotent per name: asking

@@ -1,3 +1,4 @@
+internal import Locking
 internal import Synchronization
 
 /// How many series a family may hold, and how long a label value may be.
