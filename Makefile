@@ -3,8 +3,9 @@ SWIFT        ?= swift
 STATE_DIR    ?= $(CURDIR)/.state
 LISTEN       ?= 127.0.0.1:8080
 RELEASE_BIN  := .build/release
-# The shell test suites (e2e, crash, API fuzzing, documentation examples).
-TESTS_DIR    := tests
+# The end-to-end suites, run against the release binaries (e2e, crash, API fuzzing, documentation
+# examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
+TESTS_DIR    := e2e
 
 .PHONY: deps build run test test-unit test-e2e test-crash test-api test-docs fuzz model bench bench-instructions clean help
 

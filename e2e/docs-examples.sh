@@ -2,7 +2,7 @@
 # Runs the shell examples of the documentation against a real insightd (issue 20, item 7): an
 # example that does not work as written fails `make test`.
 #
-# Usage: tests/docs-examples.sh BIN_DIR        (BIN_DIR holds release insightd and insightctl)
+# Usage: e2e/docs-examples.sh BIN_DIR        (BIN_DIR holds release insightd and insightctl)
 #
 # Every ```sh (or bash, shell, console) block in the pages below must have a marker on the line
 # right before it, which the rendered page does not show:

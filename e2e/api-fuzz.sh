@@ -3,19 +3,19 @@
 # the real insightd, every phase (examples, coverage, fuzzing, stateful) and every check, and
 # fails on any server error or any disagreement between a response and the document, or when the
 # run did not reach every operation with ids that exist: the document's links must have been
-# followed and consumption reports answered 204/409 (issue 20, item 8; tests/api_fuzz_report.py).
+# followed and consumption reports answered 204/409 (issue 20, item 8; e2e/api_fuzz_report.py).
 #
-# Usage: tests/api-fuzz.sh BIN_DIR            (BIN_DIR holds release insightd and insightctl)
+# Usage: e2e/api-fuzz.sh BIN_DIR            (BIN_DIR holds release insightd and insightctl)
 #
 # Environment:
 #   PYTHON               interpreter for the venv (default python3; 3.11 is what the pins are for)
 #   API_FUZZ_VENV        the venv (default .venv-api at the repository root; rebuilt when
-#                        tests/requirements-api.txt changes)
+#                        e2e/requirements-api.txt changes)
 #   API_FUZZ_SEED        a seed to replay a run exactly (each run prints its seed)
-#   API_FUZZ_EXAMPLES    test cases per operation and phase (default: tests/schemathesis.toml)
+#   API_FUZZ_EXAMPLES    test cases per operation and phase (default: e2e/schemathesis.toml)
 #   API_FUZZ_REPORT_DIR  keep the JUnit report, the NDJSON event log and the daemon log here
 #   API_FUZZ_SPEC        the OpenAPI document (default openapi/openapi.json), e.g. to try a fix
-#   API_FUZZ_CONFIG      the schemathesis configuration (default tests/schemathesis.toml)
+#   API_FUZZ_CONFIG      the schemathesis configuration (default e2e/schemathesis.toml)
 #   API_FUZZ_TIMEOUT     seconds before a stalled run is stopped and failed (default 600)
 #   any further arguments after BIN_DIR go to `schemathesis run` (e.g. --include-operation-id X)
 set -eu
@@ -30,10 +30,10 @@ done
 # The pinned schemathesis, in a venv recreated whenever the pins change.
 PYTHON=${PYTHON:-python3}
 VENV=${API_FUZZ_VENV:-$ROOT/.venv-api}
-REQUIREMENTS="$ROOT/tests/requirements-api.txt"
+REQUIREMENTS="$ROOT/e2e/requirements-api.txt"
 want=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
 if [ ! -x "$VENV/bin/schemathesis" ] || [ "$(cat "$VENV/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
-    echo "api-fuzz: installing tests/requirements-api.txt into $VENV"
+    echo "api-fuzz: installing e2e/requirements-api.txt into $VENV"
     rm -rf "$VENV"
     "$PYTHON" -m venv "$VENV" || { echo "api-fuzz: '$PYTHON -m venv' failed (Debian: apt-get install python3-venv)" >&2; exit 2; }
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
@@ -99,7 +99,7 @@ export API_FUZZ_KNOWN="$WORK/known.json"
 
 # Extra arguments narrow the run (one operation, one phase): the reach check below then does not apply.
 NARROWED=$#
-set -- --config-file "${API_FUZZ_CONFIG:-$ROOT/tests/schemathesis.toml}" run "${API_FUZZ_SPEC:-$ROOT/openapi/openapi.json}" \
+set -- --config-file "${API_FUZZ_CONFIG:-$ROOT/e2e/schemathesis.toml}" run "${API_FUZZ_SPEC:-$ROOT/openapi/openapi.json}" \
     --report junit,ndjson --report-dir "$WORK/report" \
     ${API_FUZZ_SEED:+--seed "$API_FUZZ_SEED"} ${API_FUZZ_EXAMPLES:+--max-examples "$API_FUZZ_EXAMPLES"} "$@"
 # Caches (schemathesis' and hypothesis') go into the venv, not the work tree.
@@ -113,7 +113,7 @@ timeout "${API_FUZZ_TIMEOUT:-600}" "$VENV/bin/schemathesis" --no-color "$@" || r
 echo "api-fuzz: schemathesis exited $rc after $(( $(date +%s) - started ))s"
 
 # Passing checks are not enough: every link of the document must have been followed, and
-# consumption reports must have reached evaluations that exist (tests/api_fuzz_report.py).
+# consumption reports must have reached evaluations that exist (e2e/api_fuzz_report.py).
 if [ "$NARROWED" = 0 ]; then
     "$VENV/bin/python" "$HERE/api_fuzz_report.py" "${API_FUZZ_SPEC:-$ROOT/openapi/openapi.json}" "$WORK"/report/ndjson-*.ndjson || rc=1
 else

@@ -3,7 +3,7 @@
 # daemon is killed with SIGKILL several times. Afterwards every evaluation that was answered 200
 # must still accept its consumption report, every label answered "accepted" must be present,
 # and the database must pass PRAGMA integrity_check.
-# Usage: tests/crash.sh BIN_DIR [ROUNDS]
+# Usage: e2e/crash.sh BIN_DIR [ROUNDS]
 set -eu
 BIN=$(cd "${1:-.build/release}" && pwd)
 ROUNDS=${2:-3}

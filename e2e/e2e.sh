@@ -2,7 +2,7 @@
 # End-to-end test of the real binaries: start insightd on a free port, create a caller with
 # insightctl, run evaluate -> consume -> label, check errors, kill -9 after 200s and check
 # nothing acknowledged was lost, and scan the state directory for raw identifiers.
-# Usage: tests/e2e.sh BIN_DIR
+# Usage: e2e/e2e.sh BIN_DIR
 set -eu
 BIN=$(cd "${1:-.build/release}" && pwd)
 WORK=$(mktemp -d)

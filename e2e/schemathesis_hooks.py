@@ -1,4 +1,4 @@
-"""Schemathesis hooks for tests/api-fuzz.sh (loaded by tests/schemathesis.toml).
+"""Schemathesis hooks for e2e/api-fuzz.sh (loaded by e2e/schemathesis.toml).
 
 Each hook bridges one rule that docs/api.md and openapi/openapi.json state in prose but JSON
 Schema cannot express, or keeps generation within the time budget. None of them changes a
@@ -26,7 +26,7 @@ _answered = {}
 
 
 def _known_evaluations():
-    """{eventId: [insightId, ...]} of the evaluations tests/api-fuzz.sh made before the run."""
+    """{eventId: [insightId, ...]} of the evaluations e2e/api-fuzz.sh made before the run."""
     global _known
     if _known is None:
         path = os.environ.get("API_FUZZ_KNOWN")

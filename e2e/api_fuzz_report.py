@@ -1,4 +1,4 @@
-"""Checks a schemathesis NDJSON report (tests/api-fuzz.sh): every operation was reached with ids that exist.
+"""Checks a schemathesis NDJSON report (e2e/api-fuzz.sh): every operation was reached with ids that exist.
 
 Passing checks alone do not show that the fuzzer got past the 404 of an unknown id. This reads the
 event log of the run and fails unless:
@@ -7,11 +7,11 @@ event log of the run and fails unless:
   extracts applied, and answered 2xx at least once (so generic tools can chain real ids);
 - `POST /v1/evaluations/{eventId}/consumption` was answered 204 or 409 (an evaluation that
   exists) in the stateful phase through the `reportConsumption` link, and outside it (where
-  tests/schemathesis_hooks.py names evaluations made before the run);
+  e2e/schemathesis_hooks.py names evaluations made before the run);
 - a labels request that followed the `submitLabels` link had an item judged against a real
   insight (`accepted`, `duplicate` or `conflict`, never only `unknownInsight`).
 
-Usage: python3 tests/api_fuzz_report.py OPENAPI_JSON NDJSON_REPORT
+Usage: python3 e2e/api_fuzz_report.py OPENAPI_JSON NDJSON_REPORT
 """
 
 import base64
