@@ -1,7 +1,7 @@
 """Session simulator for the isLikelyBeingCoached model.
 
-It writes what a client app would send in `interaction` (PRODUCT.md section 2): a list of
-timing-only events (`t` in ms since sessionStart, `type`, optional `field`) plus `device` facts.
+It writes what a client app would send in `interaction` (docs/api.md, POST /v1/evaluations): a
+list of timing-only events (`t` in ms since sessionStart, `type`, optional `field`) plus `device` facts.
 It never writes features; training/features.py derives them from these events exactly as the
 daemon does, so the model is trained on the wire contract, not on the simulator's internals.
 

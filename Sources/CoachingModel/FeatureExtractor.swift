@@ -25,7 +25,7 @@ public struct FeatureExtractionError: Error, Sendable, Equatable, CustomStringCo
 /// integer milliseconds and one final division (or the same sequential sum), so they agree
 /// exactly, and the fixture tests hold them to it.
 public enum FeatureExtractor {
-    /// Most events a session may carry (PRODUCT.md §2).
+    /// Most events a session may carry (docs/api.md, `POST /v1/evaluations`).
     public static let maxEvents = 5000
     /// Latest `t` accepted: one hour. A banking or checkout session does not run longer; a
     /// larger `t` is a client bug or hostile input, and refusing it bounds every duration.

@@ -1,4 +1,4 @@
-/// The event types of `interaction.events` (PRODUCT.md §2). Declaration order is the order of
+/// The event types of `interaction.events` (docs/features.md). Declaration order is the order of
 /// the wire contract and of the `eventTypes` table in the model fixtures.
 public enum InteractionEventType: String, CaseIterable, Sendable {
     case sessionStart, fieldFocus, fieldBlur, keyDown, delete, paste, tap, scroll, appBackground,

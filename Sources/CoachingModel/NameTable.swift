@@ -6,7 +6,7 @@
 /// A name of up to 32 bytes is read as one key: four 8-byte words (zero beyond its end) and its
 /// length. Mixing the words picks a slot of an open-addressed table at least four times as large
 /// as the names, and comparing five integers confirms it: no loop over the bytes, which hashing
-/// and then comparing them one by one (FNV-1a) cost twice, ~145 instructions a look-up.
+/// and then comparing them one by one (FNV-1a) would walk twice.
 struct NameTable<Value: Sendable>: Sendable {
     /// The longest name a table holds; longer bytes name nothing.
     static var maxLength: Int { 32 }

@@ -199,9 +199,8 @@ struct TreeEnsemble: Sendable {
     /// left. Folded at load into one comparison and one flag (see `Split.nanGoesRight`); only
     /// missing type Zero needs the long way.
     ///
-    /// The walk branches on the answer. Choosing the child by a mask instead, with no branch to
-    /// mispredict, measured slower even over varied sessions (`insightd-bench --filter
-    /// model.varied`, eight interleaved runs: 4.9–6.1 against 3.7–5.7 µs): a predicted branch
+    /// The walk branches on the answer rather than choosing the child by a mask (no branch to
+    /// mispredict, but slower even over varied sessions: docs/performance.md): a predicted branch
     /// lets the processor start loading the next split before the comparison is known, and is
     /// right often enough.
     @inline(__always)

@@ -9,8 +9,8 @@ internal import Glibc
 ///
 /// A plain socket is read by an event of the connection's own (`readEvent`), with `recv` into
 /// the bufferevent's input buffer; the bufferevent only writes. libevent's own read asks the
-/// kernel how many bytes are waiting (`ioctl(FIONREAD)`) before every `readv`: a system call a
-/// request, 1.4 % of the daemon's CPU under W2 (docs/performance.md, round 10).
+/// kernel how many bytes are waiting (`ioctl(FIONREAD)`) before every `readv`: a system call
+/// more for every request.
 ///
 /// Ownership: the loop's connection table owns the object from accept to `close()`. libevent
 /// callbacks get an unretained pointer to it, which is sound because `close()` frees the

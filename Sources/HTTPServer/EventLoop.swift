@@ -43,10 +43,10 @@ final class EventLoop: @unchecked Sendable {
     private(set) var draining = false
     /// Renders response heads; loop-local so its buffer and date are reused without locks.
     var encoder = HTTPResponseEncoder()
-    /// Where the loop's plain connections `recv` (`readBufferBytes`, 64 KiB by default: a W1
-    /// request many times over): a request that arrives whole is parsed here and never copied
-    /// into its connection's buffer (which would allocate a chunk of its size and free it
-    /// again, every request).
+    /// Where the loop's plain connections `recv` (`readBufferBytes`, 64 KiB by default: many
+    /// times a typical evaluation request): a request that arrives whole is parsed here and
+    /// never copied into its connection's buffer (which would allocate a chunk of its size and
+    /// free it again, every request).
     let readBuffer: UnsafeMutableRawBufferPointer
 
     // Common timeouts (libevent keeps equal durations in O(1) queues instead of its heap).
@@ -277,8 +277,8 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         // Whichever loop wins `accept` would keep the connection, and long-lived keep-alive
-        // connections stay where they land: profiles showed one loop serving twice the other's
-        // requests. A loop with two or more connections more than a peer hands the new one over.
+        // connections stay where they land, so one loop could serve far more requests than the
+        // others. A loop with two or more connections more than a peer hands the new one over.
         if let peer = peers.min(by: { $0.assigned.load(ordering: .relaxed) < $1.assigned.load(ordering: .relaxed) }),
            peer.assigned.load(ordering: .relaxed) + 1 < assigned.load(ordering: .relaxed) {
             peer.assigned.wrappingAdd(1, ordering: .relaxed)

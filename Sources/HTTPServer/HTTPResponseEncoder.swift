@@ -82,8 +82,8 @@ struct HTTPResponseEncoder {
     }
 
     /// Whether every UTF-8 byte of `text` passes `test`: from the string's storage when it is
-    /// contiguous (native strings are), through the UTF-8 view otherwise (the view alone cost
-    /// ~10 instructions a byte, on every header of every response).
+    /// contiguous (native strings are), through the UTF-8 view otherwise (the view costs several
+    /// times more a byte, and this runs on every header of every response).
     private static func allBytes(_ text: String, satisfy test: (UInt8) -> Bool) -> Bool {
         if let result = text.utf8.withContiguousStorageIfAvailable({ bytes in
             for byte in bytes where !test(byte) { return false }

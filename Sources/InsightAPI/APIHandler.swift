@@ -172,8 +172,8 @@ public final class InsightAPIHandler: HTTPHandler {
     }
 
     static func isJSON(_ contentType: String) -> Bool {
-        // The value nearly every client sends, compared as bytes: the general reading below
-        // (splitting, trimming and lowercasing Substrings) cost ~10,000 instructions a request.
+        // The value nearly every client sends, compared as bytes first: the general reading
+        // below splits, trims and lowercases Substrings, which costs far more.
         if contentType.equalsIgnoringASCIICase("application/json") { return true }
         let parts = contentType.split(separator: ";")
         guard let media = parts.first?.trimmingOWS().lowercased() else { return false }

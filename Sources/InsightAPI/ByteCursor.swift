@@ -68,7 +68,7 @@ struct ByteCursor {
     mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
-        // Eight bytes at a time while eight remain (a W1 request reads two such strings for each
+        // Eight bytes at a time while eight remain (an event list reads two such strings for each
         // of its events), then byte by byte from the first that is not a letter.
         if let base = bytes.baseAddress {
             while index + 8 <= bytes.count {

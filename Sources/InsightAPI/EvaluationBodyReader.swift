@@ -3,7 +3,7 @@ import InsightDomain
 
 /// Reads a whole `POST /v1/evaluations` body straight from its bytes in the common, valid case,
 /// so that its members do not become a `JSONValue` tree of keys and strings first and then get
-/// decoded from it (about a tenth of an evaluation's instructions).
+/// decoded from it (which would be a sizeable share of an evaluation's work).
 ///
 /// It accepts only what the tree path (`EvaluationRequest.decode(_:)`) would accept and read the
 /// same way: an object of the known members, each at most once; strings of printable ASCII

@@ -34,9 +34,8 @@ enum EventsReader {
         }
     }
 
-    /// Its own object loop rather than `ByteCursor.readObject`: the closure that takes cost ~40
-    /// instructions an event (W1: 501k against 508k instructions per request), and this runs up
-    /// to 5,000 times a request.
+    /// Its own object loop rather than `ByteCursor.readObject`, to spare the closure that one
+    /// takes: this runs up to 5,000 times a request.
     private static func readEvent(_ cursor: inout ByteCursor) -> InteractionEvent? {
         guard cursor.take(UInt8(ascii: "{")) else { return nil }
         var t: Int64?, type: InteractionEventType?, field: InteractionField?

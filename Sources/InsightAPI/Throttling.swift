@@ -23,8 +23,8 @@ enum Throttling {
         }
     }
 
-    // The position is passed in, not captured: nested functions that captured it made the
-    // runtime check accesses to it (callgrind: 8 checked accesses an answer, ~60 instructions each).
+    // The position is passed in, not captured: a nested function that captured it would make
+    // the runtime check every access to it (dynamic exclusivity enforcement).
     private static func put(_ literal: StaticString, into out: UnsafeMutableBufferPointer<UInt8>, at n: inout Int) {
         literal.withUTF8Buffer { for byte in $0 { out[n] = byte; n += 1 } }
     }

@@ -5,10 +5,9 @@ import Foundation
 /// Every request allocates and frees some sixty small objects on its loop thread, many of one
 /// size. glibc keeps only seven freed chunks of a size per thread (its tcache); the rest go to
 /// the shared arena's fast bins, and each allocation of 1 KiB or more (a request body, a response
-/// buffer, a SQLite page) first sweeps those bins back together (`malloc_consolidate`). Under W2
-/// load malloc's functions took 6 % of all CPU samples (`perf record -a`), the sweep alone 1 %.
-/// With 128 chunks a size the churn stays in the thread cache: -6.8 % CPU a request on W2 as
-/// shipped, -4.5 % on W1 with the tunable set by hand (docs/performance.md, round 8).
+/// buffer, a SQLite page) first sweeps those bins back together (`malloc_consolidate`), under
+/// the arena's lock. With 128 chunks a size the churn stays in the thread cache, and requests
+/// neither sweep nor take that lock (figures: docs/performance.md).
 ///
 /// glibc reads tunables only when a program starts, from `GLIBC_TUNABLES`, and offers no call to
 /// change this one later; so the binary executes itself once more with the tunable added: same

@@ -303,7 +303,7 @@ public final class InsightService: @unchecked Sendable {
     }
 
     /// Share of one core the periodic recount may take. The recount reads every evaluation of
-    /// the counting window (an hour by default, about 1 µs each): at 1,000 evaluations per
+    /// the counting window (an hour by default): at 1,000 evaluations per
     /// second that is 3.6 million rows, seconds of work that would otherwise repeat every
     /// `INSIGHTD_COMPLIANCE_REFRESH` seconds.
     static let complianceRecountBudget = 0.05

@@ -17,13 +17,14 @@ public enum LogLevel: String, Sendable, Comparable, CaseIterable {
 /// only log-safe fields: ids, routes, codes, counts — never bodies or subject identifiers.
 ///
 /// Per-request lines may be *deferred*: they wait in memory and go out together, at the latest
-/// `flushInterval` later or once `flushBytes` are waiting (a `write` per request was 7 % of an
-/// evaluation's CPU). A thread of the logger's own writes them, so the event loops that log
-/// never wait for the disk or for a slow reader of stderr. Every other line is written at once
-/// by its caller, after whatever waits, so lines stay in order and a warning or error is never
-/// held back. A SIGKILL can lose the deferred lines of the last `flushInterval`; a clean stop
-/// writes them (its last line is not deferred). Logging never stops the daemon: lines that
-/// stderr refuses (its reader gone) are counted in `droppedLines` and the daemon goes on.
+/// `flushInterval` later or once `flushBytes` are waiting (a `write` system call per request
+/// would cost a sizeable share of an evaluation). A thread of the logger's own writes them, so
+/// the event loops that log never wait for the disk or for a slow reader of stderr. Every
+/// other line is written at once by its caller, after whatever waits, so lines stay in order
+/// and a warning or error is never held back. A SIGKILL can lose the deferred lines of the
+/// last `flushInterval`; a clean stop writes them (its last line is not deferred). Logging
+/// never stops the daemon: lines that stderr refuses (its reader gone) are counted in
+/// `droppedLines` and the daemon goes on.
 public final class Logger: Sendable {
     public let minimumLevel: LogLevel
     private let clock: any Clock

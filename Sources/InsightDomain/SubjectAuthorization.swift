@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Whether insights may be evaluated for a subject (PRODUCT.md §5).
+/// Whether insights may be evaluated for a subject (docs/api.md, "Subject authorization").
 public enum AuthorizationStatus: String, Sendable, CaseIterable {
     /// Insights are on (the default).
     case authorized

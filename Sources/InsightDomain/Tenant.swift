@@ -1,4 +1,4 @@
-/// A tenant: one organisation or app whose callers trust each other (PRODUCT.md §10).
+/// A tenant: one organisation or app whose callers trust each other (docs/api.md, "Tenants").
 /// Inside a tenant and environment, callers share labels, opt-outs and device limits; across
 /// tenants nothing is shared, affected or revealed, and identifier hashes differ (each tenant
 /// hashes under keys derived from the keyring, `HashKeyring.forTenant`).

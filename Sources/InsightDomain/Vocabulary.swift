@@ -1,4 +1,4 @@
-/// The closed vocabularies of the product contract (PRODUCT.md). Raw values are the wire names.
+/// The closed vocabularies of the API (openapi/openapi.json). Raw values are the wire names.
 
 /// Where a caller's data lives. Environments never see each other's data.
 public enum Environment: String, Sendable, CaseIterable, Codable {
@@ -35,7 +35,7 @@ public enum InsightErrorCode: String, Sendable, CaseIterable {
          insightVersionUnavailable, rateLimitError
 }
 
-/// How the caller used an evaluation (PRODUCT.md §4).
+/// How the caller used an evaluation (docs/api.md, consumption reports).
 public enum ConsumptionStatus: String, Sendable, CaseIterable {
     case usedReducedFriction, usedUnchangedFriction, usedIncreasedFriction,
          notUsedNotNeeded, notUsedError, usedEvaluationOnly

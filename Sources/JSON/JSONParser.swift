@@ -178,8 +178,8 @@ public struct JSONParser {
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(JSONObject()) }
-        // Room for a typical small object up front: growing 1 → 2 → 4 cost two extra
-        // allocations per object, most of the parse time of a 150-event interaction.
+        // Room for a typical small object up front: growing 1 → 2 → 4 would take two extra
+        // allocations per object, and an interaction's events are many small objects.
         var members: [(key: String, value: JSONValue)] = []
         members.reserveCapacity(Self.initialObjectCapacity)
         let maxMembers = limits.maxMembers
@@ -359,9 +359,8 @@ public struct JSONParser {
     /// Up to 19 significant digits (as clients print ratios: 16–17, which `exactDecimal` cannot
     /// take) over at most 10^19, rounded correctly to the nearest Double (ties to even): the
     /// quotient m / 10^k is computed with 55–56 significant bits by one 128-bit division, then
-    /// rounded with the remainder as the sticky bit, instead of making a `String` for `strtod`
-    /// (about 280 instructions a number less; `json.parse.summary`, five such numbers, 56.4k ->
-    /// 55.0k instructions a parse). Nil for a positive power of ten or one below 10^-19.
+    /// rounded with the remainder as the sticky bit, instead of making a `String` for `strtod`.
+    /// Nil for a positive power of ten or one below 10^-19.
     private static func longDecimal(_ parts: (mantissa: UInt64, digits: Int, exponent: Int)) -> Double? {
         let mantissa = parts.mantissa, scale = -parts.exponent  // the value is mantissa / 10^scale
         if mantissa == 0 { return 0 }

@@ -11,8 +11,8 @@ private let processSettings: Void = {
 /// callers that share one across threads serialise access themselves.
 public final class SQLiteConnection {
     let handle: OpaquePointer
-    /// Cached statements by the address of their SQL literal: hashing the text itself (a few
-    /// hundred bytes) cost ~3,300 instructions a look-up, two look-ups per evaluation.
+    /// Cached statements by the address of their SQL literal, which is cheap to hash, rather
+    /// than by the text itself (a few hundred bytes, hashed twice per evaluation).
     private var statementCache: [UInt: SQLiteStatement] = [:]
     /// Cached control statements (BEGIN, COMMIT, savepoints) by their short text.
     private var controlCache: [String: SQLiteStatement] = [:]
@@ -112,7 +112,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs a parameterless control statement through the statement cache: a writer issues
-    /// BEGIN/SAVEPOINT/RELEASE for every job, and reparsing them each time shows in profiles.
+    /// BEGIN/SAVEPOINT/RELEASE for every job, and would otherwise reparse them each time.
     private func run(_ sql: String) throws(SQLiteError) {
         if let statement = controlCache[sql] { return try statement.run(values: []) }
         let statement = try prepare(sql)

@@ -32,7 +32,7 @@ let overflowLabelValue = "other"
 ///
 /// The hash is FNV-1a over the values' UTF-8 bytes (0xFF, which UTF-8 never contains, between
 /// values), from a per-process random seed: cheaper than `Hasher` for the short values labels
-/// hold (a lookup takes about 15% less time). It does not resist chosen-value collisions, but a
+/// hold. It does not resist chosen-value collisions, but a
 /// family holds at most `SeriesLimits.maxSeries` series, which bounds what collisions can cost.
 struct LabelKey: Hashable, Sendable {
     let values: [String]

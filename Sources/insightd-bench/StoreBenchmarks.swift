@@ -11,10 +11,10 @@ import Synchronization
 enum StoreBenchmarks {
     /// How event and insight ids are made.
     enum Ids: Sendable {
-        /// Random version-4 UUIDs (`SecureRandom.uuid`): what the evaluate endpoint made before
-        /// it switched to version 7; kept to show what the switch bought.
+        /// Random version-4 UUIDs (`SecureRandom.uuid`): the alternative to time-ordered ids,
+        /// kept to show what ordered ids save.
         case random
-        /// Ids that grow with time, as the evaluate endpoint makes them now (version 7): each
+        /// Ids that grow with time, as the evaluate endpoint makes them (version 7): each
         /// insert lands on the right edge of the primary-key indexes instead of a random page.
         case ordered
     }

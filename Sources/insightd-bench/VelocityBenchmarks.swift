@@ -4,7 +4,7 @@ import Glibc
 import Crypto
 import InsightDomain
 
-/// Velocity (issue 4): the cost per evaluation of one lookup (`signals`) plus one update
+/// Velocity: the cost per evaluation of one lookup (`signals`) plus one update
 /// (`record`) with 10^4 and 10^6 subjects already tracked, and the resident memory the fill took.
 enum VelocityBenchmarks {
     static func all() -> [MicroBenchmark] {

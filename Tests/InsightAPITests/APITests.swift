@@ -5,7 +5,7 @@ import InsightTesting
 import JSON
 import XCTest
 
-/// The API contract (PRODUCT.md §1, §2, §4, §7) against a live daemon on port 0.
+/// The API contract (docs/api.md, openapi/openapi.json) against a live daemon on port 0.
 final class APITests: XCTestCase {
     var daemon: LiveDaemon!
     var key = ""

@@ -17,7 +17,7 @@ final class ModelAPITests: XCTestCase {
 
     override func tearDown() { daemon = nil }
 
-    /// Authority impersonation as described in PRODUCT.md: a call begun before the session,
+    /// Authority impersonation as docs/features.md describes it: a call begun before the session,
     /// the phone at the ear, digits typed in dictated bursts, a long hesitation before submit.
     static let coachedEvents: String = {
         var events = [#"{"t":0,"type":"sessionStart"}"#, #"{"t":200,"type":"proximityNear"}"#,

@@ -9,7 +9,7 @@ import XCTest
 import Glibc
 #endif
 
-/// Keeps `openapi/openapi.json` true (PRODUCT.md §9): routes, statuses, problem codes, headers,
+/// Keeps `openapi/openapi.json` true: routes, statuses, problem codes, headers,
 /// response bodies and vocabularies are checked against a live daemon and against the sources,
 /// so a change to the code or to the document without the other fails here.
 final class OpenAPIConformanceTests: XCTestCase {

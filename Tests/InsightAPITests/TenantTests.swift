@@ -7,8 +7,8 @@ import JSON
 import SQLiteClient
 import XCTest
 
-/// PRODUCT.md §10: callers of one tenant share labels, opt-outs and device limits; across tenants
-/// nothing is shared, affected or revealed. Each test fails if the boundary is removed.
+/// Tenants (docs/api.md): callers of one tenant share labels, opt-outs and device limits; across
+/// tenants nothing is shared, affected or revealed. Each test fails if the boundary is removed.
 final class TenantTests: XCTestCase {
     static func evaluation(account: String = "acct-shared", device: String = "dev-shared") -> String {
         #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"\#(account)","device":"\#(device)"}}"#

@@ -2,7 +2,7 @@ import Crypto
 import InsightDomain
 import XCTest
 
-/// Each tenant hashes under keys derived from the keyring (PRODUCT.md §10).
+/// Each tenant hashes under keys derived from the keyring (docs/privacy.md).
 final class TenantKeyTests: XCTestCase {
     let old = [UInt8](repeating: 1, count: 32), new = [UInt8](repeating: 2, count: 32)
 

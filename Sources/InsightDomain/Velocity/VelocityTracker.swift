@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Sliding-window velocity over hashed identifiers (PRODUCT.md §3), in memory, per environment.
+/// Sliding-window velocity over hashed identifiers (docs/velocity.md), in memory, per environment.
 ///
 /// Each subject is keyed by the first 8 bytes of its HMAC hash. An account keeps its most
 /// recent evaluations (time, device, paid counterparty, whether the result was medium/high); a
