@@ -51,8 +51,10 @@ test-api: build
 	sh $(TESTS_DIR)/api-fuzz.sh $(RELEASE_BIN)
 
 # Every shell example of README.md and docs/ against a real daemon, as a reader would run it
-# (markers and rules: $(TESTS_DIR)/docs-examples.sh); the demo is one of the examples.
+# (markers and rules: $(TESTS_DIR)/docs-examples.sh); the demo is one of the examples. First,
+# the module table of docs/architecture.md against Package.swift.
 test-docs: build
+	sh scripts/check-module-graph.sh
 	$(SWIFT) build -c release --product insightd-demo
 	bash $(TESTS_DIR)/docs-examples.sh $(RELEASE_BIN)
 
