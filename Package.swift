@@ -64,8 +64,9 @@ let package = Package(
         // The behaviour every backend of the store ports must have (a library, so that a backend's
         // own test target runs it), the in-memory fakes, and the suite run against SQLite and the fakes.
         .target(name: "StoreContract", dependencies: ["InsightDomain"], path: "Tests/StoreContract"),
+        .target(name: "InsightStoreFakes", dependencies: ["InsightDomain"], path: "Tests/InsightStoreFakes"),
         .testTarget(name: "StoreContractTests",
-                    dependencies: ["StoreContract", "InsightStorage", "InsightDomain"]),
+                    dependencies: ["StoreContract", "InsightStoreFakes", "InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto", "InsightTesting"]),
         .testTarget(name: "InsightAppTests", dependencies: ["InsightApp", "JSON", "InsightDomain"]),
         .testTarget(name: "InsightClientTests",

@@ -1,6 +1,7 @@
 import Foundation
 import InsightDomain
 import InsightStorage
+import InsightStoreFakes
 import StoreContract
 import XCTest
 
@@ -50,7 +51,26 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
     func testRetention() { check(.retention) }
 }
 
-/// Every area has cases.
+/// The contract against the in-memory fakes: passing it is what lets use-case tests trust them.
+final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
+    func makeStores() throws -> StoreSet {
+        let store = InMemoryStore()
+        return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
+                        authorizations: store, reporting: store, velocity: store, retention: store)
+    }
+
+    func testConsumption() { check(.consumption) }
+    func testLabels() { check(.labels) }
+    func testCredentials() { check(.credentials) }
+    func testRegistration() { check(.registration) }
+    func testAdministration() { check(.administration) }
+    func testAuthorization() { check(.authorization) }
+    func testReporting() { check(.reporting) }
+    func testVelocity() { check(.velocity) }
+    func testRetention() { check(.retention) }
+}
+
+/// Every area has a test in both classes above.
 final class StoreContractCoverageTests: XCTestCase {
     func testEveryAreaHasCases() {
         for area in StoreContract.Area.allCases {
