@@ -46,7 +46,27 @@ let consumptionCases: [ContractCase] = [
         try s.record(made.eventId, insights: made.insightIds)
         try expectEqual(try s.report(made.eventId, ids: Array(made.insightIds.reversed())), .recorded(.onTime))
         let other = EvaluationIdentifiers.make(insights: 1, milliseconds: 1_000)
-        try expectEqual(try s.report(made.eventId, ids: other.insightIds), .unknownInsightIds(other.insightIds))
+        try s.record(other.eventId, insights: other.insightIds)
+        try expectEqual(try s.report(made.eventId, ids: other.insightIds), .unknownInsightIds(other.insightIds),
+                        "another evaluation's")
+        let third = EvaluationIdentifiers.insightId(eventId: other.eventId, position: 1) ?? "?"
+        try expectEqual(try s.report(other.eventId, ids: [third]), .unknownInsightIds([third]), "past its insights")
+    },
+    contractCase(.consumption, "an evaluation holds at most \(EvaluationIdentifiers.maxInsights) insights") { s in
+        let tooMany = (0...EvaluationIdentifiers.maxInsights).map { "many-\($0)" }
+        let evaluation = EvaluationRecord(
+            eventId: "e1", callerId: "c1", environment: .production, category: .payment, createdAt: 1_000,
+            reportConsumptionBy: 2_000, subject: HashedSubject(),
+            insights: tooMany.map {
+                InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: nil,
+                              newestModelVersion: nil, outcome: .error(.insightUnavailable, detail: ""))
+            })
+        if case .success = try wait({ s.ledger.record(evaluation, completion: $0) }) {
+            throw ContractFailure(description: "an evaluation of \(tooMany.count) insights was stored")
+        }
+        try expectEqual(try s.report("e1"), .evaluationNotFound)
+        try s.record("e2", insights: Array(tooMany.dropLast()))
+        try expectEqual(try s.report("e2", ids: [tooMany[EvaluationIdentifiers.maxInsights - 1]]), .recorded(.onTime))
     },
 ]
 
@@ -107,6 +127,17 @@ let labelCases: [ContractCase] = [
                         .processed([.unknownInsight, .unknownInsight], replayed: false), "after acme labelled")
         try expectEqual(try s.label(ids.map { fraud($0) }, caller: "acme-ops", tenant: "acme", key: "k3"),
                         .processed([.duplicate, .duplicate], replayed: false))
+    },
+    contractCase(.labels, "an insight is labelled in its evaluation's environment only") { s in
+        try s.caller("ops", roles: [.labels])
+        let made = EvaluationIdentifiers.make(insights: 1, milliseconds: 1_000)
+        try s.record(made.eventId, environment: .sandbox, insights: made.insightIds)
+        try s.record("e2", environment: .sandbox, insights: ["kept-id"])
+        let past = EvaluationIdentifiers.insightId(eventId: made.eventId, position: 1) ?? "?"
+        try expectEqual(try s.label([fraud(made.insightIds[0]), fraud("kept-id")]),
+                        .processed([.unknownInsight, .unknownInsight], replayed: false), "from production")
+        try expectEqual(try s.label([fraud(made.insightIds[0]), fraud("kept-id"), fraud(past)], environment: .sandbox),
+                        .processed([.accepted, .accepted, .unknownInsight], replayed: false))
     },
 ]
 
