@@ -52,6 +52,15 @@ let consumptionCases: [ContractCase] = [
         let third = EvaluationIdentifiers.insightId(eventId: other.eventId, position: 1) ?? "?"
         try expectEqual(try s.report(other.eventId, ids: [third]), .unknownInsightIds([third]), "past its insights")
     },
+    contractCase(.consumption, "an event id is stored once") { s in
+        try s.record("e1", insights: ["a"], due: 2_000)
+        let again = EvaluationRecord(eventId: "e1", callerId: "c1", environment: .production, category: .payment,
+                                     createdAt: 1_000, reportConsumptionBy: 9_000, subject: HashedSubject(), insights: [])
+        if case .success = try wait({ s.ledger.record(again, completion: $0) }) {
+            throw ContractFailure(description: "a second evaluation e1 was stored")
+        }
+        try expectEqual(try s.report("e1", ids: ["a"], at: 3_000), .recorded(.late), "the first one stands")
+    },
     contractCase(.consumption, "an evaluation holds at most \(EvaluationIdentifiers.maxInsights) insights") { s in
         let tooMany = (0...EvaluationIdentifiers.maxInsights).map { "many-\($0)" }
         let evaluation = EvaluationRecord(
