@@ -1,4 +1,6 @@
+import Dispatch
 import InsightDomain
+import Synchronization
 
 // The cases of `StoreContract`, by area. Expectations are PRODUCT.md's (§3 consumption, §4
 // labels, §5 authorizations, §6 rate limits, §7 retention, §10 tenants) as today's SQLite
@@ -52,6 +54,30 @@ let consumptionCases: [ContractCase] = [
         let third = EvaluationIdentifiers.insightId(eventId: other.eventId, position: 1) ?? "?"
         try expectEqual(try s.report(other.eventId, ids: [third]), .unknownInsightIds([third]), "past its insights")
     },
+    contractCase(.consumption, "of concurrent reports for one evaluation exactly one is recorded") { s in
+        try s.record("e1", insights: ["a"])
+        let ledger = s.ledger
+        let results = Mutex<[Result<ConsumptionResult, StoreFailure>]>([])
+        let done = DispatchGroup()
+        DispatchQueue.concurrentPerform(iterations: 16) { i in
+            done.enter()
+            ledger.report(ConsumptionReport(eventId: "e1", callerId: "c1", environment: .production,
+                                            status: i % 2 == 0 ? .usedIncreasedFriction : .notUsedNotNeeded,
+                                            insightIdsUsed: i % 2 == 0 ? ["a"] : [], reportedAt: 1_500)) { result in
+                results.withLock { $0.append(result) }
+                done.leave()
+            }
+        }
+        try expect(done.wait(timeout: .now() + 10) == .success, "every report completes")
+        let all = results.withLock { $0 }
+        try expectEqual(all.filter { $0 == .success(.recorded(.onTime)) }.count, 1, "recorded")
+        try expect(all.allSatisfy { r in
+            if case .success(.recorded) = r { return true }
+            if case .success(.alreadyRecorded) = r { return true }
+            if case .success(.conflict) = r { return true }
+            return false
+        }, "the others are alreadyRecorded or conflict: \(all)")
+    },
     contractCase(.consumption, "an event id is stored once") { s in
         try s.record("e1", insights: ["a"], due: 2_000)
         let again = EvaluationRecord(eventId: "e1", callerId: "c1", environment: .production, category: .payment,
@@ -101,6 +127,26 @@ let labelCases: [ContractCase] = [
         try expectEqual(try s.label([fraud("a"), fraud("missing"), nil], at: 9_000),
                         .processed([.accepted, .unknownInsight, .invalid], replayed: true))
         try expectEqual(try s.label([fraud("a")], body: "other"), .idempotencyKeyReused)
+    },
+    contractCase(.labels, "of concurrent submissions with one key one is processed, the others replay it") { s in
+        try s.caller("ops", roles: [.labels])
+        try s.record("e1", insights: ["a"])
+        let ledger = s.ledger
+        let results = Mutex<[Result<LabelSubmissionResult, StoreFailure>]>([])
+        let done = DispatchGroup()
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            done.enter()
+            ledger.submit(LabelSubmission(callerId: "ops", environment: .production, items: [fraud("a")],
+                                          idempotencyKeyHash: Array("k1".utf8), bodyHash: Array("b1".utf8),
+                                          receivedAt: 5_000)) { result in
+                results.withLock { $0.append(result) }
+                done.leave()
+            }
+        }
+        try expect(done.wait(timeout: .now() + 10) == .success, "every submission completes")
+        let all = results.withLock { $0 }
+        try expectEqual(all.filter { $0 == .success(.processed([.accepted], replayed: false)) }.count, 1, "processed")
+        try expectEqual(all.filter { $0 == .success(.processed([.accepted], replayed: true)) }.count, 15, "replayed")
     },
     contractCase(.labels, "idempotency keys are each caller's own") { s in
         try s.caller("ops", roles: [.labels])
