@@ -46,3 +46,66 @@ public protocol CallerAdministration: Sendable {
     func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
                       completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void)
 }
+
+/// Registration of callers and their keys by an operator (`insightctl`, test set-up). Calls are
+/// synchronous and made from one thread; a caller's secret exists only in the `APIKey` returned.
+public protocol CallerRegistration {
+    /// Creates a caller of `tenant` and its first key. Throws when the tenant name, the roles
+    /// (none), rate (not positive and finite), burst (below 1) or the trimmed name (empty or over
+    /// 100 bytes) is invalid, or when `callerId` is taken.
+    func create(name: String, tenant: String, environment: Environment, roles: Set<Role>,
+                rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey)
+    /// Issues another key for an existing caller (rotation); throws if there is no such caller.
+    func issueKey(callerId: String, now: Milliseconds) throws -> APIKey
+    /// Revokes a key; throws if there is no such key or it is already revoked.
+    func revokeKey(keyId: String, now: Milliseconds) throws
+    /// Every caller (of `tenant` when given), oldest first, then by id.
+    func list(tenant: String?) throws -> [Caller]
+    /// The caller with `callerId` (only if it belongs to `tenant`, when given), or nil.
+    func caller(_ callerId: String, tenant: String?) throws -> Caller?
+    /// A caller's keys, oldest first (ids, hashes and dates: secrets are never stored).
+    func keys(callerId: String) throws -> [StoredKey]
+    /// Every tenant that has callers, by name, with its callers per environment.
+    func tenants() throws -> [(name: String, production: Int, sandbox: Int)]
+}
+
+/// What one retention pass deleted.
+public struct RetentionReport: Sendable, Equatable {
+    public var evaluations = 0
+    public var labels = 0
+    public var labelSubmissions = 0
+    public var authorizations = 0
+    public var isEmpty: Bool { evaluations == 0 && labels == 0 && labelSubmissions == 0 && authorizations == 0 }
+
+    public init(evaluations: Int = 0, labels: Int = 0, labelSubmissions: Int = 0, authorizations: Int = 0) {
+        self.evaluations = evaluations
+        self.labels = labels
+        self.labelSubmissions = labelSubmissions
+        self.authorizations = authorizations
+    }
+
+    public mutating func add(_ other: RetentionReport) {
+        evaluations += other.evaluations
+        labels += other.labels
+        labelSubmissions += other.labelSubmissions
+        authorizations += other.authorizations
+    }
+}
+
+/// Deletion of what is older than the retention period (PRODUCT.md §7), one bounded batch at a
+/// time so that a large purge never holds the store for long.
+public protocol RetentionPurge: Sendable {
+    /// Deletes at most one batch of each kind older than `cutoff`: evaluations created before it
+    /// (with their insights and consumption report), labels and label submissions received
+    /// before it, authorizations last renewed before it. Completes with what it deleted; call
+    /// again until the report is empty.
+    func purgeBatch(olderThan cutoff: Milliseconds,
+                    completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void)
+}
+
+/// The stored evaluations as velocity tracking records them, to rebuild its state at start.
+public protocol VelocityHistory: Sendable {
+    /// The evaluations created at or after `since`, oldest first (one millisecond's in the
+    /// order they were stored).
+    func velocityEvents(since: Milliseconds) throws -> [VelocityEvent]
+}

@@ -3,7 +3,7 @@ import InsightDomain
 import SQLiteClient
 
 /// Administration of callers and keys on one connection (used by insightctl and tests).
-public struct CallerRegistry {
+public struct CallerRegistry: CallerRegistration {
     let db: SQLiteConnection
 
     public init(_ db: SQLiteConnection) { self.db = db }

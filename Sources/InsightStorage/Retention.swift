@@ -10,22 +10,7 @@ import SQLiteClient
 /// in-memory index of denials safe.
 public struct Retention {
     /// What one purge deleted.
-    public struct Report: Sendable, Equatable {
-        public var evaluations = 0
-        public var labels = 0
-        public var labelSubmissions = 0
-        public var authorizations = 0
-        public var isEmpty: Bool { evaluations == 0 && labels == 0 && labelSubmissions == 0 && authorizations == 0 }
-
-        public init() {}
-
-        public mutating func add(_ other: Report) {
-            evaluations += other.evaluations
-            labels += other.labels
-            labelSubmissions += other.labelSubmissions
-            authorizations += other.authorizations
-        }
-    }
+    public typealias Report = RetentionReport
 
     /// Rows deleted per batch.
     public static let batchSize = 1000
@@ -77,5 +62,18 @@ public struct Retention {
             if batch.isEmpty { return total }
             total.add(batch)
         }
+    }
+}
+
+/// The retention purge of the running daemon: each batch is a job of the group-commit writer,
+/// ordered with every other write.
+public final class SQLiteRetention: RetentionPurge {
+    private let writer: GroupCommitWriter
+
+    public init(writer: GroupCommitWriter) { self.writer = writer }
+
+    public func purgeBatch(olderThan cutoff: Milliseconds,
+                           completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
+        writer.submit({ db in try Retention.purgeBatch(db, cutoff: cutoff) }, completion: completion)
     }
 }

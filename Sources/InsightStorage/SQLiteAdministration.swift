@@ -5,7 +5,7 @@ import Synchronization
 /// Caller administration and reporting counts for the running daemon: reads through their own
 /// connection (WAL readers never block the writer), writes through the group-commit writer so
 /// that they are ordered with everything else and never stall a loop thread.
-public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource {
+public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory {
     private let reader: Mutex<SQLiteConnection>
     private let writer: GroupCommitWriter
 

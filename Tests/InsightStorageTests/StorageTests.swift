@@ -4,7 +4,9 @@ import InsightDomain
 import SQLiteClient
 import XCTest
 
-/// Runs every storage behaviour against a real SQLite file in a temporary directory.
+/// What is particular to the SQLite stores (migrations, query plans, the row layout, the
+/// group-commit writer), against a real SQLite file in a temporary directory. What every backend
+/// of the store ports must do is `StoreContract`'s, run by StoreContractTests.
 final class StorageTests: XCTestCase {
     var directory: URL!
     var path: String { directory.appendingPathComponent("insightd.db").path }
@@ -121,28 +123,6 @@ final class StorageTests: XCTestCase {
         body { result in box.value = result; done.fulfill() }
         wait(for: [done], timeout: 10)
         return box.value!
-    }
-
-    func testConsumptionReportSemantics() throws {
-        let (ledger, writer) = try makeLedger()
-        defer { writer.stop() }
-        XCTAssertNoThrow(try wait { ledger.record(evaluation("e1", insights: ["a", "b"]), completion: $0) }.get())
-
-        func report(_ event: String, _ status: ConsumptionStatus, _ ids: [String], at: Int64 = 1500,
-                    caller: String = "c1", environment: Environment = .production) -> Result<ConsumptionResult, StoreFailure> {
-            wait { ledger.report(ConsumptionReport(eventId: event, callerId: caller, environment: environment,
-                                                   status: status, insightIdsUsed: ids, reportedAt: at), completion: $0) }
-        }
-        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a", "zz"]), .success(.unknownInsightIds(["zz"])))
-        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a"], caller: "other"), .success(.evaluationNotFound))
-        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a"], environment: .sandbox), .success(.evaluationNotFound))
-        XCTAssertEqual(report("nope", .usedIncreasedFriction, []), .success(.evaluationNotFound))
-        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a"]), .success(.recorded(.onTime)))
-        XCTAssertEqual(report("e1", .usedIncreasedFriction, ["a"]), .success(.alreadyRecorded))
-        XCTAssertEqual(report("e1", .notUsedNotNeeded, []), .success(.conflict(existing: .usedIncreasedFriction)))
-
-        XCTAssertNoThrow(try wait { ledger.record(evaluation("e2"), completion: $0) }.get())
-        XCTAssertEqual(report("e2", .notUsedError, [], at: 2001), .success(.recorded(.late)))
     }
 
     func testReportingStatsCountEachCallersWindowFromItsPenaltyReset() throws {
@@ -354,35 +334,6 @@ final class StorageTests: XCTestCase {
                                                             idempotencyKeyHash: [1], bodyHash: [1], receivedAt: 5000),
                                             completion: $0) },
                        .success(.processed([.accepted], replayed: false)))
-    }
-
-    func testLabelsAndIdempotency() throws {
-        let (ledger, writer) = try makeLedger()
-        defer { writer.stop() }
-        XCTAssertNoThrow(try wait { ledger.record(evaluation("e1", insights: ["a", "b"]), completion: $0) }.get())
-        XCTAssertNoThrow(try wait { ledger.record(evaluation("e2", environment: .sandbox, insights: ["s"]), completion: $0) }.get())
-
-        func submit(_ items: [Label?], key: String, body: String) -> Result<LabelSubmissionResult, StoreFailure> {
-            wait { ledger.submit(LabelSubmission(callerId: "ops", environment: .production, items: items,
-                                                 idempotencyKeyHash: Array(key.utf8), bodyHash: Array(body.utf8),
-                                                 receivedAt: 5000), completion: $0) }
-        }
-        let fraud = Label(insightId: "a", outcome: .confirmedFraud, fraudType: .techSupportScam, discoveredAt: "2027-01-15")
-        let items: [Label?] = [
-            fraud, fraud,
-            Label(insightId: "a", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-16"),
-            Label(insightId: "s", outcome: .confirmedFraud, fraudType: .other, discoveredAt: "2027-01-15"),
-            Label(insightId: "missing", outcome: .confirmedFraud, fraudType: .other, discoveredAt: "2027-01-15"),
-            nil,
-        ]
-        XCTAssertEqual(submit(items, key: "k1", body: "body1"),
-                       .success(.processed([.accepted, .duplicate, .conflict, .unknownInsight, .unknownInsight, .invalid],
-                                           replayed: false)))
-        XCTAssertEqual(submit(items, key: "k1", body: "body1"),
-                       .success(.processed([.accepted, .duplicate, .conflict, .unknownInsight, .unknownInsight, .invalid],
-                                           replayed: true)))
-        XCTAssertEqual(submit(items, key: "k1", body: "body2"), .success(.idempotencyKeyReused))
-        XCTAssertEqual(submit([fraud], key: "k2", body: "body3"), .success(.processed([.duplicate], replayed: false)))
     }
 
     func testGroupCommitIsDurableAndConcurrent() throws {

@@ -1,0 +1,369 @@
+import Foundation
+import InsightDomain
+import Synchronization
+
+/// Why the in-memory store refused an operation (the SQLite store's `StoreError` counterpart).
+public enum InMemoryStoreError: Error, Sendable, Equatable {
+    case invalid(String)
+    case notFound(String)
+}
+
+/// Every store port in memory, for use-case tests: one `Mutex` over the whole state, each
+/// operation atomic, completions called before the method returns. It passes the same
+/// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
+public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
+    AuthorizationStore, ReportingStatsSource, VelocityHistory, RetentionPurge {
+    /// Rows each kind loses per retention batch (as `Retention.batchSize`).
+    public let batchSize: Int
+
+    private struct StoredCaller {
+        var caller: Caller
+        var penaltyResetAt: Milliseconds?
+    }
+    private struct StoredLabel {
+        var label: Label
+        var environment: Environment
+        var callerId: String
+        var receivedAt: Milliseconds
+    }
+    private struct Submission {
+        var bodyHash: [UInt8]
+        var results: [LabelResultStatus]
+        var createdAt: Milliseconds
+    }
+    private struct SubmissionKey: Hashable {
+        var callerId: String
+        var keyHash: [UInt8]
+    }
+    private struct SubjectKey: Hashable {
+        var tenant: String
+        var environment: Environment
+        var kind: AuthorizableKind
+        var hash: [UInt8]
+    }
+    private struct State {
+        /// In creation order.
+        var callers: [StoredCaller] = []
+        var keys: [StoredKey] = []
+        /// In the order stored (the store's commit order).
+        var evaluations: [EvaluationRecord] = []
+        var reports: [String: (report: ConsumptionReport, timeliness: Timeliness)] = [:]
+        var labels: [StoredLabel] = []
+        var submissions: [SubmissionKey: Submission] = [:]
+        var authorizations: [SubjectKey: AuthorizationRecord] = [:]
+
+        func callerIndex(_ id: String) -> Int? { callers.firstIndex { $0.caller.callerId == id } }
+
+        /// A row whose caller is unknown belongs to tenant `default`, as in the SQLite store.
+        func tenant(ofCaller id: String) -> String { callerIndex(id).map { callers[$0].caller.tenant } ?? Tenant.defaultName }
+    }
+
+    private let state = Mutex(State())
+
+    public init(batchSize: Int = 1000) { self.batchSize = batchSize }
+
+    // MARK: EvaluationLedger
+
+    public func record(_ evaluation: EvaluationRecord,
+                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
+        let result: Result<Void, StoreFailure> = state.withLock { state in
+            guard evaluation.insights.count <= EvaluationIdentifiers.maxInsights,
+                  !state.evaluations.contains(where: { $0.eventId == evaluation.eventId }) else {
+                return .failure(.unavailable("evaluation \(evaluation.eventId) is invalid or already stored"))
+            }
+            state.evaluations.append(evaluation)
+            return .success(())
+        }
+        completion(result)
+    }
+
+    public func report(_ r: ConsumptionReport,
+                       completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {
+        let result: ConsumptionResult = state.withLock { state in
+            guard let evaluation = state.evaluations.first(where: {
+                $0.eventId == r.eventId && $0.callerId == r.callerId && $0.environment == r.environment
+            }) else { return .evaluationNotFound }
+            let ids = Set(evaluation.insights.map(\.insightId))
+            let unknown = r.insightIdsUsed.filter { !ids.contains($0) }
+            if !unknown.isEmpty { return .unknownInsightIds(unknown) }
+            if let existing = state.reports[r.eventId]?.report {
+                let same = existing.status == r.status && Set(existing.insightIdsUsed) == Set(r.insightIdsUsed)
+                return same ? .alreadyRecorded : .conflict(existing: existing.status)
+            }
+            let timeliness: Timeliness = r.reportedAt <= evaluation.reportConsumptionBy ? .onTime : .late
+            state.reports[r.eventId] = (r, timeliness)
+            return .recorded(timeliness)
+        }
+        completion(.success(result))
+    }
+
+    public func submit(_ s: LabelSubmission,
+                       completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void) {
+        let result: LabelSubmissionResult = state.withLock { state in
+            let key = SubmissionKey(callerId: s.callerId, keyHash: s.idempotencyKeyHash)
+            if let previous = state.submissions[key] {
+                return previous.bodyHash == s.bodyHash ? .processed(previous.results, replayed: true) : .idempotencyKeyReused
+            }
+            var results: [LabelResultStatus] = []
+            for item in s.items {
+                guard let label = item else { results.append(.invalid); continue }
+                // A label's tenant is its labeller's; the insight's, its evaluation's caller's.
+                if let existing = state.labels.first(where: {
+                    $0.label.insightId == label.insightId && $0.environment == s.environment
+                        && state.tenant(ofCaller: $0.callerId) == s.tenant
+                }) {
+                    let same = existing.label.outcome == label.outcome && existing.label.fraudType == label.fraudType
+                    results.append(same ? .duplicate : .conflict)
+                    continue
+                }
+                let known = state.evaluations.contains { e in
+                    e.environment == s.environment && state.tenant(ofCaller: e.callerId) == s.tenant
+                        && e.insights.contains { $0.insightId == label.insightId }
+                }
+                guard known else { results.append(.unknownInsight); continue }
+                state.labels.append(StoredLabel(label: label, environment: s.environment, callerId: s.callerId,
+                                                receivedAt: s.receivedAt))
+                results.append(.accepted)
+            }
+            if results.contains(.accepted) {
+                state.submissions[key] = Submission(bodyHash: s.bodyHash, results: results, createdAt: s.receivedAt)
+            }
+            return .processed(results, replayed: false)
+        }
+        completion(.success(result))
+    }
+
+    // MARK: CredentialDirectory
+
+    public func credential(keyId: String) throws -> (key: StoredKey, caller: Caller)? {
+        state.withLock { state in
+            guard let key = state.keys.first(where: { $0.keyId == keyId }), let index = state.callerIndex(key.callerId) else {
+                return nil
+            }
+            return (key, state.callers[index].caller)
+        }
+    }
+
+    // MARK: CallerRegistration
+
+    public func create(name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
+                       rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
+        guard Tenant.isValidName(tenant) else { throw InMemoryStoreError.invalid("invalid tenant") }
+        guard !roles.isEmpty else { throw InMemoryStoreError.invalid("a caller needs at least one role") }
+        guard rate > 0, rate.isFinite else { throw InMemoryStoreError.invalid("rate must be a positive number") }
+        guard burst >= 1 else { throw InMemoryStoreError.invalid("burst must be at least 1") }
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else { throw InMemoryStoreError.invalid("name must be 1 to 100 characters") }
+        let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
+                            rate: rate, burst: burst, createdAt: now)
+        let key = APIKey.generate()
+        try state.withLock { state in
+            guard state.callerIndex(callerId) == nil else { throw InMemoryStoreError.invalid("caller \(callerId) exists") }
+            state.callers.append(StoredCaller(caller: caller))
+            state.keys.append(StoredKey(keyId: key.keyId, callerId: callerId, secretHash: key.secretHash, createdAt: now,
+                                        revokedAt: nil))
+        }
+        return (caller, key)
+    }
+
+    public func issueKey(callerId: String, now: Milliseconds) throws -> APIKey {
+        let key = APIKey.generate()
+        try state.withLock { state in
+            guard state.callerIndex(callerId) != nil else { throw InMemoryStoreError.notFound("no caller \(callerId)") }
+            state.keys.append(StoredKey(keyId: key.keyId, callerId: callerId, secretHash: key.secretHash, createdAt: now,
+                                        revokedAt: nil))
+        }
+        return key
+    }
+
+    public func revokeKey(keyId: String, now: Milliseconds) throws {
+        try state.withLock { state in
+            guard let index = state.keys.firstIndex(where: { $0.keyId == keyId }) else {
+                throw InMemoryStoreError.notFound("no key \(keyId)")
+            }
+            guard state.keys[index].revokedAt == nil else { throw InMemoryStoreError.invalid("key \(keyId) is already revoked") }
+            state.keys[index].revokedAt = now
+        }
+    }
+
+    public func list(tenant: String? = nil) throws -> [Caller] {
+        state.withLock { state in
+            state.callers.map(\.caller)
+                .filter { tenant == nil || $0.tenant == tenant }
+                .sorted { ($0.createdAt, $0.callerId) < ($1.createdAt, $1.callerId) }
+        }
+    }
+
+    public func caller(_ callerId: String, tenant: String? = nil) throws -> Caller? {
+        state.withLock { state in
+            state.callerIndex(callerId).map { state.callers[$0].caller }.flatMap { tenant == nil || $0.tenant == tenant ? $0 : nil }
+        }
+    }
+
+    public func keys(callerId: String) throws -> [StoredKey] {
+        state.withLock { state in state.keys.filter { $0.callerId == callerId }.sorted { $0.createdAt < $1.createdAt } }
+    }
+
+    public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
+        state.withLock { state in
+            var counts: [String: (production: Int, sandbox: Int)] = [:]
+            for caller in state.callers.map(\.caller) {
+                var count = counts[caller.tenant] ?? (0, 0)
+                if caller.environment == .production { count.production += 1 } else { count.sandbox += 1 }
+                counts[caller.tenant] = count
+            }
+            return counts.keys.sorted().map { (name: $0, production: counts[$0]!.production, sandbox: counts[$0]!.sandbox) }
+        }
+    }
+
+    // MARK: CallerAdministration
+
+    public func callers(tenant: String) throws -> [Caller] { try list(tenant: tenant) }
+
+    public func caller(_ callerId: String, tenant: String) throws -> Caller? {
+        try caller(callerId, tenant: Optional(tenant))
+    }
+
+    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
+                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+        let result: Result<Caller?, StoreFailure> = state.withLock { state in
+            guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant else { return .success(nil) }
+            if let rate, !(rate > 0 && rate.isFinite) { return .failure(.unavailable("rate must be a positive number")) }
+            if let burst, burst < 1 { return .failure(.unavailable("burst must be at least 1")) }
+            if let rate { state.callers[index].caller.rate = rate }
+            if let burst { state.callers[index].caller.burst = burst }
+            return .success(state.callers[index].caller)
+        }
+        completion(result)
+    }
+
+    public func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
+                             completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void) {
+        let found: Bool = state.withLock { state in
+            guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant else { return false }
+            state.callers[index].penaltyResetAt = time
+            return true
+        }
+        completion(.success(found))
+    }
+
+    // MARK: ReportingStatsSource
+
+    public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {
+        state.withLock { state in
+            var result: [String: ReportingStats] = [:]
+            for stored in state.callers {
+                let start = max(since, stored.penaltyResetAt ?? 0)
+                for e in state.evaluations where e.callerId == stored.caller.callerId && e.createdAt >= start {
+                    var stats = result[e.callerId] ?? ReportingStats()
+                    stats.evaluations += 1
+                    switch state.reports[e.eventId]?.report.reportedAt {
+                    case .some(let at) where at <= e.reportConsumptionBy: stats.onTime += 1
+                    case .some: stats.late += 1
+                    case .none where e.reportConsumptionBy < now: stats.overdue += 1
+                    case .none: stats.pending += 1
+                    }
+                    result[e.callerId] = stats
+                }
+            }
+            return result
+        }
+    }
+
+    // MARK: VelocityHistory
+
+    public func velocityEvents(since: Milliseconds) throws -> [VelocityEvent] {
+        state.withLock { state in
+            // A stable sort keeps one millisecond's evaluations in the order stored.
+            state.evaluations.filter { $0.createdAt >= since }.sorted { $0.createdAt < $1.createdAt }.map { e in
+                VelocityEvent(environment: e.environment, time: e.createdAt, account: e.subject.account, device: e.subject.device,
+                              counterparty: e.subject.counterparty, isPayment: e.category == .payment,
+                              value: e.trackedValue, raisedByVelocity: e.raisedByVelocity)
+            }
+        }
+    }
+
+    // MARK: AuthorizationStore
+
+    public func apply(_ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds,
+                      cooldown: Milliseconds,
+                      completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void) {
+        let record: AuthorizationRecord = state.withLock { state in
+            let existing = Self.find(subject, in: state)
+            var record: AuthorizationRecord
+            if request == .denied, let existing, existing.request == .denied {
+                record = existing
+                record.renewedAt = max(existing.renewedAt, now)
+            } else if request == .denied {
+                record = AuthorizationRecord(request: .denied, requestedAt: now, effectiveAt: now + cooldown)
+            } else {
+                record = AuthorizationRecord(request: .authorized, requestedAt: now, effectiveAt: now)
+            }
+            for hash in subject.hashes { state.authorizations[Self.key(subject, hash)] = nil }
+            state.authorizations[Self.key(subject, subject.hashes[0])] = record
+            return record
+        }
+        completion(.success(record))
+    }
+
+    public func record(for subject: SubjectHashes) throws -> AuthorizationRecord? {
+        state.withLock { Self.find(subject, in: $0) }
+    }
+
+    public func denials() throws -> [StoredDenial] {
+        state.withLock { state in
+            state.authorizations.filter { $0.value.request == .denied }.map { key, record in
+                StoredDenial(tenant: key.tenant, environment: key.environment, kind: key.kind, hash: key.hash,
+                             effectiveAt: record.effectiveAt, renewedAt: record.renewedAt)
+            }
+        }
+    }
+
+    /// The choice under any of the subject's hashes; a denial wins over an authorization.
+    private static func find(_ subject: SubjectHashes, in state: State) -> AuthorizationRecord? {
+        var existing: AuthorizationRecord?
+        for hash in subject.hashes {
+            if let found = state.authorizations[key(subject, hash)], existing == nil || found.request == .denied {
+                existing = found
+            }
+        }
+        return existing
+    }
+
+    private static func key(_ subject: SubjectHashes, _ hash: [UInt8]) -> SubjectKey {
+        SubjectKey(tenant: subject.tenant, environment: subject.environment, kind: subject.kind, hash: hash)
+    }
+
+    // MARK: RetentionPurge
+
+    public func purgeBatch(olderThan cutoff: Milliseconds,
+                           completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
+        let report: RetentionReport = state.withLock { state in
+            var report = RetentionReport()
+            let expired = Set(state.evaluations.filter { $0.createdAt < cutoff }.prefix(batchSize).map(\.eventId))
+            state.evaluations.removeAll { expired.contains($0.eventId) }
+            for id in expired { state.reports[id] = nil }
+            report.evaluations = expired.count
+            report.labels = Self.removeBatch(from: &state.labels, limit: batchSize) { $0.receivedAt < cutoff }
+            let submissions = state.submissions.filter { $0.value.createdAt < cutoff }.prefix(batchSize).map(\.key)
+            for key in submissions { state.submissions[key] = nil }
+            report.labelSubmissions = submissions.count
+            let authorizations = state.authorizations.filter { $0.value.renewedAt < cutoff }.prefix(batchSize).map(\.key)
+            for key in authorizations { state.authorizations[key] = nil }
+            report.authorizations = authorizations.count
+            return report
+        }
+        completion(.success(report))
+    }
+
+    /// Removes up to `limit` elements matching `expired`; answers how many.
+    private static func removeBatch<T>(from array: inout [T], limit: Int, _ expired: (T) -> Bool) -> Int {
+        var removed = 0
+        array.removeAll { element in
+            guard removed < limit, expired(element) else { return false }
+            removed += 1
+            return true
+        }
+        return removed
+    }
+}

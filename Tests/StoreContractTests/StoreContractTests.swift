@@ -1,0 +1,80 @@
+import Foundation
+import InsightDomain
+import InsightStorage
+import InsightStoreFakes
+import StoreContract
+import XCTest
+
+/// Every area of `StoreContract`, run by a backend's test class (one test per area, each case
+/// on a fresh store set from `makeStores`).
+protocol StoreContractRunner: XCTestCase {
+    func makeStores() throws -> StoreSet
+}
+
+extension StoreContractRunner {
+    func check(_ area: StoreContract.Area, file: StaticString = #filePath, line: UInt = #line) {
+        let count = StoreContract.cases.filter { $0.area == area }.count
+        XCTAssertGreaterThan(count, 0, file: file, line: line)
+        for failure in StoreContract.run(area, make: makeStores) { XCTFail(failure, file: file, line: line) }
+    }
+}
+
+/// The contract against the SQLite stores, on a real database file in a temporary directory.
+final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
+    func makeStores() throws -> StoreSet {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("insightd.db").path
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let writer = GroupCommitWriter(connection: db)
+        writer.start()
+        let administration = try SQLiteAdministration(path: path, writer: writer)
+        return StoreSet(
+            ledger: SQLiteLedger(writer: writer), credentials: try SQLiteCredentialDirectory(path: path),
+            registration: CallerRegistry(try Database.open(path: path, create: false)),
+            administration: administration, authorizations: try SQLiteAuthorizationStore(path: path, writer: writer),
+            reporting: administration, velocity: administration, retention: SQLiteRetention(writer: writer),
+            close: {
+                writer.stop()
+                try? FileManager.default.removeItem(at: directory)
+            })
+    }
+
+    func testConsumption() { check(.consumption) }
+    func testLabels() { check(.labels) }
+    func testCredentials() { check(.credentials) }
+    func testRegistration() { check(.registration) }
+    func testAdministration() { check(.administration) }
+    func testAuthorization() { check(.authorization) }
+    func testReporting() { check(.reporting) }
+    func testVelocity() { check(.velocity) }
+    func testRetention() { check(.retention) }
+}
+
+/// The contract against the in-memory fakes: passing it is what lets use-case tests trust them.
+final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
+    func makeStores() throws -> StoreSet {
+        let store = InMemoryStore()
+        return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
+                        authorizations: store, reporting: store, velocity: store, retention: store)
+    }
+
+    func testConsumption() { check(.consumption) }
+    func testLabels() { check(.labels) }
+    func testCredentials() { check(.credentials) }
+    func testRegistration() { check(.registration) }
+    func testAdministration() { check(.administration) }
+    func testAuthorization() { check(.authorization) }
+    func testReporting() { check(.reporting) }
+    func testVelocity() { check(.velocity) }
+    func testRetention() { check(.retention) }
+}
+
+/// Every area has a test in both classes above.
+final class StoreContractCoverageTests: XCTestCase {
+    func testEveryAreaHasCases() {
+        for area in StoreContract.Area.allCases {
+            XCTAssertFalse(StoreContract.cases.filter { $0.area == area }.isEmpty, area.rawValue)
+        }
+    }
+}
