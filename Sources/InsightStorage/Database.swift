@@ -20,8 +20,9 @@ public enum Database {
     }
 
     /// Page cache of the daemon's writer connection, in KiB. SQLite's default (2 MiB) holds only
-    /// the top of the indexes: consumption reports and labels look up evaluations at random, and
-    /// profiling W3 showed a `pread` per B-tree level beyond the cache (8 % of its CPU).
+    /// the top of the indexes, and consumption reports and labels look up evaluations at random:
+    /// each B-tree level beyond the cache would cost a `pread` on the writer thread, which every
+    /// write waits for (docs/performance.md, "Figures behind the code").
     public static let writerCacheKiB = 65_536
 
     /// Opens a read-write connection (with a page cache of `cacheKiB`, when given) and applies

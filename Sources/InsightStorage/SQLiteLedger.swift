@@ -67,8 +67,8 @@ public final class SQLiteLedger: EvaluationLedger {
         }
     }
 
-    /// Reason codes joined with commas (`joined(separator:)` is not specialised here: ~3,200
-    /// instructions per evaluation).
+    /// Reason codes joined with commas, by appending: `joined(separator:)` is not specialised
+    /// here and runs generically on the writer thread, which every evaluation waits for.
     private static func joined(_ codes: [String]) -> String {
         var out = ""
         for code in codes {
