@@ -37,12 +37,7 @@ extension InsightAPIHandler {
         let subject = try authorizationSubject(root, of: caller.caller)
         if request == .denied, !dependencies.denials.hasRoom(for: subject) {
             dependencies.metrics.throttled(.denialCapacity)
-            var problem = Problem(429, .rateLimitExceeded,
-                          "This tenant holds \(dependencies.denials.capacity) opt-outs in this environment, the most the "
-                          + "operator allows (INSIGHTD_MAX_DENIALS_PER_TENANT); no new denial can be recorded until some expire "
-                          + "or the operator raises the limit.")
-            problem.extensions = ["reason": .string(ThrottleReason.denialCapacity.rawValue)]
-            throw problem
+            throw Throttling.denialCapacityProblem(capacity: dependencies.denials.capacity)
         }
         let now = dependencies.clock.now(), denials = dependencies.denials, answered = exchange
         dependencies.authorizations.apply(request, for: subject, now: now,

@@ -79,6 +79,17 @@ enum Throttling {
         return problem
     }
 
+    /// The 429 for a denial the tenant has no room for: no `Retry-After`, since waiting does not
+    /// free room (denials expire with retention, or the operator raises the limit).
+    static func denialCapacityProblem(capacity: Int) -> Problem {
+        var problem = Problem(429, .rateLimitExceeded,
+                              "This tenant holds \(capacity) opt-outs in this environment, the most the operator allows "
+                              + "(INSIGHTD_MAX_DENIALS_PER_TENANT); no new denial can be recorded until some expire or the "
+                              + "operator raises the limit.")
+        problem.extensions = ["reason": .string(ThrottleReason.denialCapacity.rawValue)]
+        return problem
+    }
+
     /// The 429 for a device over its hourly limit.
     static func deviceProblem(retryAfter: Int, perHour: Int) -> Problem {
         var problem = Problem(429, .rateLimitExceeded,
