@@ -62,15 +62,8 @@ export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MOD
 "$BIN/insightctl" migrate >/dev/null
 "$BIN/insightd" 2>>"$LOG" &
 PID=$!
-PORT=""
-for _ in $(seq 1 100); do
-    PORT=$(grep '"msg":"insightd ready"' "$LOG" 2>/dev/null | tail -1 | jq -r '.listen' 2>/dev/null | sed 's/.*://')
-    [ -n "$PORT" ] && [ "$PORT" != null ] && curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break
-    PORT=""
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.1
-done
-[ -n "$PORT" ] || { echo "api-fuzz: insightd did not become ready" >&2; cat "$LOG" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+wait_ready "$LOG" "$PID" || { echo "api-fuzz: insightd did not become ready" >&2; cat "$LOG" >&2; exit 1; }
 
 # The fuzzing caller: production, every role, a quota the fuzzer cannot exhaust. Its peer is the
 # caller that admin writes naming the fuzzing caller itself are aimed at (schemathesis_hooks.py).

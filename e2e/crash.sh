@@ -5,6 +5,7 @@
 # and the database must pass PRAGMA integrity_check.
 # Usage: e2e/crash.sh BIN_DIR [ROUNDS]
 set -eu
+. "$(dirname "$0")/lib.sh"
 BIN=$(cd "${1:-.build/release}" && pwd)
 ROUNDS=${2:-3}
 WORKERS=4
@@ -19,12 +20,7 @@ export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_DEV
 start() {
     "$BIN/insightd" 2>>"$LOG" &
     PID=$!
-    for _ in $(seq 1 100); do
-        PORT=$(grep '"msg":"insightd ready"' "$LOG" | tail -1 | jq -r '.listen' 2>/dev/null | sed 's/.*://')
-        [ -n "$PORT" ] && curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    fail "insightd did not become ready"
+    wait_ready "$LOG" "$PID" || fail "insightd did not become ready"
 }
 start
 KEY=$("$BIN/insightctl" callers create --name crash --roles evaluate,labels --environment production \

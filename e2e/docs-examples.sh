@@ -34,6 +34,7 @@
 # shown; DOCS_EXAMPLES_VERBOSE=1 shows every block's (its last 40 lines).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/e2e/lib.sh"
 BIN=$(cd "${1:-$ROOT/.build/release}" && pwd)
 # The pages whose examples are checked, relative to the repository root.
 PAGES=(README.md docs/*.md)
@@ -141,15 +142,7 @@ if [ ${#pages[@]} -gt 0 ]; then
     env -i PATH="$PATH" HOME="$HOME" INSIGHTD_STATE_DIR="$SANDBOX/.state" INSIGHTD_LISTEN=127.0.0.1:0 \
         INSIGHTD_MODELS_DIR="$ROOT/models" "$BIN/insightd" 2>>"$LOG" &
     PID=$!
-    PORT=""
-    for _ in $(seq 1 100); do
-        PORT=$(grep '"msg":"insightd ready"' "$LOG" 2>/dev/null | tail -1 | jq -r '.listen' 2>/dev/null | sed 's/.*://') || true
-        [ -n "$PORT" ] && [ "$PORT" != null ] && curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break
-        PORT=""
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    [ -n "$PORT" ] || { echo "docs-examples: insightd did not become ready" >&2; cat "$LOG" >&2; exit 1; }
+    wait_ready "$LOG" "$PID" || { echo "docs-examples: insightd did not become ready" >&2; cat "$LOG" >&2; exit 1; }
 fi
 
 # 4. Each page's blocks in one shell. The runner sources block after block into that shell, each

@@ -17,16 +17,11 @@ pass() { echo "e2e: ok: $*"; }
 export INSIGHTD_STATE_DIR="$STATE" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$(pwd)/models"
 [ -d "$INSIGHTD_MODELS_DIR" ] || unset INSIGHTD_MODELS_DIR
 
+. "$(dirname "$0")/lib.sh"
 start() {
-    SCHEME=http; [ -n "${INSIGHTD_TLS_CERT:-}" ] && SCHEME=https
     "$BIN/insightd" 2>>"$LOG" &
     PID=$!
-    for _ in $(seq 1 100); do
-        PORT=$(grep '"msg":"insightd ready"' "$LOG" | tail -1 | jq -r '.listen' 2>/dev/null | sed 's/.*://')
-        [ -n "$PORT" ] && [ "$PORT" != "null" ] && curl -sf ${INSIGHTD_TLS_CERT:+--cacert "$INSIGHTD_TLS_CERT"} "$SCHEME://127.0.0.1:$PORT/readyz" >/dev/null && return 0
-        sleep 0.1
-    done
-    fail "insightd did not become ready"
+    wait_ready "$LOG" "$PID" || fail "insightd did not become ready"
 }
 
 
@@ -189,11 +184,7 @@ mkfifo "$WORK/log.pipe"
 (while IFS= read -r line; do printf '%s\n' "$line" >>"$LOG"; case $line in *'"insightd ready"'*) break ;; esac; done) <"$WORK/log.pipe" &
 "$BIN/insightd" 2>"$WORK/log.pipe" &
 PID=$!
-for _ in $(seq 1 100); do
-    PORT=$(grep '"msg":"insightd ready"' "$LOG" | tail -1 | jq -r '.listen' 2>/dev/null | sed 's/.*://')
-    [ -n "$PORT" ] && curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break
-    sleep 0.1
-done
+INSIGHTD_TLS_CERT="" wait_ready "$LOG" "$PID" || fail "insightd did not become ready behind a log pipe"
 for _ in 1 2 3; do curl -s -o /dev/null "http://127.0.0.1:$PORT/livez"; done
 sleep 0.5   # the request lines wait up to 100 ms
 dropped=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '$1 == "insightd_log_lines_dropped_total" { print $2 }')
