@@ -1,4 +1,4 @@
--- Tenants (PRODUCT.md §10): every caller belongs to one; the callers that existed before
+-- Tenants (docs/api.md, "Tenants"): every caller belongs to one; the callers that existed before
 -- belong to 'default', whose identifier hashes are the keyring's own (so their data stays valid).
 ALTER TABLE callers ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
 CREATE INDEX callers_by_tenant ON callers (tenant);

@@ -92,7 +92,7 @@ public struct RetentionReport: Sendable, Equatable {
     }
 }
 
-/// Deletion of what is older than the retention period (PRODUCT.md §7), one bounded batch at a
+/// Deletion of what is older than the retention period (docs/privacy.md), one bounded batch at a
 /// time so that a large purge never holds the store for long.
 public protocol RetentionPurge: Sendable {
     /// Deletes at most one batch of each kind older than `cutoff`: evaluations created before it

@@ -2,9 +2,9 @@ import Dispatch
 import InsightDomain
 import Synchronization
 
-// The cases of `StoreContract`, by area. Expectations are PRODUCT.md's (§3 consumption, §4
-// labels, §5 authorizations, §6 rate limits, §7 retention, §10 tenants) as today's SQLite
-// stores implement them.
+// The cases of `StoreContract`, by area. Expectations are the API's (docs/api.md: consumption,
+// labels, subject authorization, tenants; docs/rate-limits.md; docs/privacy.md: retention) as
+// today's SQLite stores implement them.
 
 let consumptionCases: [ContractCase] = [
     contractCase(.consumption, "a report by its deadline is on time, after it late") { s in
