@@ -2,7 +2,7 @@
 // whether the person sending money is likely being coached by a scammer, changes its flow
 // according to the answer, and reports how it used the answer.
 //
-//   insightd-demo --url http://127.0.0.1:8080 --key <sandbox key>
+//   INSIGHTD_API_KEY=<sandbox key> insightd-demo --url http://127.0.0.1:8080
 //
 // Create a sandbox key with:
 //   insightctl callers create --name demo --roles evaluate --environment sandbox
@@ -12,12 +12,13 @@ import InsightClient
 // MARK: - Arguments
 
 let usage = """
-    usage: insightd-demo [--url URL] --key KEY [--no-overrides]
+    usage: INSIGHTD_API_KEY=KEY insightd-demo [--url URL] [--no-overrides]
 
-      --url URL         insightd's base URL (default http://127.0.0.1:8080)
-      --key KEY         an API key with the evaluate role, preferably a sandbox key
-                        (or set INSIGHTD_API_KEY). Create one with:
+      INSIGHTD_API_KEY  an API key with the evaluate role, preferably a sandbox key. Create one with:
                         insightctl callers create --name demo --roles evaluate --environment sandbox
+                        (--key KEY also works, but a key on the command line is visible to every
+                        user of the machine through ps)
+      --url URL         insightd's base URL (default http://127.0.0.1:8080)
       --no-overrides    skip step 3, which forces each outcome with the sandbox Insight-Override header
 
     """
@@ -39,7 +40,7 @@ guard let baseURL = URL(string: urlText), baseURL.scheme == "http" || baseURL.sc
     FileHandle.standardError.write(Data("--url must be an http or https URL\n".utf8)); exit(2)
 }
 guard let apiKey, !apiKey.isEmpty else {
-    FileHandle.standardError.write(Data("an API key is required (--key or INSIGHTD_API_KEY)\n\(usage)".utf8)); exit(2)
+    FileHandle.standardError.write(Data("an API key is required (INSIGHTD_API_KEY, or --key)\n\(usage)".utf8)); exit(2)
 }
 
 // MARK: - The sessions a client app observed
