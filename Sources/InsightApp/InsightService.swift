@@ -20,8 +20,8 @@ public final class InsightService: @unchecked Sendable {
     private let clock: any Clock
     private var writer: GroupCommitWriter?
     private var server: HTTPServer?
-    private var complianceTimer: DispatchSourceTimer?
-    private var retentionTimer: DispatchSourceTimer?
+    /// The upkeep running on schedules: the reporting recount, the hash key file's polling, retention.
+    private var jobs: [PeriodicJob] = []
     /// Set at start; retention counts from it when the wall clock has run ahead.
     private var measuredTime: MeasuredTime?
     private var instanceLock: InstanceLock?
@@ -32,6 +32,7 @@ public final class InsightService: @unchecked Sendable {
     private var administration: SQLiteAdministration?
     /// The identifier hash keys; reloaded when the key file changes (a rotation).
     public private(set) var hashKeys: HashKeys!
+    /// The key file as last read; set at start, then touched only on the keyring job's queue.
     private var keyringFingerprint: String?
     /// Velocity counters over hashed identifiers.
     public private(set) lazy var velocity = VelocityTracker(clock: clock)
@@ -219,27 +220,22 @@ public final class InsightService: @unchecked Sendable {
         }
     }
 
-    /// Recounts consumption reporting periodically, off the request path.
+    /// Recounts consumption reporting, and looks for a rotated hash key file, every
+    /// `INSIGHTD_COMPLIANCE_REFRESH` seconds, off the request path and each on its own queue.
     private func startComplianceRefresh() {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "insightd.compliance"))
-        let interval = DispatchTimeInterval.seconds(settings.complianceRefresh)
-        timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [weak self] in
+        let interval = Double(settings.complianceRefresh)
+        jobs.append(PeriodicJob("insightd.compliance", firstAfter: interval, every: interval) { [weak self] in
             self?.refreshComplianceIfDue()
+        })
+        jobs.append(PeriodicJob("insightd.keyring", firstAfter: interval, every: interval) { [weak self] in
             self?.reloadHashKeysIfChanged()
-        }
-        timer.resume()
-        complianceTimer = timer
+        })
     }
 
     /// Purges expired data daily (first a minute after start), batch by batch through the writer.
     private func startRetention(writer: GroupCommitWriter) {
         measuredTime = MeasuredTime(clock: clock)
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "insightd.retention"))
-        timer.schedule(deadline: .now() + 60, repeating: 86_400)
-        timer.setEventHandler { [weak self] in self?.purgeExpired() }
-        timer.resume()
-        retentionTimer = timer
+        jobs.append(PeriodicJob("insightd.retention", firstAfter: 60, every: 86_400) { [weak self] in self?.purgeExpired() })
     }
 
     /// Deletes what is older than the retention period now, one bounded batch per writer job,
@@ -343,10 +339,8 @@ public final class InsightService: @unchecked Sendable {
     /// Drains and stops: readiness off, stop accepting, finish in-flight requests, then
     /// commit what is queued and close the store.
     public func stop() {
-        complianceTimer?.cancel()
-        complianceTimer = nil
-        retentionTimer?.cancel()
-        retentionTimer = nil
+        for job in jobs { job.stop() }
+        jobs = []
         readiness.set(false)
         server?.shutdown(timeout: Double(settings.shutdownTimeout))
         writer?.stop()

@@ -155,6 +155,20 @@ final class PrivacyTests: XCTestCase {
         for secret in secrets { XCTAssertFalse(log.contains(secret), "the log has \(secret)") }
     }
 
+    /// The daemon's own keyring job picks up a rotation within its interval, and so does every
+    /// tenant's derived keyring.
+    func testARotatedKeyFileIsPickedUpOnSchedule() throws {
+        let daemon = try LiveDaemon { $0.complianceRefresh = 1 }
+        let before = daemon.service.hashKeys.current.active.keyId
+        let tenantBefore = daemon.service.hashKeys.current(tenant: "acme").active.keyId
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory,
+                                                     "hash-keys", "rotate"], environment: [:]), 0)
+        let deadline = Date().addingTimeInterval(10)
+        while daemon.service.hashKeys.current.active.keyId == before, Date() < deadline { usleep(50_000) }
+        XCTAssertNotEqual(daemon.service.hashKeys.current.active.keyId, before, "the rotation was not picked up within 10 s")
+        XCTAssertEqual(daemon.service.hashKeys.current(tenant: "acme").previous.first?.keyId, tenantBefore)
+    }
+
     func testRotationKeepsOptOutsAndInvestigationsMatching() throws {
         let clock = ManualClock(SystemClock().now())
         let daemon = try LiveDaemon(clock: clock) { $0.authorizationCooldown = 0 }
