@@ -95,7 +95,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
         Variable(name: "INSIGHTD_TLS_CLIENT_CA", meaning: "PEM CA bundle; when set, clients must present a certificate it verifies", defaultValue: "unset"),
         Variable(name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start", defaultValue: "built-in defaults"),
-        Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store (1-300)", defaultValue: "5"),
+        Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store, and between looks for a rotated hash key file (1-300)", defaultValue: "5"),
     ]
 
     /// Reads settings from `environment`, returning every problem found.
