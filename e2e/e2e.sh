@@ -102,6 +102,8 @@ pass "rate-limit show/reset (key from a file or the environment only)"
 OTHER=$("$BIN/insightctl" callers create --name e2e-other --roles evaluate,admin --environment production --tenant acme --json)
 [ "$(echo "$OTHER" | jq -r .tenant)" = acme ] || fail "callers create --tenant: $OTHER"
 "$BIN/insightctl" tenants list --json | jq -e '[.[].tenant] == ["acme", "default"]' >/dev/null || fail "tenants list: $("$BIN/insightctl" tenants list)"
+"$BIN/insightctl" callers list --tenant acme --json | jq -e 'length == 1 and .[0].tenant == "acme" and .[0].name == "e2e-other"' >/dev/null \
+    || fail "callers list --tenant: $("$BIN/insightctl" callers list --tenant acme --json)"
 OTHER_KEY=$(echo "$OTHER" | jq -r .apiKey)
 [ "$(curl -s -H "Authorization: Bearer $OTHER_KEY" "$B/admin/v1/callers" | jq -r '[.callers[].tenant] | unique | join(",")')" = acme ] \
     || fail "an acme admin sees other tenants' callers"

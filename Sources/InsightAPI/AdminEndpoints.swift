@@ -81,7 +81,8 @@ extension InsightAPIHandler {
         })
     }
 
-    static func render(_ caller: Caller) -> JSONValue {
+    /// A caller as the admin API shows it; `insightctl callers list --json` prints the same.
+    public static func render(_ caller: Caller) -> JSONValue {
         .object(["callerId": .string(caller.callerId), "name": .string(caller.name), "tenant": .string(caller.tenant),
                  "environment": .string(caller.environment.rawValue),
                  "roles": .array(caller.roles.sorted().map { .string($0.rawValue) }),

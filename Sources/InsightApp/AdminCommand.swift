@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import InsightAPI
 import InsightDomain
 import InsightStorage
 import JSON
@@ -126,7 +127,7 @@ public enum AdminCommand {
                 try args.checkAllConsumed()
                 let callers = try CallerRegistry(open()).list(tenant: tenant)
                 if json {
-                    print(JSONWriter.string(.array(callers.map(render))))
+                    print(JSONWriter.string(.array(callers.map(InsightAPIHandler.render))))
                 } else {
                     printTable(["CALLER", "NAME", "TENANT", "ENVIRONMENT", "ROLES", "RATE", "BURST", "CREATED"], callers.map {
                         [$0.callerId, $0.name, $0.tenant, $0.environment.rawValue, $0.roles.sorted().map(\.rawValue).joined(separator: ","),
@@ -305,14 +306,6 @@ public enum AdminCommand {
         ]
         let width = rows.map { $0[0].count }.max() ?? 0
         return rows.map { $0[0].padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0[1] }.joined(separator: "\n")
-    }
-
-    static func render(_ caller: Caller) -> JSONValue {
-        .object(["callerId": .string(caller.callerId), "name": .string(caller.name), "tenant": .string(caller.tenant),
-                 "environment": .string(caller.environment.rawValue),
-                 "roles": .array(caller.roles.sorted().map { .string($0.rawValue) }),
-                 "rate": .number(caller.rate), "burst": .number(Double(caller.burst)),
-                 "createdAt": .string(Timestamp.format(caller.createdAt))])
     }
 
     static func format(_ value: Double) -> String {
