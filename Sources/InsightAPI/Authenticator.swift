@@ -106,9 +106,6 @@ final class Authenticator: Sendable {
         entries[keyId] = entry
     }
 
-    /// How many keys found and key ids not found the cache holds now (for tests).
-    var cachedCounts: (found: Int, missing: Int) { cache.withLock { ($0.found.count, $0.missing.count) } }
-
     static func bearerToken(_ header: String) -> String? {
         // On the bytes, with no Substrings made or lowercased (this runs on every request).
         // Same reading as `split(separator: " ", maxSplits: 1)`: spaces before the

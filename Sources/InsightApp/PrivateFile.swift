@@ -73,8 +73,8 @@ public enum PrivateFile {
 
     /// Makes the rename or link durable: the directory entry is data of the directory.
     private static func syncDirectory(of path: String) {
-        let fd = open((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent,
-                      O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let directory = (path as NSString).deletingLastPathComponent
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)
         close(fd)

@@ -176,11 +176,6 @@ public final class DenialIndex: Sendable {
         }
     }
 
-    /// Denials held by `tenant` in `environment`.
-    public func count(tenant: String, environment: Environment) -> Int {
-        state.withLock { $0.counts[Scope(tenant: tenant, environment: environment)] ?? 0 }
-    }
-
     /// Denials held per tenant and environment (those holding any).
     public func counts() -> [(tenant: String, environment: Environment, denials: Int)] {
         state.withLock { state in
