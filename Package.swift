@@ -36,8 +36,10 @@ let package = Package(
         .target(name: "InsightStorage",
                 dependencies: ["InsightDomain", "SQLiteClient", "Crypto"],
                 plugins: ["EmbedMigrations"]),
+        // The use cases: each rule of the product in one place, over the store ports.
+        .target(name: "InsightServices", dependencies: ["InsightDomain", "CoachingModel", "Crypto", "Telemetry"]),
         .target(name: "InsightAPI",
-                dependencies: ["InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel", "Telemetry"]),
+                dependencies: ["InsightServices", "InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel", "Telemetry"]),
         .target(name: "InsightApp",
                 dependencies: ["InsightAPI", "InsightStorage", "InsightDomain", "HTTPServer",
                                "Crypto", "CoachingModel", "JSON", "SQLiteClient", "Telemetry"]),

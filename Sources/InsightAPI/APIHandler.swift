@@ -1,6 +1,7 @@
 import Dispatch
 import HTTPServer
 import InsightDomain
+import InsightServices
 import JSON
 import Synchronization
 

@@ -1,4 +1,5 @@
 import InsightDomain
+import InsightServices
 import Telemetry
 
 /// The API's metrics (Prometheus names `insightd_*`, base units). Label values come from

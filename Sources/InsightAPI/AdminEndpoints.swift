@@ -1,5 +1,6 @@
 import HTTPServer
 import InsightDomain
+import InsightServices
 import JSON
 
 /// `/admin/v1/…` (role `admin`): callers and their rate-limit state.

@@ -1,5 +1,6 @@
 import HTTPServer
 import InsightDomain
+import InsightServices
 import Synchronization
 
 /// The caller behind a request, after its key was checked.

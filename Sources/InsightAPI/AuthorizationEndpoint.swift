@@ -1,5 +1,6 @@
 import HTTPServer
 import InsightDomain
+import InsightServices
 import JSON
 
 /// `PUT /v1/authorization` and `POST /v1/authorization/query` (role `evaluate`): a person's

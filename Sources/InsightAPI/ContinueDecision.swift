@@ -1,6 +1,7 @@
 import Dispatch
 import HTTPServer
 import InsightDomain
+import InsightServices
 import Synchronization
 
 extension InsightAPIHandler {

@@ -1,5 +1,6 @@
 import CoachingModel
 import InsightDomain
+import InsightServices
 
 /// Reads a whole `POST /v1/evaluations` body straight from its bytes in the common, valid case,
 /// so that its members do not become a `JSONValue` tree of keys and strings first and then get
@@ -28,7 +29,7 @@ enum EvaluationBodyReader {
     private static func readRoot(_ cursor: inout ByteCursor) -> EvaluationRequest? {
         cursor.skipWhitespace()
         var requestId: String??, category: OperationCategory?, insights: [InsightRequest]?
-        var subject: RawSubject?, interaction: InteractionInput?, transaction: (Bool?, EvaluationRequest.AmountBand?)?
+        var subject: RawSubject?, interaction: InteractionInput?, transaction: TransactionFacts?
         let complete = cursor.readObject { cursor in
             if requestId == nil, cursor.takeName("requestId") {
                 guard cursor.takeColon(), let text = cursor.printableString(maxLength: EvaluationRequest.maxRequestIdLength),
@@ -58,7 +59,7 @@ enum EvaluationBodyReader {
         guard complete, let category, let insights else { return nil }
         return EvaluationRequest(requestId: requestId ?? nil, category: category, insights: insights,
                                  subject: subject ?? RawSubject(), interaction: interaction ?? .none,
-                                 newCounterparty: transaction?.0, amountBand: transaction?.1)
+                                 transaction: transaction ?? TransactionFacts())
     }
 
     private static func readInsights(_ cursor: inout ByteCursor) -> [InsightRequest]? {
@@ -165,21 +166,21 @@ enum EvaluationBodyReader {
         return complete ? device : nil
     }
 
-    private static func readTransaction(_ cursor: inout ByteCursor) -> (Bool?, EvaluationRequest.AmountBand?)? {
-        var newCounterparty: Bool?, amountBand: EvaluationRequest.AmountBand?
+    private static func readTransaction(_ cursor: inout ByteCursor) -> TransactionFacts? {
+        var newCounterparty: Bool?, amountBand: TransactionFacts.AmountBand?
         let complete = cursor.readObject { cursor in
             if newCounterparty == nil, cursor.takeName("newCounterparty") {
                 guard cursor.takeColon(), let flag = cursor.literalBool() else { return false }
                 newCounterparty = flag
             } else if amountBand == nil, cursor.takeName("amountBand") {
                 guard cursor.takeColon(), let text = cursor.plainString(),
-                      let band = EvaluationRequest.AmountBand(rawValue: String(decoding: text, as: UTF8.self)) else { return false }
+                      let band = TransactionFacts.AmountBand(rawValue: String(decoding: text, as: UTF8.self)) else { return false }
                 amountBand = band
             } else {
                 return false
             }
             return true
         }
-        return complete ? (newCounterparty, amountBand) : nil
+        return complete ? TransactionFacts(newCounterparty: newCounterparty, amountBand: amountBand) : nil
     }
 }

@@ -1,41 +1,10 @@
 import CoachingModel
 import InsightDomain
+import InsightServices
 import JSON
 
-/// One insight asked for in an evaluation. The type is kept as sent: an unknown type is an
-/// insight-level error (`insightUnavailable`), not a failure of the whole request.
-struct InsightRequest: Sendable, Equatable {
-    var type: String
-    var schemaVersion: Int
-    var modelVersion: String?
-}
-
-/// The raw subject identifiers. They live only until they are hashed at the API edge.
-struct RawSubject: Sendable {
-    var account: String?
-    var device: String?
-    var counterparty: String?
-}
-
-/// What the client observed: timing events, or a feature summary computed on the device.
-enum InteractionInput: Sendable {
-    case none
-    case events([InteractionEvent], DeviceFacts)
-    case summary(SummaryFeatures, DeviceFacts)
-}
-
-/// A validated `POST /v1/evaluations` body.
-struct EvaluationRequest: Sendable {
-    var requestId: String?
-    var category: OperationCategory
-    var insights: [InsightRequest]
-    var subject: RawSubject
-    var interaction: InteractionInput
-    var newCounterparty: Bool?
-    var amountBand: AmountBand?
-
-    enum AmountBand: String, CaseIterable, Sendable { case low, medium, high }
-
+/// The contract's limits on an evaluation body, and its decoding (`decode(body:)`).
+extension EvaluationRequest {
     static let maxInsights = 4
     static let maxRequestIdLength = 128
     static let maxIdentifierLength = 256
@@ -111,16 +80,14 @@ struct EvaluationRequest: Sendable {
             subject.device = try s.string("device", maxLength: maxIdentifierLength)
             subject.counterparty = try s.string("counterparty", maxLength: maxIdentifierLength)
         }
-        var newCounterparty: Bool?
-        var amountBand: AmountBand?
+        var transaction = TransactionFacts()
         if let t = try root.object("transaction", allowed: ["newCounterparty", "amountBand"]) {
-            newCounterparty = try t.bool("newCounterparty")
-            amountBand = try t.enumeration("amountBand", AmountBand.self)
+            transaction.newCounterparty = try t.bool("newCounterparty")
+            transaction.amountBand = try t.enumeration("amountBand", TransactionFacts.AmountBand.self)
         }
         return EvaluationRequest(requestId: requestId, category: category, insights: insights, subject: subject,
                                  interaction: try decodeInteraction(root, events: readEvents, summary: readSummary,
-                                                                    readAt: interactionReadAt), newCounterparty: newCounterparty,
-                                 amountBand: amountBand)
+                                                                    readAt: interactionReadAt), transaction: transaction)
     }
 
     private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?,

@@ -1,4 +1,5 @@
 import CoachingModel
+import InsightServices
 
 /// Reads `interaction.events` straight from the request bytes in the common, well-formed case,
 /// so that up to 5,000 events do not become a `JSONValue` tree first.

@@ -1,5 +1,6 @@
 import CoachingModel
 import InsightDomain
+import InsightServices
 import Synchronization
 
 /// The loaded coaching models, replaceable at run time (SIGHUP) without dropping requests:

@@ -1,5 +1,6 @@
 import HTTPServer
 import InsightDomain
+import InsightServices
 import JSON
 
 extension InsightAPIHandler {

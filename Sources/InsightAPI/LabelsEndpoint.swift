@@ -1,6 +1,7 @@
 import Crypto
 import HTTPServer
 import InsightDomain
+import InsightServices
 import JSON
 
 extension InsightAPIHandler {

@@ -1,5 +1,6 @@
 import HTTPServer
 import InsightDomain
+import InsightServices
 import JSON
 
 /// An RFC 9457 problem: the one shape every error of the API takes. `code` is the stable,

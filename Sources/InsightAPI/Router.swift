@@ -1,4 +1,5 @@
 import InsightDomain
+import InsightServices
 
 /// The API's routes. Matching is on exact path segments; ids in paths are opaque strings.
 enum Route: Equatable, Sendable {

@@ -1,5 +1,6 @@
 import HTTPServer
 import InsightDomain
+import InsightServices
 
 /// The sandbox's `Insight-Override` header: forced outcomes, so that callers can exercise
 /// every branch of their decision logic without crafting sessions that happen to score so.

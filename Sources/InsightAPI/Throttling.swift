@@ -1,4 +1,5 @@
 import InsightDomain
+import InsightServices
 import JSON
 
 /// The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers) and the 429 problems,

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import InsightDomain
 @testable import InsightAPI
+import InsightServices
 import JSON
 import XCTest
 

@@ -1,5 +1,6 @@
 import CoachingModel
 @testable import InsightAPI
+import InsightServices
 import InsightTesting
 import JSON
 import XCTest

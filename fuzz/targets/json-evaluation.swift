@@ -7,6 +7,7 @@
 import CoachingModel
 import Foundation
 @testable import InsightAPI
+import InsightServices
 import JSON
 
 private let registry = try? ModelRegistry.load(directory: ProcessInfo.processInfo.environment["INSIGHTD_MODELS_DIR"] ?? "models")

@@ -1,0 +1,71 @@
+import CoachingModel
+import InsightDomain
+
+/// One insight asked for in an evaluation. The type is kept as sent: an unknown type is an
+/// insight-level error (`insightUnavailable`), not a failure of the whole request.
+public struct InsightRequest: Sendable, Equatable {
+    public var type: String
+    public var schemaVersion: Int
+    public var modelVersion: String?
+
+    public init(type: String, schemaVersion: Int, modelVersion: String? = nil) {
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.modelVersion = modelVersion
+    }
+}
+
+/// The raw subject identifiers. They live only until `EvaluationService` hashes them.
+public struct RawSubject: Sendable {
+    public var account: String?
+    public var device: String?
+    public var counterparty: String?
+
+    public init(account: String? = nil, device: String? = nil, counterparty: String? = nil) {
+        self.account = account
+        self.device = device
+        self.counterparty = counterparty
+    }
+}
+
+/// What the client observed: timing events, or a feature summary computed on the device.
+public enum InteractionInput: Sendable {
+    case none
+    case events([InteractionEvent], DeviceFacts)
+    case summary(SummaryFeatures, DeviceFacts)
+}
+
+/// A validated evaluation request, as the API's decoders build it.
+public struct EvaluationRequest: Sendable {
+    public var requestId: String?
+    public var category: OperationCategory
+    public var insights: [InsightRequest]
+    public var subject: RawSubject
+    public var interaction: InteractionInput
+    /// Facts of the transaction (PRODUCT.md §12), carried to the use case for the decision
+    /// policy; no rule reads them yet.
+    public var transaction: TransactionFacts
+
+    public init(requestId: String?, category: OperationCategory, insights: [InsightRequest], subject: RawSubject,
+                interaction: InteractionInput, transaction: TransactionFacts = TransactionFacts()) {
+        self.requestId = requestId
+        self.category = category
+        self.insights = insights
+        self.subject = subject
+        self.interaction = interaction
+        self.transaction = transaction
+    }
+}
+
+/// The request's `transaction` member: closed facts only, never amounts or names.
+public struct TransactionFacts: Sendable, Equatable {
+    public enum AmountBand: String, CaseIterable, Sendable { case low, medium, high }
+
+    public var newCounterparty: Bool?
+    public var amountBand: AmountBand?
+
+    public init(newCounterparty: Bool? = nil, amountBand: AmountBand? = nil) {
+        self.newCounterparty = newCounterparty
+        self.amountBand = amountBand
+    }
+}
