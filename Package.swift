@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "InsightAPI",
                 dependencies: ["InsightServices", "InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel", "Telemetry"]),
         .target(name: "InsightApp",
-                dependencies: ["InsightAPI", "InsightStorage", "InsightDomain", "HTTPServer",
+                dependencies: ["InsightAPI", "InsightServices", "InsightStorage", "InsightDomain", "HTTPServer",
                                "Crypto", "CoachingModel", "JSON", "SQLiteClient", "Telemetry"]),
         .executableTarget(name: "insightd", dependencies: ["InsightApp"]),
         .executableTarget(name: "insightctl", dependencies: ["InsightApp", "JSON"]),

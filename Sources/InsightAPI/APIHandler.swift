@@ -5,18 +5,6 @@ import InsightServices
 import JSON
 import Synchronization
 
-/// Settings of the API layer.
-public struct APIConfiguration: Sendable {
-    /// Time allowed for the consumption report after an evaluation.
-    public var consumptionGraceMilliseconds: Milliseconds = 900_000
-    /// How long a credential lookup (hit or miss) is reused.
-    public var credentialCacheSeconds: Double = 2
-    /// How long a denial waits before it takes effect (a coached person may be told to deny).
-    public var authorizationCooldownMilliseconds: Milliseconds = 259_200_000
-
-    public init() {}
-}
-
 /// Whether the service can take traffic: false until migrations ran and models loaded,
 /// and again once a drain has begun.
 public final class Readiness: Sendable {
@@ -31,43 +19,17 @@ public final class Readiness: Sendable {
 
 /// Everything the API needs, injected by the composition root.
 public struct APIDependencies: Sendable {
-    public var ledger: any EvaluationLedger
-    public var credentials: any CredentialDirectory
-    public var models: InsightModels
-    public var hashKeys: HashKeys
-    public var clock: any Clock
+    public var useCases: UseCases
     public var readiness: Readiness
-    public var limiter: RateLimiter
-    public var administration: any CallerAdministration
-    public var authorizations: any AuthorizationStore
-    public var denials: DenialIndex
     public var metrics: APIMetrics
-    public var velocity: VelocityTracker
-    public var escalation: EscalationPolicy
-    public var configuration: APIConfiguration
     /// Called once per answered request with its log-safe summary.
     public var onRequest: (@Sendable (RequestSummary) -> Void)?
 
-    public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, models: InsightModels,
-                hashKeys: HashKeys, clock: any Clock, readiness: Readiness, limiter: RateLimiter,
-                administration: any CallerAdministration, authorizations: any AuthorizationStore,
-                denials: DenialIndex, metrics: APIMetrics, velocity: VelocityTracker, escalation: EscalationPolicy,
-                configuration: APIConfiguration,
+    public init(useCases: UseCases, readiness: Readiness, metrics: APIMetrics,
                 onRequest: (@Sendable (RequestSummary) -> Void)? = nil) {
-        self.ledger = ledger
-        self.credentials = credentials
-        self.models = models
-        self.hashKeys = hashKeys
-        self.clock = clock
+        self.useCases = useCases
         self.readiness = readiness
-        self.limiter = limiter
-        self.administration = administration
-        self.authorizations = authorizations
-        self.denials = denials
         self.metrics = metrics
-        self.velocity = velocity
-        self.escalation = escalation
-        self.configuration = configuration
         self.onRequest = onRequest
     }
 }
@@ -85,15 +47,15 @@ public struct RequestSummary: Sendable {
     public var durationSeconds: Double
 }
 
-/// The HTTP face of insightd: routing, authentication, and the endpoints.
+/// The HTTP face of insightd: routing, authentication headers, decoding and rendering; the
+/// decisions are the use cases'.
 public final class InsightAPIHandler: HTTPHandler {
     let dependencies: APIDependencies
-    let authenticator: Authenticator
+    let useCases: UseCases
 
     public init(_ dependencies: APIDependencies) {
         self.dependencies = dependencies
-        self.authenticator = Authenticator(directory: dependencies.credentials, clock: dependencies.clock,
-                                           cacheSeconds: dependencies.configuration.credentialCacheSeconds)
+        self.useCases = dependencies.useCases
     }
 
     public func response(for error: HTTPProtocolError) -> HTTPResponse {
@@ -117,6 +79,12 @@ public final class InsightAPIHandler: HTTPHandler {
         }
         let exchange = Exchange(handler: self, request: request, route: route, started: started, responder: responder)
         do {
+            // Who calls (`Route.access`) and whether it costs a token of its quota
+            // (`Route.costsQuota`), for every route in one place, before the body is read.
+            if let caller = try authenticate(request, route: route) {
+                exchange.caller = caller
+                if route.costsQuota { exchange.quota = try useCases.quota.admit(caller) }
+            }
             switch route {
             case .livez: exchange.send(Self.json(200, .object(["status": .string("ok")])))
             case .metrics:
@@ -208,16 +176,19 @@ public final class InsightAPIHandler: HTTPHandler {
 /// A class: the store's completion captures it, and as a struct every capture and copy
 /// retained each string and array of the request (about 36 reference counts per evaluation).
 final class Exchange: @unchecked Sendable {
-    // @unchecked: only `callerId` changes, once, on the loop thread while the request is being
-    // handled; completions that read it reach another thread only through the writer's and the
-    // loop's locked queues, which order that write before their reads.
+    // @unchecked: `caller` and `quota` are set once, on the loop thread, before the endpoint
+    // runs; completions that read them reach another thread only through the writer's and the
+    // loop's locked queues, which order those writes before their reads.
     let handler: InsightAPIHandler
     let request: HTTPRequest
     let route: Route
     /// When handling began (`DispatchTime` uptime nanoseconds), for the request's duration.
     let started: UInt64
     let responder: HTTPResponder
-    var callerId: String?
+    /// The authenticated caller (nil on open routes).
+    var caller: Caller?
+    /// The caller's quota after this request's token (routes that cost one).
+    var quota: QuotaStatus?
 
     init(handler: InsightAPIHandler, request: HTTPRequest, route: Route, started: UInt64, responder: HTTPResponder) {
         self.handler = handler
@@ -228,21 +199,37 @@ final class Exchange: @unchecked Sendable {
     }
 
     func send(_ response: HTTPResponse, code: ProblemCode? = nil) {
-        handler.finish(response, request: request, route: route.name, caller: callerId, code: code, started: started,
-                       responder: responder)
+        handler.finish(response, request: request, route: route.name, caller: caller?.callerId, code: code,
+                       started: started, responder: responder)
     }
 
-    /// Wraps a store completion so that it runs on the loop thread serving this request:
+    /// The caller of a route that is not open.
+    func authenticated() throws(Problem) -> Caller {
+        // Nil only if an open route's endpoint asked: a mistake of this code, not the client's.
+        guard let caller else { throw Problem(500, .serverError, "An unexpected error occurred; it was logged.") }
+        return caller
+    }
+
+    /// Continues a use case on the loop thread serving this request once its store has answered:
     /// the writer thread only commits, and what follows (metrics, velocity, the answer, its log
     /// line) runs on the loops, in parallel.
-    func onLoop<T: Sendable>(_ completion: @escaping @Sendable (T) -> Void) -> @Sendable (T) -> Void {
+    var resume: Resume {
         let responder = self.responder
-        return { result in responder.runOnConnectionThread { completion(result) } }
+        return { work in responder.runOnConnectionThread(work) }
+    }
+
+    /// Answers a use case's completion: `success` renders the value, a rejection its problem.
+    func complete<T>(_ result: Result<T, Rejection>, _ success: (T) -> HTTPResponse) {
+        switch result {
+        case .success(let value): send(success(value))
+        case .failure(let rejection): fail(rejection)
+        }
     }
 
     /// Answers with the problem `error` describes; anything unexpected is a 500 without details.
     func fail(_ error: any Error) {
-        let problem = (error as? Problem) ?? Problem(500, .serverError, "An unexpected error occurred; it was logged.")
+        let problem = (error as? Problem) ?? (error as? Rejection).map(Problem.init)
+            ?? Problem(500, .serverError, "An unexpected error occurred; it was logged.")
         send(problem.response, code: problem.code)
     }
 }

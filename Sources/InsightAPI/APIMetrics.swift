@@ -1,40 +1,16 @@
-import InsightDomain
-import InsightServices
 import Telemetry
 
-/// The API's metrics (Prometheus names `insightd_*`, base units). Label values come from
-/// closed vocabularies only — routes are templates, never ids — so cardinality stays bounded
-/// and no identifier can reach a label.
+/// The HTTP layer's metrics: request durations by route template, method and status (routes are
+/// templates, never ids). What the use cases count is `ServiceMetrics`.
 public final class APIMetrics: Sendable {
     public let registry: MetricsRegistry
     let requestDuration: HistogramFamily
-    let evaluations: CounterFamily
-    let insightErrors: CounterFamily
-    let consumptionReports: CounterFamily
-    let throttled: CounterFamily
-    let labels: CounterFamily
-    let velocityRules: CounterFamily
 
     public init(registry: MetricsRegistry) {
         self.registry = registry
         requestDuration = registry.histogram("insightd_http_request_duration_seconds",
                                              help: "Time from a parsed request to its response, by route template, method and status.",
                                              labels: ["route", "method", "status"], buckets: Buckets.requestDuration)
-        evaluations = registry.counter("insightd_evaluations_total",
-                                       help: "Insights answered with a value, by tenant, category, environment, model version and value.",
-                                       labels: ["tenant", "category", "environment", "model_version", "value"])
-        insightErrors = registry.counter("insightd_insight_errors_total", help: "Insights answered with an error, by code.",
-                                         labels: ["code"])
-        consumptionReports = registry.counter("insightd_consumption_reports_total",
-                                              help: "Consumption reports recorded, by status and timeliness (repeats not counted).",
-                                              labels: ["status", "timeliness"])
-        throttled = registry.counter("insightd_throttled_requests_total", help: "Requests refused by a rate limit, by reason.",
-                                     labels: ["reason"])
-        labels = registry.counter("insightd_labels_total", help: "Label items processed, by tenant, outcome and result.",
-                                  labels: ["tenant", "outcome", "result"])
-        velocityRules = registry.counter("insightd_velocity_rules_total",
-                                         help: "Velocity rules that fired, by reason code and mode (enforce, shadow).",
-                                         labels: ["rule", "mode"])
     }
 
     /// The methods a label may name; any other token a client sends counts as `other`, so a
@@ -44,36 +20,5 @@ public final class APIMetrics: Sendable {
 
     func observe(route: String, method: String, status: Int, seconds: Double) {
         requestDuration.observe(route, Self.methods.contains(method) ? method : "other", String(status), value: seconds)
-    }
-
-    /// Model metrics carry the tenant (an operator-chosen name, never caller text): each tenant's
-    /// figures stay its own.
-    func evaluated(_ record: EvaluationRecord, tenant: String) {
-        for insight in record.insights {
-            switch insight.outcome {
-            case .value(let value, _):
-                evaluations.increment(tenant, record.category.rawValue, record.environment.rawValue,
-                                      insight.modelVersion ?? "none", value.rawValue)
-            case .error(let code, _):
-                insightErrors.increment(code.rawValue)
-            }
-        }
-    }
-
-    func consumed(_ status: ConsumptionStatus, _ timeliness: Timeliness) {
-        consumptionReports.increment(status.rawValue, timeliness.rawValue)
-    }
-
-    func velocityFired(_ escalation: Escalation) {
-        for rule in escalation.reasons { velocityRules.increment(rule, "enforce") }
-        for rule in escalation.shadowReasons { velocityRules.increment(rule, "shadow") }
-    }
-
-    func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }
-
-    func labelled(_ items: [Label?], _ results: [LabelResultStatus], tenant: String) {
-        for (item, result) in zip(items, results) {
-            labels.increment(tenant, item?.outcome.rawValue ?? "invalid", result.rawValue)
-        }
     }
 }

@@ -3,39 +3,19 @@ import InsightDomain
 import InsightServices
 import JSON
 
-/// `/admin/v1/…` (role `admin`): callers and their rate-limit state.
+/// `/admin/v1/…` (role `admin`): callers and their rate-limit state (`CallerAdminService`).
 extension InsightAPIHandler {
-    /// The admin behind the request; it sees and changes only its own tenant's callers.
-    func admin(_ exchange: Exchange) throws(Problem) -> Caller {
-        let caller = try authenticate(exchange)
-        return caller.caller
-    }
-
-    /// A caller of `tenant`; another tenant's caller is as absent as one that never existed.
-    func lookupCaller(_ callerId: String, tenant: String) throws -> Caller {
-        let found: Caller?
-        do { found = try dependencies.administration.caller(callerId, tenant: tenant) } catch {
-            throw Problem(503, .serverError, "Callers cannot be read right now; retry.")
-        }
-        guard let found else { throw Problem(404, .callerNotFound, "No caller with this id.") }
-        return found
-    }
-
     /// `GET /admin/v1/callers`
     func adminCallers(_ exchange: Exchange) throws {
-        let admin = try admin(exchange)
-        let callers: [Caller]
-        do { callers = try dependencies.administration.callers(tenant: admin.tenant) } catch {
-            throw Problem(503, .serverError, "Callers cannot be read right now; retry.")
-        }
+        let callers = try useCases.admin.callers(of: try exchange.authenticated())
         exchange.send(Self.json(200, .object(["callers": .array(callers.map(Self.render))])))
     }
 
     /// `GET` and `PATCH /admin/v1/callers/{callerId}`
     func adminCaller(_ exchange: Exchange, callerId: String) throws {
-        let admin = try admin(exchange)
+        let admin = try exchange.authenticated()
         guard exchange.request.method == "PATCH" else {
-            return exchange.send(Self.json(200, Self.render(try lookupCaller(callerId, tenant: admin.tenant))))
+            return exchange.send(Self.json(200, Self.render(try useCases.admin.caller(callerId, of: admin))))
         }
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["rate", "burst"])
         var rate: Double?
@@ -48,38 +28,23 @@ extension InsightAPIHandler {
         let burst = try root.integer("burst", in: 1...1_000_000).map(Int.init)
         guard rate != nil || burst != nil else { throw Problem.invalid("(body)", "must set rate, burst or both") }
         let answered = exchange
-        dependencies.administration.updateQuota(callerId: callerId, tenant: admin.tenant, rate: rate, burst: burst, completion: answered.onLoop { result in
-            switch result {
-            case .success(let caller?): answered.send(Self.json(200, Self.render(caller)))
-            case .success(nil): answered.fail(Problem(404, .callerNotFound, "No caller with this id."))
-            case .failure(let failure): answered.fail(Problem.from(failure))
-            }
-        })
+        useCases.admin.updateQuota(callerId, rate: rate, burst: burst, of: admin, resume: exchange.resume) { result in
+            answered.complete(result) { Self.json(200, Self.render($0)) }
+        }
     }
 
     /// `GET /admin/v1/callers/{callerId}/rate-limit`
     func adminRateLimit(_ exchange: Exchange, callerId: String) throws {
-        let admin = try admin(exchange)
-        let caller = try lookupCaller(callerId, tenant: admin.tenant)
-        exchange.send(Self.json(200, Self.render(dependencies.limiter.view(caller), caller: caller,
-                                                 compliance: dependencies.limiter.settings.compliance)))
+        let state = try useCases.admin.rateLimit(callerId, of: try exchange.authenticated())
+        exchange.send(Self.json(200, Self.render(state)))
     }
 
-    /// `POST /admin/v1/callers/{callerId}/rate-limit/reset`: forgives the caller's overdue
-    /// reports so far and refills its bucket.
+    /// `POST /admin/v1/callers/{callerId}/rate-limit/reset`
     func adminRateLimitReset(_ exchange: Exchange, callerId: String) throws {
-        let admin = try admin(exchange)
-        let caller = try lookupCaller(callerId, tenant: admin.tenant)
-        let limiter = dependencies.limiter, answered = exchange
-        dependencies.administration.resetPenalty(callerId: callerId, tenant: admin.tenant, at: dependencies.clock.now(), completion: answered.onLoop { result in
-            switch result {
-            case .success(true):
-                limiter.reset(callerId: callerId)
-                answered.send(Self.json(200, Self.render(limiter.view(caller), caller: caller, compliance: limiter.settings.compliance)))
-            case .success(false): answered.fail(Problem(404, .callerNotFound, "No caller with this id."))
-            case .failure(let failure): answered.fail(Problem.from(failure))
-            }
-        })
+        let answered = exchange
+        try useCases.admin.resetRateLimit(callerId, of: try exchange.authenticated(), resume: exchange.resume) { result in
+            answered.complete(result) { Self.json(200, Self.render($0)) }
+        }
     }
 
     /// A caller as the admin API shows it; `insightctl callers list --json` prints the same.
@@ -91,7 +56,8 @@ extension InsightAPIHandler {
                  "createdAt": .string(Timestamp.format(caller.createdAt))])
     }
 
-    static func render(_ view: RateLimitView, caller: Caller, compliance: CompliancePolicy) -> JSONValue {
+    static func render(_ state: CallerAdminService.RateLimitState) -> JSONValue {
+        let (view, caller, compliance) = (state.view, state.caller, state.compliance)
         let q = view.quota
         var penalty: JSONObject = ["step": .number(Double(q.penaltyStep)), "maxStep": .number(Double(compliance.maxStep)),
                                    "factor": .number(compliance.factor(step: q.penaltyStep))]

@@ -6,12 +6,12 @@ import JSON
 extension InsightAPIHandler {
     /// `GET /v1/insights`: the insight types, schema versions and model versions served.
     func insights(_ exchange: Exchange) throws {
-        _ = try authenticate(exchange)
+        let catalogue = useCases.evaluation.catalogue
         var entry = JSONObject()
         entry.append("type", .string(InsightType.isLikelyBeingCoached.rawValue))
-        entry.append("schemaVersions", .array(InsightAnswerer.supportedSchemaVersions.map { .number(Double($0)) }))
+        entry.append("schemaVersions", .array(catalogue.schemaVersions.map { .number(Double($0)) }))
         entry.append("values", .array(InsightValue.allCases.map { .string($0.rawValue) }))
-        if let registry = dependencies.models.snapshot {
+        if let registry = catalogue.models {
             entry.append("newestModelVersion", .string(registry.currentVersion))
             entry.append("modelVersions", .array(registry.versions.map { model in
                 .object(["version": .string(model.version),

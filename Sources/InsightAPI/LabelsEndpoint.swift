@@ -1,4 +1,3 @@
-import Crypto
 import HTTPServer
 import InsightDomain
 import InsightServices
@@ -10,12 +9,11 @@ extension InsightAPIHandler {
     /// The earliest discovery date accepted.
     static let earliestDiscovery = Timestamp.parseDate("2000-01-01")!
 
-    /// `POST /v1/labels`: offline fraud labels for the insights of the caller's tenant, per-item
-    /// results, idempotent by key; each request costs a token of the caller's quota.
+    /// `POST /v1/labels`: decodes the batch item by item (an invalid item is reported, the
+    /// others go on); `LabelService` records it under its idempotency key.
     func labels(_ exchange: Exchange) throws {
         let request = exchange.request
-        let caller = try authenticate(exchange)
-        _ = try admit(caller.caller)
+        let caller = try exchange.authenticated()
         guard let key = request.headers["Idempotency-Key"] else {
             throw Problem(400, .contextInvalid, "Send an 'Idempotency-Key' header so retries are safe.", field: "Idempotency-Key")
         }
@@ -26,7 +24,7 @@ extension InsightAPIHandler {
         }
         let root = try ObjectReader(try jsonBody(request), path: "", allowed: ["labels"])
         let values = try root.array("labels", count: 1...Self.maxLabels, required: true)!
-        let today = dependencies.clock.now()
+        let today = useCases.clock.now()
         var items: [Label?] = []
         var problems: [Int: (field: String, detail: String)] = [:]
         for (i, value) in values.enumerated() {
@@ -37,25 +35,13 @@ extension InsightAPIHandler {
                 problems[i] = (error.field ?? "labels[\(i)]", error.detail)
             }
         }
-        let submission = LabelSubmission(
-            callerId: caller.caller.callerId, tenant: caller.caller.tenant, environment: caller.caller.environment, items: items,
-            idempotencyKeyHash: SHA256.digest(Array(key.utf8)), bodyHash: SHA256.digest(request.body),
-            receivedAt: today)
-        let answered = exchange, decoded = items, itemProblems = problems, metrics = dependencies.metrics,
-            tenant = caller.caller.tenant
-        dependencies.ledger.submit(submission, completion: answered.onLoop { result in
-            switch result {
-            case .success(.processed(let statuses, let replayed)):
-                if !replayed { metrics.labelled(decoded, statuses, tenant: tenant) }
-                answered.send(Self.json(200, Self.render(statuses, items: decoded, problems: itemProblems),
-                                        headers: replayed ? [("Idempotent-Replayed", "true")] : []))
-            case .success(.idempotencyKeyReused):
-                answered.fail(Problem(422, .idempotencyKeyReused,
-                                      "This Idempotency-Key was used before with a different body; use a new key for a new request."))
-            case .failure(let failure):
-                answered.fail(Problem.from(failure))
+        let answered = exchange, decoded = items, itemProblems = problems
+        useCases.labels.submit(items, idempotencyKey: key, body: request.body, by: caller, resume: exchange.resume) { result in
+            answered.complete(result) { outcome in
+                Self.json(200, Self.render(outcome.statuses, items: decoded, problems: itemProblems),
+                          headers: outcome.replayed ? [("Idempotent-Replayed", "true")] : [])
             }
-        })
+        }
     }
 
     static func decodeLabel(_ value: JSONValue, path: String, now: Milliseconds) throws(Problem) -> Label {

@@ -80,6 +80,15 @@ enum Route: Equatable, Sendable {
         }
     }
 
+    /// Whether a request costs a token of the caller's quota (`QuotaGate`), taken after
+    /// authentication and before the body is read: the writes of PRODUCT.md §8.
+    var costsQuota: Bool {
+        switch self {
+        case .evaluations, .labels, .authorization: return true
+        default: return false
+        }
+    }
+
     /// The route's name for logs and metrics: never contains an id.
     var name: String {
         switch self {

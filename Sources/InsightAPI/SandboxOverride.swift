@@ -2,25 +2,15 @@ import HTTPServer
 import InsightDomain
 import InsightServices
 
-/// The sandbox's `Insight-Override` header: forced outcomes, so that callers can exercise
-/// every branch of their decision logic without crafting sessions that happen to score so.
+/// The sandbox's `Insight-Override` header, read into a `SandboxOverride`.
 ///
 /// Syntax: comma-separated items, each `<insightType>=<value>`, `<insightType>=error:<insightErrorCode>`
 /// or `evaluation=error:<code>` with code `rateLimitExceeded`, `serverError`, `denied` or
-/// `contextInvalid`. Only sandbox credentials may send it.
-struct SandboxOverride: Sendable, Equatable {
+/// `contextInvalid`.
+extension SandboxOverride {
     /// The header's name.
     static let header = "Insight-Override"
     static let maxItems = 8
-    /// The reason attached to a forced value, so a forced answer can never pass for a real one.
-    static let reason = "sandboxOverride"
-
-    enum EvaluationError: String, CaseIterable, Sendable {
-        case rateLimitExceeded, serverError, denied, contextInvalid
-    }
-
-    var evaluationError: EvaluationError?
-    var insights: [String: InsightOutcome] = [:]
 
     /// Parses the header; a malformed one is `contextInvalid` naming the header.
     static func parse(_ text: String) throws(Problem) -> SandboxOverride {
@@ -59,28 +49,5 @@ struct SandboxOverride: Sendable, Equatable {
             }
         }
         return result
-    }
-
-    /// The evaluation-level problem to answer instead, with the status and headers the real
-    /// error carries.
-    func forcedProblem(quota: QuotaStatus, view: RateLimitView, compliance: CompliancePolicy) -> Problem? {
-        guard let evaluationError else { return nil }
-        let forced = "Forced by the sandbox \(Self.header) header."
-        switch evaluationError {
-        case .rateLimitExceeded:
-            var exhausted = quota
-            exhausted.remaining = 0
-            var problem = Throttling.callerProblem(.callerRate, exhausted, retryAfter: 1, view: view, compliance: compliance)
-            problem.detail = "\(forced) \(problem.detail)"
-            return problem
-        case .serverError:
-            var problem = Problem(503, .serverError, "\(forced) The request could not be stored, so nothing was recorded; retry.")
-            problem.headers = [("Retry-After", "1")]
-            return problem
-        case .denied:
-            return Problem(403, .denied, "\(forced) The subject has switched insights off.")
-        case .contextInvalid:
-            return Problem(422, .contextInvalid, "\(forced) The request is invalid.", field: "(sandboxOverride)")
-        }
     }
 }

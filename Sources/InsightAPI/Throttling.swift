@@ -49,8 +49,9 @@ enum Throttling {
     private static func format2(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 
     /// The 429 for a caller over its (possibly penalised) rate.
-    static func callerProblem(_ reason: ThrottleReason, _ status: QuotaStatus, retryAfter: Int,
-                              view: RateLimitView, compliance: CompliancePolicy) -> Problem {
+    static func callerProblem(_ throttle: CallerThrottle) -> Problem {
+        let (reason, status, retryAfter) = (throttle.reason, throttle.status, throttle.retryAfterSeconds)
+        let (view, compliance) = (throttle.view, throttle.compliance)
         let configured = status.configured, effective = status.effective
         var detail: String
         if reason == .reportingPenalty {
@@ -101,19 +102,5 @@ enum Throttling {
         problem.extensions = ["reason": .string(ThrottleReason.deviceRate.rawValue),
                               "retryAfterSeconds": .number(Double(retryAfter))]
         return problem
-    }
-}
-
-extension InsightAPIHandler {
-    /// Takes one token of `caller`'s quota, or throws the 429 that says why there is none.
-    func admit(_ caller: Caller) throws(Problem) -> QuotaStatus {
-        let limiter = dependencies.limiter
-        switch limiter.admit(caller) {
-        case .allowed(let status): return status
-        case .throttled(let reason, let status, let retryAfter):
-            dependencies.metrics.throttled(reason)
-            throw Throttling.callerProblem(reason, status, retryAfter: retryAfter, view: limiter.view(caller),
-                                           compliance: limiter.settings.compliance)
-        }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import InsightAPI
 import InsightDomain
+import InsightServices
 import InsightStorage
 import JSON
 import SQLiteClient
@@ -133,18 +134,25 @@ public final class InsightService: @unchecked Sendable {
         }
         startRetention(writer: writer)
 
-        var configuration = APIConfiguration()
-        configuration.authorizationCooldownMilliseconds = Milliseconds(settings.authorizationCooldown) * 1000
-        configuration.consumptionGraceMilliseconds = Milliseconds(settings.consumptionGrace) * 1000
-        configuration.credentialCacheSeconds = Double(settings.credentialCacheSeconds)
+        let serviceMetrics = ServiceMetrics(registry: metrics)
+        let ledger = SQLiteLedger(writer: writer)
+        let useCases = UseCases(
+            credentials: CredentialCheck(directory: try SQLiteCredentialDirectory(path: settings.databasePath), clock: clock,
+                                         cacheSeconds: Double(settings.credentialCacheSeconds)),
+            quota: QuotaGate(limiter: limiter, metrics: serviceMetrics),
+            evaluation: EvaluationService(ledger: ledger, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
+                                          denials: denials, velocity: velocity, escalation: escalation, metrics: serviceMetrics,
+                                          consumptionGrace: Milliseconds(settings.consumptionGrace) * 1000),
+            consumption: ConsumptionService(ledger: ledger, clock: clock, metrics: serviceMetrics),
+            labels: LabelService(ledger: ledger, clock: clock, metrics: serviceMetrics),
+            authorization: AuthorizationService(store: authorizations, denials: denials, hashKeys: hashKeys, clock: clock,
+                                                metrics: serviceMetrics,
+                                                cooldown: Milliseconds(settings.authorizationCooldown) * 1000),
+            admin: CallerAdminService(administration: administration, limiter: limiter, clock: clock),
+            clock: clock)
         let logger = self.logger
         let handler = InsightAPIHandler(APIDependencies(
-            ledger: SQLiteLedger(writer: writer),
-            credentials: try SQLiteCredentialDirectory(path: settings.databasePath),
-            models: models, hashKeys: hashKeys, clock: clock, readiness: readiness, limiter: limiter,
-            administration: administration, authorizations: authorizations, denials: denials,
-            metrics: APIMetrics(registry: metrics), velocity: velocity, escalation: escalation,
-            configuration: configuration,
+            useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics),
             onRequest: { summary in
                 // Request lines may wait a moment to be written together; 5xx lines never do.
                 logger.log(summary.status >= 500 ? .error : .info, "request", deferred: summary.status < 500) { line in

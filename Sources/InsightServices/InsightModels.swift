@@ -1,6 +1,5 @@
 import CoachingModel
 import InsightDomain
-import InsightServices
 import Synchronization
 
 /// The loaded coaching models, replaceable at run time (SIGHUP) without dropping requests:
@@ -30,11 +29,12 @@ struct InsightAnswerer {
     /// Takes one unit of the caller's quota for an insight type; false when it is used up.
     let admitInsight: (String) -> Bool
 
+    /// The schema versions of `isLikelyBeingCoached` this server answers.
     static let supportedSchemaVersions = [1]
 
     /// Extracts the features, turning a hostile or inconsistent interaction into `contextInvalid`.
     init(registry: ModelRegistry?, interaction: InteractionInput, override: SandboxOverride? = nil,
-         admitInsight: @escaping (String) -> Bool = { _ in true }) throws(Problem) {
+         admitInsight: @escaping (String) -> Bool = { _ in true }) throws(Rejection) {
         self.registry = registry
         self.override = override
         self.admitInsight = admitInsight
@@ -45,7 +45,7 @@ struct InsightAnswerer {
             case .summary(let summary, let device): features = try FeatureExtractor.fromSummary(summary, device: device)
             }
         } catch {
-            throw Problem.invalid(error.field, error.message)
+            throw .invalid(field: error.field, detail: error.message)
         }
     }
 

@@ -1,0 +1,69 @@
+import InsightDomain
+import InsightServices
+
+extension Problem {
+    /// The problem answering a use case's refusal: the one place where a domain reason becomes a
+    /// status, a code, headers and words.
+    init(_ rejection: Rejection) {
+        switch rejection {
+        case .invalid(let field, let detail):
+            self = .invalid(field, detail)
+        case .unauthorized(let detail):
+            self.init(401, .unauthorized, detail)
+            headers = [("WWW-Authenticate", "Bearer realm=\"insightd\"")]
+        case .forbidden(let role):
+            self.init(403, .forbidden, "This credential lacks the '\(role.rawValue)' role.")
+        case .credentialsUnavailable:
+            self.init(503, .serverError, "Credentials cannot be checked right now; retry.")
+            headers = [("Retry-After", "1")]
+        case .throttled(let throttle):
+            self = Throttling.callerProblem(throttle)
+        case .deviceThrottled(let retryAfter, let perHour):
+            self = Throttling.deviceProblem(retryAfter: retryAfter, perHour: perHour)
+        case .denialCapacity(let capacity):
+            self = Throttling.denialCapacityProblem(capacity: capacity)
+        case .overrideNotAllowed:
+            self.init(403, .overrideNotAllowed,
+                      "The \(SandboxOverride.header) header is accepted from sandbox credentials only; remove it in production.")
+        case .forced(let error, let throttle):
+            self = Self.forced(error, throttle: throttle)
+        case .optedOut:
+            self.init(403, .denied, "The subject has switched insights off; proceed without them.")
+        case .evaluationNotFound:
+            self.init(404, .evaluationNotFound, "No evaluation with this id exists for this caller.")
+        case .consumptionConflict(let existing):
+            self.init(409, .consumptionConflict,
+                      "A report with status '\(existing.rawValue)' was already recorded for this evaluation.")
+        case .unknownInsightId(let index):
+            self = .invalid("insightIdsUsed[\(index)]", "is not an insight of this evaluation")
+        case .idempotencyKeyReused:
+            self.init(422, .idempotencyKeyReused,
+                      "This Idempotency-Key was used before with a different body; use a new key for a new request.")
+        case .callerNotFound:
+            self.init(404, .callerNotFound, "No caller with this id.")
+        case .unreadable(let what):
+            self.init(503, .serverError, "\(what.rawValue) cannot be read right now; retry.")
+        case .store(let failure):
+            self = .from(failure)
+        }
+    }
+
+    /// What a sandbox caller forced, with the status and headers the real error carries.
+    private static func forced(_ error: SandboxOverride.EvaluationError, throttle: CallerThrottle) -> Problem {
+        let forced = "Forced by the sandbox \(SandboxOverride.header) header."
+        switch error {
+        case .rateLimitExceeded:
+            var problem = Throttling.callerProblem(throttle)
+            problem.detail = "\(forced) \(problem.detail)"
+            return problem
+        case .serverError:
+            var problem = Problem(503, .serverError, "\(forced) The request could not be stored, so nothing was recorded; retry.")
+            problem.headers = [("Retry-After", "1")]
+            return problem
+        case .denied:
+            return Problem(403, .denied, "\(forced) The subject has switched insights off.")
+        case .contextInvalid:
+            return Problem(422, .contextInvalid, "\(forced) The request is invalid.", field: "(sandboxOverride)")
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import InsightDomain
+
+/// The admin API's use cases (PRODUCT.md §8): an admin sees and changes only its own tenant's
+/// callers; another tenant's caller is as absent as one that never existed.
+public struct CallerAdminService: Sendable {
+    let administration: any CallerAdministration
+    let limiter: RateLimiter
+    let clock: any Clock
+
+    public init(administration: any CallerAdministration, limiter: RateLimiter, clock: any Clock) {
+        self.administration = administration
+        self.limiter = limiter
+        self.clock = clock
+    }
+
+    /// A caller's rate limit as an operator sees it.
+    public struct RateLimitState: Sendable, Equatable {
+        public var caller: Caller
+        public var view: RateLimitView
+        public var compliance: CompliancePolicy
+    }
+
+    /// Every caller of the admin's tenant.
+    public func callers(of admin: Caller) throws(Rejection) -> [Caller] {
+        do { return try administration.callers(tenant: admin.tenant) } catch { throw .unreadable(.callers) }
+    }
+
+    /// One caller of the admin's tenant.
+    public func caller(_ callerId: String, of admin: Caller) throws(Rejection) -> Caller {
+        let found: Caller?
+        do { found = try administration.caller(callerId, tenant: admin.tenant) } catch { throw .unreadable(.callers) }
+        guard let found else { throw .callerNotFound }
+        return found
+    }
+
+    /// Changes a caller's rate and/or burst (at least one is given).
+    public func updateQuota(_ callerId: String, rate: Double?, burst: Int?, of admin: Caller,
+                            resume: @escaping Resume, completion: @escaping Completion<Caller>) {
+        administration.updateQuota(callerId: callerId, tenant: admin.tenant, rate: rate, burst: burst) { result in
+            resume {
+                switch result {
+                case .success(let caller?): completion(.success(caller))
+                case .success(nil): completion(.failure(.callerNotFound))
+                case .failure(let failure): completion(.failure(.store(failure)))
+                }
+            }
+        }
+    }
+
+    /// A caller's quota, penalty and reporting counts.
+    public func rateLimit(_ callerId: String, of admin: Caller) throws(Rejection) -> RateLimitState {
+        let caller = try caller(callerId, of: admin)
+        return RateLimitState(caller: caller, view: limiter.view(caller), compliance: limiter.settings.compliance)
+    }
+
+    /// Forgives the caller's overdue reports so far and refills its bucket.
+    public func resetRateLimit(_ callerId: String, of admin: Caller, resume: @escaping Resume,
+                               completion: @escaping Completion<RateLimitState>) throws(Rejection) {
+        let caller = try caller(callerId, of: admin)
+        let limiter = self.limiter
+        administration.resetPenalty(callerId: callerId, tenant: admin.tenant, at: clock.now()) { result in
+            resume {
+                switch result {
+                case .success(true):
+                    limiter.reset(callerId: callerId)
+                    completion(.success(RateLimitState(caller: caller, view: limiter.view(caller),
+                                                       compliance: limiter.settings.compliance)))
+                case .success(false): completion(.failure(.callerNotFound))
+                case .failure(let failure): completion(.failure(.store(failure)))
+                }
+            }
+        }
+    }
+}

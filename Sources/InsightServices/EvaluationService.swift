@@ -1,0 +1,144 @@
+import CoachingModel
+import InsightDomain
+
+/// Evaluating a risky moment (PRODUCT.md §2–§4): the sandbox override, the interaction's
+/// features, the subject's keyed hashes, opt-outs, the device limit, each insight's answer,
+/// escalation by velocity, and the durable record.
+public struct EvaluationService: Sendable {
+    let ledger: any EvaluationLedger
+    let models: InsightModels
+    let hashKeys: HashKeys
+    let clock: any Clock
+    let limiter: RateLimiter
+    let denials: DenialIndex
+    let velocity: VelocityTracker
+    let escalation: EscalationPolicy
+    let metrics: ServiceMetrics
+    /// Time allowed for the consumption report after an evaluation.
+    let consumptionGrace: Milliseconds
+
+    public init(ledger: any EvaluationLedger, models: InsightModels, hashKeys: HashKeys, clock: any Clock,
+                limiter: RateLimiter, denials: DenialIndex, velocity: VelocityTracker, escalation: EscalationPolicy,
+                metrics: ServiceMetrics, consumptionGrace: Milliseconds) {
+        self.ledger = ledger
+        self.models = models
+        self.hashKeys = hashKeys
+        self.clock = clock
+        self.limiter = limiter
+        self.denials = denials
+        self.velocity = velocity
+        self.escalation = escalation
+        self.metrics = metrics
+        self.consumptionGrace = consumptionGrace
+    }
+
+    /// The schema versions answered, and the models loaded now (nil: none).
+    public var catalogue: (schemaVersions: [Int], models: ModelRegistry?) {
+        (InsightAnswerer.supportedSchemaVersions, models.snapshot)
+    }
+
+    /// Refuses an override from anyone but a sandbox caller (checked before the body is read).
+    public func permitOverride(for caller: Caller) throws(Rejection) {
+        guard caller.environment == .sandbox else { throw .overrideNotAllowed }
+    }
+
+    /// Evaluates `request` for `caller`, whose quota (`quota`, after this request's token) goes
+    /// into the answer. Throws what refuses it before anything is stored; otherwise stores the
+    /// evaluation and completes with it once it is durable.
+    public func evaluate(_ request: EvaluationRequest, by caller: Caller, quota: QuotaStatus,
+                         override: SandboxOverride? = nil, resume: @escaping Resume,
+                         completion: @escaping Completion<EvaluationRecord>) throws(Rejection) {
+        if override != nil { try permitOverride(for: caller) }
+        if let forced = override?.evaluationError {
+            var exhausted = quota
+            exhausted.remaining = 0
+            throw .forced(forced, throttle: CallerThrottle(reason: .callerRate, status: exhausted, retryAfterSeconds: 1,
+                                                           view: limiter.view(caller), compliance: limiter.settings.compliance))
+        }
+        let limiter = self.limiter
+        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override,
+                                           admitInsight: { limiter.admitInsight($0, caller: caller) })
+        // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
+        // hashed once under every key of the caller's tenant (active first): the active hash is
+        // stored, all are looked up.
+        let tenant = caller.tenant
+        let keyring = hashKeys.current(tenant: tenant)
+        let accountHashes = request.subject.account.map { keyring.lookupHashes($0, kind: .account) }
+        let deviceHashes = request.subject.device.map { keyring.lookupHashes($0, kind: .device) }
+        let counterpartyHashes = request.subject.counterparty.map { keyring.lookupHashes($0, kind: .counterparty) }
+        let subject = HashedSubject(account: accountHashes?.first, device: deviceHashes?.first,
+                                    counterparty: counterpartyHashes?.first, keyId: keyring.active.keyId)
+        // A person who switched insights off (and whose cooldown has passed) gets no evaluation.
+        let now = clock.now()
+        if let accountHashes, denials.isDenied(tenant, caller.environment, .account, hashes: accountHashes, now: now) {
+            throw .optedOut
+        }
+        if let deviceHashes, denials.isDenied(tenant, caller.environment, .device, hashes: deviceHashes, now: now) {
+            throw .optedOut
+        }
+        if let device = subject.device,
+           let retryAfter = limiter.admitDevice(device, environment: caller.environment, caller: caller) {
+            metrics.throttled(.deviceRate)
+            throw .deviceThrottled(retryAfterSeconds: retryAfter, perHour: limiter.settings.devicePerHour)
+        }
+        // The evaluation's id, and its insights' ids made from it.
+        let ids = EvaluationIdentifiers.make(insights: request.insights.count, milliseconds: now)
+        var insights = zip(request.insights, ids.insightIds).map { insight, id in
+            answerer.answer(insight, category: request.category, insightId: id)
+        }
+        // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
+        let query = VelocityQuery(
+            environment: caller.environment,
+            accounts: accountHashes ?? [], devices: deviceHashes ?? [], counterparties: counterpartyHashes ?? [],
+            isPayment: request.category == .payment)
+        let (trackedValue, raised) = Self.escalate(&insights, signals: velocity.signals(for: query), policy: escalation,
+                                                   metrics: metrics)
+        let record = EvaluationRecord(
+            eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
+            category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: subject,
+            insights: insights, trackedValue: trackedValue, raisedByVelocity: raised)
+        let metrics = self.metrics, velocity = self.velocity
+        ledger.record(record) { result in
+            resume {
+                switch result {
+                case .success:
+                    metrics.evaluated(record, tenant: tenant)
+                    velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
+                                                  account: record.subject.account, device: record.subject.device,
+                                                  counterparty: record.subject.counterparty,
+                                                  isPayment: record.category == .payment, value: record.trackedValue,
+                                                  raisedByVelocity: record.raisedByVelocity))
+                    completion(.success(record))
+                case .failure(let failure):
+                    completion(.failure(.store(failure)))
+                }
+            }
+        }
+    }
+
+    /// Applies the escalation policy to every coaching insight that has a value (a sandbox-forced
+    /// value is left as forced). Returns the value velocity tracking records — the highest
+    /// final coaching value — and whether velocity raised it.
+    static func escalate(_ insights: inout [InsightRecord], signals: VelocitySignals, policy: EscalationPolicy,
+                         metrics: ServiceMetrics) -> (InsightValue?, Bool) {
+        var tracked: InsightValue?, raised = false, counted = false
+        for i in insights.indices {
+            guard insights[i].type == InsightType.isLikelyBeingCoached.rawValue,
+                  case .value(let value, let reasons) = insights[i].outcome else { continue }
+            // A sandbox-forced value stays as forced, but is tracked like any answer.
+            let escalation = reasons.contains(SandboxOverride.reason)
+                ? Escalation(value: value) : policy.apply(value, signals: signals)
+            if !counted { metrics.velocityFired(escalation); counted = true }
+            if escalation.value != value || !escalation.reasons.isEmpty {
+                insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })
+            }
+            if tracked.map({ rank(escalation.value) > rank($0) }) ?? true {
+                tracked = escalation.value
+                raised = escalation.raised
+            }
+        }
+        return (tracked, raised)
+    }
+
+    static func rank(_ value: InsightValue) -> Int { InsightValue.allCases.firstIndex(of: value) ?? 0 }
+}

@@ -1,0 +1,60 @@
+import InsightDomain
+import Telemetry
+
+/// What the use cases count (Prometheus names `insightd_*`). Label values come from closed
+/// vocabularies and operator-chosen tenant names only, so no identifier can reach a label.
+public final class ServiceMetrics: Sendable {
+    let evaluations: CounterFamily
+    let insightErrors: CounterFamily
+    let consumptionReports: CounterFamily
+    let throttled: CounterFamily
+    let labels: CounterFamily
+    let velocityRules: CounterFamily
+
+    public init(registry: MetricsRegistry) {
+        evaluations = registry.counter("insightd_evaluations_total",
+                                       help: "Insights answered with a value, by tenant, category, environment, model version and value.",
+                                       labels: ["tenant", "category", "environment", "model_version", "value"])
+        insightErrors = registry.counter("insightd_insight_errors_total", help: "Insights answered with an error, by code.",
+                                         labels: ["code"])
+        consumptionReports = registry.counter("insightd_consumption_reports_total",
+                                              help: "Consumption reports recorded, by status and timeliness (repeats not counted).",
+                                              labels: ["status", "timeliness"])
+        throttled = registry.counter("insightd_throttled_requests_total", help: "Requests refused by a rate limit, by reason.",
+                                     labels: ["reason"])
+        labels = registry.counter("insightd_labels_total", help: "Label items processed, by tenant, outcome and result.",
+                                  labels: ["tenant", "outcome", "result"])
+        velocityRules = registry.counter("insightd_velocity_rules_total",
+                                         help: "Velocity rules that fired, by reason code and mode (enforce, shadow).",
+                                         labels: ["rule", "mode"])
+    }
+
+    func evaluated(_ record: EvaluationRecord, tenant: String) {
+        for insight in record.insights {
+            switch insight.outcome {
+            case .value(let value, _):
+                evaluations.increment(tenant, record.category.rawValue, record.environment.rawValue,
+                                      insight.modelVersion ?? "none", value.rawValue)
+            case .error(let code, _):
+                insightErrors.increment(code.rawValue)
+            }
+        }
+    }
+
+    func consumed(_ status: ConsumptionStatus, _ timeliness: Timeliness) {
+        consumptionReports.increment(status.rawValue, timeliness.rawValue)
+    }
+
+    func velocityFired(_ escalation: Escalation) {
+        for rule in escalation.reasons { velocityRules.increment(rule, "enforce") }
+        for rule in escalation.shadowReasons { velocityRules.increment(rule, "shadow") }
+    }
+
+    func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }
+
+    func labelled(_ items: [Label?], _ results: [LabelResultStatus], tenant: String) {
+        for (item, result) in zip(items, results) {
+            labels.increment(tenant, item?.outcome.rawValue ?? "invalid", result.rawValue)
+        }
+    }
+}
