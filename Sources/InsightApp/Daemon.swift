@@ -43,10 +43,10 @@ public enum Daemon {
         if checkOnly { return checkConfiguration(settings) }
 
         signal(SIGPIPE, SIG_IGN)
-        let service = InsightService(settings: settings)
-        do { try service.start() } catch {
-            service.logger.error("cannot start", [("error", .string("\(error)"))])
-            service.stop()
+        let logger = Logger(minimumLevel: settings.logLevel)
+        let service: InsightService
+        do { service = try InsightService.start(settings: settings, logger: logger) } catch {
+            logger.error("cannot start", [("error", .string("\(error)"))])
             return 1
         }
         let notifier = SystemdNotifier(environment: environment)

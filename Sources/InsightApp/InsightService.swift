@@ -5,67 +5,58 @@ import InsightAPI
 import InsightDomain
 import InsightServices
 import InsightStorage
-import JSON
+import Synchronization
 import SQLiteClient
 import Telemetry
 
-/// The composition root: builds insightd from its settings, starts it in order (state,
-/// store and migrations, hash key, models, writer, HTTP), and stops it in reverse.
-public final class InsightService: @unchecked Sendable {
-    // @unchecked: the mutable parts are set in `start()` and read after it, from the thread
-    // that owns the service's lifecycle (main); request threads see only Sendable members.
+/// The composition root: `start` builds insightd from its settings — state directory and
+/// instance lock, the store and its ports, the hash keys, the models, the use cases, the HTTP
+/// server and the upkeep jobs — and starts it in order; `stop` stops it in reverse. Everything
+/// it holds is built before anything starts, so a start that fails leaves nothing running.
+public final class InsightService: Sendable {
     public let settings: Settings
     public let logger: Logger
-    public let readiness = Readiness()
-    public let models = InsightModels(nil)
-    private let clock: any Clock
-    private var writer: GroupCommitWriter?
-    private var server: HTTPServer?
-    /// The upkeep running on schedules: the reporting recount, the hash key file's polling, retention.
-    private var jobs: [PeriodicJob] = []
-    /// Set at start; retention counts from it when the wall clock has run ahead.
-    private var measuredTime: MeasuredTime?
-    private var instanceLock: InstanceLock?
+    public let readiness: Readiness
+    /// Every metric the daemon exports at `/metrics`.
+    public let metrics: MetricsRegistry
+    /// The identifier hash keys; replaced when the key file changes (a rotation).
+    public let hashKeys: HashKeys
+    /// The in-memory rate limits; reporting counts are refreshed from the store.
+    public let limiter: RateLimiter
+    /// Velocity counters over hashed identifiers.
+    public let velocity: VelocityTracker
     /// Subjects who switched insights off, indexed in memory.
     public let denials: DenialIndex
-    /// The in-memory rate limits; reporting counts are refreshed from the store.
-    public private(set) var limiter: RateLimiter!
-    private var administration: SQLiteAdministration?
-    /// The identifier hash keys; reloaded when the key file changes (a rotation).
-    public private(set) var hashKeys: HashKeys!
-    /// The key file as last read; set at start, then touched only on the keyring job's queue.
-    private var keyringFingerprint: String?
-    /// Velocity counters over hashed identifiers.
-    public private(set) lazy var velocity = VelocityTracker(clock: clock)
-    /// Every metric the daemon exports at `/metrics`.
-    public let metrics = MetricsRegistry()
-    private let overdueReports: GaugeFamily
-    private let complianceRecountSeconds: GaugeFamily
-    /// When the next recount of consumption reporting may run (`DispatchTime` nanoseconds);
-    /// touched only on the compliance queue.
-    private var nextComplianceRecount: UInt64 = 0
+    /// The API, also callable in process (the fuzz targets call it so).
+    public let handler: InsightAPIHandler
+    private let writer: GroupCommitWriter
+    private let server: HTTPServer
+    private let recount: ComplianceRecount
+    private let keyringWatch: KeyringWatch
+    private let retention: RetentionJob
+    private let modelLoader: ModelLoader
+    private let instanceLock: InstanceLock
+    private let stopped = Atomic<Bool>(false)
 
-    public init(settings: Settings, clock: any Clock = SystemClock(), logger: Logger? = nil) {
+    /// Builds and starts insightd; throws with an operator-readable message when something is
+    /// wrong (then nothing keeps running).
+    public static func start(settings: Settings, clock: any Clock = SystemClock(), logger: Logger? = nil) throws -> InsightService {
+        let service = try InsightService(settings: settings, clock: clock,
+                                         logger: logger ?? Logger(minimumLevel: settings.logLevel))
+        try service.run()
+        return service
+    }
+
+    private init(settings: Settings, clock: any Clock, logger: Logger) throws {
         self.settings = settings
-        self.clock = clock
-        self.logger = logger ?? Logger(minimumLevel: settings.logLevel)
-        denials = DenialIndex(capacity: settings.maxDenialsPerTenant)
-        overdueReports = metrics.gauge("insightd_consumption_overdue",
-                                       help: "Evaluations past their reportConsumptionBy without a report, in the counting window.",
-                                       labels: ["environment"])
-        complianceRecountSeconds = metrics.gauge(
-            "insightd_compliance_recount_seconds",
-            help: "Duration of the last recount of consumption reporting from the store.", labels: [])
+        self.logger = logger
+        let metrics = MetricsRegistry()
+        self.metrics = metrics
+        readiness = Readiness()
         metrics.gauge("insightd_build_info", help: "Always 1; the labels say which build runs.", labels: ["version"])
             .set(Daemon.version, to: 1)
         ProcessMetrics.register(on: metrics)
-    }
 
-    /// The port the server listens on (useful with port 0).
-    public var boundPort: Int { server?.boundPort ?? 0 }
-
-    /// Starts everything; throws with an operator-readable message when something is wrong.
-    public func start() throws {
         try FileManager.default.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         instanceLock = try InstanceLock(directory: settings.stateDirectory)
@@ -74,65 +65,46 @@ public final class InsightService: @unchecked Sendable {
         for name in applied { logger.info("migration applied", [("migration", .string(name))]) }
 
         let keyPath = settings.resolvedHashKeyFile
-        hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil, now: clock.now()))
-        keyringFingerprint = KeyringFile.fingerprint(path: keyPath)
+        let hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil,
+                                                        now: clock.now()))
+        self.hashKeys = hashKeys
         if KeyringFile.isExposed(path: keyPath) {
             logger.warning("hash key file is readable by group or others; chmod 600 it", [("path", .string(keyPath))])
         }
+        keyringWatch = KeyringWatch(hashKeys: hashKeys, path: keyPath, fingerprint: KeyringFile.fingerprint(path: keyPath),
+                                    interval: settings.complianceRefresh, clock: clock, logger: logger)
 
-        try reloadModels()
+        let models = InsightModels(nil)
+        modelLoader = ModelLoader(models: models, directory: settings.modelsDirectory,
+                                  explicit: settings.modelsDirectoryExplicit, current: settings.currentModel, logger: logger)
+        try modelLoader.reload()
 
-        let commitDuration = metrics.histogram("insightd_store_commit_duration_seconds",
-                                               help: "Duration of one group commit (fsync included).", buckets: Buckets.commitDuration)
-            .labels()
-        let batchSize = metrics.histogram("insightd_store_commit_batch_size", help: "Writes committed together.",
-                                          buckets: Buckets.powersOfTwo).labels()
-        let writeFailures = metrics.counter("insightd_store_write_failures_total",
-                                            help: "Writes the store could not commit (answered 503).").labels()
-        let failureLog = StoreFailureLog(logger: logger)
-        let writer = GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
-                                       observer: { commit in
-                                           commitDuration.observe(commit.seconds)
-                                           batchSize.observe(Double(commit.size))
-                                           if let error = commit.firstError {
-                                               writeFailures.increment(by: Double(commit.failed))
-                                               failureLog.failed(commit.failed, error: error)
-                                           } else {
-                                               failureLog.committed()
-                                           }
-                                       })
-        metrics.collect("insightd_write_queue_depth", help: "Writes waiting for the writer.", type: .gauge) {
-            [(labels: [], value: Double(writer.depth))]
-        }
-        writer.start()
+        let writer = Self.makeWriter(db, settings: settings, metrics: metrics, logger: logger)
         self.writer = writer
-
         let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
-        self.administration = administration
+        let authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
+
+        // What lives in memory is read from the store before traffic, so it survives a restart:
+        // reporting counts (penalties), velocity counters (the last 7 days), opt-outs.
         let limiter = RateLimiter(settings: settings.rateLimitSettings, clock: clock)
         self.limiter = limiter
-        // Reporting counts come from the store before traffic: penalties survive a restart.
         try limiter.refresh(from: administration)
-        startComplianceRefresh()
-
-        // Velocity counters come from the store's last 7 days before traffic: they survive a restart.
-        let escalation = try loadEscalationPolicy()
+        recount = ComplianceRecount(limiter: limiter, source: administration, callers: { try administration.everyCaller() },
+                                    interval: settings.complianceRefresh, logger: logger, metrics: metrics)
+        let velocity = VelocityTracker(clock: clock)
+        self.velocity = velocity
+        let escalation = try Self.escalationPolicy(settings)
         let started = DispatchTime.now()
         let history = try administration.velocityEvents(since: clock.now() - VelocityWindow.week.milliseconds)
         velocity.rebuild(from: history)
         logger.info("velocity rebuilt", [("evaluations", .number(Double(history.count))),
                                          ("subjects", .number(Double(velocity.trackedSubjects))),
                                          ("ms", .number(Double((DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)))])
-        metrics.collect("insightd_velocity_tracked_subjects", help: "Subjects (accounts, devices, counterparties) velocity tracks.",
-                        type: .gauge) { [velocity] in [(labels: [], value: Double(velocity.trackedSubjects))] }
-
-        let authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
+        let denials = DenialIndex(capacity: settings.maxDenialsPerTenant)
+        self.denials = denials
         denials.load(try authorizations.denials())
-        metrics.collect("insightd_denials", help: "Subject opt-outs held in memory, by tenant and environment (capped by INSIGHTD_MAX_DENIALS_PER_TENANT).",
-                        type: .gauge, labels: ["tenant", "environment"]) { [denials] in
-            denials.counts().map { (labels: [$0.tenant, $0.environment.rawValue], value: Double($0.denials)) }
-        }
-        startRetention(writer: writer)
+        retention = RetentionJob(store: SQLiteRetention(writer: writer), denials: denials,
+                                 retentionDays: settings.retentionDays, clock: clock, logger: logger)
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
         let ledger = SQLiteLedger(writer: writer)
@@ -150,8 +122,7 @@ public final class InsightService: @unchecked Sendable {
                                                 cooldown: Milliseconds(settings.authorizationCooldown) * 1000),
             admin: CallerAdminService(administration: administration, limiter: limiter, clock: clock),
             clock: clock)
-        let logger = self.logger
-        let handler = InsightAPIHandler(APIDependencies(
+        handler = InsightAPIHandler(APIDependencies(
             useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics),
             onRequest: { summary in
                 // Request lines may wait a moment to be written together; 5xx lines never do.
@@ -165,11 +136,49 @@ public final class InsightService: @unchecked Sendable {
                     if let caller = summary.callerId { line.member("callerId", caller) }
                 }
             }))
-        let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
-        try server.start()
-        self.server = server
+        server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
+        registerGauges(models: models)
+    }
+
+    /// The group-commit writer over `db`, observed by the store metrics and the failure log.
+    private static func makeWriter(_ db: SQLiteConnection, settings: Settings, metrics: MetricsRegistry,
+                               logger: Logger) -> GroupCommitWriter {
+        let commitDuration = metrics.histogram("insightd_store_commit_duration_seconds",
+                                               help: "Duration of one group commit (fsync included).", buckets: Buckets.commitDuration)
+            .labels()
+        let batchSize = metrics.histogram("insightd_store_commit_batch_size", help: "Writes committed together.",
+                                          buckets: Buckets.powersOfTwo).labels()
+        let writeFailures = metrics.counter("insightd_store_write_failures_total",
+                                            help: "Writes the store could not commit (answered 503).").labels()
+        let failureLog = StoreFailureLog(logger: logger)
+        return GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
+                                 observer: { commit in
+                                     commitDuration.observe(commit.seconds)
+                                     batchSize.observe(Double(commit.size))
+                                     if let error = commit.firstError {
+                                         writeFailures.increment(by: Double(commit.failed))
+                                         failureLog.failed(commit.failed, error: error)
+                                     } else {
+                                         failureLog.committed()
+                                     }
+                                 })
+    }
+
+    /// The gauges read when `/metrics` is scraped.
+    private func registerGauges(models: InsightModels) {
+        let writer = self.writer, velocity = self.velocity, denials = self.denials, logger = self.logger
+        let server = self.server
+        metrics.collect("insightd_write_queue_depth", help: "Writes waiting for the writer.", type: .gauge) {
+            [(labels: [], value: Double(writer.depth))]
+        }
+        metrics.collect("insightd_velocity_tracked_subjects", help: "Subjects (accounts, devices, counterparties) velocity tracks.",
+                        type: .gauge) { [(labels: [], value: Double(velocity.trackedSubjects))] }
+        metrics.collect("insightd_denials", help: "Subject opt-outs held in memory, by tenant and environment (capped by INSIGHTD_MAX_DENIALS_PER_TENANT).",
+                        type: .gauge, labels: ["tenant", "environment"]) {
+            denials.counts().map { (labels: [$0.tenant, $0.environment.rawValue], value: Double($0.denials)) }
+        }
         metrics.collect("insightd_log_lines_dropped_total", help: "Log lines stderr refused (its reader gone).",
-                        type: .counter) { [logger] in [(labels: [], value: Double(logger.droppedLines))] }
+                        type: .counter) { [(labels: [], value: Double(logger.droppedLines))] }
         metrics.collect("insightd_open_connections", help: "Open client connections.", type: .gauge) {
             [(labels: [], value: Double(server.openConnections))]
         }
@@ -187,17 +196,32 @@ public final class InsightService: @unchecked Sendable {
                         type: .counter) {
             [(labels: [], value: Double(server.tlsHandshakeFailures))]
         }
+    }
+
+    /// Starts the writer, the upkeep jobs and the server, in that order.
+    private func run() throws {
+        writer.start()
+        recount.start()
+        keyringWatch.start()
+        retention.start()
+        do { try server.start() } catch {
+            stop()
+            throw error
+        }
         readiness.set(true)
         logger.info("insightd ready", [
             ("listen", .string("\(settings.listenHost):\(server.boundPort)")),
             ("stateDir", .string(settings.stateDirectory)),
             ("threads", .number(Double(settings.threads))),
-            ("models", .array((models.snapshot?.versions.map { .string($0.version) }) ?? [])),
+            ("models", .array((modelLoader.models.snapshot?.versions.map { .string($0.version) }) ?? [])),
         ])
     }
 
+    /// The port the server listens on (useful with port 0).
+    public var boundPort: Int { server.boundPort }
+
     /// The escalation rules: the built-in defaults, or the file named by INSIGHTD_VELOCITY_POLICY.
-    func loadEscalationPolicy() throws -> EscalationPolicy {
+    static func escalationPolicy(_ settings: Settings) throws -> EscalationPolicy {
         guard let path = settings.velocityPolicyFile else { return .defaults }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw AppError("cannot read the velocity policy \(path): \(String(cString: strerror(errno)))")
@@ -207,152 +231,36 @@ public final class InsightService: @unchecked Sendable {
         }
     }
 
-    /// Loads the model versions from the models directory (at start and on SIGHUP). A missing
-    /// default directory leaves insights unavailable; anything malformed is an error.
-    public func reloadModels() throws {
-        let directory = settings.modelsDirectory
-        guard FileManager.default.fileExists(atPath: directory) else {
-            if settings.modelsDirectoryExplicit { throw AppError("models directory \(directory) does not exist") }
-            logger.warning("no models directory; coaching insights answer insightUnavailable",
-                           [("modelsDir", .string(directory))])
-            models.replace(nil)
-            return
-        }
-        do {
-            let registry = try ModelRegistry.load(directory: directory, current: settings.currentModel)
-            models.replace(registry)
-            logger.info("models loaded", [("current", .string(registry.currentVersion)),
-                                          ("versions", .array(registry.versions.map { .string($0.version) }))])
-        } catch {
-            throw AppError("cannot load models from \(directory): \(error)")
-        }
-    }
-
-    /// Recounts consumption reporting, and looks for a rotated hash key file, every
-    /// `INSIGHTD_COMPLIANCE_REFRESH` seconds, off the request path and each on its own queue.
-    private func startComplianceRefresh() {
-        let interval = Double(settings.complianceRefresh)
-        jobs.append(PeriodicJob("insightd.compliance", firstAfter: interval, every: interval) { [weak self] in
-            self?.refreshComplianceIfDue()
-        })
-        jobs.append(PeriodicJob("insightd.keyring", firstAfter: interval, every: interval) { [weak self] in
-            self?.reloadHashKeysIfChanged()
-        })
-    }
-
-    /// Purges expired data daily (first a minute after start), batch by batch through the writer.
-    private func startRetention(writer: GroupCommitWriter) {
-        measuredTime = MeasuredTime(clock: clock)
-        jobs.append(PeriodicJob("insightd.retention", firstAfter: 60, every: 86_400) { [weak self] in self?.purgeExpired() })
-    }
-
-    /// Deletes what is older than the retention period now, one bounded batch per writer job,
-    /// so traffic interleaves with the purge. Calls `completion` with the totals.
-    public func purgeExpired(completion: (@Sendable (Retention.Report) -> Void)? = nil) {
-        guard let writer else { return }
-        let logger = self.logger, denials = self.denials
-        let (now, wallAhead) = measuredTime?.now() ?? (clock.now(), 0)
-        if wallAhead > 3_600_000 {
-            logger.warning("the wall clock is ahead of the time measured since start; retention counts from the measured time",
-                           [("aheadSeconds", .number(Double(wallAhead / 1000)))])
-        }
-        let cutoff = now - Milliseconds(settings.retentionDays) * 86_400_000
-        @Sendable func next(_ total: Retention.Report) {
-            writer.submit({ db in try Retention.purgeBatch(db, cutoff: cutoff) }) { result in
-                switch result {
-                case .success(let batch) where !batch.isEmpty:
-                    var sum = total
-                    sum.add(batch)
-                    next(sum)
-                case .success:
-                    denials.purge(renewedBefore: cutoff)
-                    if !total.isEmpty {
-                        logger.info("retention purge", [("evaluations", .number(Double(total.evaluations))),
-                                                        ("labels", .number(Double(total.labels))),
-                                                        ("labelSubmissions", .number(Double(total.labelSubmissions))),
-                                                        ("authorizations", .number(Double(total.authorizations)))])
-                    }
-                    completion?(total)
-                case .failure(let failure):
-                    logger.error("retention purge failed; retried tomorrow", [("error", .string("\(failure)"))])
-                    completion?(total)
-                }
-            }
-        }
-        next(Retention.Report())
-    }
+    /// Loads the models again (SIGHUP); throws, keeping the models in use, when they are not usable.
+    public func reloadModels() throws { try modelLoader.reload() }
 
     /// Loads the TLS certificate, key and client CAs again (SIGHUP), for connections accepted from
     /// now on; false when insightd serves plain HTTP. Throws, changing nothing, when the files
     /// are not usable.
-    public func reloadTLS() throws -> Bool {
-        try server?.reloadTLS() ?? false
-    }
+    public func reloadTLS() throws -> Bool { try server.reloadTLS() }
 
-    /// Picks up a rotated keyring: `insightctl hash-keys rotate` rewrites the file, and the
-    /// next hashes use the new active key while lookups still try the previous ones.
-    public func reloadHashKeysIfChanged() {
-        let path = settings.resolvedHashKeyFile
-        let fingerprint = KeyringFile.fingerprint(path: path)
-        guard fingerprint != keyringFingerprint, let hashKeys else { return }
-        do {
-            let keyring = try KeyringFile.keyring(path: path, createIfMissing: false, now: clock.now())
-            hashKeys.replace(keyring)
-            keyringFingerprint = fingerprint
-            logger.info("hash keys reloaded", [("activeKeyId", .string(keyring.active.keyId)),
-                                               ("previousKeys", .number(Double(keyring.previous.count)))])
-        } catch {
-            logger.error("cannot reload hash keys; keeping the keys in use", [("error", .string("\(error)"))])
-        }
-    }
-
-    /// Share of one core the periodic recount may take. The recount reads every evaluation of
-    /// the counting window (an hour by default): at 1,000 evaluations per
-    /// second that is 3.6 million rows, seconds of work that would otherwise repeat every
-    /// `INSIGHTD_COMPLIANCE_REFRESH` seconds.
-    static let complianceRecountBudget = 0.05
-
-    /// Seconds until the next recount after one that took `duration`: the configured interval,
-    /// or longer when the recount is so costly that it would exceed its budget of one core.
-    static func complianceRecountDelay(interval: Int, lastDuration duration: Double) -> Double {
-        max(Double(interval), duration / complianceRecountBudget)
-    }
-
-    private func refreshComplianceIfDue() {
-        let started = DispatchTime.now().uptimeNanoseconds
-        guard started >= nextComplianceRecount else { return }
-        refreshCompliance()
-        let duration = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        complianceRecountSeconds.set(to: duration)
-        let delay = Self.complianceRecountDelay(interval: settings.complianceRefresh, lastDuration: duration)
-        // A little early, so that a timer tick at the interval is not missed by microseconds.
-        nextComplianceRecount = started + UInt64((delay - 0.5) * 1e9)
-    }
+    /// Looks for a rotated hash key file now (the keyring job does so on its schedule).
+    public func reloadHashKeysIfChanged() { keyringWatch.reloadIfChanged() }
 
     /// Reads the reporting counts from the store into the rate limiter now.
-    public func refreshCompliance() {
-        guard let administration, let limiter else { return }
-        do {
-            try limiter.refresh(from: administration)
-            var overdue: [Environment: Int] = [.production: 0, .sandbox: 0]
-            for caller in try administration.everyCaller() {
-                overdue[caller.environment, default: 0] += limiter.view(caller).stats.overdue
-            }
-            for (environment, count) in overdue { overdueReports.set(environment.rawValue, to: Double(count)) }
-        } catch {
-            logger.error("cannot count consumption reporting", [("error", .string("\(error)"))])
-        }
+    public func refreshCompliance() { recount.recount() }
+
+    /// Deletes what is older than the retention period now; `completion` gets the totals.
+    public func purgeExpired(completion: (@Sendable (RetentionReport) -> Void)? = nil) {
+        retention.purge(completion: completion)
     }
 
-    /// Drains and stops: readiness off, stop accepting, finish in-flight requests, then
-    /// commit what is queued and close the store.
+    /// Drains and stops: readiness off, stop accepting, finish in-flight requests, then commit
+    /// what is queued and close the store. Only the first call does anything.
     public func stop() {
-        for job in jobs { job.stop() }
-        jobs = []
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        recount.stop()
+        keyringWatch.stop()
+        retention.stop()
         readiness.set(false)
-        server?.shutdown(timeout: Double(settings.shutdownTimeout))
-        writer?.stop()
-        instanceLock = nil
+        server.shutdown(timeout: Double(settings.shutdownTimeout))
+        writer.stop()
+        instanceLock.release()
         logger.info("insightd stopped")
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
+import Synchronization
 
 /// One daemon per state directory: an exclusive `flock` on `insightd.lock`, held for the
-/// process's life (the kernel releases it when the process dies, even by SIGKILL).
-public final class InstanceLock: @unchecked Sendable {
-    // @unchecked: the descriptor is set once in init and only closed in deinit.
-    private let descriptor: Int32
+/// process's life or until `release` (the kernel releases it when the process dies, even by SIGKILL).
+public final class InstanceLock: Sendable {
+    /// The locked file's descriptor; nil once released.
+    private let descriptor: Mutex<Int32?>
 
     /// Takes the lock in `directory`, or explains who holds it.
     public init(directory: String) throws {
@@ -19,8 +20,16 @@ public final class InstanceLock: @unchecked Sendable {
         ftruncate(fd, 0)
         let pid = Array("\(getpid())\n".utf8)
         _ = pid.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        descriptor = fd
+        descriptor = Mutex(fd)
     }
 
-    deinit { close(descriptor) }
+    /// Lets another daemon take the state directory.
+    public func release() {
+        descriptor.withLock { fd in
+            if let open = fd { close(open) }
+            fd = nil
+        }
+    }
+
+    deinit { release() }
 }

@@ -37,8 +37,8 @@ final class LiveDaemon: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: logFile)
         self.clock = clock
-        service = InsightService(settings: settings, clock: clock, logger: Logger(minimumLevel: settings.logLevel, sink: handle))
-        try service.start()
+        service = try InsightService.start(settings: settings, clock: clock,
+                                           logger: Logger(minimumLevel: settings.logLevel, sink: handle))
     }
 
     /// Stops the daemon and starts a new one on the same state directory (a new port).
@@ -46,9 +46,8 @@ final class LiveDaemon: @unchecked Sendable {
         service.stop()
         let handle = try FileHandle(forWritingTo: logFile)
         handle.seekToEndOfFile()
-        service = InsightService(settings: service.settings, clock: clock,
-                                 logger: Logger(minimumLevel: service.settings.logLevel, sink: handle))
-        try service.start()
+        service = try InsightService.start(settings: service.settings, clock: clock,
+                                           logger: Logger(minimumLevel: service.settings.logLevel, sink: handle))
     }
 
     deinit {

@@ -7,9 +7,9 @@ import XCTest
 final class OperationsTests: XCTestCase {
     func testASecondInstanceOnTheSameStateDirectoryIsRefused() throws {
         let daemon = try LiveDaemon()
-        let second = InsightService(settings: daemon.service.settings,
-                                    logger: Logger(minimumLevel: .error, sink: FileHandle(forWritingAtPath: "/dev/null")!))
-        XCTAssertThrowsError(try second.start()) { error in
+        XCTAssertThrowsError(try InsightService.start(settings: daemon.service.settings,
+                                                      logger: Logger(minimumLevel: .error,
+                                                                     sink: FileHandle(forWritingAtPath: "/dev/null")!))) { error in
             XCTAssertTrue("\(error)".contains("another insightd"), "\(error)")
             XCTAssertTrue("\(error)".contains("\(getpid())"), "\(error)")
         }

@@ -23,10 +23,8 @@ final class ServiceStartTests: XCTestCase {
     }
 
     func start(_ s: Settings) throws -> InsightService {
-        let service = InsightService(settings: s, logger: Logger(minimumLevel: .error,
-                                                                  sink: FileHandle(forWritingAtPath: "/dev/null")!))
-        do { try service.start() } catch { service.stop(); throw error }
-        return service
+        try InsightService.start(settings: s, logger: Logger(minimumLevel: .error,
+                                                             sink: FileHandle(forWritingAtPath: "/dev/null")!))
     }
 
     func testFirstStartCreatesStateDatabaseAndPrivateHashKey() throws {

@@ -36,8 +36,7 @@ final class TestDaemon: @unchecked Sendable {
         logFile = directory.appendingPathComponent("insightd.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: logFile)
-        service = InsightService(settings: settings, logger: Logger(minimumLevel: settings.logLevel, sink: handle))
-        try service.start()
+        service = try InsightService.start(settings: settings, logger: Logger(minimumLevel: settings.logLevel, sink: handle))
     }
 
     deinit {

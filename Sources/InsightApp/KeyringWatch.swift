@@ -1,0 +1,50 @@
+import InsightDomain
+import Synchronization
+
+/// Picks up a rotated keyring: `insightctl hash-keys rotate` rewrites the file, and from the next
+/// check on hashes use the new active key while lookups still try the previous ones. Polled on
+/// its own queue every `INSIGHTD_COMPLIANCE_REFRESH` seconds.
+final class KeyringWatch: Sendable {
+    private let hashKeys: HashKeys
+    private let path: String
+    private let interval: Int
+    private let clock: any Clock
+    private let logger: Logger
+    /// The file as last read.
+    private let fingerprint: Mutex<String?>
+    private let job = Mutex<PeriodicJob?>(nil)
+
+    init(hashKeys: HashKeys, path: String, fingerprint: String?, interval: Int, clock: any Clock, logger: Logger) {
+        self.hashKeys = hashKeys
+        self.path = path
+        self.fingerprint = Mutex(fingerprint)
+        self.interval = interval
+        self.clock = clock
+        self.logger = logger
+    }
+
+    func start() {
+        let interval = Double(self.interval)
+        job.withLock { $0 = PeriodicJob("insightd.keyring", firstAfter: interval, every: interval) { [weak self] in
+            self?.reloadIfChanged()
+        } }
+    }
+
+    func stop() { job.withLock { $0?.stop(); $0 = nil } }
+
+    /// Reads the file again if it changed since it was last read; a file that cannot be read
+    /// leaves the keys in use.
+    func reloadIfChanged() {
+        let current = KeyringFile.fingerprint(path: path)
+        guard current != fingerprint.withLock({ $0 }) else { return }
+        do {
+            let keyring = try KeyringFile.keyring(path: path, createIfMissing: false, now: clock.now())
+            hashKeys.replace(keyring)
+            fingerprint.withLock { $0 = current }
+            logger.info("hash keys reloaded", [("activeKeyId", .string(keyring.active.keyId)),
+                                               ("previousKeys", .number(Double(keyring.previous.count)))])
+        } catch {
+            logger.error("cannot reload hash keys; keeping the keys in use", [("error", .string("\(error)"))])
+        }
+    }
+}

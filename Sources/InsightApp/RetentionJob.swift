@@ -1,0 +1,62 @@
+import InsightDomain
+import Synchronization
+
+/// Deletes what is older than the retention period (docs/privacy.md) daily, first a minute after
+/// start, one bounded batch per store job so that traffic interleaves with the purge; then
+/// forgets the expired opt-outs held in memory.
+final class RetentionJob: Sendable {
+    private let store: any RetentionPurge
+    private let denials: DenialIndex
+    private let retentionDays: Int
+    private let measuredTime: MeasuredTime
+    private let logger: Logger
+    private let job = Mutex<PeriodicJob?>(nil)
+
+    init(store: any RetentionPurge, denials: DenialIndex, retentionDays: Int, clock: any Clock, logger: Logger) {
+        self.store = store
+        self.denials = denials
+        self.retentionDays = retentionDays
+        self.measuredTime = MeasuredTime(clock: clock)
+        self.logger = logger
+    }
+
+    func start() {
+        job.withLock { $0 = PeriodicJob("insightd.retention", firstAfter: 60, every: 86_400) { [weak self] in self?.purge() } }
+    }
+
+    func stop() { job.withLock { $0?.stop(); $0 = nil } }
+
+    /// Purges now; `completion` gets the totals.
+    func purge(completion: (@Sendable (RetentionReport) -> Void)? = nil) {
+        let logger = self.logger, denials = self.denials, store = self.store
+        let (now, wallAhead) = measuredTime.now()
+        if wallAhead > 3_600_000 {
+            logger.warning("the wall clock is ahead of the time measured since start; retention counts from the measured time",
+                           [("aheadSeconds", .number(Double(wallAhead / 1000)))])
+        }
+        let cutoff = now - Milliseconds(retentionDays) * 86_400_000
+        @Sendable func next(_ total: RetentionReport) {
+            store.purgeBatch(olderThan: cutoff) { result in
+                switch result {
+                case .success(let batch) where !batch.isEmpty:
+                    var sum = total
+                    sum.add(batch)
+                    next(sum)
+                case .success:
+                    denials.purge(renewedBefore: cutoff)
+                    if !total.isEmpty {
+                        logger.info("retention purge", [("evaluations", .number(Double(total.evaluations))),
+                                                        ("labels", .number(Double(total.labels))),
+                                                        ("labelSubmissions", .number(Double(total.labelSubmissions))),
+                                                        ("authorizations", .number(Double(total.authorizations)))])
+                    }
+                    completion?(total)
+                case .failure(let failure):
+                    logger.error("retention purge failed; retried tomorrow", [("error", .string("\(failure)"))])
+                    completion?(total)
+                }
+            }
+        }
+        next(RetentionReport())
+    }
+}
