@@ -44,7 +44,10 @@ let package = Package(
                 dependencies: ["InsightAPI", "InsightServices", "InsightStorage", "InsightDomain", "HTTPServer",
                                "Crypto", "CoachingModel", "JSON", "SQLiteClient", "Telemetry"]),
         .executableTarget(name: "insightd", dependencies: ["InsightApp"]),
-        .executableTarget(name: "insightctl", dependencies: ["InsightApp", "JSON"]),
+        // insightctl's commands, a library so that tests run them in process.
+        .target(name: "InsightControl",
+                dependencies: ["InsightApp", "InsightAPI", "InsightDomain", "Crypto", "JSON"]),
+        .executableTarget(name: "insightctl", dependencies: ["InsightControl", "InsightApp", "JSON"]),
 
         // `make bench`: in-process micro-benchmarks (the HTTP benchmark is bench/run.sh).
         .executableTarget(name: "insightd-bench",
@@ -75,7 +78,7 @@ let package = Package(
         .testTarget(name: "InsightClientTests",
                     dependencies: ["InsightClient", "InsightApp", "InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightAPITests",
-                    dependencies: ["InsightApp", "InsightAPI", "InsightStorage", "InsightDomain",
+                    dependencies: ["InsightApp", "InsightControl", "InsightAPI", "InsightStorage", "InsightDomain",
                                    "HTTPServer", "JSON", "InsightTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -26,9 +26,9 @@ ALL_TARGETS=(json-evaluation http-parser api-labels api-evaluation)
 # The package modules each target imports (their dependencies are added from Package.swift).
 roots_of() {
     case "$1" in
-        json-evaluation) echo "InsightAPI CoachingModel JSON" ;;
+        json-evaluation) echo "InsightAPI InsightServices CoachingModel JSON" ;;
         http-parser) echo "HTTPServer" ;;
-        api-labels | api-evaluation) echo "InsightAPI InsightStorage InsightDomain HTTPServer JSON Telemetry CoachingModel" ;;
+        api-labels | api-evaluation) echo "InsightApp InsightAPI InsightDomain HTTPServer JSON" ;;
         *) echo "fuzz: unknown target '$1' (targets: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }

@@ -4,13 +4,11 @@ import HTTPServer
 import InsightAPI
 import InsightDomain
 import InsightServices
-import InsightStorage
 import Synchronization
-import SQLiteClient
 import Telemetry
 
 /// The composition root: `start` builds insightd from its settings — state directory and
-/// instance lock, the store and its ports, the hash keys, the models, the use cases, the HTTP
+/// instance lock, the store's ports (`StoreBackend`), the hash keys, the models, the use cases, the HTTP
 /// server and the upkeep jobs — and starts it in order; `stop` stops it in reverse. Everything
 /// it holds is built before anything starts, so a start that fails leaves nothing running.
 public final class InsightService: Sendable {
@@ -29,7 +27,7 @@ public final class InsightService: Sendable {
     public let denials: DenialIndex
     /// The API, also callable in process (the fuzz targets call it so).
     public let handler: InsightAPIHandler
-    private let writer: GroupCommitWriter
+    private let store: StoreBackend
     private let server: HTTPServer
     private let recount: ComplianceRecount
     private let keyringWatch: KeyringWatch
@@ -57,12 +55,10 @@ public final class InsightService: Sendable {
             .set(Daemon.version, to: 1)
         ProcessMetrics.register(on: metrics)
 
-        try FileManager.default.createDirectory(atPath: settings.stateDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try StoreBackend.createStateDirectory(settings.stateDirectory)
         instanceLock = try InstanceLock(directory: settings.stateDirectory)
-        let (db, applied) = try Database.openMigrated(path: settings.databasePath, now: clock.now(),
-                                                       cacheKiB: Database.writerCacheKiB)
-        for name in applied { logger.info("migration applied", [("migration", .string(name))]) }
+        let store = try StoreBackend(settings: settings, now: clock.now(), metrics: metrics, logger: logger)
+        self.store = store
 
         let keyPath = settings.resolvedHashKeyFile
         let hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil,
@@ -79,17 +75,13 @@ public final class InsightService: Sendable {
                                   explicit: settings.modelsDirectoryExplicit, current: settings.currentModel, logger: logger)
         try modelLoader.reload()
 
-        let writer = Self.makeWriter(db, settings: settings, metrics: metrics, logger: logger)
-        self.writer = writer
-        let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
-        let authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
-
+        let administration = store.administration, authorizations = store.authorizations
         // What lives in memory is read from the store before traffic, so it survives a restart:
         // reporting counts (penalties), velocity counters (the last 7 days), opt-outs.
         let limiter = RateLimiter(settings: settings.rateLimitSettings, clock: clock)
         self.limiter = limiter
         try limiter.refresh(from: administration)
-        recount = ComplianceRecount(limiter: limiter, source: administration, callers: { try administration.everyCaller() },
+        recount = ComplianceRecount(limiter: limiter, source: administration, callers: store.everyCaller,
                                     interval: settings.complianceRefresh, logger: logger, metrics: metrics)
         let velocity = VelocityTracker(clock: clock)
         self.velocity = velocity
@@ -103,13 +95,13 @@ public final class InsightService: Sendable {
         let denials = DenialIndex(capacity: settings.maxDenialsPerTenant)
         self.denials = denials
         denials.load(try authorizations.denials())
-        retention = RetentionJob(store: SQLiteRetention(writer: writer), denials: denials,
+        retention = RetentionJob(store: store.retention, denials: denials,
                                  retentionDays: settings.retentionDays, clock: clock, logger: logger)
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
-        let ledger = SQLiteLedger(writer: writer)
+        let ledger = store.ledger
         let useCases = UseCases(
-            credentials: CredentialCheck(directory: try SQLiteCredentialDirectory(path: settings.databasePath), clock: clock,
+            credentials: CredentialCheck(directory: store.credentials, clock: clock,
                                          cacheSeconds: Double(settings.credentialCacheSeconds)),
             quota: QuotaGate(limiter: limiter, metrics: serviceMetrics),
             evaluation: EvaluationService(ledger: ledger, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
@@ -140,37 +132,10 @@ public final class InsightService: Sendable {
         registerGauges(models: models)
     }
 
-    /// The group-commit writer over `db`, observed by the store metrics and the failure log.
-    private static func makeWriter(_ db: SQLiteConnection, settings: Settings, metrics: MetricsRegistry,
-                               logger: Logger) -> GroupCommitWriter {
-        let commitDuration = metrics.histogram("insightd_store_commit_duration_seconds",
-                                               help: "Duration of one group commit (fsync included).", buckets: Buckets.commitDuration)
-            .labels()
-        let batchSize = metrics.histogram("insightd_store_commit_batch_size", help: "Writes committed together.",
-                                          buckets: Buckets.powersOfTwo).labels()
-        let writeFailures = metrics.counter("insightd_store_write_failures_total",
-                                            help: "Writes the store could not commit (answered 503).").labels()
-        let failureLog = StoreFailureLog(logger: logger)
-        return GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
-                                 observer: { commit in
-                                     commitDuration.observe(commit.seconds)
-                                     batchSize.observe(Double(commit.size))
-                                     if let error = commit.firstError {
-                                         writeFailures.increment(by: Double(commit.failed))
-                                         failureLog.failed(commit.failed, error: error)
-                                     } else {
-                                         failureLog.committed()
-                                     }
-                                 })
-    }
-
     /// The gauges read when `/metrics` is scraped.
     private func registerGauges(models: InsightModels) {
-        let writer = self.writer, velocity = self.velocity, denials = self.denials, logger = self.logger
+        let velocity = self.velocity, denials = self.denials, logger = self.logger
         let server = self.server
-        metrics.collect("insightd_write_queue_depth", help: "Writes waiting for the writer.", type: .gauge) {
-            [(labels: [], value: Double(writer.depth))]
-        }
         metrics.collect("insightd_velocity_tracked_subjects", help: "Subjects (accounts, devices, counterparties) velocity tracks.",
                         type: .gauge) { [(labels: [], value: Double(velocity.trackedSubjects))] }
         metrics.collect("insightd_denials", help: "Subject opt-outs held in memory, by tenant and environment (capped by INSIGHTD_MAX_DENIALS_PER_TENANT).",
@@ -200,7 +165,7 @@ public final class InsightService: Sendable {
 
     /// Starts the writer, the upkeep jobs and the server, in that order.
     private func run() throws {
-        writer.start()
+        store.start()
         recount.start()
         keyringWatch.start()
         retention.start()
@@ -259,7 +224,7 @@ public final class InsightService: Sendable {
         retention.stop()
         readiness.set(false)
         server.shutdown(timeout: Double(settings.shutdownTimeout))
-        writer.stop()
+        store.stop()
         instanceLock.release()
         logger.info("insightd stopped")
     }

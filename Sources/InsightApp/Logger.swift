@@ -182,7 +182,7 @@ private struct LogSink {
 
 /// Writes to a file descriptor with `write(2)`, where a failure is an answer, not a trap
 /// (Foundation's `FileHandle.write` traps when the reader of a pipe has gone).
-enum DescriptorOutput {
+public enum DescriptorOutput {
     /// Writes `bytes` to `fd`, retrying partial writes and interruptions; returns how many bytes
     /// were written (fewer on an error, or when a non-blocking descriptor stays full for a second).
     static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Int {
@@ -206,7 +206,7 @@ enum DescriptorOutput {
 
     /// A message on stderr, as far as stderr takes it: for the lines before an exit, whose status
     /// must stay the one chosen, whatever became of stderr.
-    static func standardError(_ text: String) {
+    public static func standardError(_ text: String) {
         var text = text
         text.withUTF8 { _ = write(UnsafeRawBufferPointer($0), to: STDERR_FILENO) }
     }

@@ -45,7 +45,12 @@ public struct Settings: Sendable, Equatable {
     public var velocityPolicyFile: String?
 
     /// The database file inside the state directory.
-    public var databasePath: String { (stateDirectory as NSString).appendingPathComponent("insightd.db") }
+    public var databasePath: String { Self.databasePath(stateDirectory: stateDirectory) }
+
+    /// The database in a state directory.
+    public static func databasePath(stateDirectory: String) -> String {
+        (stateDirectory as NSString).appendingPathComponent("insightd.db")
+    }
     /// Where the hash key is read from (and created if missing, when it is the default).
     public var resolvedHashKeyFile: String {
         hashKeyFile ?? (stateDirectory as NSString).appendingPathComponent("hash.key")

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import InsightApp
+import InsightControl
 import JSON
 
 /// insightctl's way to the running daemon's admin API over URLSession. It lives in the

@@ -1,5 +1,5 @@
 import Foundation
-import InsightApp
+import InsightControl
 
 exit(AdminCommand.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment,
                        transport: URLSessionAdminTransport()))

@@ -1,5 +1,6 @@
 import Foundation
 import InsightApp
+import InsightControl
 import InsightDomain
 import InsightTesting
 import JSON

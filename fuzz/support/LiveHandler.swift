@@ -1,19 +1,19 @@
-// Shared by the api-* fuzz targets: the real InsightAPIHandler wired as InsightService wires it
-// (SQLite store in a temporary directory, group-commit writer, rate limiter, models from
-// models/), called in-process with an HTTPResponder that hands the response back.
-import CoachingModel
+// Shared by the api-* fuzz targets: the daemon as its composition root builds it
+// (`InsightService.start`: SQLite store in a temporary state directory, group-commit writer, rate
+// limiter, models from models/), its API handler called in-process with an HTTPResponder that
+// hands the response back.
 import Dispatch
 import Foundation
 import HTTPServer
 import InsightAPI
+import InsightApp
 import InsightDomain
-import InsightStorage
 import JSON
-import Telemetry
 
 final class LiveHandler: @unchecked Sendable {
     // @unchecked: set once in init, then only read; libFuzzer calls the target from one thread.
-    let handler: InsightAPIHandler
+    let service: InsightService
+    var handler: InsightAPIHandler { service.handler }
     /// A production caller with every role and a quota the fuzzer cannot exhaust.
     let key: String
     /// A sandbox caller with every role, for the Insight-Override paths.
@@ -28,37 +28,27 @@ final class LiveHandler: @unchecked Sendable {
             let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
             let directory = "\(base)/insightd-fuzz-\(getpid())"
             try? FileManager.default.removeItem(atPath: directory)
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             stateDirectory = directory
             atexit { try? FileManager.default.removeItem(atPath: stateDirectory) }
-            let path = "\(directory)/insightd.db"
-            let clock = SystemClock()
-            let (db, _) = try Database.openMigrated(path: path, now: clock.now())
-            let registry = CallerRegistry(db)
+            var settings = Settings()
+            settings.stateDirectory = directory
+            settings.listenHost = "127.0.0.1"
+            settings.listenPort = 0
+            settings.threads = 1
+            settings.modelsDirectory = ProcessInfo.processInfo.environment["INSIGHTD_MODELS_DIR"] ?? "models"
+            settings.credentialCacheSeconds = 60
+            settings.devicePerHour = 1_000_000
+            settings.logLevel = .error
+            let registration = try StoreBackend.registration(stateDirectory: directory, now: SystemClock().now())
             let all: Set<Role> = [.evaluate, .labels, .admin]
-            key = try registry.create(name: "fuzz", environment: .production, roles: all, rate: 1_000_000,
-                                      burst: 1_000_000, now: clock.now(), callerId: "caller_fuzz").1.token
-            sandboxKey = try registry.create(name: "fuzz-sandbox", environment: .sandbox, roles: all, rate: 1_000_000,
-                                             burst: 1_000_000, now: clock.now(), callerId: "caller_fuzzsb").1.token
-            let writer = GroupCommitWriter(connection: db)
-            writer.start()
-            let administration = try SQLiteAdministration(path: path, writer: writer)
-            var limits = RateLimitSettings()
-            limits.devicePerHour = 1_000_000
-            let limiter = RateLimiter(settings: limits, clock: clock)
-            try limiter.refresh(from: administration)
-            let authorizations = try SQLiteAuthorizationStore(path: path, writer: writer)
-            let models = InsightModels(try? ModelRegistry.load(directory: ProcessInfo.processInfo.environment["INSIGHTD_MODELS_DIR"] ?? "models"))
-            var configuration = APIConfiguration()
-            configuration.credentialCacheSeconds = 60
-            let readiness = Readiness()
-            readiness.set(true)
-            handler = InsightAPIHandler(APIDependencies(
-                ledger: SQLiteLedger(writer: writer), credentials: try SQLiteCredentialDirectory(path: path),
-                models: models, hashKeys: HashKeys(try HashKeyring(keys: [Array(repeating: 7, count: 32)])),
-                clock: clock, readiness: readiness, limiter: limiter, administration: administration,
-                authorizations: authorizations, denials: DenialIndex(), metrics: APIMetrics(registry: MetricsRegistry()),
-                velocity: VelocityTracker(clock: clock), escalation: .defaults, configuration: configuration))
+            key = try registration.create(name: "fuzz", tenant: "default", environment: .production, roles: all,
+                                          rate: 1_000_000, burst: 1_000_000, now: SystemClock().now(),
+                                          callerId: "caller_fuzz").1.token
+            sandboxKey = try registration.create(name: "fuzz-sandbox", tenant: "default", environment: .sandbox, roles: all,
+                                                 rate: 1_000_000, burst: 1_000_000, now: SystemClock().now(),
+                                                 callerId: "caller_fuzzsb").1.token
+            service = try InsightService.start(settings: settings,
+                                               logger: Logger(minimumLevel: .error, sink: FileHandle(forWritingAtPath: "/dev/null")!))
         } catch {
             fatalError("fuzz harness setup failed: \(error)")
         }

@@ -1,10 +1,9 @@
 import Crypto
 import Foundation
 import InsightAPI
+import InsightApp
 import InsightDomain
-import InsightStorage
 import JSON
-import SQLiteClient
 
 /// The daemon's answer to an admin request: status and parsed JSON body (nil when empty or not JSON).
 public struct AdminAnswer: Sendable {
@@ -72,21 +71,13 @@ public enum AdminCommand {
             let json = args.flag("json")
             let command = args.positional
             let now = SystemClock().now()
-            func open() throws -> SQLiteConnection {
-                try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-                var settings = Settings()
-                settings.stateDirectory = stateDirectory
-                return try Database.openMigrated(path: settings.databasePath, now: now).0
+            func registration() throws -> any CallerRegistration {
+                try StoreBackend.registration(stateDirectory: stateDirectory, now: now)
             }
             switch command {
             case ["migrate"]:
                 try args.checkAllConsumed()
-                var settings = Settings()
-                settings.stateDirectory = stateDirectory
-                try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-                let (_, applied) = try Database.openMigrated(path: settings.databasePath, now: now)
+                let applied = try StoreBackend.migrate(stateDirectory: stateDirectory, now: now)
                 print(applied.isEmpty ? "schema is up to date" : "applied: \(applied.joined(separator: ", "))")
             case ["callers", "create"]:
                 guard let name = args.option("name") else { throw AppError("--name is required") }
@@ -112,7 +103,7 @@ public enum AdminCommand {
                 } ?? 100
                 let tenant = args.option("tenant") ?? Tenant.defaultName
                 try args.checkAllConsumed()
-                let (caller, key) = try CallerRegistry(open()).create(
+                let (caller, key) = try registration().create(
                     name: name, tenant: tenant, environment: callerEnvironment, roles: roles, rate: rate, burst: burst, now: now,
                     callerId: "caller_" + Hex.encode(SecureRandom.bytes(8)))
                 if json {
@@ -125,7 +116,7 @@ public enum AdminCommand {
             case ["callers", "list"]:
                 let tenant = args.option("tenant")
                 try args.checkAllConsumed()
-                let callers = try CallerRegistry(open()).list(tenant: tenant)
+                let callers = try registration().list(tenant: tenant)
                 if json {
                     print(JSONWriter.string(.array(callers.map(InsightAPIHandler.render))))
                 } else {
@@ -136,7 +127,7 @@ public enum AdminCommand {
                 }
             case ["tenants", "list"]:
                 try args.checkAllConsumed()
-                let tenants = try CallerRegistry(open()).tenants()
+                let tenants = try registration().tenants()
                 if json {
                     print(JSONWriter.string(.array(tenants.map { tenant in
                         .object(["tenant": .string(tenant.name),
@@ -151,7 +142,7 @@ public enum AdminCommand {
             case ["keys", "issue"]:
                 guard let callerId = args.option("caller") else { throw AppError("--caller is required") }
                 try args.checkAllConsumed()
-                let key = try CallerRegistry(open()).issueKey(callerId: callerId, now: now)
+                let key = try registration().issueKey(callerId: callerId, now: now)
                 if json {
                     print(JSONWriter.string(.object(["callerId": .string(callerId), "apiKey": .string(key.token), "keyId": .string(key.keyId)])))
                 } else {
@@ -160,7 +151,7 @@ public enum AdminCommand {
             case ["keys", "list"]:
                 guard let callerId = args.option("caller") else { throw AppError("--caller is required") }
                 try args.checkAllConsumed()
-                let keys = try CallerRegistry(open()).keys(callerId: callerId)
+                let keys = try registration().keys(callerId: callerId)
                 if json {
                     print(JSONWriter.string(.array(keys.map { key in
                         var o: JSONObject = ["keyId": .string(key.keyId), "createdAt": .string(Timestamp.format(key.createdAt))]
@@ -175,7 +166,7 @@ public enum AdminCommand {
             case let words where words.count == 3 && words[0] == "keys" && words[1] == "revoke":
                 try args.checkAllConsumed()
                 let keyId = APIKey(token: words[2])?.keyId ?? words[2]
-                try CallerRegistry(open()).revokeKey(keyId: keyId, now: now)
+                try registration().revokeKey(keyId: keyId, now: now)
                 print("key \(keyId) revoked; the daemon stops accepting it within its credential cache time")
             case ["hash-keys", "list"], ["hash-keys", "rotate"]:
                 try args.checkAllConsumed()
@@ -217,23 +208,14 @@ public enum AdminCommand {
             case let words where words.count == 2 && words[0] == "backup":
                 try args.checkAllConsumed()
                 let target = words[1]
-                var settings = Settings()
-                settings.stateDirectory = stateDirectory
-                let source = try Database.open(path: settings.databasePath, create: false)
-                // A backup holds every hash and caller: created private, named only once whole and checked.
-                var pages = 0
-                try PrivateFile.create(target) { copy in
-                    pages = try source.backup(to: copy)
-                    let check = try SQLiteConnection(path: copy).scalarText("PRAGMA integrity_check")
-                    guard check == "ok" else { throw AppError("the copy of \(target) failed its integrity check: \(check ?? "?")") }
-                }
+                let pages = try StoreBackend.backup(stateDirectory: stateDirectory, to: target)
                 print("backed up \(pages) pages to \(target) (integrity ok); the hash key file is not included: back it up separately")
             case ["purge"]:
                 guard let text = args.option("older-than"), let days = Int(text), days >= 1 else {
                     throw AppError("--older-than DAYS is required (a whole number of at least 1)")
                 }
                 try args.checkAllConsumed()
-                let report = try Retention(open()).purge(olderThan: now - Milliseconds(days) * 86_400_000)
+                let report = try StoreBackend.purge(stateDirectory: stateDirectory, olderThan: now - Milliseconds(days) * 86_400_000, now: now)
                 print("deleted \(report.evaluations) evaluations, \(report.labels) labels, \(report.labelSubmissions) label submissions older than \(days) days")
             case let words where words.count == 3 && words[0] == "rate-limit" && ["show", "reset"].contains(words[1]):
                 let url = args.option("url") ?? environment["INSIGHTD_LISTEN"].map { "http://\($0)" } ?? "http://127.0.0.1:8080"
