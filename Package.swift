@@ -37,12 +37,12 @@ let package = Package(
                 dependencies: ["InsightDomain", "SQLiteClient", "Crypto"],
                 plugins: ["EmbedMigrations"]),
         // The use cases: each rule of the product in one place, over the store ports.
-        .target(name: "InsightServices", dependencies: ["InsightDomain", "CoachingModel", "Crypto", "Telemetry"]),
+        .target(name: "InsightServices", dependencies: ["InsightDomain", "CoachingModel", "Crypto", "Telemetry", "Locking"]),
         .target(name: "InsightAPI",
                 dependencies: ["InsightServices", "InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel", "Telemetry"]),
         .target(name: "InsightApp",
                 dependencies: ["InsightAPI", "InsightServices", "InsightStorage", "InsightDomain", "HTTPServer",
-                               "Crypto", "CoachingModel", "JSON", "SQLiteClient", "Telemetry"]),
+                               "Crypto", "CoachingModel", "JSON", "SQLiteClient", "Telemetry", "Locking"]),
         .executableTarget(name: "insightd", dependencies: ["InsightApp"]),
         // insightctl's commands, a library so that tests run them in process.
         .target(name: "InsightControl",

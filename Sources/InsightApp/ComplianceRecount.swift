@@ -1,6 +1,6 @@
 import Dispatch
 import InsightDomain
-import Synchronization
+import Locking
 import Telemetry
 
 /// Recounts consumption reporting from the store into the rate limiter every
@@ -15,8 +15,8 @@ final class ComplianceRecount: Sendable {
     private let overdueReports: GaugeFamily
     private let duration: GaugeFamily
     /// When the next recount may run (`DispatchTime` nanoseconds).
-    private let next = Mutex<UInt64>(0)
-    private let job = Mutex<PeriodicJob?>(nil)
+    private let next = Locked<UInt64>(0)
+    private let job = Locked<PeriodicJob?>(nil)
 
     /// Share of one core the periodic recount may take. The recount reads every evaluation of the
     /// counting window (an hour by default): at 1,000 evaluations per second that is 3.6 million

@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// One daemon per state directory: an exclusive `flock` on `insightd.lock`, held for the
 /// process's life or until `release` (the kernel releases it when the process dies, even by SIGKILL).
 public final class InstanceLock: Sendable {
     /// The locked file's descriptor; nil once released.
-    private let descriptor: Mutex<Int32?>
+    private let descriptor: Locked<Int32?>
 
     /// Takes the lock in `directory`, or explains who holds it.
     public init(directory: String) throws {
@@ -20,7 +20,7 @@ public final class InstanceLock: Sendable {
         ftruncate(fd, 0)
         let pid = Array("\(getpid())\n".utf8)
         _ = pid.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        descriptor = Mutex(fd)
+        descriptor = Locked(fd)
     }
 
     /// Lets another daemon take the state directory.

@@ -1,5 +1,5 @@
 import InsightDomain
-import Synchronization
+import Locking
 
 /// Picks up a rotated keyring: `insightctl hash-keys rotate` rewrites the file, and from the next
 /// check on hashes use the new active key while lookups still try the previous ones. Polled on
@@ -11,13 +11,13 @@ final class KeyringWatch: Sendable {
     private let clock: any Clock
     private let logger: Logger
     /// The file as last read.
-    private let fingerprint: Mutex<String?>
-    private let job = Mutex<PeriodicJob?>(nil)
+    private let fingerprint: Locked<String?>
+    private let job = Locked<PeriodicJob?>(nil)
 
     init(hashKeys: HashKeys, path: String, fingerprint: String?, interval: Int, clock: any Clock, logger: Logger) {
         self.hashKeys = hashKeys
         self.path = path
-        self.fingerprint = Mutex(fingerprint)
+        self.fingerprint = Locked(fingerprint)
         self.interval = interval
         self.clock = clock
         self.logger = logger

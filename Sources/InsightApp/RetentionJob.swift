@@ -1,5 +1,5 @@
 import InsightDomain
-import Synchronization
+import Locking
 
 /// Deletes what is older than the retention period (docs/privacy.md) daily, first a minute after
 /// start, one bounded batch per store job so that traffic interleaves with the purge; then
@@ -10,7 +10,7 @@ final class RetentionJob: Sendable {
     private let retentionDays: Int
     private let measuredTime: MeasuredTime
     private let logger: Logger
-    private let job = Mutex<PeriodicJob?>(nil)
+    private let job = Locked<PeriodicJob?>(nil)
 
     init(store: any RetentionPurge, denials: DenialIndex, retentionDays: Int, clock: any Clock, logger: Logger) {
         self.store = store

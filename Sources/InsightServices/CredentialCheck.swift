@@ -1,5 +1,5 @@
 import InsightDomain
-import Synchronization
+import Locking
 
 /// Checks API keys against the credential directory. Results (including misses) are cached for
 /// `cacheSeconds`, so a new caller or a revoked key takes effect within that time without a
@@ -22,7 +22,7 @@ public final class CredentialCheck: Sendable {
     private let directory: any CredentialDirectory
     private let clock: any Clock
     private let ttl: Milliseconds
-    private let cache = Mutex(Cache())
+    private let cache = Locked(Cache())
     /// Entries each half of the cache holds at most; when one is full, its expired entries go,
     /// and if none had expired, all of that half.
     static let maxCacheEntries = 10_000

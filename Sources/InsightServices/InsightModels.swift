@@ -1,15 +1,15 @@
 import CoachingModel
 import InsightDomain
-import Synchronization
+import Locking
 
 /// The loaded coaching models, replaceable at run time (SIGHUP) without dropping requests:
 /// each evaluation takes one snapshot of the registry and uses it throughout.
 public final class InsightModels: Sendable {
-    private let registry: Mutex<ModelRegistry?>
+    private let registry: Locked<ModelRegistry?>
 
     /// Models from `registry`; nil means no model is loaded and every coaching insight
     /// answers `insightUnavailable`.
-    public init(_ registry: ModelRegistry?) { self.registry = Mutex(registry) }
+    public init(_ registry: ModelRegistry?) { self.registry = Locked(registry) }
 
     /// Swaps in a newly loaded registry.
     public func replace(_ registry: ModelRegistry?) { self.registry.withLock { $0 = registry } }

@@ -85,11 +85,13 @@ struct ProcessStat {
         guard let directory = opendir("/proc/self/fd") else { return nil }
         defer { closedir(directory) }
         var count = 0
+        // Only the name's first byte is read, in place: an entry is as long as its name, so
+        // copying the whole `dirent` (`entry.pointee`) can read past the end of the kernel's
+        // buffer into an unmapped page.
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(directory) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                name[0] == UInt8(ascii: ".")
-            }
-            if !isDot { count += 1 }
+            let first = UnsafeRawPointer(entry).load(fromByteOffset: nameOffset, as: UInt8.self)
+            if first != UInt8(ascii: ".") { count += 1 }
         }
         return count - 1
     }
