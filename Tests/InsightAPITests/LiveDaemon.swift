@@ -1,7 +1,6 @@
 import Foundation
 import InsightApp
 import InsightDomain
-import InsightStorage
 import JSON
 import XCTest
 
@@ -59,10 +58,10 @@ final class LiveDaemon: @unchecked Sendable {
     func createCaller(roles: Set<Role>, environment: InsightDomain.Environment = .production,
                       name: String = "test", tenant: String = Tenant.defaultName, rate: Double = 10_000,
                       burst: Int = 10_000) throws -> (callerId: String, key: String) {
-        let db = try Database.open(path: service.settings.databasePath)
         let id = "caller_\(UUID().uuidString.prefix(8).lowercased())"
-        let (caller, key) = try CallerRegistry(db).create(name: name, tenant: tenant, environment: environment, roles: roles,
-                                                          rate: rate, burst: burst, now: SystemClock().now(), callerId: id)
+        let registration = try StoreBackend.registration(stateDirectory: service.settings.stateDirectory, now: SystemClock().now())
+        let (caller, key) = try registration.create(name: name, tenant: tenant, environment: environment, roles: roles,
+                                                    rate: rate, burst: burst, now: SystemClock().now(), callerId: id)
         return (caller.callerId, key.token)
     }
 

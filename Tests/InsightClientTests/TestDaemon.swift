@@ -1,7 +1,6 @@
 import Foundation
 import InsightApp
 import InsightDomain
-import InsightStorage
 
 /// A real insightd in-process (HTTP on libevent, SQLite file, group-commit writer) on
 /// 127.0.0.1:0 in a temporary state directory — the minimal part of the API tests' LiveDaemon
@@ -47,9 +46,9 @@ final class TestDaemon: @unchecked Sendable {
     /// Creates a caller in the store and returns its API key. `roles` are role names
     /// (`evaluate`, `labels`, `admin`); `environment` is `production` or `sandbox`.
     func createKey(roles: [String], environment: String = "sandbox") throws -> String {
-        let db = try Database.open(path: service.settings.databasePath)
-        let (_, key) = try CallerRegistry(db).create(
-            name: "client-test", environment: InsightDomain.Environment(rawValue: environment)!,
+        let registration = try StoreBackend.registration(stateDirectory: service.settings.stateDirectory, now: SystemClock().now())
+        let (_, key) = try registration.create(
+            name: "client-test", tenant: Tenant.defaultName, environment: InsightDomain.Environment(rawValue: environment)!,
             roles: Set(roles.map { Role(rawValue: $0)! }), rate: 1000, burst: 1000,
             now: SystemClock().now(), callerId: "caller_\(UUID().uuidString.prefix(8).lowercased())")
         return key.token
