@@ -1,6 +1,6 @@
 import InsightDomain
 
-/// A person's choice to switch insights off, with a cooldown (PRODUCT.md §7). A choice belongs
+/// A person's choice to switch insights off, with a cooldown (PRODUCT.md §5). A choice belongs
 /// to the caller's tenant and environment: every caller of the tenant sees and may change it,
 /// no other tenant can.
 public struct AuthorizationService: Sendable {

@@ -1,6 +1,6 @@
 import InsightDomain
 
-/// The admin API's use cases (PRODUCT.md §8): an admin sees and changes only its own tenant's
+/// The admin API's use cases (PRODUCT.md §4, §10): an admin sees and changes only its own tenant's
 /// callers; another tenant's caller is as absent as one that never existed.
 public struct CallerAdminService: Sendable {
     let administration: any CallerAdministration

@@ -1,6 +1,6 @@
 import InsightDomain
 
-/// Consumption reports (PRODUCT.md §5): one per evaluation; the same report again is accepted,
+/// Consumption reports (PRODUCT.md §4): one per evaluation; the same report again is accepted,
 /// a different one is a conflict. Their timeliness feeds the reporting penalty.
 public struct ConsumptionService: Sendable {
     let ledger: any EvaluationLedger

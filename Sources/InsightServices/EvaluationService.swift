@@ -1,7 +1,7 @@
 import CoachingModel
 import InsightDomain
 
-/// Evaluating a risky moment (PRODUCT.md §2–§4): the sandbox override, the interaction's
+/// Evaluating a risky moment (PRODUCT.md §2, §3, §5, §8): the sandbox override, the interaction's
 /// features, the subject's keyed hashes, opt-outs, the device limit, each insight's answer,
 /// escalation by velocity, and the durable record.
 public struct EvaluationService: Sendable {

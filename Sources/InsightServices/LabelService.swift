@@ -1,7 +1,7 @@
 import Crypto
 import InsightDomain
 
-/// Offline fraud labels (PRODUCT.md §6) for the insights of the caller's tenant: per-item
+/// Offline fraud labels (PRODUCT.md §7) for the insights of the caller's tenant: per-item
 /// results, idempotent by key.
 public struct LabelService: Sendable {
     let ledger: any EvaluationLedger
