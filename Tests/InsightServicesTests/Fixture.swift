@@ -95,7 +95,7 @@ final class Fixture {
         }
     }
 
-    /// A consumption report on `record` (the first insight used unless `used` says otherwise).
+    /// `caller`'s consumption report on evaluation `eventId`, naming the insights in `used`.
     func report(_ status: ConsumptionStatus, on eventId: String, used: [String] = [], by caller: Caller) throws(Rejection) {
         try completed { done throws(Rejection) in
             try useCases.consumption.report(status, insightIdsUsed: used, eventId: eventId, by: caller, resume: { $0() },
@@ -103,7 +103,7 @@ final class Fixture {
         }
     }
 
-    /// A label submission (the quota token is the API's, taken before).
+    /// A label submission by `caller` (without the quota token the API takes first).
     func label(_ items: [Label?], key: String, body: String, by caller: Caller) throws(Rejection) -> LabelService.Outcome {
         try completed { done in
             useCases.labels.submit(items, idempotencyKey: key, body: Array(body.utf8), by: caller, resume: { $0() },
