@@ -74,6 +74,10 @@ let package = Package(
         .testTarget(name: "StoreContractTests",
                     dependencies: ["StoreContract", "InsightStoreFakes", "InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto", "InsightTesting"]),
+        // The use cases in process, over the in-memory fakes and a manual clock (no daemon, no socket).
+        .testTarget(name: "InsightServicesTests",
+                    dependencies: ["InsightServices", "InsightStoreFakes", "InsightTesting", "InsightDomain",
+                                   "CoachingModel", "Telemetry", "Crypto"]),
         .testTarget(name: "InsightAppTests", dependencies: ["InsightApp", "JSON", "InsightDomain"]),
         .testTarget(name: "InsightClientTests",
                     dependencies: ["InsightClient", "InsightApp", "InsightStorage", "InsightDomain"]),

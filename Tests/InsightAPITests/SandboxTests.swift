@@ -45,15 +45,6 @@ final class SandboxTests: XCTestCase {
         }
     }
 
-    func testForcedValuesAreStoredAndConsumable() throws {
-        let r = try evaluate("isLikelyBeingCoached=high")
-        let eventId = try XCTUnwrap(r.json?["eventId"]?.stringValue)
-        let insightId = try XCTUnwrap(r.json?["insights"]?[0]?["insightId"]?.stringValue)
-        let c = try daemon.request("POST", "/v1/evaluations/\(eventId)/consumption", key: sandboxKey,
-                                   json: #"{"status":"usedIncreasedFriction","insightIdsUsed":["\#(insightId)"]}"#)
-        XCTAssertEqual(c.status, 204)
-    }
-
     func testEvaluationErrorsAreForcedWithTheirRealStatusAndHeaders() throws {
         var r = try evaluate("evaluation=error:rateLimitExceeded")
         XCTAssertEqual(r.status, 429)
@@ -94,14 +85,6 @@ final class SandboxTests: XCTestCase {
             XCTAssertEqual(r.code, "contextInvalid", header)
             XCTAssertEqual(r.string("field"), "Insight-Override", header)
         }
-    }
-
-    func testSandboxAndProductionNeverSeeEachOthersData() throws {
-        let production = try evaluate(nil, key: productionKey)
-        let eventId = try XCTUnwrap(production.json?["eventId"]?.stringValue)
-        let c = try daemon.request("POST", "/v1/evaluations/\(eventId)/consumption", key: sandboxKey,
-                                   json: #"{"status":"notUsedNotNeeded"}"#)
-        XCTAssertEqual(c.status, 404)
     }
 }
 

@@ -1,0 +1,120 @@
+import InsightDomain
+import InsightStoreFakes
+import Synchronization
+
+/// The store ports the use cases hold, passed through to an `InMemoryStore`, with a record of
+/// everything handed to the store (to show what is kept, and that a refused request never
+/// reached it) and switches that make writes or reads fail as a real store can.
+final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministration, CredentialDirectory {
+    /// What reached the store, in order.
+    struct Handed {
+        var evaluations: [EvaluationRecord] = []
+        var reports: [ConsumptionReport] = []
+        var submissions: [LabelSubmission] = []
+        var authorizations: [(AuthorizationRequest, SubjectHashes)] = []
+        var subjectReads: [SubjectHashes] = []
+        /// Every value above as `dump` prints it (every member, every string, every byte).
+        var transcript = ""
+    }
+
+    let inner: InMemoryStore
+    private let handed = Mutex(Handed())
+    private let writeFailure = Mutex<StoreFailure?>(nil)
+    private let readsFail = Mutex(false)
+
+    init(_ inner: InMemoryStore) { self.inner = inner }
+
+    /// What reached the store so far.
+    var received: Handed { handed.withLock { $0 } }
+
+    /// Makes every write fail with `failure` (nil: writes succeed again).
+    func failWrites(_ failure: StoreFailure?) { writeFailure.withLock { $0 = failure } }
+
+    /// Makes every synchronous read throw.
+    func failReads(_ fail: Bool) { readsFail.withLock { $0 = fail } }
+
+    private struct ReadFailure: Error {}
+
+    private func note<T>(_ value: T, _ add: (inout Handed) -> Void) {
+        var text = ""
+        dump(value, to: &text)
+        handed.withLock { handed in
+            add(&handed)
+            handed.transcript += text
+        }
+    }
+
+    private func checkRead() throws { if readsFail.withLock({ $0 }) { throw ReadFailure() } }
+
+    // MARK: EvaluationLedger
+
+    func record(_ evaluation: EvaluationRecord, completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
+        note(evaluation) { $0.evaluations.append(evaluation) }
+        if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
+        inner.record(evaluation, completion: completion)
+    }
+
+    func report(_ report: ConsumptionReport, completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {
+        note(report) { $0.reports.append(report) }
+        if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
+        inner.report(report, completion: completion)
+    }
+
+    func submit(_ submission: LabelSubmission,
+                completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void) {
+        note(submission) { $0.submissions.append(submission) }
+        if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
+        inner.submit(submission, completion: completion)
+    }
+
+    // MARK: AuthorizationStore
+
+    func apply(_ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds, cooldown: Milliseconds,
+               completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void) {
+        note(subject) { $0.authorizations.append((request, subject)) }
+        if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
+        inner.apply(request, for: subject, now: now, cooldown: cooldown, completion: completion)
+    }
+
+    func record(for subject: SubjectHashes) throws -> AuthorizationRecord? {
+        note(subject) { $0.subjectReads.append(subject) }
+        try checkRead()
+        return try inner.record(for: subject)
+    }
+
+    func denials() throws -> [StoredDenial] {
+        try checkRead()
+        return try inner.denials()
+    }
+
+    // MARK: CallerAdministration
+
+    func callers(tenant: String) throws -> [Caller] {
+        try checkRead()
+        return try inner.callers(tenant: tenant)
+    }
+
+    func caller(_ callerId: String, tenant: String) throws -> Caller? {
+        try checkRead()
+        return try inner.caller(callerId, tenant: tenant)
+    }
+
+    func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
+                     completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+        if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
+        inner.updateQuota(callerId: callerId, tenant: tenant, rate: rate, burst: burst, completion: completion)
+    }
+
+    func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
+                      completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void) {
+        if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
+        inner.resetPenalty(callerId: callerId, tenant: tenant, at: time, completion: completion)
+    }
+
+    // MARK: CredentialDirectory
+
+    func credential(keyId: String) throws -> (key: StoredKey, caller: Caller)? {
+        try checkRead()
+        return try inner.credential(keyId: keyId)
+    }
+}
