@@ -7,7 +7,10 @@ struct ByteCursor {
     let bytes: UnsafeBufferPointer<UInt8>
     var index: Int
 
+    @inline(__always)
     mutating func skipWhitespace() {
+        // Most often there is none: every whitespace byte is at most a space.
+        guard index < bytes.count, bytes[index] <= 0x20 else { return }
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -17,6 +20,7 @@ struct ByteCursor {
     }
 
     /// Consumes `byte` if it is next.
+    @inline(__always)
     mutating func take(_ byte: UInt8) -> Bool {
         guard index < bytes.count, bytes[index] == byte else { return false }
         index += 1
@@ -24,6 +28,7 @@ struct ByteCursor {
     }
 
     /// Consumes the `:` after a member name, with the whitespace JSON allows around it.
+    @inline(__always)
     mutating func takeColon() -> Bool {
         skipWhitespace()
         guard take(UInt8(ascii: ":")) else { return false }
@@ -112,6 +117,19 @@ struct ByteCursor {
     mutating func printableString(maxLength: Int) -> String? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
+        // Eight bytes at a time while eight remain, then byte by byte from the first that is not
+        // plain printable ASCII (the closing quote, or what declines).
+        if let base = bytes.baseAddress {
+            while index + 8 <= bytes.count {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                let others = Self.unprintableBytes(word)
+                if others != 0 {
+                    index += others.trailingZeroBitCount / 8
+                    break
+                }
+                index += 8
+            }
+        }
         while index < bytes.count {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {
@@ -124,6 +142,34 @@ struct ByteCursor {
             index += 1
         }
         return nil
+    }
+
+    /// The high bit of each byte of `word` that is not printable ASCII or is a quote or a
+    /// backslash, computed for all eight at once without carries between bytes: stripped of its
+    /// high bit (a byte with it set is not ASCII), a byte is a control character when adding
+    /// 0x60 leaves it below 0x80, DEL when adding 0x01 reaches 0x80, and a quote or backslash
+    /// when its difference from one adds to 0x7F without reaching 0x80.
+    @inline(__always)
+    static func unprintableBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highBits: UInt64 = 0x8080_8080_8080_8080
+        let low = word & ~highBits
+        let control = ~(low &+ 0x60 &* ones)
+        let delete = low &+ ones
+        let quote = ~((low ^ 0x22 &* ones) &+ 0x7F &* ones)
+        let backslash = ~((low ^ 0x5C &* ones) &+ 0x7F &* ones)
+        return (word | control | delete | quote | backslash) & highBits
+    }
+
+    /// Consumes `name` with its quotes if it is next: a word at a time when 32 bytes remain.
+    mutating func take(_ name: MemberName) -> Bool {
+        guard index + 32 <= bytes.count, let base = bytes.baseAddress else { return takeName(name.literal) }
+        let at = UnsafeRawPointer(base + index)
+        func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: at.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        guard (word(0) ^ name.words.0) & name.masks.0 == 0 else { return false }
+        guard (word(8) ^ name.words.1) & name.masks.1 | (word(16) ^ name.words.2) & name.masks.2
+                | (word(24) ^ name.words.3) & name.masks.3 == 0 else { return false }
+        index += name.length
+        return true
     }
 
     /// `true` or `false`; nil for anything else.
@@ -165,5 +211,29 @@ struct ByteCursor {
         guard let (value, end) = JSONParser.number(in: bytes, at: index) else { return nil }
         index = end
         return value
+    }
+}
+
+/// A member name with its quotes as four little-endian words and masks, for `ByteCursor.take(_:)`.
+struct MemberName: Sendable {
+    let literal: StaticString
+    /// Bytes with the quotes.
+    let length: Int
+    let words: (UInt64, UInt64, UInt64, UInt64)
+    let masks: (UInt64, UInt64, UInt64, UInt64)
+
+    init(_ literal: StaticString) {
+        let quoted = [UInt8(ascii: "\"")] + UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+            + [UInt8(ascii: "\"")]
+        precondition(quoted.count <= 32, "member names of at most 30 bytes")
+        var words = [UInt64](repeating: 0, count: 4), masks = words
+        for (i, byte) in quoted.enumerated() {
+            words[i / 8] |= UInt64(byte) << (8 * (i % 8))
+            masks[i / 8] |= 0xFF << (8 * (i % 8))
+        }
+        self.literal = literal
+        self.length = quoted.count
+        self.words = (words[0], words[1], words[2], words[3])
+        self.masks = (masks[0], masks[1], masks[2], masks[3])
     }
 }

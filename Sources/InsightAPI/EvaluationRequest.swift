@@ -3,16 +3,8 @@ import InsightDomain
 import InsightServices
 import JSON
 
-/// The contract's limits on an evaluation body, and its decoding (`decode(body:)`).
+/// Decoding an evaluation body (`decode(body:)`), driven by `EvaluationSchema`.
 extension EvaluationRequest {
-    static let maxInsights = 4
-    static let maxRequestIdLength = 128
-    static let maxIdentifierLength = 256
-    static let maxSummaryFeatures = 64
-    /// Largest event time: the feature extractor's session bound, checked at the edge so the
-    /// error names the event.
-    static let maxEventTime: Int64 = FeatureExtractor.maxSessionMs
-
     /// Parses and validates a body: read whole from the bytes when `EvaluationBodyReader` can,
     /// otherwise parsed, with `interaction.events` or `interaction.summary` read from the bytes
     /// when `EventsReader` or `SummaryReader` can (the result is the same as `decode(_:)` of the
@@ -57,53 +49,22 @@ extension EvaluationRequest {
     static func decode(_ body: JSONValue, events readEvents: [InteractionEvent]? = nil,
                        summary readSummary: SummaryFeatures? = nil,
                        interactionReadAt: [Int] = []) throws(Problem) -> EvaluationRequest {
-        let root = try ObjectReader(body, path: "",
-                                    allowed: ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"])
-        let requestId = try root.string("requestId", maxLength: maxRequestIdLength)
-        // The one free string a caller controls: it must not carry personal data.
-        if let requestId, let kind = PIIGuard.detect(requestId) {
-            throw Problem.invalid("requestId", "looks like personal data (\(kind.description)); send an opaque transaction id")
-        }
-        let category = try root.enumeration("operationCategory", OperationCategory.self, required: true)!
-        let insightValues = try root.array("insights", count: 1...maxInsights, required: true)!
-        var insights: [InsightRequest] = []
-        for (i, value) in insightValues.enumerated() {
-            let item = try ObjectReader(value, path: "insights[\(i)]", allowed: ["type", "schemaVersion", "modelVersion"])
-            insights.append(InsightRequest(
-                type: try item.string("type", maxLength: 64, required: true)!,
-                schemaVersion: Int(try item.integer("schemaVersion", in: 0...1_000_000, required: true)!),
-                modelVersion: try item.string("modelVersion", maxLength: 32)))
-        }
-        var subject = RawSubject()
-        if let s = try root.object("subject", allowed: ["account", "device", "counterparty"]) {
-            subject.account = try s.string("account", maxLength: maxIdentifierLength)
-            subject.device = try s.string("device", maxLength: maxIdentifierLength)
-            subject.counterparty = try s.string("counterparty", maxLength: maxIdentifierLength)
-        }
-        var transaction = TransactionFacts()
-        if let t = try root.object("transaction", allowed: ["newCounterparty", "amountBand"]) {
-            transaction.newCounterparty = try t.bool("newCounterparty")
-            transaction.amountBand = try t.enumeration("amountBand", TransactionFacts.AmountBand.self)
-        }
-        return EvaluationRequest(requestId: requestId, category: category, insights: insights, subject: subject,
-                                 interaction: try decodeInteraction(root, events: readEvents, summary: readSummary,
-                                                                    readAt: interactionReadAt), transaction: transaction)
+        let root = try ObjectReader(body, path: "", allowed: EvaluationSchema.root.names)
+        var request = try EvaluationSchema.root.decodeMembers(root)
+        request.interaction = try decodeInteraction(root, events: readEvents, summary: readSummary, readAt: interactionReadAt)
+        return request
     }
 
     private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?,
                                           summary readSummary: SummaryFeatures?, readAt: [Int]) throws(Problem) -> InteractionInput {
-        guard let interaction = try root.object("interaction", allowed: ["events", "device", "summary"], readElsewhere: readAt) else {
+        let schema = EvaluationSchema.interaction
+        guard let interaction = try root.object("interaction", allowed: schema.names, readElsewhere: readAt) else {
             return .none
         }
-        var device = DeviceFacts()
-        let hasDevice = interaction.value("device") != nil
-        if let d = try interaction.object("device", allowed: ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"]) {
-            device.activeCall = try d.bool("activeCall")
-            device.callStartedBeforeSession = try d.bool("callStartedBeforeSession")
-            device.screenSharing = try d.bool("screenSharing")
-            device.remoteAccessApp = try d.bool("remoteAccessApp")
-        }
-        let eventValues = try interaction.array("events", count: 0...FeatureExtractor.maxEvents)
+        // The device facts; events and summary have the rules below.
+        let parts = try schema.decodeMembers(interaction)
+        let device = parts.device ?? DeviceFacts()
+        let eventValues = try interaction.array("events", count: EvaluationSchema.eventCount)
         let summaryValue = interaction.value("summary")
         if (eventValues != nil || readEvents != nil) && (summaryValue != nil || readSummary != nil) {
             throw Problem.invalid("interaction", "must carry either events or summary, not both")
@@ -130,21 +91,13 @@ extension EvaluationRequest {
             return .summary(summary, device)
         }
         if let readEvents { return .events(readEvents, device) }
-        // Device facts without timing are evidence of their own: they go to the model as a
-        // summary with every timing feature missing.
-        guard let eventValues else { return hasDevice ? .summary(SummaryFeatures(), device) : .none }
+        guard let eventValues else { return parts.input ?? .none }  // device facts alone, or nothing
         var events: [InteractionEvent] = []
         events.reserveCapacity(eventValues.count)
-        var previous: Int64 = 0
+        let path = interaction.field("events")
         for (i, value) in eventValues.enumerated() {
-            let event = try ObjectReader(value, path: "interaction.events[\(i)]", allowed: ["t", "type", "field"])
-            let t = try event.integer("t", in: 0...maxEventTime, required: true)!
-            if t < previous {
-                throw Problem.invalid(event.field("t"), "must not be earlier than the previous event's t (events are in time order)")
-            }
-            previous = t
-            events.append(InteractionEvent(t: t, type: try event.enumeration("type", InteractionEventType.self, required: true)!,
-                                           field: try event.enumeration("field", InteractionField.self)))
+            events.append(try EvaluationSchema.event.decode(value, path: "\(path)[\(i)]",
+                                                             from: EvaluationSchema.event(after: events.last)))
         }
         return .events(events, device)
     }
