@@ -41,7 +41,9 @@ final class Connection: @unchecked Sendable {
     /// Plain sockets: the persistent read event (see the type's notes); nil over TLS.
     private var readEvent: OpaquePointer?
     private var timer: OpaquePointer?
-    private var machine: ConnectionMachine
+    /// Unchecked exclusivity: used on the loop thread only, and each access ends before the
+    /// actions it returns are performed (which may call back into this object).
+    @exclusivity(unchecked) private var machine: ConnectionMachine
     /// A parse loop (`processInput` or `receiveAndParse`) is running further up the stack and
     /// goes on with the input when the handler's answer was written at once: the machine's
     /// `.parse` is left to it. Not protocol state: where this object's own call stack is.
@@ -93,21 +95,40 @@ final class Connection: @unchecked Sendable {
 
     /// Performs `actions`: the timer, the idle lists, then the step.
     private func perform(_ actions: ConnectionMachine.Actions) {
+        performTimerAndIdle(actions)
+        perform(actions.step)
+    }
+
+    /// Performs `actions`, whose `.write` writes `answer`.
+    private func perform(_ actions: ConnectionMachine.Actions, answer: HTTPResponse) {
+        performTimerAndIdle(actions)
+        if case .write(let framing) = actions.step {
+            write(answer, framing)
+        } else {
+            perform(actions.step)
+        }
+    }
+
+    private func performTimerAndIdle(_ actions: ConnectionMachine.Actions) {
         if let mode = actions.timer { arm(mode) }
         if let idle = actions.idle {
             if idle { listIdle() } else { unlistIdle() }
         }
-        switch actions.step {
+    }
+
+    private func perform(_ step: ConnectionMachine.Step) {
+        switch step {
         case .none:
             break
-        case .dispatch(let parsed, let sequence):
-            dispatch(parsed, sequence: sequence)
+        case .dispatch(let sequence):
+            dispatch(machine.takeRequest(), sequence: sequence)
         case .decideContinue(let clientWaiting):
             decideContinue(clientWaiting: clientWaiting)
-        case .write(let response, let framing):
-            write(response, framing)
-        case .writeProblem(let error, let framing):
-            write(loop.context.handler.response(for: error), framing)
+        case .write:
+            preconditionFailure("only responseReady and answeredBeforeBody write, with their answer")
+        case .writeProblem(let framing):
+            guard let problem = machine.problem else { preconditionFailure("a problem answer without a problem") }
+            write(loop.context.handler.response(for: problem), framing)
         case .parse:
             if !parsing { processInput() }
         case .discardInput:
@@ -177,7 +198,7 @@ final class Connection: @unchecked Sendable {
     }
 
     fileprivate func onReadable() {
-        perform(ConnectionMachine.Actions(machine.inputArrived()))
+        perform(machine.inputArrived())
     }
 
     /// Parses buffered input until a request is dispatched, an error is answered, or the buffer
@@ -222,7 +243,7 @@ final class Connection: @unchecked Sendable {
             head.tlsPeerSubject = tlsPeerSubject
             if case .answer(let response) = loop.context.handler.continueDecision(
                 for: head, declaredBodyLength: declaredBodyLength) {
-                perform(machine.answeredBeforeBody(response))
+                perform(machine.answeredBeforeBody(), answer: response)
                 return
             }
         }
@@ -343,7 +364,7 @@ final class Connection: @unchecked Sendable {
         let inputBuffered = bufferevent.map { evbuffer_get_length(bufferevent_get_input($0)) > 0 } ?? false
         let (settled, actions) = machine.responseReady(sequence: sequence, response, inputBuffered: inputBuffered)
         if settled { loop.context.requestFinished() }
-        perform(actions)
+        perform(actions, answer: response)
     }
 
     // MARK: - Writing

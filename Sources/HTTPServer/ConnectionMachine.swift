@@ -52,20 +52,22 @@ struct ConnectionMachine {
         var isHead: Bool
     }
 
-    /// The main thing to do after an event (see `Actions`).
-    enum Step {
+    /// The main thing to do after an event (see `Actions`). Plain values only: an event's
+    /// actions are copied and dropped without reference counting.
+    enum Step: Equatable {
         case none
-        /// Hand the request to the handler; its answer is awaited as number `sequence`.
-        case dispatch(HTTPRequestParser.ParsedRequest, sequence: UInt64)
+        /// Hand `takeRequest()` to the handler; its answer is awaited as number `sequence`.
+        case dispatch(sequence: UInt64)
         /// The head asks for `100 Continue`: ask the handler (`continueDecision`) about
         /// `headAwaitingBody`; on `.answer` report `answeredBeforeBody`, on `.proceed` send
         /// `100 Continue` if `clientWaiting` (no body byte came yet).
         case decideContinue(clientWaiting: Bool)
-        /// Write this answer, then report `written(completely:)`.
-        case write(HTTPResponse, Framing)
-        /// Write the handler's rendering of this error (`HTTPHandler.response(for:)`), then
+        /// Write the answer the event brought (`responseReady`, `answeredBeforeBody`), then
         /// report `written(completely:)`.
-        case writeProblem(HTTPProtocolError, Framing)
+        case write(Framing)
+        /// Write the handler's rendering of `problem` (`HTTPHandler.response(for:)`), then
+        /// report `written(completely:)`.
+        case writeProblem(Framing)
         /// Parse what is buffered (unless a parse loop further up the stack will go on).
         case parse
         /// Drop what is buffered.
@@ -85,7 +87,7 @@ struct ConnectionMachine {
     /// What `Connection` does after an event, in this order: arm the timer, list or unlist the
     /// connection as idle, then the step (which may call the handler, and so come back with
     /// further events).
-    struct Actions {
+    struct Actions: Equatable {
         /// Arm the timer for this mode (`.off`: disarm it); nil leaves it as it is.
         var timer: Timer?
         /// List the connection as idle (true) or take it off the lists (false); nil: as is.
@@ -143,6 +145,10 @@ struct ConnectionMachine {
     private var draining = false
     /// Plain sockets: reading paused because the input reached `readHighWatermark`.
     private(set) var readingPaused = false
+    /// After `.dispatch`: the request, until `takeRequest()`.
+    private var dispatched: HTTPRequestParser.ParsedRequest?
+    /// The protocol error being answered (the connection closes after the answer).
+    private(set) var problem: HTTPProtocolError?
 
     init(isTLS: Bool, limits: HTTPRequestParser.Limits) {
         self.isTLS = isTLS
@@ -155,6 +161,12 @@ struct ConnectionMachine {
 
     /// After `.decideContinue`: the head of the request whose body is awaited.
     var headAwaitingBody: (request: HTTPRequest, declaredBodyLength: Int?)? { parser.headAwaitingBody }
+
+    /// After `.dispatch`: the request to hand to the handler (once).
+    mutating func takeRequest() -> HTTPRequestParser.ParsedRequest {
+        guard let request = dispatched.take() else { preconditionFailure("no request was dispatched") }
+        return request
+    }
 
     // MARK: - Events
 
@@ -177,10 +189,10 @@ struct ConnectionMachine {
     }
 
     /// Bytes were added to the input buffer.
-    func inputArrived() -> Step {
+    func inputArrived() -> Actions {
         switch phase {
-        case .reading: .parse
-        case .lingering: .discardInput
+        case .reading: Actions(.parse)
+        case .lingering: Actions(.discardInput)
         case .handshaking, .handling, .writing, .closed: .none
         }
     }
@@ -226,15 +238,15 @@ struct ConnectionMachine {
 
     /// The handler answered a `100-continue` head with a final answer: it is written, no body
     /// is read, and the connection closes after it.
-    mutating func answeredBeforeBody(_ response: HTTPResponse) -> Actions {
+    mutating func answeredBeforeBody() -> Actions {
         let head = parser.headAwaitingBody?.request.method == "HEAD"
-        return answerAndClose(head: head) { .write(response, $0) }
+        return answerAndClose(head: head) { .write($0) }
     }
 
     /// The handler's answer to request `sequence`. `settled`: it was the awaited one (the
     /// in-flight count drops, whether or not the connection is still open to write it).
     /// `inputBuffered`: bytes of the client's wait in the input buffer.
-    mutating func responseReady(sequence: UInt64, _ response: HTTPResponse,
+    mutating func responseReady(sequence: UInt64, _ response: borrowing HTTPResponse,
                                 inputBuffered: Bool) -> (settled: Bool, actions: Actions) {
         guard awaiting == sequence else { return (false, .none) }
         awaiting = nil
@@ -244,7 +256,7 @@ struct ConnectionMachine {
         let lastFromClosedPeer = peerClosed && !inputBuffered
         let close = !keepAlive || lastFromClosedPeer || draining || Self.asksToClose(response)
         afterWrite = close ? .close : .readNext
-        return (true, Actions(idle: false, .write(response, framing(close: close))))
+        return (true, Actions(idle: false, .write(framing(close: close))))
     }
 
     /// The answer was written: completely (the kernel has it all), or partly (the rest is
@@ -344,12 +356,14 @@ struct ConnectionMachine {
         keepAlive = parsed.keepAlive
         isHTTP10 = parsed.minorVersion == 0
         isHead = parsed.request.method == "HEAD"
-        return Actions(timer: arm(.off), idle: false, .dispatch(parsed, sequence: sequence))
+        dispatched = consume parsed
+        return Actions(timer: arm(.off), idle: false, .dispatch(sequence: sequence))
     }
 
     /// Answers a protocol error; the connection closes once the answer is flushed.
     private mutating func answerProblem(_ error: HTTPProtocolError) -> Actions {
-        answerAndClose(head: false) { .writeProblem(error, $0) }
+        problem = error
+        return answerAndClose(head: false) { .writeProblem($0) }
     }
 
     /// Answers in the middle of a request, which is not read further: the connection closes
@@ -408,7 +422,7 @@ struct ConnectionMachine {
     }
 
     /// Whether the handler's answer asks to close the connection (`Connection: close`).
-    static func asksToClose(_ response: HTTPResponse) -> Bool {
+    static func asksToClose(_ response: borrowing HTTPResponse) -> Bool {
         guard let connection = response.headers["Connection"] else { return false }
         return connection.split(separator: ",").contains { $0.trimmingOWS().equalsIgnoringASCIICase("close") }
     }

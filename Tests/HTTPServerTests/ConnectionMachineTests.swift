@@ -50,7 +50,7 @@ private struct Harness {
             parseInput()
         case .buffer:
             input += Array(text.utf8)
-            perform(Machine.Actions(machine.inputArrived()))
+            perform(machine.inputArrived())
         case .pause:
             XCTFail("reading paused")
         }
@@ -59,27 +59,31 @@ private struct Harness {
     /// The handler answers request `sequence`; returns whether the answer was the awaited one.
     @discardableResult
     mutating func answer(_ sequence: UInt64, status: Int = 200, headers: HTTPHeaders = [:]) -> Bool {
-        let (settled, actions) = machine.responseReady(
-            sequence: sequence, HTTPResponse(status: status, headers: headers), inputBuffered: !input.isEmpty)
-        perform(actions)
+        let response = HTTPResponse(status: status, headers: headers)
+        let (settled, actions) = machine.responseReady(sequence: sequence, response, inputBuffered: !input.isEmpty)
+        perform(actions, answer: response)
         return settled
     }
 
-    mutating func perform(_ actions: Machine.Actions) {
+    /// Performs `actions`; `answer`: the response the event brought, which `.write` writes.
+    mutating func perform(_ actions: Machine.Actions, answer: HTTPResponse? = nil) {
         if let timer = actions.timer { effects.append(.timer(timer)) }
         if let idle = actions.idle { effects.append(.idle(idle)) }
         switch actions.step {
         case .none:
             break
-        case .dispatch(let parsed, let sequence):
+        case .dispatch(let sequence):
+            let parsed = machine.takeRequest()
             effects.append(.dispatch("\(parsed.request.method) \(parsed.request.path)", sequence))
         case .decideContinue(let clientWaiting):
             effects.append(.decideContinue(clientWaiting: clientWaiting))
-        case .write(let response, let framing):
-            effects.append(.write(status: response.status, framing))
+        case .write(let framing):
+            guard let answer else { return XCTFail("a write without an answer") }
+            effects.append(.write(status: answer.status, framing))
             perform(machine.written(completely: writesComplete))
-        case .writeProblem(let error, let framing):
-            effects.append(.writeProblem(error, framing))
+        case .writeProblem(let framing):
+            guard let problem = machine.problem else { return XCTFail("a problem answer without a problem") }
+            effects.append(.writeProblem(problem, framing))
             perform(machine.written(completely: writesComplete))
         case .parse:
             if !parsing { parseInput() }
@@ -432,7 +436,7 @@ final class ConnectionMachineTests: XCTestCase {
         var c = Harness()
         c.receive("HEAD /u HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
         _ = c.take()
-        c.perform(c.machine.answeredBeforeBody(HTTPResponse(status: 417)))
+        c.perform(c.machine.answeredBeforeBody(), answer: HTTPResponse(status: 417))
         XCTAssertEqual(c.take(), [
             .timer(.off), .idle(false), .write(status: 417, .init(close: true, http10KeepAlive: false, isHead: true)),
             .timer(.linger), .idle(true), .linger(closeNotify: false),
@@ -504,7 +508,7 @@ final class ConnectionMachineTests: XCTestCase {
         var c = Harness(tls: true)
         XCTAssertEqual(c.take(), [.timer(.handshake), .idle(true)])
         XCTAssertEqual(c.machine.phase, .handshaking)
-        guard case .none = c.machine.inputArrived() else { return XCTFail("input read mid-handshake") }
+        XCTAssertEqual(c.machine.inputArrived(), .none, "no input is read mid-handshake")
         c.perform(c.machine.streamEvent(.connected))
         XCTAssertEqual(c.take(), [.timer(.request), .tlsEstablished])
         c.receive(get("/"))
