@@ -1,7 +1,12 @@
 internal import CLibEvent
 internal import Glibc
 
-/// One client connection: a bufferevent, a timer, and the parser between them.
+/// One client connection: a bufferevent, a timer, and a `ConnectionMachine` between them.
+///
+/// The machine holds the connection's protocol state (the parser, the phase, the timer mode,
+/// what follows an answer) and decides; this class tells it what happened (bytes arrived, the
+/// handler answered, the output drained, the peer closed, the timer fired) and performs the
+/// actions it returns: libevent calls, reads and writes, handler calls.
 ///
 /// Over TLS the bufferevent is libevent's OpenSSL one: it handshakes first (bounded by the
 /// request timeout), then hands this class plaintext exactly as a socket bufferevent would.
@@ -12,10 +17,10 @@ internal import Glibc
 /// kernel how many bytes are waiting (`ioctl(FIONREAD)`) before every `readv`: a system call
 /// more for every request.
 ///
-/// Ownership: the loop's connection table owns the object from accept to `close()`. libevent
-/// callbacks get an unretained pointer to it, which is sound because `close()` frees the
-/// bufferevent (clearing its callbacks), the read event and the timer before it leaves the table. An
-/// `HTTPResponder` may keep the object alive longer; it is then closed and inert.
+/// Ownership: the loop's connection table owns the object from accept to its close. libevent
+/// callbacks get an unretained pointer to it, which is sound because closing frees the
+/// bufferevent (clearing its callbacks), the read event and the timer before it leaves the
+/// table. An `HTTPResponder` may keep the object alive longer; it is then closed and inert.
 ///
 /// One request is handled at a time: while the handler has one, later (pipelined) bytes wait in
 /// the input buffer, bounded by its high-water mark, and the next request is parsed only after
@@ -23,26 +28,6 @@ internal import Glibc
 final class Connection: @unchecked Sendable {
     // @unchecked: every mutable property is used only on `loop`'s thread; other threads only
     // hold a reference (inside an HTTPResponder) and call `respond`, which hands the work over.
-
-    private enum State {
-        /// Reading (and parsing) the next request.
-        case reading
-        /// The handler has the request; waiting for its answer.
-        case handling
-        /// A response is queued; waiting for it to drain.
-        case writing
-        /// Answered a protocol error and shut the write side; discarding input until the
-        /// client closes, so it reads the answer instead of a reset.
-        case lingering
-        case closed
-    }
-
-    private enum TimerMode {
-        case none, handshake, idle, request, write, linger
-    }
-
-    /// The input buffered ahead of the parser (pipelined requests) before reading pauses.
-    static let readHighWatermark = 64 << 10
 
     let loop: EventLoop
     let remoteAddress: String
@@ -55,39 +40,19 @@ final class Connection: @unchecked Sendable {
     private var bufferevent: OpaquePointer?
     /// Plain sockets: the persistent read event (see the type's notes); nil over TLS.
     private var readEvent: OpaquePointer?
-    /// Plain sockets: reading paused because the input reached `readHighWatermark`.
-    private var readPaused = false
     private var timer: OpaquePointer?
-    private var timerMode = TimerMode.none
-    private var parser: HTTPRequestParser
-    private var state = State.reading
-
-    /// Numbers the requests on this connection, so a late or repeated answer is recognised.
-    private var sequence: UInt64 = 0
-    /// The request the handler has and has not answered (kept after a close, so the in-flight
-    /// count drops when the answer finally comes).
-    private var awaitingResponse: UInt64?
-    /// A request was handed to the handler: from then on the wait for the next one is idle
-    /// time (`idleTimeout`); until then it counts against the request timeout.
-    private var servedRequest = false
-    private var keepAlive = true
-    private var isHTTP10 = false
-    private var isHeadRequest = false
-    private var closeAfterWrite = false
-    private var lingerAfterWrite = false
-    /// The client closed its side (EOF): finish what is buffered, then close.
-    private var peerClosed = false
-    /// `processInput` is running (further up the stack).
+    /// Unchecked exclusivity: used on the loop thread only, and each access ends before the
+    /// actions it returns are performed (which may call back into this object).
+    @exclusivity(unchecked) private var machine: ConnectionMachine
+    /// A parse loop (`processInput` or `receiveAndParse`) is running further up the stack and
+    /// goes on with the input when the handler's answer was written at once: the machine's
+    /// `.parse` is left to it. Not protocol state: where this object's own call stack is.
     private var parsing = false
 
     /// Whether the connection is TLS (the loop has a TLS context).
     private let isTLS: Bool
-    /// TLS only: the handshake has not completed yet.
-    private var handshaking: Bool
     /// TLS only: the verified client certificate's subject, once the handshake completed.
     private var tlsPeerSubject: String?
-    /// TLS only: close_notify was sent, or must not be (the session failed).
-    private var tlsShutDown = false
 
     init(loop: EventLoop, bufferevent: OpaquePointer, remoteAddress: String, peerAddress: PeerAddress?,
          addressIdle: IdleConnections?) {
@@ -96,9 +61,8 @@ final class Connection: @unchecked Sendable {
         self.remoteAddress = remoteAddress
         self.peerAddress = peerAddress
         self.addressIdle = addressIdle
-        parser = HTTPRequestParser(limits: loop.context.limits)
         isTLS = loop.tls != nil
-        handshaking = isTLS
+        machine = ConnectionMachine(isTLS: isTLS, limits: loop.context.limits)
     }
 
     /// Installs the callbacks and starts reading. Called once, right after accept.
@@ -112,7 +76,7 @@ final class Connection: @unchecked Sendable {
                                   connectionSocketReadCallback, context)
         }
         guard timer != nil, isTLS || readEvent != nil else {
-            close()
+            perform(machine.close())
             return
         }
         bufferevent_setcb(
@@ -121,14 +85,66 @@ final class Connection: @unchecked Sendable {
         if let readEvent {
             event_add(readEvent, nil)
         } else {
-            bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, Self.readHighWatermark)
+            bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, ConnectionMachine.readHighWatermark)
             bufferevent_enable(bufferevent, Int16(EV_READ))
         }
-        // The first request must arrive within the request timeout of the connection's opening
-        // (after the handshake, over TLS): a socket that never sends a byte holds a place for
-        // that long, not for the idle timeout.
-        arm(handshaking ? .handshake : .request)
-        listIdle()
+        perform(machine.start())
+    }
+
+    // MARK: - Performing the machine's actions
+
+    /// Performs `actions`: the timer, the idle lists, then the step.
+    private func perform(_ actions: ConnectionMachine.Actions) {
+        performTimerAndIdle(actions)
+        perform(actions.step)
+    }
+
+    /// Performs `actions`, whose `.write` writes `answer`.
+    private func perform(_ actions: ConnectionMachine.Actions, answer: HTTPResponse) {
+        performTimerAndIdle(actions)
+        if case .write(let framing) = actions.step {
+            write(answer, framing)
+        } else {
+            perform(actions.step)
+        }
+    }
+
+    private func performTimerAndIdle(_ actions: ConnectionMachine.Actions) {
+        if let mode = actions.timer { arm(mode) }
+        if let idle = actions.idle {
+            if idle { listIdle() } else { unlistIdle() }
+        }
+    }
+
+    private func perform(_ step: ConnectionMachine.Step) {
+        switch step {
+        case .none:
+            break
+        case .dispatch(let sequence):
+            dispatch(machine.takeRequest(), sequence: sequence)
+        case .decideContinue(let clientWaiting):
+            decideContinue(clientWaiting: clientWaiting)
+        case .write:
+            preconditionFailure("only responseReady and answeredBeforeBody write, with their answer")
+        case .writeProblem(let framing):
+            guard let problem = machine.problem else { preconditionFailure("a problem answer without a problem") }
+            write(loop.context.handler.response(for: problem), framing)
+        case .parse:
+            if !parsing { processInput() }
+        case .discardInput:
+            discardInput()
+        case .tlsEstablished:
+            if let tls = loop.tls, let bufferevent {
+                tlsPeerSubject = tls.context.peerSubject(of: bufferevent)
+            }
+        case .linger(let closeNotify):
+            linger(closeNotify: closeNotify)
+        case .close(let closeNotify):
+            close(closeNotify: closeNotify)
+        case .closeFailedHandshake:
+            loop.context.tlsHandshakeFailed()
+            close(closeNotify: false)
+        }
     }
 
     // MARK: - Reading
@@ -142,22 +158,21 @@ final class Connection: @unchecked Sendable {
         guard let bufferevent else { return }
         let input = bufferevent_get_input(bufferevent)
         let received: Received
-        if state == .reading && evbuffer_get_length(input) == 0 {
+        switch machine.readable(buffered: evbuffer_get_length(input)) {
+        case .parseInPlace:
             received = receiveAndParse(leavingRestIn: input)
             if received == .received {
-                // Still reading: the parser took every byte (a partial request, or requests
-                // answered at once), so there is nothing to parse until the socket has more.
-                if state == .reading { waitForInput() }
+                // The parser took every byte (a partial request, or requests answered at once),
+                // so there is nothing to parse until the socket has more.
+                perform(machine.inputExhausted())
                 return
             }
-        } else {
-            if state != .lingering && evbuffer_get_length(input) >= Self.readHighWatermark {
-                // Pipelined bytes piled up while a request is handled: stop reading until the
-                // parser has taken them (`resumeReadingIfDrained`).
-                if let readEvent { event_del(readEvent) }
-                readPaused = true
-                return
-            }
+        case .pause:
+            // Pipelined bytes piled up while a request is handled: stop reading until the
+            // parser has taken them (`resumeReadingIfDrained`).
+            if let readEvent { event_del(readEvent) }
+            return
+        case .buffer:
             received = receive(into: input)
             if received == .received {
                 onReadable()
@@ -176,21 +191,14 @@ final class Connection: @unchecked Sendable {
 
     /// Reading resumes once the parser has taken the input below the high-water mark.
     private func resumeReadingIfDrained() {
-        guard readPaused, let readEvent, let bufferevent,
-              evbuffer_get_length(bufferevent_get_input(bufferevent)) < Self.readHighWatermark else { return }
-        readPaused = false
-        event_add(readEvent, nil)
+        guard machine.readingPaused, let readEvent, let bufferevent else { return }
+        if machine.inputTaken(buffered: evbuffer_get_length(bufferevent_get_input(bufferevent))) {
+            event_add(readEvent, nil)
+        }
     }
 
     fileprivate func onReadable() {
-        switch state {
-        case .reading:
-            processInput()
-        case .lingering:
-            discardInput()
-        case .handling, .writing, .closed:
-            break
-        }
+        perform(machine.inputArrived())
     }
 
     /// Parses buffered input until a request is dispatched, an error is answered, or the buffer
@@ -203,60 +211,44 @@ final class Connection: @unchecked Sendable {
             parsing = false
             resumeReadingIfDrained()
         }
-        while state == .reading {
+        while machine.phase == .reading {
             var chunk = iovec()
             if evbuffer_peek(input, -1, nil, &chunk, 1) > 0, chunk.iov_len > 0 {
                 let bytes = UnsafeRawBufferPointer(start: chunk.iov_base, count: chunk.iov_len)
-                parseStep(bytes, moreBuffered: evbuffer_get_length(input) > chunk.iov_len) { evbuffer_drain(input, $0) }
+                let (consumed, actions) = machine.parse(bytes, moreBuffered: evbuffer_get_length(input) > chunk.iov_len)
+                // Before the actions, which may close the connection and free `input`.
+                if consumed > 0 { evbuffer_drain(input, consumed) }
+                perform(actions)
                 continue
             }
             // Mid-request with nothing buffered, read on at once (plain sockets): a larger
             // request (a 150-event interaction is 7.5 KB) otherwise waits for another pass of
             // the event loop. An end of stream or an error is left for the read event.
-            if !isTLS && parser.hasStarted && receiveAndParse(leavingRestIn: input) == .received { continue }
-            waitForInput()
+            if !isTLS && machine.requestStarted && receiveAndParse(leavingRestIn: input) == .received { continue }
+            perform(machine.inputExhausted())
             return
-        }
-    }
-
-    /// Parses what `bytes` hold until a request is dispatched, an error is answered, or the
-    /// parser needs more. `take` is told how many bytes the parser took before the outcome is
-    /// acted on (which may close the connection and free its buffers). `moreBuffered`: more
-    /// input follows `bytes`.
-    private func parseStep(_ bytes: UnsafeRawBufferPointer, moreBuffered: Bool, take: (Int) -> Void) {
-        let step = parser.parse(bytes)
-        if step.consumed > 0 { take(step.consumed) }
-        switch step.outcome {
-        case .needMore:
-            // The parser keeps partial lines itself, so it took the whole chunk.
-            precondition(step.consumed == bytes.count, "parser left bytes while needing more")
-        case .expectContinue:
-            if let (answer, isHead) = answerBeforeBody() {
-                answerAndClose(answer, isHead: isHead)
-            } else if step.consumed == bytes.count && !moreBuffered, let bufferevent {
-                // Only if the client is waiting: if body bytes already came, it did not wait.
-                Self.continueLine.withUTF8Buffer { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
-            }
-        case .request(let parsed):
-            dispatch(parsed)
-        case .error(let error):
-            fail(error)
         }
     }
 
     private static let continueLine: StaticString = "HTTP/1.1 100 Continue\r\n\r\n"
 
-    /// The handler's final answer to a request that announced its body, if it wants none
-    /// (`HTTPHandler.continueDecision`), and whether the request is a HEAD.
-    private func answerBeforeBody() -> (HTTPResponse, isHead: Bool)? {
-        guard let (request, declaredBodyLength) = parser.headAwaitingBody else { return nil }
-        var head = request
-        head.remoteAddress = remoteAddress
-        head.isTLS = isTLS
-        head.tlsPeerSubject = tlsPeerSubject
-        switch loop.context.handler.continueDecision(for: head, declaredBodyLength: declaredBodyLength) {
-        case .proceed: return nil
-        case .answer(let response): return (response, head.method == "HEAD")
+    /// Asks the handler whether the request whose head asked for `100 Continue` may send its
+    /// body (`HTTPHandler.continueDecision`): a final answer goes to the machine; otherwise the
+    /// client, if it waits, is told to go on.
+    private func decideContinue(clientWaiting: Bool) {
+        if let (request, declaredBodyLength) = machine.headAwaitingBody {
+            var head = request
+            head.remoteAddress = remoteAddress
+            head.isTLS = isTLS
+            head.tlsPeerSubject = tlsPeerSubject
+            if case .answer(let response) = loop.context.handler.continueDecision(
+                for: head, declaredBodyLength: declaredBodyLength) {
+                perform(machine.answeredBeforeBody(), answer: response)
+                return
+            }
+        }
+        if clientWaiting, let bufferevent {
+            Self.continueLine.withUTF8Buffer { _ = bufferevent_write(bufferevent, $0.baseAddress, $0.count) }
         }
     }
 
@@ -299,8 +291,10 @@ final class Connection: @unchecked Sendable {
             parsing = true  // an answer written at once must not start parsing `input` here
             defer { parsing = wasParsing }
             var offset = 0
-            while state == .reading && offset < bytes.count {
-                parseStep(UnsafeRawBufferPointer(rebasing: bytes[offset...]), moreBuffered: false) { offset += $0 }
+            while machine.phase == .reading && offset < bytes.count {
+                let (consumed, actions) = machine.parse(UnsafeRawBufferPointer(rebasing: bytes[offset...]), moreBuffered: false)
+                offset += consumed
+                perform(actions)
             }
             // Unless the answer closed the connection (and freed `input`).
             if offset < bytes.count && bufferevent != nil {
@@ -316,21 +310,6 @@ final class Connection: @unchecked Sendable {
         evbuffer_unfreeze(input, 0)
         defer { evbuffer_freeze(input, 0) }
         return evbuffer_add(input, bytes.baseAddress, bytes.count) == 0
-    }
-
-    /// The input buffer is empty: close, or time the wait.
-    private func waitForInput() {
-        let started = parser.hasStarted
-        if peerClosed || (loop.draining && !started) {
-            close()
-            return
-        }
-        // Until a request has begun the connection is idle: it may be closed to make room.
-        if started { unlistIdle() } else { listIdle() }
-        // A request, and the wait for a connection's first, are timed by the request timeout
-        // (from the first byte, from the opening); the wait between requests by the idle one.
-        let mode: TimerMode = started || !servedRequest ? .request : .idle
-        if timerMode != mode { arm(mode) }
     }
 
     private func discardInput() {
@@ -355,17 +334,8 @@ final class Connection: @unchecked Sendable {
 
     // MARK: - Handling
 
-    private func dispatch(_ parsed: consuming HTTPRequestParser.ParsedRequest) {
-        arm(.none)
-        unlistIdle()
-        state = .handling
-        servedRequest = true
-        sequence &+= 1
-        awaitingResponse = sequence
-        keepAlive = parsed.keepAlive
-        isHTTP10 = parsed.minorVersion == 0
+    private func dispatch(_ parsed: consuming HTTPRequestParser.ParsedRequest, sequence: UInt64) {
         var request = parsed.request
-        isHeadRequest = request.method == "HEAD"
         request.remoteAddress = remoteAddress
         request.isTLS = isTLS
         request.tlsPeerSubject = tlsPeerSubject
@@ -391,53 +361,26 @@ final class Connection: @unchecked Sendable {
 
     /// Writes the answer to request `sequence`, if it is the awaited one; on the loop thread.
     func deliver(sequence: UInt64, _ response: HTTPResponse) {
-        guard awaitingResponse == sequence else { return }
-        awaitingResponse = nil
-        loop.context.requestFinished()
-        guard state == .handling, let bufferevent else { return }
-        // A client that half-closed after pipelining still gets an answer to each buffered
-        // request; the connection closes after the last one.
-        let lastFromClosedPeer = peerClosed && evbuffer_get_length(bufferevent_get_input(bufferevent)) == 0
-        let close = !keepAlive || lastFromClosedPeer || loop.draining || Self.asksToClose(response)
-        write(response, close: close, linger: false)
-    }
-
-    private static func asksToClose(_ response: HTTPResponse) -> Bool {
-        guard let connection = response.headers["Connection"] else { return false }
-        return connection.split(separator: ",").contains { $0.trimmingOWS().equalsIgnoringASCIICase("close") }
-    }
-
-    /// Answers a protocol error; the connection closes once the answer is flushed.
-    private func fail(_ error: HTTPProtocolError) {
-        answerAndClose(loop.context.handler.response(for: error), isHead: false)
-    }
-
-    /// Answers in the middle of a request, which is not read further: the connection closes
-    /// once the answer is flushed, discarding what the client still sends (lingering) so that
-    /// it reads the answer rather than a reset.
-    private func answerAndClose(_ response: HTTPResponse, isHead: Bool) {
-        arm(.none)
-        isHeadRequest = isHead
-        isHTTP10 = false
-        write(response, close: true, linger: true)
+        let inputBuffered = bufferevent.map { evbuffer_get_length(bufferevent_get_input($0)) > 0 } ?? false
+        let (settled, actions) = machine.responseReady(sequence: sequence, response, inputBuffered: inputBuffered)
+        if settled { loop.context.requestFinished() }
+        perform(actions, answer: response)
     }
 
     // MARK: - Writing
 
-    private func write(_ response: HTTPResponse, close: Bool, linger: Bool) {
+    private func write(_ response: HTTPResponse, _ framing: ConnectionMachine.Framing) {
         guard let bufferevent else { return }
-        unlistIdle()
         let sendBody = loop.encoder.encodeHead(
-            response, close: close, http10KeepAlive: isHTTP10 && !close, isHead: isHeadRequest, now: loop.now)
+            response, close: framing.close, http10KeepAlive: framing.http10KeepAlive, isHead: framing.isHead,
+            now: loop.now)
         let body = sendBody ? response.body : []
-        closeAfterWrite = close
-        lingerAfterWrite = linger
         // Most answers fit the socket's send buffer: hand them to the kernel at once. Going
         // through the output buffer instead costs two epoll_ctl calls (watch for writable, stop
         // watching) and a loop iteration per response.
         let written = isTLS ? 0 : writeNow(loop.encoder.head, body)
         if written < 0 {
-            self.close()
+            perform(machine.close())
             return
         }
         let head = loop.encoder.head
@@ -452,12 +395,7 @@ final class Connection: @unchecked Sendable {
                 _ = bufferevent_write(bufferevent, bytes.baseAddress! + bodyWritten, bytes.count - bodyWritten)
             }
         }
-        state = .writing
-        if written == head.count + body.count {
-            writeCompleted()
-        } else {
-            arm(.write)
-        }
+        perform(machine.written(completely: written == head.count + body.count))
     }
 
     /// Writes `head` and `body` to the socket without blocking, if nothing is queued before them;
@@ -488,90 +426,43 @@ final class Connection: @unchecked Sendable {
 
     /// The output buffer drained.
     fileprivate func onWritten() {
-        guard state == .writing else { return }
-        writeCompleted()
+        perform(machine.outputDrained())
     }
 
-    /// The whole response is with the kernel: close, or read the next request. When the answer
-    /// was written from inside `processInput` (a request answered at once), its loop goes on
-    /// parsing; otherwise parsing resumes here.
-    private func writeCompleted() {
-        arm(.none)
-        if closeAfterWrite {
-            if lingerAfterWrite { startLingering() } else { close() }
-            return
-        }
-        state = .reading
-        if !parsing { processInput() }
-    }
-
-    private func startLingering() {
-        guard let bufferevent, !peerClosed else {
-            close()
-            return
-        }
-        state = .lingering
-        // The answer is with the kernel: making room may cut the courtesy short.
-        listIdle()
-        if isTLS {
+    /// After an answer that ends the connection: the client reads it, then the end of stream,
+    /// while what it still sends is read and dropped.
+    private func linger(closeNotify: Bool) {
+        guard let bufferevent else { return }
+        if closeNotify {
             // The client reads close_notify after the answer, then the TCP end of stream.
             TLSContext.sendCloseNotify(bufferevent)
-            tlsShutDown = true
         }
         Glibc.shutdown(bufferevent_getfd(bufferevent), Int32(SHUT_WR))
         discardInput()
         if let readEvent {
-            readPaused = false
             event_add(readEvent, nil)
         } else {
             bufferevent_setwatermark(bufferevent, Int16(EV_READ), 0, 0)
             bufferevent_enable(bufferevent, Int16(EV_READ))
         }
-        arm(.linger)
     }
 
     // MARK: - Events and timers
 
     fileprivate func onEvent(_ events: Int16) {
         let events = Int32(events)
-        if handshaking {
-            if events & BEV_EVENT_CONNECTED != 0 {
-                handshakeCompleted()
-            } else {
-                // A refused version, cipher or certificate, a non-TLS client, or an EOF.
-                tlsShutDown = true
-                loop.context.tlsHandshakeFailed()
-                close()
-            }
-            return
-        }
-        if events & BEV_EVENT_EOF != 0 && events & BEV_EVENT_ERROR == 0 {
-            peerClosed = true
-            switch state {
-            case .reading: processInput()
-            case .lingering: close()
-            case .handling, .writing, .closed: break
-            }
-        } else {
-            tlsShutDown = true
-            close()
-        }
+        let event: ConnectionMachine.StreamEvent =
+            if events & BEV_EVENT_CONNECTED != 0 { .connected }
+            else if events & BEV_EVENT_EOF != 0 && events & BEV_EVENT_ERROR == 0 { .endOfStream }
+            else { .failed }
+        perform(machine.streamEvent(event))
     }
 
-    private func handshakeCompleted() {
-        handshaking = false
-        if let tls = loop.tls, let bufferevent {
-            tlsPeerSubject = tls.context.peerSubject(of: bufferevent)
-        }
-        arm(.request)
-    }
-
-    private func arm(_ mode: TimerMode) {
-        guard let timer, !(mode == .none && timerMode == .none) else { return }
-        timerMode = mode
+    private func arm(_ mode: ConnectionMachine.Timer) {
+        guard let timer else { return }
         let duration: UnsafePointer<timeval>
         switch mode {
-        case .none:
+        case .off:
             event_del(timer)
             return
         case .idle: duration = loop.idleTimeout
@@ -583,66 +474,38 @@ final class Connection: @unchecked Sendable {
     }
 
     fileprivate func onTimer() {
-        let mode = timerMode
-        timerMode = .none
-        switch mode {
-        case .request:
-            // A connection that never began a request is closed without an answer.
-            if state == .reading { if parser.hasStarted { fail(.requestTimeout) } else { close() } }
-        case .handshake:
-            tlsShutDown = true
-            loop.context.tlsHandshakeFailed()
-            close()
-        case .idle, .write, .linger:
-            close()
-        case .none:
-            break
-        }
+        perform(machine.timerFired())
     }
 
     // MARK: - Closing
 
     /// Shutdown began: close if idle or lingering, else close after the current response.
     func drain() {
-        switch state {
-        case .reading where !parser.hasStarted:
-            close()
-        case .writing:
-            closeAfterWrite = true
-        case .lingering:
-            close()
-        default:
-            break
-        }
+        perform(machine.drain())
     }
 
     /// Closes an idle connection to make room for a new one.
     func evict() {
-        close()
+        perform(machine.close())
     }
 
     /// Closes now and settles an unanswered request (the loop is stopping).
     func forceClose() {
-        if awaitingResponse != nil {
-            awaitingResponse = nil
-            loop.context.requestFinished()
-        }
-        close()
+        let (settled, actions) = machine.forceClose()
+        if settled { loop.context.requestFinished() }
+        perform(actions)
     }
 
-    /// Frees the socket, the bufferevent and the timer; idempotent.
-    private func close() {
-        guard state != .closed else { return }
-        state = .closed
+    /// Frees the socket, the bufferevent and the timer. Performed once: the machine closes once.
+    private func close(closeNotify: Bool) {
         if let timer { event_free(timer) }
         timer = nil
-        timerMode = .none
         if let readEvent { event_free(readEvent) }
         readEvent = nil
         if let bufferevent {
-            // close_notify only after a clean exchange: not mid-handshake, not after an error,
-            // not over unsent output (the write timeout), which it would cut into.
-            if isTLS && !handshaking && !tlsShutDown && evbuffer_get_length(bufferevent_get_output(bufferevent)) == 0 {
+            // close_notify only after a clean exchange (the machine's word), and not over unsent
+            // output (the write timeout), which it would cut into.
+            if closeNotify && evbuffer_get_length(bufferevent_get_output(bufferevent)) == 0 {
                 TLSContext.sendCloseNotify(bufferevent)
             }
             bufferevent_free(bufferevent)

@@ -76,6 +76,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 extension String {
     /// ASCII case-insensitive comparison without allocating (header names are ASCII tokens).
     /// Lengths first (a header look-up compares its name with every field's), then the bytes.
+    /// Inlined: a look-up calls it once per field, and the length test alone usually decides.
+    @inline(__always)
     public func equalsIgnoringASCIICase(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         let compared = utf8.withContiguousStorageIfAvailable { lhs in
