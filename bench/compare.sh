@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two insightd builds side by side: runs A and B alternately on one workload, each on a fresh
+# Two insightd builds side by side: runs A and B alternately (ABBA…) on one workload, each on a fresh
 # state directory with the bench's wrk script and body, and prints per run and on average the
 # requests per second, p99, insightd's CPU per request, the idle CPU time, and the group commits.
 # A benchmark, not a test. On a shared machine one run moves by ±15 %; pairs run back to back
@@ -102,9 +102,16 @@ run() {
 }
 
 echo "$WORKLOAD, $PAIRS pairs of ${SECONDS_RUN} s, wrk -t$THREADS -c$CONNECTIONS; A = $DIR_A ${ENV_A:-}; B = $DIR_B ${ENV_B:-}"
+# The order alternates (A B, B A, A B, ...): the second run of a pair was seen to lose a few per
+# cent against an identical first one, so a fixed order would count that against B.
 for pair in $(seq 1 "$PAIRS"); do
-    run A "$DIR_A" "${ENV_A:-}"
-    run B "$DIR_B" "${ENV_B:-}"
+    if [ $((pair % 2)) -eq 1 ]; then
+        run A "$DIR_A" "${ENV_A:-}"
+        run B "$DIR_B" "${ENV_B:-}"
+    else
+        run B "$DIR_B" "${ENV_B:-}"
+        run A "$DIR_A" "${ENV_A:-}"
+    fi
 done
 awk '{ n[$1]++; r[$1] += $2; c[$1] += $4; i[$1] += $5; b[$1] += $7 }
     END {
