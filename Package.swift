@@ -17,6 +17,10 @@ let package = Package(
                        providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // hiredis (libhiredis-dev) without pkg-config: its hiredis.pc adds -D_FILE_OFFSET_BITS=64,
+        // a flag SwiftPM refuses with a warning on every build (and a no-op on 64-bit systems).
+        // The shim includes <hiredis/hiredis.h> from /usr/include; the module map links it.
+        .systemLibrary(name: "CHiredis"),
 
         // Infrastructure: domain-free.
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
@@ -25,6 +29,7 @@ let package = Package(
         .target(name: "Locking"),
         .target(name: "HTTPServer", dependencies: ["CLibEvent", "Locking"]),
         .target(name: "Telemetry", dependencies: ["Locking"]),
+        .target(name: "RedisClient", dependencies: ["CHiredis"]),
 
         // The behavioural model: features, tree ensembles, registry.
         .target(name: "CoachingModel", dependencies: ["Crypto", "JSON"]),
@@ -63,6 +68,9 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),
+        // Test support: a private redis-server started as an ordinary process.
+        .target(name: "RedisTesting", dependencies: ["RedisClient", "Locking"], path: "Tests/RedisTesting"),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTesting"]),
         .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON", "InsightTesting"]),
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
         // Test support: a manual clock, a seeded generator and other fixtures shared by test targets.

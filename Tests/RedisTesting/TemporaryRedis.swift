@@ -1,0 +1,201 @@
+import Foundation
+import Glibc
+import Locking
+import RedisClient
+
+/// A private redis-server for tests: an ordinary process on a free loopback port, without
+/// persistence (`--save ''`, `--appendonly no`), its files in a temporary directory. It can be
+/// stopped and started again on the same port (Redis going away under load and coming back);
+/// `deinit` stops it and removes the directory.
+///
+/// Most tests share one server (`TemporaryRedis.shared()`, started on first use and stopped
+/// when the test process exits) and use keys of their own; a test that stops the server or
+/// changes its configuration starts its own.
+public final class TemporaryRedis: Sendable {
+    public let port: Int
+    /// The server's working directory (its log is `redis.log` there).
+    public let directory: String
+    private let password: String?
+    private let process = Locked<Process?>(nil)
+
+    /// Starts a server (with `requirepass` when `password` is given).
+    public init(password: String? = nil) throws {
+        self.password = password
+        directory = try Self.makeDirectory()
+        // The free port is found by binding port 0 and closing: another process may take it
+        // before redis-server binds it, so a start that fails is tried again on a new port.
+        var lastError: Error?
+        var chosen = 0
+        for _ in 0..<3 {
+            chosen = try Self.freePort()
+            do {
+                try Self.launch(port: chosen, directory: directory, password: password, into: process)
+                lastError = nil
+                break
+            } catch {
+                lastError = error
+            }
+        }
+        port = chosen
+        if let lastError {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw lastError
+        }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// `redis://[:password@]127.0.0.1:<port>`, the password percent-encoded.
+    public var url: String {
+        let credentials = password.map { ":\(Self.percentEncoded($0))@" } ?? ""
+        return "redis://\(credentials)127.0.0.1:\(port)"
+    }
+
+    /// `text` with every byte but ASCII letters and digits written %XX.
+    public static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            let isPlain = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            out += isPlain ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
+        }
+        return out
+    }
+
+    /// A new connection to this server.
+    public func connect(database: Int = 0, connectTimeout: Duration = .seconds(2),
+                        commandTimeout: Duration = .seconds(2)) throws -> RedisConnection {
+        var parsed = try RedisURL(url)
+        parsed.database = database
+        return try RedisConnection(url: parsed, connectTimeout: connectTimeout, commandTimeout: commandTimeout)
+    }
+
+    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+
+    /// Starts the server again on the same port, if stopped; returns once it answers PING.
+    public func start() throws {
+        if isRunning { return }
+        try Self.launch(port: port, directory: directory, password: password, into: process)
+    }
+
+    /// Stops the server as an operator would (SIGTERM: it closes every connection and exits;
+    /// with persistence off it saves nothing) and waits for it to exit.
+    public func stop() { signal(SIGTERM) }
+
+    /// Kills the server (SIGKILL) and waits for it to exit.
+    public func kill() { signal(SIGKILL) }
+
+    private func signal(_ signal: Int32) {
+        guard let running = process.withLock({ value -> Process? in
+            defer { value = nil }
+            return value
+        }) else { return }
+        if running.isRunning { Glibc.kill(running.processIdentifier, signal) }
+        running.waitUntilExit()
+    }
+
+    // MARK: - The shared server
+
+    private static let sharedServer = Locked<TemporaryRedis?>(nil)
+
+    /// The server shared by the tests of this process, started on first use and stopped when
+    /// the process exits. Tests must not stop it or change its configuration.
+    public static func shared() throws -> TemporaryRedis {
+        try sharedServer.withLock { server in
+            if let server { return server }
+            let started = try TemporaryRedis()
+            server = started
+            atexit { TemporaryRedis.stopShared() }
+            return started
+        }
+    }
+
+    private static func stopShared() {
+        let server = sharedServer.withLock { value -> TemporaryRedis? in
+            defer { value = nil }
+            return value
+        }
+        server?.stop()
+        if let server { try? FileManager.default.removeItem(atPath: server.directory) }
+    }
+
+    // MARK: - Starting
+
+    private static func launch(port: Int, directory: String, password: String?, into slot: Locked<Process?>) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try executable())
+        var arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                         "--dir", directory, "--logfile", "redis.log", "--daemonize", "no"]
+        if let password { arguments += ["--requirepass", password] }
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        slot.withLock { $0 = process }
+
+        // Ready when it answers PING; it starts in milliseconds, so 10 s means it will not.
+        let url = RedisURL(host: "127.0.0.1", port: port, password: password)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if !process.isRunning { break }
+            if let connection = try? RedisConnection(url: url, connectTimeout: .milliseconds(200),
+                                                    commandTimeout: .milliseconds(500)),
+               (try? connection.command("PING")) == .status("PONG") {
+                return
+            }
+            usleep(10_000)
+        }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        slot.withLock { $0 = nil }
+        let log = (try? String(contentsOfFile: directory + "/redis.log", encoding: .utf8)) ?? ""
+        throw TemporaryRedisError(message: "redis-server on port \(port) did not answer PING; its log ends:\n"
+            + log.split(separator: "\n").suffix(5).joined(separator: "\n"))
+    }
+
+    private static func executable() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for folder in path.split(separator: ":") + ["/usr/bin", "/usr/local/bin"] {
+            let candidate = "\(folder)/redis-server"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw TemporaryRedisError(message: "redis-server not found (apt-get install redis-server, or make deps)")
+    }
+
+    private static func makeDirectory() throws -> String {
+        var template = Array((NSTemporaryDirectory() + "/insightd-redis-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw TemporaryRedisError(message: "mkdtemp failed: errno \(errno)")
+        }
+        return String(cString: made)
+    }
+
+    /// A loopback port nobody listens on right now.
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TemporaryRedisError(message: "socket failed: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+            }
+        }
+        guard bound else { throw TemporaryRedisError(message: "bind failed: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+public struct TemporaryRedisError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
