@@ -17,10 +17,12 @@ let package = Package(
                        providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Infrastructure: domain-free.
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "SQLiteClient", dependencies: ["CSQLite"]),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "JSON"),
         .target(name: "Locking"),
         .target(name: "HTTPServer", dependencies: ["CLibEvent", "Locking"]),
@@ -60,6 +62,9 @@ let package = Package(
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], exclude: ["Fixtures"]),
         .testTarget(name: "SQLiteClientTests", dependencies: ["SQLiteClient"]),
+        // Test support: a real PostgreSQL server in a temporary directory, started as an ordinary process.
+        .target(name: "PostgresTesting", dependencies: ["PostgresClient", "Locking"], path: "Tests/PostgresTesting"),
+        .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "PostgresTesting"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),

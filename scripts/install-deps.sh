@@ -3,7 +3,7 @@
 # Used by `make run` and `make test`; safe to run again.
 set -eu
 # python3-venv: the pinned schemathesis of `make test-api` lives in a venv.
-PACKAGES="libevent-dev libsqlite3-dev libssl-dev pkg-config sqlite3 curl jq openssl python3-venv"
+PACKAGES="libevent-dev libsqlite3-dev libssl-dev pkg-config sqlite3 curl jq openssl python3-venv postgresql-15 libpq-dev"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
