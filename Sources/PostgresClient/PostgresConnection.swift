@@ -43,8 +43,12 @@ public final class PostgresConnection {
 
     deinit { PQfinish(handle) }
 
-    /// False once the connection has broken.
-    public var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
+    /// Set when a pipeline could not be sent whole: the connection is unusable from then on.
+    var abandoned = false
+
+    /// False once the connection has broken (or been given up after a pipeline that could not
+    /// be sent whole).
+    public var isConnected: Bool { !abandoned && PQstatus(handle) == CONNECTION_OK }
 
     /// The server's version as a number (150018 for 15.18).
     public var serverVersion: Int { Int(PQserverVersion(handle)) }

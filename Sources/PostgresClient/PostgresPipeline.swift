@@ -37,21 +37,34 @@ extension PostgresConnection {
     /// - A pipeline must not contain BEGIN or COMMIT of its own: a failure would skip the COMMIT
     ///   and leave the session in a failed transaction.
     /// - When the connection breaks, the call throws `.connectionLost`: whether the batch was
-    ///   committed is then unknown.
+    ///   committed is then unknown. A pipeline that could not be sent whole was not committed;
+    ///   the connection is then unusable (`isConnected` false).
     public func pipeline(_ queries: [PostgresQuery]) throws(PostgresError) -> [Result<PostgresResult, PostgresError>] {
         guard isConnected else { throw connectionError() }
         guard !queries.isEmpty else { return [] }
+        // libpq refuses more parameters than the protocol counts; refused before anything is
+        // sent, a pipeline never stops half sent for it.
+        for query in queries where query.parameters.count > Int(UInt16.max) {
+            throw PostgresError(kind: .client, message: "a query has more than \(UInt16.max) parameters")
+        }
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError() }
         var outcomes: [Result<PostgresResult, PostgresError>] = []
         outcomes.reserveCapacity(queries.count)
+        var synced = false
         do throws(PostgresError) {
             for query in queries { try send(query) }
             guard PQpipelineSync(handle) == 1 else { throw connectionError() }
+            synced = true
             for _ in queries { outcomes.append(try nextOutcome()) }
             try awaitSync()
         } catch {
-            // Leaving pipeline mode needs every result read; a broken connection has none.
-            if PQexitPipelineMode(handle) != 1, isConnected { drainPipeline() }
+            // Leaving pipeline mode needs every result read up to a sync; a broken connection
+            // has none to read. Queries sent without their sync are never synced (that would
+            // commit them): the connection is given up, and the server rolls them back when it
+            // closes.
+            if PQexitPipelineMode(handle) != 1, isConnected {
+                if synced { drainPipeline() } else { abandoned = true }
+            }
             throw error
         }
         guard PQexitPipelineMode(handle) == 1 else { throw connectionError() }

@@ -241,6 +241,19 @@ final class PostgresClientTests: XCTestCase {
         XCTAssertEqual(try other.query("SELECT count(*) FROM pl")[0].int64(0), 12)
     }
 
+    func testAPipelineLibpqWouldRefuseHalfWayIsRefusedBeforeAnythingIsSent() throws {
+        let db = try connect()
+        try db.execute("CREATE TABLE pr (id bigint PRIMARY KEY)")
+        let tooMany = [PostgresValue?](repeating: .int64(1), count: 70_000)
+        XCTAssertThrowsError(try db.pipeline([.sql("INSERT INTO pr VALUES (1)"), .sql("SELECT 1", tooMany)])) { error in
+            XCTAssertEqual((error as! PostgresError).kind, .client)
+        }
+        XCTAssertTrue(db.isConnected)
+        XCTAssertEqual(try db.query("SELECT count(*) FROM pr")[0].int64(0), 0)
+        XCTAssertEqual(try db.pipeline([.sql("INSERT INTO pr VALUES (2)")]).count, 1)
+        XCTAssertEqual(try db.query("SELECT count(*) FROM pr")[0].int64(0), 1)
+    }
+
     func testAFailedPipelineInsideATransactionFailsTheTransaction() throws {
         let db = try connect()
         try db.execute("CREATE TABLE pt (id bigint PRIMARY KEY)")
