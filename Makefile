@@ -7,7 +7,7 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps build run test test-unit test-e2e test-crash test-api test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run test test-unit test-e2e test-crash test-api test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -19,6 +19,9 @@ help:
 
 deps:
 	@sh scripts/install-deps.sh
+
+deps-test:
+	@sh scripts/install-deps.sh test
 
 build: deps
 	$(SWIFT) build -c release --product insightd
@@ -34,7 +37,7 @@ run: build
 	INSIGHTD_STATE_DIR="$(STATE_DIR)" INSIGHTD_LISTEN="$(LISTEN)" INSIGHTD_MODELS_DIR="$(CURDIR)/models" \
 		exec $(RELEASE_BIN)/insightd
 
-test: deps test-unit test-e2e test-docs test-crash test-api
+test: deps-test test-unit test-e2e test-docs test-crash test-api
 
 test-unit:
 	$(SWIFT) build --build-tests

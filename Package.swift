@@ -21,10 +21,12 @@ let package = Package(
         // a flag SwiftPM refuses with a warning on every build (and a no-op on 64-bit systems).
         // The shim includes <hiredis/hiredis.h> from /usr/include; the module map links it.
         .systemLibrary(name: "CHiredis"),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Infrastructure: domain-free.
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "SQLiteClient", dependencies: ["CSQLite"]),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "JSON"),
         .target(name: "Locking"),
         .target(name: "HTTPServer", dependencies: ["CLibEvent", "Locking"]),
@@ -65,6 +67,9 @@ let package = Package(
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], exclude: ["Fixtures"]),
         .testTarget(name: "SQLiteClientTests", dependencies: ["SQLiteClient"]),
+        // Test support: a real PostgreSQL server in a temporary directory, started as an ordinary process.
+        .target(name: "PostgresTesting", dependencies: ["PostgresClient", "Locking"], path: "Tests/PostgresTesting"),
+        .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "PostgresTesting"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),
