@@ -18,8 +18,12 @@ final class LoggerTests: XCTestCase {
         try? FileManager.default.removeItem(at: file)
     }
 
+    /// The messages of the complete lines in the file: a line still being written (the logger
+    /// may write a large batch in several `write` calls) is not read until its newline is there.
     private func messages() throws -> [String] {
-        try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { line in
+        let text = try String(contentsOf: file, encoding: .utf8)
+        let complete = text.lastIndex(of: "\n").map { text[...$0] } ?? ""
+        return try complete.split(separator: "\n").map { line in
             guard case .object(let object) = try JSONParser.parse(String(line)), case .string(let message)? = object["msg"] else {
                 XCTFail("not a JSON log line: \(line)")
                 return ""
