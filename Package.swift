@@ -43,6 +43,10 @@ let package = Package(
         .target(name: "InsightStorage",
                 dependencies: ["InsightDomain", "SQLiteClient", "Crypto"],
                 plugins: ["EmbedMigrations"]),
+        // The PostgreSQL store of the multi-instance mode (not linked into insightd yet).
+        .target(name: "InsightPostgres",
+                dependencies: ["InsightDomain", "PostgresClient", "Crypto"],
+                plugins: ["EmbedMigrations"]),
         // The use cases: each rule of the product in one place, over the store ports.
         .target(name: "InsightServices", dependencies: ["InsightDomain", "CoachingModel", "Crypto", "Telemetry", "Locking"]),
         .target(name: "InsightAPI",
@@ -78,6 +82,9 @@ let package = Package(
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTesting"]),
         .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON", "InsightTesting"]),
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
+        .testTarget(name: "InsightPostgresTests",
+                    dependencies: ["InsightPostgres", "PostgresClient", "PostgresTesting", "InsightStorage",
+                                   "SQLiteClient"]),
         // Test support: a manual clock, a seeded generator and other fixtures shared by test targets.
         .target(name: "InsightTesting", dependencies: ["InsightDomain"], path: "Tests/InsightTesting"),
         // The behaviour every backend of the store ports must have (a library, so that a backend's

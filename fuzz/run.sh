@@ -83,7 +83,7 @@ embed_migrations() {
         echo "$sum" >"$BUILD/stamps/MigrationEmbedder"
     fi
     # shellcheck disable=SC2046
-    "$tool" "$out" $(ls migrations/*.sql | sort)
+    "$tool" "$out" $(ls migrations/*/*.sql | sort)
     echo "$out"
 }
 

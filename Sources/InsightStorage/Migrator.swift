@@ -1,7 +1,7 @@
 import Crypto
 import SQLiteClient
 
-/// One versioned schema change from `migrations/`, built into the binary.
+/// One versioned schema change from `migrations/sqlite/`, built into the binary.
 public struct Migration: Sendable, Equatable {
     /// The file name without extension, e.g. "0001_initial".
     public let name: String
@@ -20,10 +20,10 @@ public struct Migration: Sendable, Equatable {
         self.sql = sql
     }
 
-    /// The migrations this binary carries, in order.
-    public static func bundled() throws(StoreError) -> [Migration] {
+    /// The migrations this binary carries for `engine` (a folder of `migrations/`), in order.
+    public static func bundled(engine: String = "sqlite") throws(StoreError) -> [Migration] {
         var result: [Migration] = []
-        for entry in embeddedMigrations { result.append(try Migration(name: entry.name, sql: entry.sql)) }
+        for entry in embeddedMigrations[engine] ?? [] { result.append(try Migration(name: entry.name, sql: entry.sql)) }
         return result.sorted { $0.version < $1.version }
     }
 }

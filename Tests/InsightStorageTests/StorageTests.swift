@@ -31,6 +31,29 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(try db.scalarText("PRAGMA journal_mode"), "wal")
     }
 
+    /// Every existing database recorded these SHA-256 values when it applied the migrations: a
+    /// changed byte in a file of migrations/sqlite/ (a move, a reformatting) would make each of
+    /// them refuse to start.
+    func testTheSQLiteMigrationsKeepTheChecksumsExistingDatabasesRecorded() throws {
+        let recorded = [
+            "0001_initial": "64cc6654af08e960ab094ac4e571dc2807e8c99a94a3db69ed8c10dc37dd64c6",
+            "0002_rate_limits": "905707c69f9aa41910a0e1596df9a50ef3d051fe6d7638617671239be782b306",
+            "0003_privacy": "fcc2b55c8f066d08367319970a76f771f26ddb06859888da84c59c01bdd4443f",
+            "0004_velocity": "0343ea71a97168906c6ef9f9413572b688bae865859abe57d96e17c09ea8a994",
+            "0005_drop_unused_index": "0a620fb2274aa8fe29c0875450549e053cfa5bd44510d3beb50fe411086b4d77",
+            "0006_drop_created_index": "42eba9599b73c3d42e39b61e78255067aff132cd50adb04acf5c7e2a53d50e21",
+            "0007_insights_by_slot": "f2e99e60f2324e3ca40193aab5e9940a80ecbea9fa8c21a1b4500b0aab4f75d7",
+            "0008_insight_ids_from_event_ids": "8ca0b8abb9b28db4d63beed79497469ef834bbcdbafdc0a4abe7de0afc9f4c68",
+            "0009_tenants": "ea75961bdd2985fa0023285e3efe99de9950bd98e6b4f87b4d89542f1d918af5",
+        ]
+        let bundled = try Migration.bundled(engine: "sqlite")
+        XCTAssertEqual(try Migration.bundled().map(\.name), bundled.map(\.name))
+        XCTAssertGreaterThanOrEqual(bundled.count, recorded.count)
+        for (name, checksum) in recorded {
+            XCTAssertEqual(bundled.first { $0.name == name }?.checksum, checksum, name)
+        }
+    }
+
     func testAnEditedMigrationIsRefused() throws {
         _ = try Database.openMigrated(path: path, now: 1)
         var edited = try Migration.bundled()
