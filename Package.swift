@@ -45,7 +45,7 @@ let package = Package(
                 plugins: ["EmbedMigrations"]),
         // The PostgreSQL store of the multi-instance mode (not linked into insightd yet).
         .target(name: "InsightPostgres",
-                dependencies: ["InsightDomain", "PostgresClient", "Crypto"],
+                dependencies: ["InsightDomain", "PostgresClient"],
                 plugins: ["EmbedMigrations"]),
         // The use cases: each rule of the product in one place, over the store ports.
         .target(name: "InsightServices", dependencies: ["InsightDomain", "CoachingModel", "Crypto", "Telemetry", "Locking"]),
@@ -72,19 +72,21 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], exclude: ["Fixtures"]),
         .testTarget(name: "SQLiteClientTests", dependencies: ["SQLiteClient"]),
         // Test support: a real PostgreSQL server in a temporary directory, started as an ordinary process.
-        .target(name: "PostgresTesting", dependencies: ["PostgresClient", "Locking"], path: "Tests/PostgresTesting"),
+        // Test support: a free loopback port, for the tests that start servers of their own.
+        .target(name: "LoopbackPort", path: "Tests/LoopbackPort"),
+        .target(name: "PostgresTesting", dependencies: ["PostgresClient", "Locking", "LoopbackPort"], path: "Tests/PostgresTesting"),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "PostgresTesting"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),
         // Test support: a private redis-server started as an ordinary process.
-        .target(name: "RedisTesting", dependencies: ["RedisClient", "Locking"], path: "Tests/RedisTesting"),
+        .target(name: "RedisTesting", dependencies: ["RedisClient", "Locking", "LoopbackPort"], path: "Tests/RedisTesting"),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTesting"]),
         .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON", "InsightTesting"]),
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightPostgresTests",
                     dependencies: ["InsightPostgres", "PostgresClient", "PostgresTesting", "InsightStorage",
-                                   "SQLiteClient"]),
+                                   "SQLiteClient", "InsightDomain"]),
         // Test support: a manual clock, a seeded generator and other fixtures shared by test targets.
         .target(name: "InsightTesting", dependencies: ["InsightDomain"], path: "Tests/InsightTesting"),
         // The behaviour every backend of the store ports must have (a library, so that a backend's
@@ -100,7 +102,7 @@ let package = Package(
                                    "CoachingModel", "Telemetry", "Crypto"]),
         .testTarget(name: "InsightAppTests", dependencies: ["InsightApp", "JSON", "InsightDomain"]),
         .testTarget(name: "InsightClientTests",
-                    dependencies: ["InsightClient", "InsightApp", "InsightStorage", "InsightDomain"]),
+                    dependencies: ["InsightClient", "InsightApp", "InsightStorage", "InsightDomain", "LoopbackPort"]),
         .testTarget(name: "InsightAPITests",
                     dependencies: ["InsightApp", "InsightControl", "InsightAPI", "InsightStorage", "InsightDomain",
                                    "HTTPServer", "JSON", "InsightTesting"]),

@@ -73,19 +73,9 @@ struct ByteCursor {
     mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
-        // Eight bytes at a time while eight remain (an event list reads two such strings for each
-        // of its events), then byte by byte from the first that is not a letter.
-        if let base = bytes.baseAddress {
-            while index + 8 <= bytes.count {
-                let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-                let others = Self.nonLetterBytes(word)
-                if others != 0 {
-                    index += others.trailingZeroBitCount / 8
-                    break
-                }
-                index += 8
-            }
-        }
+        // Eight bytes at a time (an event list reads two such strings for each of its events),
+        // then byte by byte from the first that is not a letter.
+        skipWords(Self.nonLetterBytes)
         while index < bytes.count {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {
@@ -96,6 +86,23 @@ struct ByteCursor {
             index += 1
         }
         return nil
+    }
+
+    /// Advances eight bytes at a time while eight remain and none of them is an outsider, and
+    /// stops at the first outsider of the word that has one. `outsiders` returns the high bit of
+    /// each byte of a word that does not belong (`nonLetterBytes`, `unprintableBytes`).
+    @inline(__always)
+    private mutating func skipWords(_ outsiders: (UInt64) -> UInt64) {
+        guard let base = bytes.baseAddress else { return }
+        while index + 8 <= bytes.count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            let others = outsiders(word)
+            if others != 0 {
+                index += others.trailingZeroBitCount / 8
+                return
+            }
+            index += 8
+        }
     }
 
     /// The high bit of each byte of `word` that is not an ASCII letter, computed for all eight
@@ -117,19 +124,9 @@ struct ByteCursor {
     mutating func printableString(maxLength: Int) -> String? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
-        // Eight bytes at a time while eight remain, then byte by byte from the first that is not
-        // plain printable ASCII (the closing quote, or what declines).
-        if let base = bytes.baseAddress {
-            while index + 8 <= bytes.count {
-                let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-                let others = Self.unprintableBytes(word)
-                if others != 0 {
-                    index += others.trailingZeroBitCount / 8
-                    break
-                }
-                index += 8
-            }
-        }
+        // Eight bytes at a time, then byte by byte from the first that is not plain printable
+        // ASCII (the closing quote, or what declines).
+        skipWords(Self.unprintableBytes)
         while index < bytes.count {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {

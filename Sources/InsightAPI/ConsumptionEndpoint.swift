@@ -4,8 +4,6 @@ import InsightServices
 import JSON
 
 extension InsightAPIHandler {
-    static let maxInsightIdLength = 64
-
     /// `POST /v1/evaluations/{eventId}/consumption`: decodes the report; `ConsumptionService`
     /// records it.
     func consume(_ exchange: Exchange, eventId: String) throws {
@@ -15,7 +13,7 @@ extension InsightAPIHandler {
         var used: [String] = []
         for (i, value) in (try root.array("insightIdsUsed", count: 0...EvaluationRequest.maxInsights) ?? []).enumerated() {
             // Characters, as the document's maxLength counts them (not UTF-8 bytes).
-            guard case .string(let id) = value, !id.isEmpty, id.unicodeScalars.count <= Self.maxInsightIdLength else {
+            guard case .string(let id) = value, !id.isEmpty, id.unicodeScalars.count <= EvaluationIdentifiers.maxLength else {
                 throw Problem.invalid("insightIdsUsed[\(i)]", "must be an insight id from the evaluation")
             }
             if used.contains(id) { throw Problem.invalid("insightIdsUsed[\(i)]", "repeats an insight id") }

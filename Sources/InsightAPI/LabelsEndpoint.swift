@@ -46,7 +46,7 @@ extension InsightAPIHandler {
 
     static func decodeLabel(_ value: JSONValue, path: String, now: Milliseconds) throws(Problem) -> Label {
         let item = try ObjectReader(value, path: path, allowed: ["insightId", "outcome", "fraudType", "discoveredAt"])
-        let insightId = try item.string("insightId", maxLength: maxInsightIdLength, required: true)!
+        let insightId = try item.string("insightId", maxLength: EvaluationIdentifiers.maxLength, required: true)!
         let outcome = try item.enumeration("outcome", LabelOutcome.self, required: true)!
         let fraudType = try item.enumeration("fraudType", FraudType.self)
         switch (outcome, fraudType) {

@@ -17,6 +17,9 @@ import Glibc
 public enum EvaluationIdentifiers {
     /// The most insights one evaluation id can name (last hex digits 1 through 8).
     public static let maxInsights = 8
+    /// The longest evaluation or insight id the contract accepts (the ids made here are shorter):
+    /// a longer one cannot name anything this server stored.
+    public static let maxLength = 64
 
     /// A new evaluation id for `milliseconds` since the epoch (a version-7 UUID ending in `0`), and
     /// the ids of its `insights` insights (at most `maxInsights`).

@@ -7,9 +7,6 @@ public struct ConsumptionService: Sendable {
     let clock: any Clock
     let metrics: ServiceMetrics
 
-    /// The longest id an evaluation of this server has.
-    public static let maxEventIdLength = 64
-
     public init(ledger: any EvaluationLedger, clock: any Clock, metrics: ServiceMetrics) {
         self.ledger = ledger
         self.clock = clock
@@ -21,7 +18,7 @@ public struct ConsumptionService: Sendable {
     public func report(_ status: ConsumptionStatus, insightIdsUsed used: [String], eventId: String, by caller: Caller,
                        resume: @escaping Resume, completion: @escaping Completion<Void>) throws(Rejection) {
         // An id that cannot be one of ours cannot name an evaluation: no store round trip.
-        guard eventId.utf8.count <= Self.maxEventIdLength else { throw .evaluationNotFound }
+        guard eventId.utf8.count <= EvaluationIdentifiers.maxLength else { throw .evaluationNotFound }
         let report = ConsumptionReport(eventId: eventId, callerId: caller.callerId, environment: caller.environment,
                                        status: status, insightIdsUsed: used, reportedAt: clock.now())
         let metrics = self.metrics

@@ -30,7 +30,7 @@ public enum Database {
     public static func openMigrated(path: String, now: Int64, cacheKiB: Int? = nil) throws -> (SQLiteConnection, [String]) {
         let db = try open(path: path)
         if let cacheKiB { try db.execute("PRAGMA cache_size=-\(cacheKiB)") }
-        let applied = try Migrator(migrations: Migration.bundled()).migrate(db, now: now)
+        let applied = try Migrator(migrations: Migrator.bundled()).migrate(db, now: now)
         return (db, applied)
     }
 }

@@ -1,13 +1,12 @@
 /// Failures of the store that an operator must act on. Descriptions are safe to log.
 public enum StoreError: Error, CustomStringConvertible, Sendable, Equatable {
-    case migration(String)
     case notFound(String)
     case invalid(String)
     case io(String)
 
     public var description: String {
         switch self {
-        case .migration(let m), .notFound(let m), .invalid(let m), .io(let m): return m
+        case .notFound(let m), .invalid(let m), .io(let m): return m
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import InsightClient
+import LoopbackPort
 import XCTest
 
 /// Retries happen only where the failure says a retry may succeed, within the policy's bounds.
@@ -59,18 +60,5 @@ final class RetryTests: XCTestCase {
     }
 
     /// A port nothing listens on: bound, then closed.
-    func closedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw XCTSkip("cannot bind a probe socket") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    func closedPort() throws -> Int { try freeLoopbackPort() }
 }

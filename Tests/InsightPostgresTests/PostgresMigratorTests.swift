@@ -1,4 +1,5 @@
 import Foundation
+import InsightDomain
 import InsightPostgres
 import PostgresClient
 import PostgresTesting
@@ -24,7 +25,7 @@ final class PostgresMigratorTests: XCTestCase {
 
     func testAnEmptyDatabaseGetsEveryMigrationOnceAndTheirChecksums() throws {
         let db = try connect()
-        let migrations = try PostgresMigration.bundled()
+        let migrations = try PostgresMigrator.bundled()
         XCTAssertEqual(migrations.count, 9)
         let applied = try PostgresMigrator(migrations: migrations).migrate(db, now: 1)
         XCTAssertEqual(applied, migrations.map(\.name))
@@ -40,7 +41,7 @@ final class PostgresMigratorTests: XCTestCase {
 
     func testAnEditedMigrationIsRefused() throws {
         let db = try connect()
-        let migrations = try PostgresMigration.bundled()
+        let migrations = try PostgresMigrator.bundled()
         try PostgresMigrator(migrations: migrations).migrate(db, now: 1)
         try db.execute("UPDATE schema_migrations SET checksum = 'ab' || checksum WHERE version = 3")
         XCTAssertThrowsError(try PostgresMigrator(migrations: migrations).migrate(db, now: 2)) { error in
@@ -50,7 +51,7 @@ final class PostgresMigratorTests: XCTestCase {
 
     func testAMigrationUnknownToTheBinaryIsRefused() throws {
         let db = try connect()
-        let migrations = try PostgresMigration.bundled()
+        let migrations = try PostgresMigrator.bundled()
         try PostgresMigrator(migrations: migrations).migrate(db, now: 1)
         try db.execute("INSERT INTO schema_migrations VALUES (9999, '9999_future', 'x', 2)")
         XCTAssertThrowsError(try PostgresMigrator(migrations: migrations).migrate(db, now: 2)) { error in
@@ -60,7 +61,7 @@ final class PostgresMigratorTests: XCTestCase {
 
     func testAFailingMigrationLeavesNoTraceAndReleasesTheLock() throws {
         let db = try connect()
-        let broken = try [PostgresMigration(name: "0001_broken", sql: "CREATE TABLE a (x bigint); CREATE TABLE a (y bigint);")]
+        let broken = try [Migration(name: "0001_broken", sql: "CREATE TABLE a (x bigint); CREATE TABLE a (y bigint);")]
         XCTAssertThrowsError(try PostgresMigrator(migrations: broken).migrate(db, now: 1))
         XCTAssertEqual(try PostgresMigrator(migrations: broken).applied(db), [])
         XCTAssertEqual(try count(db, "SELECT count(*) FROM pg_tables WHERE tablename = 'a'"), 0)
@@ -71,7 +72,7 @@ final class PostgresMigratorTests: XCTestCase {
     /// Instances starting together on an empty database: the first takes the lock and applies
     /// everything; the others wait, then find nothing to do.
     func testInstancesStartingTogetherApplyEachMigrationOnce() throws {
-        let migrations = try PostgresMigration.bundled()
+        let migrations = try PostgresMigrator.bundled()
         let instances = 3
         let outcomes = Mutex<[Result<[String], any Error>]>([])
         let ready = DispatchSemaphore(value: 0)

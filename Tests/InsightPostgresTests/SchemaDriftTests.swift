@@ -13,7 +13,7 @@ import XCTest
 /// is a failure naming it.
 final class SchemaDriftTests: XCTestCase {
     func testSQLiteAndPostgreSQLEndAtTheSameSchema() throws {
-        XCTAssertEqual(try PostgresMigration.bundled().map(\.name), try Migration.bundled(engine: "sqlite").map(\.name),
+        XCTAssertEqual(try PostgresMigrator.bundled().map(\.name), try Migrator.bundled().map(\.name),
                        "the engines' migrations have the same names and numbering")
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("drift-\(UUID().uuidString)")
@@ -23,7 +23,7 @@ final class SchemaDriftTests: XCTestCase {
 
         let server = try TemporaryPostgres.shared()
         let postgres = try server.connect(database: try server.createDatabase())
-        try PostgresMigrator(migrations: PostgresMigration.bundled()).migrate(postgres, now: 1)
+        try PostgresMigrator(migrations: PostgresMigrator.bundled()).migrate(postgres, now: 1)
 
         let sqliteSchema = try Self.schema(sqlite)
         let postgresSchema = try Self.schema(postgres)

@@ -22,12 +22,12 @@ final class StorageTests: XCTestCase {
 
     func testMigrationsApplyOnceAndRecordChecksums() throws {
         let (db, applied) = try Database.openMigrated(path: path, now: 1)
-        XCTAssertEqual(applied, try Migration.bundled().map(\.name))
+        XCTAssertEqual(applied, try Migrator.bundled().map(\.name))
         XCTAssertFalse(applied.isEmpty)
-        let again = try Migrator(migrations: Migration.bundled()).migrate(db, now: 2)
+        let again = try Migrator(migrations: Migrator.bundled()).migrate(db, now: 2)
         XCTAssertEqual(again, [])
-        let history = try Migrator(migrations: Migration.bundled()).applied(db)
-        XCTAssertEqual(history.map(\.checksum), try Migration.bundled().map(\.checksum))
+        let history = try Migrator(migrations: Migrator.bundled()).applied(db)
+        XCTAssertEqual(history.map(\.checksum), try Migrator.bundled().map(\.checksum))
         XCTAssertEqual(try db.scalarText("PRAGMA journal_mode"), "wal")
     }
 
@@ -46,8 +46,7 @@ final class StorageTests: XCTestCase {
             "0008_insight_ids_from_event_ids": "8ca0b8abb9b28db4d63beed79497469ef834bbcdbafdc0a4abe7de0afc9f4c68",
             "0009_tenants": "ea75961bdd2985fa0023285e3efe99de9950bd98e6b4f87b4d89542f1d918af5",
         ]
-        let bundled = try Migration.bundled(engine: "sqlite")
-        XCTAssertEqual(try Migration.bundled().map(\.name), bundled.map(\.name))
+        let bundled = try Migrator.bundled()
         XCTAssertGreaterThanOrEqual(bundled.count, recorded.count)
         for (name, checksum) in recorded {
             XCTAssertEqual(bundled.first { $0.name == name }?.checksum, checksum, name)
@@ -56,7 +55,7 @@ final class StorageTests: XCTestCase {
 
     func testAnEditedMigrationIsRefused() throws {
         _ = try Database.openMigrated(path: path, now: 1)
-        var edited = try Migration.bundled()
+        var edited = try Migrator.bundled()
         edited[0] = try Migration(name: edited[0].name, sql: edited[0].sql + "\n-- edited")
         let db = try Database.open(path: path)
         XCTAssertThrowsError(try Migrator(migrations: edited).migrate(db, now: 2)) { error in
@@ -66,9 +65,9 @@ final class StorageTests: XCTestCase {
 
     func testAMigrationUnknownToTheBinaryIsRefused() throws {
         let db = try Database.open(path: path)
-        let newer = try Migration.bundled() + [Migration(name: "9999_future", sql: "CREATE TABLE future (x INTEGER)")]
+        let newer = try Migrator.bundled() + [Migration(name: "9999_future", sql: "CREATE TABLE future (x INTEGER)")]
         try Migrator(migrations: newer).migrate(db, now: 1)
-        XCTAssertThrowsError(try Migrator(migrations: Migration.bundled()).migrate(db, now: 2)) { error in
+        XCTAssertThrowsError(try Migrator(migrations: Migrator.bundled()).migrate(db, now: 2)) { error in
             XCTAssertTrue("\(error)".contains("does not know"), "\(error)")
         }
     }
@@ -255,7 +254,7 @@ final class StorageTests: XCTestCase {
     /// A database with the bundled migrations up to `version` applied, and all the bundled ones.
     func database(migratedUpTo version: Int) throws -> (SQLiteConnection, [Migration]) {
         let db = try Database.open(path: path)
-        let all = try Migration.bundled()
+        let all = try Migrator.bundled()
         _ = try Migrator(migrations: all.filter { $0.version <= version }).migrate(db, now: 1)
         return (db, all)
     }

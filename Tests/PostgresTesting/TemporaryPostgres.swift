@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import LoopbackPort
 import PostgresClient
 
 /// A real PostgreSQL server for tests, started as an ordinary process: `initdb` into a new
@@ -207,24 +208,8 @@ public final class TemporaryPostgres: Sendable {
         throw TemporaryPostgresError(message: "initdb and pg_ctl not found (install postgresql-15 or set INSIGHTD_POSTGRES_BIN)")
     }
 
-    /// A port nothing listens on now (the kernel's pick for port 0).
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TemporaryPostgresError(message: "socket failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(fd, address, length) == 0 && getsockname(fd, address, &length) == 0
-            }
-        }
-        guard bound else { throw TemporaryPostgresError(message: "bind failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    /// A port nothing listens on now.
+    private static func freePort() throws -> Int { try freeLoopbackPort() }
 
     // MARK: Cleaning up
 

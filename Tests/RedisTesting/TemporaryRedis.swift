@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Locking
+import LoopbackPort
 import RedisClient
 
 /// A private redis-server for tests: an ordinary process on a free loopback port, without
@@ -176,23 +177,7 @@ public final class TemporaryRedis: Sendable {
     }
 
     /// A loopback port nobody listens on right now.
-    public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TemporaryRedisError(message: "socket failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw TemporaryRedisError(message: "bind failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    public static func freePort() throws -> Int { try freeLoopbackPort() }
 }
 
 public struct TemporaryRedisError: Error, CustomStringConvertible {
