@@ -67,8 +67,10 @@ public final class InsightService: Sendable {
         if KeyringFile.isExposed(path: keyPath) {
             logger.warning("hash key file is readable by group or others; chmod 600 it", [("path", .string(keyPath))])
         }
-        keyringWatch = KeyringWatch(hashKeys: hashKeys, path: keyPath, fingerprint: KeyringFile.fingerprint(path: keyPath),
-                                    interval: settings.complianceRefresh, clock: clock, logger: logger)
+        try KeyringWatch.register(hashKeys.current, in: store.hashKeyRegistry, now: clock.now())
+        keyringWatch = KeyringWatch(hashKeys: hashKeys, registry: store.hashKeyRegistry, path: keyPath,
+                                    fingerprint: KeyringFile.fingerprint(path: keyPath), interval: settings.complianceRefresh,
+                                    clock: clock, logger: logger)
 
         let models = InsightModels(nil)
         modelLoader = ModelLoader(models: models, directory: settings.modelsDirectory,

@@ -14,6 +14,7 @@ public struct StoreBackend: Sendable {
     let administration: any CallerAdministration & ReportingStatsSource & VelocityHistory
     let authorizations: any AuthorizationStore
     let retention: any RetentionPurge
+    let hashKeyRegistry: any HashKeyRegistry
     /// Every caller of every tenant (for the reporting gauges).
     let everyCaller: @Sendable () throws -> [Caller]
     private let writer: GroupCommitWriter
@@ -31,6 +32,7 @@ public struct StoreBackend: Sendable {
         credentials = try SQLiteCredentialDirectory(path: settings.databasePath)
         authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
         retention = SQLiteRetention(writer: writer)
+        hashKeyRegistry = SQLiteHashKeyRegistry(path: settings.databasePath)
         metrics.collect("insightd_write_queue_depth", help: "Writes waiting for the writer.", type: .gauge) {
             [(labels: [], value: Double(writer.depth))]
         }

@@ -109,3 +109,10 @@ public protocol VelocityHistory: Sendable {
     /// order they were stored).
     func velocityEvents(since: Milliseconds) throws -> [VelocityEvent]
 }
+
+/// The hash key ids the store has seen (`KeyringAgreement`).
+public protocol HashKeyRegistry: Sendable {
+    /// In one transaction, serialised with every other instance's: reads the registered key
+    /// ids, asks `decide` which to add (it throws to refuse) and adds them at `now`.
+    func reconcile(now: Milliseconds, _ decide: (Set<String>) throws -> [String]) throws
+}

@@ -166,6 +166,36 @@ final class PrivacyTests: XCTestCase {
         XCTAssertEqual(daemon.service.hashKeys.current(tenant: "acme").previous.first?.keyId, tenantBefore)
     }
 
+    /// A key file that is not the store's (another instance's, a fresh one) would hash people
+    /// differently from the stored data: start is refused, and so is a reload to it; a rotation
+    /// that keeps the old key is accepted.
+    func testAKeyringThatSharesNoKeyWithTheStoreIsRefused() throws {
+        let daemon = try LiveDaemon()
+        let stateDir = daemon.service.settings.stateDirectory
+        let keyFile = daemon.service.settings.resolvedHashKeyFile
+        let original = try Data(contentsOf: URL(fileURLWithPath: keyFile))
+        let before = daemon.service.hashKeys.current.active.keyId
+
+        // At run time: the swapped file is not used, and the error is logged.
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: keyFile))
+        daemon.service.reloadHashKeysIfChanged()
+        XCTAssertEqual(daemon.service.hashKeys.current.active.keyId, before)
+        XCTAssertTrue(String(decoding: try daemon.logText(), as: UTF8.self).contains("shares no key with the store"), "no error logged")
+
+        // At start: refused, naming the rule.
+        XCTAssertThrowsError(try daemon.restart()) { error in
+            XCTAssertTrue("\(error)".contains("shares no key with the store's"), "\(error)")
+        }
+        // The original key, rotated as an operator would, is accepted.
+        try original.write(to: URL(fileURLWithPath: keyFile))
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash-keys", "rotate"], environment: [:]), 0)
+        try daemon.restart()
+        XCTAssertEqual(daemon.service.hashKeys.current.previous.map(\.keyId), [before])
+        let registered = try SQLiteConnection(path: daemon.service.settings.databasePath)
+            .prepare("SELECT key_id FROM hash_keys").query { $0.text(0) ?? "" }
+        XCTAssertEqual(Set(registered), Set(daemon.service.hashKeys.current.all.map(\.keyId)))
+    }
+
     func testRotationKeepsOptOutsAndInvestigationsMatching() throws {
         let clock = ManualClock(SystemClock().now())
         let daemon = try LiveDaemon(clock: clock) { $0.authorizationCooldown = 0 }
