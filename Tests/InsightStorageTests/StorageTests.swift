@@ -336,7 +336,8 @@ final class StorageTests: XCTestCase {
                 VALUES (8, 'i1', 'e1', 0, 't', 1, '2.0', 'high', NULL, 'activeCallDuringSession'),
                        (9, 'i2', 'e1', 1, 't', 1, '2.0', NULL, 'insightUnavailable', '');
             """)
-        XCTAssertEqual(try Migrator(migrations: all).migrate(db, now: 2), ["0008_insight_ids_from_event_ids", "0009_tenants"])
+        XCTAssertEqual(try Migrator(migrations: all).migrate(db, now: 2), ["0008_insight_ids_from_event_ids", "0009_tenants",
+                                                                             "0010_evaluation_numbers"])
         XCTAssertEqual(try db.prepare("SELECT slot, insight_id, value, error_code, reasons FROM insights ORDER BY slot")
             .query { row in (0..<5).map { row.text($0) ?? "-" }.joined(separator: "|") },
                        ["8|i1|high|-|activeCallDuringSession", "9|i2|-|insightUnavailable|"])
