@@ -27,6 +27,11 @@ public final class PostgresLedger: EvaluationLedger {
 
     public func report(_ report: ConsumptionReport,
                        completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {
+        // PostgreSQL text holds no NUL, so no stored event id has one (and libpq would cut the
+        // parameter at it): such an id names nothing.
+        guard !Self.holdsNul(report.eventId) else {
+            return writer.submit({ [] }, decode: { _ in .evaluationNotFound }, completion: completion)
+        }
         writer.submit({ Self.statements(report) }, decode: { try Self.decode($0, report) }, completion: completion)
     }
 
@@ -34,6 +39,9 @@ public final class PostgresLedger: EvaluationLedger {
                        completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void) {
         writer.submit({ Self.statements(submission) }, decode: { try Self.decode($0, submission) }, completion: completion)
     }
+
+    /// Whether `text` holds a NUL, which no PostgreSQL text value can.
+    static func holdsNul(_ text: String) -> Bool { text.utf8.contains(0) }
 
     // MARK: - Evaluations
 
@@ -96,6 +104,8 @@ public final class PostgresLedger: EvaluationLedger {
     static func statements(_ r: ConsumptionReport) -> [WriteStatement] {
         // Each used id with the position it names in this evaluation when it was made from the
         // event id (-1 otherwise): such an id is the row at that slot that keeps no id of its own.
+        // An id holding a NUL is sent as NULL, which matches no row: it is unknown.
+        let ids: [String?] = r.insightIdsUsed.map { holdsNul($0) ? nil : $0 }
         let positions: [Int64?] = r.insightIdsUsed.map { id in
             guard let origin = EvaluationIdentifiers.origin(ofInsightId: id), origin.eventId == r.eventId else { return -1 }
             return Int64(origin.position)
@@ -104,7 +114,7 @@ public final class PostgresLedger: EvaluationLedger {
             lockStatement([SQLValues.lockKey("report", r.eventId)]),
             WriteStatement(name: "insightd_report", sql: reportSQL, parameters: [
                 .text(r.eventId), .text(r.callerId), .text(r.environment.rawValue),
-                SQLValues.textArray(r.insightIdsUsed), SQLValues.integerArray(positions),
+                SQLValues.textArray(ids), SQLValues.integerArray(positions),
                 .text(r.status.rawValue), .text(r.insightIdsUsed.joined(separator: ",")), .int64(r.reportedAt),
             ]),
         ]
@@ -161,16 +171,21 @@ public final class PostgresLedger: EvaluationLedger {
         var keys = [SQLValues.lockKey([Array("label-key".utf8), Array(s.callerId.utf8), s.idempotencyKeyHash])]
         var ids: [String?] = [], outcomes: [String?] = [], fraudTypes: [String?] = [], discovered: [String?] = []
         var originEvents: [String?] = [], originPositions: [Int64?] = []
+        var valid: [Int64?] = []
         for item in s.items {
-            ids.append(item?.insightId)
+            valid.append(item == nil ? 0 : 1)
+            // An id holding a NUL names no stored insight (PostgreSQL text holds none): sent as
+            // NULL, it matches nothing and is unknownInsight.
+            let id = item.flatMap { holdsNul($0.insightId) ? nil : $0.insightId }
+            ids.append(id)
             outcomes.append(item?.outcome.rawValue)
             fraudTypes.append(item?.fraudType?.rawValue)
             discovered.append(item?.discoveredAt)
-            let origin = item.flatMap { EvaluationIdentifiers.origin(ofInsightId: $0.insightId) }
+            let origin = id.flatMap { EvaluationIdentifiers.origin(ofInsightId: $0) }
             originEvents.append(origin?.eventId)
             originPositions.append(origin.map { Int64($0.position) })
             // Labels are keyed by insight id alone: one lock per id, whatever the tenant.
-            if let item { keys.append(SQLValues.lockKey("label", item.insightId)) }
+            if let id { keys.append(SQLValues.lockKey("label", id)) }
         }
         return [
             lockStatement(keys),
@@ -178,14 +193,15 @@ public final class PostgresLedger: EvaluationLedger {
                 .text(s.callerId), .bytea(s.idempotencyKeyHash), .bytea(s.bodyHash), .text(s.environment.rawValue),
                 .text(s.tenant), .int64(s.receivedAt), SQLValues.textArray(ids), SQLValues.textArray(outcomes),
                 SQLValues.textArray(fraudTypes), SQLValues.textArray(discovered), SQLValues.textArray(originEvents),
-                SQLValues.integerArray(originPositions),
+                SQLValues.integerArray(originPositions), SQLValues.integerArray(valid),
             ]),
         ]
     }
 
     /// $1 caller, $2 idempotency key hash, $3 body hash, $4 environment, $5 tenant, $6 received
-    /// at; per item ($7…$12): insight id (NULL for an invalid item), outcome, fraud type, date
-    /// discovered, and the event id and position the insight id was made from (NULL otherwise).
+    /// at; per item ($7…$13): insight id (NULL for an invalid item, or one that cannot name an
+    /// insight), outcome, fraud type, date discovered, the event id and position the insight id
+    /// was made from (NULL otherwise), and 1 for a valid item (0 for an invalid one).
     ///
     /// As the SQLite store, item by item: a label of the insight in this tenant and environment
     /// (stored, or accepted earlier in this submission) makes the item a duplicate or a conflict;
@@ -198,8 +214,8 @@ public final class PostgresLedger: EvaluationLedger {
             SELECT body_hash, results FROM label_submissions WHERE caller_id = $1::text AND key_hash = $2::bytea),
         items AS (
             SELECT t.*, min(t.ord) FILTER (WHERE t.insight_id IS NOT NULL) OVER (PARTITION BY t.insight_id) AS first_ord
-            FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[])
-                WITH ORDINALITY AS t(insight_id, outcome, fraud_type, discovered_at, origin_event, origin_position, ord)),
+            FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[])
+                WITH ORDINALITY AS t(insight_id, outcome, fraud_type, discovered_at, origin_event, origin_position, valid, ord)),
         existing AS (
             SELECT items.ord, l.outcome, l.fraud_type FROM items
             JOIN labels l ON l.insight_id = items.insight_id AND l.environment = $4::text
@@ -221,7 +237,7 @@ public final class PostgresLedger: EvaluationLedger {
         statuses AS (
             SELECT items.ord, items.insight_id, items.outcome, items.fraud_type, items.discovered_at,
                    found.category, found.model_version, found.value,
-                   CASE WHEN items.insight_id IS NULL THEN 'invalid'
+                   CASE WHEN items.valid = 0 THEN 'invalid'
                         WHEN existing.ord IS NOT NULL THEN
                             CASE WHEN existing.outcome = items.outcome
                                       AND existing.fraud_type IS NOT DISTINCT FROM items.fraud_type

@@ -144,6 +144,27 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try connect().query("SELECT count(*) FROM labels").first?.int64(0), 2)
     }
 
+    // MARK: Ids PostgreSQL text cannot hold
+
+    func testAnIdHoldingANulNamesNothing() throws {
+        let store = try instance()
+        record(store, Self.evaluation("e1", insights: ["a", "b"]))
+        let report = { (eventId: String, ids: [String]) in
+            self.wait { store.ledger.report(ConsumptionReport(eventId: eventId, callerId: "c1", environment: .production,
+                                                              status: .notUsedNotNeeded, insightIdsUsed: ids,
+                                                              reportedAt: 1_500), completion: $0) }
+        }
+        XCTAssertEqual(report("e1\u{0}x", []), .success(.evaluationNotFound), "not cut to e1 at the NUL")
+        XCTAssertEqual(report("e1", ["a\u{0}", "b"]), .success(.unknownInsightIds(["a\u{0}"])))
+        let labelled = wait { store.ledger.submit(LabelSubmission(
+            callerId: "ops", environment: .production,
+            items: [nil, Label(insightId: "a\u{0}", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15"),
+                    Label(insightId: "a", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15")],
+            idempotencyKeyHash: [1], bodyHash: [2], receivedAt: 5_000), completion: $0) }
+        XCTAssertEqual(labelled, .success(.processed([.invalid, .unknownInsight, .accepted], replayed: false)))
+        XCTAssertEqual(report("e1", ["a", "b"]), .success(.recorded(.onTime)))
+    }
+
     // MARK: The writer
 
     func testABatchWithAFailingJobCommitsTheOthers() throws {
@@ -207,6 +228,27 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
         store.stop()
         XCTAssertEqual(results.withLock { $0 }.filter { if case .success = $0 { true } else { false } }.count, 2)
+    }
+
+    // MARK: Reads
+
+    func testReadsRunSideBySideOnThePool() throws {
+        var settings = self.settings!
+        settings.readConnections = 4
+        let pool = PostgresReadPool(settings: settings)
+        // Four reads of 0.5 s at once take about 0.5 s, not 2 s: none waits for another's connection.
+        let started = Date()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            do { _ = try pool.read { db in try db.query("SELECT pg_sleep(0.5)") } } catch { XCTFail("\(error)") }
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1.6)
+        // A fifth waits for a connection to come back, then runs.
+        let fifth = Date()
+        DispatchQueue.concurrentPerform(iterations: 5) { _ in
+            do { _ = try pool.read { db in try db.query("SELECT pg_sleep(0.3)") } } catch { XCTFail("\(error)") }
+        }
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(fifth), 0.55, "at most four at a time")
+        pool.close()
     }
 
     // MARK: Leadership
