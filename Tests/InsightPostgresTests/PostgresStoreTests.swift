@@ -165,6 +165,33 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(report("e1", ["a", "b"]), .success(.recorded(.onTime)))
     }
 
+    func testInstancesTakingTheSameLocksInOtherOrdersAllComplete() throws {
+        // Each batch takes its jobs' locks job after job, so two instances' batches can wait for
+        // each other: the server breaks the deadlock, and the writer sends the batch again.
+        let a = try instance(), b = try instance()
+        let insights = (0..<12).map { "i\($0)" }
+        record(a, Self.evaluation("e1", insights: Array(insights.prefix(6))))
+        record(a, Self.evaluation("e2", insights: Array(insights.suffix(6))))
+        let failures = Mutex<[StoreFailure]>([])
+        let done = DispatchGroup()
+        DispatchQueue.concurrentPerform(iterations: 400) { i in
+            let pair = [insights[i % 12], insights[(i * 7 + 5) % 12]]
+            let items = (i % 2 == 0 ? pair : pair.reversed()).map {
+                Label(insightId: $0, outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15")
+            }
+            done.enter()
+            (i % 2 == 0 ? a : b).ledger.submit(LabelSubmission(
+                callerId: "ops", environment: .production, items: items, idempotencyKeyHash: Array("k\(i)".utf8),
+                bodyHash: [1], receivedAt: 5_000)) { result in
+                if case .failure(let failure) = result { failures.withLock { $0.append(failure) } }
+                done.leave()
+            }
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 120), .success)
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertEqual(try connect().query("SELECT count(*) FROM labels").first?.int64(0), 12)
+    }
+
     // MARK: The writer
 
     func testABatchWithAFailingJobCommitsTheOthers() throws {
