@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightPostgresTests",
                     dependencies: ["InsightPostgres", "PostgresClient", "PostgresTesting", "InsightStorage",
-                                   "SQLiteClient", "InsightDomain"]),
+                                   "SQLiteClient", "InsightDomain", "StoreContract"]),
         // Test support: a manual clock, a seeded generator and other fixtures shared by test targets.
         .target(name: "InsightTesting", dependencies: ["InsightDomain"], path: "Tests/InsightTesting"),
         // The behaviour every backend of the store ports must have (a library, so that a backend's

@@ -116,3 +116,14 @@ public protocol HashKeyRegistry: Sendable {
     /// ids, asks `decide` which to add (it throws to refuse) and adds them at `now`.
     func reconcile(now: Milliseconds, _ decide: (Set<String>) throws -> [String]) throws
 }
+
+/// Which instance runs the periodic jobs (retention, the reporting recount) when several share
+/// one store: at most one leads at a time.
+public protocol JobLeadership: Sendable {
+    /// True when this instance leads now: it took the lead, or still holds it. The lead is held
+    /// until `release()` or until the instance loses its connection to the store (another
+    /// instance may then take it); call before each run of a job.
+    func tryLead() -> Bool
+    /// Gives the lead up (at shutdown), so that another instance takes it at once.
+    func release()
+}

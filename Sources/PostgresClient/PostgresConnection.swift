@@ -18,10 +18,15 @@ public final class PostgresConnection {
     /// Connects to `url`, a libpq connection URI
     /// (`postgres://user:password@host:port/db?sslmode=…`) or key/value string.
     /// `connectTimeout` (whole seconds, at least 2 by libpq's rule) overrides any
-    /// `connect_timeout` the URL gives. The error never contains the URL's password.
-    public init(url: String, connectTimeout: Int = 5) throws(PostgresError) {
-        let keys = ["dbname", "connect_timeout"]
-        let values = [url, String(max(connectTimeout, 2))]
+    /// `connect_timeout` the URL gives. `defaults` are further libpq connection keywords
+    /// (`keepalives_idle`, `tcp_user_timeout`, `application_name`, …) that the URL may override.
+    /// The error never contains the URL's password.
+    public init(url: String, connectTimeout: Int = 5, defaults: [(keyword: String, value: String)] = [])
+        throws(PostgresError) {
+        // Read in order, the last value of a keyword winning: the defaults, then what the URL
+        // sets, then the connect timeout.
+        let keys = defaults.map(\.keyword) + ["dbname", "connect_timeout"]
+        let values = defaults.map(\.value) + [url, String(max(connectTimeout, 2))]
         let connection = withCStrings(keys) { keys in
             withCStrings(values) { values in
                 // expand_dbname = 1: the first `dbname` is read as a URI or key/value string;
@@ -49,6 +54,15 @@ public final class PostgresConnection {
     /// False once the connection has broken (or been given up after a pipeline that could not
     /// be sent whole).
     public var isConnected: Bool { !abandoned && PQstatus(handle) == CONNECTION_OK }
+
+    /// Reads whatever the server sent while the connection was idle, without a round trip:
+    /// a server that shut down or closed the session has sent its notice or closed the
+    /// socket, and the connection then reports itself broken. False when it is broken.
+    public func poll() -> Bool {
+        guard isConnected else { return false }
+        _ = PQconsumeInput(handle)
+        return isConnected
+    }
 
     /// The server's version as a number (150018 for 15.18).
     public var serverVersion: Int { Int(PQserverVersion(handle)) }

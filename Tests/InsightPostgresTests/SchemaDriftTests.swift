@@ -31,10 +31,18 @@ final class SchemaDriftTests: XCTestCase {
         for line in sqliteSchema.subtracting(postgresSchema).sorted() {
             XCTFail("SQLite has, PostgreSQL lacks: \(line)")
         }
-        for line in postgresSchema.subtracting(sqliteSchema).sorted() {
+        for line in postgresSchema.subtracting(sqliteSchema).subtracting(Self.postgresOnly).sorted() {
             XCTFail("PostgreSQL has, SQLite lacks: \(line)")
         }
+        XCTAssertTrue(Self.postgresOnly.isSubset(of: postgresSchema), "the exceptions are still needed")
     }
+
+    /// What PostgreSQL has and SQLite has not, on purpose: the evaluation's number that makes its
+    /// insights' slots (migration 0010), which SQLite's implicit rowid is, indexed as the rowid is.
+    static let postgresOnly: Set<String> = [
+        "evaluations: column 13 number bigint not null",
+        "evaluations: index evaluations_by_number (number) unique",
+    ]
 
     static let mappedTypes = ["INTEGER": "bigint", "TEXT": "text", "BLOB": "bytea", "REAL": "double precision"]
 

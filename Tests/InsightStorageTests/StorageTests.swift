@@ -45,7 +45,8 @@ final class StorageTests: XCTestCase {
             "0007_insights_by_slot": "f2e99e60f2324e3ca40193aab5e9940a80ecbea9fa8c21a1b4500b0aab4f75d7",
             "0008_insight_ids_from_event_ids": "8ca0b8abb9b28db4d63beed79497469ef834bbcdbafdc0a4abe7de0afc9f4c68",
             "0009_tenants": "ea75961bdd2985fa0023285e3efe99de9950bd98e6b4f87b4d89542f1d918af5",
-            "0010_hash_keys": "37d3a89f4a58ba624fa3c356b675f814ce472a51734b95488af4cc5e06cbdcdd",
+            "0010_evaluation_numbers": "58a97d3b5e781063efcc1d9a08edda214c05054c35db444d444a517b0c0361c5",
+            "0011_hash_keys": "37d3a89f4a58ba624fa3c356b675f814ce472a51734b95488af4cc5e06cbdcdd",
         ]
         let bundled = try Migrator.bundled()
         XCTAssertGreaterThanOrEqual(bundled.count, recorded.count)

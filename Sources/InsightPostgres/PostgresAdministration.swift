@@ -1,0 +1,177 @@
+import InsightDomain
+import PostgresClient
+
+/// Caller administration, reporting counts and the velocity history for the running daemon:
+/// reads through the read pool, writes through the writer (each one statement that changes a
+/// row of the tenant and returns it).
+public final class PostgresAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory {
+    private let reads: PostgresReadPool
+    private let writer: PostgresWriter
+
+    init(reads: PostgresReadPool, writer: PostgresWriter) {
+        self.reads = reads
+        self.writer = writer
+    }
+
+    /// Every caller of every tenant (the daemon's own bookkeeping; never an admin's view).
+    public func everyCaller() throws -> [Caller] {
+        try reads.read { try PostgresCallerRegistry($0).list(tenant: nil) }
+    }
+
+    public func callers(tenant: String) throws -> [Caller] {
+        try reads.read { try PostgresCallerRegistry($0).list(tenant: tenant) }
+    }
+
+    public func caller(_ callerId: String, tenant: String) throws -> Caller? {
+        try reads.read { try PostgresCallerRegistry($0).caller(callerId, tenant: tenant) }
+    }
+
+    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
+                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+        writer.submit({
+            if let rate, !(rate > 0 && rate.isFinite) { throw PostgresStoreError("rate must be a positive number") }
+            if let burst, burst < 1 { throw PostgresStoreError("burst must be at least 1") }
+            return [WriteStatement(name: "insightd_update_quota", sql: """
+                UPDATE callers SET rate = coalesce($1::double precision, rate), burst = coalesce($2::bigint, burst)
+                WHERE caller_id = $3::text AND tenant = $4::text
+                RETURNING caller_id, name, environment, roles, rate, burst, created_at, tenant
+                """, parameters: [rate.map { .double($0) }, burst.map { .int64(Int64($0)) }, .text(callerId), .text(tenant)])]
+        }, decode: { results in try results.first?.first.map(PostgresRows.caller) }, completion: completion)
+    }
+
+    public func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
+                             completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void) {
+        writer.submit({
+            [WriteStatement(name: "insightd_reset_penalty", sql: """
+                UPDATE callers SET penalty_reset_at = $1::bigint WHERE caller_id = $2::text AND tenant = $3::text
+                """, parameters: [.int64(time), .text(callerId), .text(tenant)])]
+        }, decode: { results in results.first?.affectedRows == 1 }, completion: completion)
+    }
+
+    /// The evaluations since `since`, oldest first (those of one millisecond in the order they
+    /// were numbered), as the velocity tracker records them.
+    public func velocityEvents(since: Milliseconds) throws -> [VelocityEvent] {
+        try reads.read { db in
+            try db.query(db.prepare("insightd_velocity_events", """
+                SELECT environment, created_at, account_hash, device_hash, counterparty_hash, category, tracked_value,
+                       raised_by_velocity
+                FROM evaluations WHERE created_at >= $1::bigint ORDER BY created_at, number
+                """), [.int64(since)]).map { row in
+                guard let environment = Environment(rawValue: row.text(0) ?? "") else {
+                    throw PostgresStoreError("an evaluation has an unknown environment")
+                }
+                return VelocityEvent(environment: environment, time: row.int64(1) ?? 0, account: row.bytea(2),
+                                     device: row.bytea(3), counterparty: row.bytea(4),
+                                     isPayment: row.text(5) == OperationCategory.payment.rawValue,
+                                     value: row.text(6).flatMap(InsightValue.init(rawValue:)),
+                                     raisedByVelocity: (row.int64(7) ?? 0) != 0)
+            }
+        }
+    }
+
+    public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {
+        try reads.read { db in
+            var result: [String: ReportingStats] = [:]
+            for row in try db.query(db.prepare("insightd_reporting_stats", Self.reportingStatsSQL), [.int64(now), .int64(since)]) {
+                result[row.text(0) ?? ""] = ReportingStats(
+                    evaluations: Int(row.int64(1) ?? 0), onTime: Int(row.int64(2) ?? 0), late: Int(row.int64(3) ?? 0),
+                    overdue: Int(row.int64(4) ?? 0), pending: Int(row.int64(5) ?? 0))
+            }
+            return result
+        }
+    }
+
+    /// Per caller, the window's counts ($1: now, $2: the window's start), each caller's window
+    /// starting at its penalty reset when that is later: a range of evaluations_by_caller_created.
+    static let reportingStatsSQL = """
+        SELECT c.caller_id, count(*),
+               count(*) FILTER (WHERE r.event_id IS NOT NULL AND r.reported_at <= e.report_by),
+               count(*) FILTER (WHERE r.event_id IS NOT NULL AND r.reported_at > e.report_by),
+               count(*) FILTER (WHERE r.event_id IS NULL AND e.report_by < $1::bigint),
+               count(*) FILTER (WHERE r.event_id IS NULL AND e.report_by >= $1::bigint)
+        FROM callers c
+        JOIN evaluations e ON e.caller_id = c.caller_id AND e.created_at >= greatest($2::bigint, coalesce(c.penalty_reset_at, 0))
+        LEFT JOIN consumption_reports r ON r.event_id = e.event_id
+        GROUP BY c.caller_id
+        """
+}
+
+/// Key lookup for authentication, on the read pool: every request that misses the credential
+/// cache reads the key as the database has it now, so a key revoked through any instance (or
+/// `insightctl`) is refused everywhere once the cache entries of it expire.
+public final class PostgresCredentialDirectory: CredentialDirectory {
+    private let reads: PostgresReadPool
+
+    init(reads: PostgresReadPool) { self.reads = reads }
+
+    public func credential(keyId: String) throws -> (key: StoredKey, caller: Caller)? {
+        try reads.read { db in
+            try db.query(db.prepare("insightd_credential", """
+                SELECT k.key_id, k.caller_id, k.secret_hash, k.created_at, k.revoked_at,
+                       c.caller_id, c.name, c.environment, c.roles, c.rate, c.burst, c.created_at, c.tenant
+                FROM api_keys k JOIN callers c ON c.caller_id = k.caller_id WHERE k.key_id = $1::text
+                """), [.text(keyId)]).first.map { row in
+                (PostgresRows.key(row, from: 0), try PostgresRows.caller(row, from: 5))
+            }
+        }
+    }
+}
+
+/// The retention purge of the running daemon: each batch one statement of the writer.
+public final class PostgresRetention: RetentionPurge {
+    private let writer: PostgresWriter
+
+    init(writer: PostgresWriter) { self.writer = writer }
+
+    /// Rows of each kind deleted per batch.
+    public static let batchSize = 1000
+
+    public func purgeBatch(olderThan cutoff: Milliseconds,
+                           completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
+        writer.submit({ [Self.statement(cutoff: cutoff)] }, decode: Self.decode, completion: completion)
+    }
+
+    static func statement(cutoff: Milliseconds) -> WriteStatement {
+        WriteStatement(name: "insightd_purge", sql: purgeSQL, parameters: [.int64(cutoff), .int64(Int64(batchSize))])
+    }
+
+    static func decode(_ results: [PostgresResult]) throws -> RetentionReport {
+        guard let row = results.first?.first else { throw PostgresStoreError("no answer to a purge") }
+        return RetentionReport(evaluations: Int(row.int64(0) ?? 0), labels: Int(row.int64(1) ?? 0),
+                               labelSubmissions: Int(row.int64(2) ?? 0), authorizations: Int(row.int64(3) ?? 0))
+    }
+
+    /// $1 the cutoff, $2 the batch size. Evaluations are found caller by caller, each a range of
+    /// evaluations_by_caller_created (a loose index scan over the callers that have evaluations,
+    /// as on SQLite: there is no index on created_at alone); each goes with its insights (its
+    /// slots) and, by cascade, its consumption report.
+    static let purgeSQL = """
+        WITH RECURSIVE every_caller(id) AS (
+            SELECT (SELECT min(caller_id) FROM evaluations)
+            UNION ALL
+            SELECT (SELECT min(caller_id) FROM evaluations WHERE caller_id > every_caller.id)
+            FROM every_caller WHERE every_caller.id IS NOT NULL),
+        expired AS MATERIALIZED (
+            SELECT x.number FROM every_caller c CROSS JOIN LATERAL (
+                SELECT e.number FROM evaluations e WHERE e.caller_id = c.id AND e.created_at < $1::bigint LIMIT $2::bigint) AS x
+            LIMIT $2::bigint),
+        gone_insights AS (
+            DELETE FROM insights i USING expired x WHERE i.slot BETWEEN x.number * 8 AND x.number * 8 + 7),
+        gone_evaluations AS (
+            DELETE FROM evaluations e USING expired x WHERE e.number = x.number RETURNING 1),
+        gone_labels AS (
+            DELETE FROM labels WHERE insight_id IN (
+                SELECT insight_id FROM labels WHERE received_at < $1::bigint LIMIT $2::bigint)
+            RETURNING 1),
+        gone_submissions AS (
+            DELETE FROM label_submissions WHERE (caller_id, key_hash) IN (
+                SELECT caller_id, key_hash FROM label_submissions WHERE created_at < $1::bigint LIMIT $2::bigint)
+            RETURNING 1),
+        gone_authorizations AS (
+            DELETE FROM subject_authorizations WHERE (environment, kind, subject_hash) IN (
+                SELECT environment, kind, subject_hash FROM subject_authorizations WHERE renewed_at < $1::bigint LIMIT $2::bigint)
+            RETURNING 1)
+        SELECT (SELECT count(*) FROM gone_evaluations), (SELECT count(*) FROM gone_labels),
+               (SELECT count(*) FROM gone_submissions), (SELECT count(*) FROM gone_authorizations)
+        """
+}

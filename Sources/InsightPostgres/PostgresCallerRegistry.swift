@@ -1,0 +1,122 @@
+import Foundation
+import InsightDomain
+import PostgresClient
+
+/// Registration of callers and keys on one connection (`insightctl`, test set-up), with the
+/// same checks and answers as the SQLite `CallerRegistry`.
+public final class PostgresCallerRegistry: CallerRegistration {
+    let db: PostgresConnection
+
+    public init(_ db: PostgresConnection) { self.db = db }
+
+    public func create(name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
+                       rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
+        guard Tenant.isValidName(tenant) else {
+            throw PostgresStoreError("tenant must be 1 to \(Tenant.maxNameLength) of a-z, 0-9, '-', '_', '.', starting with a letter or digit")
+        }
+        guard !roles.isEmpty else { throw PostgresStoreError("a caller needs at least one role") }
+        guard rate > 0, rate.isFinite else { throw PostgresStoreError("rate must be a positive number") }
+        guard burst >= 1 else { throw PostgresStoreError("burst must be at least 1") }
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else {
+            throw PostgresStoreError("name must be 1 to 100 characters")
+        }
+        let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
+                            rate: rate, burst: burst, createdAt: now)
+        let key = APIKey.generate()
+        do {
+            try db.transaction {
+                try db.query("""
+                    INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at, tenant)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                    """, [.text(callerId), .text(trimmed), .text(environment.rawValue), .text(PostgresRows.encode(roles)),
+                          .double(rate), .int64(Int64(burst)), .int64(now), .text(tenant)])
+                try insertKey(key, callerId: callerId, now: now)
+            }
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw PostgresStoreError("caller \(callerId) already exists")
+        }
+        return (caller, key)
+    }
+
+    public func issueKey(callerId: String, now: Milliseconds) throws -> APIKey {
+        guard try caller(callerId, tenant: nil) != nil else { throw PostgresStoreError("no caller \(callerId)") }
+        let key = APIKey.generate()
+        try insertKey(key, callerId: callerId, now: now)
+        return key
+    }
+
+    private func insertKey(_ key: APIKey, callerId: String, now: Milliseconds) throws {
+        try db.query("INSERT INTO api_keys (key_id, caller_id, secret_hash, created_at) VALUES ($1, $2, $3, $4)",
+                     [.text(key.keyId), .text(callerId), .bytea(key.secretHash), .int64(now)])
+    }
+
+    public func revokeKey(keyId: String, now: Milliseconds) throws {
+        let revoked = try db.query("UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL",
+                                   [.int64(now), .text(keyId)])
+        guard revoked.affectedRows == 1 else {
+            let exists = try !db.query("SELECT 1 FROM api_keys WHERE key_id = $1", [.text(keyId)]).isEmpty
+            throw PostgresStoreError(exists ? "key \(keyId) is already revoked" : "no key \(keyId)")
+        }
+    }
+
+    public func list(tenant: String?) throws -> [Caller] {
+        guard let tenant else {
+            return try db.query("\(PostgresRows.callerColumns) FROM callers ORDER BY created_at, caller_id COLLATE \"C\"")
+                .map(PostgresRows.caller)
+        }
+        return try db.query("\(PostgresRows.callerColumns) FROM callers WHERE tenant = $1 ORDER BY created_at, caller_id COLLATE \"C\"",
+                            [.text(tenant)]).map(PostgresRows.caller)
+    }
+
+    public func caller(_ callerId: String, tenant: String?) throws -> Caller? {
+        let found = try db.query("\(PostgresRows.callerColumns) FROM callers WHERE caller_id = $1", [.text(callerId)])
+            .first.map(PostgresRows.caller)
+        return found.flatMap { tenant == nil || $0.tenant == tenant ? $0 : nil }
+    }
+
+    public func keys(callerId: String) throws -> [StoredKey] {
+        try db.query("""
+            SELECT key_id, caller_id, secret_hash, created_at, revoked_at FROM api_keys WHERE caller_id = $1
+            ORDER BY created_at, key_id COLLATE "C"
+            """, [.text(callerId)]).map { PostgresRows.key($0, from: 0) }
+    }
+
+    public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
+        try db.query("""
+            SELECT tenant, count(*) FILTER (WHERE environment = 'production'), count(*) FILTER (WHERE environment = 'sandbox')
+            FROM callers GROUP BY tenant ORDER BY tenant COLLATE "C"
+            """).map { row in (row.text(0) ?? "", Int(row.int64(1) ?? 0), Int(row.int64(2) ?? 0)) }
+    }
+}
+
+/// Rows of `callers` and `api_keys` as the domain's records.
+enum PostgresRows {
+    /// The columns `caller` reads, in its order.
+    static let callerColumns = "SELECT caller_id, name, environment, roles, rate, burst, created_at, tenant"
+
+    static func caller(_ row: PostgresRow) throws -> Caller { try caller(row, from: 0) }
+
+    /// The caller in the eight columns of `callerColumns` starting at `first`.
+    static func caller(_ row: PostgresRow, from first: Int) throws -> Caller {
+        guard let environment = Environment(rawValue: row.text(first + 2) ?? "") else {
+            throw PostgresStoreError("caller \(row.text(first) ?? "?") has an unknown environment")
+        }
+        return Caller(callerId: row.text(first) ?? "", name: row.text(first + 1) ?? "",
+                      tenant: row.text(first + 7) ?? Tenant.defaultName, environment: environment,
+                      roles: decodeRoles(row.text(first + 3) ?? ""), rate: row.double(first + 4) ?? 0,
+                      burst: Int(row.int64(first + 5) ?? 0), createdAt: row.int64(first + 6) ?? 0)
+    }
+
+    /// The key in the five columns key_id, caller_id, secret_hash, created_at, revoked_at from `first`.
+    static func key(_ row: PostgresRow, from first: Int) -> StoredKey {
+        StoredKey(keyId: row.text(first) ?? "", callerId: row.text(first + 1) ?? "", secretHash: row.bytea(first + 2) ?? [],
+                  createdAt: row.int64(first + 3) ?? 0, revokedAt: row.int64(first + 4))
+    }
+
+    static func encode(_ roles: Set<Role>) -> String { roles.sorted().map(\.rawValue).joined(separator: ",") }
+
+    static func decodeRoles(_ text: String) -> Set<Role> {
+        Set(text.split(separator: ",").compactMap { Role(rawValue: String($0)) })
+    }
+}

@@ -1,0 +1,291 @@
+import InsightDomain
+import PostgresClient
+
+/// The durable record of evaluations, consumption reports and labels on PostgreSQL, written
+/// through the pipelined writer. Each job is a fixed list of statements that decides in SQL:
+///
+/// - an evaluation and its insights are one statement (the insert of the evaluation returns
+///   its number, from which the insights' slots are made);
+/// - a consumption report takes the evaluation's advisory lock, then one statement looks the
+///   evaluation and its insights up, checks the ids, inserts the report unless one exists, and
+///   returns what it found;
+/// - a label submission takes the locks of its idempotency key and of each insight it labels,
+///   then one statement replays or processes it, item by item as the SQLite store does.
+///
+/// The locks make each check-then-insert atomic across instances: two instances handling
+/// conflicting reports for one evaluation, or one idempotency key, take turns, and the second
+/// sees what the first committed.
+public final class PostgresLedger: EvaluationLedger {
+    private let writer: PostgresWriter
+
+    init(writer: PostgresWriter) { self.writer = writer }
+
+    public func record(_ evaluation: EvaluationRecord,
+                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
+        writer.submit({ [try Self.insert(evaluation)] }, decode: { _ in () }, completion: completion)
+    }
+
+    public func report(_ report: ConsumptionReport,
+                       completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {
+        // PostgreSQL text holds no NUL, so no stored event id has one (and libpq would cut the
+        // parameter at it): such an id names nothing.
+        guard !Self.holdsNul(report.eventId) else {
+            return writer.submit({ [] }, decode: { _ in .evaluationNotFound }, completion: completion)
+        }
+        writer.submit({ Self.statements(report) }, decode: { try Self.decode($0, report) }, completion: completion)
+    }
+
+    public func submit(_ submission: LabelSubmission,
+                       completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void) {
+        writer.submit({ Self.statements(submission) }, decode: { try Self.decode($0, submission) }, completion: completion)
+    }
+
+    /// Whether `text` holds a NUL, which no PostgreSQL text value can.
+    static func holdsNul(_ text: String) -> Bool { text.utf8.contains(0) }
+
+    // MARK: - Evaluations
+
+    /// Slots per evaluation in `insights` (migration 0007): the evaluation's number times this
+    /// plus the insight's position.
+    static let slotsPerEvaluation = 8
+
+    static func insert(_ e: EvaluationRecord) throws -> WriteStatement {
+        guard e.insights.count <= slotsPerEvaluation else {
+            throw PostgresStoreError("an evaluation holds at most \(slotsPerEvaluation) insights")
+        }
+        var parameters: [PostgresValue?] = [
+            .text(e.eventId), .text(e.callerId), .text(e.environment.rawValue), .text(e.category.rawValue),
+            .int64(e.createdAt), .int64(e.reportConsumptionBy), e.subject.keyId.map { .text($0) },
+            e.subject.account.map { .bytea($0) }, e.subject.device.map { .bytea($0) },
+            e.subject.counterparty.map { .bytea($0) },
+            e.trackedValue.map { .text($0.rawValue) }, .int64(e.raisedByVelocity ? 1 : 0),
+        ]
+        for (position, insight) in e.insights.enumerated() {
+            var value: String?, errorCode: String?, reasons = ""
+            switch insight.outcome {
+            case .value(let v, let r): value = v.rawValue; reasons = r.joined(separator: ",")
+            case .error(let code, _): errorCode = code.rawValue
+            }
+            let stored = EvaluationIdentifiers.isMade(insight.insightId, eventId: e.eventId, position: position)
+                ? nil : insight.insightId
+            parameters += [stored.map { .text($0) }, .text(insight.type), .int64(Int64(insight.schemaVersion)),
+                           insight.modelVersion.map { .text($0) }, value.map { .text($0) }, errorCode.map { .text($0) },
+                           .text(reasons)]
+        }
+        return WriteStatement(name: "insightd_record_\(e.insights.count)", sql: recordSQL[e.insights.count],
+                              parameters: parameters)
+    }
+
+    /// The insert of an evaluation with 0 through 8 insights.
+    static let recordSQL: [String] = (0...slotsPerEvaluation).map { count in
+        let evaluation = """
+            INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
+                                     account_hash, device_hash, counterparty_hash, tracked_value, raised_by_velocity)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """
+        guard count > 0 else { return evaluation }
+        let rows = (0..<count).map { position in
+            let p = 12 + position * 7
+            return "(\(position), $\(p + 1)::text, $\(p + 2)::text, $\(p + 3)::bigint, $\(p + 4)::text, $\(p + 5)::text, "
+                + "$\(p + 6)::text, $\(p + 7)::text)"
+        }
+        return """
+            WITH e AS (\(evaluation) RETURNING number)
+            INSERT INTO insights (slot, insight_id, type, schema_version, model_version, value, error_code, reasons)
+            SELECT e.number * \(slotsPerEvaluation) + v.position, v.insight_id, v.type, v.schema_version, v.model_version,
+                   v.value, v.error_code, v.reasons
+            FROM e, (VALUES \(rows.joined(separator: ", ")))
+                AS v(position, insight_id, type, schema_version, model_version, value, error_code, reasons)
+            """
+    }
+
+    // MARK: - Consumption
+
+    static func statements(_ r: ConsumptionReport) -> [WriteStatement] {
+        // Each used id with the position it names in this evaluation when it was made from the
+        // event id (-1 otherwise): such an id is the row at that slot that keeps no id of its own.
+        // An id holding a NUL is sent as NULL, which matches no row: it is unknown.
+        let ids: [String?] = r.insightIdsUsed.map { holdsNul($0) ? nil : $0 }
+        let positions: [Int64?] = r.insightIdsUsed.map { id in
+            guard let origin = EvaluationIdentifiers.origin(ofInsightId: id), origin.eventId == r.eventId else { return -1 }
+            return Int64(origin.position)
+        }
+        return [
+            lockStatement([SQLValues.lockKey("report", r.eventId)]),
+            WriteStatement(name: "insightd_report", sql: reportSQL, parameters: [
+                .text(r.eventId), .text(r.callerId), .text(r.environment.rawValue),
+                SQLValues.textArray(ids), SQLValues.integerArray(positions),
+                .text(r.status.rawValue), .text(r.insightIdsUsed.joined(separator: ",")), .int64(r.reportedAt),
+            ]),
+        ]
+    }
+
+    /// $1 event id, $2 caller, $3 environment, $4 the used ids, $5 their positions, $6 status,
+    /// $7 the ids as stored, $8 reported at. Answers: the evaluation exists; the ordinals of the
+    /// unknown ids; the stored report's status and ids; the timeliness of the report inserted now.
+    static let reportSQL = """
+        WITH e AS (
+            SELECT number, report_by FROM evaluations WHERE event_id = $1::text AND caller_id = $2::text AND environment = $3::text),
+        used AS (
+            SELECT u.id, u.position, u.ord FROM unnest($4::text[], $5::bigint[]) WITH ORDINALITY AS u(id, position, ord)),
+        unknown AS (
+            SELECT used.ord FROM used, e WHERE NOT EXISTS (
+                SELECT 1 FROM insights i
+                WHERE i.slot BETWEEN e.number * 8 AND e.number * 8 + 7
+                  AND (i.insight_id = used.id OR (i.insight_id IS NULL AND i.slot = e.number * 8 + used.position)))),
+        existing AS (
+            SELECT status, insight_ids FROM consumption_reports WHERE event_id = $1::text),
+        inserted AS (
+            INSERT INTO consumption_reports (event_id, status, insight_ids, reported_at, timeliness)
+            SELECT $1::text, $6::text, $7::text, $8::bigint, CASE WHEN $8::bigint <= e.report_by THEN 'onTime' ELSE 'late' END
+            FROM e WHERE NOT EXISTS (SELECT 1 FROM unknown) AND NOT EXISTS (SELECT 1 FROM existing)
+            ON CONFLICT (event_id) DO NOTHING
+            RETURNING timeliness)
+        SELECT EXISTS (SELECT 1 FROM e), (SELECT string_agg(ord::text, ',' ORDER BY ord) FROM unknown),
+               (SELECT status FROM existing), (SELECT insight_ids FROM existing), (SELECT timeliness FROM inserted)
+        """
+
+    static func decode(_ results: [PostgresResult], _ r: ConsumptionReport) throws -> ConsumptionResult {
+        guard results.count == 2, let row = results[1].first else { throw PostgresStoreError("no answer to a report") }
+        guard row.bool(0) == true else { return .evaluationNotFound }
+        if let unknown = row.text(1) {
+            let ordinals = unknown.split(separator: ",").compactMap { Int($0) }
+            return .unknownInsightIds(ordinals.compactMap { r.insightIdsUsed.indices.contains($0 - 1) ? r.insightIdsUsed[$0 - 1] : nil })
+        }
+        if let timeliness = row.text(4) {
+            guard let value = Timeliness(rawValue: timeliness) else { throw PostgresStoreError("unknown timeliness") }
+            return .recorded(value)
+        }
+        guard let status = row.text(2), let ids = row.text(3) else {
+            throw PostgresStoreError("a report was neither stored nor found")
+        }
+        if status == r.status.rawValue && Set(ids.split(separator: ",").map(String.init)) == Set(r.insightIdsUsed) {
+            return .alreadyRecorded
+        }
+        return .conflict(existing: ConsumptionStatus(rawValue: status) ?? r.status)
+    }
+
+    // MARK: - Labels
+
+    static func statements(_ s: LabelSubmission) -> [WriteStatement] {
+        var keys = [SQLValues.lockKey([Array("label-key".utf8), Array(s.callerId.utf8), s.idempotencyKeyHash])]
+        var ids: [String?] = [], outcomes: [String?] = [], fraudTypes: [String?] = [], discovered: [String?] = []
+        var originEvents: [String?] = [], originPositions: [Int64?] = []
+        var valid: [Int64?] = []
+        for item in s.items {
+            valid.append(item == nil ? 0 : 1)
+            // An id holding a NUL names no stored insight (PostgreSQL text holds none): sent as
+            // NULL, it matches nothing and is unknownInsight.
+            let id = item.flatMap { holdsNul($0.insightId) ? nil : $0.insightId }
+            ids.append(id)
+            outcomes.append(item?.outcome.rawValue)
+            fraudTypes.append(item?.fraudType?.rawValue)
+            discovered.append(item?.discoveredAt)
+            let origin = id.flatMap { EvaluationIdentifiers.origin(ofInsightId: $0) }
+            originEvents.append(origin?.eventId)
+            originPositions.append(origin.map { Int64($0.position) })
+            // Labels are keyed by insight id alone: one lock per id, whatever the tenant.
+            if let id { keys.append(SQLValues.lockKey("label", id)) }
+        }
+        return [
+            lockStatement(keys),
+            WriteStatement(name: "insightd_labels", sql: labelsSQL, parameters: [
+                .text(s.callerId), .bytea(s.idempotencyKeyHash), .bytea(s.bodyHash), .text(s.environment.rawValue),
+                .text(s.tenant), .int64(s.receivedAt), SQLValues.textArray(ids), SQLValues.textArray(outcomes),
+                SQLValues.textArray(fraudTypes), SQLValues.textArray(discovered), SQLValues.textArray(originEvents),
+                SQLValues.integerArray(originPositions), SQLValues.integerArray(valid),
+            ]),
+        ]
+    }
+
+    /// $1 caller, $2 idempotency key hash, $3 body hash, $4 environment, $5 tenant, $6 received
+    /// at; per item ($7…$13): insight id (NULL for an invalid item, or one that cannot name an
+    /// insight), outcome, fraud type, date discovered, the event id and position the insight id
+    /// was made from (NULL otherwise), and 1 for a valid item (0 for an invalid one).
+    ///
+    /// As the SQLite store, item by item: a label of the insight in this tenant and environment
+    /// (stored, or accepted earlier in this submission) makes the item a duplicate or a conflict;
+    /// else an insight not of the tenant and environment is unknownInsight; else the item is
+    /// accepted. A submission that accepted something is kept for replays. Answers: the kept
+    /// submission's body hash and results (a replay), the results now, labels and submissions
+    /// inserted.
+    static let labelsSQL = """
+        WITH prev AS (
+            SELECT body_hash, results FROM label_submissions WHERE caller_id = $1::text AND key_hash = $2::bytea),
+        items AS (
+            SELECT t.*, min(t.ord) FILTER (WHERE t.insight_id IS NOT NULL) OVER (PARTITION BY t.insight_id) AS first_ord
+            FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[])
+                WITH ORDINALITY AS t(insight_id, outcome, fraud_type, discovered_at, origin_event, origin_position, valid, ord)),
+        existing AS (
+            SELECT items.ord, l.outcome, l.fraud_type FROM items
+            JOIN labels l ON l.insight_id = items.insight_id AND l.environment = $4::text
+            LEFT JOIN callers c ON c.caller_id = l.caller_id
+            WHERE coalesce(c.tenant, 'default') = $5::text),
+        found AS (
+            SELECT items.ord, f.category, f.model_version, f.value FROM items CROSS JOIN LATERAL (
+                SELECT e.category, i.model_version, i.value, 0 AS preference
+                FROM evaluations e JOIN insights i ON i.slot = e.number * 8 + items.origin_position
+                LEFT JOIN callers c ON c.caller_id = e.caller_id
+                WHERE e.event_id = items.origin_event AND e.environment = $4::text AND i.insight_id IS NULL
+                  AND coalesce(c.tenant, 'default') = $5::text
+                UNION ALL
+                SELECT e.category, i.model_version, i.value, 1
+                FROM insights i JOIN evaluations e ON e.number = i.slot / 8
+                LEFT JOIN callers c ON c.caller_id = e.caller_id
+                WHERE i.insight_id = items.insight_id AND e.environment = $4::text AND coalesce(c.tenant, 'default') = $5::text
+                ORDER BY preference LIMIT 1) AS f),
+        statuses AS (
+            SELECT items.ord, items.insight_id, items.outcome, items.fraud_type, items.discovered_at,
+                   found.category, found.model_version, found.value,
+                   CASE WHEN items.valid = 0 THEN 'invalid'
+                        WHEN existing.ord IS NOT NULL THEN
+                            CASE WHEN existing.outcome = items.outcome
+                                      AND existing.fraud_type IS NOT DISTINCT FROM items.fraud_type
+                                 THEN 'duplicate' ELSE 'conflict' END
+                        WHEN found.ord IS NULL THEN 'unknownInsight'
+                        WHEN items.ord = items.first_ord THEN 'accepted'
+                        WHEN earlier.outcome = items.outcome AND earlier.fraud_type IS NOT DISTINCT FROM items.fraud_type
+                            THEN 'duplicate'
+                        ELSE 'conflict' END AS status
+            FROM items
+            LEFT JOIN existing ON existing.ord = items.ord
+            LEFT JOIN found ON found.ord = items.ord
+            LEFT JOIN items AS earlier ON earlier.ord = items.first_ord),
+        labelled AS (
+            INSERT INTO labels (insight_id, environment, caller_id, outcome, fraud_type, discovered_at, received_at,
+                                category, model_version, value)
+            SELECT insight_id, $4::text, $1::text, outcome, fraud_type, discovered_at, $6::bigint, category, model_version, value
+            FROM statuses WHERE status = 'accepted' AND NOT EXISTS (SELECT 1 FROM prev)
+            RETURNING 1),
+        summary AS (
+            SELECT coalesce(string_agg(status, ',' ORDER BY ord), '') AS results,
+                   coalesce(bool_or(status = 'accepted'), false) AS accepted
+            FROM statuses),
+        kept AS (
+            INSERT INTO label_submissions (caller_id, key_hash, body_hash, results, created_at)
+            SELECT $1::text, $2::bytea, $3::bytea, summary.results, $6::bigint FROM summary
+            WHERE summary.accepted AND NOT EXISTS (SELECT 1 FROM prev)
+            RETURNING 1)
+        SELECT (SELECT body_hash FROM prev), (SELECT results FROM prev), (SELECT results FROM summary),
+               (SELECT count(*) FROM labelled), (SELECT count(*) FROM kept)
+        """
+
+    static func decode(_ results: [PostgresResult], _ s: LabelSubmission) throws -> LabelSubmissionResult {
+        guard results.count == 2, let row = results[1].first else { throw PostgresStoreError("no answer to a label submission") }
+        if let previous = row.bytea(0) {
+            guard previous == s.bodyHash else { return .idempotencyKeyReused }
+            return .processed(statuses(row.text(1) ?? ""), replayed: true)
+        }
+        return .processed(statuses(row.text(2) ?? ""), replayed: false)
+    }
+
+    private static func statuses(_ text: String) -> [LabelResultStatus] {
+        text.split(separator: ",").compactMap { LabelResultStatus(rawValue: String($0)) }
+    }
+}
+
+/// A failure of the PostgreSQL store that is not the server's: safe to log.
+struct PostgresStoreError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,297 @@
+import Foundation
+import InsightDomain
+import PostgresClient
+
+/// One statement of a write job: SQL prepared on the writer's connection under `name` (one
+/// name, one SQL text), with its parameters.
+struct WriteStatement: Sendable {
+    let name: String
+    let sql: String
+    let parameters: [PostgresValue?]
+}
+
+/// The writer of the PostgreSQL store, on its own thread with its own connection. Jobs queue up
+/// from any thread; the writer sends every queued job's statements (up to `maxBatch` jobs) in
+/// pipeline mode as one implicit transaction, ended by one sync: the whole batch costs one round
+/// trip and one WAL flush (`synchronous_commit` on), and no job completes before the server
+/// acknowledged the commit.
+///
+/// A job is a fixed list of statements, built before it is queued, so that nothing waits for the
+/// client between them; each decides for itself in SQL (conditional inserts, data-modifying CTEs
+/// that return what they did), so that expected outcomes (a duplicate, a conflict, an unknown id)
+/// are answers, not errors. A statement that still fails aborts the PostgreSQL transaction: the
+/// batch is sent again without the job it belongs to, so one failing job never fails the others.
+/// A deadlock or serialization failure (two instances' batches taking the same locks in another
+/// order) sends the batch again as it was.
+///
+/// When the connection breaks, the batch in flight fails (`StoreFailure.unavailable`: whether the
+/// server committed it is unknown, and nothing was acknowledged), and the next batch connects
+/// again; after a failed attempt, batches fail at once until the reconnect delay has passed.
+public final class PostgresWriter: @unchecked Sendable {
+    // @unchecked: `queue` and `stopping` are guarded by `condition`; `connection` and `retryAt`
+    // are touched only by the writer thread.
+    private struct Job {
+        let statements: Result<[WriteStatement], any Error>
+        let finish: ([PostgresResult]?, (any Error)?) -> Void
+    }
+
+    /// What one commit did, for metrics and logs (as `GroupCommitWriter.Commit`).
+    public struct Commit: Sendable {
+        /// Jobs in the batch.
+        public var size: Int
+        /// The batch's duration in seconds, from sending to the acknowledged commit (retries included).
+        public var seconds: Double
+        /// Jobs that failed.
+        public var failed: Int
+        /// The first failure's error, as text: for the operator's log, never for callers. It
+        /// names an SQLSTATE and a constraint, never a parameter.
+        public var firstError: String?
+    }
+
+    private let settings: PostgresSettings
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    private var connection: PostgresConnection?
+    private var retryAt: UInt64 = 0
+    private var lastConnectError = "not connected yet"
+    /// Most jobs waiting before new ones are refused (back-pressure).
+    public let capacity: Int
+    /// Most jobs committed together.
+    public let maxBatch: Int
+    /// Times a batch is sent again after a deadlock or serialization failure before its job fails.
+    static let transientRetries = 3
+    private let observer: (@Sendable (Commit) -> Void)?
+
+    init(settings: PostgresSettings, observer: (@Sendable (Commit) -> Void)? = nil) {
+        self.settings = settings
+        self.capacity = settings.writeQueueCapacity
+        self.maxBatch = max(1, settings.commitBatch)
+        self.observer = observer
+    }
+
+    /// Starts the writer thread.
+    func start() {
+        let thread = Thread { [self] in self.run() }
+        thread.name = "insightd-pg-writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Jobs waiting now.
+    public var depth: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count
+    }
+
+    /// Queues the statements `build` makes (on the caller's thread); after the commit, `decode`
+    /// turns their results, in order, into the job's answer, and `completion` gets it on the
+    /// writer thread. A `build` or `decode` that throws fails the job. Answers `.overloaded` at
+    /// once when the queue is full, `.unavailable` after `stop()`.
+    func submit<T>(_ build: () throws -> [WriteStatement],
+                   decode: @escaping @Sendable ([PostgresResult]) throws -> T,
+                   completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void) {
+        let statements: Result<[WriteStatement], any Error> = Result { try build() }
+        enqueue(Job(statements: statements, finish: { results, error in
+            if let error { return completion(.failure(Self.failure(error))) }
+            do {
+                completion(.success(try decode(results ?? [])))
+            } catch {
+                completion(.failure(Self.failure(error)))
+            }
+        }), refuse: { completion(.failure($0)) })
+    }
+
+    /// What a caller is told of a job that failed.
+    private static func failure(_ error: any Error) -> StoreFailure {
+        if let failure = error as? StoreFailure { return failure }
+        return .unavailable(describe(error))
+    }
+
+    /// An error as the log may show it: a server error by its SQLSTATE and constraint only,
+    /// since its message may quote a parameter.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PostgresError else { return "\(error)" }
+        if error.kind == .server {
+            return "PostgreSQL error \(error.sqlState ?? "?")" + (error.constraint.map { " (constraint \($0))" } ?? "")
+        }
+        return "\(error)"
+    }
+
+    private func enqueue(_ job: Job, refuse: (StoreFailure) -> Void) {
+        condition.lock()
+        if stopping {
+            condition.unlock()
+            refuse(.unavailable("the store is stopping"))
+            return
+        }
+        if queue.count >= capacity {
+            condition.unlock()
+            refuse(.overloaded)
+            return
+        }
+        queue.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Finishes every queued job, then stops the thread and closes the connection. Later
+    /// submissions fail.
+    func stop() {
+        condition.lock()
+        let wasRunning = !stopping && thread != nil
+        stopping = true
+        condition.signal()
+        condition.unlock()
+        if wasRunning { finished.wait() }
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping { condition.wait() }
+            if queue.isEmpty && stopping {
+                condition.unlock()
+                connection = nil
+                finished.signal()
+                return
+            }
+            let batch = Array(queue.prefix(maxBatch))
+            queue.removeFirst(batch.count)
+            condition.unlock()
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [Job]) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let outcomes = commitTogether(batch)
+        if let observer {
+            let failures = outcomes.compactMap(\.error)
+            observer(Commit(size: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
+                            failed: failures.count, firstError: failures.first.map(Self.describe)))
+        }
+        for (job, outcome) in zip(batch, outcomes) { job.finish(outcome.results, outcome.error) }
+    }
+
+    private struct Outcome {
+        var results: [PostgresResult]?
+        var error: (any Error)?
+    }
+
+    /// Sends the batch until it commits, leaving out each job whose statement failed.
+    private func commitTogether(_ batch: [Job]) -> [Outcome] {
+        var outcomes = [Outcome?](repeating: nil, count: batch.count)
+        var statements: [[WriteStatement]] = Array(repeating: [], count: batch.count)
+        var pending: [Int] = []
+        for (index, job) in batch.enumerated() {
+            switch job.statements {
+            case .success(let list):
+                statements[index] = list
+                pending.append(index)
+            case .failure(let error):
+                outcomes[index] = Outcome(error: error)
+            }
+        }
+        var transientFailures = 0
+        while !pending.isEmpty {
+            guard let connection = usableConnection() else {
+                let failure = StoreFailure.unavailable("PostgreSQL unreachable: \(lastConnectError)")
+                for index in pending { outcomes[index] = Outcome(error: failure) }
+                break
+            }
+            // Each statement prepared (once per connection), and the job each belongs to.
+            var queries: [PostgresQuery] = []
+            var owners: [Int] = []
+            var unprepared: (job: Int, error: PostgresError)?
+            for index in pending where unprepared == nil {
+                do {
+                    for statement in statements[index] {
+                        queries.append(.prepared(try connection.prepare(statement.name, statement.sql), statement.parameters))
+                        owners.append(index)
+                    }
+                } catch {
+                    unprepared = (index, error)
+                }
+            }
+            if let unprepared {
+                if unprepared.error.isConnectionFailure || !connection.isConnected {
+                    dropConnection(unprepared.error)
+                    for index in pending { outcomes[index] = Outcome(error: unprepared.error) }
+                    break
+                }
+                outcomes[unprepared.job] = Outcome(error: unprepared.error)
+                pending.removeAll { $0 == unprepared.job }
+                continue
+            }
+            let results: [Result<PostgresResult, PostgresError>]
+            do {
+                results = try connection.pipeline(queries)
+            } catch {
+                // The connection broke: whether the server committed the batch is unknown, and
+                // none of it was acknowledged.
+                dropConnection(error)
+                for index in pending { outcomes[index] = Outcome(error: error) }
+                break
+            }
+            if let failed = results.firstIndex(where: { if case .failure(let e) = $0 { e.kind != .pipelineAborted } else { false } }),
+               case .failure(let error) = results[failed] {
+                if error.isRetryableTransactionFailure && transientFailures < Self.transientRetries {
+                    transientFailures += 1
+                    continue
+                }
+                if Self.failsEveryJob(error) {
+                    if !connection.isConnected { dropConnection(error) }
+                    for index in pending { outcomes[index] = Outcome(error: error) }
+                    break
+                }
+                let job = owners[failed]
+                outcomes[job] = Outcome(error: error)
+                pending.removeAll { $0 == job }
+                continue
+            }
+            var byJob: [Int: [PostgresResult]] = [:]
+            for (owner, result) in zip(owners, results) {
+                if case .success(let rows) = result { byJob[owner, default: []].append(rows) }
+            }
+            for index in pending { outcomes[index] = Outcome(results: byJob[index] ?? []) }
+            pending.removeAll()
+        }
+        return outcomes.map { $0 ?? Outcome(error: StoreFailure.unavailable("not committed")) }
+    }
+
+    /// Errors of the server rather than of a job (connection, resources, shutdown, internal):
+    /// sending the batch again without one job would fail the same way.
+    private static func failsEveryJob(_ error: PostgresError) -> Bool {
+        guard error.kind == .server, let state = error.sqlState else { return true }
+        return ["08", "53", "57", "58", "XX"].contains(String(state.prefix(2))) && state != "57014"
+    }
+
+    /// The writer's connection: the one it has if it is still up, else a new one, unless an
+    /// attempt failed less than the reconnect delay ago.
+    private func usableConnection() -> PostgresConnection? {
+        if let connection {
+            if connection.poll() { return connection }
+            self.connection = nil
+        }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now >= retryAt else { return nil }
+        do {
+            let connection = try settings.connect()
+            self.connection = connection
+            return connection
+        } catch {
+            lastConnectError = "\(error)"
+            retryAt = now + UInt64(settings.reconnectDelaySeconds * 1e9)
+            return nil
+        }
+    }
+
+    private func dropConnection(_ error: any Error) {
+        connection = nil
+        lastConnectError = Self.describe(error)
+    }
+}

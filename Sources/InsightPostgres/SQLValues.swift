@@ -1,0 +1,68 @@
+import PostgresClient
+
+/// Values spelled as PostgreSQL reads them where the client has no binding of its own.
+enum SQLValues {
+    /// A `text[]` literal (`{"a","b",NULL}`): every element quoted, `"` and `\` escaped.
+    static func textArray(_ elements: [String?]) -> PostgresValue {
+        var literal = "{"
+        for (index, element) in elements.enumerated() {
+            if index > 0 { literal += "," }
+            guard let element else { literal += "NULL"; continue }
+            literal += "\""
+            for character in element.unicodeScalars {
+                if character == "\"" || character == "\\" { literal += "\\" }
+                literal.unicodeScalars.append(character)
+            }
+            literal += "\""
+        }
+        return .text(literal + "}")
+    }
+
+    /// A `bigint[]` literal (`{1,-1,NULL}`).
+    static func integerArray(_ elements: [Int64?]) -> PostgresValue {
+        .text("{" + elements.map { $0.map(String.init) ?? "NULL" }.joined(separator: ",") + "}")
+    }
+
+    /// Byte strings as comma-separated hex, for `decode(…, 'hex')` over `string_to_array`.
+    static func hexList(_ values: [[UInt8]]) -> PostgresValue {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for (index, value) in values.enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            for byte in value {
+                text.append(digits[Int(byte >> 4)])
+                text.append(digits[Int(byte & 0x0F)])
+            }
+        }
+        return .text(String(decoding: text, as: UTF8.self))
+    }
+
+    /// The key of a transaction-level advisory lock that stands for one thing (an evaluation's
+    /// reports, an idempotency key, an insight's label): FNV-1a over its parts. Two things that
+    /// share a key only wait for each other.
+    static func lockKey(_ parts: [[UInt8]]) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for part in parts {
+            for byte in part {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01B3
+            }
+            hash ^= 0xFF  // a separator no UTF-8 text contains
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return Int64(bitPattern: hash)
+    }
+
+    static func lockKey(_ parts: String...) -> Int64 { lockKey(parts.map { Array($0.utf8) }) }
+}
+
+/// The statement that takes the transaction-level advisory locks of a job, in key order, so
+/// that two instances' batches wanting the same keys do not deadlock on them within a job. The
+/// locks are held until the batch commits; the job's next statement starts after they are
+/// taken, and so sees what any other instance committed under them (READ COMMITTED: a snapshot
+/// per statement).
+func lockStatement(_ keys: [Int64]) -> WriteStatement {
+    WriteStatement(name: "insightd_lock", sql: """
+        SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) AS t(k) ORDER BY k) AS s
+        """, parameters: [SQLValues.integerArray(keys)])
+}
