@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "InsightAPI",
                 dependencies: ["InsightServices", "InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel", "Telemetry"]),
         .target(name: "InsightApp",
-                dependencies: ["InsightAPI", "InsightServices", "InsightStorage", "InsightDomain", "HTTPServer",
+                dependencies: ["InsightAPI", "InsightServices", "InsightStorage", "InsightPostgres", "InsightDomain", "HTTPServer",
                                "Crypto", "CoachingModel", "JSON", "SQLiteClient", "Telemetry", "Locking"]),
         .executableTarget(name: "insightd", dependencies: ["InsightApp"]),
         // insightctl's commands, a library so that tests run them in process.

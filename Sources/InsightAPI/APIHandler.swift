@@ -6,13 +6,20 @@ import JSON
 import Synchronization
 
 /// Whether the service can take traffic: false until migrations ran and models loaded,
-/// and again once a drain has begun.
+/// and again once a drain has begun, or while the store does not answer (a shared PostgreSQL:
+/// the load balancer then sends nothing the instance could only refuse).
 public final class Readiness: Sendable {
     private let state = Atomic<Bool>(false)
+    private let storeReachable: @Sendable () -> Bool
 
-    public init() {}
+    public init(storeReachable: @escaping @Sendable () -> Bool = { true }) {
+        self.storeReachable = storeReachable
+    }
 
     public var isReady: Bool { state.load(ordering: .acquiring) }
+
+    /// The store answers now.
+    public var isStoreReachable: Bool { storeReachable() }
 
     public func set(_ ready: Bool) { state.store(ready, ordering: .releasing) }
 }
@@ -120,10 +127,12 @@ public final class InsightAPIHandler: HTTPHandler {
     }
 
     func readyz(_ exchange: Exchange) {
-        if dependencies.readiness.isReady {
-            exchange.send(Self.json(200, .object(["status": .string("ready")])))
-        } else {
+        if !dependencies.readiness.isReady {
             exchange.fail(Problem(503, .serverError, "Not ready: starting up or draining."))
+        } else if !dependencies.readiness.isStoreReachable {
+            exchange.fail(Problem(503, .serverError, "Not ready: the store is unreachable."))
+        } else {
+            exchange.send(Self.json(200, .object(["status": .string("ready")])))
         }
     }
 

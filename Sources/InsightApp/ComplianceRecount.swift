@@ -5,10 +5,12 @@ import Telemetry
 
 /// Recounts consumption reporting from the store into the rate limiter every
 /// `INSIGHTD_COMPLIANCE_REFRESH` seconds, off the request path, so penalties follow what callers
-/// report; a costly recount waits longer before the next (`delay`).
+/// report; a costly recount waits longer before the next (`delay`). With several instances only
+/// the one leading the periodic jobs recounts (the limits it updates are shared).
 final class ComplianceRecount: Sendable {
     private let limiter: RateLimiter
     private let source: any ReportingStatsSource
+    private let leadership: any JobLeadership
     private let callers: @Sendable () throws -> [Caller]
     private let interval: Int
     private let logger: Logger
@@ -23,10 +25,11 @@ final class ComplianceRecount: Sendable {
     /// rows, seconds of work that would otherwise repeat every interval.
     static let budget = 0.05
 
-    init(limiter: RateLimiter, source: any ReportingStatsSource, callers: @escaping @Sendable () throws -> [Caller],
-         interval: Int, logger: Logger, metrics: MetricsRegistry) {
+    init(limiter: RateLimiter, source: any ReportingStatsSource, leadership: any JobLeadership,
+         callers: @escaping @Sendable () throws -> [Caller], interval: Int, logger: Logger, metrics: MetricsRegistry) {
         self.limiter = limiter
         self.source = source
+        self.leadership = leadership
         self.callers = callers
         self.interval = interval
         self.logger = logger
@@ -54,7 +57,7 @@ final class ComplianceRecount: Sendable {
 
     private func recountIfDue() {
         let started = DispatchTime.now().uptimeNanoseconds
-        guard started >= next.withLock({ $0 }) else { return }
+        guard started >= next.withLock({ $0 }), leadership.tryLead() else { return }
         recount()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         duration.set(to: seconds)

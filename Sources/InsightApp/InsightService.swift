@@ -32,6 +32,8 @@ public final class InsightService: Sendable {
     private let recount: ComplianceRecount
     private let keyringWatch: KeyringWatch
     private let retention: RetentionJob
+    /// Other instances' opt-outs (several instances on one store only).
+    private let denialSync: DenialSync?
     private let modelLoader: ModelLoader
     private let instanceLock: InstanceLock
     private let stopped = Atomic<Bool>(false)
@@ -50,7 +52,6 @@ public final class InsightService: Sendable {
         self.logger = logger
         let metrics = MetricsRegistry()
         self.metrics = metrics
-        readiness = Readiness()
         metrics.gauge("insightd_build_info", help: "Always 1; the labels say which build runs.", labels: ["version"])
             .set(Daemon.version, to: 1)
         ProcessMetrics.register(on: metrics)
@@ -59,6 +60,7 @@ public final class InsightService: Sendable {
         instanceLock = try InstanceLock(directory: settings.stateDirectory)
         let store = try StoreBackend(settings: settings, now: clock.now(), metrics: metrics, logger: logger)
         self.store = store
+        readiness = Readiness(storeReachable: store.isReachable)
 
         let keyPath = settings.resolvedHashKeyFile
         let hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil,
@@ -83,7 +85,8 @@ public final class InsightService: Sendable {
         let limiter = RateLimiter(settings: settings.rateLimitSettings, clock: clock)
         self.limiter = limiter
         try limiter.refresh(from: administration)
-        recount = ComplianceRecount(limiter: limiter, source: administration, callers: store.everyCaller,
+        recount = ComplianceRecount(limiter: limiter, source: administration, leadership: store.leadership,
+                                    callers: store.everyCaller,
                                     interval: settings.complianceRefresh, logger: logger, metrics: metrics)
         let velocity = VelocityTracker(clock: clock)
         self.velocity = velocity
@@ -96,8 +99,11 @@ public final class InsightService: Sendable {
                                          ("ms", .number(Double((DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)))])
         let denials = DenialIndex(capacity: settings.maxDenialsPerTenant)
         self.denials = denials
+        let denialsLoadedAt = clock.now()
         denials.load(try authorizations.denials())
-        retention = RetentionJob(store: store.retention, denials: denials,
+        denialSync = settings.isShared ? DenialSync(store: authorizations, denials: denials, loadedAt: denialsLoadedAt,
+                                                    interval: settings.complianceRefresh, clock: clock, logger: logger) : nil
+        retention = RetentionJob(store: store.retention, leadership: store.leadership, denials: denials,
                                  retentionDays: settings.retentionDays, clock: clock, logger: logger)
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
@@ -171,6 +177,7 @@ public final class InsightService: Sendable {
         recount.start()
         keyringWatch.start()
         retention.start()
+        denialSync?.start()
         do { try server.start() } catch {
             stop()
             throw error
@@ -224,6 +231,7 @@ public final class InsightService: Sendable {
         recount.stop()
         keyringWatch.stop()
         retention.stop()
+        denialSync?.stop()
         readiness.set(false)
         server.shutdown(timeout: Double(settings.shutdownTimeout))
         store.stop()

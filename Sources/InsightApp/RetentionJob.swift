@@ -3,17 +3,21 @@ import Locking
 
 /// Deletes what is older than the retention period (docs/privacy.md) daily, first a minute after
 /// start, one bounded batch per store job so that traffic interleaves with the purge; then
-/// forgets the expired opt-outs held in memory.
+/// forgets the expired opt-outs held in memory. With several instances only the one leading the
+/// periodic jobs purges the store; every instance forgets its expired opt-outs.
 final class RetentionJob: Sendable {
     private let store: any RetentionPurge
+    private let leadership: any JobLeadership
     private let denials: DenialIndex
     private let retentionDays: Int
     private let measuredTime: MeasuredTime
     private let logger: Logger
     private let job = Locked<PeriodicJob?>(nil)
 
-    init(store: any RetentionPurge, denials: DenialIndex, retentionDays: Int, clock: any Clock, logger: Logger) {
+    init(store: any RetentionPurge, leadership: any JobLeadership, denials: DenialIndex, retentionDays: Int, clock: any Clock,
+         logger: Logger) {
         self.store = store
+        self.leadership = leadership
         self.denials = denials
         self.retentionDays = retentionDays
         self.measuredTime = MeasuredTime(clock: clock)
@@ -35,6 +39,11 @@ final class RetentionJob: Sendable {
                            [("aheadSeconds", .number(Double(wallAhead / 1000)))])
         }
         let cutoff = now - Milliseconds(retentionDays) * 86_400_000
+        guard leadership.tryLead() else {
+            denials.purge(renewedBefore: cutoff)
+            completion?(RetentionReport())
+            return
+        }
         @Sendable func next(_ total: RetentionReport) {
             store.purgeBatch(olderThan: cutoff) { result in
                 switch result {

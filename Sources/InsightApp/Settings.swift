@@ -43,6 +43,17 @@ public struct Settings: Sendable, Equatable {
     public var tlsPrivateKey: String?
     public var tlsClientCA: String?
     public var velocityPolicyFile: String?
+    /// The shared store of several instances (a libpq connection URI); nil: SQLite in the state
+    /// directory. Holds a password: never logged or echoed whole (`redactedURL`).
+    public var databaseURL: String?
+    /// The shared rate limits and velocity of several instances; required with `databaseURL`.
+    public var redisURL: String?
+    /// Instances expected to share the engines: while Redis is unreachable each enforces this
+    /// share (1/N) of every caller's rate and burst.
+    public var instances = 3
+
+    /// True when several instances share PostgreSQL and Redis (PRODUCT.md §11).
+    public var isShared: Bool { databaseURL != nil }
 
     /// The database file inside the state directory.
     public var databasePath: String { Self.databasePath(stateDirectory: stateDirectory) }
@@ -100,6 +111,9 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
         Variable(name: "INSIGHTD_TLS_CLIENT_CA", meaning: "PEM CA bundle; when set, clients must present a certificate it verifies", defaultValue: "unset"),
         Variable(name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start", defaultValue: "built-in defaults"),
+        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+): the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL and INSIGHTD_HASH_KEY_FILE", defaultValue: "unset (SQLite)"),
+        Variable(name: "INSIGHTD_REDIS_URL", meaning: "redis://[:password@]host:port[/db] (Redis 7): rate limits and velocity shared by the instances; only with INSIGHTD_DATABASE_URL", defaultValue: "unset"),
+        Variable(name: "INSIGHTD_INSTANCES", meaning: "instances sharing the engines; while Redis is unreachable each enforces 1/N of every quota (1-1000)", defaultValue: "3"),
         Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store, and between looks for a rotated hash key file (1-300)", defaultValue: "5"),
     ]
 
@@ -177,6 +191,8 @@ public struct Settings: Sendable, Equatable {
         if let policy = environment["INSIGHTD_VELOCITY_POLICY"] {
             if policy.isEmpty { problems.append("INSIGHTD_VELOCITY_POLICY: must not be empty") } else { s.velocityPolicyFile = policy }
         }
+        int("INSIGHTD_INSTANCES", 1...1000, &s.instances)
+        sharedEngines(environment, into: &s, problems: &problems)
         if (s.tlsCertificate == nil) != (s.tlsPrivateKey == nil) {
             problems.append("INSIGHTD_TLS_CERT and INSIGHTD_TLS_KEY: set both, or neither")
         }
@@ -184,6 +200,31 @@ public struct Settings: Sendable, Equatable {
             problems.append("INSIGHTD_TLS_CLIENT_CA: client certificates need TLS (set INSIGHTD_TLS_CERT and INSIGHTD_TLS_KEY)")
         }
         return problems.isEmpty ? .success(s) : .failure(SettingsError(problems: problems))
+    }
+
+    /// The engines of the multi-instance mode: both or neither, and one hash key file for all
+    /// instances (a key generated in each state directory would hash the same person differently).
+    /// Values are never echoed: a URL may carry a password.
+    private static func sharedEngines(_ environment: [String: String], into s: inout Settings, problems: inout [String]) {
+        if let url = environment["INSIGHTD_DATABASE_URL"] {
+            if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { s.databaseURL = url } else {
+                problems.append("INSIGHTD_DATABASE_URL: must be a PostgreSQL connection URI, postgres://user:password@host:port/db")
+            }
+        }
+        if let url = environment["INSIGHTD_REDIS_URL"] {
+            if url.hasPrefix("redis://") { s.redisURL = url } else {
+                problems.append("INSIGHTD_REDIS_URL: must be redis://[:password@]host:port[/db]")
+            }
+        }
+        if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_REDIS_URL"] == nil {
+            problems.append("INSIGHTD_REDIS_URL: required with INSIGHTD_DATABASE_URL (the instances share their rate limits and velocity in Redis)")
+        }
+        if environment["INSIGHTD_REDIS_URL"] != nil && environment["INSIGHTD_DATABASE_URL"] == nil {
+            problems.append("INSIGHTD_REDIS_URL: only with INSIGHTD_DATABASE_URL (the embedded SQLite mode keeps rate limits and velocity in memory)")
+        }
+        if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_HASH_KEY_FILE"] == nil {
+            problems.append("INSIGHTD_HASH_KEY_FILE: required with INSIGHTD_DATABASE_URL (every instance must hash with the same keyring)")
+        }
     }
 
     /// Parses "host:port" or "[v6]:port".

@@ -1,13 +1,30 @@
 import Foundation
 import InsightDomain
+import InsightPostgres
 import InsightStorage
 import SQLiteClient
 import Telemetry
 
+/// Where the store of record is: SQLite in a state directory (the embedded default), or a
+/// PostgreSQL database shared by several instances (`INSIGHTD_DATABASE_URL`).
+public enum StoreLocation: Sendable, Equatable {
+    case sqlite(stateDirectory: String)
+    case postgres(url: String)
+
+    /// The location the settings name.
+    public init(_ settings: Settings) {
+        if let url = settings.databaseURL {
+            self = .postgres(url: url)
+        } else {
+            self = .sqlite(stateDirectory: settings.stateDirectory)
+        }
+    }
+}
+
 /// The store ports as one backend implements them, opened from the settings: the one place that
-/// names the backend (SQLite in the state directory), for the daemon (`InsightService`),
-/// `insightctl` and the tests. Writes go through one group-commit writer, started and stopped
-/// with the daemon.
+/// names the backends (SQLite in the state directory, or PostgreSQL), for the daemon
+/// (`InsightService`), `insightctl` and the tests. Writes go through the backend's one writer,
+/// started and stopped with the daemon.
 public struct StoreBackend: Sendable {
     let ledger: any EvaluationLedger
     let credentials: any CredentialDirectory
@@ -15,57 +32,121 @@ public struct StoreBackend: Sendable {
     let authorizations: any AuthorizationStore
     let retention: any RetentionPurge
     let hashKeyRegistry: any HashKeyRegistry
+    /// Which instance runs the periodic jobs (always this one on SQLite).
+    let leadership: any JobLeadership
     /// Every caller of every tenant (for the reporting gauges).
     let everyCaller: @Sendable () throws -> [Caller]
-    private let writer: GroupCommitWriter
+    /// True while the store answers (for `/readyz`; SQLite always does).
+    let isReachable: @Sendable () -> Bool
+    private let startWrites: @Sendable () -> Void
+    private let stopWrites: @Sendable () -> Void
 
-    /// Opens the database (applying pending migrations, logged) and the ports over it.
+    /// Opens the store the settings name (applying pending migrations, logged) and the ports over it.
     init(settings: Settings, now: Milliseconds, metrics: MetricsRegistry, logger: Logger) throws {
-        let (db, applied) = try Database.openMigrated(path: settings.databasePath, now: now, cacheKiB: Database.writerCacheKiB)
+        let observer = Self.commitObserver(metrics: metrics, logger: logger)
+        let applied: [String]
+        let depth: @Sendable () -> Int
+        switch StoreLocation(settings) {
+        case .sqlite:
+            let db: SQLiteConnection
+            (db, applied) = try Database.openMigrated(path: settings.databasePath, now: now, cacheKiB: Database.writerCacheKiB)
+            let writer = GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
+                                           observer: observer)
+            let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
+            self.administration = administration
+            everyCaller = { try administration.everyCaller() }
+            ledger = SQLiteLedger(writer: writer)
+            credentials = try SQLiteCredentialDirectory(path: settings.databasePath)
+            authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
+            retention = SQLiteRetention(writer: writer)
+            hashKeyRegistry = SQLiteHashKeyRegistry(path: settings.databasePath)
+            leadership = SQLiteJobLeadership()
+            isReachable = { true }
+            startWrites = { writer.start() }
+            stopWrites = { writer.stop() }
+            depth = { writer.depth }
+        case .postgres(let url):
+            var postgres = PostgresSettings(url: url)
+            postgres.writeQueueCapacity = settings.writeQueueCapacity
+            postgres.commitBatch = settings.commitBatch
+            let store: PostgresStore
+            do {
+                (store, applied) = try PostgresStore.open(settings: postgres, now: now, observer: observer)
+            } catch {
+                throw AppError("cannot open the PostgreSQL store (INSIGHTD_DATABASE_URL): \(error)")
+            }
+            let administration = store.administration
+            self.administration = administration
+            everyCaller = { try administration.everyCaller() }
+            ledger = store.ledger
+            credentials = store.credentials
+            authorizations = store.authorizations
+            retention = store.retention
+            hashKeyRegistry = store.hashKeyRegistry
+            leadership = store.leadership
+            isReachable = { store.isReachable }
+            startWrites = { store.start() }
+            stopWrites = { store.stop() }
+            depth = { store.writeQueueDepth }
+        }
         for name in applied { logger.info("migration applied", [("migration", .string(name))]) }
-        let writer = Self.makeWriter(db, settings: settings, metrics: metrics, logger: logger)
-        self.writer = writer
-        let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
-        self.administration = administration
-        everyCaller = { try administration.everyCaller() }
-        ledger = SQLiteLedger(writer: writer)
-        credentials = try SQLiteCredentialDirectory(path: settings.databasePath)
-        authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
-        retention = SQLiteRetention(writer: writer)
-        hashKeyRegistry = SQLiteHashKeyRegistry(path: settings.databasePath)
         metrics.collect("insightd_write_queue_depth", help: "Writes waiting for the writer.", type: .gauge) {
-            [(labels: [], value: Double(writer.depth))]
+            [(labels: [], value: Double(depth()))]
         }
     }
 
     /// Starts taking writes.
-    func start() { writer.start() }
+    func start() { startWrites() }
 
     /// Commits what is queued and closes the store.
-    func stop() { writer.stop() }
+    func stop() { stopWrites() }
 
-    /// The registration of callers and keys, for an operator's tool: opens (creating the state
-    /// directory and applying migrations if needed) the store of `stateDirectory`.
-    public static func registration(stateDirectory: String, now: Milliseconds) throws -> any CallerRegistration {
-        CallerRegistry(try openForTools(stateDirectory: stateDirectory, now: now))
+    /// The registration of callers and keys, for an operator's tool: opens the store (creating
+    /// the state directory and applying migrations if needed).
+    public static func registration(_ location: StoreLocation, now: Milliseconds) throws -> any CallerRegistration {
+        switch location {
+        case .sqlite(let directory): CallerRegistry(try openForTools(stateDirectory: directory, now: now))
+        case .postgres(let url): try PostgresStore.registration(settings: PostgresSettings(url: url), now: now)
+        }
     }
 
     /// Deletes everything older than `cutoff` at once (`insightctl purge`, beside or without a daemon).
-    public static func purge(stateDirectory: String, olderThan cutoff: Milliseconds, now: Milliseconds) throws -> RetentionReport {
-        try Retention(try openForTools(stateDirectory: stateDirectory, now: now)).purge(olderThan: cutoff)
+    public static func purge(_ location: StoreLocation, olderThan cutoff: Milliseconds, now: Milliseconds) throws -> RetentionReport {
+        switch location {
+        case .sqlite(let directory): try Retention(try openForTools(stateDirectory: directory, now: now)).purge(olderThan: cutoff)
+        case .postgres(let url): try PostgresStore.purge(settings: PostgresSettings(url: url), olderThan: cutoff, now: now)
+        }
     }
 
     /// Applies pending migrations; returns their names.
-    public static func migrate(stateDirectory: String, now: Milliseconds) throws -> [String] {
-        try createStateDirectory(stateDirectory)
-        return try Database.openMigrated(path: Settings.databasePath(stateDirectory: stateDirectory), now: now).1
+    public static func migrate(_ location: StoreLocation, now: Milliseconds) throws -> [String] {
+        switch location {
+        case .sqlite(let directory):
+            try createStateDirectory(directory)
+            return try Database.openMigrated(path: Settings.databasePath(stateDirectory: directory), now: now).1
+        case .postgres(let url):
+            return try PostgresStore.migrate(settings: PostgresSettings(url: url), now: now)
+        }
     }
 
     /// A consistent copy of the database, taken online, at `target` (which must not exist);
     /// returns the pages copied. The copy holds every hash and caller: it is created private,
     /// named only once whole, and checked.
-    public static func backup(stateDirectory: String, to target: String) throws -> Int {
-        let source = try Database.open(path: Settings.databasePath(stateDirectory: stateDirectory), create: false)
+    public static func backup(_ location: StoreLocation, to target: String) throws -> Int {
+        switch location {
+        case .sqlite(let directory):
+            return try backup(stateDirectory: directory, to: target)
+        case .postgres:
+            throw AppError("""
+                the store is PostgreSQL (INSIGHTD_DATABASE_URL): back it up with its own tools — pg_dump for a \
+                logical copy, pg_basebackup with WAL archiving (or your provider's snapshots and point-in-time \
+                recovery) for a physical one; insightctl backup copies only the embedded SQLite store
+                """)
+        }
+    }
+
+    private static func backup(stateDirectory directory: String, to target: String) throws -> Int {
+        let source = try Database.open(path: Settings.databasePath(stateDirectory: directory), create: false)
         var pages = 0
         try PrivateFile.create(target) { copy in
             pages = try source.backup(to: copy)
@@ -85,9 +166,8 @@ public struct StoreBackend: Sendable {
                                                 attributes: [.posixPermissions: 0o700])
     }
 
-    /// The group-commit writer over `db`, observed by the store metrics and the failure log.
-    private static func makeWriter(_ db: SQLiteConnection, settings: Settings, metrics: MetricsRegistry,
-                                   logger: Logger) -> GroupCommitWriter {
+    /// What each commit of the writer reports goes to the store metrics and the failure log.
+    private static func commitObserver(metrics: MetricsRegistry, logger: Logger) -> @Sendable (StoreCommit) -> Void {
         let commitDuration = metrics.histogram("insightd_store_commit_duration_seconds",
                                                help: "Duration of one group commit (fsync included).", buckets: Buckets.commitDuration)
             .labels()
@@ -96,16 +176,15 @@ public struct StoreBackend: Sendable {
         let writeFailures = metrics.counter("insightd_store_write_failures_total",
                                             help: "Writes the store could not commit (answered 503).").labels()
         let failureLog = StoreFailureLog(logger: logger)
-        return GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
-                                 observer: { commit in
-                                     commitDuration.observe(commit.seconds)
-                                     batchSize.observe(Double(commit.size))
-                                     if let error = commit.firstError {
-                                         writeFailures.increment(by: Double(commit.failed))
-                                         failureLog.failed(commit.failed, error: error)
-                                     } else {
-                                         failureLog.committed()
-                                     }
-                                 })
+        return { commit in
+            commitDuration.observe(commit.seconds)
+            batchSize.observe(Double(commit.size))
+            if let error = commit.firstError {
+                writeFailures.increment(by: Double(commit.failed))
+                failureLog.failed(commit.failed, error: error)
+            } else {
+                failureLog.committed()
+            }
+        }
     }
 }

@@ -22,8 +22,9 @@ public protocol AdminTransport: Sendable {
     func send(_ method: String, _ path: String, baseURL: URL, key: String, body: String?) throws -> AdminAnswer
 }
 
-/// `insightctl`: administration on the store in the state directory. It works beside a running
-/// daemon (SQLite WAL); changes to callers and keys reach the daemon within its credential cache time.
+/// `insightctl`: administration on the store (SQLite in the state directory, or the PostgreSQL
+/// database of `INSIGHTD_DATABASE_URL`). It works beside running daemons; changes to callers and
+/// keys reach them within their credential cache time.
 public enum AdminCommand {
     static let usage = """
         usage: insightctl [--state-dir DIR] COMMAND
@@ -55,7 +56,9 @@ public enum AdminCommand {
         A tenant (default 'default') is one organisation whose callers share labels, opt-outs and
         device limits; tenants never see each other's data. Names: a-z, 0-9, '-', '_', '.'.
 
-        The state directory defaults to $INSIGHTD_STATE_DIR, then /var/lib/insightd.
+        The store is the PostgreSQL database of $INSIGHTD_DATABASE_URL when it is set (several
+        instances; migrated first when empty), else SQLite in the state directory, which defaults
+        to $INSIGHTD_STATE_DIR, then /var/lib/insightd.
         Default rate 50/s and burst 100.
 
         """
@@ -68,16 +71,18 @@ public enum AdminCommand {
                                                    "key-file", "kind", "older-than", "tenant"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
+            let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
+                                          environment: environment)
             let json = args.flag("json")
             let command = args.positional
             let now = SystemClock().now()
             func registration() throws -> any CallerRegistration {
-                try StoreBackend.registration(stateDirectory: stateDirectory, now: now)
+                try StoreBackend.registration(store, now: now)
             }
             switch command {
             case ["migrate"]:
                 try args.checkAllConsumed()
-                let applied = try StoreBackend.migrate(stateDirectory: stateDirectory, now: now)
+                let applied = try StoreBackend.migrate(store, now: now)
                 print(applied.isEmpty ? "schema is up to date" : "applied: \(applied.joined(separator: ", "))")
             case ["callers", "create"]:
                 guard let name = args.option("name") else { throw AppError("--name is required") }
@@ -208,14 +213,14 @@ public enum AdminCommand {
             case let words where words.count == 2 && words[0] == "backup":
                 try args.checkAllConsumed()
                 let target = words[1]
-                let pages = try StoreBackend.backup(stateDirectory: stateDirectory, to: target)
+                let pages = try StoreBackend.backup(store, to: target)
                 print("backed up \(pages) pages to \(target) (integrity ok); the hash key file is not included: back it up separately")
             case ["purge"]:
                 guard let text = args.option("older-than"), let days = Int(text), days >= 1 else {
                     throw AppError("--older-than DAYS is required (a whole number of at least 1)")
                 }
                 try args.checkAllConsumed()
-                let report = try StoreBackend.purge(stateDirectory: stateDirectory, olderThan: now - Milliseconds(days) * 86_400_000, now: now)
+                let report = try StoreBackend.purge(store, olderThan: now - Milliseconds(days) * 86_400_000, now: now)
                 print("deleted \(report.evaluations) evaluations, \(report.labels) labels, \(report.labelSubmissions) label submissions older than \(days) days")
             case let words where words.count == 3 && words[0] == "rate-limit" && ["show", "reset"].contains(words[1]):
                 let url = args.option("url") ?? environment["INSIGHTD_LISTEN"].map { "http://\($0)" } ?? "http://127.0.0.1:8080"
@@ -260,6 +265,20 @@ public enum AdminCommand {
             throw AppError("an admin key is needed: set INSIGHTD_ADMIN_KEY or use --key-file FILE")
         }
         return key
+    }
+
+    /// The store insightctl acts on: the PostgreSQL database of INSIGHTD_DATABASE_URL when it is
+    /// set (then --state-dir, which names an embedded store, is a contradiction), else SQLite in
+    /// the state directory.
+    static func storeLocation(stateDirectory: String, explicit: Bool, environment: [String: String]) throws -> StoreLocation {
+        guard let url = environment["INSIGHTD_DATABASE_URL"] else { return .sqlite(stateDirectory: stateDirectory) }
+        guard !explicit else {
+            throw AppError("--state-dir names an embedded SQLite store, but INSIGHTD_DATABASE_URL names a PostgreSQL one: unset one of them")
+        }
+        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+            throw AppError("INSIGHTD_DATABASE_URL must be a PostgreSQL connection URI, postgres://user:password@host:port/db")
+        }
+        return .postgres(url: url)
     }
 
     static func keyringPath(stateDirectory: String, environment: [String: String]) -> String {

@@ -9,6 +9,26 @@ public enum StoreFailure: Error, Sendable, Equatable {
     case unavailable(String)
 }
 
+/// What one commit of a store's writer did, for the operator's metrics and log (both backends'
+/// writers report it the same way).
+public struct StoreCommit: Sendable {
+    /// Jobs in the batch.
+    public var size: Int
+    /// The commit's duration in seconds, from the start of the batch to its durable commit.
+    public var seconds: Double
+    /// Jobs that failed.
+    public var failed: Int
+    /// The first failure's error, as text: for the operator's log, never for callers.
+    public var firstError: String?
+
+    public init(size: Int, seconds: Double, failed: Int, firstError: String?) {
+        self.size = size
+        self.seconds = seconds
+        self.failed = failed
+        self.firstError = firstError
+    }
+}
+
 /// Durable writes of evaluations, consumption reports and labels.
 public protocol EvaluationLedger: Sendable {
     /// Stores an evaluation; `completion` runs after the commit (on a store thread).

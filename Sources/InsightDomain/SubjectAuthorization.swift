@@ -79,27 +79,35 @@ public protocol AuthorizationStore: Sendable {
     func record(for subject: SubjectHashes) throws -> AuthorizationRecord?
     /// Every stored denial (for the in-memory index at start).
     func denials() throws -> [StoredDenial]
+    /// Every stored choice, denied or authorized, asked for (or renewed) at or after `since`: what
+    /// other instances changed, for an instance's in-memory index.
+    func authorizations(renewedSince since: Milliseconds) throws -> [StoredAuthorization]
 }
 
-/// A denial as the store holds it.
-public struct StoredDenial: Sendable, Equatable {
+/// A subject's choice as the store holds it, under one of its hashes.
+public struct StoredAuthorization: Sendable, Equatable {
     public var tenant: String
     public var environment: Environment
     public var kind: AuthorizableKind
     public var hash: [UInt8]
+    public var request: AuthorizationRequest
     public var effectiveAt: Milliseconds
     public var renewedAt: Milliseconds
 
     public init(tenant: String, environment: Environment, kind: AuthorizableKind, hash: [UInt8],
-                effectiveAt: Milliseconds, renewedAt: Milliseconds) {
+                request: AuthorizationRequest = .denied, effectiveAt: Milliseconds, renewedAt: Milliseconds) {
         self.tenant = tenant
         self.environment = environment
         self.kind = kind
         self.hash = hash
+        self.request = request
         self.effectiveAt = effectiveAt
         self.renewedAt = renewedAt
     }
 }
+
+/// A denial as the store holds it (its `request` is `.denied`).
+public typealias StoredDenial = StoredAuthorization
 
 /// Denials in memory, so an evaluation checks its subject without a database read. Each tenant
 /// and environment holds at most `capacity` (`hasRoom`), since every denial costs memory.
@@ -140,7 +148,7 @@ public final class DenialIndex: Sendable {
     /// Replaces the whole index (at start).
     public func load(_ denials: [StoredDenial]) {
         var all = State()
-        for d in denials {
+        for d in denials where d.request == .denied {
             all.set(Key(tenant: d.tenant, environment: d.environment, kind: d.kind, hash: d.hash),
                     Denial(effectiveAt: d.effectiveAt, renewedAt: d.renewedAt))
         }
@@ -153,6 +161,17 @@ public final class DenialIndex: Sendable {
             for hash in subject.hashes { state.set(Self.key(subject, hash), nil) }
             if record.request == .denied, let active = subject.hashes.first {
                 state.set(Self.key(subject, active), Denial(effectiveAt: record.effectiveAt, renewedAt: record.renewedAt))
+            }
+        }
+    }
+
+    /// Applies choices another instance recorded (`AuthorizationStore.authorizations(renewedSince:)`):
+    /// a denial is set, an authorization lifts the denial held under its hash.
+    public func apply(_ changes: [StoredAuthorization]) {
+        state.withLock { state in
+            for change in changes {
+                state.set(Key(tenant: change.tenant, environment: change.environment, kind: change.kind, hash: change.hash),
+                          change.request == .denied ? Denial(effectiveAt: change.effectiveAt, renewedAt: change.renewedAt) : nil)
             }
         }
     }

@@ -98,17 +98,27 @@ public final class PostgresAuthorizationStore: AuthorizationStore {
     }
 
     public func denials() throws -> [StoredDenial] {
+        try rows("WHERE status = 'denied'", [])
+    }
+
+    public func authorizations(renewedSince since: Milliseconds) throws -> [StoredAuthorization] {
+        try rows("WHERE renewed_at >= $1", [.int64(since)])
+    }
+
+    private func rows(_ filter: String, _ parameters: [PostgresValue?]) throws -> [StoredAuthorization] {
         try reads.read { db in
             try db.query("""
-                SELECT tenant, environment, kind, subject_hash, effective_at, renewed_at
-                FROM subject_authorizations WHERE status = 'denied'
-                """).map { row in
+                SELECT tenant, environment, kind, subject_hash, status, effective_at, renewed_at
+                FROM subject_authorizations \(filter)
+                """, parameters).map { row in
                 guard let environment = Environment(rawValue: row.text(1) ?? ""),
-                      let kind = AuthorizableKind(rawValue: row.text(2) ?? "") else {
-                    throw PostgresStoreError("subject_authorizations holds an unknown environment or kind")
+                      let kind = AuthorizableKind(rawValue: row.text(2) ?? ""),
+                      let request = AuthorizationRequest(rawValue: row.text(4) ?? "") else {
+                    throw PostgresStoreError("subject_authorizations holds an unknown environment, kind or status")
                 }
-                return StoredDenial(tenant: row.text(0) ?? Tenant.defaultName, environment: environment, kind: kind,
-                                    hash: row.bytea(3) ?? [], effectiveAt: row.int64(4) ?? 0, renewedAt: row.int64(5) ?? 0)
+                return StoredAuthorization(tenant: row.text(0) ?? Tenant.defaultName, environment: environment, kind: kind,
+                                           hash: row.bytea(3) ?? [], request: request, effectiveAt: row.int64(5) ?? 0,
+                                           renewedAt: row.int64(6) ?? 0)
             }
         }
     }

@@ -36,17 +36,7 @@ public final class PostgresWriter: @unchecked Sendable {
     }
 
     /// What one commit did, for metrics and logs (as `GroupCommitWriter.Commit`).
-    public struct Commit: Sendable {
-        /// Jobs in the batch.
-        public var size: Int
-        /// The batch's duration in seconds, from sending to the acknowledged commit (retries included).
-        public var seconds: Double
-        /// Jobs that failed.
-        public var failed: Int
-        /// The first failure's error, as text: for the operator's log, never for callers. It
-        /// names an SQLSTATE and a constraint, never a parameter.
-        public var firstError: String?
-    }
+    public typealias Commit = StoreCommit
 
     private let settings: PostgresSettings
     private let condition = NSCondition()

@@ -26,16 +26,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
     /// Most jobs committed together.
     public let maxBatch: Int
     /// What one commit did, for metrics and logs.
-    public struct Commit: Sendable {
-        /// Jobs in the batch.
-        public var size: Int
-        /// The commit's duration in seconds, fsync included.
-        public var seconds: Double
-        /// Jobs that failed (all of them when BEGIN or COMMIT failed).
-        public var failed: Int
-        /// The first failure's error, as text: for the operator's log, never for callers.
-        public var firstError: String?
-    }
+    public typealias Commit = StoreCommit
 
     /// Called on the writer thread after each commit.
     private let observer: (@Sendable (Commit) -> Void)?

@@ -67,17 +67,28 @@ public final class SQLiteAuthorizationStore: AuthorizationStore {
     }
 
     public func denials() throws -> [StoredDenial] {
+        try rows("WHERE status = 'denied'")
+    }
+
+    public func authorizations(renewedSince since: Milliseconds) throws -> [StoredAuthorization] {
+        try rows("WHERE renewed_at >= ?", since)
+    }
+
+    private func rows(_ filter: String, _ since: Milliseconds? = nil) throws -> [StoredAuthorization] {
         try reader.withLock { db in
-            try db.prepare("""
-                SELECT tenant, environment, kind, subject_hash, effective_at, renewed_at
-                FROM subject_authorizations WHERE status = 'denied'
-                """).query { row in
+            let values: [any SQLiteBindable] = since.map { [$0] } ?? []
+            return try db.prepare("""
+                SELECT tenant, environment, kind, subject_hash, status, effective_at, renewed_at
+                FROM subject_authorizations \(filter)
+                """).query(values) { row in
                     guard let environment = Environment(rawValue: row.text(1) ?? ""),
-                          let kind = AuthorizableKind(rawValue: row.text(2) ?? "") else {
-                        throw StoreError.invalid("subject_authorizations holds an unknown environment or kind")
+                          let kind = AuthorizableKind(rawValue: row.text(2) ?? ""),
+                          let request = AuthorizationRequest(rawValue: row.text(4) ?? "") else {
+                        throw StoreError.invalid("subject_authorizations holds an unknown environment, kind or status")
                     }
-                    return StoredDenial(tenant: row.text(0) ?? Tenant.defaultName, environment: environment, kind: kind,
-                                        hash: row.blob(3) ?? [], effectiveAt: row.int64(4), renewedAt: row.int64(5))
+                    return StoredAuthorization(tenant: row.text(0) ?? Tenant.defaultName, environment: environment, kind: kind,
+                                               hash: row.blob(3) ?? [], request: request, effectiveAt: row.int64(5),
+                                               renewedAt: row.int64(6))
                 }
         }
     }

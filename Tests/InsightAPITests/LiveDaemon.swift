@@ -59,7 +59,7 @@ final class LiveDaemon: @unchecked Sendable {
                       name: String = "test", tenant: String = Tenant.defaultName, rate: Double = 10_000,
                       burst: Int = 10_000) throws -> (callerId: String, key: String) {
         let id = "caller_\(UUID().uuidString.prefix(8).lowercased())"
-        let registration = try StoreBackend.registration(stateDirectory: service.settings.stateDirectory, now: SystemClock().now())
+        let registration = try StoreBackend.registration(StoreLocation(service.settings), now: SystemClock().now())
         let (caller, key) = try registration.create(name: name, tenant: tenant, environment: environment, roles: roles,
                                                     rate: rate, burst: burst, now: SystemClock().now(), callerId: id)
         return (caller.callerId, key.token)

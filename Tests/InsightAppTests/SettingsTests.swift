@@ -60,6 +60,41 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(error.problems.count, 2)
     }
 
+    func testTheSharedEnginesGoTogetherWithOneHashKeyFile() throws {
+        let shared = ["INSIGHTD_DATABASE_URL": "postgres://insightd:s3cret@db:5432/insightd?sslmode=require",
+                      "INSIGHTD_REDIS_URL": "redis://:s3cret@cache:6379/0", "INSIGHTD_HASH_KEY_FILE": "/run/key",
+                      "INSIGHTD_INSTANCES": "4"]
+        let s = try Settings.load(from: shared).get()
+        XCTAssertTrue(s.isShared)
+        XCTAssertEqual(s.databaseURL, shared["INSIGHTD_DATABASE_URL"])
+        XCTAssertEqual(s.redisURL, shared["INSIGHTD_REDIS_URL"])
+        XCTAssertEqual(s.instances, 4)
+        XCTAssertFalse(try Settings.load(from: [:]).get().isShared)
+        XCTAssertEqual(try Settings.load(from: [:]).get().instances, 3)
+
+        func problems(_ environment: [String: String]) -> [String] {
+            guard case .failure(let error) = Settings.load(from: environment) else { return [] }
+            return error.problems
+        }
+        var missing = shared
+        missing["INSIGHTD_REDIS_URL"] = nil
+        XCTAssertEqual(problems(missing).count, 1)
+        XCTAssertTrue(problems(missing)[0].hasPrefix("INSIGHTD_REDIS_URL: required with INSIGHTD_DATABASE_URL"))
+        missing = shared
+        missing["INSIGHTD_HASH_KEY_FILE"] = nil
+        XCTAssertTrue(problems(missing).first?.hasPrefix("INSIGHTD_HASH_KEY_FILE: required") ?? false)
+        XCTAssertTrue(problems(["INSIGHTD_REDIS_URL": "redis://cache:6379"]).first?.contains("only with INSIGHTD_DATABASE_URL") ?? false)
+        // A URL may carry a password: a wrong one is named, never echoed.
+        for (name, value) in [("INSIGHTD_DATABASE_URL", "mysql://u:s3cret@db/x"), ("INSIGHTD_REDIS_URL", "rediss://:s3cret@c")] {
+            var wrong = shared
+            wrong[name] = value
+            let found = problems(wrong)
+            XCTAssertTrue(found.contains { $0.hasPrefix(name) }, "\(found)")
+            XCTAssertFalse(found.joined().contains("s3cret"), "\(found)")
+        }
+        XCTAssertFalse(problems(["INSIGHTD_INSTANCES": "0"]).isEmpty)
+    }
+
     func testTLSSettings() throws {
         let s = try Settings.load(from: ["INSIGHTD_TLS_CERT": "/c.pem", "INSIGHTD_TLS_KEY": "/k.pem",
                                          "INSIGHTD_TLS_CLIENT_CA": "/ca.pem"]).get()

@@ -46,7 +46,7 @@ final class TestDaemon: @unchecked Sendable {
     /// Creates a caller in the store and returns its API key. `roles` are role names
     /// (`evaluate`, `labels`, `admin`); `environment` is `production` or `sandbox`.
     func createKey(roles: [String], environment: String = "sandbox") throws -> String {
-        let registration = try StoreBackend.registration(stateDirectory: service.settings.stateDirectory, now: SystemClock().now())
+        let registration = try StoreBackend.registration(StoreLocation(service.settings), now: SystemClock().now())
         let (_, key) = try registration.create(
             name: "client-test", tenant: Tenant.defaultName, environment: InsightDomain.Environment(rawValue: environment)!,
             roles: Set(roles.map { Role(rawValue: $0)! }), rate: 1000, burst: 1000,

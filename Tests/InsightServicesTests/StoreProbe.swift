@@ -87,6 +87,11 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         return try inner.denials()
     }
 
+    func authorizations(renewedSince since: Milliseconds) throws -> [StoredAuthorization] {
+        try checkRead()
+        return try inner.authorizations(renewedSince: since)
+    }
+
     // MARK: CallerAdministration
 
     func callers(tenant: String) throws -> [Caller] {

@@ -311,10 +311,18 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     }
 
     public func denials() throws -> [StoredDenial] {
+        stored { $0.request == .denied }
+    }
+
+    public func authorizations(renewedSince since: Milliseconds) throws -> [StoredAuthorization] {
+        stored { $0.renewedAt >= since }
+    }
+
+    private func stored(where include: (AuthorizationRecord) -> Bool) -> [StoredAuthorization] {
         state.withLock { state in
-            state.authorizations.filter { $0.value.request == .denied }.map { key, record in
-                StoredDenial(tenant: key.tenant, environment: key.environment, kind: key.kind, hash: key.hash,
-                             effectiveAt: record.effectiveAt, renewedAt: record.renewedAt)
+            state.authorizations.filter { include($0.value) }.map { key, record in
+                StoredAuthorization(tenant: key.tenant, environment: key.environment, kind: key.kind, hash: key.hash,
+                                    request: record.request, effectiveAt: record.effectiveAt, renewedAt: record.renewedAt)
             }
         }
     }

@@ -329,6 +329,29 @@ let authorizationCases: [ContractCase] = [
         let denied = try s.authorize(.denied, person, now: 3_000, cooldown: 500)
         try expectEqual(denied.effectiveAt, 3_500, "a new denial starts a new cooldown")
     },
+    contractCase(.authorization, "the choices renewed since a time, denied or authorized, for another instance's index") { s in
+        _ = try s.authorize(.denied, subject([[1]]), now: 1_000, cooldown: 500)
+        _ = try s.authorize(.denied, subject([[2]]), now: 2_000, cooldown: 500)
+        _ = try s.authorize(.authorized, subject([[3]]), now: 2_500)
+        _ = try s.authorize(.authorized, subject([[1]]), now: 3_000)
+        let changes = try s.authorizations.authorizations(renewedSince: 2_000).sorted { $0.hash.lexicographicallyPrecedes($1.hash) }
+        try expectEqual(changes, [
+            StoredAuthorization(tenant: "default", environment: .production, kind: .account, hash: [1], request: .authorized,
+                                effectiveAt: 3_000, renewedAt: 3_000),
+            StoredAuthorization(tenant: "default", environment: .production, kind: .account, hash: [2], request: .denied,
+                                effectiveAt: 2_500, renewedAt: 2_000),
+            StoredAuthorization(tenant: "default", environment: .production, kind: .account, hash: [3], request: .authorized,
+                                effectiveAt: 2_500, renewedAt: 2_500),
+        ])
+        try expectEqual(try s.authorizations.authorizations(renewedSince: 3_001), [])
+        // Applied to an index that held the first denial, they leave the one denial in force.
+        let index = DenialIndex()
+        index.load([StoredDenial(tenant: "default", environment: .production, kind: .account, hash: [1], effectiveAt: 1_500,
+                                 renewedAt: 1_000)])
+        index.apply(changes)
+        try expectEqual(index.isDenied("default", .production, .account, hashes: [[1]], now: 5_000), false)
+        try expectEqual(index.isDenied("default", .production, .account, hashes: [[2]], now: 5_000), true)
+    },
     contractCase(.authorization, "a choice is found under any key of the keyring and kept under the active one") { s in
         _ = try s.authorize(.denied, subject([[1]], key: "k1"), now: 1_000, cooldown: 500)
         let rotated = subject([[2], [1]], key: "k2")

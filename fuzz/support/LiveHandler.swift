@@ -39,7 +39,7 @@ final class LiveHandler: @unchecked Sendable {
             settings.credentialCacheSeconds = 60
             settings.devicePerHour = 1_000_000
             settings.logLevel = .error
-            let registration = try StoreBackend.registration(stateDirectory: directory, now: SystemClock().now())
+            let registration = try StoreBackend.registration(.sqlite(stateDirectory: directory), now: SystemClock().now())
             let all: Set<Role> = [.evaluate, .labels, .admin]
             key = try registration.create(name: "fuzz", tenant: "default", environment: .production, roles: all,
                                           rate: 1_000_000, burst: 1_000_000, now: SystemClock().now(),
