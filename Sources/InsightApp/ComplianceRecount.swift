@@ -7,7 +7,7 @@ import Telemetry
 /// `INSIGHTD_COMPLIANCE_REFRESH` seconds, off the request path, so penalties follow what callers
 /// report; a costly recount waits longer before the next (`delay`).
 final class ComplianceRecount: Sendable {
-    private let limiter: RateLimiter
+    private let limiter: any RateLimits
     private let source: any ReportingStatsSource
     private let callers: @Sendable () throws -> [Caller]
     private let interval: Int
@@ -23,7 +23,7 @@ final class ComplianceRecount: Sendable {
     /// rows, seconds of work that would otherwise repeat every interval.
     static let budget = 0.05
 
-    init(limiter: RateLimiter, source: any ReportingStatsSource, callers: @escaping @Sendable () throws -> [Caller],
+    init(limiter: any RateLimits, source: any ReportingStatsSource, callers: @escaping @Sendable () throws -> [Caller],
          interval: Int, logger: Logger, metrics: MetricsRegistry) {
         self.limiter = limiter
         self.source = source
