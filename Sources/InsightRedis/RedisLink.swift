@@ -98,9 +98,9 @@ public final class RedisLink: Sendable {
     public var isAvailable: Bool { available.load(ordering: .acquiring) }
 
     /// Registers a check the background thread runs on its own connection: every interval while
-    /// Redis is up (`recoveredSince` nil), and once after a reconnection before Redis is used
-    /// again (`recoveredSince`: when it went down, or nil-equivalent 0 at the first connection).
-    /// A thrown transport error marks Redis unavailable.
+    /// Redis is up (`recoveredSince` nil), and once right after a (re)connection, as Redis is used
+    /// again (`recoveredSince`: when it went down, wall-clock milliseconds; 0 at the first
+    /// connection). A thrown transport error marks Redis unavailable.
     public func onCheck(_ check: @escaping @Sendable (RedisConnection, _ recoveredSince: Int64?) throws(RedisError) -> Void) {
         checks.withLock { $0.append(check) }
     }
@@ -194,7 +194,8 @@ public final class RedisLink: Sendable {
         guard available.exchange(false, ordering: .acquiringAndReleasing) else { return }
         generation.add(1, ordering: .releasing)
         idle.withLock { $0.removeAll() }
-        downSince.withLock { $0 = Int64(Date().timeIntervalSince1970 * 1000) }
+        // An outage whose rebuild had not finished keeps its start (0: never connected).
+        downSince.withLock { if $0 == nil { $0 = Int64(Date().timeIntervalSince1970 * 1000) } }
         upGauge.set(0)
         log(.unavailable(reason: "\(error)"))
     }
@@ -210,20 +211,25 @@ public final class RedisLink: Sendable {
                                                  commandTimeout: settings.backgroundTimeout)
             }
             let open = connection!
-            let wasAvailable = isAvailable
-            if !wasAvailable { _ = try open.command("PING") }
-            let since: Int64? = wasAvailable ? nil : downSince.withLock { $0 } ?? 0
-            for check in checks.withLock({ $0 }) { try check(open, since) }
-            if !wasAvailable, !available.exchange(true, ordering: .acquiringAndReleasing) {
-                downSince.withLock { $0 = nil }
-                upGauge.set(1)
-                log(.available)
+            var since: Int64?
+            if !isAvailable {
+                _ = try open.command("PING")
+                // Used again at once; what the checks rebuild arrives while requests flow, and
+                // what those requests write meanwhile is written twice at worst (idempotent).
+                since = downSince.withLock { $0 ?? 0 }
+                if !available.exchange(true, ordering: .acquiringAndReleasing) {
+                    upGauge.set(1)
+                    log(.available)
+                }
             }
+            for check in checks.withLock({ $0 }) { try check(open, since) }
+            // The outage is over once the checks have rebuilt what it lost.
+            if since != nil { downSince.withLock { $0 = nil } }
         } catch {
             connection = nil
             if isAvailable {
                 fail(error)
-            } else if downSince.withLock({ $0 }) == 0 {
+            } else if downSince.withLock({ $0 ?? 0 }) == 0 {
                 // Not reachable at start: said once, like any going down.
                 downSince.withLock { $0 = Int64(Date().timeIntervalSince1970 * 1000) }
                 failures.increment(error == .timeout ? "timeout" : "connection")
