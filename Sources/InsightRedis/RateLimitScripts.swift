@@ -96,8 +96,9 @@ enum RateLimitScripts {
     """)
 
     /// A caller's state without taking a token (the step moved as time says, as `RateLimiter`
-    /// does). KEYS[1] the caller's hash; ARGV as `caller_state`. Answers {step, remaining,
-    /// reset ms, evaluations, onTime, late, overdue, pending, throttled, lastAt, lastReason}.
+    /// does). KEYS[1] the caller's hash, KEYS[2] when the counts were written; ARGV as
+    /// `caller_state`. Answers {step, remaining, reset ms, evaluations, onTime, late, overdue,
+    /// pending, throttled, lastAt, lastReason, countedAt}.
     static let view = RedisScript(prelude + """
     local now = now_ms()
     local tat, step, stepAt, rate, burst = caller_state(KEYS[1], now)
@@ -107,7 +108,7 @@ enum RateLimitScripts {
     local h = redis.call('HMGET', KEYS[1], 'ev', 'onTime', 'late', 'overdue', 'pending', 'throttled', 'lastAt', 'lastReason')
     local reset = math.max(tat or now, now) - now
     return {step, available(rate, burst, now, tat), num(reset), h[1] or '0', h[2] or '0', h[3] or '0', h[4] or '0',
-            h[5] or '0', h[6] or '0', h[7] or '', h[8] or ''}
+            h[5] or '0', h[6] or '0', h[7] or '', h[8] or '', redis.call('GET', KEYS[2]) or ''}
     """)
 
     /// The recount's reporting counts for a batch of callers. KEYS: their hashes; ARGV[1] the

@@ -106,7 +106,9 @@ public final class RedisLink: Sendable {
     }
 
     /// Connects once now (so that an instance starting beside a live Redis uses it from its
-    /// first request) and starts the background thread. Calling it again does nothing.
+    /// first request; at most `backgroundTimeout` when Redis does not answer) and starts the
+    /// background thread, which runs the checks at once (a rebuild runs there, never here).
+    /// Calling it again does nothing; `stop` ends the thread.
     public func start() {
         let created = worker.withLock { current -> Worker? in
             guard current == nil else { return nil }
@@ -116,15 +118,15 @@ public final class RedisLink: Sendable {
         }
         guard let created else { return }
         downSince.withLock { $0 = 0 }
-        var connection: RedisConnection?
-        tick(&connection)
+        var first: RedisConnection?
+        tick(&first, runChecks: false)
         let link = self
         let thread = Thread {
             var connection: RedisConnection? = nil
-            while !created.stopping.load(ordering: .acquiring) {
-                if created.wake.wait(timeout: .now() + link.settings.checkInterval.seconds) == .success { break }
-                link.tick(&connection)
-            }
+            repeat {
+                link.tick(&connection, runChecks: true)
+            } while !created.stopping.load(ordering: .acquiring)
+                && created.wake.wait(timeout: .now() + link.settings.checkInterval.seconds) == .timedOut
         }
         thread.name = "insightd.redis"
         thread.start()
@@ -202,8 +204,9 @@ public final class RedisLink: Sendable {
 
     // MARK: The background thread
 
-    /// One check: reconnect while down, run the users' checks, report changes.
-    private func tick(_ connection: inout RedisConnection?) {
+    /// One check: reconnect while down, run the users' checks (unless `runChecks` is false: the
+    /// first connection, made by `start`), report changes.
+    private func tick(_ connection: inout RedisConnection?, runChecks: Bool) {
         do throws(RedisError) {
             if connection == nil || !connection!.isConnected {
                 connection = nil
@@ -212,8 +215,9 @@ public final class RedisLink: Sendable {
             }
             let open = connection!
             var since: Int64?
+            // A Redis that went away is noticed here too when no request reaches it.
+            _ = try open.command("PING")
             if !isAvailable {
-                _ = try open.command("PING")
                 // Used again at once; what the checks rebuild arrives while requests flow, and
                 // what those requests write meanwhile is written twice at worst (idempotent).
                 since = downSince.withLock { $0 ?? 0 }
@@ -221,6 +225,10 @@ public final class RedisLink: Sendable {
                     upGauge.set(1)
                     log(.available)
                 }
+            }
+            guard runChecks else {
+                downSince.withLock { $0 = nil }
+                return
             }
             for check in checks.withLock({ $0 }) { try check(open, since) }
             // The outage is over once the checks have rebuilt what it lost.

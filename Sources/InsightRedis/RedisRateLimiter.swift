@@ -105,11 +105,9 @@ public final class RedisRateLimiter: RateLimits {
             view.quota.configured = GCRA(rate: caller.rate, burst: caller.burst)
             return view
         }
-        let asOf = link.perform { connection throws(RedisError) in try connection.command("GET", statsAsOfKey) }
         return RateLimitView(quota: state.quota, stats: state.stats, allowance: settings.compliance.allowance(state.stats),
                              throttledCount: state.throttled, lastThrottledAt: state.lastThrottledAt,
-                             lastThrottleReason: state.lastReason,
-                             statsAsOf: asOf?.string.flatMap { Milliseconds($0) })
+                             lastThrottleReason: state.lastReason, statsAsOf: state.statsAsOf)
     }
 
     private struct SharedState {
@@ -118,15 +116,16 @@ public final class RedisRateLimiter: RateLimits {
         var throttled: Int
         var lastThrottledAt: Milliseconds?
         var lastReason: ThrottleReason?
+        var statsAsOf: Milliseconds?
     }
 
     private func shared(_ caller: Caller) -> SharedState? {
-        let key = callerKey(caller.callerId)
+        let keys = [callerKey(caller.callerId), statsAsOfKey]
         let arguments = stepArguments(caller)
         let reply = link.perform { connection throws(RedisError) in
-            try connection.run(RateLimitScripts.view, keys: [key], arguments: arguments)
+            try connection.run(RateLimitScripts.view, keys: keys, arguments: arguments)
         }
-        guard let parts = reply?.elements, parts.count == 11, let step = parts[0].integer,
+        guard let parts = reply?.elements, parts.count == 12, let step = parts[0].integer,
               let available = parts[1].integer, let reset = parts[2].string.flatMap(Double.init) else { return nil }
         func count(_ i: Int) -> Int { parts[i].string.flatMap { Int($0) } ?? 0 }
         let configured = GCRA(rate: caller.rate, burst: caller.burst)
@@ -137,7 +136,8 @@ public final class RedisRateLimiter: RateLimits {
                            stats: ReportingStats(evaluations: count(3), onTime: count(4), late: count(5),
                                                  overdue: count(6), pending: count(7)),
                            throttled: count(8), lastThrottledAt: parts[9].string.flatMap { Milliseconds($0) },
-                           lastReason: parts[10].string.flatMap { ThrottleReason(rawValue: $0) })
+                           lastReason: parts[10].string.flatMap { ThrottleReason(rawValue: $0) },
+                           statsAsOf: parts[11].string.flatMap { Milliseconds($0) })
     }
 
     // MARK: Reporting compliance

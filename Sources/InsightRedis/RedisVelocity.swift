@@ -75,7 +75,11 @@ public final class RedisVelocity: VelocityState {
         }
         guard let parts = reply?.elements, parts.count == 1 + accounts.count + devices.count + counterparties.count,
               let now = parts[0].string.flatMap({ Milliseconds($0) }) else {
-            if !keys.isEmpty { withoutRedis.increment("signals") }
+            if keys.isEmpty {
+                // Nothing to look up: the signals of a query that names no subject.
+                return VelocitySignals(query: query, accounts: [], devices: [], counterparties: [], now: clock.now())
+            }
+            withoutRedis.increment("signals")
             var none = VelocitySignals()
             none.now = clock.now()
             return none
