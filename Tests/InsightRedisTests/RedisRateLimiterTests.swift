@@ -93,6 +93,25 @@ final class RedisRateLimiterTests: XCTestCase {
         XCTAssertEqual(a.view(who).throttledCount, 0)
     }
 
+    /// The recount writes every caller in one pipeline (scripts of 200 callers): longer in all
+    /// than a request-path call's 50 ms, but the timeout bounds each wait for a reply, so it is
+    /// not taken for Redis hanging.
+    func testARecountOfManyCallersIsNotCutByTheRequestTimeout() throws {
+        let instance = try Instance(redis, prefix: uniquePrefix(), commandTimeout: .milliseconds(50))
+        instance.link.start()
+        defer { instance.link.stop() }
+        let limiter = RedisRateLimiter(link: instance.link, settings: .init(), clock: SystemClock(), instances: 2)
+        var stats: [String: ReportingStats] = [:]
+        for i in 0..<30_000 { stats["caller_\(i)"] = ReportingStats(evaluations: 1000, overdue: 21 + i % 100) }
+        let started = ContinuousClock.now
+        limiter.update(stats)
+        print("recount of 30,000 callers written in \(ContinuousClock.now - started)")
+        XCTAssertTrue(instance.link.isAvailable)
+        XCTAssertEqual(instance.sample("insightd_redis_failures_total{kind=\"timeout\"}") ?? 0, 0)
+        XCTAssertEqual(limiter.view(caller("caller_29999")).stats.overdue, 120)
+        XCTAssertEqual(limiter.status(caller("caller_29999")).penaltyStep, 4)
+    }
+
     func testTheStepRuleIsTheInMemoryLimitersOne() throws {
         // The script's step rule against CompliancePolicy.advance, for the same history: a
         // recovery period of 1 s, so that the server's clock runs it in a second or two.
