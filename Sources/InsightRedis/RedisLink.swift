@@ -51,15 +51,17 @@ public enum RedisLinkEvent: Sendable, Equatable {
 /// The connections of one instance to the shared Redis, and whether Redis is up.
 ///
 /// **Request path.** `perform` runs a call on a connection taken from a pool (opened on demand),
-/// so the event loops never wait on each other; each call waits at most `commandTimeout`. A
+/// so the event loops never wait on each other; each wait for a reply lasts at most
+/// `commandTimeout`. A
 /// transport failure (connection lost, timeout) marks Redis unavailable at once: no retry on the
 /// request path, and until the background thread has reconnected every `perform` answers nil at
 /// once, which its users take as "use the local fallback".
 ///
-/// **Background thread** (`start`/`stop`). Every `checkInterval` it checks Redis on a connection
-/// of its own: while Redis is up it runs the users' checks (`onCheck`: the velocity marker), and
-/// marks Redis unavailable when the check fails; while Redis is down it reconnects, runs the
-/// users' checks with `recovered` true (what they rebuild), and then marks Redis available.
+/// **Background thread** (`start`/`stop`). Every `checkInterval` it PINGs Redis on a connection
+/// of its own and runs the users' checks (`onCheck`: the velocity marker); a failure marks Redis
+/// unavailable. While Redis is down it reconnects; once Redis answers it marks Redis available
+/// and runs the checks with the time the outage began (what they rebuild arrives while requests
+/// flow; everything written is idempotent).
 ///
 /// **Reporting.** Going down and coming back are reported once each (`log`); the gauge
 /// `insightd_redis_up` is 1 while Redis is used, and `insightd_redis_failures_total{kind}`
