@@ -52,10 +52,9 @@ public enum RedisLinkEvent: Sendable, Equatable {
 ///
 /// **Request path.** `perform` runs a call on a connection taken from a pool (opened on demand),
 /// so the event loops never wait on each other; each wait for a reply lasts at most
-/// `commandTimeout`. A
-/// transport failure (connection lost, timeout) marks Redis unavailable at once: no retry on the
-/// request path, and until the background thread has reconnected every `perform` answers nil at
-/// once, which its users take as "use the local fallback".
+/// `commandTimeout`. A transport failure (connection lost, timeout) marks Redis unavailable at
+/// once: no retry on the request path, and until the background thread has reconnected every
+/// `perform` answers nil at once, which its users take as "use the local fallback".
 ///
 /// **Background thread** (`start`/`stop`). Every `checkInterval` it PINGs Redis on a connection
 /// of its own and runs the users' checks (`onCheck`: the velocity marker); a failure marks Redis
