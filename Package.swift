@@ -47,12 +47,16 @@ let package = Package(
         .target(name: "InsightPostgres",
                 dependencies: ["InsightDomain", "PostgresClient"],
                 plugins: ["EmbedMigrations"]),
+        // What every instance of the multi-instance mode must see at once, in Redis: rate limits
+        // and velocity (not linked into insightd yet).
+        .target(name: "InsightRedis", dependencies: ["InsightDomain", "RedisClient", "Telemetry", "Locking"]),
         // The use cases: each rule of the product in one place, over the store ports.
         .target(name: "InsightServices", dependencies: ["InsightDomain", "CoachingModel", "Crypto", "Telemetry", "Locking"]),
         .target(name: "InsightAPI",
                 dependencies: ["InsightServices", "InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel", "Telemetry"]),
         .target(name: "InsightApp",
-                dependencies: ["InsightAPI", "InsightServices", "InsightStorage", "InsightPostgres", "InsightDomain", "HTTPServer",
+                dependencies: ["InsightAPI", "InsightServices", "InsightStorage", "InsightPostgres", "InsightRedis", "RedisClient",
+                               "InsightDomain", "HTTPServer",
                                "Crypto", "CoachingModel", "JSON", "SQLiteClient", "Telemetry", "Locking"]),
         .executableTarget(name: "insightd", dependencies: ["InsightApp"]),
         // insightctl's commands, a library so that tests run them in process.
@@ -82,6 +86,9 @@ let package = Package(
         // Test support: a private redis-server started as an ordinary process.
         .target(name: "RedisTesting", dependencies: ["RedisClient", "Locking", "LoopbackPort"], path: "Tests/RedisTesting"),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTesting"]),
+        .testTarget(name: "InsightRedisTests",
+                    dependencies: ["InsightRedis", "RedisClient", "RedisTesting", "InsightDomain", "InsightTesting",
+                                   "Telemetry"]),
         .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON", "InsightTesting"]),
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightPostgresTests",

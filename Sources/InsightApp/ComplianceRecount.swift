@@ -8,7 +8,7 @@ import Telemetry
 /// report; a costly recount waits longer before the next (`delay`). With several instances only
 /// the one leading the periodic jobs recounts (the limits it updates are shared).
 final class ComplianceRecount: Sendable {
-    private let limiter: RateLimiter
+    private let limiter: any RateLimits
     private let source: any ReportingStatsSource
     private let leadership: any JobLeadership
     private let callers: @Sendable () throws -> [Caller]
@@ -25,7 +25,7 @@ final class ComplianceRecount: Sendable {
     /// rows, seconds of work that would otherwise repeat every interval.
     static let budget = 0.05
 
-    init(limiter: RateLimiter, source: any ReportingStatsSource, leadership: any JobLeadership,
+    init(limiter: any RateLimits, source: any ReportingStatsSource, leadership: any JobLeadership,
          callers: @escaping @Sendable () throws -> [Caller], interval: Int, logger: Logger, metrics: MetricsRegistry) {
         self.limiter = limiter
         self.source = source

@@ -19,10 +19,8 @@ public final class InsightService: Sendable {
     public let metrics: MetricsRegistry
     /// The identifier hash keys; replaced when the key file changes (a rotation).
     public let hashKeys: HashKeys
-    /// The in-memory rate limits; reporting counts are refreshed from the store.
-    public let limiter: RateLimiter
-    /// Velocity counters over hashed identifiers.
-    public let velocity: VelocityTracker
+    /// The rate limits and velocity (in memory, or shared in Redis).
+    private let shared: SharedState
     /// Subjects who switched insights off, indexed in memory.
     public let denials: DenialIndex
     /// The API, also callable in process (the fuzz targets call it so).
@@ -82,21 +80,23 @@ public final class InsightService: Sendable {
         let administration = store.administration, authorizations = store.authorizations
         // What lives in memory is read from the store before traffic, so it survives a restart:
         // reporting counts (penalties), velocity counters (the last 7 days), opt-outs.
-        let limiter = RateLimiter(settings: settings.rateLimitSettings, clock: clock)
-        self.limiter = limiter
+        let shared = try SharedState(settings: settings, history: administration, leadership: store.leadership, clock: clock,
+                                     metrics: metrics, logger: logger)
+        self.shared = shared
+        let limiter = shared.limiter
         try limiter.refresh(from: administration)
         recount = ComplianceRecount(limiter: limiter, source: administration, leadership: store.leadership,
                                     callers: store.everyCaller,
                                     interval: settings.complianceRefresh, logger: logger, metrics: metrics)
-        let velocity = VelocityTracker(clock: clock)
-        self.velocity = velocity
         let escalation = try Self.escalationPolicy(settings)
-        let started = DispatchTime.now()
-        let history = try administration.velocityEvents(since: clock.now() - VelocityWindow.week.milliseconds)
-        velocity.rebuild(from: history)
-        logger.info("velocity rebuilt", [("evaluations", .number(Double(history.count))),
-                                         ("subjects", .number(Double(velocity.trackedSubjects))),
-                                         ("ms", .number(Double((DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)))])
+        if let tracker = shared.tracker {
+            let started = DispatchTime.now()
+            let history = try administration.velocityEvents(since: clock.now() - VelocityWindow.week.milliseconds)
+            tracker.rebuild(from: history)
+            logger.info("velocity rebuilt", [("evaluations", .number(Double(history.count))),
+                                             ("subjects", .number(Double(tracker.trackedSubjects))),
+                                             ("ms", .number(Double((DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)))])
+        }
         let denials = DenialIndex(capacity: settings.maxDenialsPerTenant)
         self.denials = denials
         let denialsLoadedAt = clock.now()
@@ -113,7 +113,7 @@ public final class InsightService: Sendable {
                                          cacheSeconds: Double(settings.credentialCacheSeconds)),
             quota: QuotaGate(limiter: limiter, metrics: serviceMetrics),
             evaluation: EvaluationService(ledger: ledger, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
-                                          denials: denials, velocity: velocity, escalation: escalation, metrics: serviceMetrics,
+                                          denials: denials, velocity: shared.velocity, escalation: escalation, metrics: serviceMetrics,
                                           consumptionGrace: Milliseconds(settings.consumptionGrace) * 1000),
             consumption: ConsumptionService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             labels: LabelService(ledger: ledger, clock: clock, metrics: serviceMetrics),
@@ -142,10 +142,12 @@ public final class InsightService: Sendable {
 
     /// The gauges read when `/metrics` is scraped.
     private func registerGauges(models: InsightModels) {
-        let velocity = self.velocity, denials = self.denials, logger = self.logger
+        let denials = self.denials, logger = self.logger
         let server = self.server
-        metrics.collect("insightd_velocity_tracked_subjects", help: "Subjects (accounts, devices, counterparties) velocity tracks.",
-                        type: .gauge) { [(labels: [], value: Double(velocity.trackedSubjects))] }
+        if let tracker = shared.tracker {
+            metrics.collect("insightd_velocity_tracked_subjects", help: "Subjects (accounts, devices, counterparties) velocity tracks.",
+                            type: .gauge) { [(labels: [], value: Double(tracker.trackedSubjects))] }
+        }
         metrics.collect("insightd_denials", help: "Subject opt-outs held in memory, by tenant and environment (capped by INSIGHTD_MAX_DENIALS_PER_TENANT).",
                         type: .gauge, labels: ["tenant", "environment"]) {
             denials.counts().map { (labels: [$0.tenant, $0.environment.rawValue], value: Double($0.denials)) }
@@ -174,6 +176,7 @@ public final class InsightService: Sendable {
     /// Starts the writer, the upkeep jobs and the server, in that order.
     private func run() throws {
         store.start()
+        shared.start()
         recount.start()
         keyringWatch.start()
         retention.start()
@@ -234,6 +237,7 @@ public final class InsightService: Sendable {
         denialSync?.stop()
         readiness.set(false)
         server.shutdown(timeout: Double(settings.shutdownTimeout))
+        shared.stop()
         store.stop()
         instanceLock.release()
         logger.info("insightd stopped")

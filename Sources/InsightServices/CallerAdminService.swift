@@ -4,10 +4,10 @@ import InsightDomain
 /// callers; another tenant's caller is as absent as one that never existed.
 public struct CallerAdminService: Sendable {
     let administration: any CallerAdministration
-    let limiter: RateLimiter
+    let limiter: any RateLimits
     let clock: any Clock
 
-    public init(administration: any CallerAdministration, limiter: RateLimiter, clock: any Clock) {
+    public init(administration: any CallerAdministration, limiter: any RateLimits, clock: any Clock) {
         self.administration = administration
         self.limiter = limiter
         self.clock = clock

@@ -9,16 +9,16 @@ public struct EvaluationService: Sendable {
     let models: InsightModels
     let hashKeys: HashKeys
     let clock: any Clock
-    let limiter: RateLimiter
+    let limiter: any RateLimits
     let denials: DenialIndex
-    let velocity: VelocityTracker
+    let velocity: any VelocityState
     let escalation: EscalationPolicy
     let metrics: ServiceMetrics
     /// Time allowed for the consumption report after an evaluation.
     let consumptionGrace: Milliseconds
 
     public init(ledger: any EvaluationLedger, models: InsightModels, hashKeys: HashKeys, clock: any Clock,
-                limiter: RateLimiter, denials: DenialIndex, velocity: VelocityTracker, escalation: EscalationPolicy,
+                limiter: any RateLimits, denials: DenialIndex, velocity: any VelocityState, escalation: EscalationPolicy,
                 metrics: ServiceMetrics, consumptionGrace: Milliseconds) {
         self.ledger = ledger
         self.models = models

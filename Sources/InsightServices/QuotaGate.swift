@@ -3,10 +3,10 @@ import InsightDomain
 /// The caller's quota: every evaluation, label batch and authorization change costs a token,
 /// taken before its body is read (the API's `Route.costsQuota` says which requests).
 public struct QuotaGate: Sendable {
-    let limiter: RateLimiter
+    let limiter: any RateLimits
     let metrics: ServiceMetrics
 
-    public init(limiter: RateLimiter, metrics: ServiceMetrics) {
+    public init(limiter: any RateLimits, metrics: ServiceMetrics) {
         self.limiter = limiter
         self.metrics = metrics
     }

@@ -29,6 +29,14 @@ public struct QuotaStatus: Sendable, Equatable {
     public var remaining: Int
     /// Seconds until the bucket is full again.
     public var resetSeconds: Int
+
+    public init(configured: GCRA, effective: GCRA, penaltyStep: Int, remaining: Int, resetSeconds: Int) {
+        self.configured = configured
+        self.effective = effective
+        self.penaltyStep = penaltyStep
+        self.remaining = remaining
+        self.resetSeconds = resetSeconds
+    }
 }
 
 /// The decision on one request.
@@ -47,6 +55,17 @@ public struct RateLimitView: Sendable, Equatable {
     public var lastThrottleReason: ThrottleReason?
     /// When the reporting counts were last read from the store.
     public var statsAsOf: Milliseconds?
+
+    public init(quota: QuotaStatus, stats: ReportingStats, allowance: Int, throttledCount: Int,
+                lastThrottledAt: Milliseconds?, lastThrottleReason: ThrottleReason?, statsAsOf: Milliseconds?) {
+        self.quota = quota
+        self.stats = stats
+        self.allowance = allowance
+        self.throttledCount = throttledCount
+        self.lastThrottledAt = lastThrottledAt
+        self.lastThrottleReason = lastThrottleReason
+        self.statsAsOf = statsAsOf
+    }
 }
 
 /// Settings of the limiter.
@@ -66,7 +85,7 @@ public struct RateLimitSettings: Sendable, Equatable {
 /// In-memory rate limits: per-caller GCRA with the reporting penalty, per-device and
 /// per-insight-type quotas. Reporting counts come from the store through `refresh`, so they
 /// are right after a restart; bucket levels start full after a restart.
-public final class RateLimiter: Sendable {
+public final class RateLimiter: RateLimits {
     private struct CallerState {
         var tat: Double?
         var step = 0
@@ -130,7 +149,7 @@ public final class RateLimiter: Sendable {
     /// else the seconds until it may try again.
     public func admitDevice(_ hash: [UInt8], environment: Environment, caller: Caller) -> Int? {
         let now = Double(clock.now())
-        let limit = GCRA(rate: Double(settings.devicePerHour) / 3600, burst: settings.devicePerHour)
+        let limit = settings.deviceLimit
         let key = DeviceKey(environment: environment, subject: SubjectKey.of(hash))
         let retry: Int? = devices.withLock { all in
             let decision = limit.decide(now: now, tat: all[key])
@@ -158,8 +177,7 @@ public final class RateLimiter: Sendable {
     /// Takes one unit of the caller's quota for `insightType`; false when it is used up.
     public func admitInsight(_ insightType: String, caller: Caller) -> Bool {
         let now = Double(clock.now())
-        let quota = GCRA(rate: caller.rate * settings.insightQuotaFactor,
-                         burst: max(1, Int(Double(caller.burst) * settings.insightQuotaFactor)))
+        let quota = settings.insightQuota(GCRA(rate: caller.rate, burst: caller.burst))
         return callers.withLock { all in
             Self.take(quota, now: now, tat: &all[caller.callerId, default: CallerState()].insightTats[insightType])
         }
@@ -226,29 +244,13 @@ public final class RateLimiter: Sendable {
         }
     }
 
-    /// Penalty steps rise at once to what the counts call for, and fall one per recovery
-    /// period counted from when the counts stopped calling for the current step.
     private func advance(_ state: inout CallerState, now: Milliseconds) {
-        let target = settings.compliance.targetStep(state.stats)
-        // A wall clock stepped back would otherwise delay the next step down by the whole step.
-        state.stepChangedAt = min(state.stepChangedAt, now)
-        if target >= state.step {
-            state.step = target
-            state.stepChangedAt = now
-        } else {
-            let period = Milliseconds(settings.compliance.recoverySeconds) * 1000
-            let steps = Int((now - state.stepChangedAt) / max(1, period))
-            if steps > 0 {
-                state.step = max(target, state.step - steps)
-                state.stepChangedAt += Milliseconds(steps) * period
-            }
-        }
+        settings.compliance.advance(step: &state.step, changedAt: &state.stepChangedAt,
+                                    target: settings.compliance.targetStep(state.stats), now: now)
     }
 
     private func policies(_ caller: Caller, step: Int) -> (GCRA, GCRA) {
         let configured = GCRA(rate: caller.rate, burst: caller.burst)
-        let factor = settings.compliance.factor(step: step)
-        let effective = GCRA(rate: caller.rate * factor, burst: max(1, Int((Double(caller.burst) * factor).rounded(.down))))
-        return (configured, effective)
+        return (configured, settings.compliance.effective(configured, step: step))
     }
 }

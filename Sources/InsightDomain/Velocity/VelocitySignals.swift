@@ -77,7 +77,7 @@ public struct VelocityEvent: Sendable, Equatable {
     }
 
     /// Whether the evaluation counts as a medium/high result of the model.
-    var isCoachingResult: Bool {
+    public var isCoachingResult: Bool {
         switch value {
         case .high?: return true
         case .medium?: return !raisedByVelocity

@@ -9,7 +9,7 @@ import Synchronization
 /// writes and sweeps, so `rebuild` from the store's last 7 days gives the same answers as
 /// having recorded the same events live. The maps are split into shards, each behind its own
 /// lock; no call ever holds two locks. See docs/velocity.md.
-public final class VelocityTracker: Sendable {
+public final class VelocityTracker: VelocityState {
     public let limits: VelocityLimits
     private let clock: any Clock
     /// Production, then sandbox: environments never share state.
@@ -34,12 +34,8 @@ public final class VelocityTracker: Sendable {
         let accounts = Self.keys(query.accounts)
         let devices = Self.keys(query.devices)
         let counterparties = Self.keys(query.counterparties)
-        var signals = VelocitySignals()
-        signals.now = now
-        signals.hasAccount = !accounts.isEmpty
-        signals.hasDevice = !devices.isEmpty
-        signals.hasCounterparty = !counterparties.isEmpty
-        signals.isPayment = query.isPayment
+        var signals = VelocitySignals(query: query, accounts: accounts, devices: devices, counterparties: counterparties,
+                                      now: now)
 
         // The common case, one hash per identifier, is read in place under the shard's lock;
         // after a key rotation the hashes' entries are copied out and merged.
@@ -49,8 +45,8 @@ public final class VelocityTracker: Sendable {
                 let log = shard.accounts[key] ?? []
                 let cut = shard.expiry(now)
                 let live = log[(log.firstIndex { Int64($0.time) > cut } ?? log.endIndex)...]
-                accountSignals(live, epoch: shard.epoch, devices: devices, counterparties: counterparties, now: now,
-                               into: &signals)
+                signals.addAccountHistory(live, epoch: shard.epoch, devices: devices, counterparties: counterparties,
+                                          now: now)
             }
         } else if !accounts.isEmpty {
             // Copied out on one epoch of their own: live entries are younger than 7 d.
@@ -67,8 +63,7 @@ public final class VelocityTracker: Sendable {
                 }
             }
             log.sort { $0.time < $1.time }
-            accountSignals(log[...], epoch: epoch, devices: devices, counterparties: counterparties, now: now,
-                           into: &signals)
+            signals.addAccountHistory(log[...], epoch: epoch, devices: devices, counterparties: counterparties, now: now)
         }
 
         if let key = devices.first, devices.count == 1 {
@@ -76,8 +71,8 @@ public final class VelocityTracker: Sendable {
                 shard.prepare(now: now)
                 guard let uses = shard.devices[key] else { return }
                 let cut = shard.expiry(now)
-                for use in uses where Int64(use.time) > cut && !accounts.contains(use.account) {
-                    signals.deviceAccounts.add(age: now - shard.absolute(use.time))
+                for use in uses where Int64(use.time) > cut {
+                    signals.addDeviceAccount(use.account, time: shard.absolute(use.time), queryAccounts: accounts, now: now)
                 }
             }
         } else if !devices.isEmpty {
@@ -88,21 +83,21 @@ public final class VelocityTracker: Sendable {
                     shard.liveAccounts(of: key, now: now, into: &uses)
                 }
             }
-            for use in Self.merged(uses) where !accounts.contains(use.account) {
-                signals.deviceAccounts.add(age: now - use.time)
+            for use in LinkedAccount.merged(uses) {
+                signals.addDeviceAccount(use.account, time: use.time, queryAccounts: accounts, now: now)
             }
         }
-        if !devices.isEmpty && !accounts.isEmpty { signals.deviceAccounts.add(age: 0) }
+        signals.addQueryAccountOnDevice()
 
         if let key = counterparties.first, counterparties.count == 1 {
             table.shard(key).withLock { shard in
                 shard.prepare(now: now)
                 guard let payers = shard.counterparties[key] else { return }
                 let cut = shard.expiry(now)
-                for payer in payers where Int64(payer.time) > cut && !accounts.contains(payer.account) {
-                    let age = now - shard.absolute(payer.time)
-                    signals.counterpartyPayers.add(age: age)
-                    if Int64(payer.coached) > cut { signals.counterpartyCoachedPayers.add(age: age) }
+                for payer in payers where Int64(payer.time) > cut {
+                    signals.addCounterpartyPayer(payer.account, time: shard.absolute(payer.time),
+                                                 coached: Int64(payer.coached) > cut ? shard.absolute(payer.coached) : nil,
+                                                 queryAccounts: accounts, now: now)
                 }
             }
         } else if !counterparties.isEmpty {
@@ -113,68 +108,12 @@ public final class VelocityTracker: Sendable {
                     shard.livePayers(of: key, now: now, into: &payers)
                 }
             }
-            for payer in Self.merged(payers) where !accounts.contains(payer.account) {
-                signals.counterpartyPayers.add(age: now - payer.time)
-                if let coached = payer.coached, VelocityWindow.week.contains(coached, now: now) {
-                    signals.counterpartyCoachedPayers.add(age: now - payer.time)
-                }
+            for payer in LinkedAccount.merged(payers) {
+                signals.addCounterpartyPayer(payer.account, time: payer.time, coached: payer.coached,
+                                             queryAccounts: accounts, now: now)
             }
         }
         return signals
-    }
-
-    /// The account's signals from its live evaluations, oldest first.
-    private func accountSignals(_ log: ArraySlice<AccountEntry>, epoch: Milliseconds, devices: [UInt64],
-                                counterparties: [UInt64], now: Milliseconds, into signals: inout VelocitySignals) {
-        for entry in log {
-            let time = epoch + Milliseconds(entry.time)
-            signals.accountEvaluations.add(age: now - time)
-            if entry.flags & AccountEntry.coached != 0 { signals.accountCoachingResults.add(age: now - time) }
-            if entry.flags & AccountEntry.hasDevice != 0, devices.contains(entry.device) {
-                signals.deviceLastSeenForAccount = max(signals.deviceLastSeenForAccount ?? time, time)
-            }
-            if entry.flags & AccountEntry.payment != 0, counterparties.contains(entry.counterparty) {
-                signals.counterpartyLastPaidByAccount = max(signals.counterpartyLastPaidByAccount ?? time, time)
-            }
-        }
-        signals.accountEvaluations.add(age: 0)
-
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(1, log.count)) { seen in
-            // Distinct devices, each counted at its latest use; this evaluation's device counts now.
-            var n = 0
-            for entry in log.reversed() where entry.flags & AccountEntry.hasDevice != 0 {
-                guard !devices.contains(entry.device), !seen[..<n].contains(entry.device) else { continue }
-                seen[n] = entry.device
-                n += 1
-                signals.accountDevices.add(age: now - epoch - Milliseconds(entry.time))
-            }
-            if !devices.isEmpty { signals.accountDevices.add(age: 0) }
-
-            // Distinct counterparties, each counted at its first payment; the query's hashes are one.
-            n = 0
-            for entry in log where entry.flags & AccountEntry.payment != 0 {
-                let counterparty = counterparties.contains(entry.counterparty) ? counterparties[0] : entry.counterparty
-                guard !seen[..<n].contains(counterparty) else { continue }
-                seen[n] = counterparty
-                n += 1
-                signals.accountNewCounterparties.add(age: now - epoch - Milliseconds(entry.time))
-            }
-            if signals.isFirstPaymentToCounterparty { signals.accountNewCounterparties.add(age: 0) }
-        }
-    }
-
-    /// Entries of several hashes of one subject as one list, one per account.
-    private static func merged(_ entries: [LinkedAccount]) -> [LinkedAccount] {
-        var byAccount: [LinkedAccount] = []
-        for entry in entries {
-            if let i = byAccount.firstIndex(where: { $0.account == entry.account }) {
-                byAccount[i].time = max(byAccount[i].time, entry.time)
-                if let coached = entry.coached { byAccount[i].coached = max(byAccount[i].coached ?? coached, coached) }
-            } else {
-                byAccount.append(entry)
-            }
-        }
-        return byAccount
     }
 
     /// Subjects tracked now, over every kind and environment (expired ones not yet swept included).
@@ -291,14 +230,7 @@ public final class VelocityTracker: Sendable {
         }
     }
 
-    private static func keys(_ hashes: [[UInt8]]) -> [UInt64] {
-        var keys: [UInt64] = []
-        for hash in hashes where !hash.isEmpty {
-            let key = SubjectKey.of(hash)
-            if !keys.contains(key) { keys.append(key) }
-        }
-        return keys
-    }
+    private static func keys(_ hashes: [[UInt8]]) -> [UInt64] { VelocityKeys.of(hashes) }
 }
 
 // MARK: - Storage
@@ -334,15 +266,9 @@ private protocol VelocityPerAccount: VelocityTimed {
     mutating func merge(_ older: Self)
 }
 
-/// One evaluation of an account, 24 bytes.
-private struct AccountEntry: VelocityTimed {
-    static let hasDevice: UInt8 = 1, payment: UInt8 = 2, coached: UInt8 = 4
-    var device: UInt64
-    var counterparty: UInt64
-    /// Milliseconds since the shard's epoch.
-    var time: UInt32
-    var flags: UInt8
-}
+/// One evaluation of an account (`VelocityAccountEntry`), its time after the shard's epoch.
+private typealias AccountEntry = VelocityAccountEntry
+extension VelocityAccountEntry: VelocityTimed {}
 
 /// One account seen on a device, 16 bytes.
 private struct DeviceEntry: VelocityPerAccount {
@@ -367,11 +293,7 @@ private struct PayerEntry: VelocityPerAccount {
 }
 
 /// Copies out of a shard, in absolute time.
-private struct LinkedAccount {
-    var account: UInt64
-    var time: Milliseconds
-    var coached: Milliseconds?
-}
+private typealias LinkedAccount = VelocityLinkedAccount
 
 /// Times are kept as 32-bit millisecond offsets from a per-shard epoch (49.7 d of range) set
 /// `epochLead` before now, moved forward once it is `rebaseAfter` old.

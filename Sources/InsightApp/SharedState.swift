@@ -1,0 +1,54 @@
+import InsightDomain
+import InsightRedis
+import RedisClient
+import Telemetry
+
+/// The rate limits and velocity the use cases consult: in this process (the embedded mode, one
+/// instance; velocity replayed from the store at start), or in Redis, shared by every instance
+/// (`INSIGHTD_REDIS_URL`), where a Redis that does not answer leaves each instance its local share
+/// of every quota and no escalation by velocity until it is back.
+struct SharedState: Sendable {
+    let limiter: any RateLimits
+    let velocity: any VelocityState
+    /// The in-memory tracker of the embedded mode (rebuilt from the store at start); nil with Redis.
+    let tracker: VelocityTracker?
+    private let link: RedisLink?
+
+    init(settings: Settings, history: any VelocityHistory, leadership: any JobLeadership, clock: any Clock,
+         metrics: MetricsRegistry, logger: Logger) throws {
+        guard let url = settings.redisURL else {
+            let tracker = VelocityTracker(clock: clock)
+            self.tracker = tracker
+            velocity = tracker
+            limiter = RateLimiter(settings: settings.rateLimitSettings, clock: clock)
+            link = nil
+            return
+        }
+        let parsed: RedisURL
+        do { parsed = try RedisURL(url) } catch {
+            throw AppError("INSIGHTD_REDIS_URL is not a usable redis:// URL: \(error)")
+        }
+        let link = RedisLink(settings: RedisLinkSettings(url: parsed), metrics: metrics) { event in
+            switch event {
+            case .unavailable(let reason):
+                logger.error("redis unavailable: local quota shares, no velocity escalation", [("reason", .string(reason))])
+            case .available:
+                logger.info("redis available again: shared limits and velocity")
+            case .note(let message, let fields):
+                logger.info(message, fields.map { ($0.0, .string($0.1)) })
+            case .failed(let message, let reason):
+                logger.warning(message, [("reason", .string(reason))])
+            }
+        }
+        self.link = link
+        tracker = nil
+        limiter = RedisRateLimiter(link: link, settings: settings.rateLimitSettings, clock: clock, instances: settings.instances)
+        velocity = RedisVelocity(link: link, history: history, clock: clock, metrics: metrics,
+                                 mayRebuild: { leadership.tryLead() })
+    }
+
+    /// Connects to Redis (at most a few seconds; an instance starts without it) and starts its checks.
+    func start() { link?.start() }
+
+    func stop() { link?.stop() }
+}

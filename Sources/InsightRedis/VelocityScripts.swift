@@ -1,0 +1,150 @@
+import RedisClient
+
+/// The velocity scripts (docs/velocity.md, "Several instances: Redis"). Per environment, with
+/// `P` the environment's prefix (`insightd:v:production:`) and keys named by the 16 hex digits of
+/// a subject key's 8 bytes:
+///
+/// - `P a:<account>`: sorted set of the account's evaluations, scored by time (ms); a member is
+///   device (8 bytes), paid counterparty (8), flags (1), time (8, big-endian), so that the same
+///   evaluation recorded twice is one member.
+/// - `P d:<device>`: sorted set of the accounts (8 bytes) seen on the device, scored by their
+///   latest use.
+/// - `P c:<counterparty>`: sorted set of the accounts that paid it, scored by their latest
+///   payment; `P c:<counterparty>:coached`: hash of account → its latest medium/high result (ms).
+///
+/// Each list keeps its newest `cap` entries and drops what is 7 d old when written, and each key
+/// expires 7 d after its newest entry, as `VelocityTracker`'s lists do.
+enum VelocityScripts {
+    static let prelude = """
+    local now
+    do
+      local t = redis.call('TIME')
+      now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    end
+    local function hex(b)
+      return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+    end
+
+    """
+
+    /// Records one evaluation. KEYS[1] the account's set, KEYS[2] the device's set (or the
+    /// account's again when there is none), KEYS[3] the counterparty's set and KEYS[4] its
+    /// coached hash (or the account's again). ARGV: [1] time, [2] flags, [3] device bytes or
+    /// '', [4] counterparty bytes or '' (payments only), [5] account bytes, [6] the member,
+    /// [7] the environment's prefix, [8..10] caps (evaluations per account, accounts per device,
+    /// payers per counterparty), [11] the week in ms. Answers 1 when recorded, 0 when already
+    /// there or older than 7 d.
+    static let record = RedisScript(prelude + """
+    local week = tonumber(ARGV[11])
+    local t = tonumber(ARGV[1])
+    if now - t >= week then return 0 end
+    local cut = now - week
+    local flags = tonumber(ARGV[2])
+    local device, counterparty, account = ARGV[3], ARGV[4], ARGV[5]
+
+    -- Trims a set to its newest `cap` members, and answers the members it dropped.
+    local function trim(key, cap)
+      local extra = redis.call('ZCARD', key) - cap
+      if extra <= 0 then return {} end
+      local dropped = redis.call('ZRANGE', key, 0, extra - 1)
+      redis.call('ZREMRANGEBYRANK', key, 0, extra - 1)
+      return dropped
+    end
+    local function expire_with_newest(key, also)
+      local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+      if newest[2] then
+        redis.call('PEXPIREAT', key, tonumber(newest[2]) + week)
+        if also then redis.call('PEXPIREAT', also, tonumber(newest[2]) + week) end
+      end
+    end
+
+    -- The account's own history.
+    local akey = KEYS[1]
+    redis.call('ZREMRANGEBYSCORE', akey, '-inf', cut)
+    if redis.call('ZADD', akey, t, ARGV[6]) == 0 then return 0 end
+    trim(akey, tonumber(ARGV[8]))
+    expire_with_newest(akey)
+
+    -- What the counterparties need to know comes out of it: when the account was last coached,
+    -- and (for a coached result) the counterparties it paid, each at its latest payment.
+    local coached = bit.band(flags, 4) ~= 0
+    local coachedAt = nil
+    local paid = {}
+    if counterparty ~= '' or coached then
+      local log = redis.call('ZRANGEBYSCORE', akey, '(' .. cut, '+inf', 'WITHSCORES')
+      local seen = {}
+      for i = #log - 1, 1, -2 do
+        local f = string.byte(log[i], 17)
+        local s = tonumber(log[i + 1])
+        if bit.band(f, 4) ~= 0 and coachedAt == nil then coachedAt = s end
+        if coached and bit.band(f, 2) ~= 0 then
+          local c = string.sub(log[i], 9, 16)
+          if not seen[c] then
+            seen[c] = true
+            paid[#paid + 1] = {c, s}
+          end
+        end
+      end
+    end
+
+    if device ~= '' then
+      local dkey = KEYS[2]
+      redis.call('ZREMRANGEBYSCORE', dkey, '-inf', cut)
+      redis.call('ZADD', dkey, 'GT', t, account)
+      trim(dkey, tonumber(ARGV[9]))
+      expire_with_newest(dkey)
+    end
+
+    local function payer(ckey, hkey, paidAt, coachedTime)
+      local expired = redis.call('ZRANGEBYSCORE', ckey, '-inf', cut)
+      if #expired > 0 then
+        redis.call('ZREMRANGEBYSCORE', ckey, '-inf', cut)
+        redis.call('HDEL', hkey, unpack(expired))
+      end
+      redis.call('ZADD', ckey, 'GT', paidAt, account)
+      if coachedTime then
+        local old = tonumber(redis.call('HGET', hkey, account))
+        if old == nil or coachedTime > old then redis.call('HSET', hkey, account, coachedTime) end
+      end
+      local dropped = trim(ckey, tonumber(ARGV[10]))
+      if #dropped > 0 then redis.call('HDEL', hkey, unpack(dropped)) end
+      expire_with_newest(ckey, hkey)
+    end
+    if counterparty ~= '' then payer(KEYS[3], KEYS[4], t, coachedAt) end
+    -- A medium/high result marks the account as coached for the counterparties it paid within
+    -- 7 d too, whichever came first.
+    for _, p in ipairs(paid) do
+      if p[1] ~= counterparty then
+        local ckey = ARGV[7] .. 'c:' .. hex(p[1])
+        payer(ckey, ckey .. ':coached', p[2], t)
+      end
+    end
+    return 1
+    """)
+
+    /// The live entries (younger than 7 d) of a query's subjects. ARGV[1..3]: how many account,
+    /// device and counterparty keys; ARGV[4] the week in ms. KEYS: the account sets, the device
+    /// sets, then each counterparty's set and coached hash. Answers {now, then per account set
+    /// its members and scores, per device set the same, per counterparty set member, score and
+    /// coached time ('' when none)}.
+    static let signals = RedisScript(prelude + """
+    local na, nd, nc = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+    local low = '(' .. (now - tonumber(ARGV[4]))
+    local out = {tostring(now)}
+    for i = 1, na + nd do
+      out[#out + 1] = redis.call('ZRANGEBYSCORE', KEYS[i], low, '+inf', 'WITHSCORES')
+    end
+    for i = 0, nc - 1 do
+      local ckey, hkey = KEYS[na + nd + 1 + 2 * i], KEYS[na + nd + 2 + 2 * i]
+      local live = redis.call('ZRANGEBYSCORE', ckey, low, '+inf', 'WITHSCORES')
+      local triples = {}
+      for j = 1, #live, 2 do
+        triples[#triples + 1] = live[j]
+        triples[#triples + 1] = live[j + 1]
+        triples[#triples + 1] = redis.call('HGET', hkey, live[j]) or ''
+      end
+      out[#out + 1] = triples
+    end
+    return out
+    """)
+}
