@@ -7,14 +7,14 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps deps-test build run test test-unit test-e2e test-crash test-api test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run test test-unit test-e2e test-cluster test-crash test-api test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
 	@echo "make test   install missing packages, build, run every test"
 	@echo "make fuzz   libFuzzer targets, FUZZ_SECONDS (60) each; a crash fails it (not part of make test)"
 	@echo "make model  regenerate models/ with the offline trainer (Python venv)"
-	@echo "make bench  micro-benchmarks, then insightd vs nginx with wrk (prints figures, never fails)"
+	@echo "make bench  micro-benchmarks, insightd vs nginx with wrk, then 1 and 2 instances on PostgreSQL + Redis (prints figures, never fails)"
 	@echo "make bench-instructions  instructions per request under callgrind (WORKLOAD=W2|W1): steadier than req/s"
 
 deps:
@@ -37,7 +37,7 @@ run: build
 	INSIGHTD_STATE_DIR="$(STATE_DIR)" INSIGHTD_LISTEN="$(LISTEN)" INSIGHTD_MODELS_DIR="$(CURDIR)/models" \
 		exec $(RELEASE_BIN)/insightd
 
-test: deps-test test-unit test-e2e test-docs test-crash test-api
+test: deps-test test-unit test-e2e test-cluster test-docs test-crash test-api
 
 test-unit:
 	$(SWIFT) build --build-tests
@@ -45,6 +45,10 @@ test-unit:
 
 test-e2e: build
 	sh $(TESTS_DIR)/e2e.sh $(RELEASE_BIN)
+
+# Three instances on their own PostgreSQL and Redis (started as ordinary processes), behind nginx.
+test-cluster: build
+	sh $(TESTS_DIR)/cluster.sh $(RELEASE_BIN)
 
 test-crash: build
 	sh $(TESTS_DIR)/crash.sh $(RELEASE_BIN) 3
@@ -65,8 +69,10 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	bash fuzz/run.sh $(FUZZ_SECONDS)
 
-bench: deps
+# The embedded daemon against nginx, then the multi-instance mode on PostgreSQL and Redis.
+bench: deps-test
 	SWIFT="$(SWIFT)" bash bench/run.sh
+	BIN_DIR=$$($(SWIFT) build -c release --show-bin-path) && sh bench/cluster.sh "$$BIN_DIR"
 
 bench-instructions: deps
 	SWIFT="$(SWIFT)" sh bench/instructions.sh $(WORKLOAD)

@@ -1,11 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages insightd builds against, only those missing; with `test`, also the
-# engines the tests start (PostgreSQL 15, Redis 7). Used by `make run` and `make test`; safe to
+# engines the tests start (PostgreSQL 15, Redis 7, nginx). Used by `make run` and `make test`; safe to
 # run again.
 set -eu
 # python3-venv: the pinned schemathesis of `make test-api` lives in a venv.
 PACKAGES="libevent-dev libsqlite3-dev libssl-dev pkg-config sqlite3 curl jq openssl python3-venv libpq-dev libhiredis-dev"
-[ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server"
+# nginx-light: the load balancer in front of the instances of e2e/cluster.sh.
+[ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server nginx-light"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -16,10 +17,10 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
-# postgresql-15 and redis-server start their own system services when installed; the tests start
-# private servers in temporary directories instead, so the packages' services are stopped and
-# disabled (nothing is left listening on 5432 or 6379 by `make test`).
-for service in postgresql redis-server; do
+# postgresql-15, redis-server and nginx-light start their own system services when installed; the
+# tests start private servers in temporary directories instead, so the packages' services are
+# stopped and disabled (nothing is left listening on 5432, 6379 or 80 by `make test`).
+for service in postgresql redis-server nginx; do
     case "$missing" in *"$service"*) ;; *) continue ;; esac
     if [ -d /run/systemd/system ]; then
         $SUDO systemctl disable --now "$service" >/dev/null 2>&1 || true

@@ -68,6 +68,17 @@ final class CompliancePolicyTests: XCTestCase {
         XCTAssertEqual(policy.factor(step: 1), 0.5)
         XCTAssertEqual(policy.factor(step: 4), 0.1)
     }
+
+    /// INSIGHTD_OVERDUE_ALLOWANCE_PERCENT=0 and INSIGHTD_OVERDUE_ALLOWANCE_MIN=0 are valid: no
+    /// overdue report is tolerated (the recount divided by the allowance and crashed the daemon).
+    func testNoAllowanceMeansTheDeepestStepAtTheFirstOverdueReport() {
+        var policy = CompliancePolicy()
+        policy.allowanceShare = 0
+        policy.allowanceMinimum = 0
+        XCTAssertEqual(policy.targetStep(ReportingStats(evaluations: 6, overdue: 0, pending: 6)), 0)
+        XCTAssertEqual(policy.targetStep(ReportingStats(evaluations: 6, overdue: 1)), policy.maxStep)
+        XCTAssertEqual(policy.targetStep(ReportingStats(evaluations: 6, overdue: 6)), policy.maxStep)
+    }
 }
 
 final class RateLimiterTests: XCTestCase {

@@ -51,10 +51,12 @@ public struct CompliancePolicy: Sendable, Equatable {
     }
 
     /// The step `stats` call for: 0 within the allowance, then one more for each further
-    /// allowance's worth of overdue reports.
+    /// allowance's worth of overdue reports. With no allowance at all (both settings 0), one
+    /// overdue report calls for the deepest step.
     public func targetStep(_ stats: ReportingStats) -> Int {
         let allowed = allowance(stats)
         guard stats.overdue > allowed else { return 0 }
+        guard allowed > 0 else { return maxStep }
         return min(maxStep, (stats.overdue - 1) / allowed)
     }
 
