@@ -6,13 +6,20 @@ import JSON
 import Synchronization
 
 /// Whether the service can take traffic: false until migrations ran and models loaded,
-/// and again once a drain has begun.
+/// and again once a drain has begun. Velocity's state is reported beside it: the service takes
+/// traffic while velocity's counts are still being rebuilt, without escalating by them.
 public final class Readiness: Sendable {
     private let state = Atomic<Bool>(false)
+    private let velocityRebuilding: @Sendable () -> Bool
 
-    public init() {}
+    public init(velocityRebuilding: @escaping @Sendable () -> Bool = { false }) {
+        self.velocityRebuilding = velocityRebuilding
+    }
 
     public var isReady: Bool { state.load(ordering: .acquiring) }
+
+    /// Velocity's counts are complete (escalation by velocity is on).
+    public var isVelocityReady: Bool { !velocityRebuilding() }
 
     public func set(_ ready: Bool) { state.store(ready, ordering: .releasing) }
 }
@@ -121,7 +128,10 @@ public final class InsightAPIHandler: HTTPHandler {
 
     func readyz(_ exchange: Exchange) {
         if dependencies.readiness.isReady {
-            exchange.send(Self.json(200, .object(["status": .string("ready")])))
+            exchange.send(Self.json(200, .object([
+                "status": .string("ready"),
+                "velocity": .string(dependencies.readiness.isVelocityReady ? "ready" : "rebuilding"),
+            ])))
         } else {
             exchange.fail(Problem(503, .serverError, "Not ready: starting up or draining."))
         }

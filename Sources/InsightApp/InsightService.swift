@@ -32,6 +32,7 @@ public final class InsightService: Sendable {
     private let recount: ComplianceRecount
     private let keyringWatch: KeyringWatch
     private let retention: RetentionJob
+    private let velocityRebuild: VelocityRebuild
     private let modelLoader: ModelLoader
     private let instanceLock: InstanceLock
     private let stopped = Atomic<Bool>(false)
@@ -50,7 +51,6 @@ public final class InsightService: Sendable {
         self.logger = logger
         let metrics = MetricsRegistry()
         self.metrics = metrics
-        readiness = Readiness()
         metrics.gauge("insightd_build_info", help: "Always 1; the labels say which build runs.", labels: ["version"])
             .set(Daemon.version, to: 1)
         ProcessMetrics.register(on: metrics)
@@ -76,8 +76,9 @@ public final class InsightService: Sendable {
         try modelLoader.reload()
 
         let administration = store.administration, authorizations = store.authorizations
-        // What lives in memory is read from the store before traffic, so it survives a restart:
-        // reporting counts (penalties), velocity counters (the last 7 days), opt-outs.
+        // What lives in memory is read from the store, so it survives a restart: reporting counts
+        // (penalties) and opt-outs before traffic; velocity counters (the last 7 days) are
+        // replayed beside traffic, escalation by velocity waiting for them (VelocityRebuild).
         let limiter = RateLimiter(settings: settings.rateLimitSettings, clock: clock)
         self.limiter = limiter
         try limiter.refresh(from: administration)
@@ -86,12 +87,9 @@ public final class InsightService: Sendable {
         let velocity = VelocityTracker(clock: clock)
         self.velocity = velocity
         let escalation = try Self.escalationPolicy(settings)
-        let started = DispatchTime.now()
-        let history = try administration.velocityEvents(since: clock.now() - VelocityWindow.week.milliseconds)
-        velocity.rebuild(from: history)
-        logger.info("velocity rebuilt", [("evaluations", .number(Double(history.count))),
-                                         ("subjects", .number(Double(velocity.trackedSubjects))),
-                                         ("ms", .number(Double((DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)))])
+        velocityRebuild = try VelocityRebuild(history: administration, velocity: velocity, clock: clock, logger: logger)
+        velocityRebuild.register(on: metrics)
+        readiness = Readiness(velocityRebuilding: { velocity.isRebuilding })
         let denials = DenialIndex(capacity: settings.maxDenialsPerTenant)
         self.denials = denials
         denials.load(try authorizations.denials())
@@ -163,7 +161,7 @@ public final class InsightService: Sendable {
         }
     }
 
-    /// Starts the writer, the upkeep jobs and the server, in that order.
+    /// Starts the writer, the upkeep jobs, the server and velocity's replay, in that order.
     private func run() throws {
         store.start()
         recount.start()
@@ -174,6 +172,7 @@ public final class InsightService: Sendable {
             throw error
         }
         readiness.set(true)
+        velocityRebuild.start()
         logger.info("insightd ready", [
             ("listen", .string("\(settings.listenHost):\(server.boundPort)")),
             ("stateDir", .string(settings.stateDirectory)),
@@ -224,6 +223,7 @@ public final class InsightService: Sendable {
         retention.stop()
         readiness.set(false)
         server.shutdown(timeout: Double(settings.shutdownTimeout))
+        velocityRebuild.stop()
         store.stop()
         instanceLock.release()
         logger.info("insightd stopped")
