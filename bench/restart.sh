@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# bench/restart.sh COUNT — a restart at scale (issue 22): a benchmark, not a test; it prints
+# bench/restart.sh COUNT [STATE_DIR] — a restart at scale (issue 22): a benchmark, not a test; it prints
 # figures and fails only when it cannot run.
 #
 # 1. builds insightd, insightctl and insightd-bench in release mode (unless BIN_DIR is given),
 # 2. creates a caller and fills the store with COUNT synthetic evaluations spread over the last
 #    7 days (`insightd-bench history`: bulk inserts into the store's own schema, see
-#    Sources/InsightStorage/SyntheticHistory.swift),
+#    Sources/InsightStorage/SyntheticHistory.swift); with STATE_DIR (one kept by RESTART_KEEP=1),
+#    starts on that store instead and fills nothing (COUNT is then ignored),
 # 3. starts insightd on it and polls /readyz and /proc/PID/status every 20 ms: the time until
 #    /readyz answers 200, the time until its body says `"velocity":"ready"`, the peak resident
-#    set (VmHWM) at that moment, and the replay's rate from the `velocity rebuilt` log line,
+#    set (VmHWM) at that moment, and the replay's rate from the `velocity rebuilt` log line (a
+#    daemon whose /readyz has no `velocity` member rebuilt before turning ready),
 # 4. serves evaluations for a few seconds (wrk, W2-like, random accounts) and prints the
 #    resident set while serving.
 #
@@ -21,7 +23,8 @@ set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-COUNT=${1:?usage: bench/restart.sh COUNT}
+COUNT=${1:?usage: bench/restart.sh COUNT [STATE_DIR]}
+STATE=${2:-}
 SWIFT=${SWIFT:-swift}
 SERVE=${RESTART_SERVE:-5s}
 say() { printf '%s\n' "$*"; }
@@ -44,15 +47,15 @@ cleanup() {
     [ "${RESTART_KEEP:-0}" = 1 ] && say "kept $WORK" || rm -rf "$WORK"
 }
 trap cleanup EXIT
-export INSIGHTD_STATE_DIR="$WORK/state"
+export INSIGHTD_STATE_DIR="${STATE:-$WORK/state}"
 CREATED=$("$BIN/insightctl" callers create --name restart --roles evaluate --environment production --rate 100000 --burst 100000 --json)
-CALLER=$(echo "$CREATED" | jq -r .callerId)
 KEY=$(echo "$CREATED" | jq -r .apiKey)
-
-say "== fill: $COUNT evaluations over the last 7 days"
-T=$(now)
-"$BIN/insightd-bench" history "$INSIGHTD_STATE_DIR/insightd.db" "$CALLER" "$COUNT" | tail -1
-say "fill: $(since "$T") s, database $(du -m "$INSIGHTD_STATE_DIR/insightd.db" | cut -f1) MB"
+if [ -z "$STATE" ]; then
+    say "== fill: $COUNT evaluations over the last 7 days"
+    T=$(now)
+    "$BIN/insightd-bench" history "$INSIGHTD_STATE_DIR/insightd.db" "$(echo "$CREATED" | jq -r .callerId)" "$COUNT" | tail -1
+    say "fill: $(since "$T") s, database $(du -m "$INSIGHTD_STATE_DIR/insightd.db" | cut -f1) MB"
+fi
 sync
 
 say "== start"
@@ -74,6 +77,7 @@ while :; do
                 "http://127.0.0.1:$PORT/v1/evaluations")
         fi
         echo "$BODY" | grep -q '"velocity":"ready"' && break
+        [ -n "$READY" ] && ! echo "$BODY" | grep -q '"velocity"' && break
     fi
     SAMPLES=$((SAMPLES + 1))
     sleep 0.02
@@ -82,6 +86,7 @@ VELOCITY=$(since "$T")
 PEAK=$(kib "$PID" VmHWM)
 RSS_READY=$(kib "$PID" VmRSS)
 REBUILT=$(grep '"msg":"velocity rebuilt"' "$LOG" | tail -1)
+[ -n "$REBUILT" ] || { say "no velocity rebuilt line"; exit 1; }
 EVALUATIONS=$(echo "$REBUILT" | jq -r .evaluations)
 MS=$(echo "$REBUILT" | jq -r .ms)
 say "readyz 200 after:            $READY s (an evaluation then: $ANSWERED)"

@@ -11,7 +11,8 @@ import Telemetry
 /// Escalation by velocity stays off until the replay is done (`VelocityTracker.isRebuilding`).
 /// A batch the store fails to read is retried after a pause, from where it stood.
 final class VelocityRebuild: Sendable {
-    /// Evaluations per batch: a batch is all a replay holds beside the tracker (a few hundred kB).
+    /// Evaluations per batch: a batch is all a replay holds beside the tracker (about a MB;
+    /// larger ones fall out of the CPU caches and replay slower).
     static let defaultBatchSize = 4096
 
     private let history: any VelocityHistory
