@@ -7,19 +7,27 @@ import Synchronization
 
 /// Whether the service can take traffic: false until migrations ran and models loaded,
 /// and again once a drain has begun, or while the store does not answer (a shared PostgreSQL:
-/// the load balancer then sends nothing the instance could only refuse).
+/// the load balancer then sends nothing the instance could only refuse). Velocity's state is
+/// reported beside it: the service takes traffic while velocity's counts are still being
+/// rebuilt, without escalating by them.
 public final class Readiness: Sendable {
     private let state = Atomic<Bool>(false)
     private let storeReachable: @Sendable () -> Bool
+    private let velocityRebuilding: @Sendable () -> Bool
 
-    public init(storeReachable: @escaping @Sendable () -> Bool = { true }) {
+    public init(storeReachable: @escaping @Sendable () -> Bool = { true },
+                velocityRebuilding: @escaping @Sendable () -> Bool = { false }) {
         self.storeReachable = storeReachable
+        self.velocityRebuilding = velocityRebuilding
     }
 
     public var isReady: Bool { state.load(ordering: .acquiring) }
 
     /// The store answers now.
     public var isStoreReachable: Bool { storeReachable() }
+
+    /// Velocity's counts are complete (escalation by velocity is on).
+    public var isVelocityReady: Bool { !velocityRebuilding() }
 
     public func set(_ ready: Bool) { state.store(ready, ordering: .releasing) }
 }
@@ -127,12 +135,16 @@ public final class InsightAPIHandler: HTTPHandler {
     }
 
     func readyz(_ exchange: Exchange) {
-        if !dependencies.readiness.isReady {
+        let readiness = dependencies.readiness
+        if !readiness.isReady {
             exchange.fail(Problem(503, .serverError, "Not ready: starting up or draining."))
-        } else if !dependencies.readiness.isStoreReachable {
+        } else if !readiness.isStoreReachable {
             exchange.fail(Problem(503, .serverError, "Not ready: the store is unreachable."))
         } else {
-            exchange.send(Self.json(200, .object(["status": .string("ready")])))
+            exchange.send(Self.json(200, .object([
+                "status": .string("ready"),
+                "velocity": .string(readiness.isVelocityReady ? "ready" : "rebuilding"),
+            ])))
         }
     }
 

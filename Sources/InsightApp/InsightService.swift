@@ -32,6 +32,8 @@ public final class InsightService: Sendable {
     private let retention: RetentionJob
     /// Other instances' opt-outs (several instances on one store only).
     private let denialSync: DenialSync?
+    /// The replay of the store's last 7 days into the in-memory tracker (the embedded mode only).
+    private let velocityRebuild: VelocityRebuild?
     private let modelLoader: ModelLoader
     private let instanceLock: InstanceLock
     private let stopped = Atomic<Bool>(false)
@@ -58,7 +60,6 @@ public final class InsightService: Sendable {
         instanceLock = try InstanceLock(directory: settings.stateDirectory)
         let store = try StoreBackend(settings: settings, now: clock.now(), metrics: metrics, logger: logger)
         self.store = store
-        readiness = Readiness(storeReachable: store.isReachable)
 
         let keyPath = settings.resolvedHashKeyFile
         let hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil,
@@ -78,8 +79,10 @@ public final class InsightService: Sendable {
         try modelLoader.reload()
 
         let administration = store.administration, authorizations = store.authorizations
-        // What lives in memory is read from the store before traffic, so it survives a restart:
-        // reporting counts (penalties), velocity counters (the last 7 days), opt-outs.
+        // What lives in memory is read from the store, so it survives a restart: reporting counts
+        // (penalties) and opt-outs before traffic; velocity counters (the last 7 days, the
+        // embedded mode) are replayed beside traffic, escalation by velocity waiting for them
+        // (VelocityRebuild). With Redis, the shared state is there already.
         let shared = try SharedState(settings: settings, history: administration, leadership: store.leadership, clock: clock,
                                      metrics: metrics, logger: logger)
         self.shared = shared
@@ -89,14 +92,10 @@ public final class InsightService: Sendable {
                                     callers: store.everyCaller,
                                     interval: settings.complianceRefresh, logger: logger, metrics: metrics)
         let escalation = try Self.escalationPolicy(settings)
-        if let tracker = shared.tracker {
-            let started = DispatchTime.now()
-            let history = try administration.velocityEvents(since: clock.now() - VelocityWindow.week.milliseconds)
-            tracker.rebuild(from: history)
-            logger.info("velocity rebuilt", [("evaluations", .number(Double(history.count))),
-                                             ("subjects", .number(Double(tracker.trackedSubjects))),
-                                             ("ms", .number(Double((DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000)))])
-        }
+        let tracker = shared.tracker
+        velocityRebuild = try tracker.map { try VelocityRebuild(history: administration, velocity: $0, clock: clock, logger: logger) }
+        velocityRebuild?.register(on: metrics)
+        readiness = Readiness(storeReachable: store.isReachable, velocityRebuilding: { tracker?.isRebuilding ?? false })
         let denials = DenialIndex(capacity: settings.maxDenialsPerTenant)
         self.denials = denials
         let denialsLoadedAt = clock.now()
@@ -173,7 +172,7 @@ public final class InsightService: Sendable {
         }
     }
 
-    /// Starts the writer, the upkeep jobs and the server, in that order.
+    /// Starts the writer, the upkeep jobs, the server and velocity's replay, in that order.
     private func run() throws {
         store.start()
         shared.start()
@@ -186,6 +185,7 @@ public final class InsightService: Sendable {
             throw error
         }
         readiness.set(true)
+        velocityRebuild?.start()
         logger.info("insightd ready", [
             ("listen", .string("\(settings.listenHost):\(server.boundPort)")),
             ("stateDir", .string(settings.stateDirectory)),
@@ -237,6 +237,7 @@ public final class InsightService: Sendable {
         denialSync?.stop()
         readiness.set(false)
         server.shutdown(timeout: Double(settings.shutdownTimeout))
+        velocityRebuild?.stop()
         shared.stop()
         store.stop()
         instanceLock.release()

@@ -123,11 +123,84 @@ public protocol RetentionPurge: Sendable {
                     completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void)
 }
 
-/// The stored evaluations as velocity tracking records them, to rebuild its state at start.
+/// The stored evaluations as velocity tracking records them, to rebuild its state at start, read
+/// one bounded batch at a time so that a replay never holds more than a batch beside the tracker.
+///
+/// A replay runs beside live traffic: it reads what was stored up to `velocityHistoryEnd()`,
+/// taken before the first live evaluation, and everything stored after that reaches the tracker
+/// live; the store's sequence (the order evaluations were stored), not their clock times,
+/// separates the two, so that none is counted twice or missed whatever the clock did.
 public protocol VelocityHistory: Sendable {
-    /// The evaluations created at or after `since`, oldest first (one millisecond's in the
-    /// order they were stored).
-    func velocityEvents(since: Milliseconds) throws -> [VelocityEvent]
+    /// Where the stored evaluations end now.
+    func velocityHistoryEnd() throws -> VelocityHistoryEnd
+
+    /// At most `limit` evaluations stored up to `end` that come after `cursor`, ordered by
+    /// (creation time, sequence). A batch may hold fewer than `limit`, even none, before the
+    /// end; `next` is nil once nothing is left, and otherwise where the following batch starts.
+    func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+                        limit: Int) throws -> VelocityHistoryBatch
+}
+
+/// A position in the stored evaluations ordered by (creation time, the store's sequence): a
+/// batch continues with the evaluations after it.
+public struct VelocityHistoryCursor: Sendable, Hashable {
+    /// Creation time of the last evaluation read (or where reading starts).
+    public var time: Milliseconds
+    /// The store's sequence of that evaluation (SQLite: its rowid), which orders evaluations of
+    /// the same millisecond; `Int64.min` is before all of them.
+    public var sequence: Int64
+
+    public init(time: Milliseconds, sequence: Int64) {
+        self.time = time
+        self.sequence = sequence
+    }
+
+    /// Before the first evaluation created at or after `time`.
+    public static func from(_ time: Milliseconds) -> VelocityHistoryCursor {
+        VelocityHistoryCursor(time: time, sequence: .min)
+    }
+}
+
+/// What was stored when a replay began: the evaluations whose sequence is at most `sequence`,
+/// all created before `time`.
+public struct VelocityHistoryEnd: Sendable, Hashable {
+    /// The store's last sequence then (evaluations stored later have a higher one).
+    public var sequence: Int64
+    /// After the newest creation time then (exclusive).
+    public var time: Milliseconds
+
+    public init(sequence: Int64, time: Milliseconds) {
+        self.sequence = sequence
+        self.time = time
+    }
+}
+
+/// One batch of a velocity replay.
+public struct VelocityHistoryBatch: Sendable, Equatable {
+    public var events: [VelocityEvent]
+    /// Where the next batch starts; nil when nothing is left.
+    public var next: VelocityHistoryCursor?
+
+    public init(events: [VelocityEvent], next: VelocityHistoryCursor?) {
+        self.events = events
+        self.next = next
+    }
+}
+
+extension VelocityHistory {
+    /// Every evaluation stored now that was created at or after `since`, oldest first, read
+    /// batch by batch (for tests and tools; the daemon's replay records each batch as it comes).
+    public func velocityEvents(since: Milliseconds, batch: Int = 4096) throws -> [VelocityEvent] {
+        let end = try velocityHistoryEnd()
+        var events: [VelocityEvent] = []
+        var cursor: VelocityHistoryCursor? = .from(since)
+        while let position = cursor {
+            let next = try velocityEvents(after: position, through: end, limit: batch)
+            events += next.events
+            cursor = next.next
+        }
+        return events
+    }
 }
 
 /// The hash key ids the store has seen (`KeyringAgreement`).

@@ -50,22 +50,61 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
 
     /// The evaluations since `since`, oldest first (those of one millisecond in the order they
     /// were numbered), as the velocity tracker records them.
-    public func velocityEvents(since: Milliseconds) throws -> [VelocityEvent] {
+    /// `every_caller(id)`: each distinct caller_id of `evaluations`, by one seek of
+    /// evaluations_by_caller_created per caller (a loose index scan); evaluations, not the
+    /// callers table, say who has evaluations.
+    static let everyCaller = """
+        WITH RECURSIVE every_caller(id) AS (
+            SELECT (SELECT min(caller_id) FROM evaluations)
+            UNION ALL
+            SELECT (SELECT min(caller_id) FROM evaluations WHERE caller_id > every_caller.id)
+            FROM every_caller WHERE every_caller.id IS NOT NULL)
+        """
+
+    public func velocityHistoryEnd() throws -> VelocityHistoryEnd {
         try reads.read { db in
-            try db.query(db.prepare("insightd_velocity_events", """
-                SELECT environment, created_at, account_hash, device_hash, counterparty_hash, category, tracked_value,
-                       raised_by_velocity
-                FROM evaluations WHERE created_at >= $1::bigint ORDER BY created_at, number
-                """), [.int64(since)]).map { row in
+            let row = try db.query("""
+                \(Self.everyCaller)
+                SELECT (SELECT coalesce(max(number), 0) FROM evaluations),
+                       (SELECT coalesce(max(last), -1) FROM every_caller c CROSS JOIN LATERAL
+                           (SELECT max(created_at) AS last FROM evaluations e WHERE e.caller_id = c.id) m)
+                """).first
+            return VelocityHistoryEnd(sequence: row?.int64(0) ?? 0, time: (row?.int64(1) ?? -1) + 1)
+        }
+    }
+
+    /// A batch of the evaluations after `cursor` stored up to `end` (by `number`, the identity
+    /// that orders what is stored), as the velocity tracker records them. Without an index on
+    /// creation time alone, each caller's first `limit` after the cursor come from its range of
+    /// evaluations_by_caller_created, and the batch is the first `limit` of those.
+    public func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+                               limit: Int) throws -> VelocityHistoryBatch {
+        precondition(limit > 0, "a batch holds at least one evaluation")
+        return try reads.read { db in
+            var last = cursor
+            let events = try db.query(db.prepare("insightd_velocity_batch", """
+                \(Self.everyCaller)
+                SELECT e.environment, e.created_at, e.account_hash, e.device_hash, e.counterparty_hash, e.category,
+                       e.tracked_value, e.raised_by_velocity, e.number
+                FROM every_caller c CROSS JOIN LATERAL (
+                    SELECT * FROM evaluations e
+                    WHERE e.caller_id = c.id AND e.created_at >= $1::bigint AND e.created_at < $4::bigint
+                      AND (e.created_at, e.number) > ($1::bigint, $2::bigint) AND e.number <= $3::bigint
+                    ORDER BY e.created_at, e.number LIMIT $5::bigint) e
+                ORDER BY e.created_at, e.number LIMIT $5::bigint
+                """), [.int64(cursor.time), .int64(cursor.sequence), .int64(end.sequence), .int64(end.time),
+                       .int64(Int64(limit))]).map { row in
                 guard let environment = Environment(rawValue: row.text(0) ?? "") else {
                     throw PostgresStoreError("an evaluation has an unknown environment")
                 }
+                last = VelocityHistoryCursor(time: row.int64(1) ?? 0, sequence: row.int64(8) ?? 0)
                 return VelocityEvent(environment: environment, time: row.int64(1) ?? 0, account: row.bytea(2),
                                      device: row.bytea(3), counterparty: row.bytea(4),
                                      isPayment: row.text(5) == OperationCategory.payment.rawValue,
                                      value: row.text(6).flatMap(InsightValue.init(rawValue:)),
                                      raisedByVelocity: (row.int64(7) ?? 0) != 0)
             }
+            return VelocityHistoryBatch(events: events, next: events.count < limit ? nil : last)
         }
     }
 
@@ -146,11 +185,7 @@ public final class PostgresRetention: RetentionPurge {
     /// as on SQLite: there is no index on created_at alone); each goes with its insights (its
     /// slots) and, by cascade, its consumption report.
     static let purgeSQL = """
-        WITH RECURSIVE every_caller(id) AS (
-            SELECT (SELECT min(caller_id) FROM evaluations)
-            UNION ALL
-            SELECT (SELECT min(caller_id) FROM evaluations WHERE caller_id > every_caller.id)
-            FROM every_caller WHERE every_caller.id IS NOT NULL),
+        \(PostgresAdministration.everyCaller),
         expired AS MATERIALIZED (
             SELECT x.number FROM every_caller c CROSS JOIN LATERAL (
                 SELECT e.number FROM evaluations e WHERE e.caller_id = c.id AND e.created_at < $1::bigint LIMIT $2::bigint) AS x

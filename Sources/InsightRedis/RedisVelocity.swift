@@ -37,6 +37,10 @@ public final class RedisVelocity: VelocityState {
     /// one that rebuilds a Redis that lost its data (the lead's leadership); `clock` only dates
     /// the history read (signals and records use the server's clock). Registers the rebuild
     /// check with `link`, whose background thread runs it.
+    /// Never: Redis holds every instance's counts. A Redis that lost them is replayed by the
+    /// leading instance while all answer with what is there (docs/velocity.md).
+    public var isRebuilding: Bool { false }
+
     public init(link: RedisLink, history: any VelocityHistory, clock: any Clock, limits: VelocityLimits = .init(),
                 metrics: MetricsRegistry, mayRebuild: @escaping @Sendable () -> Bool) {
         self.link = link
@@ -187,20 +191,32 @@ public final class RedisVelocity: VelocityState {
         }
     }
 
-    /// Records the store's evaluations since `since` into Redis, in pipelined batches.
+    /// Records the store's evaluations since `since` into Redis, read from the store and sent in
+    /// pipelined batches of `rebuildBatch` (so a week of history never sits in memory at once).
     func replay(_ connection: RedisConnection, since: Milliseconds, reason: String) throws(RedisError) {
         let started = DispatchTime.now().uptimeNanoseconds
-        let events: [VelocityEvent]
-        do {
-            events = try history.velocityEvents(since: since)
-        } catch {
+        var read = 0, recorded = 0
+        var batch: [RedisCommand] = []
+        batch.reserveCapacity(Self.rebuildBatch)
+        var cursor: VelocityHistoryCursor? = .from(since)
+        let end: VelocityHistoryEnd
+        do { end = try history.velocityHistoryEnd() } catch {
             link.report(.failed("velocity rebuild: cannot read the store", reason: "\(error)"))
             return
         }
-        var recorded = 0
-        var batch: [RedisCommand] = []
-        batch.reserveCapacity(Self.rebuildBatch)
-        func flush() throws(RedisError) {
+        while let position = cursor {
+            let events: VelocityHistoryBatch
+            do { events = try history.velocityEvents(after: position, through: end, limit: Self.rebuildBatch) } catch {
+                link.report(.failed("velocity rebuild: cannot read the store", reason: "\(error)"))
+                return
+            }
+            read += events.events.count
+            batch.removeAll(keepingCapacity: true)
+            for event in events.events {
+                if let command = Self.recordCommand(event, prefix: environmentPrefix(event.environment), limits: limits) {
+                    batch.append(command)
+                }
+            }
             for reply in try connection.pipeline(batch) {
                 switch reply {
                 case .integer(let added): recorded += Int(added)
@@ -208,18 +224,10 @@ public final class RedisVelocity: VelocityState {
                 default: break
                 }
             }
-            batch.removeAll(keepingCapacity: true)
+            cursor = events.next
         }
-        for event in events {
-            guard let command = Self.recordCommand(event, prefix: environmentPrefix(event.environment), limits: limits) else {
-                continue
-            }
-            batch.append(command)
-            if batch.count == Self.rebuildBatch { try flush() }
-        }
-        try flush()
         let milliseconds = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-        link.report(.note("velocity replayed into Redis", [("reason", reason), ("evaluations", "\(events.count)"),
+        link.report(.note("velocity replayed into Redis", [("reason", reason), ("evaluations", "\(read)"),
                                                             ("recorded", "\(recorded)"), ("ms", "\(milliseconds)")]))
     }
 

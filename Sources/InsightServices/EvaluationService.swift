@@ -86,12 +86,13 @@ public struct EvaluationService: Sendable {
         var insights = zip(request.insights, ids.insightIds).map { insight, id in
             answerer.answer(insight, category: request.category, insightId: id)
         }
-        // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
+        // Velocity over hashed identifiers may raise a coaching value by one level, never lower
+        // it; not while its counts are being rebuilt (they would be short).
         let query = VelocityQuery(
             environment: caller.environment,
             accounts: accountHashes ?? [], devices: deviceHashes ?? [], counterparties: counterpartyHashes ?? [],
             isPayment: request.category == .payment)
-        let (trackedValue, raised) = Self.escalate(&insights, signals: velocity.signals(for: query), policy: escalation,
+        let (trackedValue, raised) = Self.escalate(&insights, signals: velocity.isRebuilding ? nil : velocity.signals(for: query), policy: escalation,
                                                    metrics: metrics)
         let record = EvaluationRecord(
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
@@ -117,9 +118,9 @@ public struct EvaluationService: Sendable {
     }
 
     /// Applies the escalation policy to every coaching insight that has a value (a sandbox-forced
-    /// value is left as forced). Returns the value velocity tracking records — the highest
+    /// value is left as forced; without signals nothing is escalated). Returns the value velocity tracking records — the highest
     /// final coaching value — and whether velocity raised it.
-    static func escalate(_ insights: inout [InsightRecord], signals: VelocitySignals, policy: EscalationPolicy,
+    static func escalate(_ insights: inout [InsightRecord], signals: VelocitySignals?, policy: EscalationPolicy,
                          metrics: ServiceMetrics) -> (InsightValue?, Bool) {
         var tracked: InsightValue?, raised = false, counted = false
         for i in insights.indices {
@@ -127,7 +128,7 @@ public struct EvaluationService: Sendable {
                   case .value(let value, let reasons) = insights[i].outcome else { continue }
             // A sandbox-forced value stays as forced, but is tracked like any answer.
             let escalation = reasons.contains(SandboxOverride.reason)
-                ? Escalation(value: value) : policy.apply(value, signals: signals)
+                ? Escalation(value: value) : signals.map { policy.apply(value, signals: $0) } ?? Escalation(value: value)
             if !counted { metrics.velocityFired(escalation); counted = true }
             if escalation.value != value || !escalation.reasons.isEmpty {
                 insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })

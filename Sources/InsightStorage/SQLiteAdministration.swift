@@ -8,6 +8,8 @@ import Synchronization
 public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory {
     private let reader: Mutex<SQLiteConnection>
     private let writer: GroupCommitWriter
+    /// The time a velocity replay's next query reads (milliseconds), adapted batch by batch.
+    private let replayWindow = Mutex<Milliseconds>(60_000)
 
     public init(path: String, writer: GroupCommitWriter) throws {
         reader = Mutex(try Database.open(path: path, create: false))
@@ -45,28 +47,67 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
         }, completion: completion)
     }
 
-    /// The evaluations since `since`, oldest first, as the velocity tracker records them.
-    public func velocityEvents(since: Milliseconds) throws -> [VelocityEvent] {
+    /// The last rowid and one past the newest creation time (each caller's newest is one seek
+    /// of evaluations_by_caller_created), read in one statement.
+    public func velocityHistoryEnd() throws -> VelocityHistoryEnd {
         try reader.withLock { db in
-            // Each caller's range of evaluations_by_caller_created, in commit order (rowid breaks
-            // ties of the same millisecond as the live tracker saw them).
             try db.prepare("""
                 \(EvaluationQueries.everyCaller)
-                SELECT e.environment, e.created_at, e.account_hash, e.device_hash, e.counterparty_hash, e.category,
-                       e.tracked_value, e.raised_by_velocity
-                FROM every_caller c CROSS JOIN evaluations e ON e.caller_id = c.id AND e.created_at >= ?
-                ORDER BY e.created_at, e.rowid
-                """).query([since]) { row in
-                guard let environment = Environment(rawValue: row.text(0) ?? "") else {
-                    throw StoreError.invalid("an evaluation has an unknown environment")
-                }
-                return VelocityEvent(environment: environment, time: row.int64(1), account: row.blob(2), device: row.blob(3),
-                                     counterparty: row.blob(4), isPayment: row.text(5) == OperationCategory.payment.rawValue,
-                                     value: row.text(6).flatMap(InsightValue.init(rawValue:)),
-                                     raisedByVelocity: row.int(7) != 0)
-            }
+                SELECT (SELECT coalesce(max(rowid), 0) FROM evaluations),
+                       (SELECT max((SELECT max(created_at) FROM evaluations WHERE caller_id = c.id)) FROM every_caller c)
+                """).query { row in
+                VelocityHistoryEnd(sequence: row.int64(0), time: row.int64(1) + 1)
+            }.first ?? VelocityHistoryEnd(sequence: 0, time: 0)
         }
     }
+
+    /// A batch of the evaluations after `cursor` stored up to `end`, as the velocity tracker
+    /// records them. Without an index on creation time alone, each query reads one window of
+    /// time as every caller's range of evaluations_by_caller_created and sorts only that window;
+    /// the window's length follows what the last ones held, so that a window holds about one
+    /// batch (a full batch ends inside its window and the next continues from it).
+    public func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+                               limit: Int) throws -> VelocityHistoryBatch {
+        precondition(limit > 0, "a batch holds at least one evaluation")
+        guard cursor.time < end.time else { return VelocityHistoryBatch(events: [], next: nil) }
+        let span = replayWindow.withLock { $0 }
+        let windowEnd = cursor.time + min(span, end.time - cursor.time)
+        var last = cursor
+        let events = try reader.withLock { db in
+            try db.prepare(Self.velocityBatchQuery).query([cursor.time, windowEnd, cursor.sequence, end.sequence, limit]) { row in
+                guard let environment = Environment(rawValue: row.text(1) ?? "") else {
+                    throw StoreError.invalid("an evaluation has an unknown environment")
+                }
+                last = VelocityHistoryCursor(time: row.int64(2), sequence: row.int64(0))
+                return VelocityEvent(environment: environment, time: row.int64(2), account: row.blob(3), device: row.blob(4),
+                                     counterparty: row.blob(5), isPayment: row.text(6) == OperationCategory.payment.rawValue,
+                                     value: row.text(7).flatMap(InsightValue.init(rawValue:)),
+                                     raisedByVelocity: row.int(8) != 0)
+            }
+        }
+        if events.count >= limit {
+            // The window held more than a batch: continue inside it, with shorter windows after.
+            replayWindow.withLock { $0 = max(1, span / 2) }
+            return VelocityHistoryBatch(events: events, next: last)
+        }
+        // The window is read through: aim the next one at about half a batch.
+        let scaled = Double(span) * Double(limit) / Double(max(1, events.count) * 2)
+        replayWindow.withLock { $0 = Milliseconds(min(max(scaled, 1), Double(VelocityWindow.week.milliseconds))) }
+        return VelocityHistoryBatch(events: events, next: windowEnd < end.time ? .from(windowEnd) : nil)
+    }
+
+    /// The evaluations of `[?1, ?2)` after (?1, rowid ?3) with rowid at most ?4, oldest first, at
+    /// most ?5. Callers come first (CROSS JOIN fixes the order) so that each caller's window is a
+    /// range of evaluations_by_caller_created; rowid orders one millisecond's as they were stored.
+    static let velocityBatchQuery = """
+        \(EvaluationQueries.everyCaller)
+        SELECT e.rowid, e.environment, e.created_at, e.account_hash, e.device_hash, e.counterparty_hash, e.category,
+               e.tracked_value, e.raised_by_velocity
+        FROM every_caller c CROSS JOIN evaluations e ON e.caller_id = c.id AND e.created_at >= ?1 AND e.created_at < ?2
+        WHERE (e.created_at > ?1 OR e.rowid > ?3) AND e.rowid <= ?4
+        ORDER BY e.created_at, e.rowid
+        LIMIT ?5
+        """
 
     public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {
         try reader.withLock { db in

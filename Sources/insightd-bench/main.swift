@@ -4,6 +4,11 @@
 //
 //   insightd-bench [--quick] [--filter SUBSTRING]... [--models DIR] [--list]
 //   insightd-bench bodies DIR        write w1-events150.json and w2-summary.json (with @ID@)
+//   insightd-bench history DATABASE CALLER_ID COUNT
+//                                    insert COUNT synthetic evaluations of the last 7 days
+//                                    (bench/restart.sh measures a restart on them)
+//   insightd-bench replay DATABASE whole|BATCH
+//                                    replay the store's last 7 days into a tracker in process
 //
 // Adding a suite: write `enum SomethingBenchmarks { static func all() ->
 // [MicroBenchmark] }` in this directory using `measure(...)`, add one line to `suites` below,
@@ -16,6 +21,8 @@ func usage() -> Never {
     print("""
         usage: insightd-bench [--quick] [--filter SUBSTRING]... [--models DIR] [--list]
                insightd-bench bodies DIR
+               insightd-bench history DATABASE CALLER_ID COUNT
+               insightd-bench replay DATABASE whole|BATCH
         """)
     exit(64)
 }
@@ -53,6 +60,16 @@ if arguments.first == "bodies" {
     } catch {
         fail("\(error)")
     }
+    exit(0)
+}
+if arguments.first == "history" {
+    guard arguments.count == 4, let count = Int(arguments[3]), count >= 0 else { usage() }
+    HistoryFill.run(database: arguments[1], callerId: arguments[2], count: count)
+    exit(0)
+}
+if arguments.first == "replay" {
+    guard arguments.count == 3 else { usage() }
+    ReplayBench.run(database: arguments[1], mode: arguments[2])
     exit(0)
 }
 while !arguments.isEmpty {

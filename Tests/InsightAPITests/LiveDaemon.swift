@@ -8,6 +8,8 @@ import XCTest
 import Glibc
 #endif
 
+struct VelocityRebuildTimeout: Error {}
+
 /// A real insightd (HTTP on libevent, SQLite file, group-commit writer) on 127.0.0.1:0 in a
 /// temporary state directory, plus a blocking HTTP/1.1 client for tests.
 // @unchecked: stored properties are set in init (the service again only by `restart()`, called
@@ -19,7 +21,10 @@ final class LiveDaemon: @unchecked Sendable {
     private let clock: any Clock
     var port: Int { service.boundPort }
 
-    init(clock: any Clock = SystemClock(), configure: (inout Settings) -> Void = { _ in }) throws {
+    /// Starts a daemon; unless `waitForVelocity` is false, returns once velocity's rebuild is done
+    /// (escalation by velocity on), as most tests expect.
+    init(clock: any Clock = SystemClock(), waitForVelocity: Bool = true,
+         configure: (inout Settings) -> Void = { _ in }) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("insightd-api-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var settings = Settings()
@@ -38,15 +43,26 @@ final class LiveDaemon: @unchecked Sendable {
         self.clock = clock
         service = try InsightService.start(settings: settings, clock: clock,
                                            logger: Logger(minimumLevel: settings.logLevel, sink: handle))
+        if waitForVelocity { try awaitVelocity() }
+    }
+
+    /// Waits (up to 60 s) until velocity's rebuild is done.
+    func awaitVelocity() throws {
+        let deadline = Date().addingTimeInterval(60)
+        while !service.readiness.isVelocityReady {
+            guard Date() < deadline else { throw VelocityRebuildTimeout() }
+            usleep(2_000)
+        }
     }
 
     /// Stops the daemon and starts a new one on the same state directory (a new port).
-    func restart() throws {
+    func restart(waitForVelocity: Bool = true) throws {
         service.stop()
         let handle = try FileHandle(forWritingTo: logFile)
         handle.seekToEndOfFile()
         service = try InsightService.start(settings: service.settings, clock: clock,
                                            logger: Logger(minimumLevel: service.settings.logLevel, sink: handle))
+        if waitForVelocity { try awaitVelocity() }
     }
 
     deinit {

@@ -412,6 +412,55 @@ final class VelocityRebuildTests: XCTestCase {
         XCTAssertGreaterThan(busy.deviceAccounts.week, 3)
     }
 
+    func testRebuildBesideLiveRecordingEqualsRecordingLive() {
+        // The store held the first two thirds when the daemon started; the rest arrives live
+        // while the replay runs, recorded from other threads as the replay's batches go in.
+        var limits = VelocityLimits()
+        limits.eventsPerAccount = 16
+        limits.accountsPerDevice = 6
+        limits.payersPerCounterparty = 5
+        let live = VelocityHarness(limits: limits)
+        let events = history(start: live.clock.now())
+        for event in events {
+            if event.time > live.clock.now() { live.clock.advance(ms: event.time - live.clock.now()) }
+            live.tracker.record(event)
+        }
+        let restarted = VelocityHarness(limits: limits)
+        restarted.clock.advance(ms: live.clock.now() - restarted.clock.now())
+        let cut = events.count * 2 / 3
+        let stored = events[..<cut].sorted { $0.time < $1.time }, arriving = Array(events[cut...])
+        restarted.tracker.beginRebuild()
+        XCTAssertTrue(restarted.tracker.isRebuilding)
+        let batches = stride(from: 0, to: stored.count, by: 64).map { stored[$0..<min($0 + 64, stored.count)] }
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            if worker == 0 {
+                for batch in batches { for event in batch { restarted.tracker.record(event) } }
+            } else {
+                for (i, event) in arriving.enumerated() where i % 2 == worker - 1 { restarted.tracker.record(event) }
+            }
+        }
+        restarted.tracker.finishRebuild()
+        XCTAssertFalse(restarted.tracker.isRebuilding)
+
+        var compared = 0
+        for environment in Environment.allCases {
+            for a in (0..<40).map({ "a\($0)" }) + [nil] {
+                for (d, c) in [("d1", "c1"), ("d7", "c5"), ("d14", "c11"), (nil, nil)] as [(String?, String?)] {
+                    for payment in [false, true] {
+                        let one = live.signals(a, device: d, counterparty: c, payment: payment, env: environment)
+                        let two = restarted.signals(a, device: d, counterparty: c, payment: payment, env: environment)
+                        XCTAssertEqual(one, two, "\(environment) \(a ?? "-") \(d ?? "-") \(c ?? "-") \(payment)")
+                        compared += 1
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(compared, 2 * 41 * 4 * 2)
+        live.tracker.pruneExpired()
+        restarted.tracker.pruneExpired()
+        XCTAssertEqual(live.tracker.trackedSubjects, restarted.tracker.trackedSubjects)
+    }
+
     func testConcurrentRecordingKeepsExactTotals() {
         let h = VelocityHarness()
         let threads = 8, perThread = 600

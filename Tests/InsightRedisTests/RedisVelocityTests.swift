@@ -7,14 +7,30 @@ import RedisClient
 import RedisTesting
 import XCTest
 
-/// The store's history, as a fixed list (what `VelocityHistory` answers).
+/// The store's history, as a fixed list (what `VelocityHistory` answers): its sequence is the
+/// position in time order; `reads` counts replays (each begins by asking for the end).
 final class FixedHistory: VelocityHistory {
     let events: Locked<[VelocityEvent]>
     let reads = Locked<Int>(0)
     init(_ events: [VelocityEvent]) { self.events = Locked(events) }
-    func velocityEvents(since: Milliseconds) throws -> [VelocityEvent] {
+
+    private func stored() -> [(sequence: Int64, event: VelocityEvent)] {
+        events.withLock { $0 }.sorted { $0.time < $1.time }.enumerated().map { (Int64($0.offset + 1), $0.element) }
+    }
+
+    func velocityHistoryEnd() throws -> VelocityHistoryEnd {
         reads.withLock { $0 += 1 }
-        return events.withLock { $0.filter { $0.time >= since }.sorted { $0.time < $1.time } }
+        let all = stored()
+        return VelocityHistoryEnd(sequence: Int64(all.count), time: (all.last?.event.time ?? -1) + 1)
+    }
+
+    func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+                        limit: Int) throws -> VelocityHistoryBatch {
+        let batch = stored().filter {
+            ($0.event.time, $0.sequence) > (cursor.time, cursor.sequence) && $0.sequence <= end.sequence && $0.event.time < end.time
+        }.prefix(limit)
+        let next = batch.count < limit ? nil : batch.last.map { VelocityHistoryCursor(time: $0.event.time, sequence: $0.sequence) }
+        return VelocityHistoryBatch(events: batch.map(\.event), next: next)
     }
 }
 

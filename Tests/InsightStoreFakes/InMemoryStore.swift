@@ -47,6 +47,9 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         var keys: [StoredKey] = []
         /// In the order stored (the store's commit order).
         var evaluations: [EvaluationRecord] = []
+        /// Each evaluation's sequence (the store's order, like SQLite's rowid), by event id.
+        var sequences: [String: Int64] = [:]
+        var lastSequence: Int64 = 0
         var reports: [String: (report: ConsumptionReport, timeliness: Timeliness)] = [:]
         var labels: [StoredLabel] = []
         var submissions: [SubmissionKey: Submission] = [:]
@@ -72,6 +75,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 return .failure(.unavailable("evaluation \(evaluation.eventId) is invalid or already stored"))
             }
             state.evaluations.append(evaluation)
+            state.lastSequence += 1
+            state.sequences[evaluation.eventId] = state.lastSequence
             return .success(())
         }
         completion(result)
@@ -272,14 +277,28 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     // MARK: VelocityHistory
 
-    public func velocityEvents(since: Milliseconds) throws -> [VelocityEvent] {
+    public func velocityHistoryEnd() throws -> VelocityHistoryEnd {
         state.withLock { state in
-            // A stable sort keeps one millisecond's evaluations in the order stored.
-            state.evaluations.filter { $0.createdAt >= since }.sorted { $0.createdAt < $1.createdAt }.map { e in
+            VelocityHistoryEnd(sequence: state.lastSequence, time: (state.evaluations.map(\.createdAt).max() ?? 0) + 1)
+        }
+    }
+
+    public func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+                               limit: Int) throws -> VelocityHistoryBatch {
+        state.withLock { state in
+            let ordered = state.evaluations
+                .map { (sequence: state.sequences[$0.eventId] ?? 0, evaluation: $0) }
+                .filter { $0.sequence <= end.sequence && ($0.evaluation.createdAt, $0.sequence) > (cursor.time, cursor.sequence) }
+                .sorted { ($0.evaluation.createdAt, $0.sequence) < ($1.evaluation.createdAt, $1.sequence) }
+            let batch = ordered.prefix(limit)
+            let events = batch.map { _, e in
                 VelocityEvent(environment: e.environment, time: e.createdAt, account: e.subject.account, device: e.subject.device,
                               counterparty: e.subject.counterparty, isPayment: e.category == .payment,
                               value: e.trackedValue, raisedByVelocity: e.raisedByVelocity)
             }
+            guard ordered.count > limit, let last = batch.last else { return VelocityHistoryBatch(events: events, next: nil) }
+            return VelocityHistoryBatch(events: events,
+                                        next: VelocityHistoryCursor(time: last.evaluation.createdAt, sequence: last.sequence))
         }
     }
 
@@ -350,6 +369,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             var report = RetentionReport()
             let expired = Set(state.evaluations.filter { $0.createdAt < cutoff }.prefix(batchSize).map(\.eventId))
             state.evaluations.removeAll { expired.contains($0.eventId) }
+            for id in expired { state.sequences[id] = nil }
             for id in expired { state.reports[id] = nil }
             report.evaluations = expired.count
             report.labels = Self.removeBatch(from: &state.labels, limit: batchSize) { $0.receivedAt < cutoff }

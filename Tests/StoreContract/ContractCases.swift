@@ -416,6 +416,39 @@ let velocityCases: [ContractCase] = [
         try expectEqual(try s.velocity.velocityEvents(since: 0).count, 6)
         try expectEqual(try s.velocity.velocityEvents(since: 5_001), [])
     },
+    contractCase(.velocity, "batches are bounded and continue where the last ended, ties included") { s in
+        // 300 evaluations over 30 milliseconds of 10 each, by three callers, stored out of time order.
+        for i in 0..<300 {
+            try s.record("e\(i)", caller: "c\(i % 3)", created: 1_000 + Milliseconds((i * 7) % 30),
+                         account: [UInt8(i % 256), UInt8(i / 256)])
+        }
+        let end = try s.velocity.velocityHistoryEnd()
+        var cursor: VelocityHistoryCursor? = .from(1_005)
+        var read: [VelocityEvent] = [], batches = 0
+        while let position = cursor {
+            let batch = try s.velocity.velocityEvents(after: position, through: end, limit: 16)
+            try expect(batch.events.count <= 16, "a batch holds at most the limit: \(batch.events.count)")
+            read += batch.events
+            cursor = batch.next
+            batches += 1
+            try expect(batches < 1_000, "the batches come to an end")
+        }
+        try expectEqual(read.count, 250, "each evaluation from 1005 on, once")
+        try expectEqual(Set(read.map(\.account!)).count, 250)
+        try expect(zip(read, read.dropFirst()).allSatisfy { $0.time <= $1.time }, "oldest first")
+        try expectEqual(read, try s.velocity.velocityEvents(since: 1_005, batch: 1_000), "the same in one batch")
+    },
+    contractCase(.velocity, "a replay reads what was stored when it began, not what came after") { s in
+        try s.record("before", created: 5_000, account: [1])
+        let end = try s.velocity.velocityHistoryEnd()
+        // Stored after the replay began, one of them with an earlier clock time: the tracker
+        // gets these live, so the replay must not.
+        try s.record("after", created: 6_000, account: [2])
+        try s.record("after-early", created: 4_000, account: [3])
+        let batch = try s.velocity.velocityEvents(after: .from(0), through: end, limit: 100)
+        try expectEqual(batch.events.map(\.account), [[1]])
+        try expectEqual(batch.next, nil)
+    },
     contractCase(.velocity, "an event carries what the tracker counts") { s in
         try s.record("e1", environment: .sandbox, created: 7_000, account: nil, category: .account, tracked: .medium,
                      raisedByVelocity: true)

@@ -8,6 +8,8 @@ public protocol VelocityState: Sendable {
     func signals(for query: VelocityQuery) -> VelocitySignals
     /// Records one stored evaluation.
     func record(_ event: VelocityEvent)
+    /// True while the counts are being rebuilt and would be short: escalation waits for them.
+    var isRebuilding: Bool { get }
 }
 
 /// One evaluation of an account as velocity keeps it, 24 bytes: its device and paid

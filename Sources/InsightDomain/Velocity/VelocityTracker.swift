@@ -14,6 +14,8 @@ public final class VelocityTracker: VelocityState {
     private let clock: any Clock
     /// Production, then sandbox: environments never share state.
     private let tables: [VelocityTable]
+    /// Between `beginRebuild` and `finishRebuild`.
+    private let rebuilding = Atomic<Bool>(false)
 
     public init(clock: any Clock, limits: VelocityLimits = .init()) {
         precondition(limits.eventsPerAccount >= 1 && limits.accountsPerDevice >= 1
@@ -197,16 +199,38 @@ public final class VelocityTracker: VelocityState {
         }
     }
 
-    /// Replaces all state with `events` (the store's last 7 days, oldest first).
+    /// Replaces all state with `events` (the store's last 7 days, oldest first) at once.
     public func rebuild(from events: some Sequence<VelocityEvent>) {
+        beginRebuild()
+        for event in events { record(event) }
+        finishRebuild()
+    }
+
+    // MARK: Rebuilding beside live traffic
+
+    /// Empties the state and marks it rebuilding. The rebuild then records the evaluations
+    /// stored before it began, batch by batch, while live evaluations are recorded as they come:
+    /// both go through `record`, which gives the same state in whatever order they interleave
+    /// (every list keeps its entries ordered by time, see docs/velocity.md), so each evaluation
+    /// counts once as long as the two sets do not overlap (the store's sequence cuts them apart:
+    /// `VelocityHistory.velocityHistoryEnd`).
+    public func beginRebuild() {
         let now = clock.now()
+        rebuilding.store(true, ordering: .releasing)
         for table in tables {
             for (i, box) in table.shards.enumerated() {
                 box.state.withLock { $0 = VelocityShard(now: now, stagger: Double(i) / Double(table.shards.count)) }
             }
         }
-        for event in events { record(event) }
     }
+
+    /// Marks the rebuild done: the counts hold the last 7 days again.
+    public func finishRebuild() {
+        rebuilding.store(false, ordering: .releasing)
+    }
+
+    /// A rebuild has begun and not finished: the counts lack part of the last 7 days.
+    public var isRebuilding: Bool { rebuilding.load(ordering: .acquiring) }
 
     /// Drops everything older than 7 d now (writes also do it as they go).
     public func pruneExpired() {
