@@ -7,11 +7,12 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps deps-test build run test test-unit test-e2e test-cluster test-crash test-api test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run run-cluster test test-unit test-e2e test-cluster test-crash test-api test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
 	@echo "make test   install missing packages, build, run every test"
+	@echo "make run-cluster  three instances on a private PostgreSQL and Redis behind nginx on 127.0.0.1:8080"
 	@echo "make fuzz   libFuzzer targets, FUZZ_SECONDS (60) each; a crash fails it (not part of make test)"
 	@echo "make model  regenerate models/ with the offline trainer (Python venv)"
 	@echo "make bench  micro-benchmarks, insightd vs nginx with wrk, then 1 and 2 instances on PostgreSQL + Redis (prints figures, never fails)"
@@ -36,6 +37,11 @@ run: build
 	@echo ""
 	INSIGHTD_STATE_DIR="$(STATE_DIR)" INSIGHTD_LISTEN="$(LISTEN)" INSIGHTD_MODELS_DIR="$(CURDIR)/models" \
 		exec $(RELEASE_BIN)/insightd
+
+# Three instances on a private PostgreSQL and Redis behind nginx on 127.0.0.1:8080, thrown away
+# on Ctrl-C (docs/deployment.md, "Scaling out").
+run-cluster: deps-test build
+	sh scripts/run-cluster.sh $(RELEASE_BIN)
 
 test: deps-test test-unit test-e2e test-cluster test-docs test-crash test-api
 
