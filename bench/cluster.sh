@@ -44,16 +44,15 @@ export BENCH_API_KEY
 BENCH_API_KEY=$("$BIN/insightctl" callers create --name bench --roles evaluate --environment production \
     --rate 1000000 --burst 1000000 --json | jq -r .apiKey)
 
-# start_instances N: N instances, each with half the machine's loop threads when N > 1.
+# start_instances N: N instances, each with BENCH_INSTANCE_THREADS loop threads (default: the
+# daemon's own default).
 start_instances() {
     INSTANCE_PIDS="" URLS=""
-    threads=$(nproc)
-    [ "$1" -gt 1 ] && threads=$(( threads / $1 > 0 ? threads / $1 : 1 ))
     for i in $(seq 1 "$1"); do
         log="$WORK/i$i.log"
         : >"$log"
-        INSIGHTD_STATE_DIR="$WORK/state$i" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_THREADS=$threads \
-            "$BIN/insightd" 2>"$log" &
+        env INSIGHTD_STATE_DIR="$WORK/state$i" INSIGHTD_LISTEN=127.0.0.1:0 \
+            ${BENCH_INSTANCE_THREADS:+INSIGHTD_THREADS=$BENCH_INSTANCE_THREADS} "$BIN/insightd" 2>"$log" &
         pid=$!
         INSTANCE_PIDS="$INSTANCE_PIDS $pid"
         port=""
@@ -121,6 +120,5 @@ run() {
 }
 
 say "W2 (evaluate, interaction.summary), $CONNECTIONS connections in all, $DURATION, on $(nproc) CPUs shared by insightd, PostgreSQL, Redis and wrk"
-run 1
-run 2
+for n in ${BENCH_CLUSTER_INSTANCES:-1 2}; do run "$n"; done
 say "storage: $(psql_q "SELECT pg_size_pretty(pg_total_relation_size('evaluations') + pg_total_relation_size('insights'))") for $(psql_q 'SELECT count(*) FROM evaluations') evaluations ($(psql_q "SELECT (pg_total_relation_size('evaluations') + pg_total_relation_size('insights')) / greatest(count(*), 1) FROM evaluations") bytes each, tables and indexes)"

@@ -225,6 +225,10 @@ for i in 1 2 3; do
     [ "$code" = 503 ] || fail "instance $i: /readyz answered $code while PostgreSQL was down"
 done
 [ "$(count_codes 503)" -gt 0 ] || fail "no 503 while PostgreSQL was down"
+for i in 1 2 3; do
+    curl -s "$(url "$i")/metrics" | grep -q '^insightd_store_up 0' || fail "instance $i: insightd_store_up is not 0 while PostgreSQL is down"
+    grep -q '"msg":"store unreachable' "$WORK/i$i.log" || fail "instance $i did not log that the store is unreachable"
+done
 pg_start
 for i in 1 2 3; do
     for _ in $(seq 1 100); do curl -sf "$(url "$i")/readyz" >/dev/null && break; sleep 0.1; done

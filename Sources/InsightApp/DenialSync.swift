@@ -22,6 +22,8 @@ final class DenialSync: Sendable {
     private let clock: any Clock
     private let logger: Logger
     private let looks: Locked<Looks>
+    /// The last look failed (logged once per streak of failures).
+    private let failing = Locked<Bool>(false)
     private let job = Locked<PeriodicJob?>(nil)
 
     /// `loadedAt`: when the index was loaded whole (at start).
@@ -56,8 +58,14 @@ final class DenialSync: Sendable {
                 denials.apply(try store.authorizations(renewedSince: previous.last - Self.overlap))
                 looks.withLock { $0.last = now }
             }
+            if failing.withLock({ $0 }) {
+                failing.withLock { $0 = false }
+                logger.info("other instances' opt-outs read again")
+            }
         } catch {
-            logger.warning("cannot read other instances' opt-outs; will try again", [("error", .string("\(error)"))])
+            // Once per outage: the store watch already says the store is unreachable.
+            guard !failing.withLock({ let was = $0; $0 = true; return was }) else { return }
+            logger.warning("cannot read other instances' opt-outs; trying again every refresh", [("error", .string("\(error)"))])
         }
     }
 }

@@ -32,6 +32,8 @@ public final class InsightService: Sendable {
     private let retention: RetentionJob
     /// Other instances' opt-outs (several instances on one store only).
     private let denialSync: DenialSync?
+    /// Whether the shared store answers (several instances on one store only).
+    private let storeWatch: StoreWatch?
     /// The replay of the store's last 7 days into the in-memory tracker (the embedded mode only).
     private let velocityRebuild: VelocityRebuild?
     private let modelLoader: ModelLoader
@@ -100,6 +102,7 @@ public final class InsightService: Sendable {
         self.denials = denials
         let denialsLoadedAt = clock.now()
         denials.load(try authorizations.denials())
+        storeWatch = settings.isShared ? StoreWatch(isReachable: store.isReachable, metrics: metrics, logger: logger) : nil
         denialSync = settings.isShared ? DenialSync(store: authorizations, denials: denials, loadedAt: denialsLoadedAt,
                                                     interval: settings.complianceRefresh, clock: clock, logger: logger) : nil
         retention = RetentionJob(store: store.retention, leadership: store.leadership, denials: denials,
@@ -180,6 +183,7 @@ public final class InsightService: Sendable {
         keyringWatch.start()
         retention.start()
         denialSync?.start()
+        storeWatch?.start()
         do { try server.start() } catch {
             stop()
             throw error
@@ -235,6 +239,7 @@ public final class InsightService: Sendable {
         keyringWatch.stop()
         retention.stop()
         denialSync?.stop()
+        storeWatch?.stop()
         readiness.set(false)
         server.shutdown(timeout: Double(settings.shutdownTimeout))
         velocityRebuild?.stop()

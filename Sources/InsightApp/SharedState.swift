@@ -33,7 +33,7 @@ struct SharedState: Sendable {
             case .unavailable(let reason):
                 logger.error("redis unavailable: local quota shares, no velocity escalation", [("reason", .string(reason))])
             case .available:
-                logger.info("redis available again: shared limits and velocity")
+                logger.info("redis available: shared limits and velocity")
             case .note(let message, let fields):
                 logger.info(message, fields.map { ($0.0, .string($0.1)) })
             case .failed(let message, let reason):

@@ -1,5 +1,8 @@
 import Foundation
+import InsightApp
 import JSON
+import PostgresTesting
+import RedisTesting
 import XCTest
 
 /// deploy/grafana/insightd-dashboard.json against what a running daemon exports: a panel may
@@ -44,9 +47,29 @@ final class DashboardTests: XCTestCase {
         return families
     }
 
+    /// A daemon of the multi-instance mode, on a fresh database of the shared test PostgreSQL and
+    /// a Redis of its own: the metrics only that mode exports (the engines' state).
+    func sharedModeDaemon(redis: TemporaryRedis) throws -> LiveDaemon {
+        let postgres = try TemporaryPostgres.shared()
+        let database = try postgres.createDatabase()
+        return try LiveDaemon { settings in
+            settings.databaseURL = postgres.url(database: database)
+            settings.redisURL = redis.url
+            settings.hashKeyFile = (settings.stateDirectory as NSString).deletingLastPathComponent + "/hash.key"
+            _ = FileManager.default.createFile(atPath: settings.hashKeyFile!,
+                                           contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
+                                           attributes: [.posixPermissions: 0o600])
+        }
+    }
+
     func testEveryPanelQueriesAnExportedMetricAndEveryMetricHasAPanel() throws {
         let daemon = try LiveDaemon()
-        let families = try exportedFamilies(daemon)
+        let redis = try TemporaryRedis()
+        defer { redis.stop() }
+        let shared = try sharedModeDaemon(redis: redis)
+        // What either mode exports: the embedded one's, and the engines' of the shared one.
+        let families = try exportedFamilies(daemon).merging(try exportedFamilies(shared)) { first, _ in first }
+        XCTAssertNotNil(families["insightd_redis_up"], "the shared-mode daemon exports its engines' state")
         XCTAssertFalse(families.isEmpty, "no metric families exported")
         let used = try dashboardMetrics()
         // A histogram's series are its family name with _bucket, _count or _sum.
