@@ -69,6 +69,10 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(s.databaseURL, shared["INSIGHTD_DATABASE_URL"])
         XCTAssertEqual(s.redisURL, shared["INSIGHTD_REDIS_URL"])
         XCTAssertEqual(s.instances, 4)
+        XCTAssertEqual(s.threads, min(64, 8 * ProcessInfo.processInfo.activeProcessorCount), "loops wait on Redis: more than cores")
+        var explicit = shared
+        explicit["INSIGHTD_THREADS"] = "3"
+        XCTAssertEqual(try Settings.load(from: explicit).get().threads, 3)
         XCTAssertFalse(try Settings.load(from: [:]).get().isShared)
         XCTAssertEqual(try Settings.load(from: [:]).get().instances, 3)
 
