@@ -74,6 +74,12 @@ WIDE=$(ctl callers create --name wide --roles evaluate,labels --environment sand
 SKIPPER=$(ctl callers create --name skipper --roles evaluate --environment sandbox --rate 1000 --burst 1000 --json | jq -r .apiKey)
 ADMIN=$(ctl callers create --name admin --roles admin --environment production --json | jq -r .apiKey)
 SKIPPER_ID=$(ctl callers list --json | jq -r '.[] | select(.name == "skipper") | .callerId')
+# insightctl on the shared store: migrate finds nothing to do, purge works, backup names the engine's tools.
+[ "$(ctl migrate)" = "schema is up to date" ] || fail "insightctl migrate against PostgreSQL"
+ctl purge --older-than 400 >/dev/null || fail "insightctl purge against PostgreSQL"
+ctl backup "$WORK/backup.db" 2>"$WORK/backup.err" && fail "insightctl backup copied a PostgreSQL store"
+grep -q pg_dump "$WORK/backup.err" || fail "insightctl backup did not name pg_dump: $(cat "$WORK/backup.err")"
+ctl --state-dir "$WORK/elsewhere" callers list 2>/dev/null && fail "insightctl took --state-dir beside INSIGHTD_DATABASE_URL"
 
 eval_body() {  # account device counterparty
     printf '{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"%s","device":"%s","counterparty":"%s"}}' "$1" "$2" "$3"
@@ -254,6 +260,11 @@ for i in 1 2 3; do
     curl -s "$(url "$i")/metrics" | grep -q '^insightd_redis_up 0' || fail "instance $i: insightd_redis_up is not 0 while Redis is down"
 done
 grep -q '"msg":"redis unavailable' "$WORK/i1.log" || fail "the Redis outage was not logged"
+# No escalation meanwhile: velocity reads were answered without signals, and counted.
+without=$(for i in 1 2 3; do curl -s "$(url "$i")/metrics"; done |
+          awk '/^insightd_velocity_without_redis_total\{operation="signals"\}/ { n += $2 } END { print n + 0 }')
+[ "$without" -gt 0 ] || fail "no velocity read was counted as answered without Redis"
+replays_before=$(cat "$WORK"/i?.log | grep -c '"reason":"Redis holds no velocity state"' || true)
 redis_start
 for i in 1 2 3; do
     for _ in $(seq 1 100); do curl -s "$(url "$i")/metrics" | grep -q '^insightd_redis_up 1' && break; sleep 0.1; done
@@ -261,6 +272,13 @@ for i in 1 2 3; do
 done
 load_stop
 all_alive "Redis stopped and back"
+# The new Redis was empty: the instance leading the jobs replayed velocity from PostgreSQL.
+for _ in $(seq 1 50); do
+    [ "$(cat "$WORK"/i?.log | grep -c '"reason":"Redis holds no velocity state"' || true)" -gt "$replays_before" ] && break
+    sleep 0.1
+done
+[ "$(cat "$WORK"/i?.log | grep -c '"reason":"Redis holds no velocity state"' || true)" -gt "$replays_before" ] ||
+    fail "velocity was not replayed into the empty Redis"
 check_nothing_lost "Redis stopped under load ($ok_without_redis evaluations answered 200 without it), then back"
 # Shared again: a fresh caller's burst is one bucket over the instances.
 KEY2=$(ctl callers create --name after-redis --roles evaluate --environment sandbox --rate 10 --burst 5 --json | jq -r .apiKey)

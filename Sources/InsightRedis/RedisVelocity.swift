@@ -33,14 +33,14 @@ public final class RedisVelocity: VelocityState {
     /// Evaluations per pipelined batch of a rebuild.
     static let rebuildBatch = 1000
 
-    /// `history` is the store's port for rebuilds; `mayRebuild` says whether this instance is the
-    /// one that rebuilds a Redis that lost its data (the lead's leadership); `clock` only dates
-    /// the history read (signals and records use the server's clock). Registers the rebuild
-    /// check with `link`, whose background thread runs it.
     /// Never: Redis holds every instance's counts. A Redis that lost them is replayed by the
     /// leading instance while all answer with what is there (docs/velocity.md).
     public var isRebuilding: Bool { false }
 
+    /// `history` is the store's port for rebuilds; `mayRebuild` says whether this instance is the
+    /// one that rebuilds a Redis that lost its data (the lead's leadership); `clock` only dates
+    /// the history read (signals and records use the server's clock). Registers the rebuild
+    /// check with `link`, whose background thread runs it.
     public init(link: RedisLink, history: any VelocityHistory, clock: any Clock, limits: VelocityLimits = .init(),
                 metrics: MetricsRegistry, mayRebuild: @escaping @Sendable () -> Bool) {
         self.link = link
