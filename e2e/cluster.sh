@@ -58,6 +58,15 @@ start() {
 ready() { wait_ready "$WORK/i$1.log" "$(eval echo "\$I$1")" || fail "instance $1 did not become ready"; }
 url() { echo "http://127.0.0.1:$(port_of "$1")"; }
 
+# --- an instance whose PostgreSQL does not answer at start exits, naming it, never the password --
+if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 \
+    INSIGHTD_DATABASE_URL="postgres://insightd:s3cret-pw@127.0.0.1:$(free_port)/postgres?connect_timeout=2" \
+    "$BIN/insightd" 2>"$WORK/nodb.log"; then
+    fail "an instance started without its PostgreSQL"
+fi
+grep -q 'cannot open the PostgreSQL store' "$WORK/nodb.log" || fail "no clear error without PostgreSQL: $(cat "$WORK/nodb.log")"
+grep -q 's3cret-pw' "$WORK/nodb.log" && fail "the database password was logged"
+
 # --- three instances on an empty database: migrations applied once ---------------------------
 start 1; start 2; start 3
 ready 1; ready 2; ready 3
