@@ -65,9 +65,11 @@ test-api: build
 
 # Every shell example of README.md and docs/ against a real daemon, as a reader would run it
 # (markers and rules: $(TESTS_DIR)/docs-examples.sh); the demo is one of the examples. First,
-# the module table of docs/architecture.md against Package.swift.
+# the module table of docs/architecture.md against Package.swift, and the container image's
+# libraries against what the binaries link.
 test-docs: build
 	sh scripts/check-module-graph.sh
+	sh scripts/check-container-libraries.sh $(RELEASE_BIN)
 	$(SWIFT) build -c release --product insightd-demo
 	bash $(TESTS_DIR)/docs-examples.sh $(RELEASE_BIN)
 
