@@ -220,3 +220,56 @@ public protocol JobLeadership: Sendable {
     /// Gives the lead up (at shutdown), so that another instance takes it at once.
     func release()
 }
+
+/// A subject to erase in one tenant: every hash it has, per kind (one per key id of the
+/// tenant's keyring; a kind with no hashes is left alone).
+public struct ErasedSubject: Sendable, Equatable {
+    public var tenant: String
+    public var account: [[UInt8]]
+    public var device: [[UInt8]]
+    public var counterparty: [[UInt8]]
+
+    public init(tenant: String, account: [[UInt8]] = [], device: [[UInt8]] = [], counterparty: [[UInt8]] = []) {
+        self.tenant = tenant
+        self.account = account
+        self.device = device
+        self.counterparty = counterparty
+    }
+
+    /// The hashes of `kind`.
+    public func hashes(_ kind: IdentifierKind) -> [[UInt8]] {
+        switch kind {
+        case .account: return account
+        case .device: return device
+        case .counterparty: return counterparty
+        }
+    }
+}
+
+/// What one erasure unlinked: rows, per table.
+public struct SubjectErasureReport: Sendable, Equatable {
+    /// Evaluations that lost at least one of the subject's hashes (the rows stay).
+    public var evaluations = 0
+    /// Subject authorizations (opt-outs or authorizations) deleted.
+    public var authorizations = 0
+    public var isEmpty: Bool { evaluations == 0 && authorizations == 0 }
+
+    public init(evaluations: Int = 0, authorizations: Int = 0) {
+        self.evaluations = evaluations
+        self.authorizations = authorizations
+    }
+}
+
+/// Erasure of a subject from the store (PRODUCT.md §15, docs/privacy.md "Erasure"), in one
+/// transaction through the writer: the evaluations of the tenant's callers keep their rows,
+/// insights, consumption reports and labels (model performance counts do not change) but lose
+/// the subject's hashes (set to NULL); the tenant's subject authorizations under those hashes
+/// are deleted. Nothing else stores a subject hash. Idempotent: a second erasure answers zeros.
+/// The completion runs after the commit and after what the backend does so that the erased
+/// bytes leave its files (SQLite: overwritten in place and the write-ahead log checkpointed;
+/// PostgreSQL: the touched tables vacuumed); a failure of either is a `StoreFailure`, and
+/// erasing again completes it.
+public protocol SubjectErasure: Sendable {
+    func erase(_ subject: ErasedSubject,
+               completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void)
+}

@@ -19,6 +19,7 @@ public final class PostgresStore: Sendable {
     public let administration: PostgresAdministration
     public let authorizations: PostgresAuthorizationStore
     public let retention: PostgresRetention
+    public let erasure: PostgresSubjectErasure
     /// Which instance runs the periodic jobs.
     public let leadership: PostgresJobLeadership
     /// The hash key ids the store has seen.
@@ -44,6 +45,7 @@ public final class PostgresStore: Sendable {
         administration = PostgresAdministration(reads: reads, writer: writer)
         authorizations = PostgresAuthorizationStore(reads: reads, writer: writer)
         retention = PostgresRetention(writer: writer)
+        erasure = PostgresSubjectErasure(writer: writer, settings: settings)
         leadership = PostgresJobLeadership(settings: settings)
         hashKeyRegistry = PostgresHashKeyRegistry(reads: reads)
     }

@@ -12,6 +12,9 @@ public final class GroupCommitWriter: @unchecked Sendable {
     // connection is touched only by the writer thread.
     private struct Job {
         let work: (SQLiteConnection) throws -> Void
+        /// Runs after the batch's commit, outside any transaction (a WAL checkpoint); its
+        /// failure fails the job.
+        var afterCommit: ((SQLiteConnection) throws -> Void)? = nil
         let finish: (Error?) -> Void
     }
 
@@ -61,6 +64,24 @@ public final class GroupCommitWriter: @unchecked Sendable {
         nonisolated(unsafe) var result: T?  // written and read only on the writer thread
         enqueue(Job(
             work: { db in result = try work(db) },
+            finish: { error in
+                if let error {
+                    completion(.failure(Self.failure(error)))
+                } else {
+                    completion(.success(result!))
+                }
+            }), completion: { completion(.failure($0)) })
+    }
+
+    /// `submit` with `afterCommit` run on the writer's connection once the batch is committed,
+    /// outside any transaction, before `completion` (which gets its failure if it throws).
+    public func submit<T>(_ work: @escaping @Sendable (SQLiteConnection) throws -> T,
+                          afterCommit: @escaping @Sendable (SQLiteConnection) throws -> Void,
+                          completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void) {
+        nonisolated(unsafe) var result: T?  // written and read only on the writer thread
+        enqueue(Job(
+            work: { db in result = try work(db) },
+            afterCommit: afterCommit,
             finish: { error in
                 if let error {
                     completion(.failure(Self.failure(error)))
@@ -129,7 +150,11 @@ public final class GroupCommitWriter: @unchecked Sendable {
 
     private func commit(_ batch: [Job]) {
         let started = DispatchTime.now().uptimeNanoseconds
-        let errors = commitTogether(batch)
+        var errors = commitTogether(batch)
+        for (i, job) in batch.enumerated() where errors[i] == nil {
+            guard let afterCommit = job.afterCommit else { continue }
+            do { try afterCommit(connection) } catch { errors[i] = error }
+        }
         if let observer {
             let failures = errors.compactMap { $0 }
             observer(Commit(size: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,

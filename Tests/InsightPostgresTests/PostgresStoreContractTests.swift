@@ -18,6 +18,7 @@ final class PostgresStoreContractTests: XCTestCase {
             registration: try PostgresStore.registration(settings: settings, now: 1),
             administration: store.administration, authorizations: store.authorizations,
             reporting: store.administration, velocity: store.administration, retention: store.retention,
+            erasure: store.erasure,
             close: { store.stop() })
     }
 
@@ -35,9 +36,10 @@ final class PostgresStoreContractTests: XCTestCase {
     func testReporting() { check(.reporting) }
     func testVelocity() { check(.velocity) }
     func testRetention() { check(.retention) }
+    func testErasure() { check(.erasure) }
 
     /// Every area of the contract has a test above.
     func testEveryAreaIsRun() {
-        XCTAssertEqual(StoreContract.Area.allCases.count, 9, "add a test for the new area above")
+        XCTAssertEqual(StoreContract.Area.allCases.count, 10, "add a test for the new area above")
     }
 }

@@ -12,7 +12,7 @@ public enum InMemoryStoreError: Error, Sendable, Equatable {
 /// operation atomic, completions called before the method returns. It passes the same
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
 public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
-    AuthorizationStore, ReportingStatsSource, VelocityHistory, RetentionPurge {
+    AuthorizationStore, ReportingStatsSource, VelocityHistory, RetentionPurge, SubjectErasure {
     /// Rows each kind loses per retention batch (as `Retention.batchSize`).
     public let batchSize: Int
 
@@ -393,5 +393,31 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             return true
         }
         return removed
+    }
+
+    // MARK: SubjectErasure
+
+    public func erase(_ subject: ErasedSubject,
+                      completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void) {
+        let report: SubjectErasureReport = state.withLock { state in
+            var report = SubjectErasureReport()
+            for i in state.evaluations.indices where state.tenant(ofCaller: state.evaluations[i].callerId) == subject.tenant {
+                var hashed = state.evaluations[i].subject
+                if let hash = hashed.account, subject.account.contains(hash) { hashed.account = nil }
+                if let hash = hashed.device, subject.device.contains(hash) { hashed.device = nil }
+                if let hash = hashed.counterparty, subject.counterparty.contains(hash) { hashed.counterparty = nil }
+                if hashed != state.evaluations[i].subject {
+                    state.evaluations[i].subject = hashed
+                    report.evaluations += 1
+                }
+            }
+            let erased = state.authorizations.keys.filter { key in
+                key.tenant == subject.tenant && subject.hashes(key.kind.identifierKind).contains(key.hash)
+            }
+            for key in erased { state.authorizations[key] = nil }
+            report.authorizations = erased.count
+            return report
+        }
+        completion(.success(report))
     }
 }

@@ -510,3 +510,65 @@ let retentionCases: [ContractCase] = [
         try expectEqual(try s.velocity.velocityEvents(since: 0).count, 50)
     },
 ]
+
+// Erasure (PRODUCT.md §15): the same hash bytes stand for the subject in two tenants' evaluations
+// here, to show that erasure in one leaves the other's rows alone (real tenants hash
+// differently; an opt-out's hash is unique in its environment and kind, so tenant b's has its own).
+let erasureCases: [ContractCase] = [
+    contractCase(.erasure, "erasure unlinks the tenant's evaluations and opt-outs under every hash, and nothing else") { s in
+        let old: [UInt8] = [0xA1, 1], rotated: [UInt8] = [0xA2, 2], other: [UInt8] = [7], tenantB: [UInt8] = [0xB1]
+        try s.caller("c1", tenant: "a")
+        try s.caller("c2", tenant: "a")
+        try s.caller("c3", tenant: "b")
+        try s.caller("ops", tenant: "a", roles: [.labels])
+        try s.record("e1", caller: "c1", insights: ["i1"], created: 1_000, account: old)
+        try s.record("e2", caller: "c2", insights: ["i2"], created: 1_001, account: rotated)
+        try s.record("e3", caller: "c3", insights: ["i3"], created: 1_002, account: old)
+        try s.record("e4", caller: "c1", insights: ["i4"], created: 1_003, account: other)
+        try expectEqual(try s.report("e1", caller: "c1", ids: ["i1"]), .recorded(.onTime))
+        try expectEqual(try s.label([fraud("i1")], caller: "ops", tenant: "a"), .processed([.accepted], replayed: false))
+        _ = try s.authorize(.denied, subject([old], tenant: "a"), now: 1_000)
+        _ = try s.authorize(.denied, subject([rotated], tenant: "a", environment: .sandbox), now: 1_000)
+        _ = try s.authorize(.denied, subject([old], tenant: "a", kind: .device), now: 1_000)
+        _ = try s.authorize(.denied, subject([tenantB], tenant: "b"), now: 1_000)
+        _ = try s.authorize(.denied, subject([other], tenant: "a"), now: 1_000)
+        let stats = try s.reporting.reportingStats(since: 0, now: 3_000)
+
+        try expectEqual(try s.erase(ErasedSubject(tenant: "a", account: [old, rotated])),
+                        SubjectErasureReport(evaluations: 2, authorizations: 2))
+
+        let events = try s.velocity.velocityEvents(since: 0)
+        try expectEqual(events.map(\.account), [nil, nil, old, other], "the hashes of tenant a's evaluations")
+        try expectEqual(events.map(\.device), [[9], [9], [9], [9]], "the kinds not given")
+        try expectEqual(try s.authorizations.record(for: subject([old, rotated], tenant: "a")), nil, "tenant a's opt-outs")
+        try expectEqual(try s.authorizations.record(for: subject([rotated], tenant: "a", environment: .sandbox)), nil)
+        try expect(try s.authorizations.record(for: subject([old], tenant: "a", kind: .device)) != nil,
+                   "a device opt-out under the same bytes stays: no device hash was given")
+        try expectEqual(try s.erase(ErasedSubject(tenant: "a", account: [tenantB])), SubjectErasureReport(),
+                        "tenant b's opt-out is not tenant a's to erase")
+        try expect(try s.authorizations.record(for: subject([tenantB], tenant: "b")) != nil, "tenant b's opt-out stays")
+        try expect(try s.authorizations.record(for: subject([other], tenant: "a")) != nil, "another subject's stays")
+        try expectEqual(try s.reporting.reportingStats(since: 0, now: 3_000), stats, "counts do not change")
+        try expectEqual(try s.report("e1", caller: "c1", ids: ["i1"]), .alreadyRecorded, "the report stays")
+        try expectEqual(try s.label([fraud("i1")], caller: "ops", tenant: "a", key: "k2", body: "b2"),
+                        .processed([.duplicate], replayed: false), "the label stays")
+
+        try expectEqual(try s.erase(ErasedSubject(tenant: "a", account: [old, rotated])), SubjectErasureReport(),
+                        "a second erasure finds nothing")
+    },
+    contractCase(.erasure, "every kind given is unlinked, an evaluation counted once") { s in
+        try s.caller("c1")
+        try s.record("e1", created: 1_000, account: [5])
+        try s.record("e2", created: 1_001, account: [6])
+        _ = try s.authorize(.denied, subject([[9]], kind: .device), now: 1_000)
+        try expectEqual(try s.erase(ErasedSubject(tenant: Tenant.defaultName, account: [[5]], device: [[9]],
+                                                  counterparty: [[4]])),
+                        SubjectErasureReport(evaluations: 2, authorizations: 1))
+        let events = try s.velocity.velocityEvents(since: 0)
+        try expectEqual(events.map(\.account), [nil, [6]])
+        try expectEqual(events.map(\.device), [nil, nil])
+        try expectEqual(events.map(\.counterparty), [nil, nil])
+        try expectEqual(try s.erase(ErasedSubject(tenant: Tenant.defaultName, account: [[5]], device: [[9]],
+                                                  counterparty: [[4]])), SubjectErasureReport())
+    },
+]

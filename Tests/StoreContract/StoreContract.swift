@@ -12,13 +12,14 @@ public struct StoreSet {
     public var reporting: any ReportingStatsSource
     public var velocity: any VelocityHistory
     public var retention: any RetentionPurge
+    public var erasure: any SubjectErasure
     /// Releases the stores (stops writers, deletes files).
     public var close: () -> Void
 
     public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, registration: any CallerRegistration,
                 administration: any CallerAdministration, authorizations: any AuthorizationStore,
                 reporting: any ReportingStatsSource, velocity: any VelocityHistory, retention: any RetentionPurge,
-                close: @escaping () -> Void = {}) {
+                erasure: any SubjectErasure, close: @escaping () -> Void = {}) {
         self.ledger = ledger
         self.credentials = credentials
         self.registration = registration
@@ -27,6 +28,7 @@ public struct StoreSet {
         self.reporting = reporting
         self.velocity = velocity
         self.retention = retention
+        self.erasure = erasure
         self.close = close
     }
 }
@@ -48,7 +50,7 @@ public struct ContractCase: Sendable {
 /// in-memory fakes pass it, and so must any other. Each case runs on a fresh, empty store set.
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
-        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, retention
+        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, retention, erasure
     }
 
     /// Runs every case of `area`, each on a store set from `make`; answers the failures (empty: all passed).
@@ -68,7 +70,7 @@ public enum StoreContract {
 
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
-            + authorizationCases + reportingCases + velocityCases + retentionCases
+            + authorizationCases + reportingCases + velocityCases + retentionCases + erasureCases
     }
 }
 
@@ -166,6 +168,10 @@ extension StoreSet {
     func authorize(_ request: AuthorizationRequest, _ subject: SubjectHashes, now: Milliseconds,
                    cooldown: Milliseconds = 500, line: UInt = #line) throws -> AuthorizationRecord {
         try value(line: line) { authorizations.apply(request, for: subject, now: now, cooldown: cooldown, completion: $0) }
+    }
+
+    func erase(_ subject: ErasedSubject, line: UInt = #line) throws -> SubjectErasureReport {
+        try value(line: line) { erasure.erase(subject, completion: $0) }
     }
 
     func purgeAll(olderThan cutoff: Milliseconds) throws -> RetentionReport {

@@ -34,6 +34,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
             registration: CallerRegistry(try Database.open(path: path, create: false)),
             administration: administration, authorizations: try SQLiteAuthorizationStore(path: path, writer: writer),
             reporting: administration, velocity: administration, retention: SQLiteRetention(writer: writer),
+            erasure: SQLiteSubjectErasure(writer: writer),
             close: {
                 writer.stop()
                 try? FileManager.default.removeItem(at: directory)
@@ -49,6 +50,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
     func testReporting() { check(.reporting) }
     func testVelocity() { check(.velocity) }
     func testRetention() { check(.retention) }
+    func testErasure() { check(.erasure) }
 }
 
 /// The contract against the in-memory fakes: passing it is what lets use-case tests trust them.
@@ -56,7 +58,8 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func makeStores() throws -> StoreSet {
         let store = InMemoryStore()
         return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
-                        authorizations: store, reporting: store, velocity: store, retention: store)
+                        authorizations: store, reporting: store, velocity: store, retention: store,
+                        erasure: store)
     }
 
     func testConsumption() { check(.consumption) }
@@ -68,6 +71,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func testReporting() { check(.reporting) }
     func testVelocity() { check(.velocity) }
     func testRetention() { check(.retention) }
+    func testErasure() { check(.erasure) }
 }
 
 /// Every area has a test in both classes above.
