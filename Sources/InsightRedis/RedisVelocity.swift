@@ -176,6 +176,31 @@ public final class RedisVelocity: VelocityState {
                                    RedisArgument(VelocityWindow.week.milliseconds)])
     }
 
+    // MARK: Erasure
+
+    /// Forgets the subject in both environments, one script per environment
+    /// (`VelocityScripts.erase`). An account's membership in a device's or counterparty's set
+    /// is found through the account's own set: where that set, capped at
+    /// `eventsPerAccount`, no longer names an older device or payment, the account's key stays in
+    /// that device's or counterparty's set until the entry is 7 d old (docs/privacy.md).
+    /// Throws `StoreFailure.unavailable` when Redis does not answer.
+    public func erase(_ subject: ErasedSubject) throws {
+        let accounts = VelocityKeys.of(subject.account), devices = VelocityKeys.of(subject.device)
+        let counterparties = VelocityKeys.of(subject.counterparty)
+        guard !accounts.isEmpty || !devices.isEmpty || !counterparties.isEmpty else { return }
+        for environment in [Environment.production, .sandbox] {
+            var arguments = [RedisArgument(environmentPrefix(environment)), RedisArgument(accounts.count),
+                             RedisArgument(devices.count)]
+            for key in accounts + devices + counterparties { arguments.append(RedisArgument(Self.bytes(key))) }
+            let reply = link.perform { connection throws(RedisError) in
+                try connection.run(VelocityScripts.erase, arguments: arguments)
+            }
+            guard let reply, reply.integer != nil else {
+                throw StoreFailure.unavailable("Redis did not erase the subject's velocity state")
+            }
+        }
+    }
+
     // MARK: Rebuilds
 
     /// The link's check: the marker tells whether Redis holds what was recorded.

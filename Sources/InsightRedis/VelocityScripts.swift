@@ -147,4 +147,67 @@ enum VelocityScripts {
     end
     return out
     """)
+
+    /// Erases subjects from one environment (`RedisVelocity.erase`). ARGV: [1] the environment's
+    /// prefix, [2] the number of accounts, [3] the number of devices, then the accounts', the
+    /// devices' and the counterparties' key bytes (8 each). An account goes with its own set and
+    /// its membership in the devices and counterparties its set names; a device or
+    /// counterparty goes with its own set (and coached hash), and the accounts it names lose
+    /// it from their members (rewritten without it, as if recorded without it). Answers the
+    /// keys deleted plus the members rewritten.
+    static let erase = RedisScript(prelude + """
+    local prefix = ARGV[1]
+    local na, nd = tonumber(ARGV[2]), tonumber(ARGV[3])
+    local accounts, devices, counterparties, isDevice, isCounterparty = {}, {}, {}, {}, {}
+    for i = 4, #ARGV do
+      local k = ARGV[i]
+      if i < 4 + na then table.insert(accounts, k)
+      elseif i < 4 + na + nd then table.insert(devices, k); isDevice[k] = true
+      else table.insert(counterparties, k); isCounterparty[k] = true end
+    end
+    local zero = string.rep(string.char(0), 8)
+    local changed = 0
+
+    -- Rewrites an account's members that name an erased device or counterparty.
+    local function scrub(akey)
+      local log = redis.call('ZRANGE', akey, 0, -1, 'WITHSCORES')
+      for i = 1, #log, 2 do
+        local m = log[i]
+        local d, c, f = string.sub(m, 1, 8), string.sub(m, 9, 16), string.byte(m, 17)
+        local nf = f
+        if bit.band(f, 1) ~= 0 and isDevice[d] then nf = bit.band(nf, 6); d = zero end
+        if bit.band(f, 2) ~= 0 and isCounterparty[c] then nf = bit.band(nf, 5); c = zero end
+        if nf ~= f then
+          redis.call('ZREM', akey, m)
+          redis.call('ZADD', akey, log[i + 1], d .. c .. string.char(nf) .. string.sub(m, 18))
+          changed = changed + 1
+        end
+      end
+    end
+
+    for _, a in ipairs(accounts) do
+      local akey = prefix .. 'a:' .. hex(a)
+      for _, m in ipairs(redis.call('ZRANGE', akey, 0, -1)) do
+        local f = string.byte(m, 17)
+        if bit.band(f, 1) ~= 0 then redis.call('ZREM', prefix .. 'd:' .. hex(string.sub(m, 1, 8)), a) end
+        if bit.band(f, 2) ~= 0 then
+          local ckey = prefix .. 'c:' .. hex(string.sub(m, 9, 16))
+          redis.call('ZREM', ckey, a)
+          redis.call('HDEL', ckey .. ':coached', a)
+        end
+      end
+      changed = changed + redis.call('DEL', akey)
+    end
+    for _, d in ipairs(devices) do
+      local dkey = prefix .. 'd:' .. hex(d)
+      for _, a in ipairs(redis.call('ZRANGE', dkey, 0, -1)) do scrub(prefix .. 'a:' .. hex(a)) end
+      changed = changed + redis.call('DEL', dkey)
+    end
+    for _, c in ipairs(counterparties) do
+      local ckey = prefix .. 'c:' .. hex(c)
+      for _, a in ipairs(redis.call('ZRANGE', ckey, 0, -1)) do scrub(prefix .. 'a:' .. hex(a)) end
+      changed = changed + redis.call('DEL', ckey, ckey .. ':coached')
+    end
+    return changed
+    """)
 }

@@ -161,6 +161,74 @@ final class RedisVelocityTests: XCTestCase {
         }
     }
 
+    /// After an erasure, Redis answers what a tracker that recorded the same evaluations without
+    /// the subject's hashes answers (the erased store's rebuild): the subject as a never-seen
+    /// one, the others without it in their lists. Lists stay below their caps here: where an
+    /// account's set no longer names an older device or payment, its key stays in that set
+    /// (docs/privacy.md).
+    func testAnErasedSubjectIsForgottenAsARebuildWithoutItWouldBe() throws {
+        for seed in 1...2 as ClosedRange<UInt64> {
+            let (shared, other) = try pair(name: "erase\(seed)")
+            let clock = ManualClock(try serverNow())
+            let reference = VelocityTracker(clock: clock)
+            var random = SplitMix64(seed: seed)
+            func pick(_ n: Int) -> Int { Int(random.next() % UInt64(n)) }
+            let accounts = (0..<6).map { "acct\($0)" }, devices = (0..<4).map { "dev\($0)" }
+            let counterparties = (0..<4).map { "cp\($0)" }
+            let values: [InsightValue?] = [nil, .unknown, .medium, .high]
+            let erased = ErasedSubject(tenant: "t", account: [hash("acct0"), hash("old/acct0")], device: [hash("dev0")],
+                                       counterparty: [hash("cp0")])
+            for i in 0..<150 {
+                let account = accounts[pick(accounts.count)]
+                let event = VelocityEvent(
+                    environment: pick(3) == 0 ? .sandbox : .production, time: clock.now() - Milliseconds(1_000 + 997 * i),
+                    account: hash(account == "acct0" && pick(2) == 0 ? "old/acct0" : account),
+                    device: pick(4) == 0 ? nil : hash(devices[pick(devices.count)]),
+                    counterparty: pick(3) == 0 ? nil : hash(counterparties[pick(counterparties.count)]),
+                    isPayment: pick(2) == 0, value: values[pick(values.count)], raisedByVelocity: pick(4) == 0)
+                shared.record(event)
+                var unlinked = event
+                if let a = unlinked.account, erased.account.contains(a) { unlinked.account = nil }
+                if let d = unlinked.device, erased.device.contains(d) { unlinked.device = nil }
+                if let c = unlinked.counterparty, erased.counterparty.contains(c) { unlinked.counterparty = nil }
+                reference.record(unlinked)
+            }
+            var queries: [VelocityQuery] = []
+            for environment in [Environment.production, .sandbox] {
+                for account in [[]] + accounts.map({ [hash($0)] }) + [[hash("acct0"), hash("old/acct0")]] {
+                    for device in [nil] + devices {
+                        for counterparty in [nil] + counterparties {
+                            for payment in [false, true] {
+                                queries.append(VelocityQuery(environment: environment, accounts: account,
+                                                             devices: device.map { [hash($0)] } ?? [],
+                                                             counterparties: counterparty.map { [hash($0)] } ?? [],
+                                                             isPayment: payment))
+                            }
+                        }
+                    }
+                }
+            }
+            func differences() -> Int {
+                queries.filter { query in
+                    let fromRedis = shared.signals(for: query)
+                    clock.advance(ms: fromRedis.now - clock.now())
+                    return fromRedis != reference.signals(for: query)
+                }.count
+            }
+            XCTAssertGreaterThan(differences(), 0, "seed \(seed): the subject counted before erasure")
+
+            try other.erase(erased)  // on another instance: the state is shared
+
+            for query in queries {
+                let fromRedis = shared.signals(for: query)
+                clock.advance(ms: fromRedis.now - clock.now())
+                XCTAssertEqual(fromRedis, reference.signals(for: query), "seed \(seed): \(query)")
+            }
+            try shared.erase(erased)
+            XCTAssertEqual(differences(), 0, "a second erasure changes nothing")
+        }
+    }
+
     func testRedisUnavailableAnswersNoSignalsAndCountsIt() throws {
         let own = try TemporaryRedis()
         let instance = try Instance(own, prefix: uniquePrefix(), commandTimeout: .milliseconds(50))

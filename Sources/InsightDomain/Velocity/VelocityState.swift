@@ -8,6 +8,13 @@ public protocol VelocityState: Sendable {
     func signals(for query: VelocityQuery) -> VelocitySignals
     /// Records one stored evaluation.
     func record(_ event: VelocityEvent)
+    /// Forgets the subject's hashes in both environments (erasure, docs/privacy.md): each
+    /// account's own history and its place on devices and counterparties, each device's and
+    /// counterparty's own list and their place in accounts' histories, leaving the state a
+    /// rebuild from the erased store would give. `tenant` is not used: tenants hash apart.
+    /// Throws `StoreFailure.unavailable` when the state could not be reached (nothing, or not
+    /// all, was erased: erase again).
+    func erase(_ subject: ErasedSubject) throws
     /// True while the counts are being rebuilt and would be short: escalation waits for them.
     var isRebuilding: Bool { get }
 }

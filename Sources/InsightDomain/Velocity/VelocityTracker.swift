@@ -206,6 +206,21 @@ public final class VelocityTracker: VelocityState {
         finishRebuild()
     }
 
+    // MARK: Erasure
+
+    /// Forgets the subject (`VelocityState.erase`): every shard of both environments is visited,
+    /// since the subject's keys appear in other subjects' lists wherever those are kept.
+    public func erase(_ subject: ErasedSubject) throws {
+        let accounts = Set(Self.keys(subject.account)), devices = Set(Self.keys(subject.device))
+        let counterparties = Set(Self.keys(subject.counterparty))
+        guard !accounts.isEmpty || !devices.isEmpty || !counterparties.isEmpty else { return }
+        for table in tables {
+            for box in table.shards {
+                box.withLock { $0.erase(accounts: accounts, devices: devices, counterparties: counterparties) }
+            }
+        }
+    }
+
     // MARK: Rebuilding beside live traffic
 
     /// Empties the state and marks it rebuilding. The rebuild then records the evaluations
@@ -427,6 +442,36 @@ private struct VelocityShard {
         counterparties[key, default: []].upsert(PayerEntry(account: account, time: paid, coached: coached), expiry: cut,
                                                 cap: limits.payersPerCounterparty)
         if counterparties.count > before { Self.bound(&counterparties, limits: limits, expiry: cut) }
+    }
+
+    /// Drops the lists of the given subjects, the given accounts from devices' and
+    /// counterparties' lists, and the given devices and counterparties from accounts' entries
+    /// (as if those evaluations had been recorded without them).
+    mutating func erase(accounts erased: Set<UInt64>, devices erasedDevices: Set<UInt64>,
+                        counterparties erasedCounterparties: Set<UInt64>) {
+        for key in erased { accounts[key] = nil }
+        for key in erasedDevices { devices[key] = nil }
+        for key in erasedCounterparties { counterparties[key] = nil }
+        if !erased.isEmpty {
+            for i in devices.values.indices { devices.values[i].removeAll { erased.contains($0.account) } }
+            for i in counterparties.values.indices { counterparties.values[i].removeAll { erased.contains($0.account) } }
+            devices = devices.filter { !$0.value.isEmpty }
+            counterparties = counterparties.filter { !$0.value.isEmpty }
+        }
+        guard !erasedDevices.isEmpty || !erasedCounterparties.isEmpty else { return }
+        for i in accounts.values.indices {
+            for j in accounts.values[i].indices {
+                let entry = accounts.values[i][j]
+                if entry.flags & AccountEntry.hasDevice != 0, erasedDevices.contains(entry.device) {
+                    accounts.values[i][j].device = 0
+                    accounts.values[i][j].flags &= ~AccountEntry.hasDevice
+                }
+                if entry.flags & AccountEntry.payment != 0, erasedCounterparties.contains(entry.counterparty) {
+                    accounts.values[i][j].counterparty = 0
+                    accounts.values[i][j].flags &= ~AccountEntry.payment
+                }
+            }
+        }
     }
 
     /// Sweeps the shard on a write once an hour (each subject also drops its own expired
