@@ -4,7 +4,9 @@ import PostgresClient
 
 /// Erasure of a subject (`SubjectErasure`) on PostgreSQL: one job of the writer (one
 /// transaction), then a `VACUUM` of the two tables it touched, on a connection of its own
-/// (VACUUM cannot run inside a transaction), before the completion.
+/// (VACUUM cannot run inside a transaction), before the completion. The VACUUM has no statement
+/// timeout but keeps the store's lock timeout: when autovacuum holds a table's lock longer, the
+/// erasure fails (the rows are unlinked already) and erasing again vacuums again.
 ///
 /// What remains of the erased hashes, and for how long (docs/privacy.md, "Erasure"): an UPDATE
 /// or DELETE leaves the old row version in its heap page, and in the pages of any index on the
