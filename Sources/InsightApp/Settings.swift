@@ -54,7 +54,7 @@ public struct Settings: Sendable, Equatable {
 
     /// Loop threads by default with shared engines: a loop waits for Redis on each decision (a
     /// blocking round trip), so more loops than cores keep the cores busy (docs/performance.md,
-    /// "Several instances on PostgreSQL and Redis": 2 → 16 loops on 2 cores, +38 % req/s).
+    /// "Several instances on PostgreSQL and Redis").
     static var sharedModeThreads: Int { min(64, 8 * max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
     /// True when several instances share PostgreSQL and Redis (PRODUCT.md §11).
@@ -213,9 +213,7 @@ public struct Settings: Sendable, Equatable {
     /// Values are never echoed: a URL may carry a password.
     private static func sharedEngines(_ environment: [String: String], into s: inout Settings, problems: inout [String]) {
         if let url = environment["INSIGHTD_DATABASE_URL"] {
-            if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") { s.databaseURL = url } else {
-                problems.append("INSIGHTD_DATABASE_URL: must be a PostgreSQL connection URI, postgres://user:password@host:port/db")
-            }
+            if isPostgresURL(url) { s.databaseURL = url } else { problems.append(notPostgresURL) }
         }
         if let url = environment["INSIGHTD_REDIS_URL"] {
             if url.hasPrefix("redis://") { s.redisURL = url } else {
@@ -232,6 +230,15 @@ public struct Settings: Sendable, Equatable {
             problems.append("INSIGHTD_HASH_KEY_FILE: required with INSIGHTD_DATABASE_URL (every instance must hash with the same keyring)")
         }
     }
+
+    /// Whether `url` names a PostgreSQL database (a libpq connection URI); checked here and by
+    /// insightctl, which reads the variable on its own.
+    public static func isPostgresURL(_ url: String) -> Bool {
+        url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
+    }
+
+    /// What is wrong with an INSIGHTD_DATABASE_URL that `isPostgresURL` refuses (never the value).
+    public static let notPostgresURL = "INSIGHTD_DATABASE_URL: must be a PostgreSQL connection URI, postgres://user:password@host:port/db"
 
     /// Parses "host:port" or "[v6]:port".
     static func parseListen(_ text: String) -> (String, Int)? {

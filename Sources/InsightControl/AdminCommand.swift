@@ -275,9 +275,7 @@ public enum AdminCommand {
         guard !explicit else {
             throw AppError("--state-dir names an embedded SQLite store, but INSIGHTD_DATABASE_URL names a PostgreSQL one: unset one of them")
         }
-        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-            throw AppError("INSIGHTD_DATABASE_URL must be a PostgreSQL connection URI, postgres://user:password@host:port/db")
-        }
+        guard Settings.isPostgresURL(url) else { throw AppError(Settings.notPostgresURL) }
         return .postgres(url: url)
     }
 

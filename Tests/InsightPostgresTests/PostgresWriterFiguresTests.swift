@@ -7,10 +7,13 @@ import XCTest
 
 /// Figures of the pipelined writer against the temporary server (fsync on, one machine): the
 /// evaluations it commits per second when many wait, the duration of its commits, and the
-/// latency of one evaluation written alone. Printed for docs/performance.md; asserted only on
-/// every write being committed.
+/// latency of one evaluation written alone. Printed for docs/performance.md by `make bench`
+/// (`INSIGHTD_BENCH_FIGURES=1 swift test --filter PostgresWriterFiguresTests`; skipped by
+/// `make test`: a benchmark, not a test); asserted only on every write being committed.
 final class PostgresWriterFiguresTests: XCTestCase {
     func testThroughputAndCommitLatencyOfThePipelinedWriter() throws {
+        try XCTSkipUnless(ProcessInfo.processInfo.environment["INSIGHTD_BENCH_FIGURES"] == "1",
+                          "a benchmark: make bench runs it (INSIGHTD_BENCH_FIGURES=1)")
         let server = try TemporaryPostgres.shared()
         let settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
         let commits = Mutex<[PostgresWriter.Commit]>([])

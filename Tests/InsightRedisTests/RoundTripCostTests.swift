@@ -5,8 +5,9 @@ import RedisTesting
 import XCTest
 
 /// What one call costs against a redis-server on this machine (loopback), printed for
-/// docs/performance.md: `swift test --filter RoundTripCostTests` (a debug build; the time is
-/// mostly the round trip and the server's script). Asserts only that a call is not absurdly slow.
+/// docs/performance.md by `make bench` (`INSIGHTD_BENCH_FIGURES=1 swift test --filter
+/// RoundTripCostTests`; skipped by `make test`: a benchmark, not a test). A debug build; the time
+/// is mostly the round trip and the server's script. Asserts only that a call is not absurdly slow.
 final class RoundTripCostTests: XCTestCase {
     /// Microseconds the server spent in EVALSHA so far.
     private func scriptMicroseconds(_ redis: TemporaryRedis) throws -> Double {
@@ -28,6 +29,8 @@ final class RoundTripCostTests: XCTestCase {
     }
 
     func testMicrosecondsPerCall() throws {
+        try XCTSkipUnless(ProcessInfo.processInfo.environment["INSIGHTD_BENCH_FIGURES"] == "1",
+                          "a benchmark: make bench runs it (INSIGHTD_BENCH_FIGURES=1)")
         let redis = try TemporaryRedis()
         let instance = try Instance(redis, prefix: uniquePrefix())
         instance.link.start()
