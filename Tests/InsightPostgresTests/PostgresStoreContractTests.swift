@@ -17,7 +17,8 @@ final class PostgresStoreContractTests: XCTestCase {
             ledger: store.ledger, credentials: store.credentials,
             registration: try PostgresStore.registration(settings: settings, now: 1),
             administration: store.administration, authorizations: store.authorizations,
-            reporting: store.administration, velocity: store.administration, retention: store.retention,
+            reporting: store.administration, velocity: store.administration, history: store.administration,
+            retention: store.retention,
             close: { store.stop() })
     }
 
@@ -34,10 +35,11 @@ final class PostgresStoreContractTests: XCTestCase {
     func testAuthorization() { check(.authorization) }
     func testReporting() { check(.reporting) }
     func testVelocity() { check(.velocity) }
+    func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
 
     /// Every area of the contract has a test above.
     func testEveryAreaIsRun() {
-        XCTAssertEqual(StoreContract.Area.allCases.count, 9, "add a test for the new area above")
+        XCTAssertEqual(StoreContract.Area.allCases.count, 10, "add a test for the new area above")
     }
 }

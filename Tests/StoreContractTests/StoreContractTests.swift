@@ -33,7 +33,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
             ledger: SQLiteLedger(writer: writer), credentials: try SQLiteCredentialDirectory(path: path),
             registration: CallerRegistry(try Database.open(path: path, create: false)),
             administration: administration, authorizations: try SQLiteAuthorizationStore(path: path, writer: writer),
-            reporting: administration, velocity: administration, retention: SQLiteRetention(writer: writer),
+            reporting: administration, velocity: administration, history: administration, retention: SQLiteRetention(writer: writer),
             close: {
                 writer.stop()
                 try? FileManager.default.removeItem(at: directory)
@@ -48,6 +48,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
     func testAuthorization() { check(.authorization) }
     func testReporting() { check(.reporting) }
     func testVelocity() { check(.velocity) }
+    func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
 }
 
@@ -56,7 +57,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func makeStores() throws -> StoreSet {
         let store = InMemoryStore()
         return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
-                        authorizations: store, reporting: store, velocity: store, retention: store)
+                        authorizations: store, reporting: store, velocity: store, history: store, retention: store)
     }
 
     func testConsumption() { check(.consumption) }
@@ -67,6 +68,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func testAuthorization() { check(.authorization) }
     func testReporting() { check(.reporting) }
     func testVelocity() { check(.velocity) }
+    func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
 }
 
