@@ -273,3 +273,122 @@ public protocol SubjectErasure: Sendable {
     func erase(_ subject: ErasedSubject,
                completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void)
 }
+
+/// The evaluations that carried one subject (PRODUCT.md §15, transparency), newest first, one
+/// page at a time. The caller hashes the identifier under every key of the keyring and passes
+/// the hashes: nothing raw reaches the store, and a rotated key still finds the rows it hashed.
+public protocol SubjectHistory: Sendable {
+    /// The page of `query`: at most `query.limit` evaluations of callers of `query.tenant` in
+    /// `query.environment` whose `query.kind` hash is one of `query.hashes`, ordered by
+    /// (creation time, the store's sequence) descending, after `query.after` when given.
+    func subjectHistory(_ query: SubjectHistoryQuery) throws -> SubjectHistoryPage
+}
+
+/// What `SubjectHistory` is asked: one subject's hashes (one per hash key), where and how much.
+public struct SubjectHistoryQuery: Sendable, Equatable {
+    /// The entries a page may hold.
+    public static let limits = 1...500
+
+    /// Why a query cannot be made.
+    public enum Invalid: Error, Sendable, Equatable {
+        /// `limit` is outside `limits`.
+        case limit(Int)
+    }
+
+    public let kind: IdentifierKind
+    public let hashes: [[UInt8]]
+    public let tenant: String
+    public let environment: Environment
+    public let limit: Int
+    /// Where the previous page ended (its `next`); nil for the newest.
+    public let after: SubjectHistoryCursor?
+
+    /// Throws `Invalid.limit` unless `limit` is within `limits`. No hash at all is a valid
+    /// query whose page is empty.
+    public init(kind: IdentifierKind, hashes: [[UInt8]], tenant: String, environment: Environment, limit: Int,
+                after: SubjectHistoryCursor? = nil) throws {
+        guard Self.limits.contains(limit) else { throw Invalid.limit(limit) }
+        self.kind = kind
+        self.hashes = hashes
+        self.tenant = tenant
+        self.environment = environment
+        self.limit = limit
+        self.after = after
+    }
+}
+
+/// A position in one subject's history, newest first: the next page holds the evaluations
+/// before it. The API hands it out opaquely.
+public struct SubjectHistoryCursor: Sendable, Hashable {
+    /// Creation time of the last evaluation of the page.
+    public var time: Milliseconds
+    /// That evaluation's sequence in the store (SQLite: its rowid; PostgreSQL: its number),
+    /// which orders the evaluations of one millisecond.
+    public var sequence: Int64
+
+    public init(time: Milliseconds, sequence: Int64) {
+        self.time = time
+        self.sequence = sequence
+    }
+}
+
+/// One page of a subject's history.
+public struct SubjectHistoryPage: Sendable, Equatable {
+    public var entries: [SubjectHistoryEntry]
+    /// Where the next page starts; nil when no evaluation is left.
+    public var next: SubjectHistoryCursor?
+
+    public init(entries: [SubjectHistoryEntry], next: SubjectHistoryCursor?) {
+        self.entries = entries
+        self.next = next
+    }
+}
+
+/// One evaluation that carried the subject, as the person may see it.
+public struct SubjectHistoryEntry: Sendable, Equatable {
+    public var eventId: String
+    public var createdAt: Milliseconds
+    public var category: OperationCategory
+    public var callerId: String
+    /// The evaluating caller's name; nil if its caller is no longer registered.
+    public var callerName: String?
+    /// In position order.
+    public var insights: [SubjectHistoryInsight]
+
+    public init(eventId: String, createdAt: Milliseconds, category: OperationCategory, callerId: String,
+                callerName: String?, insights: [SubjectHistoryInsight]) {
+        self.eventId = eventId
+        self.createdAt = createdAt
+        self.category = category
+        self.callerId = callerId
+        self.callerName = callerName
+        self.insights = insights
+    }
+}
+
+/// One insight of a `SubjectHistoryEntry`.
+public struct SubjectHistoryInsight: Sendable, Equatable {
+    /// What the insight answered: a value, or an insight-level error code.
+    public enum Outcome: Sendable, Equatable {
+        case value(InsightValue)
+        case error(InsightErrorCode)
+    }
+
+    public var type: String
+    public var modelVersion: String?
+    public var outcome: Outcome
+
+    public init(type: String, modelVersion: String?, outcome: Outcome) {
+        self.type = type
+        self.modelVersion = modelVersion
+        self.outcome = outcome
+    }
+
+    /// The outcome of a stored row: its value, else its error code; nil if the row holds neither
+    /// that this version knows.
+    public static func outcome(value: String?, errorCode: String?) -> Outcome? {
+        if let value, let known = InsightValue(rawValue: value) { return .value(known) }
+        if let errorCode, let known = InsightErrorCode(rawValue: errorCode) { return .error(known) }
+        return nil
+    }
+}

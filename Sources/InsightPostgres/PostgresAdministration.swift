@@ -4,7 +4,7 @@ import PostgresClient
 /// Caller administration, reporting counts and the velocity history for the running daemon:
 /// reads through the read pool, writes through the writer (each one statement that changes a
 /// row of the tenant and returns it).
-public final class PostgresAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory {
+public final class PostgresAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, SubjectHistory {
     private let reads: PostgresReadPool
     private let writer: PostgresWriter
 
@@ -46,6 +46,10 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
                 UPDATE callers SET penalty_reset_at = $1::bigint WHERE caller_id = $2::text AND tenant = $3::text
                 """, parameters: [.int64(time), .text(callerId), .text(tenant)])]
         }, decode: { results in results.first?.affectedRows == 1 }, completion: completion)
+    }
+
+    public func subjectHistory(_ query: SubjectHistoryQuery) throws -> SubjectHistoryPage {
+        try reads.read { try PostgresSubjectHistory.page(query, in: $0) }
     }
 
     /// The evaluations since `since`, oldest first (those of one millisecond in the order they

@@ -17,8 +17,8 @@ final class PostgresStoreContractTests: XCTestCase {
             ledger: store.ledger, credentials: store.credentials,
             registration: try PostgresStore.registration(settings: settings, now: 1),
             administration: store.administration, authorizations: store.authorizations,
-            reporting: store.administration, velocity: store.administration, retention: store.retention,
-            erasure: store.erasure,
+            reporting: store.administration, velocity: store.administration, history: store.administration,
+            retention: store.retention, erasure: store.erasure,
             close: { store.stop() })
     }
 
@@ -35,11 +35,12 @@ final class PostgresStoreContractTests: XCTestCase {
     func testAuthorization() { check(.authorization) }
     func testReporting() { check(.reporting) }
     func testVelocity() { check(.velocity) }
+    func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
 
     /// Every area of the contract has a test above.
     func testEveryAreaIsRun() {
-        XCTAssertEqual(StoreContract.Area.allCases.count, 10, "add a test for the new area above")
+        XCTAssertEqual(StoreContract.Area.allCases.count, 11, "add a test for the new area above")
     }
 }

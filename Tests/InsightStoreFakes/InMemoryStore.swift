@@ -12,7 +12,7 @@ public enum InMemoryStoreError: Error, Sendable, Equatable {
 /// operation atomic, completions called before the method returns. It passes the same
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
 public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
-    AuthorizationStore, ReportingStatsSource, VelocityHistory, RetentionPurge, SubjectErasure {
+    AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure {
     /// Rows each kind loses per retention batch (as `Retention.batchSize`).
     public let batchSize: Int
 
@@ -299,6 +299,43 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             guard ordered.count > limit, let last = batch.last else { return VelocityHistoryBatch(events: events, next: nil) }
             return VelocityHistoryBatch(events: events,
                                         next: VelocityHistoryCursor(time: last.evaluation.createdAt, sequence: last.sequence))
+        }
+    }
+
+    // MARK: SubjectHistory
+
+    public func subjectHistory(_ query: SubjectHistoryQuery) throws -> SubjectHistoryPage {
+        state.withLock { state in
+            let hashes = Set(query.hashes)
+            let before = query.after.map { ($0.time, $0.sequence) } ?? (.max, .max)
+            let carried = state.evaluations
+                .map { (sequence: state.sequences[$0.eventId] ?? 0, evaluation: $0) }
+                .filter { sequence, e in
+                    let hash: [UInt8]? = switch query.kind {
+                    case .account: e.subject.account
+                    case .device: e.subject.device
+                    case .counterparty: e.subject.counterparty
+                    }
+                    return hash.map(hashes.contains) == true && e.environment == query.environment
+                        && state.tenant(ofCaller: e.callerId) == query.tenant && (e.createdAt, sequence) < before
+                }
+                .sorted { ($0.evaluation.createdAt, $0.sequence) > ($1.evaluation.createdAt, $1.sequence) }
+            let page = carried.prefix(query.limit)
+            let entries = page.map { _, e in
+                SubjectHistoryEntry(
+                    eventId: e.eventId, createdAt: e.createdAt, category: e.category, callerId: e.callerId,
+                    callerName: state.callerIndex(e.callerId).map { state.callers[$0].caller.name },
+                    insights: e.insights.map { insight in
+                        let outcome: SubjectHistoryInsight.Outcome = switch insight.outcome {
+                        case .value(let value, _): .value(value)
+                        case .error(let code, _): .error(code)
+                        }
+                        return SubjectHistoryInsight(type: insight.type, modelVersion: insight.modelVersion, outcome: outcome)
+                    })
+            }
+            guard carried.count > query.limit, let last = page.last else { return SubjectHistoryPage(entries: entries, next: nil) }
+            return SubjectHistoryPage(entries: entries,
+                                      next: SubjectHistoryCursor(time: last.evaluation.createdAt, sequence: last.sequence))
         }
     }
 

@@ -11,6 +11,7 @@ public struct StoreSet {
     public var authorizations: any AuthorizationStore
     public var reporting: any ReportingStatsSource
     public var velocity: any VelocityHistory
+    public var history: any SubjectHistory
     public var retention: any RetentionPurge
     public var erasure: any SubjectErasure
     /// Releases the stores (stops writers, deletes files).
@@ -18,8 +19,8 @@ public struct StoreSet {
 
     public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, registration: any CallerRegistration,
                 administration: any CallerAdministration, authorizations: any AuthorizationStore,
-                reporting: any ReportingStatsSource, velocity: any VelocityHistory, retention: any RetentionPurge,
-                erasure: any SubjectErasure, close: @escaping () -> Void = {}) {
+                reporting: any ReportingStatsSource, velocity: any VelocityHistory, history: any SubjectHistory,
+                retention: any RetentionPurge, erasure: any SubjectErasure, close: @escaping () -> Void = {}) {
         self.ledger = ledger
         self.credentials = credentials
         self.registration = registration
@@ -27,6 +28,7 @@ public struct StoreSet {
         self.authorizations = authorizations
         self.reporting = reporting
         self.velocity = velocity
+        self.history = history
         self.retention = retention
         self.erasure = erasure
         self.close = close
@@ -50,7 +52,7 @@ public struct ContractCase: Sendable {
 /// in-memory fakes pass it, and so must any other. Each case runs on a fresh, empty store set.
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
-        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, retention, erasure
+        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure
     }
 
     /// Runs every case of `area`, each on a store set from `make`; answers the failures (empty: all passed).
@@ -70,7 +72,7 @@ public enum StoreContract {
 
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
-            + authorizationCases + reportingCases + velocityCases + retentionCases + erasureCases
+            + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases
     }
 }
 

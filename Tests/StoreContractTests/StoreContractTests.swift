@@ -33,7 +33,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
             ledger: SQLiteLedger(writer: writer), credentials: try SQLiteCredentialDirectory(path: path),
             registration: CallerRegistry(try Database.open(path: path, create: false)),
             administration: administration, authorizations: try SQLiteAuthorizationStore(path: path, writer: writer),
-            reporting: administration, velocity: administration, retention: SQLiteRetention(writer: writer),
+            reporting: administration, velocity: administration, history: administration, retention: SQLiteRetention(writer: writer),
             erasure: SQLiteSubjectErasure(writer: writer),
             close: {
                 writer.stop()
@@ -49,6 +49,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
     func testAuthorization() { check(.authorization) }
     func testReporting() { check(.reporting) }
     func testVelocity() { check(.velocity) }
+    func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
 }
@@ -58,7 +59,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func makeStores() throws -> StoreSet {
         let store = InMemoryStore()
         return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
-                        authorizations: store, reporting: store, velocity: store, retention: store,
+                        authorizations: store, reporting: store, velocity: store, history: store, retention: store,
                         erasure: store)
     }
 
@@ -70,6 +71,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func testAuthorization() { check(.authorization) }
     func testReporting() { check(.reporting) }
     func testVelocity() { check(.velocity) }
+    func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
 }
