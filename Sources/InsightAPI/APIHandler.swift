@@ -112,6 +112,8 @@ public final class InsightAPIHandler: HTTPHandler {
             case .labels: try labels(exchange)
             case .authorization: try putAuthorization(exchange)
             case .authorizationQuery: try queryAuthorization(exchange)
+            case .subjectTransparency: try subjectTransparency(exchange)
+            case .subjectErasure: try subjectErasure(exchange)
             case .adminCallers: try adminCallers(exchange)
             case .adminCaller(let id): try adminCaller(exchange, callerId: id)
             case .adminRateLimit(let id): try adminRateLimit(exchange, callerId: id)

@@ -8,6 +8,8 @@ enum Route: Equatable, Sendable {
     case labels
     case authorization
     case authorizationQuery
+    case subjectTransparency
+    case subjectErasure
     case insights
     case livez
     case readyz
@@ -27,7 +29,7 @@ enum Route: Equatable, Sendable {
 
     /// The routes without an id.
     private static let fixed: [Route] = [
-        .evaluations, .labels, .authorization, .authorizationQuery, .insights, .livez, .readyz, .metrics, .adminCallers,
+        .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez, .readyz, .metrics, .adminCallers,
     ]
 
     private static func matchWithId(_ path: String) -> Route? {
@@ -51,7 +53,8 @@ enum Route: Equatable, Sendable {
     /// The methods the route answers (HEAD wherever GET is).
     var allowedMethods: [String] {
         switch self {
-        case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery: return ["POST"]
+        case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
+             .subjectErasure: return ["POST"]
         case .authorization: return ["PUT"]
         case .insights, .livez, .readyz, .metrics, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
@@ -74,7 +77,8 @@ enum Route: Equatable, Sendable {
         switch self {
         case .livez, .readyz, .metrics: return .open
         case .insights: return .anyCaller
-        case .evaluations, .consumption, .authorization, .authorizationQuery: return .role(.evaluate)
+        case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
+        case .subjectErasure: return .role(.admin)
         case .labels: return .role(.labels)
         case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset: return .role(.admin)
         }
@@ -97,6 +101,8 @@ enum Route: Equatable, Sendable {
         case .labels: return "/v1/labels"
         case .authorization: return "/v1/authorization"
         case .authorizationQuery: return "/v1/authorization/query"
+        case .subjectTransparency: return "/v1/subjects/transparency"
+        case .subjectErasure: return "/v1/subjects/erasure"
         case .insights: return "/v1/insights"
         case .livez: return "/livez"
         case .readyz: return "/readyz"

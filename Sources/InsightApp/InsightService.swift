@@ -110,6 +110,9 @@ public final class InsightService: Sendable {
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
         let ledger = store.ledger
+        let authorization = AuthorizationService(store: authorizations, denials: denials, hashKeys: hashKeys, clock: clock,
+                                                 metrics: serviceMetrics,
+                                                 cooldown: Milliseconds(settings.authorizationCooldown) * 1000)
         let useCases = UseCases(
             credentials: CredentialCheck(directory: store.credentials, clock: clock,
                                          cacheSeconds: Double(settings.credentialCacheSeconds)),
@@ -119,10 +122,17 @@ public final class InsightService: Sendable {
                                           consumptionGrace: Milliseconds(settings.consumptionGrace) * 1000),
             consumption: ConsumptionService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             labels: LabelService(ledger: ledger, clock: clock, metrics: serviceMetrics),
-            authorization: AuthorizationService(store: authorizations, denials: denials, hashKeys: hashKeys, clock: clock,
-                                                metrics: serviceMetrics,
-                                                cooldown: Milliseconds(settings.authorizationCooldown) * 1000),
+            authorization: authorization,
             admin: CallerAdminService(administration: administration, limiter: limiter, clock: clock),
+            subjects: SubjectService(history: store.history, erasure: store.erasure, authorization: authorization,
+                                     denials: denials, velocity: shared.velocity, hashKeys: hashKeys, metrics: serviceMetrics) { audit in
+                // The audit line of an erasure: who, which kinds, what it unlinked; never the identifier.
+                logger.info("subject erased", [("tenant", .string(audit.tenant)), ("adminCallerId", .string(audit.adminCallerId)),
+                                               ("kinds", .array(audit.kinds.map { .string($0.rawValue) })),
+                                               ("evaluations", .number(Double(audit.report.evaluations))),
+                                               ("authorizations", .number(Double(audit.report.authorizations))),
+                                               ("hashKeys", .number(Double(audit.hashKeys)))])
+            },
             clock: clock)
         handler = InsightAPIHandler(APIDependencies(
             useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics),

@@ -31,6 +31,9 @@ public struct StoreBackend: Sendable {
     let administration: any CallerAdministration & ReportingStatsSource & VelocityHistory
     let authorizations: any AuthorizationStore
     let retention: any RetentionPurge
+    /// A subject's evaluations (transparency) and its erasure (PRODUCT.md §15).
+    let history: any SubjectHistory
+    let erasure: any SubjectErasure
     let hashKeyRegistry: any HashKeyRegistry
     /// Which instance runs the periodic jobs (always this one on SQLite).
     let leadership: any JobLeadership
@@ -59,6 +62,8 @@ public struct StoreBackend: Sendable {
             credentials = try SQLiteCredentialDirectory(path: settings.databasePath)
             authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
             retention = SQLiteRetention(writer: writer)
+            history = administration
+            erasure = SQLiteSubjectErasure(writer: writer)
             hashKeyRegistry = SQLiteHashKeyRegistry(path: settings.databasePath)
             leadership = SQLiteJobLeadership()
             isReachable = { true }
@@ -82,6 +87,8 @@ public struct StoreBackend: Sendable {
             credentials = store.credentials
             authorizations = store.authorizations
             retention = store.retention
+            history = administration
+            erasure = store.erasure
             hashKeyRegistry = store.hashKeyRegistry
             leadership = store.leadership
             isReachable = { store.isReachable }

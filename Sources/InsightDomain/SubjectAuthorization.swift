@@ -176,6 +176,20 @@ public final class DenialIndex: Sendable {
         }
     }
 
+    /// Drops the erased subject's denials in both environments of its tenant (after the store
+    /// deleted them).
+    public func forget(_ subject: ErasedSubject) {
+        state.withLock { state in
+            for kind in AuthorizableKind.allCases {
+                for hash in subject.hashes(kind.identifierKind) {
+                    for environment in Environment.allCases {
+                        state.set(Key(tenant: subject.tenant, environment: environment, kind: kind, hash: hash), nil)
+                    }
+                }
+            }
+        }
+    }
+
     /// True when any of the subject's hashes has a denial in effect at `now`.
     public func isDenied(_ tenant: String, _ environment: Environment, _ kind: AuthorizableKind, hashes: [[UInt8]],
                          now: Milliseconds) -> Bool {

@@ -41,7 +41,7 @@ public enum Rejection: Error, Sendable, Equatable {
 
     /// What could not be read.
     public enum StoreRead: String, Sendable {
-        case callers = "Callers", authorizations = "Authorizations"
+        case callers = "Callers", authorizations = "Authorizations", evaluations = "Evaluations"
     }
 }
 

@@ -10,6 +10,8 @@ public final class ServiceMetrics: Sendable {
     let throttled: CounterFamily
     let labels: CounterFamily
     let velocityRules: CounterFamily
+    let erasures: CounterFamily
+    let erasedRows: CounterFamily
 
     public init(registry: MetricsRegistry) {
         evaluations = registry.counter("insightd_evaluations_total",
@@ -27,6 +29,11 @@ public final class ServiceMetrics: Sendable {
         velocityRules = registry.counter("insightd_velocity_rules_total",
                                          help: "Velocity rules that fired, by reason code and mode (enforce, shadow).",
                                          labels: ["rule", "mode"])
+        erasures = registry.counter("insightd_subject_erasures_total", help: "Subject erasures carried out, by tenant.",
+                                    labels: ["tenant"])
+        erasedRows = registry.counter("insightd_subject_erased_rows_total",
+                                      help: "Rows an erasure unlinked from a subject, by tenant and table (evaluations, authorizations).",
+                                      labels: ["tenant", "table"])
     }
 
     func evaluated(_ record: EvaluationRecord, tenant: String) {
@@ -48,6 +55,12 @@ public final class ServiceMetrics: Sendable {
     func velocityFired(_ escalation: Escalation) {
         for rule in escalation.reasons { velocityRules.increment(rule, "enforce") }
         for rule in escalation.shadowReasons { velocityRules.increment(rule, "shadow") }
+    }
+
+    func erased(_ report: SubjectErasureReport, tenant: String) {
+        erasures.increment(tenant)
+        erasedRows.increment(tenant, "evaluations", by: Double(report.evaluations))
+        erasedRows.increment(tenant, "authorizations", by: Double(report.authorizations))
     }
 
     func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }

@@ -18,12 +18,13 @@ public struct UseCases: Sendable {
     public var labels: LabelService
     public var authorization: AuthorizationService
     public var admin: CallerAdminService
+    public var subjects: SubjectService
     /// The time the use cases read (decoders check dates against it).
     public var clock: any Clock
 
     public init(credentials: CredentialCheck, quota: QuotaGate, evaluation: EvaluationService,
                 consumption: ConsumptionService, labels: LabelService, authorization: AuthorizationService,
-                admin: CallerAdminService, clock: any Clock) {
+                admin: CallerAdminService, subjects: SubjectService, clock: any Clock) {
         self.credentials = credentials
         self.quota = quota
         self.evaluation = evaluation
@@ -31,6 +32,7 @@ public struct UseCases: Sendable {
         self.labels = labels
         self.authorization = authorization
         self.admin = admin
+        self.subjects = subjects
         self.clock = clock
     }
 }

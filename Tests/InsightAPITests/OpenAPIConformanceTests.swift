@@ -410,6 +410,34 @@ final class OpenAPIConformanceTests: XCTestCase {
         // The admin API.
         let admin = try daemon.createCaller(roles: [.admin])
         let busyAdmin = try overloaded.createCaller(roles: [.admin])
+        // The person's view.
+        let T = "POST /v1/subjects/transparency", X = "POST /v1/subjects/erasure"
+        table += [
+            Probe(T, "/v1/subjects/transparency", 200, nil, "an account", key: key, json: #"{"subject":{"account":"probe-1"}}"#),
+            Probe(T, "/v1/subjects/transparency", 200, nil, "a counterparty, one a page", key: key,
+                  json: #"{"subject":{"counterparty":"probe-c"},"limit":1}"#),
+            Probe(T, "/v1/subjects/transparency", 400, "contextInvalid", "not JSON", key: key, json: "{"),
+            Probe(T, "/v1/subjects/transparency", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"}}"#),
+            Probe(T, "/v1/subjects/transparency", 403, "forbidden", "admin role only", key: adminOnly, json: #"{"subject":{"account":"a"}}"#),
+            Probe(T, "/v1/subjects/transparency", 415, "unsupportedMediaType", "text/plain", key: key, json: "{}", contentType: "text/plain"),
+            Probe(T, "/v1/subjects/transparency", 422, "contextInvalid", "two kinds", key: key,
+                  json: #"{"subject":{"account":"a","device":"d"}}"#),
+            Probe(T, "/v1/subjects/transparency", 422, "contextInvalid", "a cursor not handed out", key: key,
+                  json: #"{"subject":{"account":"a"},"cursor":"x"}"#),
+            Probe(T, "/v1/subjects/transparency", 503, "serverError", "credentials cannot be checked", key: broken.key,
+                  json: #"{"subject":{"account":"a"}}"#),
+            Probe(X, "/v1/subjects/erasure", 200, nil, "an account and a device", key: admin.key,
+                  json: #"{"subject":{"account":"probe-erased","device":"probe-erased-d"}}"#),
+            Probe(X, "/v1/subjects/erasure", 400, "contextInvalid", "not JSON", key: admin.key, json: "["),
+            Probe(X, "/v1/subjects/erasure", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"}}"#),
+            Probe(X, "/v1/subjects/erasure", 403, "forbidden", "no admin role", key: key, json: #"{"subject":{"account":"a"}}"#),
+            Probe(X, "/v1/subjects/erasure", 415, "unsupportedMediaType", "no Content-Type", key: admin.key, json: "{}", contentType: nil),
+            Probe(X, "/v1/subjects/erasure", 422, "contextInvalid", "no identifier", key: admin.key, json: #"{"subject":{}}"#),
+            Probe(X, "/v1/subjects/erasure", 422, "contextInvalid", "another tenant", key: admin.key,
+                  json: #"{"subject":{"account":"a"},"tenant":"elsewhere"}"#, schema: .notExpressible),
+            Probe(X, "/v1/subjects/erasure", 503, "serverError", "write queue full", key: busyAdmin.key,
+                  json: #"{"subject":{"account":"a"}}"#, target: .overloaded),
+        ]
         let callerPath = "/admin/v1/callers/\(admin.callerId)", missingPath = "/admin/v1/callers/caller_0000000000000000"
         for method in ["GET", "HEAD"] {
             for (path, template) in [("/admin/v1/callers", "/admin/v1/callers"), (callerPath, "/admin/v1/callers/{callerId}"),
@@ -730,6 +758,7 @@ final class OpenAPIConformanceTests: XCTestCase {
                     path = path.replacingOccurrences(of: "{callerId}", with: admin.callerId)
                     credential = admin.key
                 }
+                if op.value["x-required-role"]?.stringValue == "admin" { credential = admin.key }
                 let r = try daemon.request(op.method, path, key: credential, json: JSONWriter.string(value), headers: headers)
                 XCTAssertTrue((200..<300).contains(r.status), "\(op.id) example \(name): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
                 check(r, op: op, context: "\(op.id) example \(name)")

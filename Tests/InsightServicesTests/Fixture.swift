@@ -40,6 +40,8 @@ final class Fixture {
     let models: InsightModels
     let useCases: UseCases
     let options: Options
+    /// The erasures' audit records, in order.
+    let audits = AuditRecords()
     private var callers = 0
 
     init(_ configure: (inout Options) -> Void = { _ in }) {
@@ -53,6 +55,9 @@ final class Fixture {
         velocity = VelocityTracker(clock: clock)
         models = InsightModels(options.models)
         let metrics = ServiceMetrics(registry: registry)
+        let authorization = AuthorizationService(store: store, denials: denials, hashKeys: hashKeys, clock: clock,
+                                                 metrics: metrics, cooldown: options.cooldown)
+        let audits = self.audits
         useCases = UseCases(
             credentials: CredentialCheck(directory: store, clock: clock, cacheSeconds: options.credentialCacheSeconds),
             quota: QuotaGate(limiter: limiter, metrics: metrics),
@@ -61,9 +66,11 @@ final class Fixture {
                                           metrics: metrics, consumptionGrace: options.consumptionGrace),
             consumption: ConsumptionService(ledger: store, clock: clock, metrics: metrics),
             labels: LabelService(ledger: store, clock: clock, metrics: metrics),
-            authorization: AuthorizationService(store: store, denials: denials, hashKeys: hashKeys, clock: clock,
-                                                metrics: metrics, cooldown: options.cooldown),
+            authorization: authorization,
             admin: CallerAdminService(administration: store, limiter: limiter, clock: clock),
+            subjects: SubjectService(history: store, erasure: store, authorization: authorization, denials: denials,
+                                     velocity: velocity, hashKeys: hashKeys, metrics: metrics,
+                                     velocitySettle: .milliseconds(20)) { audits.append($0) },
             clock: clock)
     }
 
@@ -226,6 +233,13 @@ final class ResultBox<T: Sendable>: Sendable {
     private let result = Mutex<Result<T, Rejection>?>(nil)
     func set(_ value: Result<T, Rejection>) { result.withLock { $0 = value } }
     var value: Result<T, Rejection>? { result.withLock { $0 } }
+}
+
+/// The erasures' audit records, as the use case hands them out.
+final class AuditRecords: Sendable {
+    private let records = Mutex<[ErasureAudit]>([])
+    func append(_ audit: ErasureAudit) { records.withLock { $0.append(audit) } }
+    var all: [ErasureAudit] { records.withLock { $0 } }
 }
 
 /// Asserts that `body` throws exactly `expected`.

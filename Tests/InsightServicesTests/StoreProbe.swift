@@ -5,7 +5,8 @@ import Synchronization
 /// The store ports the use cases hold, passed through to an `InMemoryStore`, with a record of
 /// everything handed to the store (to show what is kept, and that a refused request never
 /// reached it) and switches that make writes or reads fail as a real store can.
-final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministration, CredentialDirectory {
+final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministration, CredentialDirectory, SubjectHistory,
+    SubjectErasure {
     /// What reached the store, in order.
     struct Handed {
         var evaluations: [EvaluationRecord] = []
@@ -65,6 +66,19 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         note(submission) { $0.submissions.append(submission) }
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
         inner.submit(submission, completion: completion)
+    }
+
+    // MARK: SubjectHistory, SubjectErasure
+
+    func subjectHistory(_ query: SubjectHistoryQuery) throws -> SubjectHistoryPage {
+        try checkRead()
+        return try inner.subjectHistory(query)
+    }
+
+    func erase(_ subject: ErasedSubject, completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void) {
+        note(subject) { _ in }
+        if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
+        inner.erase(subject, completion: completion)
     }
 
     // MARK: AuthorizationStore
