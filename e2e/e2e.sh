@@ -111,6 +111,45 @@ OTHER_KEY=$(echo "$OTHER" | jq -r .apiKey)
     || fail "an acme admin reads a default caller's rate limit"
 pass "tenants: create, list, admin views scoped"
 
+# The person's view: a subject seen by two callers is shown, then erased, through insightctl with
+# the identifier on standard input (never in ps or the shell's history); then no byte of its
+# hashes is left in the state directory.
+PERSON="e2e-person-5521"
+OFFICER=$("$BIN/insightctl" callers create --name e2e-officer --roles evaluate,admin --environment production --json | jq -r .apiKey)
+(umask 077; echo "$OFFICER" >"$WORK/officer.key")
+WEB=$("$BIN/insightctl" callers create --name e2e-web --roles evaluate --environment production --json | jq -r .apiKey)
+for k in "$KEY" "$WEB"; do
+    [ "$(post /v1/evaluations "$k" '{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"'$PERSON'"}}')" = 200 ] \
+        || fail "evaluate the person: $(cat "$WORK/body")"
+done
+subjects() { printf '%s\n' "$PERSON" | "$BIN/insightctl" subjects "$@" --account - --url "$B" --key-file "$WORK/officer.key"; }
+subjects show --json >"$WORK/shown" || fail "subjects show"
+jq -e '(.evaluations | length) == 2 and ([.evaluations[].callerName] | sort) == ["e2e", "e2e-web"] and .authorization.status == "authorized"' \
+    "$WORK/shown" >/dev/null || fail "subjects show printed: $(cat "$WORK/shown")"
+subjects show | grep -q "by e2e-web" || fail "subjects show (table): $(subjects show)"
+hashes_in_state() {
+    found=0
+    for hash in $("$BIN/insightctl" hash --kind account "$PERSON" | cut -d' ' -f1); do
+        for file in "$STATE"/*; do
+            od -An -v -tx1 "$file" | tr -d ' \n' | grep -q "$hash" && { echo "$(basename "$file")"; found=1; }
+        done
+    done
+    return $((1 - found))
+}
+hashes_in_state >/dev/null || fail "the scan does not find the person's hash before the erasure"
+subjects erase --tenant acme 2>"$WORK/erase.err" && fail "subjects erase in another tenant than the key's"
+grep -q "422 contextInvalid" "$WORK/erase.err" || fail "subjects erase --tenant error: $(cat "$WORK/erase.err")"
+subjects erase --tenant default >"$WORK/erased" || fail "subjects erase"
+grep -q "erased in tenant default: 2 evaluations unlinked, 0 opt-outs deleted" "$WORK/erased" || fail "subjects erase printed: $(cat "$WORK/erased")"
+subjects show | grep -q "^no evaluations" || fail "the erased person is still shown: $(subjects show)"
+grep '"subject erased"' "$LOG" | grep -q '"evaluations":2' || fail "no audit line for the erasure"
+grep -q -- "$PERSON" "$LOG" && fail "the erased identifier is in the log"
+left=$(hashes_in_state) && fail "a hash of the erased person is in $left"
+for hash in $("$BIN/insightctl" hash --kind account "$PERSON" | cut -d' ' -f1); do
+    grep -q "$hash" "$LOG" && fail "a hash of the erased person is in the log"
+done
+pass "subjects show/erase: a person seen by two callers, erased, no hash left in $(ls "$STATE" | tr '\n' ' ')"
+
 # Private files: the hash keyring and a backup are created 0600, never readable by others.
 [ "$(stat -c %a "$INSIGHTD_STATE_DIR/hash.key")" = 600 ] || fail "hash.key mode $(stat -c %a "$INSIGHTD_STATE_DIR/hash.key")"
 (umask 000; "$BIN/insightctl" backup "$WORK/backup.db" >/dev/null) || fail "backup"

@@ -22,6 +22,38 @@ public protocol AdminTransport: Sendable {
     func send(_ method: String, _ path: String, baseURL: URL, key: String, body: String?) throws -> AdminAnswer
 }
 
+/// The running daemon's API as insightctl reaches it: `--url`, and a key from `--key-file` or
+/// `$INSIGHTD_ADMIN_KEY` (never `--key`, which ps would show).
+struct DaemonConnection {
+    let base: URL
+    let key: String
+    let transport: any AdminTransport
+
+    init(_ args: inout Arguments, environment: [String: String], transport: (any AdminTransport)?) throws {
+        let url = args.option("url") ?? environment["INSIGHTD_LISTEN"].map { "http://\($0)" } ?? "http://127.0.0.1:8080"
+        guard args.option("key") == nil else {
+            throw AppError("--key is not accepted: a key on the command line is visible to every user through ps; "
+                           + "set INSIGHTD_ADMIN_KEY or use --key-file FILE")
+        }
+        key = try AdminCommand.adminKey(file: args.option("key-file"), environment: environment)
+        guard let base = URL(string: url) else { throw AppError("--url \(url) is not a URL") }
+        guard let transport else { throw AppError("this command needs a connection to the daemon, which this build lacks") }
+        self.base = base
+        self.transport = transport
+    }
+
+    /// Sends the request; an answer other than 2xx with a JSON body is an error naming the problem.
+    func send(_ method: String, _ path: String, body: String?) throws -> JSONValue {
+        let answer = try transport.send(method, path, baseURL: base, key: key, body: body)
+        guard (200..<300).contains(answer.status) else {
+            let detail = answer.json?["detail"]?.stringValue ?? "HTTP \(answer.status)"
+            throw AppError("insightd answered \(answer.status) \(answer.json?["code"]?.stringValue ?? ""): \(detail)")
+        }
+        guard let json = answer.json else { throw AppError("insightd answered without a body") }
+        return json
+    }
+}
+
 /// `insightctl`: administration on the store (SQLite in the state directory, or the PostgreSQL
 /// database of `INSIGHTD_DATABASE_URL`). It works beside running daemons; changes to callers and
 /// keys reach them within their credential cache time.
@@ -48,10 +80,17 @@ public enum AdminCommand {
           purge --older-than DAYS                   delete evaluations, reports and labels older than DAYS
           rate-limit show CALLER_ID [--json]        a caller's rate limit as the running daemon holds it
           rate-limit reset CALLER_ID [--json]       refill its bucket and forgive its overdue reports
+          subjects show --account|--device|--counterparty VALUE [--tenant T] [--limit N] [--cursor C] [--json]
+                                                    the evaluations that carried a person, and their opt-out
+          subjects erase [--account VALUE] [--device VALUE] [--counterparty VALUE] [--tenant T] [--json]
+                                                    unlink a person everywhere (store, opt-outs, velocity)
 
-        rate-limit talks to the running daemon's admin API: --url (default http://$INSIGHTD_LISTEN,
-        then http://127.0.0.1:8080) with an admin key from $INSIGHTD_ADMIN_KEY or --key-file FILE
-        (never on the command line, where ps shows it to every user).
+        rate-limit and subjects talk to the running daemon's API: --url (default
+        http://$INSIGHTD_LISTEN, then http://127.0.0.1:8080) with a key from $INSIGHTD_ADMIN_KEY or
+        --key-file FILE (never on the command line, where ps shows it to every user): role admin
+        (subjects show: role evaluate; the key's tenant and environment are the ones searched).
+        A VALUE of - is read from standard input (one line), so that a person's identifier
+        appears neither in the shell's history nor in ps; --tenant T refuses a key of another tenant.
 
         A tenant (default 'default') is one organisation whose callers share labels, opt-outs and
         device limits; tenants never see each other's data. Names: a-z, 0-9, '-', '_', '.'.
@@ -68,7 +107,8 @@ public enum AdminCommand {
         do {
             var args = try Arguments(Array(arguments.dropFirst()),
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
-                                                   "key-file", "kind", "older-than", "tenant"])
+                                                   "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
+                                                   "limit", "cursor"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -223,23 +263,37 @@ public enum AdminCommand {
                 let report = try StoreBackend.purge(store, olderThan: now - Milliseconds(days) * 86_400_000, now: now)
                 print("deleted \(report.evaluations) evaluations, \(report.labels) labels, \(report.labelSubmissions) label submissions older than \(days) days")
             case let words where words.count == 3 && words[0] == "rate-limit" && ["show", "reset"].contains(words[1]):
-                let url = args.option("url") ?? environment["INSIGHTD_LISTEN"].map { "http://\($0)" } ?? "http://127.0.0.1:8080"
-                guard args.option("key") == nil else {
-                    throw AppError("--key is not accepted: a key on the command line is visible to every user through ps; "
-                                   + "set INSIGHTD_ADMIN_KEY or use --key-file FILE")
-                }
-                let key = try adminKey(file: args.option("key-file"), environment: environment)
+                let daemon = try DaemonConnection(&args, environment: environment, transport: transport)
                 try args.checkAllConsumed()
-                guard let base = URL(string: url) else { throw AppError("--url \(url) is not a URL") }
-                guard let transport else { throw AppError("rate-limit needs a connection to the daemon, which this build lacks") }
                 let path = "admin/v1/callers/\(words[2])/rate-limit" + (words[1] == "reset" ? "/reset" : "")
-                let answer = try transport.send(words[1] == "reset" ? "POST" : "GET", path, baseURL: base, key: key, body: nil)
-                guard (200..<300).contains(answer.status) else {
-                    let detail = answer.json?["detail"]?.stringValue ?? "HTTP \(answer.status)"
-                    throw AppError("insightd answered \(answer.status) \(answer.json?["code"]?.stringValue ?? ""): \(detail)")
-                }
-                guard let view = answer.json else { throw AppError("insightd answered without a body") }
+                let view = try daemon.send(words[1] == "reset" ? "POST" : "GET", path, body: nil)
                 print(json ? JSONWriter.string(view) : renderRateLimit(view))
+            case ["subjects", "show"], ["subjects", "erase"]:
+                let showing = command[1] == "show"
+                var identifiers = JSONObject(), named = 0
+                for kind in IdentifierKind.allCases {
+                    if let value = args.option(kind.rawValue) {
+                        identifiers.append(kind.rawValue, .string(try identifier(value)))
+                        named += 1
+                    }
+                }
+                guard showing ? named == 1 : named >= 1 else {
+                    throw AppError(showing ? "subjects show needs exactly one of --account, --device or --counterparty"
+                                           : "subjects erase needs --account, --device or --counterparty (one or more)")
+                }
+                var body = JSONObject()
+                body.append("subject", .object(identifiers))
+                if let tenant = args.option("tenant") { body.append("tenant", .string(tenant)) }
+                if showing, let limit = args.option("limit") {
+                    guard let n = Int(limit) else { throw AppError("--limit must be a whole number") }
+                    body.append("limit", .number(Double(n)))
+                }
+                if showing, let cursor = args.option("cursor") { body.append("cursor", .string(cursor)) }
+                let daemon = try DaemonConnection(&args, environment: environment, transport: transport)
+                try args.checkAllConsumed()
+                let answer = try daemon.send("POST", showing ? "v1/subjects/transparency" : "v1/subjects/erasure",
+                                             body: JSONWriter.string(.object(body)))
+                print(json ? JSONWriter.string(answer) : showing ? renderTransparency(answer) : renderErasure(answer))
             default:
                 throw AppError("unknown command '\(command.joined(separator: " "))'\n\(usage)")
             }
@@ -248,6 +302,15 @@ public enum AdminCommand {
             DescriptorOutput.standardError("insightctl: \(error)\n")
             return 1
         }
+    }
+
+    /// An identifier from the command line, or from standard input when it is `-`.
+    static func identifier(_ value: String) throws -> String {
+        guard value == "-" else { return value }
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            throw AppError("an identifier was to be read from standard input, which gave none")
+        }
+        return line
     }
 
     /// The admin key from `--key-file` (its first line) or `$INSIGHTD_ADMIN_KEY`.
@@ -284,6 +347,30 @@ public enum AdminCommand {
         var settings = Settings()
         settings.stateDirectory = stateDirectory
         return settings.resolvedHashKeyFile
+    }
+
+    /// A subject's evaluations as an operator reads them to a person, newest first.
+    static func renderTransparency(_ v: JSONValue) -> String {
+        var lines: [String] = []
+        let status = v["authorization"]?["status"]?.stringValue
+        lines.append("insights for this person: " + (status.map { $0 == "authorized" ? "on" : $0 } ?? "not applicable (counterparty)"))
+        let entries = v["evaluations"]?.arrayValue ?? []
+        lines.append(entries.isEmpty ? "no evaluations" : "evaluations, newest first:")
+        for entry in entries {
+            let insights = (entry["insights"]?.arrayValue ?? []).map { insight in
+                let outcome = insight["value"]?.stringValue ?? insight["error"]?.stringValue ?? "-"
+                return "\(insight["type"]?.stringValue ?? "?")=\(outcome)" + (insight["modelVersion"]?.stringValue.map { " (model \($0))" } ?? "")
+            }
+            lines.append("  \(entry["createdAt"]?.stringValue ?? "-")  \(entry["category"]?.stringValue ?? "-")  by \(entry["callerName"]?.stringValue ?? "(deleted caller)")  \(insights.joined(separator: ", "))")
+        }
+        if let cursor = v["cursor"]?.stringValue { lines.append("more: --cursor \(cursor)") }
+        return lines.joined(separator: "\n")
+    }
+
+    static func renderErasure(_ v: JSONValue) -> String {
+        func n(_ key: String) -> String { v[key]?.numberValue.map(format) ?? "-" }
+        return "erased in tenant \(v["tenant"]?.stringValue ?? "?"): \(n("evaluations")) evaluations unlinked, "
+            + "\(n("authorizations")) opt-outs deleted, under \(n("hashKeys")) hash keys"
     }
 
     /// The admin view of a caller's rate limit as a table an operator reads top to bottom.
