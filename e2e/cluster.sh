@@ -132,6 +132,19 @@ evaluate 3 "$WIDE" "$(eval_body victim-3 vd-3 mule)" >"$WORK/mule"
 reasons <"$WORK/mule" | grep -q counterpartyLinkedToCoaching || fail "the mule signal did not fire across instances: $(cat "$WORK/mule")"
 step "velocity across instances: sharedDevice, accountVelocity, counterpartyLinkedToCoaching"
 
+# --- erasure on one instance: the others no longer find the person, and shared velocity forgot it --
+ERASER=$(ctl callers create --name eraser --roles admin --environment sandbox --json | jq -r .apiKey)
+(umask 077; echo "$ERASER" >"$WORK/eraser.key")
+printf 'busy-account\n' | ctl subjects erase --account - --url "$(url 1)" --key-file "$WORK/eraser.key" >"$WORK/erased" \
+    || fail "subjects erase against the cluster"
+grep -q "erased in tenant default: 10 evaluations unlinked" "$WORK/erased" || fail "subjects erase printed: $(cat "$WORK/erased")"
+shown=$(curl -s -X POST "$(url 3)/v1/subjects/transparency" -H "Authorization: Bearer $WIDE" -H 'Content-Type: application/json' \
+    -d '{"subject":{"account":"busy-account"}}')
+[ "$(echo "$shown" | jq '.evaluations | length')" = 0 ] || fail "another instance still shows the erased person: $shown"
+evaluate 2 "$WIDE" "$(eval_body busy-account "dev-busy" cb-after)" >"$WORK/after-erasure"
+reasons <"$WORK/after-erasure" | grep -q accountVelocity && fail "shared velocity still counts the erased evaluations: $(cat "$WORK/after-erasure")"
+step "erasure through one instance: the others show nothing, shared velocity forgot the ten evaluations"
+
 # --- reports and labels on another instance; two conflicting reports at once --------------------
 evaluate 1 "$WIDE" "$(eval_body r r r)" >"$WORK/r"
 EVENT=$(head -1 "$WORK/r" | jq -r .eventId); INSIGHT=$(head -1 "$WORK/r" | jq -r '.insights[0].insightId')
