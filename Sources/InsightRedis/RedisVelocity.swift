@@ -180,10 +180,8 @@ public final class RedisVelocity: VelocityState {
 
     /// Forgets the subject in both environments, one script per environment
     /// (`VelocityScripts.erase`). An account's membership in a device's or counterparty's set
-    /// is found through the account's own set: where that set, capped at
-    /// `eventsPerAccount`, no longer names an older device or payment, the account's key stays in
-    /// that device's or counterparty's set until the entry is 7 d old (docs/privacy.md).
-    /// Throws `StoreFailure.unavailable` when Redis does not answer.
+    /// is found through the account's own set and, past its cap of `eventsPerAccount`, through
+    /// the notes the record script keeps of what the cap dropped. Throws `StoreFailure.unavailable` when Redis does not answer.
     public func erase(_ subject: ErasedSubject) throws {
         let accounts = VelocityKeys.of(subject.account), devices = VelocityKeys.of(subject.device)
         let counterparties = VelocityKeys.of(subject.counterparty)

@@ -11,6 +11,9 @@ import RedisClient
 ///   latest use.
 /// - `P c:<counterparty>`: sorted set of the accounts that paid it, scored by their latest
 ///   payment; `P c:<counterparty>:coached`: hash of account → its latest medium/high result (ms).
+/// - `P l:<account>`: sorted set of the devices (`d` + 8 bytes) and counterparties (`c` + 8
+///   bytes) named by evaluations that the cap dropped from the account's own set, so that an
+///   erasure still finds every set the account is in; it exists only for accounts past the cap.
 ///
 /// Each list keeps its newest `cap` entries and drops what is 7 d old when written, and each key
 /// expires 7 d after its newest entry, as `VelocityTracker`'s lists do.
@@ -62,8 +65,20 @@ enum VelocityScripts {
     local akey = KEYS[1]
     redis.call('ZREMRANGEBYSCORE', akey, '-inf', cut)
     if redis.call('ZADD', akey, t, ARGV[6]) == 0 then return 0 end
-    trim(akey, tonumber(ARGV[8]))
+    local dropped = trim(akey, tonumber(ARGV[8]))
     expire_with_newest(akey)
+    -- What the cap dropped still has the account in a device's or counterparty's set: noted for
+    -- an erasure, until the newest note is 7 d old.
+    if #dropped > 0 then
+      local lkey = ARGV[7] .. 'l:' .. hex(account)
+      redis.call('ZREMRANGEBYSCORE', lkey, '-inf', cut)
+      for _, m in ipairs(dropped) do
+        local f = string.byte(m, 17)
+        if bit.band(f, 1) ~= 0 then redis.call('ZADD', lkey, 'GT', t, 'd' .. string.sub(m, 1, 8)) end
+        if bit.band(f, 2) ~= 0 then redis.call('ZADD', lkey, 'GT', t, 'c' .. string.sub(m, 9, 16)) end
+      end
+      expire_with_newest(lkey)
+    end
 
     -- What the counterparties need to know comes out of it: when the account was last coached,
     -- and (for a coached result) the counterparties it paid, each at its latest payment.
@@ -150,8 +165,8 @@ enum VelocityScripts {
 
     /// Erases subjects from one environment (`RedisVelocity.erase`). ARGV: [1] the environment's
     /// prefix, [2] the number of accounts, [3] the number of devices, then the accounts', the
-    /// devices' and the counterparties' key bytes (8 each). An account goes with its own set and
-    /// its membership in the devices and counterparties its set names; a device or
+    /// devices' and the counterparties' key bytes (8 each). An account goes with its own set, its
+    /// notes, and its membership in the devices and counterparties they name; a device or
     /// counterparty goes with its own set (and coached hash), and the accounts it names lose
     /// it from their members (rewritten without it, as if recorded without it). Answers the
     /// keys deleted plus the members rewritten.
@@ -185,18 +200,23 @@ enum VelocityScripts {
       end
     end
 
+    local function leave_device(d, a) redis.call('ZREM', prefix .. 'd:' .. hex(d), a) end
+    local function leave_counterparty(c, a)
+      local ckey = prefix .. 'c:' .. hex(c)
+      redis.call('ZREM', ckey, a)
+      redis.call('HDEL', ckey .. ':coached', a)
+    end
     for _, a in ipairs(accounts) do
-      local akey = prefix .. 'a:' .. hex(a)
+      local akey, lkey = prefix .. 'a:' .. hex(a), prefix .. 'l:' .. hex(a)
       for _, m in ipairs(redis.call('ZRANGE', akey, 0, -1)) do
         local f = string.byte(m, 17)
-        if bit.band(f, 1) ~= 0 then redis.call('ZREM', prefix .. 'd:' .. hex(string.sub(m, 1, 8)), a) end
-        if bit.band(f, 2) ~= 0 then
-          local ckey = prefix .. 'c:' .. hex(string.sub(m, 9, 16))
-          redis.call('ZREM', ckey, a)
-          redis.call('HDEL', ckey .. ':coached', a)
-        end
+        if bit.band(f, 1) ~= 0 then leave_device(string.sub(m, 1, 8), a) end
+        if bit.band(f, 2) ~= 0 then leave_counterparty(string.sub(m, 9, 16), a) end
       end
-      changed = changed + redis.call('DEL', akey)
+      for _, n in ipairs(redis.call('ZRANGE', lkey, 0, -1)) do
+        if string.sub(n, 1, 1) == 'd' then leave_device(string.sub(n, 2), a) else leave_counterparty(string.sub(n, 2), a) end
+      end
+      changed = changed + redis.call('DEL', akey, lkey)
     end
     for _, d in ipairs(devices) do
       local dkey = prefix .. 'd:' .. hex(d)

@@ -229,6 +229,31 @@ final class RedisVelocityTests: XCTestCase {
         }
     }
 
+    /// An account past its cap of evaluations is still in the sets of the devices and
+    /// counterparties its dropped evaluations named; erasure finds those through the record
+    /// script's notes, so none still counts it.
+    func testAnErasedAccountPastItsCapLeavesEveryDeviceAndCounterparty() throws {
+        var limits = VelocityLimits()
+        limits.eventsPerAccount = 4
+        let (shared, other) = try pair(limits: limits)
+        let now = try serverNow()
+        for i in 0..<10 {
+            shared.record(event("busy", device: "dev\(i)", counterparty: "cp\(i)", payment: true, value: .high,
+                                at: now - Milliseconds(10_000 - i * 100)))
+        }
+        func counted(_ i: Int) -> (device: Int, payers: Int) {
+            (shared.signals(for: query(nil, device: "dev\(i)")).deviceAccounts.week,
+             shared.signals(for: query(nil, counterparty: "cp\(i)", payment: true)).counterpartyPayers.week)
+        }
+        XCTAssertEqual(counted(0).device, 1, "the first device, long dropped from the account's own set, has it")
+        XCTAssertEqual(counted(0).payers, 1)
+        try other.erase(ErasedSubject(tenant: "t", account: [hash("busy")]))
+        for i in 0..<10 {
+            XCTAssertEqual(counted(i).device, 0, "device \(i) still counts the erased account")
+            XCTAssertEqual(counted(i).payers, 0, "counterparty \(i) still counts the erased account")
+        }
+    }
+
     func testRedisUnavailableAnswersNoSignalsAndCountsIt() throws {
         let own = try TemporaryRedis()
         let instance = try Instance(own, prefix: uniquePrefix(), commandTimeout: .milliseconds(50))
