@@ -63,6 +63,19 @@ public final class InsightService: Sendable {
 
         try StoreBackend.createStateDirectory(settings.stateDirectory)
         instanceLock = try InstanceLock(directory: settings.stateDirectory)
+        // The signing keys before the store: a directory without a usable key stops the start
+        // before anything touches a (shared) database. Several instances never create a key:
+        // each would sign with one the others do not publish.
+        let signingDirectory = settings.resolvedSigningKeyDirectory
+        let signingKeys = SigningKeys(try SigningKeyDirectory.keySet(directory: signingDirectory, createIfEmpty: !settings.isShared,
+                                                                     now: clock.now()), clock: clock)
+        self.signingKeys = signingKeys
+        for file in SigningKeyDirectory.exposedFiles(directory: signingDirectory) {
+            logger.warning("signing key file is readable by group or others; chmod 600 it", [("path", .string(file))])
+        }
+        signingKeyWatch = SigningKeyWatch(keys: signingKeys, directory: signingDirectory,
+                                          fingerprint: SigningKeyDirectory.fingerprint(directory: signingDirectory),
+                                          interval: settings.complianceRefresh, clock: clock, logger: logger)
         let store = try StoreBackend(settings: settings, now: clock.now(), metrics: metrics, logger: logger)
         self.store = store
 
@@ -77,18 +90,6 @@ public final class InsightService: Sendable {
         keyringWatch = KeyringWatch(hashKeys: hashKeys, registry: store.hashKeyRegistry, path: keyPath,
                                     fingerprint: KeyringFile.fingerprint(path: keyPath), interval: settings.complianceRefresh,
                                     clock: clock, logger: logger)
-
-        // Several instances never create a key: each would sign with one the others do not publish.
-        let signingDirectory = settings.resolvedSigningKeyDirectory
-        let signingKeys = SigningKeys(try SigningKeyDirectory.keySet(directory: signingDirectory, createIfEmpty: !settings.isShared,
-                                                                     now: clock.now()), clock: clock)
-        self.signingKeys = signingKeys
-        for file in SigningKeyDirectory.exposedFiles(directory: signingDirectory) {
-            logger.warning("signing key file is readable by group or others; chmod 600 it", [("path", .string(file))])
-        }
-        signingKeyWatch = SigningKeyWatch(keys: signingKeys, directory: signingDirectory,
-                                          fingerprint: SigningKeyDirectory.fingerprint(directory: signingDirectory),
-                                          interval: settings.complianceRefresh, clock: clock, logger: logger)
 
         let models = InsightModels(nil)
         modelLoader = ModelLoader(models: models, directory: settings.modelsDirectory,

@@ -64,6 +64,20 @@ public enum SigningKeyDirectory {
         }
     }
 
+    /// What `insightd --check-config` says of the directory, without creating anything: keys it
+    /// cannot read, none that signs now, or (several instances, which never create one) no key.
+    public static func problem(_ settings: Settings, now: Milliseconds) -> String? {
+        let directory = settings.resolvedSigningKeyDirectory
+        do {
+            if try settings.isShared || !read(directory: directory).isEmpty {
+                _ = try keySet(directory: directory, createIfEmpty: false, now: now)
+            }
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
     /// Adds a new key, published at once and signing from `activatesAt` (at once when no key
     /// signs now: there is nothing to hand over from).
     @discardableResult

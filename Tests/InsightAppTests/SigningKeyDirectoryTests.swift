@@ -151,6 +151,25 @@ final class SigningKeyDirectoryTests: XCTestCase {
         XCTAssertEqual(try SigningKeyDirectory.keySet(directory: directory, createIfEmpty: false, now: t0).keys.map(\.keyId), [good.keyId])
     }
 
+    /// `insightd --check-config`: an embedded daemon creates its first key, several instances
+    /// never do; a broken directory is a problem in either mode.
+    func testCheckConfigurationSaysWhatTheStartWouldFind() throws {
+        var settings = Settings()
+        settings.stateDirectory = root
+        XCTAssertNil(SigningKeyDirectory.problem(settings, now: t0), "embedded, no key yet: one will be created")
+        var shared = settings
+        shared.databaseURL = "postgres://u@db/x"
+        shared.signingKeyDirectory = directory
+        XCTAssertEqual(SigningKeyDirectory.problem(shared, now: t0),
+                       "signing key directory \(directory) holds no signing key; create one with insightctl signing-keys rotate")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory), "checking creates nothing")
+        try SigningKeyDirectory.rotate(directory: directory, now: t0, activateAfter: 0)
+        XCTAssertNil(SigningKeyDirectory.problem(shared, now: t0))
+        _ = FileManager.default.createFile(atPath: directory + "/bad.key", contents: Data("x\n".utf8))
+        XCTAssertTrue(SigningKeyDirectory.problem(settings, now: t0)?.contains("bad.key: the first line is not") ?? false)
+        XCTAssertTrue(SigningKeyDirectory.problem(shared, now: t0)?.contains("bad.key") ?? false)
+    }
+
     func testExposedFilesAreReported() throws {
         let key = try SigningKeyDirectory.rotate(directory: directory, now: t0, activateAfter: 0)
         let file = directory + "/" + key.keyId + ".key"
