@@ -55,7 +55,7 @@ public enum SigningKeyDirectory {
         return entries
     }
 
-    /// The key set the daemon signs with; throws when the directory holds no key that signs now.
+    /// The key set the daemon signs with; throws when the directory holds no key that can sign.
     public static func keySet(directory: String, createIfEmpty: Bool, now: Milliseconds) throws -> SigningKeySet {
         let entries = try load(directory: directory, createIfEmpty: createIfEmpty, now: now)
         do { return try SigningKeySet(keys: entries.map(\.signingKey), now: now) } catch {
@@ -78,8 +78,8 @@ public enum SigningKeyDirectory {
         }
     }
 
-    /// Adds a new key, published at once and signing from `activatesAt` (at once when no key
-    /// signs now: there is nothing to hand over from).
+    /// Adds a new key, published at once and signing after `seconds` (at once when no other key
+    /// can sign: there is nothing to hand over from).
     @discardableResult
     public static func rotate(directory: String, now: Milliseconds, activateAfter seconds: Int) throws -> Entry {
         let entries = try read(directory: directory)

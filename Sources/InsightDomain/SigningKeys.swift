@@ -52,8 +52,7 @@ public enum SigningKeyStatus: String, Sendable {
 public struct SigningKeySet: Sendable {
     public let keys: [SigningKey]
 
-    /// A set of `keys`; throws unless one of them can sign at `now` (a key not retired and
-    /// already active).
+    /// A set of `keys`; throws unless one of them is not retired (then some key always signs).
     public init(keys: [SigningKey], now: Milliseconds) throws(SigningKeyError) {
         self.keys = keys.sorted { ($0.createdAt, $0.keyId) < ($1.createdAt, $1.keyId) }
         guard current(at: now) != nil else {
@@ -61,9 +60,12 @@ public struct SigningKeySet: Sendable {
         }
     }
 
-    /// The key that signs at `now`.
+    /// The key that signs at `now`: the newest key not retired whose activation has come, or,
+    /// when the wall clock reads earlier than every activation (stepped back after a rotation),
+    /// the first key to activate — answers stay signed whatever the clock says.
     public func current(at now: Milliseconds) -> SigningKey? {
         keys.last { $0.retiredAt == nil && $0.activatesAt <= now }
+            ?? keys.filter { $0.retiredAt == nil }.min { $0.activatesAt < $1.activatesAt }
     }
 
     /// The keys of the JWKS at `now`, oldest first.
@@ -73,8 +75,8 @@ public struct SigningKeySet: Sendable {
 
     public func status(of key: SigningKey, at now: Milliseconds) -> SigningKeyStatus {
         if key.retiredAt != nil { return key.isPublished(at: now) ? .retired : .expired }
-        if key.activatesAt > now { return .next }
-        return current(at: now)?.keyId == key.keyId ? .current : .previous
+        if current(at: now)?.keyId == key.keyId { return .current }
+        return key.activatesAt > now ? .next : .previous
     }
 }
 
@@ -86,7 +88,7 @@ public enum SigningKeyError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noKey: return "holds no signing key"
-        case .noCurrentKey: return "holds no key that can sign now (every key is retired or not yet active)"
+        case .noCurrentKey: return "holds no key that can sign: every key is retired"
         }
     }
 }
@@ -106,9 +108,8 @@ public final class SigningKeys: Sendable {
 
     public func replace(_ set: SigningKeySet) { state.withLock { $0 = set } }
 
-    /// The detached JWS of `payload` under the current key; nil only if OpenSSL fails, or no
-    /// key signs now (the set was valid when loaded, and its current key stays current unless
-    /// replaced, so only a set whose every key was retired by a file edit gets there).
+    /// The detached JWS of `payload` under the current key; nil only if OpenSSL fails (a set
+    /// always has a key that signs: `SigningKeySet.init` checks it).
     public func detachedSignature(of payload: [UInt8]) -> String? {
         let now = clock.now()
         guard let signer = state.withLock({ $0.current(at: now)?.signer }) else { return nil }

@@ -109,7 +109,7 @@ final class SigningKeyDirectoryTests: XCTestCase {
         text = text.replacingOccurrences(of: "seed", with: "retired \(t0) until \(t0 + 1000)\nseed")
         try text.write(toFile: file, atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try SigningKeyDirectory.keySet(directory: directory, createIfEmpty: true, now: t0 + 1)) {
-            XCTAssertTrue("\($0)".contains("holds no key that can sign now"), "\($0)")
+            XCTAssertTrue("\($0)".contains("holds no key that can sign: every key is retired"), "\($0)")
         }
         // A rotation then signs at once, whatever the delay asked: nothing signs before it.
         let second = try SigningKeyDirectory.rotate(directory: directory, now: t0 + 2, activateAfter: 300)
