@@ -70,7 +70,8 @@ let package = Package(
                                          "Crypto", "SQLiteClient"]),
 
         // The Swift client library for calling services, and the example a new integrator runs.
-        .target(name: "InsightClient"),
+        // Crypto: verifying the Ed25519 signatures of answers (OpenSSL).
+        .target(name: "InsightClient", dependencies: ["Crypto"]),
         .executableTarget(name: "insightd-demo", dependencies: ["InsightClient"]),
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], exclude: ["Fixtures"]),

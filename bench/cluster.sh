@@ -37,6 +37,8 @@ say "PostgreSQL $(psql_q 'SHOW server_version') on 127.0.0.1:$PG_PORT (synchrono
 head -c 32 /dev/urandom >"$WORK/hash.key"
 chmod 600 "$WORK/hash.key"
 export INSIGHTD_DATABASE_URL="$DATABASE_URL" INSIGHTD_REDIS_URL="$REDIS_URL" INSIGHTD_HASH_KEY_FILE="$WORK/hash.key"
+export INSIGHTD_SIGNING_KEY_DIR="$WORK/signing-keys"
+"$BIN/insightctl" signing-keys rotate >/dev/null
 export INSIGHTD_MODELS_DIR="$ROOT/models" INSIGHTD_INSTANCES=2 INSIGHTD_DEVICE_LIMIT_PER_HOUR=1000000
 "$BIN/insightd-bench" bodies "$WORK" >/dev/null
 W2_BODY="$WORK/w2-summary.json"

@@ -45,6 +45,15 @@ head -c 32 /dev/urandom >"$WORK/hash.key"
 chmod 600 "$WORK/hash.key"
 export INSIGHTD_DATABASE_URL="$DATABASE_URL" INSIGHTD_REDIS_URL="$REDIS_URL"
 export INSIGHTD_HASH_KEY_FILE="$WORK/hash.key" INSIGHTD_INSTANCES=3 INSIGHTD_COMPLIANCE_REFRESH=1
+# One signing key directory for every instance (a shared secret mount in production): an instance
+# never creates a key of its own, so the first one is made here.
+export INSIGHTD_SIGNING_KEY_DIR="$WORK/signing-keys"
+if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 "$BIN/insightd" 2>"$WORK/nokey.log"; then
+    fail "an instance started without a signing key in the shared directory"
+fi
+grep -q 'holds no signing key; create one with insightctl signing-keys rotate' "$WORK/nokey.log" \
+    || fail "no clear error without a signing key: $(cat "$WORK/nokey.log")"
+"$BIN/insightctl" signing-keys rotate >/dev/null || fail "insightctl signing-keys rotate"
 export INSIGHTD_CONSUMPTION_GRACE=60 INSIGHTD_REPORTING_WINDOW=600
 export INSIGHTD_OVERDUE_ALLOWANCE_PERCENT=0 INSIGHTD_OVERDUE_ALLOWANCE_MIN=0 INSIGHTD_SHUTDOWN_TIMEOUT=5
 export INSIGHTD_MODELS_DIR="$(pwd)/models"
@@ -119,6 +128,18 @@ burst6() {
 codes=$(burst6 "$KEY")
 [ "$codes" = "200 200 200 200 200 429" ] || fail "burst 5 over three instances answered: $codes"
 step "one bucket across instances: $codes"
+
+# --- every instance signs with a key every instance publishes -------------------------------
+for i in 1 2 3; do
+    curl -s -D "$WORK/sig-headers" -o "$WORK/signed$i" -X POST "$(url "$i")/v1/evaluations" -H "Authorization: Bearer $WIDE" \
+        -H 'Content-Type: application/json' -d "$(eval_body g g g)"
+    sig=$(tr -d '\r' <"$WORK/sig-headers" | sed -n 's/^[Ii]nsight-[Ss]ignature: //p')
+    other=$((i % 3 + 1))
+    curl -sf "$(url "$other")/v1/signing-keys" -o "$WORK/jwks$other" || fail "GET /v1/signing-keys on instance $other"
+    python3 e2e/verify_signature.py "$WORK/jwks$other" "$WORK/signed$i" "$sig" >/dev/null \
+        || fail "an answer of instance $i does not verify against instance $other's JWKS"
+done
+step "signed answers: each instance's answer verifies against another instance's JWKS"
 
 # --- velocity sees every instance ---------------------------------------------------------------
 reasons() { head -1 | jq -r '.insights[0].reasons | join(",")'; }

@@ -6,8 +6,9 @@ set -eu
 # python3-venv: the pinned schemathesis of `make test-api` lives in a venv.
 PACKAGES="libevent-dev libsqlite3-dev libssl-dev pkg-config sqlite3 curl jq openssl python3-venv libpq-dev libhiredis-dev"
 # nginx-light: the load balancer in front of the instances of e2e/cluster.sh; binutils: readelf
-# for scripts/check-container-libraries.sh.
-[ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server nginx-light binutils"
+# for scripts/check-container-libraries.sh; python3-cryptography: the independent verifier of
+# signed answers (e2e/verify_signature.py).
+[ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server nginx-light binutils python3-cryptography"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

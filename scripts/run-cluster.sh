@@ -38,6 +38,8 @@ redis_start
 head -c 32 /dev/urandom >"$WORK/hash.key"
 chmod 600 "$WORK/hash.key"
 export INSIGHTD_DATABASE_URL="$DATABASE_URL" INSIGHTD_REDIS_URL="$REDIS_URL" INSIGHTD_HASH_KEY_FILE="$WORK/hash.key"
+export INSIGHTD_SIGNING_KEY_DIR="$WORK/signing-keys"
+"$BIN/insightctl" signing-keys rotate >/dev/null
 export INSIGHTD_MODELS_DIR="$ROOT/models" INSIGHTD_INSTANCES=3 INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS=0
 mkdir -p .cluster
 echo "$DATABASE_URL" >.cluster/database-url

@@ -45,28 +45,72 @@ public enum Hex {
     }
 }
 
-/// Base64url without padding (RFC 4648 §5), for API keys that travel in headers.
+/// Base64url without padding (RFC 4648 §5): API keys that travel in headers, and the parts of a
+/// JWS (RFC 7515).
 public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// `bytes` as unpadded base64url.
     public static func encode(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var i = 0
-        while i + 3 <= bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            for shift in [18, 12, 6, 0] { out.append(alphabet[Int((n >> UInt32(shift)) & 63)]) }
-            i += 3
-        }
-        let rest = bytes.count - i
-        if rest > 0 {
-            var n = UInt32(bytes[i]) << 16
-            if rest == 2 { n |= UInt32(bytes[i + 1]) << 8 }
-            out.append(alphabet[Int((n >> 18) & 63)])
-            out.append(alphabet[Int((n >> 12) & 63)])
-            if rest == 2 { out.append(alphabet[Int((n >> 6) & 63)]) }
-        }
+        bytes.withUnsafeBytes { append($0, to: &out) }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `bytes` as unpadded base64url to `out` (no intermediate string).
+    public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
+        alphabet.withUnsafeBufferPointer { alphabet in
+            var i = 0
+            while i + 3 <= bytes.count {
+                let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+                out.append(alphabet[Int(n >> 18)])
+                out.append(alphabet[Int((n >> 12) & 63)])
+                out.append(alphabet[Int((n >> 6) & 63)])
+                out.append(alphabet[Int(n & 63)])
+                i += 3
+            }
+            let rest = bytes.count - i
+            if rest > 0 {
+                var n = UInt32(bytes[i]) << 16
+                if rest == 2 { n |= UInt32(bytes[i + 1]) << 8 }
+                out.append(alphabet[Int((n >> 18) & 63)])
+                out.append(alphabet[Int((n >> 12) & 63)])
+                if rest == 2 { out.append(alphabet[Int((n >> 6) & 63)]) }
+            }
+        }
+    }
+
+    /// Decodes unpadded base64url; nil for any other character, for padding, or for a length
+    /// no encoding has (a remainder of one character), or non-zero unused bits (not canonical).
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        let chars = Array(text.utf8)
+        guard chars.count % 4 != 1 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(chars.count * 3 / 4)
+        var accumulator: UInt32 = 0, bits = 0
+        for c in chars {
+            guard let v = value(c) else { return nil }
+            accumulator = accumulator << 6 | UInt32(v)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8((accumulator >> UInt32(bits)) & 0xFF))
+            }
+        }
+        // The bits left over must be zero: one byte sequence has exactly one encoding.
+        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        return out
+    }
+
+    private static func value(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return c - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return c - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): return 62
+        case UInt8(ascii: "_"): return 63
+        default: return nil
+        }
     }
 }

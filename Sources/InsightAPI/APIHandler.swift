@@ -37,14 +37,18 @@ public struct APIDependencies: Sendable {
     public var useCases: UseCases
     public var readiness: Readiness
     public var metrics: APIMetrics
+    /// The keys that sign every `200` of `POST /v1/evaluations` and that `GET /v1/signing-keys`
+    /// publishes; nil: answers go unsigned and the JWKS is empty (handlers built for one test).
+    public var signingKeys: SigningKeys?
     /// Called once per answered request with its log-safe summary.
     public var onRequest: (@Sendable (RequestSummary) -> Void)?
 
-    public init(useCases: UseCases, readiness: Readiness, metrics: APIMetrics,
+    public init(useCases: UseCases, readiness: Readiness, metrics: APIMetrics, signingKeys: SigningKeys? = nil,
                 onRequest: (@Sendable (RequestSummary) -> Void)? = nil) {
         self.useCases = useCases
         self.readiness = readiness
         self.metrics = metrics
+        self.signingKeys = signingKeys
         self.onRequest = onRequest
     }
 }
@@ -106,6 +110,7 @@ public final class InsightAPIHandler: HTTPHandler {
                 exchange.send(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]),
                                            body: Array(dependencies.metrics.registry.render().utf8)))
             case .readyz: readyz(exchange)
+            case .signingKeys: signingKeys(exchange)
             case .insights: try insights(exchange)
             case .evaluations: try evaluate(exchange)
             case .consumption(let eventId): try consume(exchange, eventId: eventId)

@@ -15,11 +15,12 @@ extension InsightAPIHandler {
             sandboxOverride = try SandboxOverride.parse(header)
         }
         let request = try EvaluationRequest.decode(body: try jsonBytes(exchange.request))
-        let answered = exchange, requestId = request.requestId
+        let answered = exchange, requestId = request.requestId, signingKeys = dependencies.signingKeys
         try useCases.evaluation.evaluate(request, by: caller, quota: quota, override: sandboxOverride,
                                          resume: exchange.resume) { result in
             answered.complete(result) { record in
-                Self.json(200, bytes: Self.render(record, requestId: requestId), headers: Throttling.headers(quota))
+                Self.signed(Self.json(200, bytes: Self.render(record, requestId: requestId), headers: Throttling.headers(quota)),
+                            with: signingKeys)
             }
         }
     }

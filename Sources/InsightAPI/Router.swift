@@ -14,6 +14,7 @@ enum Route: Equatable, Sendable {
     case livez
     case readyz
     case metrics
+    case signingKeys
     case adminCallers
     case adminCaller(callerId: String)
     case adminRateLimit(callerId: String)
@@ -29,7 +30,8 @@ enum Route: Equatable, Sendable {
 
     /// The routes without an id.
     private static let fixed: [Route] = [
-        .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez, .readyz, .metrics, .adminCallers,
+        .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
+        .readyz, .metrics, .signingKeys, .adminCallers,
     ]
 
     private static func matchWithId(_ path: String) -> Route? {
@@ -56,7 +58,7 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
              .subjectErasure: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .metrics, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
+        case .insights, .livez, .readyz, .metrics, .signingKeys, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
     }
@@ -75,7 +77,7 @@ enum Route: Equatable, Sendable {
     /// against this, before and after `Expect: 100-continue`.
     var access: Access {
         switch self {
-        case .livez, .readyz, .metrics: return .open
+        case .livez, .readyz, .metrics, .signingKeys: return .open
         case .insights: return .anyCaller
         case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
         case .subjectErasure: return .role(.admin)
@@ -107,6 +109,7 @@ enum Route: Equatable, Sendable {
         case .livez: return "/livez"
         case .readyz: return "/readyz"
         case .metrics: return "/metrics"
+        case .signingKeys: return "/v1/signing-keys"
         case .adminCallers: return "/admin/v1/callers"
         case .adminCaller: return "/admin/v1/callers/{callerId}"
         case .adminRateLimit: return "/admin/v1/callers/{callerId}/rate-limit"

@@ -128,6 +128,7 @@ public enum Daemon {
         } else if settings.hashKeyFile != nil {
             problems.append("INSIGHTD_HASH_KEY_FILE \(keyPath) does not exist")
         }
+        if let problem = SigningKeyDirectory.problem(settings, now: SystemClock().now()) { problems.append(problem) }
         if manager.fileExists(atPath: settings.modelsDirectory) {
             do { _ = try ModelRegistry.load(directory: settings.modelsDirectory, current: settings.currentModel) } catch {
                 problems.append("models in \(settings.modelsDirectory): \(error)")

@@ -19,6 +19,8 @@ public final class InsightService: Sendable {
     public let metrics: MetricsRegistry
     /// The identifier hash keys; replaced when the key file changes (a rotation).
     public let hashKeys: HashKeys
+    /// The keys that sign answers; replaced when their directory changes (a rotation).
+    public let signingKeys: SigningKeys
     /// The rate limits and velocity (in memory, or shared in Redis).
     private let shared: SharedState
     /// Subjects who switched insights off, indexed in memory.
@@ -29,6 +31,7 @@ public final class InsightService: Sendable {
     private let server: HTTPServer
     private let recount: ComplianceRecount
     private let keyringWatch: KeyringWatch
+    private let signingKeyWatch: SigningKeyWatch
     private let retention: RetentionJob
     /// Other instances' opt-outs (several instances on one store only).
     private let denialSync: DenialSync?
@@ -60,6 +63,19 @@ public final class InsightService: Sendable {
 
         try StoreBackend.createStateDirectory(settings.stateDirectory)
         instanceLock = try InstanceLock(directory: settings.stateDirectory)
+        // The signing keys before the store: a directory without a usable key stops the start
+        // before anything touches a (shared) database. Several instances never create a key:
+        // each would sign with one the others do not publish.
+        let signingDirectory = settings.resolvedSigningKeyDirectory
+        let signingKeys = SigningKeys(try SigningKeyDirectory.keySet(directory: signingDirectory, createIfEmpty: !settings.isShared,
+                                                                     now: clock.now()), clock: clock)
+        self.signingKeys = signingKeys
+        for file in SigningKeyDirectory.exposedFiles(directory: signingDirectory) {
+            logger.warning("signing key file is readable by group or others; chmod 600 it", [("path", .string(file))])
+        }
+        signingKeyWatch = SigningKeyWatch(keys: signingKeys, directory: signingDirectory,
+                                          fingerprint: SigningKeyDirectory.fingerprint(directory: signingDirectory),
+                                          interval: settings.complianceRefresh, clock: clock, logger: logger)
         let store = try StoreBackend(settings: settings, now: clock.now(), metrics: metrics, logger: logger)
         self.store = store
 
@@ -135,7 +151,7 @@ public final class InsightService: Sendable {
             },
             clock: clock)
         handler = InsightAPIHandler(APIDependencies(
-            useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics),
+            useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
             onRequest: { summary in
                 // Request lines may wait a moment to be written together; 5xx lines never do.
                 logger.log(summary.status >= 500 ? .error : .info, "request", deferred: summary.status < 500) { line in
@@ -191,6 +207,7 @@ public final class InsightService: Sendable {
         shared.start()
         recount.start()
         keyringWatch.start()
+        signingKeyWatch.start()
         retention.start()
         denialSync?.start()
         storeWatch?.start()
@@ -233,6 +250,9 @@ public final class InsightService: Sendable {
     /// Looks for a rotated hash key file now (the keyring job does so on its schedule).
     public func reloadHashKeysIfChanged() { keyringWatch.reloadIfChanged() }
 
+    /// Looks for rotated or retired signing keys now (their job does so on its schedule).
+    public func reloadSigningKeysIfChanged() { signingKeyWatch.reloadIfChanged() }
+
     /// Reads the reporting counts from the store into the rate limiter now.
     public func refreshCompliance() { recount.recount() }
 
@@ -247,6 +267,7 @@ public final class InsightService: Sendable {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         recount.stop()
         keyringWatch.stop()
+        signingKeyWatch.stop()
         retention.stop()
         denialSync?.stop()
         storeWatch?.stop()

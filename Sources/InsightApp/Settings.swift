@@ -10,6 +10,10 @@ public struct Settings: Sendable, Equatable {
     public var listenPort = 8080
     public var stateDirectory = "/var/lib/insightd"
     public var hashKeyFile: String?
+    /// The directory of the keys that sign answers; nil: `signing-keys` in the state directory.
+    public var signingKeyDirectory: String?
+    /// Seconds a retired signing key stays published (read by `insightctl signing-keys retire`).
+    public var signingKeyRetention = 2_592_000
     public var modelsDirectory = "models"
     /// True when the models directory was set explicitly (then it must exist).
     public var modelsDirectoryExplicit = false
@@ -72,6 +76,12 @@ public struct Settings: Sendable, Equatable {
         hashKeyFile ?? (stateDirectory as NSString).appendingPathComponent("hash.key")
     }
 
+    /// Where the keys that sign answers are read from (a first key is created there when the
+    /// directory holds none, in the embedded mode).
+    public var resolvedSigningKeyDirectory: String {
+        signingKeyDirectory ?? (stateDirectory as NSString).appendingPathComponent("signing-keys")
+    }
+
     public init() {}
 
     /// One environment variable: its name, meaning and default, for the docs and `--help`.
@@ -86,6 +96,8 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_LISTEN", meaning: "host:port to listen on (port 0: any free port)", defaultValue: "127.0.0.1:8080"),
         Variable(name: "INSIGHTD_STATE_DIR", meaning: "directory of the SQLite database and the generated hash key; created if missing", defaultValue: "/var/lib/insightd"),
         Variable(name: "INSIGHTD_HASH_KEY_FILE", meaning: "file holding the identifier hash key (32+ bytes); generated with mode 0600 when it is the default and missing", defaultValue: "$INSIGHTD_STATE_DIR/hash.key"),
+        Variable(name: "INSIGHTD_SIGNING_KEY_DIR", meaning: "directory of the Ed25519 keys that sign answers (one 0600 file per key, managed by insightctl signing-keys); in the embedded mode a first key is created when it holds none", defaultValue: "$INSIGHTD_STATE_DIR/signing-keys"),
+        Variable(name: "INSIGHTD_SIGNING_KEY_RETENTION", meaning: "seconds a signing key retired by insightctl signing-keys retire stays published for verification (0-315360000)", defaultValue: "2592000 (30 days)"),
         Variable(name: "INSIGHTD_MODELS_DIR", meaning: "directory of model versions; when unset and missing, insights answer insightUnavailable", defaultValue: "models"),
         Variable(name: "INSIGHTD_MODEL_CURRENT", meaning: "model version to serve as current", defaultValue: "as the models directory says"),
         Variable(name: "INSIGHTD_THREADS", meaning: "HTTP loop threads (1-64)", defaultValue: "number of CPUs; 8 per CPU (at most 64) with INSIGHTD_DATABASE_URL"),
@@ -116,7 +128,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
         Variable(name: "INSIGHTD_TLS_CLIENT_CA", meaning: "PEM CA bundle; when set, clients must present a certificate it verifies", defaultValue: "unset"),
         Variable(name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start", defaultValue: "built-in defaults"),
-        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+): the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL and INSIGHTD_HASH_KEY_FILE", defaultValue: "unset (SQLite)"),
+        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+): the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR", defaultValue: "unset (SQLite)"),
         Variable(name: "INSIGHTD_REDIS_URL", meaning: "redis://[:password@]host:port[/db] (Redis 7): rate limits and velocity shared by the instances; only with INSIGHTD_DATABASE_URL", defaultValue: "unset"),
         Variable(name: "INSIGHTD_INSTANCES", meaning: "instances sharing the engines; while Redis is unreachable each enforces 1/N of every quota (1-1000)", defaultValue: "3"),
         Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store, and between looks for a rotated hash key file (1-300)", defaultValue: "5"),
@@ -152,6 +164,10 @@ public struct Settings: Sendable, Equatable {
         if let file = environment["INSIGHTD_HASH_KEY_FILE"] {
             if file.isEmpty { problems.append("INSIGHTD_HASH_KEY_FILE: must not be empty") } else { s.hashKeyFile = file }
         }
+        if let dir = environment["INSIGHTD_SIGNING_KEY_DIR"] {
+            if dir.isEmpty { problems.append("INSIGHTD_SIGNING_KEY_DIR: must not be empty") } else { s.signingKeyDirectory = dir }
+        }
+        int("INSIGHTD_SIGNING_KEY_RETENTION", 0...315_360_000, &s.signingKeyRetention)
         if let dir = environment["INSIGHTD_MODELS_DIR"] {
             if dir.isEmpty { problems.append("INSIGHTD_MODELS_DIR: must not be empty") } else {
                 s.modelsDirectory = dir
@@ -228,6 +244,9 @@ public struct Settings: Sendable, Equatable {
         }
         if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_HASH_KEY_FILE"] == nil {
             problems.append("INSIGHTD_HASH_KEY_FILE: required with INSIGHTD_DATABASE_URL (every instance must hash with the same keyring)")
+        }
+        if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_SIGNING_KEY_DIR"] == nil {
+            problems.append("INSIGHTD_SIGNING_KEY_DIR: required with INSIGHTD_DATABASE_URL (every instance must sign with keys every instance publishes: mount one directory on all of them)")
         }
     }
 

@@ -18,6 +18,8 @@ struct APIClient: Sendable {
     struct Response: Sendable {
         let status: Int
         let body: Data
+        /// The value of `Insight-Signature`, when the response carries one.
+        var signature: String? = nil
     }
 
     /// The URL of an API path; each segment is percent-encoded, so an id can never add a path
@@ -39,9 +41,15 @@ struct APIClient: Sendable {
 
     /// Sends a request, retrying within the policy, and returns the 2xx response or throws the
     /// mapped error of the last attempt. The same bytes are sent on every attempt.
+    /// With `bypassCache`, no cache on the way (the URL session's, a proxy's) may answer instead
+    /// of the service.
     func send(_ method: String, _ segments: [String], body: Data?, headers: [(String, String)] = [],
-              options: RequestOptions) async throws(EvaluationError) -> Response {
+              bypassCache: Bool = false, options: RequestOptions) async throws(EvaluationError) -> Response {
         var request = URLRequest(url: try url(segments))
+        if bypassCache {
+            request.cachePolicy = .reloadIgnoringLocalCacheData
+            request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
+        }
         request.httpMethod = method
         request.timeoutInterval = options.timeout ?? Self.defaultTimeout
         request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
@@ -66,7 +74,10 @@ struct APIClient: Sendable {
                 guard let http = response as? HTTPURLResponse else {
                     throw EvaluationError.unexpectedResponse(detail: "not an HTTP response")
                 }
-                if (200...299).contains(http.statusCode) { return Response(status: http.statusCode, body: data) }
+                if (200...299).contains(http.statusCode) {
+                    return Response(status: http.statusCode, body: data,
+                                    signature: http.value(forHTTPHeaderField: "Insight-Signature"))
+                }
                 failure = EvaluationError.from(status: http.statusCode,
                                                retryAfter: parseRetryAfter(http.value(forHTTPHeaderField: "Retry-After")),
                                                body: data)

@@ -18,6 +18,10 @@ public final class InsightEvaluation: Sendable {
     public let reportConsumptionBy: Date
     /// Every insight result, in the order they were requested.
     public let insights: [InsightResult]
+    /// The verified signature of the answer and its exact bytes, the proof to store with your
+    /// transaction; nil when the evaluator's ``SignatureVerification`` is `disabled` (or the
+    /// evaluation was made from its parts).
+    public let signature: AnswerSignature?
 
     let client: APIClient?
 
@@ -30,7 +34,7 @@ public final class InsightEvaluation: Sendable {
     }
 
     init(eventID: String, requestID: String, environment: Environment, serverTimestamp: Date,
-         reportConsumptionBy: Date, insights: [InsightResult], client: APIClient?) {
+         reportConsumptionBy: Date, insights: [InsightResult], client: APIClient?, signature: AnswerSignature? = nil) {
         self.eventID = eventID
         self.requestID = requestID
         self.environment = environment
@@ -38,6 +42,7 @@ public final class InsightEvaluation: Sendable {
         self.reportConsumptionBy = reportConsumptionBy
         self.insights = insights
         self.client = client
+        self.signature = signature
     }
 
     /// The results of one insight type, typed, in request order (two when you asked for the
@@ -132,7 +137,7 @@ extension InsightEvaluation {
     /// Decodes and verifies a `200` body: the request id first, then that it answers each
     /// requested insight, in order, with exactly one of a value or an error.
     static func decode(_ data: Data, sentRequestID: String, requested: [InsightRequest],
-                       client: APIClient?) throws(EvaluationError) -> InsightEvaluation {
+                       client: APIClient?, signature: AnswerSignature? = nil) throws(EvaluationError) -> InsightEvaluation {
         let wire = try APIClient.decode(WireEvaluationResponse.self, data)
         try verifyRequestID(sent: sentRequestID, received: wire.requestId)
         guard wire.insights.count == requested.count else {
@@ -163,6 +168,6 @@ extension InsightEvaluation {
         return InsightEvaluation(eventID: wire.eventId, requestID: sentRequestID,
                                  environment: Environment(rawValue: wire.environment),
                                  serverTimestamp: serverTimestamp, reportConsumptionBy: reportConsumptionBy,
-                                 insights: insights, client: client)
+                                 insights: insights, client: client, signature: signature)
     }
 }

@@ -26,6 +26,8 @@ public final class InsightEvaluator: Sendable {
     public static let apiVersion = "v1"
 
     let client: APIClient
+    /// The JWKS that verifies answers; nil when verification is disabled.
+    let signingKeys: SigningKeyCache?
 
     /// Creates an evaluator.
     /// - Parameters:
@@ -33,8 +35,13 @@ public final class InsightEvaluator: Sendable {
     ///   - apiKey: a key with the `evaluate` role; a sandbox key reaches the sandbox environment.
     ///   - session: the URL session to send requests with.
     ///   - retryPolicy: when a failed request is retried; see ``RetryPolicy``.
-    public init(baseURL: URL, apiKey: String, session: URLSession = .shared, retryPolicy: RetryPolicy = .default) {
+    ///   - signatureVerification: whether each answer's `Insight-Signature` is verified against
+    ///     the service's JWKS (`GET /v1/signing-keys`, fetched when first needed and again when
+    ///     an answer names a key it does not list). Required by default.
+    public init(baseURL: URL, apiKey: String, session: URLSession = .shared, retryPolicy: RetryPolicy = .default,
+                signatureVerification: SignatureVerification = .required) {
         client = APIClient(baseURL: baseURL, apiKey: apiKey, session: session, retryPolicy: retryPolicy)
+        signingKeys = signatureVerification == .required ? SigningKeyCache(client: client) : nil
     }
 
     /// Requests an evaluation (`POST /v1/evaluations`).
@@ -52,7 +59,8 @@ public final class InsightEvaluator: Sendable {
     ///   - context: what to evaluate. A `nil` ``InsightContext/requestID`` is replaced by a
     ///     generated one, available as ``InsightEvaluation/requestID``.
     ///   - options: per-request options, e.g. a sandbox ``RequestOptions/insightOverride``.
-    /// - Returns: the evaluation, with one result per requested insight.
+    /// - Returns: the evaluation, with one result per requested insight and, unless verification
+    ///   is disabled, its verified ``InsightEvaluation/signature``.
     /// - Throws: ``EvaluationError`` when the evaluation as a whole failed; per-insight failures
     ///   are returned in each insight's `outcome`.
     public func requestEvaluation(context: InsightContext,
@@ -60,8 +68,10 @@ public final class InsightEvaluator: Sendable {
         let requestID = context.requestID ?? Self.generateRequestID()
         let body = try APIClient.encode(WireEvaluationRequest(context, requestID: requestID))
         let response = try await client.send("POST", [Self.apiVersion, "evaluations"], body: body, options: options)
+        // The signature first: nothing of an answer that fails it is read.
+        let signature = try await signingKeys?.verify(body: response.body, signature: response.signature)
         return try InsightEvaluation.decode(response.body, sentRequestID: requestID,
-                                            requested: context.requestedInsights, client: client)
+                                            requested: context.requestedInsights, client: client, signature: signature)
     }
 
     /// Reports consumption for an evaluation known only by its ``InsightEvaluation/eventID`` —

@@ -74,6 +74,12 @@ public enum AdminCommand {
           hash-keys list [--json]                   the identifier hash keys (ids and dates, never the keys)
           hash-keys rotate                          add a new active key; lookups keep trying the old ones
           hash-keys retire KEY_ID                   drop an old key (its hashes stop matching)
+          signing-keys list [--json]                the keys that sign answers: id, dates, status (never the keys)
+          signing-keys rotate [--activate-after SECONDS]
+                                                    add a key, published at once and signing after SECONDS
+                                                    (default 0; 300 with INSIGHTD_DATABASE_URL); the old one stays published
+          signing-keys retire KEY_ID                stop signing with a key; it stays published for
+                                                    $INSIGHTD_SIGNING_KEY_RETENTION seconds (default 30 days)
           hash --kind account|device|counterparty [--tenant T] VALUE
                                                     the stored hash of VALUE in tenant T, to find a subject's records
           backup PATH                               a consistent copy of the database, taken online
@@ -108,7 +114,7 @@ public enum AdminCommand {
             var args = try Arguments(Array(arguments.dropFirst()),
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
                                                    "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
-                                                   "limit", "cursor"])
+                                                   "limit", "cursor", "activate-after"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -236,6 +242,32 @@ public enum AdminCommand {
                 try args.checkAllConsumed()
                 try KeyringFile.retire(keyId: words[2], path: keyringPath(stateDirectory: stateDirectory, environment: environment), now: now)
                 print("key \(words[2]) retired; hashes made with it no longer match")
+            case ["signing-keys", "list"], ["signing-keys", "rotate"]:
+                let directory = try signingKeyDirectory(stateDirectory: stateDirectory, environment: environment)
+                if command[1] == "rotate" {
+                    let defaultDelay = environment["INSIGHTD_DATABASE_URL"] == nil ? 0 : sharedActivationDelay
+                    let delay = try args.option("activate-after").map { text -> Int in
+                        guard let v = Int(text), (0...86_400).contains(v) else {
+                            throw AppError("--activate-after must be a whole number of seconds from 0 to 86400")
+                        }
+                        return v
+                    } ?? defaultDelay
+                    try args.checkAllConsumed()
+                    let entry = try SigningKeyDirectory.rotate(directory: directory, now: now, activateAfter: delay)
+                    let signs = entry.activatesAt <= now ? "signs from now" : "signs from \(Timestamp.format(entry.activatesAt))"
+                    print("new signing key \(entry.keyId): published now, \(signs); the daemon picks it up within seconds (the previous key stays published)")
+                    try reportRemoved(SigningKeyDirectory.removeExpired(directory: directory, now: now))
+                    return 0
+                }
+                try args.checkAllConsumed()
+                try listSigningKeys(directory: directory, now: now, json: json)
+            case let words where words.count == 3 && words[0] == "signing-keys" && words[1] == "retire":
+                let directory = try signingKeyDirectory(stateDirectory: stateDirectory, environment: environment)
+                try args.checkAllConsumed()
+                let retention = try signingKeyRetention(environment)
+                let entry = try SigningKeyDirectory.retire(keyId: words[2], directory: directory, now: now, retention: retention)
+                print("signing key \(entry.keyId) retired: it signs no more and stays published until \(Timestamp.format(entry.publishedUntil ?? now))")
+                try reportRemoved(SigningKeyDirectory.removeExpired(directory: directory, now: now))
             case let words where words.count == 2 && words[0] == "hash":
                 guard let kindName = args.option("kind"), let kind = IdentifierKind(rawValue: kindName) else {
                     throw AppError("--kind must be account, device or counterparty")
@@ -340,6 +372,59 @@ public enum AdminCommand {
         }
         guard Settings.isPostgresURL(url) else { throw AppError(Settings.notPostgresURL) }
         return .postgres(url: url)
+    }
+
+    /// A new signing key's wait before it signs when several instances share the engines: long
+    /// enough for every instance to read it (INSIGHTD_COMPLIANCE_REFRESH) and for a mounted
+    /// Secret's update to reach every pod, so every instance's JWKS lists it before any answer
+    /// carries it.
+    static let sharedActivationDelay = 300
+
+    /// The signing key directory: INSIGHTD_SIGNING_KEY_DIR, else `signing-keys` in the state
+    /// directory (the embedded mode only: several instances share one directory, which must be named).
+    static func signingKeyDirectory(stateDirectory: String, environment: [String: String]) throws -> String {
+        if let directory = environment["INSIGHTD_SIGNING_KEY_DIR"], !directory.isEmpty { return directory }
+        guard environment["INSIGHTD_DATABASE_URL"] == nil else {
+            throw AppError("INSIGHTD_SIGNING_KEY_DIR: required with INSIGHTD_DATABASE_URL (the directory every instance reads its signing keys from)")
+        }
+        var settings = Settings()
+        settings.stateDirectory = stateDirectory
+        return settings.resolvedSigningKeyDirectory
+    }
+
+    /// INSIGHTD_SIGNING_KEY_RETENTION, checked as the daemon checks it.
+    static func signingKeyRetention(_ environment: [String: String]) throws -> Int {
+        let name = "INSIGHTD_SIGNING_KEY_RETENTION"
+        switch Settings.load(from: environment.filter { $0.key == name }) {
+        case .success(let settings): return settings.signingKeyRetention
+        case .failure(let error): throw AppError(error.description)
+        }
+    }
+
+    static func listSigningKeys(directory: String, now: Milliseconds, json: Bool) throws {
+        let entries = try SigningKeyDirectory.load(directory: directory, createIfEmpty: false, now: now)
+        // Statuses from the set the daemon would build (an unusable set still lists its keys).
+        let keys = entries.map(\.signingKey)
+        let set = try? SigningKeySet(keys: keys, now: now)
+        func status(_ key: SigningKey) -> String {
+            set.map { $0.status(of: key, at: now).rawValue } ?? (key.retiredAt == nil ? "previous" : "retired")
+        }
+        let rows = keys.reversed().map { key in
+            (key.keyId, Timestamp.format(key.createdAt), status(key), Timestamp.format(key.activatesAt),
+             key.publishedUntil.map(Timestamp.format))
+        }
+        if json {
+            print(JSONWriter.string(.array(rows.map {
+                .object(["keyId": .string($0.0), "createdAt": .string($0.1), "status": .string($0.2),
+                         "activatesAt": .string($0.3), "retiredUntil": $0.4.map(JSONValue.string) ?? .null])
+            })))
+        } else {
+            printTable(["KEY", "CREATED", "STATUS", "SIGNS FROM", "RETIRED UNTIL"], rows.map { [$0.0, $0.1, $0.2, $0.3, $0.4 ?? "-"] })
+        }
+    }
+
+    static func reportRemoved(_ keyIds: [String]) {
+        for keyId in keyIds { print("deleted signing key \(keyId): retired and no longer published") }
     }
 
     static func keyringPath(stateDirectory: String, environment: [String: String]) -> String {

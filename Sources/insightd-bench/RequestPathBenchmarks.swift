@@ -140,6 +140,14 @@ enum RequestPathBenchmarks {
             MicroBenchmark(name: "crypto.uuid2", note: "SecureRandom.uuid twice (event id + insight id)") { o in
                 measure("crypto.uuid2", "", o) { SecureRandom.uuid().utf8.count &+ SecureRandom.uuid().utf8.count }
             },
+            MicroBenchmark(name: "crypto.ed25519.signAnswer",
+                           note: "Insight-Signature of one answer: base64url of the body, Ed25519 through OpenSSL, the JWS") { o in
+                let signer = DetachedJWSSigner(key: Ed25519SigningKey.generate().key, keyId: "bench")
+                let body = JSONWriter.bytes(sampleResponse())
+                return measure("crypto.ed25519.signAnswer", "\(body.count)-byte body", o) {
+                    signer.detachedSignature(of: body)?.utf8.count ?? 0
+                }
+            },
         ]
     }
 

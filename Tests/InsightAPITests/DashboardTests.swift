@@ -1,5 +1,6 @@
 import Foundation
 import InsightApp
+import InsightDomain
 import JSON
 import PostgresTesting
 import RedisTesting
@@ -59,6 +60,10 @@ final class DashboardTests: XCTestCase {
             _ = FileManager.default.createFile(atPath: settings.hashKeyFile!,
                                            contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
                                            attributes: [.posixPermissions: 0o600])
+            // Several instances never create a signing key: the shared directory holds one already.
+            let signingKeys = (settings.stateDirectory as NSString).deletingLastPathComponent + "/signing-keys"
+            settings.signingKeyDirectory = signingKeys
+            _ = try? SigningKeyDirectory.rotate(directory: signingKeys, now: SystemClock().now(), activateAfter: 0)
         }
     }
 

@@ -8,6 +8,8 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(s.listenPort, 8080)
         XCTAssertEqual(s.stateDirectory, "/var/lib/insightd")
         XCTAssertEqual(s.resolvedHashKeyFile, "/var/lib/insightd/hash.key")
+        XCTAssertEqual(s.resolvedSigningKeyDirectory, "/var/lib/insightd/signing-keys")
+        XCTAssertEqual(s.signingKeyRetention, 30 * 86_400)
         XCTAssertEqual(s.databasePath, "/var/lib/insightd/insightd.db")
         XCTAssertEqual(s.consumptionGrace, 900)
         XCTAssertGreaterThanOrEqual(s.threads, 1)
@@ -21,8 +23,10 @@ final class SettingsTests: XCTestCase {
             "INSIGHTD_MAX_HEADER_BYTES": "4096", "INSIGHTD_MAX_CONNECTIONS": "10", "INSIGHTD_REQUEST_TIMEOUT": "5",
             "INSIGHTD_IDLE_TIMEOUT": "7", "INSIGHTD_WRITE_TIMEOUT": "8", "INSIGHTD_WRITE_QUEUE": "9",
             "INSIGHTD_COMMIT_BATCH": "11", "INSIGHTD_SHUTDOWN_TIMEOUT": "12", "INSIGHTD_CREDENTIAL_CACHE": "0",
-            "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS": "0",
+            "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS": "0", "INSIGHTD_SIGNING_KEY_DIR": "/run/sk", "INSIGHTD_SIGNING_KEY_RETENTION": "60",
         ]).get()
+        XCTAssertEqual(s.resolvedSigningKeyDirectory, "/run/sk")
+        XCTAssertEqual(s.signingKeyRetention, 60)
         XCTAssertEqual(s.listenHost, "::1")
         XCTAssertEqual(s.listenPort, 0)
         XCTAssertEqual(s.resolvedHashKeyFile, "/run/key")
@@ -46,7 +50,9 @@ final class SettingsTests: XCTestCase {
             ("INSIGHTD_MAX_BODY_BYTES", "-1"), ("INSIGHTD_STATE_DIR", ""), ("INSIGHTD_REQUEST_TIMEOUT", "0"),
             ("INSIGHTD_LISTN", "127.0.0.1:80"), ("INSIGHTD_TLS_CERT", "/c.pem"), ("INSIGHTD_TLS_KEY", "/k.pem"),
             ("INSIGHTD_TLS_CLIENT_CA", "/ca.pem"), ("INSIGHTD_RETENTION_DAYS", "0"), ("INSIGHTD_AUTHORIZATION_COOLDOWN", "-1"),
-            ("INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", "-1"),
+            ("INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", "-1"), ("INSIGHTD_SIGNING_KEY_DIR", ""),
+            ("INSIGHTD_SIGNING_KEY_RETENTION", "-1"), ("INSIGHTD_SIGNING_KEY_RETENTION", "315360001"),
+            ("INSIGHTD_SIGNING_KEY_RETENTION", "30d"),
         ]
         for (name, value) in cases {
             guard case .failure(let error) = Settings.load(from: [name: value]) else {
@@ -63,7 +69,7 @@ final class SettingsTests: XCTestCase {
     func testTheSharedEnginesGoTogetherWithOneHashKeyFile() throws {
         let shared = ["INSIGHTD_DATABASE_URL": "postgres://insightd:s3cret@db:5432/insightd?sslmode=require",
                       "INSIGHTD_REDIS_URL": "redis://:s3cret@cache:6379/0", "INSIGHTD_HASH_KEY_FILE": "/run/key",
-                      "INSIGHTD_INSTANCES": "4"]
+                      "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys", "INSIGHTD_INSTANCES": "4"]
         let s = try Settings.load(from: shared).get()
         XCTAssertTrue(s.isShared)
         XCTAssertEqual(s.databaseURL, shared["INSIGHTD_DATABASE_URL"])
@@ -87,6 +93,12 @@ final class SettingsTests: XCTestCase {
         missing = shared
         missing["INSIGHTD_HASH_KEY_FILE"] = nil
         XCTAssertTrue(problems(missing).first?.hasPrefix("INSIGHTD_HASH_KEY_FILE: required") ?? false)
+        // Every instance signs with keys every instance publishes: one directory, named.
+        missing = shared
+        missing["INSIGHTD_SIGNING_KEY_DIR"] = nil
+        XCTAssertEqual(problems(missing).count, 1)
+        XCTAssertTrue(problems(missing).first?.hasPrefix("INSIGHTD_SIGNING_KEY_DIR: required with INSIGHTD_DATABASE_URL") ?? false)
+        XCTAssertEqual(try Settings.load(from: shared).get().resolvedSigningKeyDirectory, "/run/signing-keys")
         XCTAssertTrue(problems(["INSIGHTD_REDIS_URL": "redis://cache:6379"]).first?.contains("only with INSIGHTD_DATABASE_URL") ?? false)
         // A URL may carry a password: a wrong one is named, never echoed.
         for (name, value) in [("INSIGHTD_DATABASE_URL", "mysql://u:s3cret@db/x"), ("INSIGHTD_REDIS_URL", "rediss://:s3cret@c")] {

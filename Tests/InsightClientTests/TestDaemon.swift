@@ -38,6 +38,16 @@ final class TestDaemon: @unchecked Sendable {
         service = try InsightService.start(settings: settings, logger: Logger(minimumLevel: settings.logLevel, sink: handle))
     }
 
+    /// Rotates the signing key (as `insightctl signing-keys rotate` does) and has the daemon
+    /// pick it up now; returns the new key's id.
+    @discardableResult
+    func rotateSigningKey() throws -> String {
+        let entry = try SigningKeyDirectory.rotate(directory: service.settings.resolvedSigningKeyDirectory,
+                                                   now: SystemClock().now(), activateAfter: 0)
+        service.reloadSigningKeysIfChanged()
+        return entry.keyId
+    }
+
     deinit {
         service.stop()
         try? FileManager.default.removeItem(at: directory)
