@@ -10,6 +10,8 @@ public final class ServiceMetrics: Sendable {
     let throttled: CounterFamily
     let labels: CounterFamily
     let velocityRules: CounterFamily
+    let decisions: CounterFamily
+    let shadowDisagreements: CounterFamily
 
     public init(registry: MetricsRegistry) {
         evaluations = registry.counter("insightd_evaluations_total",
@@ -27,6 +29,13 @@ public final class ServiceMetrics: Sendable {
         velocityRules = registry.counter("insightd_velocity_rules_total",
                                          help: "Velocity rules that fired, by reason code and mode (enforce, shadow).",
                                          labels: ["rule", "mode"])
+        decisions = registry.counter("insightd_decisions_total",
+                                     help: "Decisions answered, by environment, category, initiator (person, agent) and action.",
+                                     labels: ["environment", "category", "initiator", "action"])
+        shadowDisagreements = registry.counter(
+            "insightd_decision_shadow_disagreements_total",
+            help: "Evaluations whose shadow decision policy answered another action or other reasons than the policy in force, by each rule of the shadow's answer (none: no rule held) and the two actions.",
+            labels: ["rule", "shadow_action", "action"])
     }
 
     func evaluated(_ record: EvaluationRecord, tenant: String) {
@@ -48,6 +57,19 @@ public final class ServiceMetrics: Sendable {
     func velocityFired(_ escalation: Escalation) {
         for rule in escalation.reasons { velocityRules.increment(rule, "enforce") }
         for rule in escalation.shadowReasons { velocityRules.increment(rule, "shadow") }
+    }
+
+    func decided(_ action: DecisionAction, _ record: EvaluationRecord, initiator: InitiatorKind) {
+        decisions.increment(record.environment.rawValue, record.category.rawValue, initiator.rawValue, action.rawValue)
+    }
+
+    /// Counts a shadow decision that differs from the live one, once per rule of the shadow's answer.
+    func shadowDecided(_ shadow: Decision, live: Decision) {
+        guard shadow.action != live.action || shadow.reasons != live.reasons else { return }
+        if shadow.reasons.isEmpty {
+            shadowDisagreements.increment("none", shadow.action.rawValue, live.action.rawValue)
+        }
+        for rule in shadow.reasons { shadowDisagreements.increment(rule, shadow.action.rawValue, live.action.rawValue) }
     }
 
     func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }
