@@ -210,7 +210,7 @@ final class OpenAPIConformanceTests: XCTestCase {
             // POST /v1/evaluations
             Probe(E, "/v1/evaluations", 200, nil, "minimal", key: key, json: body()),
             Probe(E, "/v1/evaluations", 200, nil, "every member", key: key, json: body(
-                #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"}"#,
+                #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"},"initiator":{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial","destructive"]}}"#,
                 insights: ins + #",{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#)),
             Probe(E, "/v1/evaluations", 200, nil, "summary and device", key: key,
                   json: body(#","interaction":{"summary":{"sessionSeconds":95.5,"keystrokeCount":14,"proximityNearShare":0.8},"device":{"activeCall":true}}"#)),
@@ -284,6 +284,8 @@ final class OpenAPIConformanceTests: XCTestCase {
                   json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"extra":1}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown member", key: key, json: body(#","color":"blue""#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown amountBand", key: key, json: body(#","transaction":{"amountBand":"huge"}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown side effect", key: key,
+                  json: body(#","initiator":{"kind":"agent","agent":{"sideEffects":["teleport"]}}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "events and summary", key: key,
                   json: body(#","interaction":{"events":[\#(events(1))],"summary":{}}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "too many events", key: key,
