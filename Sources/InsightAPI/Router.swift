@@ -16,6 +16,7 @@ enum Route: Equatable, Sendable {
     case adminCaller(callerId: String)
     case adminRateLimit(callerId: String)
     case adminRateLimitReset(callerId: String)
+    case adminDecisions
 
     /// The route for `path`, or nil (404).
     static func match(_ path: String) -> Route? {
@@ -28,6 +29,7 @@ enum Route: Equatable, Sendable {
     /// The routes without an id.
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .insights, .livez, .readyz, .metrics, .adminCallers,
+        .adminDecisions,
     ]
 
     private static func matchWithId(_ path: String) -> Route? {
@@ -53,7 +55,7 @@ enum Route: Equatable, Sendable {
         switch self {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .metrics, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
+        case .insights, .livez, .readyz, .metrics, .adminCallers, .adminRateLimit, .adminDecisions: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
     }
@@ -76,7 +78,7 @@ enum Route: Equatable, Sendable {
         case .insights: return .anyCaller
         case .evaluations, .consumption, .authorization, .authorizationQuery: return .role(.evaluate)
         case .labels: return .role(.labels)
-        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset: return .role(.admin)
+        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset, .adminDecisions: return .role(.admin)
         }
     }
 
@@ -105,6 +107,7 @@ enum Route: Equatable, Sendable {
         case .adminCaller: return "/admin/v1/callers/{callerId}"
         case .adminRateLimit: return "/admin/v1/callers/{callerId}/rate-limit"
         case .adminRateLimitReset: return "/admin/v1/callers/{callerId}/rate-limit/reset"
+        case .adminDecisions: return "/admin/v1/decisions"
         }
     }
 }

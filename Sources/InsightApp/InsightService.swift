@@ -115,7 +115,7 @@ public final class InsightService: Sendable {
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
         let ledger = store.ledger
-        let useCases = UseCases(
+        var useCases = UseCases(
             credentials: CredentialCheck(directory: store.credentials, clock: clock,
                                          cacheSeconds: Double(settings.credentialCacheSeconds)),
             quota: QuotaGate(limiter: limiter, metrics: serviceMetrics),
@@ -130,6 +130,7 @@ public final class InsightService: Sendable {
                                                 cooldown: Milliseconds(settings.authorizationCooldown) * 1000),
             admin: CallerAdminService(administration: administration, limiter: limiter, clock: clock),
             clock: clock)
+        useCases.decisionReports = DecisionReportService(source: store.decisions, administration: administration, clock: clock)
         handler = InsightAPIHandler(APIDependencies(
             useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics),
             onRequest: { summary in

@@ -29,6 +29,8 @@ public struct StoreBackend: Sendable {
     let ledger: any EvaluationLedger
     let credentials: any CredentialDirectory
     let administration: any CallerAdministration & ReportingStatsSource & VelocityHistory
+    /// Decisions read back and counted against consumption reports (the admin view).
+    let decisions: any DecisionReporting
     let authorizations: any AuthorizationStore
     let retention: any RetentionPurge
     let hashKeyRegistry: any HashKeyRegistry
@@ -54,6 +56,7 @@ public struct StoreBackend: Sendable {
                                            observer: observer)
             let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
             self.administration = administration
+            decisions = administration
             everyCaller = { try administration.everyCaller() }
             ledger = SQLiteLedger(writer: writer)
             credentials = try SQLiteCredentialDirectory(path: settings.databasePath)
@@ -77,6 +80,7 @@ public struct StoreBackend: Sendable {
             }
             let administration = store.administration
             self.administration = administration
+            decisions = administration
             everyCaller = { try administration.everyCaller() }
             ledger = store.ledger
             credentials = store.credentials

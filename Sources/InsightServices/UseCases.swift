@@ -18,6 +18,8 @@ public struct UseCases: Sendable {
     public var labels: LabelService
     public var authorization: AuthorizationService
     public var admin: CallerAdminService
+    /// Decisions against consumption reports (the admin view); nil answers `503`.
+    public var decisionReports: DecisionReportService?
     /// The time the use cases read (decoders check dates against it).
     public var clock: any Clock
 
