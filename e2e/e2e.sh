@@ -40,6 +40,16 @@ INSIGHTD_DECISION_POLICY="$WORK/bad-policy.jsonl" "$BIN/insightd" --check-config
 grep -q 'line 2: when: unknown fact "colour"' "$WORK/cc.err" || fail "--check-config did not name the policy's line: $(cat "$WORK/cc.err")"
 pass "check-config"
 
+# insightctl policy test: each case's answer, and exit 1 when one differs from what it expects.
+printf '{"coaching": "high", "initiator": {"kind": "agent"}, "expect": "block"}\n{"category": "account"}\n' >"$WORK/cases.jsonl"
+"$BIN/insightctl" policy test "$WORK/cases.jsonl" --policy "$POLICY" >"$WORK/cases.out" || fail "policy test: $(cat "$WORK/cases.out")"
+grep -q '^line 1: block agentWhileCoachingHigh$' "$WORK/cases.out" || fail "policy test printed: $(cat "$WORK/cases.out")"
+grep -q '^2 cases, policy e2e-1$' "$WORK/cases.out" || fail "policy test summary: $(cat "$WORK/cases.out")"
+printf '{"coaching": "unknown", "expect": "block"}\n' >"$WORK/cases.jsonl"
+"$BIN/insightctl" policy test "$WORK/cases.jsonl" >"$WORK/cases.out" && fail "policy test accepted a mismatch"
+grep -q 'MISMATCH' "$WORK/cases.out" || fail "policy test did not mark the mismatch: $(cat "$WORK/cases.out")"
+pass "insightctl policy test"
+
 "$BIN/insightctl" migrate | grep -q "applied: 0001_initial" || fail "insightctl migrate"
 start
 B="http://127.0.0.1:$PORT"

@@ -15,19 +15,7 @@ struct DecisionPolicyLoader: Sendable {
 
     /// The policies the settings name (what `--check-config` validates).
     static func load(file: String?, shadowFile: String?) throws -> DecisionPolicies.Snapshot {
-        DecisionPolicies.Snapshot(live: try file.map(policy(at:)) ?? .defaults, shadow: try shadowFile.map(policy(at:)))
-    }
-
-    static func policy(at path: String) throws -> DecisionPolicy {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw AppError("cannot read the decision policy \(path): \(String(cString: strerror(errno)))")
-        }
-        guard let text = String(validating: data, as: UTF8.self) else {
-            throw AppError("decision policy \(path): not UTF-8 text")
-        }
-        do { return try DecisionPolicy.parse(text) } catch {
-            throw AppError("decision policy \(path): \(error)")
-        }
+        DecisionPolicies.Snapshot(live: try file.map(DecisionPolicyFile.read) ?? .defaults, shadow: try shadowFile.map(DecisionPolicyFile.read))
     }
 
     func reload() throws {
@@ -37,5 +25,21 @@ struct DecisionPolicyLoader: Sendable {
                                             ("rules", .number(Double(snapshot.live.rules.count)))]
         if let shadow = snapshot.shadow { fields.append(("shadowPolicyVersion", .string(shadow.version))) }
         logger.info("decision policy loaded", fields)
+    }
+}
+
+/// A decision policy file read from disk (the daemon and `insightctl policy test` read it so).
+public enum DecisionPolicyFile {
+    /// The policy in the file at `path`; the error names the file, and the line at fault.
+    public static func read(_ path: String) throws -> DecisionPolicy {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw AppError("cannot read the decision policy \(path): \(String(cString: strerror(errno)))")
+        }
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw AppError("decision policy \(path): not UTF-8 text")
+        }
+        do { return try DecisionPolicy.parse(text) } catch {
+            throw AppError("decision policy \(path): \(error)")
+        }
     }
 }

@@ -48,6 +48,8 @@ public enum AdminCommand {
           purge --older-than DAYS                   delete evaluations, reports and labels older than DAYS
           rate-limit show CALLER_ID [--json]        a caller's rate limit as the running daemon holds it
           rate-limit reset CALLER_ID [--json]       refill its bucket and forgive its overdue reports
+          policy test CASES [--policy FILE]         replay a JSON-lines file of decision cases through a policy
+                                                    (the built-in default without --policy) and print each answer
 
         rate-limit talks to the running daemon's admin API: --url (default http://$INSIGHTD_LISTEN,
         then http://127.0.0.1:8080) with an admin key from $INSIGHTD_ADMIN_KEY or --key-file FILE
@@ -68,7 +70,7 @@ public enum AdminCommand {
         do {
             var args = try Arguments(Array(arguments.dropFirst()),
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
-                                                   "key-file", "kind", "older-than", "tenant"])
+                                                   "key-file", "kind", "older-than", "tenant", "policy"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -240,6 +242,12 @@ public enum AdminCommand {
                 }
                 guard let view = answer.json else { throw AppError("insightd answered without a body") }
                 print(json ? JSONWriter.string(view) : renderRateLimit(view))
+            case let words where words.count == 2 && words[0] == "policy" && words[1] == "test":
+                throw AppError("policy test needs the file of cases: policy test CASES [--policy FILE]")
+            case let words where words.count == 3 && words[0] == "policy" && words[1] == "test":
+                let policyFile = args.option("policy")
+                try args.checkAllConsumed()
+                return try PolicyTest.run(cases: words[2], policy: policyFile)
             default:
                 throw AppError("unknown command '\(command.joined(separator: " "))'\n\(usage)")
             }

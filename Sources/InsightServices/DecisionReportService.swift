@@ -49,32 +49,36 @@ public struct DecisionReportService: Sendable {
     public func report(of admin: Caller, days: Int) throws(Rejection) -> (from: Milliseconds, to: Milliseconds, callers: [CallerDecisions]) {
         let to = clock.now() + 1
         let from = to - Milliseconds(days) * 86_400_000
-        let counts: [DecisionCount]
-        let callers: [Caller]
+        var byCaller: [String: CallerDecisions] = [:]
         do {
-            counts = try source.decisionCounts(tenant: admin.tenant, from: from, to: to)
-            callers = try administration.callers(tenant: admin.tenant)
+            // The callers are read one by one: only those the counts name.
+            for count in try source.decisionCounts(tenant: admin.tenant, from: from, to: to) {
+                var entry = try byCaller[count.callerId]
+                    ?? CallerDecisions(callerId: count.callerId, caller: administration.caller(count.callerId, tenant: admin.tenant),
+                                       actions: [:])
+                entry.add(count)
+                byCaller[count.callerId] = entry
+            }
         } catch {
             throw .unreadable(.callers)
-        }
-        var byCaller: [String: CallerDecisions] = [:]
-        for count in counts {
-            var entry = byCaller[count.callerId] ?? CallerDecisions(callerId: count.callerId,
-                                                                     caller: callers.first { $0.callerId == count.callerId },
-                                                                     actions: [:])
-            var action = entry.actions[count.action] ?? ActionCounts()
-            action.evaluations += count.evaluations
-            if let status = count.status {
-                action.reported += count.evaluations
-                action.statuses[status, default: 0] += count.evaluations
-                if status.proceeded { action.proceeded += count.evaluations }
-            }
-            entry.actions[count.action] = action
-            byCaller[count.callerId] = entry
         }
         let ordered = byCaller.values.sorted {
             ($0.proceededAgainstPolicy, $1.callerId) > ($1.proceededAgainstPolicy, $0.callerId)
         }
         return (from, to, ordered)
+    }
+}
+
+extension DecisionReportService.CallerDecisions {
+    /// Counts one of the store's counts in.
+    mutating func add(_ count: DecisionCount) {
+        var action = actions[count.action] ?? DecisionReportService.ActionCounts()
+        action.evaluations += count.evaluations
+        if let status = count.status {
+            action.reported += count.evaluations
+            action.statuses[status, default: 0] += count.evaluations
+            if status.proceeded { action.proceeded += count.evaluations }
+        }
+        actions[count.action] = action
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import InsightApp
+@testable import InsightControl
 import InsightDomain
 import InsightStorage
 import JSON
@@ -180,5 +181,87 @@ final class DecisionAPITests: XCTestCase {
         XCTAssertEqual(try agreeing.request("POST", "/v1/evaluations", key: agreeingKey, json: Self.body()).status, 200)
         XCTAssertFalse(String(decoding: try agreeing.request("GET", "/metrics").body, as: UTF8.self)
             .contains("insightd_decision_shadow_disagreements_total{"))
+    }
+
+    func testTheAdminViewShowsCallersThatProceededWhereThePolicySaidOtherwise() throws {
+        let daemon = try LiveDaemon()
+        let (callerId, key) = try daemon.createCaller(roles: [.evaluate], name: "payments")
+        let admin = try daemon.createCaller(roles: [.admin]).key
+        let otherAdmin = try daemon.createCaller(roles: [.admin], tenant: "other").key
+        func evaluate(_ initiator: String?) throws -> String {
+            let r = try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body(initiator: initiator))
+            XCTAssertEqual(r.status, 200)
+            return r.json?["eventId"]?.stringValue ?? ""
+        }
+        let blocked = try evaluate(Self.agentNotRequested), outOfBand = try evaluate(Self.agentFromEmail)
+        _ = try evaluate(nil)
+        for (event, status) in [(blocked, "usedUnchangedFriction"), (outOfBand, "usedIncreasedFriction")] {
+            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(event)/consumption", key: key,
+                                              json: #"{"status":"\#(status)"}"#).status, 204)
+        }
+        let r = try daemon.request("GET", "/admin/v1/decisions", key: admin)
+        XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        let callers = try XCTUnwrap(r.json?["callers"]?.arrayValue)
+        XCTAssertEqual(callers.count, 1)
+        let entry = callers[0]
+        XCTAssertEqual(entry["callerId"]?.stringValue, callerId)
+        XCTAssertEqual(entry["name"]?.stringValue, "payments")
+        XCTAssertEqual(entry["proceededAgainstPolicy"], .number(1))
+        XCTAssertEqual(entry["actions"]?["block"], .object(["evaluations": .number(1), "reported": .number(1), "proceeded": .number(1),
+                                                            "statuses": .object(["usedUnchangedFriction": .number(1)])]))
+        XCTAssertEqual(entry["actions"]?["confirmOutOfBand"], .object(["evaluations": .number(1), "reported": .number(1),
+                                                                       "proceeded": .number(0),
+                                                                       "statuses": .object(["usedIncreasedFriction": .number(1)])]))
+        XCTAssertEqual(entry["actions"]?["proceed"]?["evaluations"], .number(1))
+        XCTAssertEqual(entry["actions"]?["proceed"]?["reported"], .number(0))
+        XCTAssertEqual(entry["actions"]?["confirm"]?["evaluations"], .number(0))
+        XCTAssertEqual(try daemon.request("GET", "/admin/v1/decisions?days=400", key: admin).json?["callers"]?.arrayValue?.count, 1)
+        // Another tenant's admin sees none of it; a bad period names `days`; other roles are refused.
+        XCTAssertEqual(try daemon.request("GET", "/admin/v1/decisions", key: otherAdmin).json?["callers"], .array([]))
+        for query in ["days=0", "days=401", "days=x", "from=2026-01-01", "days=7&days=8"] {
+            let refused = try daemon.request("GET", "/admin/v1/decisions?\(query)", key: admin)
+            XCTAssertEqual(refused.status, 422, query)
+            XCTAssertEqual(refused.string("field"), "days", query)
+        }
+        XCTAssertEqual(try daemon.request("GET", "/admin/v1/decisions", key: key).status, 403)
+    }
+
+    func testPolicyTestReplaysCasesAndMarksMismatches() throws {
+        let cases = try write("""
+            # a comment, then cases
+            {"coaching": "high", "initiator": {"kind": "agent"}, "expect": "block"}
+            {"initiator": {"agent": {"userRequested": true, "untrustedContext": ["email"], "sideEffects": ["financial"]}}, "expect": "confirm", "expectReasons": ["agentUntrustedContext"]}
+
+            {"category": "account", "expect": "proceed"}
+            {"coaching": "medium", "transaction": {"newCounterparty": true, "amountBand": "high"}, "velocity": ["sharedDevice"]}
+            """, to: "cases.jsonl")
+        let report = try PolicyTest.replay(cases: cases, policy: nil)
+        XCTAssertEqual(report.lines, ["line 2: block agentWhileCoachingHigh", "line 3: confirm agentUntrustedContext",
+                                      "line 5: proceed", "line 6: confirmOutOfBand coachedPaymentToNewCounterpartyHighAmount",
+                                      "4 cases, policy default-1"])
+        XCTAssertEqual(report.mismatches, 0)
+        // Another policy answers otherwise: the cases that expected the default's answer say so.
+        let policy = try write(Self.accountsBlocked, to: "policy.jsonl")
+        let other = try PolicyTest.replay(cases: cases, policy: policy)
+        XCTAssertEqual(other.lines, ["line 2: proceed  MISMATCH: expected block", "line 3: proceed  MISMATCH: expected confirm agentUntrustedContext",
+                                     "line 5: block accountChangesBlocked  MISMATCH: expected proceed", "line 6: proceed",
+                                     "4 cases, policy bank-7, 3 mismatched"])
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "policy", "test", cases, "--policy", policy], environment: [:]), 1)
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "policy", "test", cases], environment: [:]), 0)
+        // A bad case names its line and field; a bad policy its line.
+        let bad = try write(#"{"coaching": "low"}"# + "\n" + #"{"initiator": {"agent": {"sideEffects": ["teleport"]}}}"#, to: "bad.jsonl")
+        XCTAssertThrowsError(try PolicyTest.replay(cases: bad, policy: nil)) { error in
+            XCTAssertEqual("\(error)", "\(bad): line 1: coaching: must be one of unknown, medium, high")
+        }
+        let badAgent = try write(#"{"initiator": {"agent": {"sideEffects": ["teleport"]}}}"#, to: "bad-agent.jsonl")
+        XCTAssertThrowsError(try PolicyTest.replay(cases: badAgent, policy: nil)) { error in
+            XCTAssertTrue("\(error)".hasPrefix("\(badAgent): line 1: initiator.agent.sideEffects[0]: must be one of financial"), "\(error)")
+        }
+        let badPolicy = try write("{\"policyVersion\": \"v\"}\n{\"id\": \"a\", \"action\": \"allow\"}\n", to: "bad-policy.jsonl")
+        XCTAssertThrowsError(try PolicyTest.replay(cases: cases, policy: badPolicy)) { error in
+            XCTAssertTrue("\(error)".contains("line 2: action: unknown action \"allow\""), "\(error)")
+        }
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "policy", "test"], environment: [:]), 1)
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "policy", "test", "/nonexistent/cases.jsonl"], environment: [:]), 1)
     }
 }

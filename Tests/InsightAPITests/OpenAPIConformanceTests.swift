@@ -432,6 +432,17 @@ final class OpenAPIConformanceTests: XCTestCase {
                 }
             }
         }
+        for method in ["GET", "HEAD"] {
+            let D = "\(method) /admin/v1/decisions"
+            table += [
+                Probe(D, "/admin/v1/decisions", 200, nil, "admin", key: admin.key),
+                Probe(D, "/admin/v1/decisions?days=30", 200, nil, "a period", key: admin.key),
+                Probe(D, "/admin/v1/decisions", 401, "unauthorized", "no key", key: nil),
+                Probe(D, "/admin/v1/decisions", 403, "forbidden", "no admin role", key: key),
+                Probe(D, "/admin/v1/decisions?days=0", 422, "contextInvalid", "an empty period", key: admin.key),
+                Probe(D, "/admin/v1/decisions", 503, "serverError", "credentials cannot be checked", key: broken.key),
+            ]
+        }
         let P = "PATCH /admin/v1/callers/{callerId}", RR = "POST /admin/v1/callers/{callerId}/rate-limit/reset"
         table += [
             Probe(P, callerPath, 200, nil, "rate and burst", key: admin.key, json: #"{"rate":50000,"burst":50000}"#),
