@@ -98,11 +98,11 @@ public struct EvaluationService: Sendable {
         let (trackedValue, raised) = Self.escalate(&insights, signals: velocity.isRebuilding ? nil : velocity.signals(for: query), policy: escalation,
                                                    metrics: metrics)
         // The decision reads the final values (a sandbox-forced one included) and the request's
-        // facts; the shadow policy's answer is only counted.
+        // facts; the shadow policy's answer is only counted, as the decision is, once stored.
         let facts = DecisionFacts(request, insights: insights, coaching: trackedValue)
         let policies = decisions.snapshot
         let decision = policies.live.decide(facts)
-        if let shadow = policies.shadow { metrics.shadowDecided(shadow.decide(facts), live: decision) }
+        let shadowDecision = policies.shadow.map { $0.decide(facts) }
         let record = EvaluationRecord(
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: subject,
@@ -115,6 +115,7 @@ public struct EvaluationService: Sendable {
                 case .success:
                     metrics.evaluated(record, tenant: tenant)
                     metrics.decided(decision.action, record, initiator: initiator)
+                    if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision) }
                     velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
                                                   account: record.subject.account, device: record.subject.device,
                                                   counterparty: record.subject.counterparty,
