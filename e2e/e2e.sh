@@ -17,6 +17,11 @@ pass() { echo "e2e: ok: $*"; }
 export INSIGHTD_STATE_DIR="$STATE" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$(pwd)/models"
 [ -d "$INSIGHTD_MODELS_DIR" ] || unset INSIGHTD_MODELS_DIR
 
+# The decision policy from a file (the shipped default under another version), reloaded on SIGHUP.
+POLICY="$WORK/decision-policy.jsonl"
+sed 's/"default-1"/"e2e-1"/' "$(dirname "$0")/../deploy/decision-policy.jsonl" >"$POLICY"
+export INSIGHTD_DECISION_POLICY="$POLICY"
+
 . "$(dirname "$0")/lib.sh"
 start() {
     "$BIN/insightd" 2>>"$LOG" &
@@ -30,7 +35,20 @@ INSIGHTD_THREADS=0 "$BIN/insightd" --check-config 2>"$WORK/cc.err" && fail "--ch
 grep -q INSIGHTD_THREADS "$WORK/cc.err" || fail "--check-config did not name INSIGHTD_THREADS"
 INSIGHTD_LISTN=x "$BIN/insightd" --check-config 2>/dev/null && fail "--check-config accepted a misspelt variable"
 "$BIN/insightd" --check-config >/dev/null || fail "--check-config rejected the defaults"
+printf '{"policyVersion": "x"}\n{"id": "a", "when": {"colour": ["red"]}, "action": "block"}\n' >"$WORK/bad-policy.jsonl"
+INSIGHTD_DECISION_POLICY="$WORK/bad-policy.jsonl" "$BIN/insightd" --check-config 2>"$WORK/cc.err" && fail "--check-config accepted a bad decision policy"
+grep -q 'line 2: when: unknown fact "colour"' "$WORK/cc.err" || fail "--check-config did not name the policy's line: $(cat "$WORK/cc.err")"
 pass "check-config"
+
+# insightctl policy test: each case's answer, and exit 1 when one differs from what it expects.
+printf '{"coaching": "high", "initiator": {"kind": "agent"}, "expect": "block"}\n{"category": "account"}\n' >"$WORK/cases.jsonl"
+"$BIN/insightctl" policy test "$WORK/cases.jsonl" --policy "$POLICY" >"$WORK/cases.out" || fail "policy test: $(cat "$WORK/cases.out")"
+grep -q '^line 1: block agentWhileCoachingHigh$' "$WORK/cases.out" || fail "policy test printed: $(cat "$WORK/cases.out")"
+grep -q '^2 cases, policy e2e-1$' "$WORK/cases.out" || fail "policy test summary: $(cat "$WORK/cases.out")"
+printf '{"coaching": "unknown", "expect": "block"}\n' >"$WORK/cases.jsonl"
+"$BIN/insightctl" policy test "$WORK/cases.jsonl" >"$WORK/cases.out" && fail "policy test accepted a mismatch"
+grep -q 'MISMATCH' "$WORK/cases.out" || fail "policy test did not mark the mismatch: $(cat "$WORK/cases.out")"
+pass "insightctl policy test"
 
 "$BIN/insightctl" migrate | grep -q "applied: 0001_initial" || fail "insightctl migrate"
 start
@@ -58,6 +76,7 @@ EVENT=$(jq -r .eventId "$WORK/body")
 INSIGHT=$(jq -r '.insights[0].insightId' "$WORK/body")
 [ "$(jq -r .requestId "$WORK/body")" = txn-1 ] || fail "requestId not echoed"
 [ "$(jq -r .environment "$WORK/body")" = production ] || fail "environment"
+[ "$(jq -r .decision.policyVersion "$WORK/body")" = e2e-1 ] || fail "decision: $(cat "$WORK/body")"
 pass "evaluate"
 
 [ "$(post "/v1/evaluations/$EVENT/consumption" "$KEY" '{"status":"usedIncreasedFriction","insightIdsUsed":["'$INSIGHT'"]}')" = 204 ] || fail "consume: $(cat "$WORK/body")"
@@ -83,6 +102,17 @@ if [ -n "${INSIGHTD_MODELS_DIR:-}" ]; then
     [ "$(grep -vc '^200$' "$WORK/hup-statuses")" = 0 ] || fail "a request failed during reload: $(sort "$WORK/hup-statuses" | uniq -c)"
     pass "SIGHUP reload under load"
 fi
+# A decision policy that does not parse is refused on SIGHUP, logged, and the one in force stays.
+decisions=$(grep -c '"decision policy loaded"' "$LOG")
+kill -HUP "$PID"; sleep 0.3
+[ "$(grep -c '"decision policy loaded"' "$LOG")" -gt "$decisions" ] || fail "SIGHUP did not reload the decision policy"
+cp "$POLICY" "$WORK/policy.good"; cp "$WORK/bad-policy.jsonl" "$POLICY"
+kill -HUP "$PID"; sleep 0.3
+grep -q '"decision policy reload failed; keeping the policies in use".*line 2' "$LOG" || fail "a bad decision policy was not logged"
+[ "$(post /v1/evaluations "$KEY" "$EVAL")" = 200 ] || fail "evaluate after a bad policy: $(cat "$WORK/body")"
+[ "$(jq -r .decision.policyVersion "$WORK/body")" = e2e-1 ] || fail "the policy in force changed: $(cat "$WORK/body")"
+cp "$WORK/policy.good" "$POLICY"
+pass "decision policy reloaded on SIGHUP, a bad one refused"
 
 # Rate-limit state from the running daemon, through insightctl.
 CALLER=$(echo "$CREATED" | jq -r .callerId)

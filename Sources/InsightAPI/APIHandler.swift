@@ -123,6 +123,7 @@ public final class InsightAPIHandler: HTTPHandler {
             case .adminCaller(let id): try adminCaller(exchange, callerId: id)
             case .adminRateLimit(let id): try adminRateLimit(exchange, callerId: id)
             case .adminRateLimitReset(let id): try adminRateLimitReset(exchange, callerId: id)
+            case .adminDecisions: try adminDecisions(exchange)
             }
         } catch {
             exchange.fail(error)

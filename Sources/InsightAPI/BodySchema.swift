@@ -10,6 +10,8 @@ indirect enum BodyKind: Sendable {
     case boolean
     /// One of these names.
     case oneOf([String])
+    /// An array of these names, with this many elements.
+    case namesOf([String], count: ClosedRange<Int>)
     case object([BodyField])
     /// An array of objects, with this many elements.
     case array(of: [BodyField], count: ClosedRange<Int>)
@@ -103,6 +105,42 @@ struct BodyMember<Value>: Sendable {
             return true
         }, decode: { reader, value throws(Problem) in
             if let item = try reader.enumeration(key, E.self, required: required) { set(&value, item) }
+        })
+    }
+
+    /// An array of names of `E` (in any order; a name may repeat), with at most one element
+    /// per name: a set of closed values.
+    static func enumerations<E: BodyEnumeration>(_ name: StaticString, _: E.Type,
+                                                 _ set: @escaping @Sendable (inout Value, [E]) -> Void) -> BodyMember {
+        let key = name.description
+        let count = 0...E.allCases.count
+        let names = E.allCases.map(\.rawValue)
+        return BodyMember(name, kind: .namesOf(names, count: count), required: false, read: { cursor, value in
+            guard cursor.take(UInt8(ascii: "[")) else { return false }
+            var items: [E] = []
+            cursor.skipWhitespace()
+            if !cursor.take(UInt8(ascii: "]")) {
+                repeat {
+                    cursor.skipWhitespace()
+                    guard items.count < count.upperBound, let text = cursor.plainString(), let item = E(utf8: text) else { return false }
+                    items.append(item)
+                    cursor.skipWhitespace()
+                } while cursor.take(UInt8(ascii: ","))
+                guard cursor.take(UInt8(ascii: "]")) else { return false }
+            }
+            set(&value, items)
+            return true
+        }, decode: { reader, value throws(Problem) in
+            guard let values = try reader.array(key, count: count) else { return }
+            let path = reader.field(key)
+            var items: [E] = []
+            for (i, element) in values.enumerated() {
+                guard case .string(let text) = element, let item = E(rawValue: text) else {
+                    throw Problem.invalid("\(path)[\(i)]", "must be one of \(names.joined(separator: ", "))")
+                }
+                items.append(item)
+            }
+            set(&value, items)
         })
     }
 

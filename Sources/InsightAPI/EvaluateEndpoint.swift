@@ -34,6 +34,13 @@ extension InsightAPIHandler {
         object.member("serverTimestamp", timestamp: record.createdAt)
         object.member("reportConsumptionBy", timestamp: record.reportConsumptionBy)
         object.member("insights", objects: record.insights) { object, insight in render(insight, into: &object) }
+        if let decision = record.decision {
+            object.member("decision") { object in
+                object.member("action", decision.action.rawValue)
+                object.member("reasons", strings: decision.reasons)
+                object.member("policyVersion", decision.policyVersion)
+            }
+        }
         return object.bytes()
     }
 

@@ -41,6 +41,7 @@ enum EvaluationSchema {
         },
         // Facts for the decision policy: closed values only, never amounts or names.
         .object("transaction", transaction) { $0.transaction = $1 },
+        .object("initiator", initiator) { $0.initiator = $1 },
     ])
 
     static let insight = BodyObject(start: InsightRequest(type: "", schemaVersion: 0), [
@@ -58,6 +59,19 @@ enum EvaluationSchema {
     static let transaction = BodyObject(start: TransactionFacts(), [
         .boolean("newCounterparty") { $0.newCounterparty = $1 },
         .enumeration("amountBand", TransactionFacts.AmountBand.self) { $0.amountBand = $1 },
+    ])
+
+    /// Who chose the operation (PRODUCT.md §12): closed values only, never a tool's name or text.
+    static let initiator = BodyObject(start: Initiator(), [
+        .enumeration("kind", InitiatorKind.self) { $0.kind = $1 },
+        .object("agent", agent) { $0.agent = $1 },
+    ])
+
+    static let agent = BodyObject(start: AgentFacts(), [
+        .boolean("userRequested") { $0.userRequested = $1 },
+        .enumerations("untrustedContext", UntrustedSource.self) { $0.untrustedContext = CaseSet($1) },
+        .boolean("argumentsFromUntrustedContext") { $0.argumentsFromUntrustedContext = $1 },
+        .enumerations("sideEffects", SideEffect.self) { $0.sideEffects = CaseSet($1) },
     ])
 
     /// `interaction`: `events` and `summary` are read from the bytes by `EventsReader` and
@@ -134,5 +148,8 @@ struct InteractionParts: Sendable {
 
 extension OperationCategory: BodyEnumeration {}
 extension TransactionFacts.AmountBand: BodyEnumeration {}
+extension InitiatorKind: BodyEnumeration {}
+extension UntrustedSource: BodyEnumeration {}
+extension SideEffect: BodyEnumeration {}
 extension InteractionEventType: BodyEnumeration {}
 extension InteractionField: BodyEnumeration {}

@@ -19,6 +19,7 @@ enum Route: Equatable, Sendable {
     case adminCaller(callerId: String)
     case adminRateLimit(callerId: String)
     case adminRateLimitReset(callerId: String)
+    case adminDecisions
 
     /// The route for `path`, or nil (404).
     static func match(_ path: String) -> Route? {
@@ -31,7 +32,7 @@ enum Route: Equatable, Sendable {
     /// The routes without an id.
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
-        .readyz, .metrics, .signingKeys, .adminCallers,
+        .readyz, .metrics, .signingKeys, .adminCallers, .adminDecisions,
     ]
 
     private static func matchWithId(_ path: String) -> Route? {
@@ -58,7 +59,7 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
              .subjectErasure: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .metrics, .signingKeys, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
+        case .insights, .livez, .readyz, .metrics, .signingKeys, .adminCallers, .adminRateLimit, .adminDecisions: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
     }
@@ -82,7 +83,7 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
         case .subjectErasure: return .role(.admin)
         case .labels: return .role(.labels)
-        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset: return .role(.admin)
+        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset, .adminDecisions: return .role(.admin)
         }
     }
 
@@ -114,6 +115,7 @@ enum Route: Equatable, Sendable {
         case .adminCaller: return "/admin/v1/callers/{callerId}"
         case .adminRateLimit: return "/admin/v1/callers/{callerId}/rate-limit"
         case .adminRateLimitReset: return "/admin/v1/callers/{callerId}/rate-limit/reset"
+        case .adminDecisions: return "/admin/v1/decisions"
         }
     }
 }

@@ -73,7 +73,7 @@ public enum Daemon {
         return timer
     }
 
-    /// Blocks until SIGTERM/SIGINT, reloading models on SIGHUP, then drains and stops.
+    /// Blocks until SIGTERM/SIGINT, reloading models, decision policies and TLS on SIGHUP, then drains and stops.
     static func wait(for service: InsightService, notifier: SystemdNotifier) {
         let stop = DispatchSemaphore(value: 0)
         let queue = DispatchQueue(label: "insightd.signals")
@@ -87,6 +87,10 @@ public enum Daemon {
                     defer { notifier.notify("READY=1") }
                     do { try service.reloadModels() } catch {
                         service.logger.error("model reload failed; keeping the models in use",
+                                             [("error", .string("\(error)"))])
+                    }
+                    do { try service.reloadDecisionPolicies() } catch {
+                        service.logger.error("decision policy reload failed; keeping the policies in use",
                                              [("error", .string("\(error)"))])
                     }
                     do {
@@ -109,7 +113,7 @@ public enum Daemon {
         sources.forEach { $0.cancel() }
     }
 
-    /// `--check-config`: settings, hash key and models, without binding or writing anything.
+    /// `--check-config`: settings, hash key, models and decision policies, without binding or writing anything.
     static func checkConfiguration(_ settings: Settings) -> Int32 {
         var problems: [String] = []
         let manager = FileManager.default
@@ -135,6 +139,9 @@ public enum Daemon {
             }
         } else if settings.modelsDirectoryExplicit {
             problems.append("INSIGHTD_MODELS_DIR \(settings.modelsDirectory) does not exist")
+        }
+        do { _ = try DecisionPolicyLoader.load(file: settings.decisionPolicyFile, shadowFile: settings.decisionPolicyShadowFile) } catch {
+            problems.append("\(error)")
         }
         if problems.isEmpty {
             print("configuration OK")

@@ -40,6 +40,7 @@ public final class InsightService: Sendable {
     /// The replay of the store's last 7 days into the in-memory tracker (the embedded mode only).
     private let velocityRebuild: VelocityRebuild?
     private let modelLoader: ModelLoader
+    private let decisionLoader: DecisionPolicyLoader
     private let instanceLock: InstanceLock
     private let stopped = Atomic<Bool>(false)
 
@@ -110,6 +111,10 @@ public final class InsightService: Sendable {
                                     callers: store.everyCaller,
                                     interval: settings.complianceRefresh, logger: logger, metrics: metrics)
         let escalation = try Self.escalationPolicy(settings)
+        let decisions = DecisionPolicies()
+        decisionLoader = DecisionPolicyLoader(policies: decisions, file: settings.decisionPolicyFile,
+                                              shadowFile: settings.decisionPolicyShadowFile, logger: logger)
+        try decisionLoader.reload()
         let tracker = shared.tracker
         velocityRebuild = try tracker.map { try VelocityRebuild(history: administration, velocity: $0, clock: clock, logger: logger) }
         velocityRebuild?.register(on: metrics)
@@ -129,13 +134,14 @@ public final class InsightService: Sendable {
         let authorization = AuthorizationService(store: authorizations, denials: denials, hashKeys: hashKeys, clock: clock,
                                                  metrics: serviceMetrics,
                                                  cooldown: Milliseconds(settings.authorizationCooldown) * 1000)
-        let useCases = UseCases(
+        var useCases = UseCases(
             credentials: CredentialCheck(directory: store.credentials, clock: clock,
                                          cacheSeconds: Double(settings.credentialCacheSeconds)),
             quota: QuotaGate(limiter: limiter, metrics: serviceMetrics),
             evaluation: EvaluationService(ledger: ledger, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
                                           denials: denials, velocity: shared.velocity, escalation: escalation, metrics: serviceMetrics,
-                                          consumptionGrace: Milliseconds(settings.consumptionGrace) * 1000),
+                                          consumptionGrace: Milliseconds(settings.consumptionGrace) * 1000,
+                                          decisions: decisions),
             consumption: ConsumptionService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             labels: LabelService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             authorization: authorization,
@@ -150,6 +156,7 @@ public final class InsightService: Sendable {
                                                ("hashKeys", .number(Double(audit.hashKeys)))])
             },
             clock: clock)
+        useCases.decisionReports = DecisionReportService(source: store.decisions, administration: administration, clock: clock)
         handler = InsightAPIHandler(APIDependencies(
             useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
             onRequest: { summary in
@@ -241,6 +248,10 @@ public final class InsightService: Sendable {
 
     /// Loads the models again (SIGHUP); throws, keeping the models in use, when they are not usable.
     public func reloadModels() throws { try modelLoader.reload() }
+
+    /// Loads the decision policy and its shadow again (SIGHUP); throws, keeping the policies in
+    /// use, when a file is not usable.
+    public func reloadDecisionPolicies() throws { try decisionLoader.reload() }
 
     /// Loads the TLS certificate, key and client CAs again (SIGHUP), for connections accepted from
     /// now on; false when insightd serves plain HTTP. Throws, changing nothing, when the files

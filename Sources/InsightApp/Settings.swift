@@ -47,6 +47,10 @@ public struct Settings: Sendable, Equatable {
     public var tlsPrivateKey: String?
     public var tlsClientCA: String?
     public var velocityPolicyFile: String?
+    /// The decision policy file (docs/decisions.md); nil: the built-in `default-1`.
+    public var decisionPolicyFile: String?
+    /// A decision policy evaluated beside the one in force and only counted; nil: none.
+    public var decisionPolicyShadowFile: String?
     /// The shared store of several instances (a libpq connection URI); nil: SQLite in the state
     /// directory. Holds a password: never logged or echoed whole (`redactedURL`).
     public var databaseURL: String?
@@ -128,6 +132,8 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
         Variable(name: "INSIGHTD_TLS_CLIENT_CA", meaning: "PEM CA bundle; when set, clients must present a certificate it verifies", defaultValue: "unset"),
         Variable(name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start", defaultValue: "built-in defaults"),
+        Variable(name: "INSIGHTD_DECISION_POLICY", meaning: "decision policy file, one JSON object a line (docs/decisions.md); read at start and on SIGHUP", defaultValue: "built-in default-1"),
+        Variable(name: "INSIGHTD_DECISION_POLICY_SHADOW", meaning: "decision policy file evaluated beside the one in force, its disagreements counted in /metrics, never answered; read at start and on SIGHUP", defaultValue: "unset (no shadow)"),
         Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+): the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR", defaultValue: "unset (SQLite)"),
         Variable(name: "INSIGHTD_REDIS_URL", meaning: "redis://[:password@]host:port[/db] (Redis 7): rate limits and velocity shared by the instances; only with INSIGHTD_DATABASE_URL", defaultValue: "unset"),
         Variable(name: "INSIGHTD_INSTANCES", meaning: "instances sharing the engines; while Redis is unreachable each enforces 1/N of every quota (1-1000)", defaultValue: "3"),
@@ -211,6 +217,11 @@ public struct Settings: Sendable, Equatable {
         }
         if let policy = environment["INSIGHTD_VELOCITY_POLICY"] {
             if policy.isEmpty { problems.append("INSIGHTD_VELOCITY_POLICY: must not be empty") } else { s.velocityPolicyFile = policy }
+        }
+        for (name, target) in [("INSIGHTD_DECISION_POLICY", \Settings.decisionPolicyFile),
+                               ("INSIGHTD_DECISION_POLICY_SHADOW", \Settings.decisionPolicyShadowFile)] {
+            guard let value = environment[name] else { continue }
+            if value.isEmpty { problems.append("\(name): must not be empty") } else { s[keyPath: target] = value }
         }
         int("INSIGHTD_INSTANCES", 1...1000, &s.instances)
         sharedEngines(environment, into: &s, problems: &problems)

@@ -29,6 +29,8 @@ public struct StoreBackend: Sendable {
     let ledger: any EvaluationLedger
     let credentials: any CredentialDirectory
     let administration: any CallerAdministration & ReportingStatsSource & VelocityHistory
+    /// Decisions read back and counted against consumption reports (the admin view).
+    let decisions: any DecisionReporting
     let authorizations: any AuthorizationStore
     let retention: any RetentionPurge
     /// A subject's evaluations (transparency) and its erasure (PRODUCT.md §15).
@@ -57,6 +59,7 @@ public struct StoreBackend: Sendable {
                                            observer: observer)
             let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
             self.administration = administration
+            decisions = administration
             everyCaller = { try administration.everyCaller() }
             ledger = SQLiteLedger(writer: writer)
             credentials = try SQLiteCredentialDirectory(path: settings.databasePath)
@@ -82,6 +85,7 @@ public struct StoreBackend: Sendable {
             }
             let administration = store.administration
             self.administration = administration
+            decisions = administration
             everyCaller = { try administration.everyCaller() }
             ledger = store.ledger
             credentials = store.credentials

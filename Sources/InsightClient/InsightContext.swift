@@ -26,6 +26,8 @@ public struct InsightContext: Sendable, Hashable {
     public var interaction: Interaction?
     /// Coarse context of the transaction.
     public var transaction: TransactionContext?
+    /// Who chose the operation: the person (when `nil`) or an AI agent in your app.
+    public var initiator: Initiator?
 
     /// Creates a context. Only the category and the insights are required.
     public init(operationCategory: OperationCategory,
@@ -33,13 +35,15 @@ public struct InsightContext: Sendable, Hashable {
                 requestID: String? = nil,
                 subject: Subject? = nil,
                 interaction: Interaction? = nil,
-                transaction: TransactionContext? = nil) {
+                transaction: TransactionContext? = nil,
+                initiator: Initiator? = nil) {
         self.operationCategory = operationCategory
         self.requestedInsights = requestedInsights
         self.requestID = requestID
         self.subject = subject
         self.interaction = interaction
         self.transaction = transaction
+        self.initiator = initiator
     }
 }
 

@@ -22,25 +22,30 @@ public final class InsightEvaluation: Sendable {
     /// transaction; nil when the evaluator's ``SignatureVerification`` is `disabled` (or the
     /// evaluation was made from its parts).
     public let signature: AnswerSignature?
+    /// What the service's decision policy answers for the operation; `nil` only from a service
+    /// that predates decisions.
+    public let decision: Decision?
 
     let client: APIClient?
 
     /// Creates an evaluation from its parts (e.g. for tests of your own decision logic). An
     /// evaluation created this way cannot report its consumption.
     public convenience init(eventID: String, requestID: String, environment: Environment, serverTimestamp: Date,
-                            reportConsumptionBy: Date, insights: [InsightResult]) {
+                            reportConsumptionBy: Date, insights: [InsightResult], decision: Decision? = nil) {
         self.init(eventID: eventID, requestID: requestID, environment: environment, serverTimestamp: serverTimestamp,
-                  reportConsumptionBy: reportConsumptionBy, insights: insights, client: nil)
+                  reportConsumptionBy: reportConsumptionBy, insights: insights, decision: decision, client: nil)
     }
 
     init(eventID: String, requestID: String, environment: Environment, serverTimestamp: Date,
-         reportConsumptionBy: Date, insights: [InsightResult], client: APIClient?, signature: AnswerSignature? = nil) {
+         reportConsumptionBy: Date, insights: [InsightResult], decision: Decision? = nil, client: APIClient?,
+         signature: AnswerSignature? = nil) {
         self.eventID = eventID
         self.requestID = requestID
         self.environment = environment
         self.serverTimestamp = serverTimestamp
         self.reportConsumptionBy = reportConsumptionBy
         self.insights = insights
+        self.decision = decision
         self.client = client
         self.signature = signature
     }
@@ -125,6 +130,8 @@ struct WireEvaluationResponse: Decodable {
     let serverTimestamp: String
     let reportConsumptionBy: String
     let insights: [Insight]
+    struct WireDecision: Decodable { let action: String; let reasons: [String]; let policyVersion: String }
+    let decision: WireDecision?
 }
 
 extension InsightEvaluation {
@@ -168,6 +175,11 @@ extension InsightEvaluation {
         return InsightEvaluation(eventID: wire.eventId, requestID: sentRequestID,
                                  environment: Environment(rawValue: wire.environment),
                                  serverTimestamp: serverTimestamp, reportConsumptionBy: reportConsumptionBy,
-                                 insights: insights, client: client, signature: signature)
+                                 insights: insights,
+                                 decision: wire.decision.map {
+                                     Decision(action: DecisionAction(rawValue: $0.action), reasons: $0.reasons,
+                                              policyVersion: $0.policyVersion)
+                                 },
+                                 client: client, signature: signature)
     }
 }

@@ -117,6 +117,10 @@ struct WireEvaluationRequest: Encodable {
     }
     struct WireInteraction: Encodable { let events: [Event]?; let summary: [String: Double]?; let device: Device? }
     struct Transaction: Encodable { let newCounterparty: Bool?; let amountBand: String? }
+    struct Agent: Encodable {
+        let userRequested: Bool; let untrustedContext: [String]; let argumentsFromUntrustedContext: Bool; let sideEffects: [String]
+    }
+    struct WireInitiator: Encodable { let kind: String; let agent: Agent? }
 
     let requestId: String
     let operationCategory: String
@@ -124,6 +128,7 @@ struct WireEvaluationRequest: Encodable {
     let subject: WireSubject?
     let interaction: WireInteraction?
     let transaction: Transaction?
+    let initiator: WireInitiator?
 
     init(_ context: InsightContext, requestID: String) {
         requestId = requestID
@@ -150,6 +155,13 @@ struct WireEvaluationRequest: Encodable {
         }
         transaction = context.transaction.map {
             Transaction(newCounterparty: $0.newCounterparty, amountBand: $0.amountBand?.rawValue)
+        }
+        initiator = context.initiator.map {
+            WireInitiator(kind: $0.kind.rawValue, agent: $0.agent.map {
+                Agent(userRequested: $0.userRequested, untrustedContext: $0.untrustedContext.map(\.rawValue).sorted(),
+                      argumentsFromUntrustedContext: $0.argumentsFromUntrustedContext,
+                      sideEffects: $0.sideEffects.map(\.rawValue).sorted())
+            })
         }
     }
 }

@@ -90,6 +90,8 @@ public enum AdminCommand {
                                                     the evaluations that carried a person, and their opt-out
           subjects erase [--account VALUE] [--device VALUE] [--counterparty VALUE] [--tenant T] [--json]
                                                     unlink a person everywhere (store, opt-outs, velocity)
+          policy test CASES [--policy FILE]         replay a JSON-lines file of decision cases through a policy
+                                                    (the built-in default without --policy) and print each answer
 
         rate-limit and subjects talk to the running daemon's API: --url (default
         http://$INSIGHTD_LISTEN, then http://127.0.0.1:8080) with a key from $INSIGHTD_ADMIN_KEY or
@@ -114,7 +116,7 @@ public enum AdminCommand {
             var args = try Arguments(Array(arguments.dropFirst()),
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
                                                    "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
-                                                   "limit", "cursor", "activate-after"])
+                                                   "limit", "cursor", "activate-after", "policy"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -326,6 +328,12 @@ public enum AdminCommand {
                 let answer = try daemon.send("POST", showing ? "v1/subjects/transparency" : "v1/subjects/erasure",
                                              body: JSONWriter.string(.object(body)))
                 print(json ? JSONWriter.string(answer) : showing ? renderTransparency(answer) : renderErasure(answer))
+            case let words where words.count == 2 && words[0] == "policy" && words[1] == "test":
+                throw AppError("policy test needs the file of cases: policy test CASES [--policy FILE]")
+            case let words where words.count == 3 && words[0] == "policy" && words[1] == "test":
+                let policyFile = args.option("policy")
+                try args.checkAllConsumed()
+                return try PolicyTest.run(cases: words[2], policy: policyFile)
             default:
                 throw AppError("unknown command '\(command.joined(separator: " "))'\n\(usage)")
             }

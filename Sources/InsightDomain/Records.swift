@@ -103,11 +103,14 @@ public struct EvaluationRecord: Sendable, Equatable {
     public var trackedValue: InsightValue?
     /// Whether velocity rules raised that value (velocity's own raises are not coaching evidence).
     public var raisedByVelocity: Bool
+    /// What the decision policy answered (PRODUCT.md §12); nil only for evaluations stored
+    /// before decisions existed.
+    public var decision: Decision?
 
     public init(eventId: String, callerId: String, environment: Environment,
                 category: OperationCategory, createdAt: Milliseconds,
                 reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord],
-                trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false) {
+                trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false, decision: Decision? = nil) {
         self.eventId = eventId
         self.callerId = callerId
         self.environment = environment
@@ -118,6 +121,7 @@ public struct EvaluationRecord: Sendable, Equatable {
         self.insights = insights
         self.trackedValue = trackedValue
         self.raisedByVelocity = raisedByVelocity
+        self.decision = decision
     }
 }
 

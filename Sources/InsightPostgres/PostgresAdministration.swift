@@ -4,7 +4,8 @@ import PostgresClient
 /// Caller administration, reporting counts and the velocity history for the running daemon:
 /// reads through the read pool, writes through the writer (each one statement that changes a
 /// row of the tenant and returns it).
-public final class PostgresAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, SubjectHistory {
+public final class PostgresAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, SubjectHistory,
+                                           DecisionReporting {
     private let reads: PostgresReadPool
     private let writer: PostgresWriter
 
@@ -123,6 +124,40 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
             return result
         }
     }
+
+    public func decisionCounts(tenant: String, from: Milliseconds, to: Milliseconds) throws -> [DecisionCount] {
+        try reads.read { db in
+            try db.query(db.prepare("insightd_decision_counts", Self.decisionCountsSQL), [.text(tenant), .int64(from), .int64(to)])
+                .compactMap { row in
+                    guard let action = DecisionAction(code: Int(row.int64(1) ?? -1)) else { return nil }
+                    return DecisionCount(callerId: row.text(0) ?? "", action: action,
+                                         status: row.text(2).flatMap(ConsumptionStatus.init(rawValue:)),
+                                         evaluations: Int(row.int64(3) ?? 0))
+                }
+        }
+    }
+
+    public func storedDecision(eventId: String) throws -> Decision? {
+        guard !eventId.utf8.contains(0) else { return nil }
+        return try reads.read { db in
+            try db.query(db.prepare("insightd_stored_decision", """
+                SELECT decision_action, decision_reasons, policy_version FROM evaluations WHERE event_id = $1::text
+                """), [.text(eventId)]).first.flatMap { row in
+                Decision.stored(action: row.int64(0).map(Int.init), reasons: row.text(1), policyVersion: row.text(2))
+            }
+        }
+    }
+
+    /// Per caller of the tenant ($1), the evaluations of $2..<$3 with a decision, by action and
+    /// reported status (a range of evaluations_by_caller_created per caller).
+    static let decisionCountsSQL = """
+        SELECT c.caller_id, e.decision_action, r.status, count(*)
+        FROM callers c
+        JOIN evaluations e ON e.caller_id = c.caller_id AND e.created_at >= $2::bigint AND e.created_at < $3::bigint
+        LEFT JOIN consumption_reports r ON r.event_id = e.event_id
+        WHERE c.tenant = $1::text AND e.decision_action IS NOT NULL
+        GROUP BY c.caller_id, e.decision_action, r.status
+        """
 
     /// Per caller, the window's counts ($1: now, $2: the window's start), each caller's window
     /// starting at its penalty reset when that is later: a range of evaluations_by_caller_created.

@@ -59,6 +59,9 @@ public final class PostgresLedger: EvaluationLedger {
             e.subject.account.map { .bytea($0) }, e.subject.device.map { .bytea($0) },
             e.subject.counterparty.map { .bytea($0) },
             e.trackedValue.map { .text($0.rawValue) }, .int64(e.raisedByVelocity ? 1 : 0),
+            e.decision.map { .int64(Int64($0.action.code)) },
+            e.decision.flatMap { $0.reasons.isEmpty ? nil : .text($0.reasons.joined(separator: ",")) },
+            e.decision.map { .text($0.policyVersion) },
         ]
         for (position, insight) in e.insights.enumerated() {
             var value: String?, errorCode: String?, reasons = ""
@@ -80,12 +83,13 @@ public final class PostgresLedger: EvaluationLedger {
     static let recordSQL: [String] = (0...slotsPerEvaluation).map { count in
         let evaluation = """
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
-                                     account_hash, device_hash, counterparty_hash, tracked_value, raised_by_velocity)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                                     account_hash, device_hash, counterparty_hash, tracked_value, raised_by_velocity,
+                                     decision_action, decision_reasons, policy_version)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
             """
         guard count > 0 else { return evaluation }
         let rows = (0..<count).map { position in
-            let p = 12 + position * 7
+            let p = 15 + position * 7
             return "(\(position), $\(p + 1)::text, $\(p + 2)::text, $\(p + 3)::bigint, $\(p + 4)::text, $\(p + 5)::text, "
                 + "$\(p + 6)::text, $\(p + 7)::text)"
         }

@@ -42,24 +42,27 @@ public struct EvaluationRequest: Sendable {
     public var insights: [InsightRequest]
     public var subject: RawSubject
     public var interaction: InteractionInput
-    /// Facts of the transaction (PRODUCT.md §12), carried to the use case for the decision
-    /// policy; no rule reads them yet.
+    /// Facts of the transaction (PRODUCT.md §12), read by the decision policy.
     public var transaction: TransactionFacts
+    /// Who chose the operation, and an agent's facts (PRODUCT.md §12), read by the decision policy.
+    public var initiator: Initiator
 
     public init(requestId: String?, category: OperationCategory, insights: [InsightRequest], subject: RawSubject,
-                interaction: InteractionInput, transaction: TransactionFacts = TransactionFacts()) {
+                interaction: InteractionInput, transaction: TransactionFacts = TransactionFacts(),
+                initiator: Initiator = Initiator()) {
         self.requestId = requestId
         self.category = category
         self.insights = insights
         self.subject = subject
         self.interaction = interaction
         self.transaction = transaction
+        self.initiator = initiator
     }
 }
 
 /// The request's `transaction` member: closed facts only, never amounts or names.
 public struct TransactionFacts: Sendable, Equatable {
-    public enum AmountBand: String, CaseIterable, Sendable { case low, medium, high }
+    public typealias AmountBand = InsightDomain.AmountBand
 
     public var newCounterparty: Bool?
     public var amountBand: AmountBand?

@@ -16,10 +16,12 @@ public struct EvaluationService: Sendable {
     let metrics: ServiceMetrics
     /// Time allowed for the consumption report after an evaluation.
     let consumptionGrace: Milliseconds
+    /// The decision policy and its shadow (PRODUCT.md §12).
+    let decisions: DecisionPolicies
 
     public init(ledger: any EvaluationLedger, models: InsightModels, hashKeys: HashKeys, clock: any Clock,
                 limiter: any RateLimits, denials: DenialIndex, velocity: any VelocityState, escalation: EscalationPolicy,
-                metrics: ServiceMetrics, consumptionGrace: Milliseconds) {
+                metrics: ServiceMetrics, consumptionGrace: Milliseconds, decisions: DecisionPolicies = DecisionPolicies()) {
         self.ledger = ledger
         self.models = models
         self.hashKeys = hashKeys
@@ -30,6 +32,7 @@ public struct EvaluationService: Sendable {
         self.escalation = escalation
         self.metrics = metrics
         self.consumptionGrace = consumptionGrace
+        self.decisions = decisions
     }
 
     /// The schema versions answered, and the models loaded now (nil: none).
@@ -94,16 +97,25 @@ public struct EvaluationService: Sendable {
             isPayment: request.category == .payment)
         let (trackedValue, raised) = Self.escalate(&insights, signals: velocity.isRebuilding ? nil : velocity.signals(for: query), policy: escalation,
                                                    metrics: metrics)
+        // The decision reads the final values (a sandbox-forced one included) and the request's
+        // facts; the shadow policy's answer is only counted, as the decision is, once stored.
+        let facts = DecisionFacts(request, insights: insights, coaching: trackedValue)
+        let policies = decisions.snapshot
+        let decision = policies.live.decide(facts)
+        let shadowDecision = policies.shadow.map { $0.decide(facts) }
         let record = EvaluationRecord(
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: subject,
-            insights: insights, trackedValue: trackedValue, raisedByVelocity: raised)
+            insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision)
+        let initiator = request.initiator.effectiveKind
         let metrics = self.metrics, velocity = self.velocity
         ledger.record(record) { result in
             resume {
                 switch result {
                 case .success:
                     metrics.evaluated(record, tenant: tenant)
+                    metrics.decided(decision.action, record, initiator: initiator)
+                    if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision) }
                     velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
                                                   account: record.subject.account, device: record.subject.device,
                                                   counterparty: record.subject.counterparty,

@@ -12,6 +12,8 @@ public final class ServiceMetrics: Sendable {
     let velocityRules: CounterFamily
     let erasures: CounterFamily
     let erasedRows: CounterFamily
+    let decisions: CounterFamily
+    let shadowDisagreements: CounterFamily
 
     public init(registry: MetricsRegistry) {
         evaluations = registry.counter("insightd_evaluations_total",
@@ -34,6 +36,13 @@ public final class ServiceMetrics: Sendable {
         erasedRows = registry.counter("insightd_subject_erased_rows_total",
                                       help: "Rows an erasure unlinked from a subject, by tenant and table (evaluations, authorizations).",
                                       labels: ["tenant", "table"])
+        decisions = registry.counter("insightd_decisions_total",
+                                     help: "Decisions answered, by environment, category, initiator (person, agent) and action.",
+                                     labels: ["environment", "category", "initiator", "action"])
+        shadowDisagreements = registry.counter(
+            "insightd_decision_shadow_disagreements_total",
+            help: "Evaluations whose shadow decision policy answered another action or other reasons than the policy in force, by each rule of the shadow's answer (none: no rule held) and the two actions.",
+            labels: ["rule", "shadow_action", "action"])
     }
 
     func evaluated(_ record: EvaluationRecord, tenant: String) {
@@ -61,6 +70,19 @@ public final class ServiceMetrics: Sendable {
         erasures.increment(tenant)
         erasedRows.increment(tenant, "evaluations", by: Double(report.evaluations))
         erasedRows.increment(tenant, "authorizations", by: Double(report.authorizations))
+    }
+
+    func decided(_ action: DecisionAction, _ record: EvaluationRecord, initiator: InitiatorKind) {
+        decisions.increment(record.environment.rawValue, record.category.rawValue, initiator.rawValue, action.rawValue)
+    }
+
+    /// Counts a shadow decision that differs from the live one, once per rule of the shadow's answer.
+    func shadowDecided(_ shadow: Decision, live: Decision) {
+        guard shadow.action != live.action || shadow.reasons != live.reasons else { return }
+        if shadow.reasons.isEmpty {
+            shadowDisagreements.increment("none", shadow.action.rawValue, live.action.rawValue)
+        }
+        for rule in shadow.reasons { shadowDisagreements.increment(rule, shadow.action.rawValue, live.action.rawValue) }
     }
 
     func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }

@@ -19,6 +19,8 @@ public struct UseCases: Sendable {
     public var authorization: AuthorizationService
     public var admin: CallerAdminService
     public var subjects: SubjectService
+    /// Decisions against consumption reports (the admin view); nil answers `503`.
+    public var decisionReports: DecisionReportService?
     /// The time the use cases read (decoders check dates against it).
     public var clock: any Clock
 

@@ -5,7 +5,8 @@ import Synchronization
 /// Caller administration and reporting counts for the running daemon: reads through their own
 /// connection (WAL readers never block the writer), writes through the group-commit writer so
 /// that they are ordered with everything else and never stall a loop thread.
-public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, SubjectHistory {
+public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, SubjectHistory,
+                                         DecisionReporting {
     private let reader: Mutex<SQLiteConnection>
     private let writer: GroupCommitWriter
     /// The time a velocity replay's next query reads (milliseconds), adapted batch by batch.
@@ -142,5 +143,38 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
             ON e.caller_id = c.caller_id AND e.created_at >= max(?2, coalesce(c.penalty_reset_at, 0))
         LEFT JOIN consumption_reports r ON r.event_id = e.event_id
         GROUP BY c.caller_id
+        """
+
+    public func decisionCounts(tenant: String, from: Milliseconds, to: Milliseconds) throws -> [DecisionCount] {
+        try reader.withLock { db in
+            try db.cached(Self.decisionCountsQuery).query([tenant, from, to]) { row in
+                (row.text(0) ?? "", row.int(1), row.text(2), row.int(3))
+            }.compactMap { callerId, code, status, count in
+                guard let action = DecisionAction(code: code) else { return nil }
+                return DecisionCount(callerId: callerId, action: action, status: status.flatMap(ConsumptionStatus.init(rawValue:)),
+                                     evaluations: count)
+            }
+        }
+    }
+
+    public func storedDecision(eventId: String) throws -> Decision? {
+        try reader.withLock { db in
+            try db.cached("SELECT decision_action, decision_reasons, policy_version FROM evaluations WHERE event_id = ?")
+                .query([eventId]) { row in
+                    Decision.stored(action: row.isNull(0) ? nil : row.int(0), reasons: row.text(1), policyVersion: row.text(2))
+                }.first ?? nil
+        }
+    }
+
+    /// Per caller of the tenant (?1), the evaluations of ?2..<?3 with a decision, by action and
+    /// reported status: callers first, so each one's evaluations are a range of
+    /// evaluations_by_caller_created.
+    static let decisionCountsQuery: StaticString = """
+        SELECT c.caller_id, e.decision_action, r.status, count(*)
+        FROM callers c
+        CROSS JOIN evaluations e ON e.caller_id = c.caller_id AND e.created_at >= ?2 AND e.created_at < ?3
+        LEFT JOIN consumption_reports r ON r.event_id = e.event_id
+        WHERE c.tenant = ?1 AND e.decision_action IS NOT NULL
+        GROUP BY c.caller_id, e.decision_action, r.status
         """
 }

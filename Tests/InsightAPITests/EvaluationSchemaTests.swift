@@ -29,7 +29,7 @@ final class EvaluationSchemaTests: XCTestCase {
     /// The table's view of the body matches the contract's member names at the top level.
     func testTheTableListsTheContractsMembers() {
         XCTAssertEqual(EvaluationSchema.root.names,
-                       ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction"])
+                       ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction", "initiator"])
         XCTAssertEqual(EvaluationSchema.interaction.names, ["events", "device", "summary"])
     }
 
@@ -72,6 +72,18 @@ final class EvaluationSchemaTests: XCTestCase {
                 }
                 assertRefused(editing(base, at: at, to: .string("zzUnknown")), in: base, field: memberPath,
                               detail: "must be one of \(names.joined(separator: ", "))")
+            case .namesOf(let names, let count):
+                assertAccepted(editing(base, at: at, to: .array(names.map { .string($0) })), in: base)
+                assertAccepted(editing(base, at: at, to: .array([])), in: base)
+                let refusal = "must have \(count.lowerBound) to \(count.upperBound) elements"
+                assertRefused(editing(base, at: at, to: .array(Array(repeating: .string(names[0]), count: count.upperBound + 1))),
+                              in: base, field: memberPath, detail: refusal)
+                assertRefused(editing(base, at: at, to: .array([.string(names[0]), .string("zzUnknown")])), in: base,
+                              field: "\(memberPath)[1]", detail: "must be one of \(names.joined(separator: ", "))")
+                assertRefused(editing(base, at: at, to: .array([.number(1)])), in: base,
+                              field: "\(memberPath)[0]", detail: "must be one of")
+                assertRefused(editing(base, at: at, to: .string(names[0])), in: base, field: memberPath,
+                              detail: "must be an array, not a string")
             case .object(let members):
                 walk(members, at: at, path: memberPath, in: base, leaving: left)
             case .array(let members, let count):
@@ -105,6 +117,7 @@ final class EvaluationSchemaTests: XCTestCase {
         case .integer(let range): return .number(Double(range.lowerBound))
         case .boolean: return .bool(true)
         case .oneOf(let names): return .string(names[0])
+        case .namesOf(let names, _): return .array([.string(names[0])])
         case .object(let fields):
             return .object(JSONObject(fields.compactMap { field in
                 let memberPath = path.isEmpty ? field.name : "\(path).\(field.name)"

@@ -210,7 +210,7 @@ final class OpenAPIConformanceTests: XCTestCase {
             // POST /v1/evaluations
             Probe(E, "/v1/evaluations", 200, nil, "minimal", key: key, json: body()),
             Probe(E, "/v1/evaluations", 200, nil, "every member", key: key, json: body(
-                #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"}"#,
+                #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"},"initiator":{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial","destructive"]}}"#,
                 insights: ins + #",{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#)),
             Probe(E, "/v1/evaluations", 200, nil, "summary and device", key: key,
                   json: body(#","interaction":{"summary":{"sessionSeconds":95.5,"keystrokeCount":14,"proximityNearShare":0.8},"device":{"activeCall":true}}"#)),
@@ -284,6 +284,8 @@ final class OpenAPIConformanceTests: XCTestCase {
                   json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"extra":1}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown member", key: key, json: body(#","color":"blue""#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown amountBand", key: key, json: body(#","transaction":{"amountBand":"huge"}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown side effect", key: key,
+                  json: body(#","initiator":{"kind":"agent","agent":{"sideEffects":["teleport"]}}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "events and summary", key: key,
                   json: body(#","interaction":{"events":[\#(events(1))],"summary":{}}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "too many events", key: key,
@@ -457,6 +459,17 @@ final class OpenAPIConformanceTests: XCTestCase {
                                        "unknown caller", key: admin.key))
                 }
             }
+        }
+        for method in ["GET", "HEAD"] {
+            let D = "\(method) /admin/v1/decisions"
+            table += [
+                Probe(D, "/admin/v1/decisions", 200, nil, "admin", key: admin.key),
+                Probe(D, "/admin/v1/decisions?days=30", 200, nil, "a period", key: admin.key),
+                Probe(D, "/admin/v1/decisions", 401, "unauthorized", "no key", key: nil),
+                Probe(D, "/admin/v1/decisions", 403, "forbidden", "no admin role", key: key),
+                Probe(D, "/admin/v1/decisions?days=0", 422, "contextInvalid", "an empty period", key: admin.key),
+                Probe(D, "/admin/v1/decisions", 503, "serverError", "credentials cannot be checked", key: broken.key),
+            ]
         }
         let P = "PATCH /admin/v1/callers/{callerId}", RR = "POST /admin/v1/callers/{callerId}/rate-limit/reset"
         table += [

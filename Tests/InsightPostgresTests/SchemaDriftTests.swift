@@ -89,9 +89,13 @@ final class SchemaDriftTests: XCTestCase {
                 SELECT column_name, data_type, is_nullable FROM information_schema.columns
                 WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position
                 """, [.text(table)])
+            // The columns after a PostgreSQL-only one are numbered as SQLite numbers them.
+            var skipped = 0
             for (position, column) in columns.enumerated() {
                 let nullability = column.text(2) == "NO" ? " not null" : ""
-                lines.insert("\(table): column \(position + 1) \(column.text(0) ?? "") \(column.text(1) ?? "")\(nullability)")
+                let line = "\(table): column \(position + 1 - skipped) \(column.text(0) ?? "") \(column.text(1) ?? "")\(nullability)"
+                lines.insert(line)
+                if postgresOnly.contains(line) { skipped += 1 }
             }
             let indexes = try db.query("""
                 SELECT c.relname, i.indisunique, i.indpred IS NOT NULL, i.indisprimary,

@@ -12,7 +12,7 @@ public enum InMemoryStoreError: Error, Sendable, Equatable {
 /// operation atomic, completions called before the method returns. It passes the same
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
 public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
-    AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure {
+    AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure, DecisionReporting {
     /// Rows each kind loses per retention batch (as `Retention.batchSize`).
     public let batchSize: Int
 
@@ -300,6 +300,27 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             return VelocityHistoryBatch(events: events,
                                         next: VelocityHistoryCursor(time: last.evaluation.createdAt, sequence: last.sequence))
         }
+    }
+
+    // MARK: DecisionReporting
+
+    public func decisionCounts(tenant: String, from: Milliseconds, to: Milliseconds) throws -> [DecisionCount] {
+        state.withLock { state in
+            var counts: [DecisionCount: Int] = [:]
+            for e in state.evaluations where (from..<to).contains(e.createdAt) {
+                guard let action = e.decision?.action, let index = state.callerIndex(e.callerId),
+                      state.callers[index].caller.tenant == tenant else { continue }
+                counts[DecisionCount(callerId: e.callerId, action: action, status: state.reports[e.eventId]?.report.status,
+                                     evaluations: 0), default: 0] += 1
+            }
+            return counts.map { key, count in
+                DecisionCount(callerId: key.callerId, action: key.action, status: key.status, evaluations: count)
+            }
+        }
+    }
+
+    public func storedDecision(eventId: String) throws -> Decision? {
+        state.withLock { state in state.evaluations.first { $0.eventId == eventId }?.decision }
     }
 
     // MARK: SubjectHistory

@@ -14,13 +14,15 @@ public struct StoreSet {
     public var history: any SubjectHistory
     public var retention: any RetentionPurge
     public var erasure: any SubjectErasure
+    public var decisions: any DecisionReporting
     /// Releases the stores (stops writers, deletes files).
     public var close: () -> Void
 
     public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, registration: any CallerRegistration,
                 administration: any CallerAdministration, authorizations: any AuthorizationStore,
                 reporting: any ReportingStatsSource, velocity: any VelocityHistory, history: any SubjectHistory,
-                retention: any RetentionPurge, erasure: any SubjectErasure, close: @escaping () -> Void = {}) {
+                retention: any RetentionPurge, erasure: any SubjectErasure, decisions: any DecisionReporting,
+                close: @escaping () -> Void = {}) {
         self.ledger = ledger
         self.credentials = credentials
         self.registration = registration
@@ -31,6 +33,7 @@ public struct StoreSet {
         self.history = history
         self.retention = retention
         self.erasure = erasure
+        self.decisions = decisions
         self.close = close
     }
 }
@@ -52,7 +55,8 @@ public struct ContractCase: Sendable {
 /// in-memory fakes pass it, and so must any other. Each case runs on a fresh, empty store set.
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
-        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure
+        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure,
+             decisions
     }
 
     /// Runs every case of `area`, each on a store set from `make`; answers the failures (empty: all passed).
@@ -72,7 +76,7 @@ public enum StoreContract {
 
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
-            + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases
+            + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
     }
 }
 
@@ -135,7 +139,8 @@ extension StoreSet {
     func record(_ id: String, caller: String = "c1", environment: Environment = .production,
                 insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
                 account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
-                tracked: InsightValue? = .high, raisedByVelocity: Bool = false, line: UInt = #line) throws {
+                tracked: InsightValue? = .high, raisedByVelocity: Bool = false, decision: Decision? = nil,
+                line: UInt = #line) throws {
         let ids = insights ?? ["\(id)-i0"]
         let evaluation = EvaluationRecord(
             eventId: id, callerId: caller, environment: environment, category: category, createdAt: created,
@@ -144,7 +149,7 @@ extension StoreSet {
                 InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
                               newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
             },
-            trackedValue: tracked, raisedByVelocity: raisedByVelocity)
+            trackedValue: tracked, raisedByVelocity: raisedByVelocity, decision: decision)
         try value(line: line) { ledger.record(evaluation, completion: $0) }
     }
 

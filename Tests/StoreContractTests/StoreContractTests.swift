@@ -34,7 +34,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
             registration: CallerRegistry(try Database.open(path: path, create: false)),
             administration: administration, authorizations: try SQLiteAuthorizationStore(path: path, writer: writer),
             reporting: administration, velocity: administration, history: administration, retention: SQLiteRetention(writer: writer),
-            erasure: SQLiteSubjectErasure(writer: writer),
+            erasure: SQLiteSubjectErasure(writer: writer), decisions: administration,
             close: {
                 writer.stop()
                 try? FileManager.default.removeItem(at: directory)
@@ -52,6 +52,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
     func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
+    func testDecisions() { check(.decisions) }
 }
 
 /// The contract against the in-memory fakes: passing it is what lets use-case tests trust them.
@@ -60,7 +61,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
         let store = InMemoryStore()
         return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
                         authorizations: store, reporting: store, velocity: store, history: store, retention: store,
-                        erasure: store)
+                        erasure: store, decisions: store)
     }
 
     func testConsumption() { check(.consumption) }
@@ -74,6 +75,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
+    func testDecisions() { check(.decisions) }
 }
 
 /// Every area has a test in both classes above.
