@@ -26,7 +26,7 @@ enum SQLiteSubjectHistory {
             let common: [any SQLiteBindable] = [hash, query.environment.rawValue, query.tenant, before.time, before.sequence,
                                                 query.limit + 1, watermark]
             if let indexedQuery {
-                found += try indexedQuery.query(common + [SubjectIndexEntry.code(query.kind), SubjectIndexEntry.prefix(hash)], row: entry)
+                found += try indexedQuery.query(common + [SubjectIndexEntry.code(query.kind)], row: entry)
             }
             found += try tail.query(common, row: entry)
         }
@@ -61,7 +61,7 @@ enum SQLiteSubjectHistory {
         "e.\(kind.rawValue)_hash = ?1 AND e.environment = ?2 AND coalesce(c.tenant, 'default') = ?3"
     }
 
-    /// The evaluations up to the watermark ?7 with hash ?1 of `kind` (code ?8, prefix ?9)
+    /// The evaluations up to the watermark ?7 with hash ?1 of `kind` (code ?8)
     /// before (time ?4, rowid ?5), newest first, at most ?6: a backward range of the side keys
     /// of (kind, prefix), each evaluation read by its rowid.
     static func indexedQuery(_ kind: IdentifierKind) -> String {
@@ -69,7 +69,7 @@ enum SQLiteSubjectHistory {
         SELECT \(columns)
         FROM subjects.entries s CROSS JOIN evaluations e ON e.rowid = s.evaluation
             LEFT JOIN callers c ON c.caller_id = e.caller_id
-        WHERE s.kind = ?8 AND s.prefix = ?9 AND s.created_at <= ?4 AND (s.created_at < ?4 OR s.evaluation < ?5)
+        WHERE s.kind = ?8 AND s.prefix = substr(?1, 1, 8) AND s.created_at <= ?4 AND (s.created_at < ?4 OR s.evaluation < ?5)
           AND s.evaluation <= ?7 AND \(checks(kind))
         ORDER BY s.created_at DESC, s.evaluation DESC LIMIT ?6
         """

@@ -7,7 +7,8 @@ import Synchronization
 /// in a side file beside the database (`insightd-subjects.db`) by one background thread, so that
 /// an evaluation's commit writes no index of hashes (docs/architecture.md, "The subject index").
 ///
-/// The side file holds one key per (kind, hash prefix, creation time, evaluation rowid) in a
+/// The side file holds one key per (kind, first 8 bytes of the hash, creation time, evaluation
+/// rowid) in a
 /// WITHOUT ROWID table, and the rowid up to which every evaluation is indexed (the watermark).
 /// The indexer reads the evaluations past the watermark in large batches (the more it lags, the
 /// larger and cheaper its batches) and commits their keys with the new watermark in one
@@ -151,17 +152,20 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
             for job in work { job(side) }
             if stop && work.isEmpty { break }
             if !work.isEmpty { continue }
-            var full = false
+            var full = false, corrupt = false
             if let connection = side {
                 do {
                     full = try indexBatch(connection)
                 } catch let error as SQLiteError where error.isCorruption {
-                    rebuild(connection)
-                    side = nil
-                    continue
+                    corrupt = true
                 } catch {
                     full = false
                 }
+            }
+            if corrupt {
+                side = nil
+                rebuild()
+                continue
             }
             if !full { wait(pace.interval) }
         }
@@ -189,11 +193,12 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         let side = try openSide(create: true)
         try side.execute("""
             CREATE TABLE entries (
-                kind INTEGER NOT NULL, prefix INTEGER NOT NULL, created_at INTEGER NOT NULL, evaluation INTEGER NOT NULL,
+                kind INTEGER NOT NULL, prefix BLOB NOT NULL, created_at INTEGER NOT NULL, evaluation INTEGER NOT NULL,
                 PRIMARY KEY (kind, prefix, created_at, evaluation)
             ) WITHOUT ROWID;
-            CREATE TABLE progress (id INTEGER PRIMARY KEY CHECK (id = 1), indexed INTEGER NOT NULL, created_at INTEGER);
-            INSERT INTO progress (id, indexed, created_at) VALUES (1, 0, NULL);
+            CREATE TABLE progress (id INTEGER PRIMARY KEY CHECK (id = 1), indexed INTEGER NOT NULL, newest INTEGER,
+                                   created_at INTEGER);
+            INSERT INTO progress (id, indexed, newest, created_at) VALUES (1, 0, NULL, NULL);
             PRAGMA user_version = \(Self.format);
             """)
         return side
@@ -213,17 +218,17 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         return side
     }
 
-    /// True when the side file has this format, passes `quick_check`, and its watermark names
-    /// an evaluation the database still has with the same creation time.
+    /// True when the side file has this format, passes `quick_check`, and the newest evaluation
+    /// it indexed is still in the database with the same creation time.
     private func isValid(_ side: SQLiteConnection) throws -> Bool {
         guard try side.scalarText("PRAGMA main.user_version") == "\(Self.format)",
               try side.scalarText("PRAGMA main.quick_check") == "ok",
-              let (indexed, createdAt) = try side.prepare("SELECT indexed, created_at FROM progress WHERE id = 1")
-                .first(row: { ($0.int64(0), $0.isNull(1) ? nil : $0.int64(1)) })
+              let (newest, createdAt) = try side.prepare("SELECT newest, created_at FROM progress WHERE id = 1")
+                .first(row: { ($0.isNull(0) ? nil : $0.int64(0), $0.int64(1)) })
         else { return false }
-        if indexed == 0 { return true }
-        let stored = try side.prepare("SELECT created_at FROM store.evaluations WHERE rowid = ?").first([indexed]) { $0.int64(0) }
-        return stored != nil && stored == createdAt
+        guard let newest else { return true }
+        let stored = try side.prepare("SELECT created_at FROM store.evaluations WHERE rowid = ?").first([newest]) { $0.int64(0) }
+        return stored == createdAt
     }
 
     private func removeSideFiles() {
@@ -232,12 +237,12 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
 
     /// Makes the side file visible to readers (they attach it on their next query).
     func ready(_ side: SQLiteConnection) {
-        _ = try? updateLag(side, indexed: watermark(side))
         generation.add(1, ordering: .sequentiallyConsistent)
     }
 
-    /// Detaches readers from a corrupt side file, then forgets it (the next round recreates it).
-    private func rebuild(_ side: SQLiteConnection) {
+    /// Detaches readers from a corrupt side file (the indexer has closed its own connection),
+    /// then deletes it: the next round recreates it.
+    private func rebuild() {
         generation.store(0, ordering: .sequentiallyConsistent)
         reader.withLock { $0.detach() }
         removeSideFiles()
@@ -249,45 +254,55 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         try side.cached("SELECT indexed FROM progress WHERE id = 1").first { $0.int64(0) } ?? 0
     }
 
-    private func updateLag(_ side: SQLiteConnection, indexed: Int64) throws {
-        let newest = try side.cached("SELECT coalesce(max(rowid), 0) FROM store.evaluations").first { $0.int64(0) } ?? 0
-        lagCount.store(max(0, newest - indexed), ordering: .relaxed)
-    }
-
     /// Indexes the next batch of evaluations past the watermark; answers true if it was full
     /// (more are waiting).
     @discardableResult
     func indexBatch(_ side: SQLiteConnection) throws -> Bool {
         let from = try watermark(side)
-        var entries: [SubjectIndexEntry] = []
-        let rows = try side.cached("""
-            SELECT rowid, created_at, account_hash, device_hash, counterparty_hash FROM store.evaluations
-            WHERE rowid > ? ORDER BY rowid LIMIT ?
-            """).query([from, pace.batch]) { row in
-            let rowid = row.int64(0), createdAt = row.int64(1)
-            for (column, kind) in [(2, IdentifierKind.account), (3, .device), (4, .counterparty)] {
-                guard let hash = row.blob(column) else { continue }
-                entries.append(SubjectIndexEntry(kind: kind, hash: hash, createdAt: createdAt, evaluation: rowid))
+        let newest = try side.cached("SELECT coalesce(max(rowid), 0) FROM store.evaluations").first { $0.int64(0) } ?? 0
+        if newest < from {
+            // The newest evaluations were deleted (everything purged) and their rowids may be
+            // given again: the watermark steps back (their keys left with them).
+            try side.transaction(.deferred) {
+                try side.cached("UPDATE progress SET indexed = 0, newest = NULL, created_at = NULL WHERE id = 1").run()
             }
-            return (rowid: rowid, createdAt: createdAt)
+            return true
         }
-        let count = rows.count
-        let last = rows.last
-        guard let last else {
-            try updateLag(side, indexed: from)
+        guard newest > from else {
+            lagCount.store(0, ordering: .relaxed)
             return false
         }
+        let through = min(newest, from + Int64(pace.batch))
+        // The batch's newest row (with its creation time), which a start checks the database by.
+        let last = try side.cached("""
+            SELECT rowid, created_at FROM store.evaluations WHERE rowid > ? AND rowid <= ? ORDER BY rowid DESC LIMIT 1
+            """).first([from, through]) { (rowid: $0.int64(0), createdAt: $0.int64(1)) }
         batchRead?()
-        // In key order, each leaf of the side B-tree is visited once per batch.
-        entries.sort()
+        // One statement: the keys of the batch's rows in key order (each leaf of the side
+        // B-tree is visited once), read from the database in the side's write transaction.
         try side.transaction(.deferred) {
-            let insert = try side.cached("INSERT OR IGNORE INTO entries (kind, prefix, created_at, evaluation) VALUES (?, ?, ?, ?)")
-            for entry in entries { try insert.run(entry.kind, entry.prefix, entry.createdAt, entry.evaluation) }
-            try side.cached("UPDATE progress SET indexed = ?, created_at = ? WHERE id = 1").run(last.rowid, last.createdAt)
+            try side.cached("""
+                INSERT OR IGNORE INTO entries (kind, prefix, created_at, evaluation)
+                SELECT 1, substr(account_hash, 1, 8), created_at, rowid FROM store.evaluations
+                    WHERE rowid > ?1 AND rowid <= ?2 AND account_hash IS NOT NULL
+                UNION ALL
+                SELECT 2, substr(device_hash, 1, 8), created_at, rowid FROM store.evaluations
+                    WHERE rowid > ?1 AND rowid <= ?2 AND device_hash IS NOT NULL
+                UNION ALL
+                SELECT 3, substr(counterparty_hash, 1, 8), created_at, rowid FROM store.evaluations
+                    WHERE rowid > ?1 AND rowid <= ?2 AND counterparty_hash IS NOT NULL
+                ORDER BY 1, 2, 3, 4
+                """).run(from, through)
+            if let last {
+                try side.cached("UPDATE progress SET indexed = ?, newest = ?, created_at = ? WHERE id = 1")
+                    .run(through, last.rowid, last.createdAt)
+            } else {
+                try side.cached("UPDATE progress SET indexed = ? WHERE id = 1").run(through)
+            }
         }
-        indexedCount.add(Int64(count), ordering: .relaxed)
-        try updateLag(side, indexed: last.rowid)
-        return count >= pace.batch
+        indexedCount.add(through - from, ordering: .relaxed)
+        lagCount.store(newest - through, ordering: .relaxed)
+        return through < newest
     }
 
     // MARK: - Erasure and retention
@@ -302,10 +317,10 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
             }
             return try reader.db.transaction(.deferred) {
                 let watermark = try reader.db.prepare(Self.watermarkQuery("subjects")).first { $0.int64(0) } ?? 0
-                let lookup = try reader.db.cached("SELECT evaluation FROM subjects.entries WHERE kind = ? AND prefix = ? AND evaluation <= ?")
+                let lookup = try reader.db.cached("SELECT evaluation FROM subjects.entries WHERE kind = ? AND prefix = substr(?, 1, 8) AND evaluation <= ?")
                 var rowids: [Int64] = []
                 for hash in Set(hashes) {
-                    rowids += try lookup.query([SubjectIndexEntry.code(kind), SubjectIndexEntry.prefix(hash), watermark]) { $0.int64(0) }
+                    rowids += try lookup.query([SubjectIndexEntry.code(kind), hash, watermark]) { $0.int64(0) }
                 }
                 return (rowids, watermark)
             }
@@ -321,7 +336,7 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
                 for kind in IdentifierKind.allCases {
                     let delete = try side.prepare(Self.unlinked(kind))
                     for hash in Set(subject.hashes(kind)) {
-                        try delete.run(SubjectIndexEntry.code(kind), SubjectIndexEntry.prefix(hash), Array(hash.prefix(8)))
+                        try delete.run(SubjectIndexEntry.code(kind), hash)
                     }
                 }
             }
@@ -334,12 +349,13 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         }, completion: completion)
     }
 
-    /// Deletes the keys of one (kind ?1, prefix ?2) whose evaluation is gone or carries no hash
-    /// of that kind starting with ?3.
+    /// Deletes the keys of (kind ?1, the prefix of hash ?2) whose evaluation is gone or carries
+    /// no hash of that kind with the same prefix.
     static func unlinked(_ kind: IdentifierKind) -> String {
         """
-        DELETE FROM entries WHERE kind = ?1 AND prefix = ?2 AND NOT EXISTS (
-            SELECT 1 FROM store.evaluations e WHERE e.rowid = entries.evaluation AND substr(e.\(kind.rawValue)_hash, 1, 8) = ?3)
+        DELETE FROM entries WHERE kind = ?1 AND prefix = substr(?2, 1, 8) AND NOT EXISTS (
+            SELECT 1 FROM store.evaluations e
+            WHERE e.rowid = entries.evaluation AND substr(e.\(kind.rawValue)_hash, 1, 8) = substr(?2, 1, 8))
         """
     }
 
@@ -413,7 +429,7 @@ extension SQLiteSubjectIndex.Reader {
 /// One key of the side file: an evaluation carried a hash of `kind` starting with `prefix`.
 struct SubjectIndexEntry: Hashable, Comparable, Sendable {
     let kind: Int64
-    let prefix: Int64
+    let prefix: [UInt8]
     let createdAt: Int64
     let evaluation: Int64
 
@@ -432,16 +448,13 @@ struct SubjectIndexEntry: Hashable, Comparable, Sendable {
         }
     }
 
-    /// The first 8 bytes of `hash` as a big-endian integer (zero-padded if shorter), as SQLite
-    /// stores it: the side file holds these bytes of each hash, never the rest.
-    static func prefix(_ hash: [UInt8]) -> Int64 {
-        var value: UInt64 = 0
-        for i in 0..<8 { value = value << 8 | UInt64(i < hash.count ? hash[i] : 0) }
-        return Int64(bitPattern: value)
-    }
+    /// The bytes of `hash` the side file keeps: its first 8 (SQL: `substr(hash, 1, 8)`).
+    static func prefix(_ hash: [UInt8]) -> [UInt8] { Array(hash.prefix(8)) }
 
     static func < (a: Self, b: Self) -> Bool {
-        (a.kind, a.prefix, a.createdAt, a.evaluation) < (b.kind, b.prefix, b.createdAt, b.evaluation)
+        if a.kind != b.kind { return a.kind < b.kind }
+        if a.prefix != b.prefix { return a.prefix.lexicographicallyPrecedes(b.prefix) }
+        return (a.createdAt, a.evaluation) < (b.createdAt, b.evaluation)
     }
 }
 

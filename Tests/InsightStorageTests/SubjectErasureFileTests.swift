@@ -91,9 +91,8 @@ final class SubjectErasureFileTests: XCTestCase {
                                      now: 1, cooldown: 0, completion: $0)
             }
         }
-        // The side file's keys hold 8 bytes of a hash as a big-endian integer (in 6 bytes when
-        // its first two bytes only extend the sign): its last 6 bytes are looked for.
-        func prefix(_ hash: [UInt8]) -> [UInt8] { Array(hash[2..<8]) }
+        // The side file's keys hold the first 8 bytes of a hash.
+        func prefix(_ hash: [UInt8]) -> [UInt8] { Array(hash[0..<8]) }
         let deadline = Date(timeIntervalSinceNow: 60)
         while try index.indexedThrough() < 6_000 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         for hash in erased.account + [erased.device, kept] {
