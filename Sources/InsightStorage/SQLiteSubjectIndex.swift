@@ -1,4 +1,5 @@
 import Foundation
+internal import Glibc
 import InsightDomain
 import SQLiteClient
 import Synchronization
@@ -41,11 +42,17 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         public var batch = 100_000
         /// After a batch that was not full, the indexer waits this long (or for a job) before
         /// reading again: under load the tail grows meanwhile, and the next batch is larger.
-        public var interval: Duration = .milliseconds(500)
+        public var interval: Duration = .seconds(1)
 
-        public init(batch: Int = 100_000, interval: Duration = .milliseconds(500)) {
+        /// The indexer thread's nice value: when the request threads and the writer keep every
+        /// core busy it gets a small share and falls behind (its lag grows, its batches with
+        /// it), and catches up when they leave time.
+        public var nice: Int32 = 10
+
+        public init(batch: Int = 100_000, interval: Duration = .seconds(1), nice: Int32 = 10) {
             self.batch = batch
             self.interval = interval
+            self.nice = nice
         }
     }
 
@@ -138,6 +145,8 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
     // MARK: - The indexer thread
 
     private func run() {
+        // Linux's nice value is per thread: `who` 0 is the calling one.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, pace.nice)
         var side: SQLiteConnection?
         while true {
             if side == nil {
@@ -283,14 +292,10 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         try side.transaction(.deferred) {
             try side.cached("""
                 INSERT OR IGNORE INTO entries (kind, prefix, created_at, evaluation)
-                SELECT 1, substr(account_hash, 1, 8), created_at, rowid FROM store.evaluations
-                    WHERE rowid > ?1 AND rowid <= ?2 AND account_hash IS NOT NULL
-                UNION ALL
-                SELECT 2, substr(device_hash, 1, 8), created_at, rowid FROM store.evaluations
-                    WHERE rowid > ?1 AND rowid <= ?2 AND device_hash IS NOT NULL
-                UNION ALL
-                SELECT 3, substr(counterparty_hash, 1, 8), created_at, rowid FROM store.evaluations
-                    WHERE rowid > ?1 AND rowid <= ?2 AND counterparty_hash IS NOT NULL
+                SELECT k.kind, substr(CASE k.kind WHEN 1 THEN e.account_hash WHEN 2 THEN e.device_hash
+                                      ELSE e.counterparty_hash END, 1, 8) AS prefix, e.created_at, e.rowid
+                FROM store.evaluations e CROSS JOIN (SELECT 1 AS kind UNION ALL SELECT 2 UNION ALL SELECT 3) k
+                WHERE e.rowid > ?1 AND e.rowid <= ?2 AND prefix IS NOT NULL
                 ORDER BY 1, 2, 3, 4
                 """).run(from, through)
             if let last {

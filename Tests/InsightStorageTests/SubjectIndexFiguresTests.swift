@@ -44,7 +44,7 @@ final class SubjectIndexFiguresTests: XCTestCase {
         let sideBytes = (try FileManager.default.attributesOfItem(atPath: store.sidePath)[.size] as? Int) ?? 0
 
         func page(_ kind: IdentifierKind, _ hash: [UInt8], after: SubjectHistoryCursor? = nil) throws -> (SubjectHistoryPage, Double) {
-            let query = try SubjectHistoryQuery(kind: kind, hashes: [hash, Array(hash.reversed()) + [9]], tenant: Tenant.defaultName,
+            let query = try SubjectHistoryQuery(kind: kind, hashes: [hash, [UInt8](repeating: 0xA5, count: 32)], tenant: Tenant.defaultName,
                                                 environment: .production, limit: 50, after: after)
             var best = Double.infinity, result: SubjectHistoryPage?
             for _ in 0..<20 {
