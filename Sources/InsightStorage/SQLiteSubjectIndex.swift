@@ -47,9 +47,9 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         /// The indexer thread's nice value: when the request threads and the writer keep every
         /// core busy it gets a small share and falls behind (its lag grows, its batches with
         /// it), and catches up when they leave time.
-        public var nice: Int32 = 10
+        public var nice: Int32 = 19
 
-        public init(batch: Int = 100_000, interval: Duration = .seconds(1), nice: Int32 = 10) {
+        public init(batch: Int = 100_000, interval: Duration = .seconds(1), nice: Int32 = 19) {
             self.batch = batch
             self.interval = interval
             self.nice = nice
