@@ -45,8 +45,8 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         public var interval: Duration = .seconds(1)
 
         /// The indexer thread's nice value: when the request threads and the writer keep every
-        /// core busy it gets a small share and falls behind (its lag grows, its batches with
-        /// it), and catches up when they leave time.
+        /// core busy it gets a small share and may fall behind (its lag grows, its batches with
+        /// it), catching up when they leave time. (An erasure's work runs on another thread.)
         public var nice: Int32 = 19
 
         public init(batch: Int = 100_000, interval: Duration = .seconds(1), nice: Int32 = 19) {
@@ -334,24 +334,41 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
 
     /// Removes the keys of `subject`'s hashes whose evaluation no longer carries a hash with the
     /// same prefix (those the erasure just unlinked), rewrites the side file from the keys left
-    /// (`VACUUM`, through its write-ahead log), then truncates that log.
+    /// (`VACUUM`, through its write-ahead log), then truncates that log. It runs as a job of the
+    /// indexer, after any batch read before, and holds the indexer for its duration; the work
+    /// itself runs on a thread of the default priority (the indexer's is lowered, and a
+    /// `VACUUM` of a large side file takes seconds).
     func erase(_ subject: ErasedSubject, completion: @escaping @Sendable (Error?) -> Void) {
-        submit({ side in
-            try side.transaction(.deferred) {
-                for kind in IdentifierKind.allCases {
-                    let delete = try side.prepare(Self.unlinked(kind))
-                    for hash in Set(subject.hashes(kind)) {
-                        try delete.run(SubjectIndexEntry.code(kind), hash)
-                    }
+        let queued = enqueue { [self] side in
+            guard side != nil else { return completion(StoreError.io("the subject index could not be opened")) }
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                defer { done.signal() }
+                do {
+                    try self.eraseKeys(subject, in: try self.openSide(create: false))
+                    completion(nil)
+                } catch {
+                    completion(error)
                 }
             }
-            // secure_delete zeroes what a delete frees, but not the copies of keys that B-tree
-            // balancing left in the unused space of pages since (SQLite rebuilds a page without
-            // clearing its gap): rewriting the file from its live keys leaves none of the erased.
-            try side.execute("VACUUM")
-            let busy = try side.prepare("PRAGMA main.wal_checkpoint(TRUNCATE)").first { $0.int64(0) }
-            guard busy == 0 else { throw StoreError.io("the subject index's write-ahead log could not be checkpointed") }
-        }, completion: completion)
+            done.wait()
+        }
+        if !queued { completion(StoreError.io("the subject index is stopping")) }
+    }
+
+    private func eraseKeys(_ subject: ErasedSubject, in side: SQLiteConnection) throws {
+        try side.transaction(.deferred) {
+            for kind in IdentifierKind.allCases {
+                let delete = try side.prepare(Self.unlinked(kind))
+                for hash in Set(subject.hashes(kind)) { try delete.run(SubjectIndexEntry.code(kind), hash) }
+            }
+        }
+        // secure_delete zeroes what a delete frees, but not the copies of keys that B-tree
+        // balancing left in the unused space of pages since (SQLite rebuilds a page without
+        // clearing its gap): rewriting the file from its live keys leaves none of the erased.
+        try side.execute("VACUUM")
+        let busy = try side.prepare("PRAGMA main.wal_checkpoint(TRUNCATE)").first { $0.int64(0) }
+        guard busy == 0 else { throw StoreError.io("the subject index's write-ahead log could not be checkpointed") }
     }
 
     /// Deletes the keys of (kind ?1, the prefix of hash ?2) whose evaluation is gone or carries

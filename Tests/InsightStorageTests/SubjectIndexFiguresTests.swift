@@ -4,7 +4,8 @@ import InsightDomain
 import SQLiteClient
 import XCTest
 
-/// Figures of the subject index on a store of 2,000,000 evaluations filled with SQL (random
+/// Figures of the subject index on a store of 2,000,000 evaluations (or
+/// INSIGHTD_SUBJECT_FIGURES_EVALUATIONS; the deep page needs at least 400,000) filled with SQL (random
 /// hashes; one account in 500 rows, one counterparty in 100): the indexer's catch-up rate from
 /// an empty side file, a history's first and a deep page through the index and from an
 /// unindexed tail, and an erasure (with its VACUUM of the side file). Printed for
@@ -12,7 +13,7 @@ import XCTest
 /// SubjectIndexFiguresTests`; skipped by `make test`: a benchmark, not a test); asserted only on
 /// the pages being right.
 final class SubjectIndexFiguresTests: XCTestCase {
-    static let evaluations = 2_000_000
+    static let evaluations = Int(ProcessInfo.processInfo.environment["INSIGHTD_SUBJECT_FIGURES_EVALUATIONS"] ?? "") ?? 2_000_000
 
     func testHistoryLatencyAndCatchUpOnMillionsOfEvaluations() throws {
         try XCTSkipUnless(ProcessInfo.processInfo.environment["INSIGHTD_BENCH_FIGURES"] == "1",

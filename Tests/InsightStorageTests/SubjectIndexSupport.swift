@@ -72,6 +72,7 @@ final class SubjectStore {
     /// Keys in the side file, and those whose evaluation the database no longer has.
     func sideKeys() throws -> (all: Int, dangling: Int) {
         let side = try SQLiteConnection(path: sidePath, create: false)
+        side.setBusyTimeout(milliseconds: 5000)
         try side.prepare("ATTACH DATABASE ? AS store").run(path)
         let all = try side.prepare("SELECT count(*) FROM entries").first { $0.int(0) } ?? -1
         let dangling = try side.prepare("""

@@ -58,6 +58,7 @@ final class SubjectIndexTests: XCTestCase {
             }),
             ("foreign", {
                 let side = try SQLiteConnection(path: store.sidePath, create: false)
+                side.setBusyTimeout(milliseconds: 5000)
                 try side.execute("""
                     INSERT INTO entries VALUES (9, 9, 9, 9);
                     UPDATE progress SET created_at = created_at + 1
@@ -65,6 +66,7 @@ final class SubjectIndexTests: XCTestCase {
             }),
             ("another format", {
                 let side = try SQLiteConnection(path: store.sidePath, create: false)
+                side.setBusyTimeout(milliseconds: 5000)
                 try side.execute("INSERT INTO entries VALUES (9, 9, 9, 9); PRAGMA user_version = 99")
             }),
         ]
@@ -120,6 +122,7 @@ final class SubjectIndexTests: XCTestCase {
             XCTAssertEqual(report.evaluations, 200, "round \(round)")
             XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
             let side = try SQLiteConnection(path: store.sidePath, create: false)
+            side.setBusyTimeout(milliseconds: 5000)
             let keys = try side.prepare("SELECT count(*) FROM entries WHERE prefix = ?")
             XCTAssertEqual(try keys.first([prefix]) { $0.int(0) }, 0, "round \(round): right after the erasure")
             try store.waitIndexed(index)
@@ -164,6 +167,7 @@ final class SubjectIndexTests: XCTestCase {
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
         XCTAssertEqual(try erased.withLock { $0 }?.get().evaluations, 100)
         let side = try SQLiteConnection(path: store.sidePath, create: false)
+        side.setBusyTimeout(milliseconds: 5000)
         XCTAssertEqual(try side.prepare("SELECT count(*) FROM entries WHERE kind = 1 AND prefix = ? AND evaluation % 5 <> 0")
                         .first([SubjectIndexEntry.prefix(SubjectStore.subject)]) { $0.int(0) }, 0)
         XCTAssertEqual(try store.sideKeys().all, try store.expectedKeys())
