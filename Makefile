@@ -78,13 +78,14 @@ fuzz: deps
 	bash fuzz/run.sh $(FUZZ_SECONDS)
 
 # The embedded daemon against nginx, the multi-instance mode on PostgreSQL and Redis, then the
-# engines' clients alone (round trips, the pipelined writer: XCTest cases `make test` skips).
+# engines' clients alone (round trips, the pipelined writer) and the subject index on 2,000,000
+# evaluations (XCTest cases `make test` skips).
 bench: deps-test
 	SWIFT="$(SWIFT)" bash bench/run.sh
 	BIN_DIR=$$($(SWIFT) build -c release --show-bin-path) && sh bench/cluster.sh "$$BIN_DIR"
 	$(SWIFT) build --build-tests
-	INSIGHTD_BENCH_FIGURES=1 $(SWIFT) test --skip-build --filter 'RoundTripCostTests|PostgresWriterFiguresTests' 2>&1 \
-		| grep -E '^(redis |PostgreSQL writer figures)' || true
+	INSIGHTD_BENCH_FIGURES=1 $(SWIFT) test --skip-build --filter 'RoundTripCostTests|PostgresWriterFiguresTests|SubjectIndexFiguresTests' 2>&1 \
+		| grep -E '^(redis |PostgreSQL writer figures|subject index figures)' || true
 
 bench-instructions: deps
 	SWIFT="$(SWIFT)" sh bench/instructions.sh $(WORKLOAD)

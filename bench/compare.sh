@@ -54,7 +54,9 @@ idle() { awk '/^cpu / { print $5 + $6 }' /proc/stat; }
 # run NAME DIR ENV: one run; appends "name rps p99ms cpu_us idle_s commits batch commit_ms" to results
 run() {
     local name=$1 dir=$2 extra=$3 state="$WORK/state-$1" log="$WORK/log-$1"
-    rm -rf "$state"
+    # The previous run's log goes first: the wait below could otherwise read its "ready" line
+    # (and port) before the new daemon's shell truncates the file.
+    rm -rf "$state" "$log"
     # shellcheck disable=SC2086
     env INSIGHTD_STATE_DIR="$state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" $extra \
         "$dir/insightd" 2>"$log" &

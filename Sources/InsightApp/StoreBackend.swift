@@ -37,6 +37,9 @@ public struct StoreBackend: Sendable {
     let history: any SubjectHistory
     let erasure: any SubjectErasure
     let hashKeyRegistry: any HashKeyRegistry
+    /// The embedded store's subject index (its history, and the erasure's way to the rows);
+    /// nil on PostgreSQL, whose database indexes the hashes itself.
+    let subjects: SQLiteSubjectIndex?
     /// Which instance runs the periodic jobs (always this one on SQLite).
     let leadership: any JobLeadership
     /// Every caller of every tenant (for the reporting gauges).
@@ -58,25 +61,37 @@ public struct StoreBackend: Sendable {
             let writer = GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
                                            observer: observer)
             let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
+            let subjects = try SQLiteSubjectIndex(databasePath: settings.databasePath)
+            self.subjects = subjects
             self.administration = administration
             decisions = administration
             everyCaller = { try administration.everyCaller() }
             ledger = SQLiteLedger(writer: writer)
             credentials = try SQLiteCredentialDirectory(path: settings.databasePath)
             authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
-            retention = SQLiteRetention(writer: writer)
-            history = administration
-            erasure = SQLiteSubjectErasure(writer: writer)
+            retention = SQLiteRetention(writer: writer, index: subjects)
+            history = subjects
+            erasure = SQLiteSubjectErasure(writer: writer, index: subjects)
             hashKeyRegistry = SQLiteHashKeyRegistry(path: settings.databasePath)
             leadership = SQLiteJobLeadership()
             isReachable = { true }
-            startWrites = { writer.start() }
-            stopWrites = { writer.stop() }
+            startWrites = {
+                writer.start()
+                subjects.start()
+            }
+            stopWrites = {
+                writer.stop()
+                subjects.stop()
+            }
+            metrics.collect("insightd_subject_index_lag_evaluations",
+                            help: "Evaluations committed and not yet in the subject index (answered from the tail meanwhile).",
+                            type: .gauge) { [(labels: [], value: Double(subjects.lag))] }
             depth = { writer.depth }
         case .postgres(let url):
             var postgres = PostgresSettings(url: url)
             postgres.writeQueueCapacity = settings.writeQueueCapacity
             postgres.commitBatch = settings.commitBatch
+            subjects = nil
             let store: PostgresStore
             do {
                 (store, applied) = try PostgresStore.open(settings: postgres, now: now, observer: observer)

@@ -21,15 +21,29 @@ public struct Retention {
 
     /// Deletes one batch of each kind older than `cutoff`; call until it reports nothing.
     public static func purgeBatch(_ db: SQLiteConnection, cutoff: Milliseconds) throws -> Report {
+        var forgotten: [SubjectIndexEntry] = []
+        return try purgeBatch(db, cutoff: cutoff, forgotten: &forgotten)
+    }
+
+    /// `purgeBatch`, adding to `forgotten` the subject index's keys of the evaluations deleted
+    /// (their owner removes them from the side file once the batch is committed).
+    static func purgeBatch(_ db: SQLiteConnection, cutoff: Milliseconds, forgotten: inout [SubjectIndexEntry]) throws -> Report {
         var report = Report()
         // Each caller's range of evaluations_by_caller_created (there is no index on created_at
         // alone: it cost every evaluation's commit a B-tree). Each evaluation goes with its
         // insights (their slots) and, by cascade, its consumption report.
         let expired = try db.prepare("""
             \(EvaluationQueries.everyCaller)
-            SELECT e.rowid FROM every_caller c CROSS JOIN evaluations e
-                ON e.caller_id = c.id AND e.created_at < ? LIMIT ?
-            """).query([cutoff, batchSize]) { $0.int64(0) }
+            SELECT e.rowid, e.created_at, e.account_hash, e.device_hash, e.counterparty_hash
+            FROM every_caller c CROSS JOIN evaluations e ON e.caller_id = c.id AND e.created_at < ? LIMIT ?
+            """).query([cutoff, batchSize]) { row in
+            let rowid = row.int64(0)
+            for (column, kind) in [(2, IdentifierKind.account), (3, .device), (4, .counterparty)] {
+                guard let hash = row.blob(column) else { continue }
+                forgotten.append(SubjectIndexEntry(kind: kind, hash: hash, createdAt: row.int64(1), evaluation: rowid))
+            }
+            return rowid
+        }
         for rowid in expired {
             let slots = InsightSlots.range(ofEvaluation: rowid)
             try db.cached("DELETE FROM insights WHERE slot BETWEEN ? AND ?").run(slots.first, slots.last)
@@ -54,11 +68,14 @@ public struct Retention {
         return report
     }
 
-    /// Purges everything older than `cutoff` on this connection, batch by batch.
+    /// Purges everything older than `cutoff` on this connection, batch by batch, and the keys
+    /// of the deleted evaluations from the subject index's side file, if there is one.
     public func purge(olderThan cutoff: Milliseconds) throws -> Report {
         var total = Report()
         while true {
-            let batch = try db.transaction { try Self.purgeBatch(db, cutoff: cutoff) }
+            var forgotten: [SubjectIndexEntry] = []
+            let batch = try db.transaction { try Self.purgeBatch(db, cutoff: cutoff, forgotten: &forgotten) }
+            try SQLiteSubjectIndex.delete(forgotten, databasePath: db.path)
             if batch.isEmpty { return total }
             total.add(batch)
         }
@@ -66,14 +83,30 @@ public struct Retention {
 }
 
 /// The retention purge of the running daemon: each batch is a job of the group-commit writer,
-/// ordered with every other write.
+/// ordered with every other write; once it is committed, the keys of its evaluations leave the
+/// subject index through the indexer's thread (after any batch that read them before).
 public final class SQLiteRetention: RetentionPurge {
     private let writer: GroupCommitWriter
+    private let index: SQLiteSubjectIndex
 
-    public init(writer: GroupCommitWriter) { self.writer = writer }
+    public init(writer: GroupCommitWriter, index: SQLiteSubjectIndex) {
+        self.writer = writer
+        self.index = index
+    }
 
     public func purgeBatch(olderThan cutoff: Milliseconds,
                            completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
-        writer.submit({ db in try Retention.purgeBatch(db, cutoff: cutoff) }, completion: completion)
+        let index = self.index
+        writer.submit({ db in
+            var forgotten: [SubjectIndexEntry] = []
+            let report = try Retention.purgeBatch(db, cutoff: cutoff, forgotten: &forgotten)
+            return (report, forgotten)
+        }, completion: { (result: Result<(RetentionReport, [SubjectIndexEntry]), StoreFailure>) in
+            switch result {
+            case .failure(let failure): completion(.failure(failure))
+            case .success(let (report, forgotten)):
+                index.forget(forgotten) { error in completion(error.map { .failure(.unavailable("\($0)")) } ?? .success(report)) }
+            }
+        })
     }
 }

@@ -1,59 +1,74 @@
 import InsightDomain
 import SQLiteClient
 
-/// Erasure of a subject (`SubjectErasure`) as one job of the group-commit writer.
+/// Erasure of a subject (`SubjectErasure`) on SQLite: the evaluations that carry its hashes are
+/// found through the subject index (its keys up to the watermark, then the tail past it), unlinked
+/// by one job of the group-commit writer, and then the index's keys of them are removed on the
+/// indexer's thread, after any batch it read before the unlinking.
 ///
-/// The job runs with `PRAGMA secure_delete` on, so that SQLite overwrites with zeros the
+/// Both steps run with `PRAGMA secure_delete` on, so that SQLite overwrites with zeros the
 /// content it frees (the old cells of the rows it rewrites, index entries, freed pages); after
-/// the commit, a `wal_checkpoint(TRUNCATE)` copies the rewritten pages into the database file
-/// and empties the write-ahead log, which still held the earlier images of those pages. A
-/// checkpoint that readers keep from finishing (beyond the busy timeout) fails the job; the
+/// each commit, a `wal_checkpoint(TRUNCATE)` copies the rewritten pages into the file and
+/// empties its write-ahead log, which still held the earlier images of those pages. A
+/// checkpoint that readers keep from finishing (beyond the busy timeout) fails the erasure; the
 /// rows are unlinked already, and erasing again answers zeros and checkpoints again.
 public final class SQLiteSubjectErasure: SubjectErasure {
     private let writer: GroupCommitWriter
+    private let index: SQLiteSubjectIndex
 
-    public init(writer: GroupCommitWriter) { self.writer = writer }
+    public init(writer: GroupCommitWriter, index: SQLiteSubjectIndex) {
+        self.writer = writer
+        self.index = index
+    }
 
     public func erase(_ subject: ErasedSubject,
                       completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void) {
-        writer.submit({ db in try Self.erase(subject, in: db) }, afterCommit: Self.checkpoint, completion: completion)
-    }
-
-    /// The statement that unlinks one hash of `kind` from a tenant's evaluations (?1 the hash,
-    /// ?2 the tenant). An evaluation whose caller is unknown belongs to tenant `default`, as
-    /// everywhere.
-    static func unlink(_ kind: IdentifierKind) -> StaticString {
-        switch kind {
-        case .account:
-            return """
-                UPDATE evaluations SET account_hash = NULL WHERE account_hash = ?1
-                  AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = evaluations.caller_id), 'default') = ?2
-                RETURNING rowid
-                """
-        case .device:
-            return """
-                UPDATE evaluations SET device_hash = NULL WHERE device_hash = ?1
-                  AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = evaluations.caller_id), 'default') = ?2
-                RETURNING rowid
-                """
-        case .counterparty:
-            return """
-                UPDATE evaluations SET counterparty_hash = NULL WHERE counterparty_hash = ?1
-                  AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = evaluations.caller_id), 'default') = ?2
-                RETURNING rowid
-                """
+        let subjects = index
+        let found: [IdentifierKind: (rowids: [Int64], watermark: Int64)]
+        do {
+            found = try Dictionary(uniqueKeysWithValues: IdentifierKind.allCases.map { kind in
+                (kind, try subjects.candidates(kind, hashes: subject.hashes(kind)))
+            })
+        } catch {
+            return completion(.failure(.unavailable("\(error)")))
+        }
+        writer.submit({ db in try Self.erase(subject, found: found, in: db) }, afterCommit: Self.checkpoint) { result in
+            guard case .success(let report) = result else { return completion(result) }
+            subjects.erase(subject) { error in
+                completion(error.map { .failure(.unavailable("\($0)")) } ?? .success(report))
+            }
         }
     }
 
+    /// The statement that unlinks one hash of `kind` (?1 the hash, ?2 the tenant) from the
+    /// evaluation of rowid ?3 if `tail` is false, else from every evaluation past rowid ?3 (the
+    /// tail the index has not reached). An evaluation whose caller is unknown belongs to tenant
+    /// `default`, as everywhere.
+    static func unlink(_ kind: IdentifierKind, tail: Bool) -> String {
+        """
+        UPDATE evaluations SET \(kind.rawValue)_hash = NULL
+        WHERE rowid \(tail ? ">" : "=") ?3 AND \(kind.rawValue)_hash = ?1
+          AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = evaluations.caller_id), 'default') = ?2
+        RETURNING rowid
+        """
+    }
+
     /// Unlinks `subject` in the current transaction; answers the rows it changed.
-    static func erase(_ subject: ErasedSubject, in db: SQLiteConnection) throws -> SubjectErasureReport {
+    /// `found` holds, per kind, the rowids the index names for the subject's hashes and the
+    /// watermark they are complete up to.
+    static func erase(_ subject: ErasedSubject, found: [IdentifierKind: (rowids: [Int64], watermark: Int64)],
+                      in db: SQLiteConnection) throws -> SubjectErasureReport {
         try db.execute("PRAGMA secure_delete=ON")
         defer { try? db.execute("PRAGMA secure_delete=OFF") }
         var evaluations = Set<Int64>()
         for kind in IdentifierKind.allCases {
-            let unlink = try db.cached(unlink(kind))
-            for hash in subject.hashes(kind) {
-                for rowid in try unlink.query([hash, subject.tenant], row: { $0.int64(0) }) { evaluations.insert(rowid) }
+            let one = try db.prepare(unlink(kind, tail: false)), tail = try db.prepare(unlink(kind, tail: true))
+            let (rowids, watermark) = found[kind] ?? ([], 0)
+            for hash in Set(subject.hashes(kind)) {
+                for rowid in rowids {
+                    for unlinked in try one.query([hash, subject.tenant, rowid], row: { $0.int64(0) }) { evaluations.insert(unlinked) }
+                }
+                for unlinked in try tail.query([hash, subject.tenant, watermark], row: { $0.int64(0) }) { evaluations.insert(unlinked) }
             }
         }
         var authorizations = 0

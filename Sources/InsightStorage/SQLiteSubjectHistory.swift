@@ -1,24 +1,34 @@
 import InsightDomain
 import SQLiteClient
 
-/// One subject's evaluations on SQLite (`SubjectHistory`): each hash's newest after the cursor
-/// are a backward range of its kind's index (migration 0012), merged newest first; their
-/// insights are each evaluation's range of slots.
+/// One subject's evaluations on SQLite (`SubjectHistory`), read by `SQLiteSubjectIndex`: for
+/// each hash, its newest before the cursor among the evaluations up to the side file's
+/// watermark (a backward range of the side keys, each checked against its evaluation) and among
+/// those past it (a range of rowids, the tail the indexer has not reached), merged newest
+/// first; their insights are each evaluation's range of slots.
 enum SQLiteSubjectHistory {
-    static func page(_ query: SubjectHistoryQuery, in db: SQLiteConnection) throws -> SubjectHistoryPage {
-        let statement = try db.cached(evaluationsQuery(query.kind))
+    /// The page of `query`; evaluations up to `watermark` are found in the attached side file
+    /// (`subjects`) when `indexed`, the others by the tail's range of rowids.
+    static func page(_ query: SubjectHistoryQuery, watermark: Int64, indexed: Bool, in db: SQLiteConnection) throws -> SubjectHistoryPage {
         let before = query.after ?? SubjectHistoryCursor(time: .max, sequence: .max)
+        let indexedQuery = indexed ? try db.prepare(indexedQuery(query.kind)) : nil
+        let tail = try db.prepare(tailQuery(query.kind))
         var found: [(rowid: Int64, entry: SubjectHistoryEntry)] = []
-        for hash in Set(query.hashes) {
-            found += try statement.query([hash, query.environment.rawValue, query.tenant, before.time, before.sequence,
-                                          query.limit + 1]) { row in
-                guard let category = OperationCategory(rawValue: row.text(3) ?? "") else {
-                    throw StoreError.invalid("an evaluation has an unknown operation category")
-                }
-                return (row.int64(0), SubjectHistoryEntry(eventId: row.text(1) ?? "", createdAt: row.int64(2),
-                                                          category: category, callerId: row.text(4) ?? "",
-                                                          callerName: row.text(5), insights: []))
+        let entry = { (row: SQLiteStatement) throws -> (rowid: Int64, entry: SubjectHistoryEntry) in
+            guard let category = OperationCategory(rawValue: row.text(3) ?? "") else {
+                throw StoreError.invalid("an evaluation has an unknown operation category")
             }
+            return (row.int64(0), SubjectHistoryEntry(eventId: row.text(1) ?? "", createdAt: row.int64(2),
+                                                      category: category, callerId: row.text(4) ?? "",
+                                                      callerName: row.text(5), insights: []))
+        }
+        for hash in Set(query.hashes) {
+            let common: [any SQLiteBindable] = [hash, query.environment.rawValue, query.tenant, before.time, before.sequence,
+                                                query.limit + 1, watermark]
+            if let indexedQuery {
+                found += try indexedQuery.query(common + [SubjectIndexEntry.code(query.kind)], row: entry)
+            }
+            found += try tail.query(common, row: entry)
         }
         found.sort { ($0.entry.createdAt, $0.rowid) > ($1.entry.createdAt, $1.rowid) }
         let page = found.prefix(query.limit)
@@ -41,32 +51,38 @@ enum SQLiteSubjectHistory {
         return SubjectHistoryPage(entries: entries, next: next)
     }
 
-    /// The evaluations with hash ?1 of `kind` in environment ?2 by callers of tenant ?3 (a row
-    /// whose caller is unknown counts as tenant `default`'s) before (time ?4, rowid ?5), newest
-    /// first, at most ?6: a backward range of the kind's index, bounded by the cursor's time.
-    static func evaluationsQuery(_ kind: IdentifierKind) -> StaticString {
-        switch kind {
-        case .account: """
-            SELECT e.rowid, e.event_id, e.created_at, e.category, e.caller_id, c.name
-            FROM evaluations e LEFT JOIN callers c ON c.caller_id = e.caller_id
-            WHERE e.account_hash = ?1 AND e.created_at <= ?4 AND (e.created_at < ?4 OR e.rowid < ?5)
-              AND e.environment = ?2 AND coalesce(c.tenant, 'default') = ?3
-            ORDER BY e.created_at DESC, e.rowid DESC LIMIT ?6
-            """
-        case .device: """
-            SELECT e.rowid, e.event_id, e.created_at, e.category, e.caller_id, c.name
-            FROM evaluations e LEFT JOIN callers c ON c.caller_id = e.caller_id
-            WHERE e.device_hash = ?1 AND e.created_at <= ?4 AND (e.created_at < ?4 OR e.rowid < ?5)
-              AND e.environment = ?2 AND coalesce(c.tenant, 'default') = ?3
-            ORDER BY e.created_at DESC, e.rowid DESC LIMIT ?6
-            """
-        case .counterparty: """
-            SELECT e.rowid, e.event_id, e.created_at, e.category, e.caller_id, c.name
-            FROM evaluations e LEFT JOIN callers c ON c.caller_id = e.caller_id
-            WHERE e.counterparty_hash = ?1 AND e.created_at <= ?4 AND (e.created_at < ?4 OR e.rowid < ?5)
-              AND e.environment = ?2 AND coalesce(c.tenant, 'default') = ?3
-            ORDER BY e.created_at DESC, e.rowid DESC LIMIT ?6
-            """
-        }
+    /// The columns of an entry, from `evaluations e` and `callers c`.
+    private static let columns = "e.rowid, e.event_id, e.created_at, e.category, e.caller_id, c.name"
+
+    /// What every found evaluation must satisfy: its `kind` hash is ?1 (the side file knows
+    /// only a prefix, and an erased or purged row is no longer there), in environment ?2, by a
+    /// caller of tenant ?3 (a row whose caller is unknown counts as tenant `default`'s).
+    private static func checks(_ kind: IdentifierKind) -> String {
+        "e.\(kind.rawValue)_hash = ?1 AND e.environment = ?2 AND coalesce(c.tenant, 'default') = ?3"
+    }
+
+    /// The evaluations up to the watermark ?7 with hash ?1 of `kind` (code ?8)
+    /// before (time ?4, rowid ?5), newest first, at most ?6: a backward range of the side keys
+    /// of (kind, prefix), each evaluation read by its rowid.
+    static func indexedQuery(_ kind: IdentifierKind) -> String {
+        """
+        SELECT \(columns)
+        FROM subjects.entries s CROSS JOIN evaluations e ON e.rowid = s.evaluation
+            LEFT JOIN callers c ON c.caller_id = e.caller_id
+        WHERE s.kind = ?8 AND s.prefix = substr(?1, 1, 8) AND s.created_at <= ?4 AND (s.created_at < ?4 OR s.evaluation < ?5)
+          AND s.evaluation <= ?7 AND \(checks(kind))
+        ORDER BY s.created_at DESC, s.evaluation DESC LIMIT ?6
+        """
+    }
+
+    /// The same among the evaluations past the watermark ?7: a range of rowids, as long as the
+    /// indexer's lag.
+    static func tailQuery(_ kind: IdentifierKind) -> String {
+        """
+        SELECT \(columns)
+        FROM evaluations e LEFT JOIN callers c ON c.caller_id = e.caller_id
+        WHERE e.rowid > ?7 AND e.created_at <= ?4 AND (e.created_at < ?4 OR e.rowid < ?5) AND \(checks(kind))
+        ORDER BY e.created_at DESC, e.rowid DESC LIMIT ?6
+        """
     }
 }

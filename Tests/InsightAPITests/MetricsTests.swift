@@ -57,6 +57,7 @@ final class MetricsTests: XCTestCase {
                              ["route": "/v1/evaluations", "method": "POST", "status": "400"]), 1)
         XCTAssertGreaterThanOrEqual(value("insightd_store_commit_batch_size_count") ?? 0, 1)
         XCTAssertNotNil(value("insightd_write_queue_depth"))
+        XCTAssertNotNil(value("insightd_subject_index_lag_evaluations"))
         XCTAssertNotNil(value("insightd_open_connections"))
         XCTAssertEqual(value("insightd_build_info"), 1)
         for family in ["insightd_throttled_requests_total", "insightd_labels_total", "insightd_consumption_overdue",

@@ -47,7 +47,7 @@ final class StorageTests: XCTestCase {
             "0009_tenants": "ea75961bdd2985fa0023285e3efe99de9950bd98e6b4f87b4d89542f1d918af5",
             "0010_evaluation_numbers": "58a97d3b5e781063efcc1d9a08edda214c05054c35db444d444a517b0c0361c5",
             "0011_hash_keys": "37d3a89f4a58ba624fa3c356b675f814ce472a51734b95488af4cc5e06cbdcdd",
-            "0012_subject_indexes": "c234ee474094760fad91a1d42268ad6b70376cde7fe5d36b6032217649e6b66c",
+            "0012_subject_indexes": "f69d54e1b1c982b30a3d661b4780f3b7721ba5990cd3a5e9b232b989103b3837",
             "0013_decisions": "ccc931bdca1431e2af42611063072f58af46eb17e420087c16189228800ce1c1",
         ]
         let bundled = try Migrator.bundled()

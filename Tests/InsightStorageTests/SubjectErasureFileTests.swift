@@ -5,9 +5,11 @@ import SQLiteClient
 import Synchronization
 import XCTest
 
-/// Erasure on SQLite leaves no byte of the erased hashes in the database's files (the database,
-/// its write-ahead log and shared memory), free space included: a real file, written by a real
-/// group-commit writer as the daemon's, scanned byte by byte afterwards.
+/// Erasure on SQLite leaves no byte of the erased hashes in the state directory's files (the
+/// database, the subject index's side file, their write-ahead logs and shared memory), free
+/// space included: real files, written by a real group-commit writer and indexer as the
+/// daemon's, scanned byte by byte afterwards, for each hash and for the prefix of it that the
+/// side file keeps.
 final class SubjectErasureFileTests: XCTestCase {
     var directory: URL!
     var path: String { directory.appendingPathComponent("insightd.db").path }
@@ -53,6 +55,9 @@ final class SubjectErasureFileTests: XCTestCase {
         let writer = GroupCommitWriter(connection: db)
         writer.start()
         defer { writer.stop() }
+        let index = try SQLiteSubjectIndex(databasePath: path, pace: .init(batch: 500, interval: .milliseconds(5)))
+        index.start()
+        defer { index.stop() }
         let ledger = SQLiteLedger(writer: writer)
         let authorizations = try SQLiteAuthorizationStore(path: path, writer: writer)
         let reader = try Database.open(path: path, create: false)
@@ -86,20 +91,31 @@ final class SubjectErasureFileTests: XCTestCase {
                                      now: 1, cooldown: 0, completion: $0)
             }
         }
+        // The side file's keys hold the first 8 bytes of a hash.
+        func prefix(_ hash: [UInt8]) -> [UInt8] { Array(hash[0..<8]) }
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while try index.indexedThrough() < 6_000 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         for hash in erased.account + [erased.device, kept] {
             XCTAssertFalse(try occurrences(of: hash).isEmpty, "the scan finds what is stored")
         }
+        for hash in [erased.account[1], erased.device, kept] {  // account[0] is only in an opt-out
+            XCTAssertTrue(try occurrences(of: prefix(hash)).contains { $0.hasPrefix("insightd-subjects.db") },
+                          "the side file holds the prefix")
+        }
 
         let report = try wait {
-            SQLiteSubjectErasure(writer: writer).erase(
+            SQLiteSubjectErasure(writer: writer, index: index).erase(
                 ErasedSubject(tenant: Tenant.defaultName, account: erased.account, device: [erased.device]), completion: $0)
         }
         XCTAssertEqual(report, SubjectErasureReport(evaluations: 600, authorizations: 3))
 
         for hash in erased.account + [erased.device] {
             XCTAssertEqual(try occurrences(of: hash), [], "no byte of an erased hash remains")
+            XCTAssertEqual(try occurrences(of: prefix(hash)), [], "no byte of its prefix remains")
         }
         XCTAssertFalse(try occurrences(of: kept).isEmpty, "another subject's hash stays")
+        XCTAssertTrue(try occurrences(of: prefix(kept)).contains { $0.hasPrefix("insightd-subjects.db") },
+                      "and its prefix in the side file")
         XCTAssertEqual(try reader.scalarText("SELECT count(*) FROM evaluations"), "6000", "every row stays")
 
         // The writer goes on as before (secure_delete was for the erasing job only).

@@ -4,9 +4,11 @@ import InsightDomain
 import SQLiteClient
 import XCTest
 
-/// A subject's history (`SubjectHistory`) is a backward range of its kind's hash index
-/// (migration 0012) and its evaluations' slots: it never reads the evaluations through, so its
-/// cost depends on the subject's evaluations, not on how many the store keeps.
+/// A subject's history (`SubjectHistory`) on SQLite is a backward range of the subject index's
+/// keys (the side file), each evaluation read by its rowid, plus the range of rowids past the
+/// watermark (the tail), and its evaluations' slots: it never reads the evaluations through, so
+/// its cost depends on the subject's evaluations and the indexer's lag, not on how many
+/// evaluations the store keeps.
 final class SubjectHistoryPlanTests: XCTestCase {
     var directory: URL!
     var path: String { directory.appendingPathComponent("insightd.db").path }
@@ -39,19 +41,40 @@ final class SubjectHistoryPlanTests: XCTestCase {
         return db
     }
 
-    func plan(_ sql: StaticString, in db: SQLiteConnection) throws -> [String] {
+    func plan(_ sql: String, in db: SQLiteConnection) throws -> [String] {
         try db.prepare("EXPLAIN QUERY PLAN \(sql)").query { $0.text(3) ?? "" }
     }
 
-    func testEachKindIsARangeOfItsIndexWithoutASort() throws {
+    /// Indexes every evaluation into the side file, without the indexer thread.
+    func index(_ path: String) throws -> SQLiteSubjectIndex {
+        let index = try SQLiteSubjectIndex(databasePath: path)
+        let side = try index.open()
+        index.ready(side)
+        while try index.indexBatch(side) {}
+        return index
+    }
+
+    func testEachKindIsARangeOfTheSideKeysAndTheTailARangeOfRowids() throws {
         let db = try filledDatabase()
+        _ = try index(path)
+        try db.prepare("ATTACH DATABASE ? AS subjects").run(SQLiteSubjectIndex.sidePath(databasePath: path))
         for analysed in [false, true] {
             if analysed { try db.execute("ANALYZE") }
             for kind in IdentifierKind.allCases {
-                let plan = try plan(SQLiteSubjectHistory.evaluationsQuery(kind), in: db)
-                XCTAssertTrue(plan.contains("SEARCH e USING INDEX evaluations_by_\(kind.rawValue) (\(kind.rawValue)_hash=? AND created_at<?)"),
-                              "analysed \(analysed): \(plan)")
-                XCTAssertFalse(plan.contains { $0.hasPrefix("SCAN") || $0.contains("TEMP B-TREE") }, "analysed \(analysed): \(plan)")
+                let indexed = try plan(SQLiteSubjectHistory.indexedQuery(kind), in: db)
+                XCTAssertEqual(Array(indexed.prefix(2)), [
+                    "SEARCH s USING PRIMARY KEY (kind=? AND prefix=? AND created_at<?)",
+                    "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
+                ], "analysed \(analysed): \(indexed)")
+                XCTAssertFalse(indexed.contains { $0.hasPrefix("SCAN") || $0.contains("TEMP B-TREE") }, "analysed \(analysed): \(indexed)")
+                let tail = try plan(SQLiteSubjectHistory.tailQuery(kind), in: db)
+                XCTAssertEqual(tail.first, "SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", "analysed \(analysed): \(tail)")
+                XCTAssertFalse(tail.contains { $0.hasPrefix("SCAN") }, "analysed \(analysed): \(tail)")
+                for tailOnly in [false, true] {
+                    let erasure = try plan(SQLiteSubjectErasure.unlink(kind, tail: tailOnly), in: db)
+                    XCTAssertEqual(erasure.first, "SEARCH evaluations USING INTEGER PRIMARY KEY (rowid\(tailOnly ? ">" : "=")?)",
+                                   "analysed \(analysed): \(erasure)")
+                }
             }
         }
         let insights = try db.prepare("EXPLAIN QUERY PLAN SELECT type FROM insights WHERE slot BETWEEN ? AND ? ORDER BY slot")
@@ -61,10 +84,7 @@ final class SubjectHistoryPlanTests: XCTestCase {
 
     func testAPageReadsOnlyTheSubjectsRows() throws {
         _ = try filledDatabase()
-        let writer = GroupCommitWriter(connection: try Database.open(path: path, create: false))
-        writer.start()
-        defer { writer.stop() }
-        let history = try SQLiteAdministration(path: path, writer: writer)
+        let history = try index(path)
         let subject = [UInt8](repeating: 0, count: 32)
         var cursor: SubjectHistoryCursor?, read: [SubjectHistoryEntry] = []
         let started = Date()

@@ -29,14 +29,20 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
         let writer = GroupCommitWriter(connection: db)
         writer.start()
         let administration = try SQLiteAdministration(path: path, writer: writer)
+        // The indexer runs as in the daemon: each case reads some evaluations from the side
+        // file and others from the tail, as the indexer's pace and the machine's load make it.
+        let subjects = try SQLiteSubjectIndex(databasePath: path, pace: .init(batch: 7, interval: .milliseconds(5)))
+        subjects.start()
         return StoreSet(
             ledger: SQLiteLedger(writer: writer), credentials: try SQLiteCredentialDirectory(path: path),
             registration: CallerRegistry(try Database.open(path: path, create: false)),
             administration: administration, authorizations: try SQLiteAuthorizationStore(path: path, writer: writer),
-            reporting: administration, velocity: administration, history: administration, retention: SQLiteRetention(writer: writer),
-            erasure: SQLiteSubjectErasure(writer: writer), decisions: administration,
+            reporting: administration, velocity: administration, history: subjects,
+            retention: SQLiteRetention(writer: writer, index: subjects),
+            erasure: SQLiteSubjectErasure(writer: writer, index: subjects), decisions: administration,
             close: {
                 writer.stop()
+                subjects.stop()
                 try? FileManager.default.removeItem(at: directory)
             })
     }
