@@ -121,4 +121,38 @@ final class SubjectErasureFileTests: XCTestCase {
         // The writer goes on as before (secure_delete was for the erasing job only).
         XCTAssertEqual(try wait { writer.submit({ db in try db.scalarText("PRAGMA secure_delete") }, completion: $0) }, "0")
     }
+
+    /// Opt-outs are keyed by their hash, so thousands of them split and rebalance the key's
+    /// B-tree at random places, which leaves copies of keys in pages' free space; erasing some of
+    /// them afterwards must leave none of their bytes.
+    func testErasedOptOutsAmongThousandsLeaveNoByte() throws {
+        let (db, _) = try Database.openMigrated(path: path, now: 1, cacheKiB: Database.writerCacheKiB)
+        let writer = GroupCommitWriter(connection: db)
+        writer.start()
+        defer { writer.stop() }
+        let index = try SQLiteSubjectIndex(databasePath: path, pace: .init(batch: 500, interval: .milliseconds(5)))
+        index.start()
+        defer { index.stop() }
+        let authorizations = try SQLiteAuthorizationStore(path: path, writer: writer)
+        let hashes = (0..<3_000).map { _ in Self.randomHash() }
+        let group = DispatchGroup()
+        for hash in hashes {
+            group.enter()
+            authorizations.apply(.denied, for: SubjectHashes(environment: .production, kind: .account, hashes: [hash],
+                                                             activeKeyId: "k1"),
+                                 now: 1, cooldown: 0) { _ in group.leave() }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
+        let erased = Array(hashes.prefix(300))
+        for hash in erased.prefix(3) { XCTAssertFalse(try occurrences(of: hash).isEmpty, "the scan finds what is stored") }
+        let report = try wait {
+            SQLiteSubjectErasure(writer: writer, index: index).erase(
+                ErasedSubject(tenant: Tenant.defaultName, account: erased), completion: $0)
+        }
+        XCTAssertEqual(report, SubjectErasureReport(evaluations: 0, authorizations: 300))
+        var left: [String] = []
+        for hash in erased { left += try occurrences(of: hash) }
+        XCTAssertEqual(left, [], "no byte of an erased opt-out's hash remains")
+        XCTAssertFalse(try occurrences(of: hashes[2_999]).isEmpty, "the others stay")
+    }
 }
