@@ -95,6 +95,7 @@ extension InsightAPIHandler {
             }
             return .object(item)
         }))
+        object.append("decision", entry.decision.map { .string($0.rawValue) } ?? .null)
         return .object(object)
     }
 }

@@ -454,7 +454,8 @@ public enum AdminCommand {
                 let outcome = insight["value"]?.stringValue ?? insight["error"]?.stringValue ?? "-"
                 return "\(insight["type"]?.stringValue ?? "?")=\(outcome)" + (insight["modelVersion"]?.stringValue.map { " (model \($0))" } ?? "")
             }
-            lines.append("  \(entry["createdAt"]?.stringValue ?? "-")  \(entry["category"]?.stringValue ?? "-")  by \(entry["callerName"]?.stringValue ?? "(deleted caller)")  \(insights.joined(separator: ", "))")
+            let decision = entry["decision"]?.stringValue.map { "  decision \($0)" } ?? ""
+            lines.append("  \(entry["createdAt"]?.stringValue ?? "-")  \(entry["category"]?.stringValue ?? "-")  by \(entry["callerName"]?.stringValue ?? "(deleted caller)")  \(insights.joined(separator: ", "))\(decision)")
         }
         if let cursor = v["cursor"]?.stringValue { lines.append("more: --cursor \(cursor)") }
         return lines.joined(separator: "\n")

@@ -354,15 +354,18 @@ public struct SubjectHistoryEntry: Sendable, Equatable {
     public var callerName: String?
     /// In position order.
     public var insights: [SubjectHistoryInsight]
+    /// What the decision policy answered; nil for an evaluation stored before decisions existed.
+    public var decision: DecisionAction?
 
     public init(eventId: String, createdAt: Milliseconds, category: OperationCategory, callerId: String,
-                callerName: String?, insights: [SubjectHistoryInsight]) {
+                callerName: String?, insights: [SubjectHistoryInsight], decision: DecisionAction? = nil) {
         self.eventId = eventId
         self.createdAt = createdAt
         self.category = category
         self.callerId = callerId
         self.callerName = callerName
         self.insights = insights
+        self.decision = decision
     }
 }
 

@@ -20,7 +20,8 @@ enum PostgresSubjectHistory {
                     }
                     found.append((number, SubjectHistoryEntry(eventId: row.text(1) ?? "", createdAt: row.int64(2) ?? 0,
                                                               category: category, callerId: row.text(4) ?? "",
-                                                              callerName: row.text(5), insights: [])))
+                                                              callerName: row.text(5), insights: [],
+                                                              decision: row.int64(10).flatMap { DecisionAction(code: Int($0)) })))
                 }
                 guard let type = row.text(6) else { continue }
                 guard let outcome = SubjectHistoryInsight.outcome(value: row.text(8), errorCode: row.text(9)) else {
@@ -43,8 +44,8 @@ enum PostgresSubjectHistory {
     static func sql(_ kind: IdentifierKind) -> String {
         """
         SELECT e.number, e.event_id, e.created_at, e.category, e.caller_id, e.name,
-               i.type, i.model_version, i.value, i.error_code
-        FROM (SELECT e.number, e.event_id, e.created_at, e.category, e.caller_id, c.name
+               i.type, i.model_version, i.value, i.error_code, e.decision_action
+        FROM (SELECT e.number, e.event_id, e.created_at, e.category, e.caller_id, c.name, e.decision_action
               FROM evaluations e LEFT JOIN callers c ON c.caller_id = e.caller_id
               WHERE e.\(kind.rawValue)_hash = $1::bytea AND e.created_at <= $4::bigint
                 AND (e.created_at, e.number) < ($4::bigint, $5::bigint)

@@ -20,7 +20,8 @@ enum SQLiteSubjectHistory {
             }
             return (row.int64(0), SubjectHistoryEntry(eventId: row.text(1) ?? "", createdAt: row.int64(2),
                                                       category: category, callerId: row.text(4) ?? "",
-                                                      callerName: row.text(5), insights: []))
+                                                      callerName: row.text(5), insights: [],
+                                                      decision: row.isNull(6) ? nil : DecisionAction(code: row.int(6))))
         }
         for hash in Set(query.hashes) {
             let common: [any SQLiteBindable] = [hash, query.environment.rawValue, query.tenant, before.time, before.sequence,
@@ -52,7 +53,7 @@ enum SQLiteSubjectHistory {
     }
 
     /// The columns of an entry, from `evaluations e` and `callers c`.
-    private static let columns = "e.rowid, e.event_id, e.created_at, e.category, e.caller_id, c.name"
+    private static let columns = "e.rowid, e.event_id, e.created_at, e.category, e.caller_id, c.name, e.decision_action"
 
     /// What every found evaluation must satisfy: its `kind` hash is ?1 (the side file knows
     /// only a prefix, and an erased or purged row is no longer there), in environment ?2, by a

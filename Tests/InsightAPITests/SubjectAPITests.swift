@@ -45,6 +45,7 @@ final class SubjectAPITests: XCTestCase {
         XCTAssertEqual(entries[0]["insights"]?[0]?["type"]?.stringValue, "isLikelyBeingCoached")
         XCTAssertEqual(entries[0]["insights"]?[0]?["error"]?.stringValue, "insightUnavailable", "this daemon has no models")
         XCTAssertNotNil(entries[0]["createdAt"]?.stringValue)
+        XCTAssertEqual(entries[0]["decision"]?.stringValue, "proceed", "the action the default policy answered")
         XCTAssertEqual(page.json?["authorization"]?["status"]?.stringValue, "denialPending")
         let cursor = try XCTUnwrap(page.string("cursor"))
         page = try show(daemon, bank, #"{"subject":{"account":"\#(account)"},"limit":2,"cursor":"\#(cursor)"}"#)

@@ -352,7 +352,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                         case .error(let code, _): .error(code)
                         }
                         return SubjectHistoryInsight(type: insight.type, modelVersion: insight.modelVersion, outcome: outcome)
-                    })
+                    },
+                    decision: e.decision?.action)
             }
             guard carried.count > query.limit, let last = page.last else { return SubjectHistoryPage(entries: entries, next: nil) }
             return SubjectHistoryPage(entries: entries,

@@ -8,7 +8,7 @@ extension StoreSet {
                account: [UInt8]? = nil, device: [UInt8]? = nil, counterparty: [UInt8]? = nil,
                category: OperationCategory = .payment,
                insights: [(type: String, outcome: InsightOutcome)] = [("isLikelyBeingCoached", .value(.high, reasons: []))],
-               line: UInt = #line) throws {
+               decision: Decision? = nil, line: UInt = #line) throws {
         let evaluation = EvaluationRecord(
             eventId: id, callerId: caller, environment: environment, category: category, createdAt: created,
             reportConsumptionBy: created + 1_000,
@@ -17,7 +17,7 @@ extension StoreSet {
                 InsightRecord(insightId: "\(id)-i\(position)", type: insight.type, schemaVersion: 1,
                               modelVersion: insight.type == "unknownType" ? nil : "2.0", newestModelVersion: nil,
                               outcome: insight.outcome)
-            })
+            }, decision: decision)
         try value(line: line) { ledger.record(evaluation, completion: $0) }
     }
 
@@ -80,6 +80,15 @@ let historyCases: [ContractCase] = [
         try expectEqual(try s.page(.device, [[9]]).entries.map(\.eventId), ["other", "e1"], "by device")
         try expectEqual(try s.page(.counterparty, [[4]]).entries.map(\.eventId), ["e2"], "by counterparty")
         try expectEqual(try s.page(.counterparty, [[7]]).entries, [], "an account's hash is not a counterparty's")
+    },
+    contractCase(.history, "each entry carries the action its decision answered, none before decisions existed") { s in
+        try s.caller("c1")
+        try s.carry("old", created: 1_000, account: [7])
+        try s.carry("blocked", created: 2_000, account: [7],
+                    decision: Decision(action: .block, reasons: ["agentNotRequested"], policyVersion: "default-1"))
+        try s.carry("confirmed", created: 3_000, account: [7],
+                    decision: Decision(action: .confirmOutOfBand, reasons: ["coachingHigh"], policyVersion: "default-1"))
+        try expectEqual(try s.page([[7]]).entries.map(\.decision), [.confirmOutOfBand, .block, nil])
     },
     contractCase(.history, "a rotated key: every hash of the subject finds its rows") { s in
         try s.caller("c1")
