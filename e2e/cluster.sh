@@ -198,7 +198,8 @@ step "reports and labels on other instances; 10 races of two conflicting reports
 
 # --- load: workers spread over the instances record what was acknowledged -------------------------
 # worker ID TARGETS...: evaluates round robin over TARGETS (base URLs) until $WORK/stop-load exists;
-# every other acknowledged evaluation is labelled. Statuses go to status-ID, one a line.
+# every other acknowledged evaluation is labelled. Statuses go to status-ID, one a line. Accounts
+# and devices rotate over 50 each, so that no device reaches its hourly limit (120) over the run.
 worker() {
     id=$1; shift
     n=0
@@ -206,7 +207,7 @@ worker() {
         n=$((n + 1))
         eval "target=\${$(( n % $# + 1 ))}"
         out=$(curl -s --max-time 10 -w '\n%{http_code}' -X POST "$target/v1/evaluations" -H "Authorization: Bearer $WIDE" \
-              -H 'Content-Type: application/json' -d "$(eval_body "load-$id-$((n % 50))" "ld-$id" "lc-$((n % 7))")" 2>/dev/null) || out="
+              -H 'Content-Type: application/json' -d "$(eval_body "load-$id-$((n % 50))" "ld-$id-$((n % 50))" "lc-$((n % 7))")" 2>/dev/null) || out="
 000"
         code=$(echo "$out" | tail -1)
         echo "$code" >>"$WORK/status-$id"
