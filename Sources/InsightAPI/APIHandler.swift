@@ -118,6 +118,7 @@ public final class InsightAPIHandler: HTTPHandler {
             case .adminCaller(let id): try adminCaller(exchange, callerId: id)
             case .adminRateLimit(let id): try adminRateLimit(exchange, callerId: id)
             case .adminRateLimitReset(let id): try adminRateLimitReset(exchange, callerId: id)
+            case .adminModelPerformance: try modelPerformance(exchange)
             }
         } catch {
             exchange.fail(error)

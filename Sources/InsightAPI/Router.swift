@@ -18,6 +18,7 @@ enum Route: Equatable, Sendable {
     case adminCaller(callerId: String)
     case adminRateLimit(callerId: String)
     case adminRateLimitReset(callerId: String)
+    case adminModelPerformance
 
     /// The route for `path`, or nil (404).
     static func match(_ path: String) -> Route? {
@@ -30,6 +31,7 @@ enum Route: Equatable, Sendable {
     /// The routes without an id.
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez, .readyz, .metrics, .adminCallers,
+        .adminModelPerformance,
     ]
 
     private static func matchWithId(_ path: String) -> Route? {
@@ -56,7 +58,8 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
              .subjectErasure: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .metrics, .adminCallers, .adminRateLimit: return ["GET", "HEAD"]
+        case .insights, .livez, .readyz, .metrics, .adminCallers, .adminRateLimit, .adminModelPerformance:
+            return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
     }
@@ -80,7 +83,7 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
         case .subjectErasure: return .role(.admin)
         case .labels: return .role(.labels)
-        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset: return .role(.admin)
+        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset, .adminModelPerformance: return .role(.admin)
         }
     }
 
@@ -111,6 +114,7 @@ enum Route: Equatable, Sendable {
         case .adminCaller: return "/admin/v1/callers/{callerId}"
         case .adminRateLimit: return "/admin/v1/callers/{callerId}/rate-limit"
         case .adminRateLimitReset: return "/admin/v1/callers/{callerId}/rate-limit/reset"
+        case .adminModelPerformance: return "/admin/v1/model-performance"
         }
     }
 }

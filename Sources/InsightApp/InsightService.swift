@@ -133,6 +133,8 @@ public final class InsightService: Sendable {
                                                ("authorizations", .number(Double(audit.report.authorizations))),
                                                ("hashKeys", .number(Double(audit.hashKeys)))])
             },
+            performance: ModelPerformanceService(source: store.performance, clock: clock,
+                                                 maturityDays: settings.labelMaturityDays),
             clock: clock)
         handler = InsightAPIHandler(APIDependencies(
             useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics),

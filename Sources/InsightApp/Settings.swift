@@ -38,6 +38,9 @@ public struct Settings: Sendable, Equatable {
     public var complianceRefresh = 5
     public var authorizationCooldown = 259_200
     public var retentionDays = 400
+    /// How long fraud labels take to arrive, in days: the model performance report counts the
+    /// evaluations older than this as mature (PRODUCT.md §13).
+    public var labelMaturityDays = 60
     public var maxDenialsPerTenant = 1_000_000
     public var tlsCertificate: String?
     public var tlsPrivateKey: String?
@@ -187,6 +190,7 @@ public struct Settings: Sendable, Equatable {
         int("INSIGHTD_COMPLIANCE_REFRESH", 1...300, &s.complianceRefresh)
         int("INSIGHTD_AUTHORIZATION_COOLDOWN", 0...2_592_000, &s.authorizationCooldown)
         int("INSIGHTD_RETENTION_DAYS", 1...3650, &s.retentionDays)
+        int("INSIGHTD_LABEL_MATURITY_DAYS", 0...3650, &s.labelMaturityDays)
         int("INSIGHTD_MAX_DENIALS_PER_TENANT", 1...100_000_000, &s.maxDenialsPerTenant)
         for (name, target) in [("INSIGHTD_TLS_CERT", \Settings.tlsCertificate), ("INSIGHTD_TLS_KEY", \Settings.tlsPrivateKey),
                                ("INSIGHTD_TLS_CLIENT_CA", \Settings.tlsClientCA)] {

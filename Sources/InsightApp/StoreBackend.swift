@@ -34,6 +34,8 @@ public struct StoreBackend: Sendable {
     /// A subject's evaluations (transparency) and its erasure (PRODUCT.md §15).
     let history: any SubjectHistory
     let erasure: any SubjectErasure
+    /// Model performance counts (PRODUCT.md §13).
+    let performance: any ModelPerformanceSource
     let hashKeyRegistry: any HashKeyRegistry
     /// Which instance runs the periodic jobs (always this one on SQLite).
     let leadership: any JobLeadership
@@ -63,6 +65,7 @@ public struct StoreBackend: Sendable {
             authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
             retention = SQLiteRetention(writer: writer)
             history = administration
+            performance = administration
             erasure = SQLiteSubjectErasure(writer: writer)
             hashKeyRegistry = SQLiteHashKeyRegistry(path: settings.databasePath)
             leadership = SQLiteJobLeadership()
@@ -88,6 +91,7 @@ public struct StoreBackend: Sendable {
             authorizations = store.authorizations
             retention = store.retention
             history = administration
+            performance = administration
             erasure = store.erasure
             hashKeyRegistry = store.hashKeyRegistry
             leadership = store.leadership

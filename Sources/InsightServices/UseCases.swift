@@ -19,12 +19,14 @@ public struct UseCases: Sendable {
     public var authorization: AuthorizationService
     public var admin: CallerAdminService
     public var subjects: SubjectService
+    public var performance: ModelPerformanceService
     /// The time the use cases read (decoders check dates against it).
     public var clock: any Clock
 
     public init(credentials: CredentialCheck, quota: QuotaGate, evaluation: EvaluationService,
                 consumption: ConsumptionService, labels: LabelService, authorization: AuthorizationService,
-                admin: CallerAdminService, subjects: SubjectService, clock: any Clock) {
+                admin: CallerAdminService, subjects: SubjectService, performance: ModelPerformanceService,
+                clock: any Clock) {
         self.credentials = credentials
         self.quota = quota
         self.evaluation = evaluation
@@ -33,6 +35,7 @@ public struct UseCases: Sendable {
         self.authorization = authorization
         self.admin = admin
         self.subjects = subjects
+        self.performance = performance
         self.clock = clock
     }
 }

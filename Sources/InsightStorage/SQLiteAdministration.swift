@@ -5,7 +5,8 @@ import Synchronization
 /// Caller administration and reporting counts for the running daemon: reads through their own
 /// connection (WAL readers never block the writer), writes through the group-commit writer so
 /// that they are ordered with everything else and never stall a loop thread.
-public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, SubjectHistory {
+public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, SubjectHistory,
+    ModelPerformanceSource {
     private let reader: Mutex<SQLiteConnection>
     private let writer: GroupCommitWriter
     /// The time a velocity replay's next query reads (milliseconds), adapted batch by batch.
@@ -111,6 +112,10 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
 
     public func subjectHistory(_ query: SubjectHistoryQuery) throws -> SubjectHistoryPage {
         try reader.withLock { try SQLiteSubjectHistory.page(query, in: $0) }
+    }
+
+    public func modelPerformanceCounts(_ query: ModelPerformanceQuery) throws -> [ModelPerformanceCell] {
+        try reader.withLock { try SQLiteModelPerformance.counts(query, in: $0) }
     }
 
     public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {

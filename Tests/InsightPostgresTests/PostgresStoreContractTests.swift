@@ -18,6 +18,7 @@ final class PostgresStoreContractTests: XCTestCase {
             registration: try PostgresStore.registration(settings: settings, now: 1),
             administration: store.administration, authorizations: store.authorizations,
             reporting: store.administration, velocity: store.administration, history: store.administration,
+            performance: store.administration,
             retention: store.retention, erasure: store.erasure,
             close: { store.stop() })
     }
@@ -38,9 +39,10 @@ final class PostgresStoreContractTests: XCTestCase {
     func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
+    func testPerformance() { check(.performance) }
 
     /// Every area of the contract has a test above.
     func testEveryAreaIsRun() {
-        XCTAssertEqual(StoreContract.Area.allCases.count, 11, "add a test for the new area above")
+        XCTAssertEqual(StoreContract.Area.allCases.count, 12, "add a test for the new area above")
     }
 }

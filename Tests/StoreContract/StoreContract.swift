@@ -12,6 +12,7 @@ public struct StoreSet {
     public var reporting: any ReportingStatsSource
     public var velocity: any VelocityHistory
     public var history: any SubjectHistory
+    public var performance: any ModelPerformanceSource
     public var retention: any RetentionPurge
     public var erasure: any SubjectErasure
     /// Releases the stores (stops writers, deletes files).
@@ -20,7 +21,7 @@ public struct StoreSet {
     public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, registration: any CallerRegistration,
                 administration: any CallerAdministration, authorizations: any AuthorizationStore,
                 reporting: any ReportingStatsSource, velocity: any VelocityHistory, history: any SubjectHistory,
-                retention: any RetentionPurge, erasure: any SubjectErasure, close: @escaping () -> Void = {}) {
+                performance: any ModelPerformanceSource, retention: any RetentionPurge, erasure: any SubjectErasure, close: @escaping () -> Void = {}) {
         self.ledger = ledger
         self.credentials = credentials
         self.registration = registration
@@ -29,6 +30,7 @@ public struct StoreSet {
         self.reporting = reporting
         self.velocity = velocity
         self.history = history
+        self.performance = performance
         self.retention = retention
         self.erasure = erasure
         self.close = close
@@ -52,7 +54,7 @@ public struct ContractCase: Sendable {
 /// in-memory fakes pass it, and so must any other. Each case runs on a fresh, empty store set.
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
-        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure
+        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure, performance
     }
 
     /// Runs every case of `area`, each on a store set from `make`; answers the failures (empty: all passed).
@@ -73,6 +75,7 @@ public enum StoreContract {
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
             + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases
+            + performanceCases
     }
 }
 

@@ -33,7 +33,8 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
             ledger: SQLiteLedger(writer: writer), credentials: try SQLiteCredentialDirectory(path: path),
             registration: CallerRegistry(try Database.open(path: path, create: false)),
             administration: administration, authorizations: try SQLiteAuthorizationStore(path: path, writer: writer),
-            reporting: administration, velocity: administration, history: administration, retention: SQLiteRetention(writer: writer),
+            reporting: administration, velocity: administration, history: administration,
+            performance: administration, retention: SQLiteRetention(writer: writer),
             erasure: SQLiteSubjectErasure(writer: writer),
             close: {
                 writer.stop()
@@ -52,6 +53,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
     func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
+    func testPerformance() { check(.performance) }
 }
 
 /// The contract against the in-memory fakes: passing it is what lets use-case tests trust them.
@@ -59,7 +61,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func makeStores() throws -> StoreSet {
         let store = InMemoryStore()
         return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
-                        authorizations: store, reporting: store, velocity: store, history: store, retention: store,
+                        authorizations: store, reporting: store, velocity: store, history: store, performance: store, retention: store,
                         erasure: store)
     }
 
@@ -74,6 +76,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func testHistory() { check(.history) }
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
+    func testPerformance() { check(.performance) }
 }
 
 /// Every area has a test in both classes above.
