@@ -1646,3 +1646,9 @@ extension JSONValue {
         return .object(JSONObject(object.members.map { $0.key == key ? (key: key, value: value) : $0 }))
     }
 }
+
+/// What in `value` breaks the schema `components/schemas/<name>` of openapi.json, for tests of
+/// other files that check a live answer against the document.
+func openAPISchemaErrors(_ value: JSONValue, schema name: String) throws -> [String] {
+    SchemaValidator(spec: try OpenAPISpec.load()).errors(value, JSONValue.object(["$ref": .string("#/components/schemas/\(name)")]))
+}
