@@ -84,8 +84,10 @@ public enum AdminCommand {
                                                     the evaluations that carried a person, and their opt-out
           subjects erase [--account VALUE] [--device VALUE] [--counterparty VALUE] [--tenant T] [--json]
                                                     unlink a person everywhere (store, opt-outs, velocity)
+          models report --from YYYY-MM-DD --to YYYY-MM-DD [--environment E] [--category C] [--json]
+                                                    how each model version performs on the tenant's traffic
 
-        rate-limit and subjects talk to the running daemon's API: --url (default
+        rate-limit, subjects and models report talk to the running daemon's API: --url (default
         http://$INSIGHTD_LISTEN, then http://127.0.0.1:8080) with a key from $INSIGHTD_ADMIN_KEY or
         --key-file FILE (never on the command line, where ps shows it to every user): role admin
         (subjects show: role evaluate; the key's tenant and environment are the ones searched).
@@ -108,7 +110,7 @@ public enum AdminCommand {
             var args = try Arguments(Array(arguments.dropFirst()),
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
                                                    "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
-                                                   "limit", "cursor"])
+                                                   "limit", "cursor", "from", "to", "category"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -294,6 +296,21 @@ public enum AdminCommand {
                 let answer = try daemon.send("POST", showing ? "v1/subjects/transparency" : "v1/subjects/erasure",
                                              body: JSONWriter.string(.object(body)))
                 print(json ? JSONWriter.string(answer) : showing ? renderTransparency(answer) : renderErasure(answer))
+            case ["models", "report"]:
+                guard let from = args.option("from"), let to = args.option("to") else {
+                    throw AppError("models report needs --from YYYY-MM-DD and --to YYYY-MM-DD")
+                }
+                var query = "from=\(from)&to=\(to)"
+                if let environment = args.option("environment") { query += "&environment=\(environment)" }
+                if let category = args.option("category") { query += "&category=\(category)" }
+                // The values go into a URL: only what a date or a name holds, the daemon checks the rest.
+                guard query.allSatisfy({ $0.isLetter || $0.isNumber || "-=&".contains($0) }) else {
+                    throw AppError("--from, --to, --environment and --category take dates and names only")
+                }
+                let daemon = try DaemonConnection(&args, environment: environment, transport: transport)
+                try args.checkAllConsumed()
+                let report = try daemon.send("GET", "admin/v1/model-performance?" + query, body: nil)
+                print(json ? JSONWriter.string(report) : renderModelPerformance(report))
             default:
                 throw AppError("unknown command '\(command.joined(separator: " "))'\n\(usage)")
             }
@@ -364,6 +381,41 @@ public enum AdminCommand {
             lines.append("  \(entry["createdAt"]?.stringValue ?? "-")  \(entry["category"]?.stringValue ?? "-")  by \(entry["callerName"]?.stringValue ?? "(deleted caller)")  \(insights.joined(separator: ", "))")
         }
         if let cursor = v["cursor"]?.stringValue { lines.append("more: --cursor \(cursor)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The model performance report as a table: each proportion as value [95 % interval] of its sample.
+    static func renderModelPerformance(_ v: JSONValue) -> String {
+        func n(_ value: JSONValue?) -> String { value?.numberValue.map(format) ?? "-" }
+        func proportion(_ p: JSONValue?) -> String {
+            guard let p, let value = p["value"]?.numberValue, let low = p["interval"]?["low"]?.numberValue,
+                  let high = p["interval"]?["high"]?.numberValue else { return "- of 0" }
+            func f(_ x: Double) -> String { String(format: "%.2f", x) }
+            return "\(f(value)) [\(f(low))-\(f(high))] of \(n(p["sample"]))"
+        }
+        let mature = v["mature"] == .bool(true)
+        var lines = ["\(v["environment"]?.stringValue ?? "?") \(v["from"]?.stringValue ?? "?") to \(v["to"]?.stringValue ?? "?"): "
+                     + (mature ? "mature" : "not mature: labels may still come (maturity \(n(v["maturityDays"])) days)")]
+        let rows = v["versions"]?.arrayValue ?? []
+        guard !rows.isEmpty else { return (lines + ["no evaluations"]).joined(separator: "\n") }
+        let header = ["VERSION", "CATEGORY", "EVALUATIONS", "HIGH", "MEDIUM", "UNKNOWN", "LABELLED FRAUD", "LABELLED LEGIT",
+                      "PRECISION M|H", "RECALL M|H", "PRECISION H", "RECALL H", "MATURE"]
+        let table = rows.map { row -> [String] in
+            func labelled(_ outcome: String) -> String {
+                format((row["labelled"]?[outcome]?.objectValue?.members ?? []).compactMap { $0.value.numberValue }.reduce(0, +))
+            }
+            return [row["modelVersion"]?.stringValue ?? "?", row["category"]?.stringValue ?? "?", n(row["evaluations"]),
+                    n(row["values"]?["high"]), n(row["values"]?["medium"]), n(row["values"]?["unknown"]),
+                    labelled("confirmedFraud"), labelled("confirmedLegitimate"),
+                    proportion(row["precision"]?["mediumOrHigh"]), proportion(row["recall"]?["mediumOrHigh"]),
+                    proportion(row["precision"]?["high"]), proportion(row["recall"]?["high"]),
+                    String(format: "%.0f%%", (row["matureShare"]?.numberValue ?? 0) * 100)]
+        }
+        let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
+        for row in [header] + table {
+            lines.append(row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
         return lines.joined(separator: "\n")
     }
 
