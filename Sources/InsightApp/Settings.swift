@@ -114,6 +114,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_INSIGHT_QUOTA_PERCENT", meaning: "each insight type's quota as a percentage of the caller's rate and burst (1-10000)", defaultValue: "200"),
         Variable(name: "INSIGHTD_AUTHORIZATION_COOLDOWN", meaning: "seconds before a subject's denial takes effect (0-2592000)", defaultValue: "259200"),
         Variable(name: "INSIGHTD_RETENTION_DAYS", meaning: "days evaluations, reports, labels and opt-outs not renewed are kept; purged daily (1-3650)", defaultValue: "400"),
+        Variable(name: "INSIGHTD_LABEL_MATURITY_DAYS", meaning: "days fraud labels take to arrive: the model performance report counts evaluations older than this as mature (0-3650)", defaultValue: "60"),
         Variable(name: "INSIGHTD_MAX_DENIALS_PER_TENANT", meaning: "subject opt-outs one tenant and environment may hold (each is kept in memory); past it a new denial answers 429 (1-100000000)", defaultValue: "1000000"),
         Variable(name: "INSIGHTD_TLS_CERT", meaning: "PEM certificate chain; with INSIGHTD_TLS_KEY the port speaks only HTTPS (TLS 1.2+)", defaultValue: "unset (plain HTTP)"),
         Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
