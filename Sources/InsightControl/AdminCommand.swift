@@ -84,6 +84,11 @@ public enum AdminCommand {
                                                     the evaluations that carried a person, and their opt-out
           subjects erase [--account VALUE] [--device VALUE] [--counterparty VALUE] [--tenant T] [--json]
                                                     unlink a person everywhere (store, opt-outs, velocity)
+          models list [--models-dir DIR] [--json]   the model versions: status, current, trees, features
+          models set-current VERSION [--models-dir DIR]
+                                                    make VERSION current in registry.json (then reload: SIGHUP)
+          models withdraw VERSION [--models-dir DIR]
+                                                    mark VERSION withdrawn in its manifest (then reload: SIGHUP)
           models report --from YYYY-MM-DD --to YYYY-MM-DD [--environment E] [--category C] [--json]
                                                     how each model version performs on the tenant's traffic
 
@@ -99,7 +104,9 @@ public enum AdminCommand {
 
         The store is the PostgreSQL database of $INSIGHTD_DATABASE_URL when it is set (several
         instances; migrated first when empty), else SQLite in the state directory, which defaults
-        to $INSIGHTD_STATE_DIR, then /var/lib/insightd.
+        to $INSIGHTD_STATE_DIR, then /var/lib/insightd. The models directory is --models-dir, else
+        $INSIGHTD_MODELS_DIR, else ./models; every change to it is checked by loading it as the
+        daemon does, and served on the daemon's next reload (SIGHUP, systemctl reload insightd).
         Default rate 50/s and burst 100.
 
         """
@@ -110,7 +117,7 @@ public enum AdminCommand {
             var args = try Arguments(Array(arguments.dropFirst()),
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
                                                    "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
-                                                   "limit", "cursor", "from", "to", "category"])
+                                                   "limit", "cursor", "from", "to", "category", "models-dir"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -296,6 +303,37 @@ public enum AdminCommand {
                 let answer = try daemon.send("POST", showing ? "v1/subjects/transparency" : "v1/subjects/erasure",
                                              body: JSONWriter.string(.object(body)))
                 print(json ? JSONWriter.string(answer) : showing ? renderTransparency(answer) : renderErasure(answer))
+            case ["models", "list"]:
+                let directory = args.option("models-dir") ?? environment["INSIGHTD_MODELS_DIR"] ?? Settings().modelsDirectory
+                try args.checkAllConsumed()
+                let registry = try ModelsDirectory.load(directory, current: environment["INSIGHTD_MODEL_CURRENT"])
+                let rows = registry.versions.map { model in
+                    (model.version, model.withdrawn ? "withdrawn" : "active", model.version == registry.currentVersion,
+                     model.treeCount, model.features.count, model.modelSHA256)
+                }
+                if json {
+                    print(JSONWriter.string(.array(rows.map { row in
+                        .object(["version": .string(row.0), "status": .string(row.1), "current": .bool(row.2),
+                                 "trees": .number(Double(row.3)), "features": .number(Double(row.4)), "sha256": .string(row.5)])
+                    })))
+                } else {
+                    printTable(["VERSION", "STATUS", "CURRENT", "TREES", "FEATURES", "MODEL SHA-256"], rows.map {
+                        [$0.0, $0.1, $0.2 ? "current" : "", String($0.3), String($0.4), $0.5]
+                    })
+                }
+            case let words where words.count == 3 && words[0] == "models" && ["set-current", "withdraw"].contains(words[1]):
+                let directory = args.option("models-dir") ?? environment["INSIGHTD_MODELS_DIR"] ?? Settings().modelsDirectory
+                try args.checkAllConsumed()
+                if words[1] == "set-current" {
+                    try ModelsDirectory.setCurrent(words[2], in: directory)
+                    print("model version \(words[2]) is current in \(directory)/registry.json; reload the daemon to serve it (SIGHUP)")
+                    if let pinned = environment["INSIGHTD_MODEL_CURRENT"], !pinned.isEmpty, pinned != words[2] {
+                        print("note: INSIGHTD_MODEL_CURRENT=\(pinned) is set here; where the daemon has it, it overrides registry.json")
+                    }
+                } else {
+                    try ModelsDirectory.withdraw(words[2], in: directory)
+                    print("model version \(words[2]) is withdrawn in \(directory); reload the daemon (SIGHUP): requests naming it then answer insightVersionUnavailable")
+                }
             case ["models", "report"]:
                 guard let from = args.option("from"), let to = args.option("to") else {
                     throw AppError("models report needs --from YYYY-MM-DD and --to YYYY-MM-DD")
