@@ -3,7 +3,8 @@
 #
 # 1. installs what it needs and is missing (the build's Debian packages, wrk, nginx-light),
 # 2. builds insightd, insightctl and insightd-bench in release mode,
-# 3. runs the in-process micro-benchmarks (insightd-bench),
+# 3. runs the in-process micro-benchmarks (insightd-bench), and times the model performance
+#    report on a store filled with BENCH_PERFORMANCE_EVALUATIONS evaluations over a year,
 # 4. starts insightd (temporary state directory, models/) and nginx serving a constant JSON
 #    body of the size of an insightd answer, both on loopback, and drives each with the same
 #    wrk command per workload:
@@ -19,6 +20,8 @@
 #   BENCH_POOL_SECONDS=3                fewer unreported ones, it makes more for this long first
 #   BENCH_MICRO=1  BENCH_MACRO=1        set to 0 to skip a part
 #   BENCH_MICRO_ARGS=                   extra insightd-bench arguments, e.g. --quick
+#   BENCH_PERFORMANCE_EVALUATIONS=1000000  evaluations of the report's store (0 skips it;
+#                                       10000000 takes about 1.5 min to fill and 4 GB of disk)
 #   BENCH_RING=4096                     distinct subjects per wrk thread (W1, W2, W4 evaluations)
 #   BENCH_NGINX_WORKERS=auto            nginx worker_processes
 #   BENCH_KEEP=0                        1 keeps the work directory (logs, database, wrk output)
@@ -122,6 +125,11 @@ trap 'exit 130' INT TERM
 if [ "${BENCH_MICRO:-1}" != 0 ]; then
     step "micro-benchmarks (in-process, release build)"
     show "$BIN/insightd-bench" --models "$ROOT/models" ${BENCH_MICRO_ARGS:-}
+fi
+if [ "${BENCH_PERFORMANCE_EVALUATIONS:-1000000}" != 0 ]; then
+    step "model performance report (store filled with SQL, docs/performance.md)"
+    show "$BIN/insightd-bench" performance "$WORK/performance.db" "${BENCH_PERFORMANCE_EVALUATIONS:-1000000}"
+    rm -f "$WORK"/performance.db*
 fi
 [ "${BENCH_MACRO:-1}" != 0 ] || exit 0
 

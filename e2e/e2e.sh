@@ -128,6 +128,23 @@ grep -q "403 forbidden" "$WORK/rl.err" || fail "rate-limit show error: $(cat "$W
 grep -q "visible to every user" "$WORK/rl.err" || fail "rate-limit --key error: $(cat "$WORK/rl.err")"
 pass "rate-limit show/reset (key from a file or the environment only)"
 
+# The model performance report, through insightctl and the API: the same figures; today is not mature.
+TODAY=$(date -u +%Y-%m-%d)
+"$BIN/insightctl" models report --from "$TODAY" --to "$TODAY" --url "$B" --key-file "$WORK/admin.key" --json >"$WORK/mp.json" \
+    || fail "models report"
+curl -sf -H "Authorization: Bearer $ADMIN" "$B/admin/v1/model-performance?from=$TODAY&to=$TODAY" >"$WORK/mp-api.json" \
+    || fail "GET /admin/v1/model-performance"
+[ "$(jq -S 'del(.matureBefore)' "$WORK/mp.json")" = "$(jq -S 'del(.matureBefore)' "$WORK/mp-api.json")" ] \
+    || fail "models report differs from the API: $(cat "$WORK/mp.json")"
+[ "$(jq -r .mature "$WORK/mp.json")" = false ] || fail "today's report is mature: $(cat "$WORK/mp.json")"
+"$BIN/insightctl" models report --from "$TODAY" --to "$TODAY" --url "$B" --key-file "$WORK/admin.key" >"$WORK/mp.txt" \
+    || fail "models report (text)"
+grep -q "not mature" "$WORK/mp.txt" || fail "models report printed: $(cat "$WORK/mp.txt")"
+"$BIN/insightctl" models report --from "$TODAY" --to 2000-01-01 --url "$B" --key-file "$WORK/admin.key" 2>"$WORK/mp.err" \
+    && fail "models report took a period ending before it starts"
+grep -q "422 contextInvalid" "$WORK/mp.err" || fail "models report error: $(cat "$WORK/mp.err")"
+pass "models report (insightctl and the API agree)"
+
 # Tenants: a caller of another tenant, listed apart; an admin of one tenant does not see the other's callers.
 OTHER=$("$BIN/insightctl" callers create --name e2e-other --roles evaluate,admin --environment production --tenant acme --json)
 [ "$(echo "$OTHER" | jq -r .tenant)" = acme ] || fail "callers create --tenant: $OTHER"

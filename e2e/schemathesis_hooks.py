@@ -86,6 +86,12 @@ def before_call(context, case, kwargs):
             _known_event(case)
     elif label in ("PATCH /admin/v1/callers/{callerId}", "POST /admin/v1/callers/{callerId}/rate-limit/reset"):
         _spare_own_caller(case)
+    elif label in ("GET /admin/v1/model-performance", "HEAD /admin/v1/model-performance"):
+        if _is_positive(case):
+            _period_within_limits(case)
+    elif label in ("POST /v1/subjects/transparency", "POST /v1/subjects/erasure"):
+        if _is_positive(case):
+            _own_tenant(case)
 
 
 def _known_event(case):
@@ -145,6 +151,43 @@ def _only_insights_of_the_evaluation(case):
         ids = _known_evaluations().get(event) if isinstance(event, str) else None
     if ids is not None and isinstance(body.get("insightIdsUsed"), list):
         body["insightIdsUsed"] = [i for i in body["insightIdsUsed"] if i in ids]
+
+
+def _period_within_limits(case):
+    """In positive model-performance cases, end the period on its first day when it breaks the rule.
+
+    `to` must not be before `from` nor more than 91 days after it (openapi.json states it in the
+    parameter's description; JSON Schema cannot relate two parameters), else the answer is a
+    documented 422 that the positive-data check would report. Only a period that breaks the rule
+    is changed, and only `to`; negative cases stay as generated.
+    """
+    import datetime
+    query = case.query
+    if not isinstance(query, MutableMapping):
+        return
+    start, end = query.get("from"), query.get("to")
+    if not isinstance(start, str) or not isinstance(end, str):
+        return
+    try:
+        first, last = datetime.date.fromisoformat(start), datetime.date.fromisoformat(end)
+    except ValueError:
+        return
+    if not 0 <= (last - first).days <= 91:
+        query["to"] = start
+
+
+def _own_tenant(case):
+    """In positive subject cases, name the key's own tenant in the optional `tenant` guard.
+
+    `tenant`, when given, must be the tenant of the key (openapi.json says so in its
+    description; which tenant a key belongs to is not in the schema), else the answer is a
+    documented 422 that the positive-data check would report. The fuzzing keys belong to tenant
+    `default`; only a `tenant` member that is present is changed, and negative cases stay as
+    generated.
+    """
+    body = case.body
+    if isinstance(body, MutableMapping) and "tenant" in body:
+        body["tenant"] = "default"
 
 
 def _spare_own_caller(case):

@@ -124,6 +124,7 @@ public final class InsightAPIHandler: HTTPHandler {
             case .adminRateLimit(let id): try adminRateLimit(exchange, callerId: id)
             case .adminRateLimitReset(let id): try adminRateLimitReset(exchange, callerId: id)
             case .adminDecisions: try adminDecisions(exchange)
+            case .adminModelPerformance: try modelPerformance(exchange)
             }
         } catch {
             exchange.fail(error)

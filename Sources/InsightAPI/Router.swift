@@ -20,6 +20,7 @@ enum Route: Equatable, Sendable {
     case adminRateLimit(callerId: String)
     case adminRateLimitReset(callerId: String)
     case adminDecisions
+    case adminModelPerformance
 
     /// The route for `path`, or nil (404).
     static func match(_ path: String) -> Route? {
@@ -32,7 +33,7 @@ enum Route: Equatable, Sendable {
     /// The routes without an id.
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
-        .readyz, .metrics, .signingKeys, .adminCallers, .adminDecisions,
+        .readyz, .metrics, .signingKeys, .adminCallers, .adminDecisions, .adminModelPerformance,
     ]
 
     private static func matchWithId(_ path: String) -> Route? {
@@ -59,7 +60,8 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
              .subjectErasure: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .metrics, .signingKeys, .adminCallers, .adminRateLimit, .adminDecisions: return ["GET", "HEAD"]
+        case .insights, .livez, .readyz, .metrics, .signingKeys, .adminCallers, .adminRateLimit, .adminDecisions,
+             .adminModelPerformance: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
     }
@@ -83,7 +85,8 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
         case .subjectErasure: return .role(.admin)
         case .labels: return .role(.labels)
-        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset, .adminDecisions: return .role(.admin)
+        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset, .adminDecisions, .adminModelPerformance:
+            return .role(.admin)
         }
     }
 
@@ -116,6 +119,7 @@ enum Route: Equatable, Sendable {
         case .adminRateLimit: return "/admin/v1/callers/{callerId}/rate-limit"
         case .adminRateLimitReset: return "/admin/v1/callers/{callerId}/rate-limit/reset"
         case .adminDecisions: return "/admin/v1/decisions"
+        case .adminModelPerformance: return "/admin/v1/model-performance"
         }
     }
 }

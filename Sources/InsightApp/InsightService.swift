@@ -155,6 +155,8 @@ public final class InsightService: Sendable {
                                                ("authorizations", .number(Double(audit.report.authorizations))),
                                                ("hashKeys", .number(Double(audit.hashKeys)))])
             },
+            performance: ModelPerformanceService(source: store.performance, clock: clock,
+                                                 maturityDays: settings.labelMaturityDays),
             clock: clock)
         useCases.decisionReports = DecisionReportService(source: store.decisions, administration: administration, clock: clock)
         handler = InsightAPIHandler(APIDependencies(

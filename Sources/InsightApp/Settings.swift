@@ -42,6 +42,9 @@ public struct Settings: Sendable, Equatable {
     public var complianceRefresh = 5
     public var authorizationCooldown = 259_200
     public var retentionDays = 400
+    /// How long fraud labels take to arrive, in days: the model performance report counts the
+    /// evaluations older than this as mature (PRODUCT.md §13).
+    public var labelMaturityDays = 60
     public var maxDenialsPerTenant = 1_000_000
     public var tlsCertificate: String?
     public var tlsPrivateKey: String?
@@ -127,6 +130,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_INSIGHT_QUOTA_PERCENT", meaning: "each insight type's quota as a percentage of the caller's rate and burst (1-10000)", defaultValue: "200"),
         Variable(name: "INSIGHTD_AUTHORIZATION_COOLDOWN", meaning: "seconds before a subject's denial takes effect (0-2592000)", defaultValue: "259200"),
         Variable(name: "INSIGHTD_RETENTION_DAYS", meaning: "days evaluations, reports, labels and opt-outs not renewed are kept; purged daily (1-3650)", defaultValue: "400"),
+        Variable(name: "INSIGHTD_LABEL_MATURITY_DAYS", meaning: "days fraud labels take to arrive: the model performance report counts evaluations older than this as mature (0-3650)", defaultValue: "60"),
         Variable(name: "INSIGHTD_MAX_DENIALS_PER_TENANT", meaning: "subject opt-outs one tenant and environment may hold (each is kept in memory); past it a new denial answers 429 (1-100000000)", defaultValue: "1000000"),
         Variable(name: "INSIGHTD_TLS_CERT", meaning: "PEM certificate chain; with INSIGHTD_TLS_KEY the port speaks only HTTPS (TLS 1.2+)", defaultValue: "unset (plain HTTP)"),
         Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
@@ -209,6 +213,7 @@ public struct Settings: Sendable, Equatable {
         int("INSIGHTD_COMPLIANCE_REFRESH", 1...300, &s.complianceRefresh)
         int("INSIGHTD_AUTHORIZATION_COOLDOWN", 0...2_592_000, &s.authorizationCooldown)
         int("INSIGHTD_RETENTION_DAYS", 1...3650, &s.retentionDays)
+        int("INSIGHTD_LABEL_MATURITY_DAYS", 0...3650, &s.labelMaturityDays)
         int("INSIGHTD_MAX_DENIALS_PER_TENANT", 1...100_000_000, &s.maxDenialsPerTenant)
         for (name, target) in [("INSIGHTD_TLS_CERT", \Settings.tlsCertificate), ("INSIGHTD_TLS_KEY", \Settings.tlsPrivateKey),
                                ("INSIGHTD_TLS_CLIENT_CA", \Settings.tlsClientCA)] {

@@ -36,6 +36,8 @@ public struct StoreBackend: Sendable {
     /// A subject's evaluations (transparency) and its erasure (PRODUCT.md §15).
     let history: any SubjectHistory
     let erasure: any SubjectErasure
+    /// Model performance counts (PRODUCT.md §13).
+    let performance: any ModelPerformanceSource
     let hashKeyRegistry: any HashKeyRegistry
     /// The embedded store's subject index (its history, and the erasure's way to the rows);
     /// nil on PostgreSQL, whose database indexes the hashes itself.
@@ -72,6 +74,7 @@ public struct StoreBackend: Sendable {
             retention = SQLiteRetention(writer: writer, index: subjects)
             history = subjects
             erasure = SQLiteSubjectErasure(writer: writer, index: subjects)
+            performance = administration
             hashKeyRegistry = SQLiteHashKeyRegistry(path: settings.databasePath)
             leadership = SQLiteJobLeadership()
             isReachable = { true }
@@ -107,6 +110,7 @@ public struct StoreBackend: Sendable {
             authorizations = store.authorizations
             retention = store.retention
             history = administration
+            performance = administration
             erasure = store.erasure
             hashKeyRegistry = store.hashKeyRegistry
             leadership = store.leadership

@@ -92,8 +92,15 @@ public enum AdminCommand {
                                                     unlink a person everywhere (store, opt-outs, velocity)
           policy test CASES [--policy FILE]         replay a JSON-lines file of decision cases through a policy
                                                     (the built-in default without --policy) and print each answer
+          models list [--models-dir DIR] [--json]   the model versions: status, current, trees, features
+          models set-current VERSION [--models-dir DIR]
+                                                    make VERSION current in registry.json (then reload: SIGHUP)
+          models withdraw VERSION [--models-dir DIR]
+                                                    mark VERSION withdrawn in its manifest (then reload: SIGHUP)
+          models report --from YYYY-MM-DD --to YYYY-MM-DD [--environment E] [--category C] [--json]
+                                                    how each model version performs on the tenant's traffic
 
-        rate-limit and subjects talk to the running daemon's API: --url (default
+        rate-limit, subjects and models report talk to the running daemon's API: --url (default
         http://$INSIGHTD_LISTEN, then http://127.0.0.1:8080) with a key from $INSIGHTD_ADMIN_KEY or
         --key-file FILE (never on the command line, where ps shows it to every user): role admin
         (subjects show: role evaluate; the key's tenant and environment are the ones searched).
@@ -105,7 +112,9 @@ public enum AdminCommand {
 
         The store is the PostgreSQL database of $INSIGHTD_DATABASE_URL when it is set (several
         instances; migrated first when empty), else SQLite in the state directory, which defaults
-        to $INSIGHTD_STATE_DIR, then /var/lib/insightd.
+        to $INSIGHTD_STATE_DIR, then /var/lib/insightd. The models directory is --models-dir, else
+        $INSIGHTD_MODELS_DIR, else ./models; every change to it is checked by loading it as the
+        daemon does, and served on the daemon's next reload (SIGHUP, systemctl reload insightd).
         Default rate 50/s and burst 100.
 
         """
@@ -116,7 +125,8 @@ public enum AdminCommand {
             var args = try Arguments(Array(arguments.dropFirst()),
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
                                                    "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
-                                                   "limit", "cursor", "activate-after", "policy"])
+                                                   "limit", "cursor", "activate-after", "policy", "from", "to", "category",
+                                                   "models-dir"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -334,6 +344,52 @@ public enum AdminCommand {
                 let policyFile = args.option("policy")
                 try args.checkAllConsumed()
                 return try PolicyTest.run(cases: words[2], policy: policyFile)
+            case ["models", "list"]:
+                let directory = args.option("models-dir") ?? environment["INSIGHTD_MODELS_DIR"] ?? Settings().modelsDirectory
+                try args.checkAllConsumed()
+                let registry = try ModelsDirectory.load(directory, current: environment["INSIGHTD_MODEL_CURRENT"])
+                let rows = registry.versions.map { model in
+                    (model.version, model.withdrawn ? "withdrawn" : "active", model.version == registry.currentVersion,
+                     model.treeCount, model.features.count, model.modelSHA256)
+                }
+                if json {
+                    print(JSONWriter.string(.array(rows.map { row in
+                        .object(["version": .string(row.0), "status": .string(row.1), "current": .bool(row.2),
+                                 "trees": .number(Double(row.3)), "features": .number(Double(row.4)), "sha256": .string(row.5)])
+                    })))
+                } else {
+                    printTable(["VERSION", "STATUS", "CURRENT", "TREES", "FEATURES", "MODEL SHA-256"], rows.map {
+                        [$0.0, $0.1, $0.2 ? "current" : "", String($0.3), String($0.4), $0.5]
+                    })
+                }
+            case let words where words.count == 3 && words[0] == "models" && ["set-current", "withdraw"].contains(words[1]):
+                let directory = args.option("models-dir") ?? environment["INSIGHTD_MODELS_DIR"] ?? Settings().modelsDirectory
+                try args.checkAllConsumed()
+                if words[1] == "set-current" {
+                    try ModelsDirectory.setCurrent(words[2], in: directory)
+                    print("model version \(words[2]) is current in \(directory)/registry.json; reload the daemon to serve it (SIGHUP)")
+                    if let pinned = environment["INSIGHTD_MODEL_CURRENT"], !pinned.isEmpty, pinned != words[2] {
+                        print("note: INSIGHTD_MODEL_CURRENT=\(pinned) is set here; where the daemon has it, it overrides registry.json")
+                    }
+                } else {
+                    try ModelsDirectory.withdraw(words[2], in: directory)
+                    print("model version \(words[2]) is withdrawn in \(directory); reload the daemon (SIGHUP): requests naming it then answer insightVersionUnavailable")
+                }
+            case ["models", "report"]:
+                guard let from = args.option("from"), let to = args.option("to") else {
+                    throw AppError("models report needs --from YYYY-MM-DD and --to YYYY-MM-DD")
+                }
+                var query = "from=\(from)&to=\(to)"
+                if let environment = args.option("environment") { query += "&environment=\(environment)" }
+                if let category = args.option("category") { query += "&category=\(category)" }
+                // The values go into a URL: only what a date or a name holds, the daemon checks the rest.
+                guard query.allSatisfy({ $0.isLetter || $0.isNumber || "-=&".contains($0) }) else {
+                    throw AppError("--from, --to, --environment and --category take dates and names only")
+                }
+                let daemon = try DaemonConnection(&args, environment: environment, transport: transport)
+                try args.checkAllConsumed()
+                let report = try daemon.send("GET", "admin/v1/model-performance?" + query, body: nil)
+                print(json ? JSONWriter.string(report) : renderModelPerformance(report))
             default:
                 throw AppError("unknown command '\(command.joined(separator: " "))'\n\(usage)")
             }
@@ -458,6 +514,41 @@ public enum AdminCommand {
             lines.append("  \(entry["createdAt"]?.stringValue ?? "-")  \(entry["category"]?.stringValue ?? "-")  by \(entry["callerName"]?.stringValue ?? "(deleted caller)")  \(insights.joined(separator: ", "))\(decision)")
         }
         if let cursor = v["cursor"]?.stringValue { lines.append("more: --cursor \(cursor)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The model performance report as a table: each proportion as value [95 % interval] of its sample.
+    static func renderModelPerformance(_ v: JSONValue) -> String {
+        func n(_ value: JSONValue?) -> String { value?.numberValue.map(format) ?? "-" }
+        func proportion(_ p: JSONValue?) -> String {
+            guard let p, let value = p["value"]?.numberValue, let low = p["interval"]?["low"]?.numberValue,
+                  let high = p["interval"]?["high"]?.numberValue else { return "- of 0" }
+            func f(_ x: Double) -> String { String(format: "%.2f", x) }
+            return "\(f(value)) [\(f(low))-\(f(high))] of \(n(p["sample"]))"
+        }
+        let mature = v["mature"] == .bool(true)
+        var lines = ["\(v["environment"]?.stringValue ?? "?") \(v["from"]?.stringValue ?? "?") to \(v["to"]?.stringValue ?? "?"): "
+                     + (mature ? "mature" : "not mature: labels may still come (maturity \(n(v["maturityDays"])) days)")]
+        let rows = v["versions"]?.arrayValue ?? []
+        guard !rows.isEmpty else { return (lines + ["no evaluations"]).joined(separator: "\n") }
+        let header = ["VERSION", "CATEGORY", "EVALUATIONS", "HIGH", "MEDIUM", "UNKNOWN", "LABELLED FRAUD", "LABELLED LEGIT",
+                      "PRECISION M|H", "RECALL M|H", "PRECISION H", "RECALL H", "MATURE"]
+        let table = rows.map { row -> [String] in
+            func labelled(_ outcome: String) -> String {
+                format((row["labelled"]?[outcome]?.objectValue?.members ?? []).compactMap { $0.value.numberValue }.reduce(0, +))
+            }
+            return [row["modelVersion"]?.stringValue ?? "?", row["category"]?.stringValue ?? "?", n(row["evaluations"]),
+                    n(row["values"]?["high"]), n(row["values"]?["medium"]), n(row["values"]?["unknown"]),
+                    labelled("confirmedFraud"), labelled("confirmedLegitimate"),
+                    proportion(row["precision"]?["mediumOrHigh"]), proportion(row["recall"]?["mediumOrHigh"]),
+                    proportion(row["precision"]?["high"]), proportion(row["recall"]?["high"]),
+                    String(format: "%.0f%%", (row["matureShare"]?.numberValue ?? 0) * 100)]
+        }
+        let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
+        for row in [header] + table {
+            lines.append(row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
         return lines.joined(separator: "\n")
     }
 

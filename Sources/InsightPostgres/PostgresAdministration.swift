@@ -5,7 +5,7 @@ import PostgresClient
 /// reads through the read pool, writes through the writer (each one statement that changes a
 /// row of the tenant and returns it).
 public final class PostgresAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, SubjectHistory,
-                                           DecisionReporting {
+                                           DecisionReporting, ModelPerformanceSource {
     private let reads: PostgresReadPool
     private let writer: PostgresWriter
 
@@ -51,6 +51,10 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
 
     public func subjectHistory(_ query: SubjectHistoryQuery) throws -> SubjectHistoryPage {
         try reads.read { try PostgresSubjectHistory.page(query, in: $0) }
+    }
+
+    public func modelPerformanceCounts(_ query: ModelPerformanceQuery) throws -> [ModelPerformanceCell] {
+        try reads.read { try PostgresModelPerformance.counts(query, in: $0) }
     }
 
     /// The evaluations since `since`, oldest first (those of one millisecond in the order they

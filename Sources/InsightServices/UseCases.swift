@@ -21,12 +21,14 @@ public struct UseCases: Sendable {
     public var subjects: SubjectService
     /// Decisions against consumption reports (the admin view); nil answers `503`.
     public var decisionReports: DecisionReportService?
+    public var performance: ModelPerformanceService
     /// The time the use cases read (decoders check dates against it).
     public var clock: any Clock
 
     public init(credentials: CredentialCheck, quota: QuotaGate, evaluation: EvaluationService,
                 consumption: ConsumptionService, labels: LabelService, authorization: AuthorizationService,
-                admin: CallerAdminService, subjects: SubjectService, clock: any Clock) {
+                admin: CallerAdminService, subjects: SubjectService, performance: ModelPerformanceService,
+                clock: any Clock) {
         self.credentials = credentials
         self.quota = quota
         self.evaluation = evaluation
@@ -35,6 +37,7 @@ public struct UseCases: Sendable {
         self.authorization = authorization
         self.admin = admin
         self.subjects = subjects
+        self.performance = performance
         self.clock = clock
     }
 }

@@ -5,7 +5,8 @@ import Synchronization
 /// Caller administration and reporting counts for the running daemon: reads through their own
 /// connection (WAL readers never block the writer), writes through the group-commit writer so
 /// that they are ordered with everything else and never stall a loop thread.
-public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, DecisionReporting {
+public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, DecisionReporting,
+    ModelPerformanceSource {
     private let reader: Mutex<SQLiteConnection>
     private let writer: GroupCommitWriter
     /// The time a velocity replay's next query reads (milliseconds), adapted batch by batch.
@@ -108,6 +109,10 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
         ORDER BY e.created_at, e.rowid
         LIMIT ?5
         """
+
+    public func modelPerformanceCounts(_ query: ModelPerformanceQuery) throws -> [ModelPerformanceCell] {
+        try reader.withLock { try SQLiteModelPerformance.counts(query, in: $0) }
+    }
 
     public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {
         try reader.withLock { db in

@@ -11,7 +11,14 @@ import JSON
 /// through it libcurl).
 struct URLSessionAdminTransport: AdminTransport {
     func send(_ method: String, _ path: String, baseURL: URL, key: String, body: String?) throws -> AdminAnswer {
-        var request = URLRequest(url: baseURL.appendingPathComponent(path), timeoutInterval: 10)
+        // A query (`path?a=b`) is kept as one: appendingPathComponent would escape its `?`.
+        let parts = path.split(separator: "?", maxSplits: 1).map(String.init)
+        var url = baseURL.appendingPathComponent(parts[0])
+        if parts.count == 2, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            components.percentEncodedQuery = parts[1]
+            url = components.url ?? url
+        }
+        var request = URLRequest(url: url, timeoutInterval: 10)
         request.httpMethod = method
         request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
         if let body {

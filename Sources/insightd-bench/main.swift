@@ -9,6 +9,9 @@
 //                                    (bench/restart.sh measures a restart on them)
 //   insightd-bench replay DATABASE whole|BATCH
 //                                    replay the store's last 7 days into a tracker in process
+//   insightd-bench performance DATABASE COUNT
+//                                    fill a new store with COUNT evaluations of a year (SQL) and
+//                                    time the model performance report over 1 to 92 days
 //
 // Adding a suite: write `enum SomethingBenchmarks { static func all() ->
 // [MicroBenchmark] }` in this directory using `measure(...)`, add one line to `suites` below,
@@ -23,6 +26,7 @@ func usage() -> Never {
                insightd-bench bodies DIR
                insightd-bench history DATABASE CALLER_ID COUNT
                insightd-bench replay DATABASE whole|BATCH
+               insightd-bench performance DATABASE COUNT
         """)
     exit(64)
 }
@@ -70,6 +74,11 @@ if arguments.first == "history" {
 if arguments.first == "replay" {
     guard arguments.count == 3 else { usage() }
     ReplayBench.run(database: arguments[1], mode: arguments[2])
+    exit(0)
+}
+if arguments.first == "performance" {
+    guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else { usage() }
+    PerformanceReportBench.run(database: arguments[1], count: count)
     exit(0)
 }
 while !arguments.isEmpty {

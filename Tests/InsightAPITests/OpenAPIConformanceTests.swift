@@ -470,6 +470,24 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe(D, "/admin/v1/decisions?days=0", 422, "contextInvalid", "an empty period", key: admin.key),
                 Probe(D, "/admin/v1/decisions", 503, "serverError", "credentials cannot be checked", key: broken.key),
             ]
+            let op = "\(method) /admin/v1/model-performance", path = "/admin/v1/model-performance"
+            table += [
+                Probe(op, path + "?from=2026-01-01&to=2026-01-31", 200, nil, "a month", key: admin.key),
+                Probe(op, path + "?environment=sandbox&from=2026-01-01&to=2026-01-01&category=payment", 200, nil,
+                      "a day, sandbox, one category", key: admin.key),
+                Probe(op, path + "?from=2026-01-01&to=2026-01-31", 401, "unauthorized", "no key", key: nil),
+                Probe(op, path + "?from=2026-01-01&to=2026-01-31", 403, "forbidden", "no admin role", key: key),
+                Probe(op, path + "?from=2026-01-01", 422, "contextInvalid", "no to", key: admin.key),
+                Probe(op, path + "?from=2026-02-30&to=2026-03-01", 422, "contextInvalid", "not a date", key: admin.key),
+                Probe(op, path + "?from=2026-03-01&to=2026-02-01", 422, "contextInvalid", "to before from", key: admin.key),
+                Probe(op, path + "?from=2026-01-01&to=2026-06-01", 422, "contextInvalid", "over 92 days", key: admin.key),
+                Probe(op, path + "?from=2026-01-01&to=2026-01-02&tenant=x", 422, "contextInvalid", "unknown parameter",
+                      key: admin.key),
+                Probe(op, path + "?from=2026-01-01&to=2026-01-02&category=x", 422, "contextInvalid", "unknown category",
+                      key: admin.key),
+                Probe(op, path + "?from=2026-01-01&to=2026-01-31", 503, "serverError", "credentials cannot be checked",
+                      key: broken.key),
+            ]
         }
         let P = "PATCH /admin/v1/callers/{callerId}", RR = "POST /admin/v1/callers/{callerId}/rate-limit/reset"
         table += [
@@ -1640,4 +1658,10 @@ extension JSONValue {
         guard case .object(let object) = self, object[key] != nil else { return self }
         return .object(JSONObject(object.members.map { $0.key == key ? (key: key, value: value) : $0 }))
     }
+}
+
+/// What in `value` breaks the schema `components/schemas/<name>` of openapi.json, for tests of
+/// other files that check a live answer against the document.
+func openAPISchemaErrors(_ value: JSONValue, schema name: String) throws -> [String] {
+    SchemaValidator(spec: try OpenAPISpec.load()).errors(value, JSONValue.object(["$ref": .string("#/components/schemas/\(name)")]))
 }

@@ -134,3 +134,18 @@ final class SettingsTests: XCTestCase {
         XCTAssertThrowsError(try Arguments(["--json=1"], valueOptions: []))
     }
 }
+
+/// `INSIGHTD_LABEL_MATURITY_DAYS` (PRODUCT.md §13) is a known variable with its range.
+final class LabelMaturitySettingsTests: XCTestCase {
+    func testLabelMaturityDays() throws {
+        XCTAssertEqual(try Settings.load(from: [:]).get().labelMaturityDays, 60)
+        XCTAssertEqual(try Settings.load(from: ["INSIGHTD_LABEL_MATURITY_DAYS": "90"]).get().labelMaturityDays, 90)
+        XCTAssertEqual(try Settings.load(from: ["INSIGHTD_LABEL_MATURITY_DAYS": "0"]).get().labelMaturityDays, 0)
+        for bad in ["-1", "3651", "sixty"] {
+            guard case .failure(let error) = Settings.load(from: ["INSIGHTD_LABEL_MATURITY_DAYS": bad]) else {
+                XCTFail("\(bad) accepted"); continue
+            }
+            XCTAssertTrue(error.description.contains("INSIGHTD_LABEL_MATURITY_DAYS"), "\(error)")
+        }
+    }
+}

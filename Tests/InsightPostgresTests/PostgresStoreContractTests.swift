@@ -19,6 +19,7 @@ final class PostgresStoreContractTests: XCTestCase {
             administration: store.administration, authorizations: store.authorizations,
             reporting: store.administration, velocity: store.administration, history: store.administration,
             retention: store.retention, erasure: store.erasure, decisions: store.administration,
+            performance: store.administration,
             close: { store.stop() })
     }
 
@@ -39,9 +40,10 @@ final class PostgresStoreContractTests: XCTestCase {
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
     func testDecisions() { check(.decisions) }
+    func testPerformance() { check(.performance) }
 
     /// Every area of the contract has a test above.
     func testEveryAreaIsRun() {
-        XCTAssertEqual(StoreContract.Area.allCases.count, 12, "add a test for the new area above")
+        XCTAssertEqual(StoreContract.Area.allCases.count, 13, "add a test for the new area above")
     }
 }

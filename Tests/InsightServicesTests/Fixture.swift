@@ -71,6 +71,7 @@ final class Fixture {
             subjects: SubjectService(history: store, erasure: store, authorization: authorization, denials: denials,
                                      velocity: velocity, hashKeys: hashKeys, metrics: metrics,
                                      velocitySettle: .milliseconds(20)) { audits.append($0) },
+            performance: ModelPerformanceService(source: store.inner, clock: clock, maturityDays: 60),
             clock: clock)
     }
 

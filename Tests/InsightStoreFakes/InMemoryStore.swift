@@ -12,7 +12,8 @@ public enum InMemoryStoreError: Error, Sendable, Equatable {
 /// operation atomic, completions called before the method returns. It passes the same
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
 public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
-    AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure, DecisionReporting {
+    AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure, DecisionReporting,
+    ModelPerformanceSource {
     /// Rows each kind loses per retention batch (as `Retention.batchSize`).
     public let batchSize: Int
 
@@ -324,6 +325,26 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     }
 
     // MARK: SubjectHistory
+
+    public func modelPerformanceCounts(_ query: ModelPerformanceQuery) throws -> [ModelPerformanceCell] {
+        state.withLock { state in
+            let callers = Set(state.callers.map(\.caller).filter { $0.tenant == query.tenant && $0.environment == query.environment }
+                .map(\.callerId))
+            var cells: [ModelPerformanceCell] = []
+            for e in state.evaluations where callers.contains(e.callerId) && e.environment == query.environment
+                && (query.from..<query.to).contains(e.createdAt) && (query.category.map { $0 == e.category } ?? true) {
+                for insight in e.insights where insight.type == InsightType.isLikelyBeingCoached.rawValue {
+                    guard case .value(let value, _) = insight.outcome, let version = insight.modelVersion else { continue }
+                    let label = state.labels.first { $0.label.insightId == insight.insightId && $0.environment == e.environment }
+                    cells.append(ModelPerformanceCell(modelVersion: version, category: e.category, value: value,
+                                                      consumption: state.reports[e.eventId]?.report.status,
+                                                      label: label?.label.outcome, count: 1,
+                                                      mature: e.createdAt < query.matureBefore ? 1 : 0))
+                }
+            }
+            return ModelPerformanceCell.merged(cells)
+        }
+    }
 
     public func subjectHistory(_ query: SubjectHistoryQuery) throws -> SubjectHistoryPage {
         state.withLock { state in

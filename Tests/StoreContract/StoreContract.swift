@@ -12,6 +12,7 @@ public struct StoreSet {
     public var reporting: any ReportingStatsSource
     public var velocity: any VelocityHistory
     public var history: any SubjectHistory
+    public var performance: any ModelPerformanceSource
     public var retention: any RetentionPurge
     public var erasure: any SubjectErasure
     public var decisions: any DecisionReporting
@@ -22,7 +23,7 @@ public struct StoreSet {
                 administration: any CallerAdministration, authorizations: any AuthorizationStore,
                 reporting: any ReportingStatsSource, velocity: any VelocityHistory, history: any SubjectHistory,
                 retention: any RetentionPurge, erasure: any SubjectErasure, decisions: any DecisionReporting,
-                close: @escaping () -> Void = {}) {
+                performance: any ModelPerformanceSource, close: @escaping () -> Void = {}) {
         self.ledger = ledger
         self.credentials = credentials
         self.registration = registration
@@ -31,6 +32,7 @@ public struct StoreSet {
         self.reporting = reporting
         self.velocity = velocity
         self.history = history
+        self.performance = performance
         self.retention = retention
         self.erasure = erasure
         self.decisions = decisions
@@ -56,7 +58,7 @@ public struct ContractCase: Sendable {
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
         case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure,
-             decisions
+             decisions, performance
     }
 
     /// Runs every case of `area`, each on a store set from `make`; answers the failures (empty: all passed).
@@ -77,6 +79,7 @@ public enum StoreContract {
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
             + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
+            + performanceCases
     }
 }
 

@@ -40,6 +40,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
             reporting: administration, velocity: administration, history: subjects,
             retention: SQLiteRetention(writer: writer, index: subjects),
             erasure: SQLiteSubjectErasure(writer: writer, index: subjects), decisions: administration,
+            performance: administration,
             close: {
                 writer.stop()
                 subjects.stop()
@@ -59,6 +60,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
     func testDecisions() { check(.decisions) }
+    func testPerformance() { check(.performance) }
 }
 
 /// The contract against the in-memory fakes: passing it is what lets use-case tests trust them.
@@ -67,7 +69,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
         let store = InMemoryStore()
         return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
                         authorizations: store, reporting: store, velocity: store, history: store, retention: store,
-                        erasure: store, decisions: store)
+                        erasure: store, decisions: store, performance: store)
     }
 
     func testConsumption() { check(.consumption) }
@@ -82,6 +84,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func testRetention() { check(.retention) }
     func testErasure() { check(.erasure) }
     func testDecisions() { check(.decisions) }
+    func testPerformance() { check(.performance) }
 }
 
 /// Every area has a test in both classes above.

@@ -1,0 +1,181 @@
+/// How each model version performs on the tenant's own traffic (PRODUCT.md §13): the store
+/// counts, grouped, what the coaching insights of a period answered, how callers used them and
+/// what was later labelled; `ModelPerformanceReport` turns the counts into the report.
+public protocol ModelPerformanceSource: Sendable {
+    /// The counts of `query`: one cell per (model version, category, value, consumption status,
+    /// label outcome) that occurs among the insights of type `isLikelyBeingCoached` that answered
+    /// a value, of the evaluations created in `[query.from, query.to)` by the callers of
+    /// `query.tenant` registered in `query.environment` (and of `query.category`, when given).
+    /// In no particular order.
+    func modelPerformanceCounts(_ query: ModelPerformanceQuery) throws -> [ModelPerformanceCell]
+}
+
+/// What `ModelPerformanceSource` is asked.
+public struct ModelPerformanceQuery: Sendable, Equatable {
+    public var tenant: String
+    public var environment: Environment
+    /// The period's first millisecond.
+    public var from: Milliseconds
+    /// After the period's last millisecond (exclusive).
+    public var to: Milliseconds
+    public var category: OperationCategory?
+    /// Evaluations created before this are mature (`ModelPerformanceCell.mature`).
+    public var matureBefore: Milliseconds
+
+    public init(tenant: String, environment: Environment, from: Milliseconds, to: Milliseconds,
+                category: OperationCategory? = nil, matureBefore: Milliseconds) {
+        self.tenant = tenant
+        self.environment = environment
+        self.from = from
+        self.to = to
+        self.category = category
+        self.matureBefore = matureBefore
+    }
+}
+
+/// The insights of one combination of model version, category, value, consumption status and
+/// label outcome.
+public struct ModelPerformanceCell: Sendable, Hashable {
+    public var modelVersion: String
+    public var category: OperationCategory
+    public var value: InsightValue
+    /// The evaluation's consumption report's status; nil when none was reported.
+    public var consumption: ConsumptionStatus?
+    /// The insight's label; nil when it has none.
+    public var label: LabelOutcome?
+    /// Insights in the cell.
+    public var count: Int
+    /// Those of evaluations created before `ModelPerformanceQuery.matureBefore`.
+    public var mature: Int
+
+    public init(modelVersion: String, category: OperationCategory, value: InsightValue, consumption: ConsumptionStatus?,
+                label: LabelOutcome?, count: Int, mature: Int) {
+        self.modelVersion = modelVersion
+        self.category = category
+        self.value = value
+        self.consumption = consumption
+        self.label = label
+        self.count = count
+        self.mature = mature
+    }
+
+    /// The cells of `cells` with equal keys added together, sorted by key (to compare stores).
+    public static func merged(_ cells: [ModelPerformanceCell]) -> [ModelPerformanceCell] {
+        var byKey: [String: ModelPerformanceCell] = [:]
+        for cell in cells {
+            let key = cell.sortKey
+            if var existing = byKey[key] {
+                existing.count += cell.count
+                existing.mature += cell.mature
+                byKey[key] = existing
+            } else {
+                byKey[key] = cell
+            }
+        }
+        return byKey.keys.sorted().compactMap { byKey[$0] }
+    }
+
+    var sortKey: String {
+        [modelVersion, category.rawValue, value.rawValue, consumption?.rawValue ?? "", label?.rawValue ?? ""]
+            .joined(separator: "\u{1}")
+    }
+}
+
+/// A proportion with its sample size and its 95 % Wilson score interval.
+public struct Proportion: Sendable, Equatable {
+    /// The successes over `sample`; nil when the sample is empty.
+    public var value: Double?
+    public var successes: Int
+    public var sample: Int
+    /// The 95 % Wilson score interval; nil when the sample is empty.
+    public var interval: (low: Double, high: Double)?
+
+    public init(successes: Int, of sample: Int) {
+        self.successes = successes
+        self.sample = sample
+        value = sample == 0 ? nil : Double(successes) / Double(sample)
+        interval = Self.wilson(successes: successes, of: sample)
+    }
+
+    /// The two-sided 95 % normal quantile.
+    public static let z = 1.959963984540054
+
+    /// The Wilson score interval of `successes` out of `sample` at 95 %; nil for an empty sample.
+    public static func wilson(successes: Int, of sample: Int) -> (low: Double, high: Double)? {
+        guard sample > 0 else { return nil }
+        let n = Double(sample), p = Double(successes) / n, z2 = z * z
+        let centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+        let half = z / (1 + z2 / n) * (p * (1 - p) / n + z2 / (4 * n * n)).squareRoot()
+        return (max(0, centre - half), min(1, centre + half))
+    }
+
+    public static func == (a: Proportion, b: Proportion) -> Bool {
+        a.successes == b.successes && a.sample == b.sample
+    }
+}
+
+/// The report of one model version on one category over a period (PRODUCT.md §13).
+public struct ModelPerformanceRow: Sendable, Equatable {
+    public var modelVersion: String
+    public var category: OperationCategory
+    /// Insights that answered a value.
+    public var evaluations: Int
+    public var values: [InsightValue: Int]
+    /// Per consumption status; `nil` counts the insights whose evaluation has no report.
+    public var consumption: [ConsumptionStatus?: Int]
+    /// Labelled insights per label outcome and value.
+    public var labelled: [LabelOutcome: [InsightValue: Int]]
+    /// Of the labelled `medium` or `high`, the share confirmed fraud.
+    public var precisionMediumOrHigh: Proportion
+    /// Of the labelled `high`, the share confirmed fraud.
+    public var precisionHigh: Proportion
+    /// Of the confirmed fraud, the share answered `medium` or `high`.
+    public var recallMediumOrHigh: Proportion
+    /// Of the confirmed fraud, the share answered `high`.
+    public var recallHigh: Proportion
+    /// The share of `evaluations` created before the maturity cutoff.
+    public var matureShare: Double
+}
+
+/// The report over a period: one row per model version and category, by version then category.
+public struct ModelPerformanceReport: Sendable, Equatable {
+    public var rows: [ModelPerformanceRow]
+    /// Whether the whole period is older than the label maturity (`ModelPerformanceQuery.matureBefore`).
+    public var mature: Bool
+
+    public init(cells: [ModelPerformanceCell], query: ModelPerformanceQuery) {
+        mature = query.to <= query.matureBefore
+        var grouped: [String: [ModelPerformanceCell]] = [:]
+        for cell in cells { grouped[cell.modelVersion + "\u{1}" + cell.category.rawValue, default: []].append(cell) }
+        rows = grouped.values.map(Self.row).sorted {
+            ($0.modelVersion, $0.category.rawValue) < ($1.modelVersion, $1.category.rawValue)
+        }
+    }
+
+    static func row(_ cells: [ModelPerformanceCell]) -> ModelPerformanceRow {
+        var values: [InsightValue: Int] = [:]
+        var consumption: [ConsumptionStatus?: Int] = [:]
+        var labelled: [LabelOutcome: [InsightValue: Int]] = [:]
+        var evaluations = 0, mature = 0
+        for cell in cells {
+            evaluations += cell.count
+            mature += cell.mature
+            values[cell.value, default: 0] += cell.count
+            consumption[cell.consumption, default: 0] += cell.count
+            if let label = cell.label { labelled[label, default: [:]][cell.value, default: 0] += cell.count }
+        }
+        let fraud = labelled[.confirmedFraud] ?? [:], legitimate = labelled[.confirmedLegitimate] ?? [:]
+        let fraudHigh = fraud[.high] ?? 0, fraudMedium = fraud[.medium] ?? 0
+        let legitimateHigh = legitimate[.high] ?? 0, legitimateMedium = legitimate[.medium] ?? 0
+        let allFraud = fraud.values.reduce(0, +)
+        return ModelPerformanceRow(
+            modelVersion: cells[0].modelVersion, category: cells[0].category, evaluations: evaluations, values: values,
+            consumption: consumption, labelled: labelled,
+            precisionMediumOrHigh: Proportion(successes: fraudHigh + fraudMedium,
+                                              of: fraudHigh + fraudMedium + legitimateHigh + legitimateMedium),
+            precisionHigh: Proportion(successes: fraudHigh, of: fraudHigh + legitimateHigh),
+            recallMediumOrHigh: Proportion(successes: fraudHigh + fraudMedium, of: allFraud),
+            recallHigh: Proportion(successes: fraudHigh, of: allFraud),
+            matureShare: evaluations == 0 ? 0 : Double(mature) / Double(evaluations))
+    }
+}
