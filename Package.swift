@@ -17,6 +17,7 @@ let package = Package(
                        providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // hiredis (libhiredis-dev) without pkg-config: its hiredis.pc adds -D_FILE_OFFSET_BITS=64,
         // a flag SwiftPM refuses with a warning on every build (and a no-op on 64-bit systems).
         // The shim includes <hiredis/hiredis.h> from /usr/include; the module map links it.
@@ -24,7 +25,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Infrastructure: domain-free.
-        .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "CSodium"]),
         .target(name: "SQLiteClient", dependencies: ["CSQLite"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "JSON"),

@@ -4,7 +4,7 @@
 # run again.
 set -eu
 # python3-venv: the pinned schemathesis of `make test-api` lives in a venv.
-PACKAGES="libevent-dev libsqlite3-dev libssl-dev pkg-config sqlite3 curl jq openssl python3-venv libpq-dev libhiredis-dev"
+PACKAGES="libevent-dev libsqlite3-dev libssl-dev libsodium-dev pkg-config sqlite3 curl jq openssl python3-venv libpq-dev libhiredis-dev"
 # nginx-light: the load balancer in front of the instances of e2e/cluster.sh; binutils: readelf
 # for scripts/check-container-libraries.sh; python3-cryptography: the independent verifier of
 # signed answers (e2e/verify_signature.py).
