@@ -12,7 +12,7 @@ extension InsightAPIHandler {
     func subjectTransparency(_ exchange: Exchange) throws {
         let caller = try exchange.authenticated()
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject", "limit", "cursor", "tenant"])
-        try Self.checkTenant(root, of: caller)
+        try useCases.subjects.confirmTenant(try root.string("tenant", maxLength: Tenant.maxNameLength), of: caller)
         let subject = try Self.subjectIdentifiers(root)
         guard subject.count == 1, let (kind, identifier) = subject.first.map({ ($0.key, $0.value) }) else {
             throw Problem.invalid("subject", "must name exactly one of account, device or counterparty")
@@ -32,7 +32,7 @@ extension InsightAPIHandler {
     func subjectErasure(_ exchange: Exchange) throws {
         let admin = try exchange.authenticated()
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject", "tenant"])
-        try Self.checkTenant(root, of: admin)
+        try useCases.subjects.confirmTenant(try root.string("tenant", maxLength: Tenant.maxNameLength), of: admin)
         let identifiers = try Self.subjectIdentifiers(root)
         guard !identifiers.isEmpty else {
             throw Problem.invalid("subject", "must name at least one of account, device or counterparty")
@@ -45,14 +45,6 @@ extension InsightAPIHandler {
                                         "authorizations": .number(Double(erasure.report.authorizations)),
                                         "hashKeys": .number(Double(erasure.hashKeys))]))
             }
-        }
-    }
-
-    /// The optional `tenant` member: a guard against a key of the wrong tenant. An operator who
-    /// names the tenant is told when the key belongs to another one, before anything happens.
-    static func checkTenant(_ root: ObjectReader, of caller: Caller) throws(Problem) {
-        if let tenant = try root.string("tenant", maxLength: Tenant.maxNameLength), tenant != caller.tenant {
-            throw Problem.invalid("tenant", "is not the tenant of this credential, which acts only in its own tenant")
         }
     }
 

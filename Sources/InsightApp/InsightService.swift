@@ -30,8 +30,8 @@ public final class InsightService: Sendable {
     private let store: StoreBackend
     private let server: HTTPServer
     private let recount: ComplianceRecount
-    private let keyringWatch: KeyringWatch
-    private let signingKeyWatch: SigningKeyWatch
+    private let keyringWatch: ChangedFileWatch
+    private let signingKeyWatch: ChangedFileWatch
     private let retention: RetentionJob
     /// Other instances' opt-outs (several instances on one store only).
     private let denialSync: DenialSync?
@@ -74,9 +74,8 @@ public final class InsightService: Sendable {
         for file in SigningKeyDirectory.exposedFiles(directory: signingDirectory) {
             logger.warning("signing key file is readable by group or others; chmod 600 it", [("path", .string(file))])
         }
-        signingKeyWatch = SigningKeyWatch(keys: signingKeys, directory: signingDirectory,
-                                          fingerprint: SigningKeyDirectory.fingerprint(directory: signingDirectory),
-                                          interval: settings.complianceRefresh, clock: clock, logger: logger)
+        signingKeyWatch = SigningKeyWatch.watch(signingKeys, directory: signingDirectory, interval: settings.complianceRefresh,
+                                                clock: clock, logger: logger)
         let store = try StoreBackend(settings: settings, now: clock.now(), metrics: metrics, logger: logger)
         self.store = store
 
@@ -88,9 +87,8 @@ public final class InsightService: Sendable {
             logger.warning("hash key file is readable by group or others; chmod 600 it", [("path", .string(keyPath))])
         }
         try KeyringWatch.register(hashKeys.current, in: store.hashKeyRegistry, now: clock.now())
-        keyringWatch = KeyringWatch(hashKeys: hashKeys, registry: store.hashKeyRegistry, path: keyPath,
-                                    fingerprint: KeyringFile.fingerprint(path: keyPath), interval: settings.complianceRefresh,
-                                    clock: clock, logger: logger)
+        keyringWatch = KeyringWatch.watch(hashKeys, registry: store.hashKeyRegistry, path: keyPath,
+                                          interval: settings.complianceRefresh, clock: clock, logger: logger)
 
         let models = InsightModels(nil)
         modelLoader = ModelLoader(models: models, directory: settings.modelsDirectory,

@@ -30,6 +30,15 @@ public struct SubjectService: Sendable {
         self.audit = audit
     }
 
+    /// The optional tenant a request names: a guard against a key of the wrong tenant. An
+    /// operator who names the tenant is told when the key belongs to another one, before
+    /// anything is read or erased.
+    public func confirmTenant(_ named: String?, of caller: Caller) throws(Rejection) {
+        if let named, named != caller.tenant {
+            throw .invalid(field: "tenant", detail: "is not the tenant of this credential, which acts only in its own tenant")
+        }
+    }
+
     /// One page of a subject's evaluations and its authorization status.
     public struct Transparency: Sendable, Equatable {
         public var page: SubjectHistoryPage

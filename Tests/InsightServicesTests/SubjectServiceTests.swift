@@ -139,6 +139,16 @@ final class SubjectServiceTests: XCTestCase {
         XCTAssertEqual(accountEvaluations(f, "acct-1").week, 1)
     }
 
+    func testANamedTenantMustBeTheKeysOwn() throws {
+        let f = Fixture()
+        let bank = f.caller(tenant: "bank-a")
+        XCTAssertNoThrow(try f.useCases.subjects.confirmTenant(nil, of: bank))
+        XCTAssertNoThrow(try f.useCases.subjects.confirmTenant("bank-a", of: bank))
+        XCTAssertRejects(.invalid(field: "tenant", detail: "is not the tenant of this credential, which acts only in its own tenant")) {
+            () throws(Rejection) in try f.useCases.subjects.confirmTenant("bank-b", of: bank)
+        }
+    }
+
     func testAnUnreadableHistoryIsARejection() {
         let f = Fixture()
         let bank = f.caller()
