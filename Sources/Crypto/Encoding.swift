@@ -57,26 +57,43 @@ public enum Base64URL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Appends `bytes` as unpadded base64url to `out` (no intermediate string).
+    /// The length of the unpadded base64url encoding of `count` bytes.
+    public static func encodedCount(_ count: Int) -> Int { (count * 4 + 2) / 3 }
+
+    /// Appends `bytes` as unpadded base64url to `out` (no intermediate string). The answer's
+    /// signature encodes every response body this way, so the loop writes through pointers
+    /// instead of appending character by character.
     public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
-        out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
+        let start = out.count, count = encodedCount(bytes.count)
+        out.append(contentsOf: repeatElement(0, count: count))
+        out.withUnsafeMutableBufferPointer { buffer in
+            encode(bytes, into: UnsafeMutableBufferPointer(rebasing: buffer[start..<start + count]))
+        }
+    }
+
+    /// Writes the encoding of `bytes` into `out`, which holds exactly `encodedCount(bytes.count)`.
+    static func encode(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+              var target = out.baseAddress else { return }
         alphabet.withUnsafeBufferPointer { alphabet in
+            let table = alphabet.baseAddress!
             var i = 0
             while i + 3 <= bytes.count {
-                let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-                out.append(alphabet[Int(n >> 18)])
-                out.append(alphabet[Int((n >> 12) & 63)])
-                out.append(alphabet[Int((n >> 6) & 63)])
-                out.append(alphabet[Int(n & 63)])
+                let n = UInt32(source[i]) << 16 | UInt32(source[i + 1]) << 8 | UInt32(source[i + 2])
+                target[0] = table[Int(n >> 18)]
+                target[1] = table[Int((n >> 12) & 63)]
+                target[2] = table[Int((n >> 6) & 63)]
+                target[3] = table[Int(n & 63)]
+                target += 4
                 i += 3
             }
             let rest = bytes.count - i
             if rest > 0 {
-                var n = UInt32(bytes[i]) << 16
-                if rest == 2 { n |= UInt32(bytes[i + 1]) << 8 }
-                out.append(alphabet[Int((n >> 18) & 63)])
-                out.append(alphabet[Int((n >> 12) & 63)])
-                if rest == 2 { out.append(alphabet[Int((n >> 6) & 63)]) }
+                var n = UInt32(source[i]) << 16
+                if rest == 2 { n |= UInt32(source[i + 1]) << 8 }
+                target[0] = table[Int((n >> 18) & 63)]
+                target[1] = table[Int((n >> 12) & 63)]
+                if rest == 2 { target[2] = table[Int((n >> 6) & 63)] }
             }
         }
     }

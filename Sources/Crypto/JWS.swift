@@ -27,7 +27,9 @@ public final class DetachedJWSSigner: Sendable {
     /// The compact serialization of `payload`'s signature, the payload left out; nil only if
     /// OpenSSL fails.
     public func detachedSignature(of payload: [UInt8]) -> String? {
-        var input = signingInputPrefix
+        var input = [UInt8]()
+        input.reserveCapacity(signingInputPrefix.count + Base64URL.encodedCount(payload.count))
+        input += signingInputPrefix
         payload.withUnsafeBytes { Base64URL.append($0, to: &input) }
         guard let signature = input.withUnsafeBytes({ key.signature(for: $0) }) else { return nil }
         var out = serializationPrefix

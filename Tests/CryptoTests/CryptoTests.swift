@@ -90,6 +90,32 @@ final class CryptoTests: XCTestCase {
         XCTAssertEqual(Base64URL.encode(Array("foobar".utf8)), "Zm9vYmFy")
         XCTAssertEqual(Base64URL.encode([0xFB, 0xFF]), "-_8")
     }
+
+    /// Every length's remainder, appended after existing bytes (as a JWS signing input is),
+    /// matches Foundation-free reference encoding and decodes back to the same bytes.
+    func testBase64URLAppendKeepsThePrefixAndRoundTrips() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...200 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var out = Array("prefix.".utf8)
+            bytes.withUnsafeBytes { Base64URL.append($0, to: &out) }
+            XCTAssertEqual(Array(out.prefix(7)), Array("prefix.".utf8))
+            let encoded = String(decoding: out.dropFirst(7), as: UTF8.self)
+            XCTAssertEqual(encoded.utf8.count, Base64URL.encodedCount(length))
+            XCTAssertEqual(encoded, Self.referenceBase64URL(bytes), "length \(length)")
+            XCTAssertEqual(Base64URL.decode(encoded), bytes, "length \(length)")
+        }
+    }
+
+    /// Base64url by the bit-at-a-time definition of RFC 4648, independent of the encoder's loop.
+    static func referenceBase64URL(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        var bits = bytes.flatMap { byte in (0..<8).reversed().map { (byte >> $0) & 1 } }
+        while bits.count % 6 != 0 { bits.append(0) }
+        return String(stride(from: 0, to: bits.count, by: 6).map { start in
+            alphabet[bits[start..<start + 6].reduce(0) { Int($0) << 1 | Int($1) }]
+        })
+    }
 }
 
 extension String {
