@@ -28,8 +28,8 @@ struct WriteStatement: Sendable {
 /// server committed it is unknown, and nothing was acknowledged), and the next batch connects
 /// again; after a failed attempt, batches fail at once until the reconnect delay has passed.
 public final class PostgresWriter: @unchecked Sendable {
-    // @unchecked: `queue` and `stopping` are guarded by `condition`; `connection` and `retryAt`
-    // are touched only by the writer thread.
+    // @unchecked: `connection`, `retryAt` and `lastConnectError` are touched only by the
+    // queue's thread.
     private struct Job {
         let statements: Result<[WriteStatement], any Error>
         let finish: ([PostgresResult]?, (any Error)?) -> Void
@@ -39,43 +39,32 @@ public final class PostgresWriter: @unchecked Sendable {
     public typealias Commit = StoreCommit
 
     private let settings: PostgresSettings
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    private var stopping = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    private let queue: WriterQueue<Job>
     private var connection: PostgresConnection?
     private var retryAt: UInt64 = 0
     private var lastConnectError = "not connected yet"
     /// Most jobs waiting before new ones are refused (back-pressure).
-    public let capacity: Int
+    public var capacity: Int { queue.capacity }
     /// Most jobs committed together.
-    public let maxBatch: Int
+    public var maxBatch: Int { queue.maxBatch }
     /// Times a batch is sent again after a deadlock or serialization failure before its job fails.
     static let transientRetries = 3
     private let observer: (@Sendable (Commit) -> Void)?
 
     init(settings: PostgresSettings, observer: (@Sendable (Commit) -> Void)? = nil) {
         self.settings = settings
-        self.capacity = settings.writeQueueCapacity
-        self.maxBatch = max(1, settings.commitBatch)
+        queue = WriterQueue(threadName: "insightd-pg-writer", capacity: settings.writeQueueCapacity,
+                            maxBatch: settings.commitBatch)
         self.observer = observer
     }
 
     /// Starts the writer thread.
     func start() {
-        let thread = Thread { [self] in self.run() }
-        thread.name = "insightd-pg-writer"
-        self.thread = thread
-        thread.start()
+        queue.start(process: { [self] batch in commit(batch) }, whenStopped: { [self] in connection = nil })
     }
 
     /// Jobs waiting now.
-    public var depth: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return queue.count
-    }
+    public var depth: Int { queue.depth }
 
     /// Queues the statements `build` makes (on the caller's thread); after the commit, `decode`
     /// turns their results, in order, into the job's answer, and `completion` gets it on the
@@ -112,49 +101,12 @@ public final class PostgresWriter: @unchecked Sendable {
     }
 
     private func enqueue(_ job: Job, refuse: (StoreFailure) -> Void) {
-        condition.lock()
-        if stopping {
-            condition.unlock()
-            refuse(.unavailable("the store is stopping"))
-            return
-        }
-        if queue.count >= capacity {
-            condition.unlock()
-            refuse(.overloaded)
-            return
-        }
-        queue.append(job)
-        condition.signal()
-        condition.unlock()
+        if let refusal = queue.enqueue(job) { refuse(refusal) }
     }
 
     /// Finishes every queued job, then stops the thread and closes the connection. Later
     /// submissions fail.
-    func stop() {
-        condition.lock()
-        let wasRunning = !stopping && thread != nil
-        stopping = true
-        condition.signal()
-        condition.unlock()
-        if wasRunning { finished.wait() }
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while queue.isEmpty && !stopping { condition.wait() }
-            if queue.isEmpty && stopping {
-                condition.unlock()
-                connection = nil
-                finished.signal()
-                return
-            }
-            let batch = Array(queue.prefix(maxBatch))
-            queue.removeFirst(batch.count)
-            condition.unlock()
-            commit(batch)
-        }
-    }
+    func stop() { queue.stop() }
 
     private func commit(_ batch: [Job]) {
         let started = DispatchTime.now().uptimeNanoseconds

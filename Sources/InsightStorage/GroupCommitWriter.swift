@@ -8,8 +8,7 @@ import SQLiteClient
 /// savepoint, so one failing job undoes only its own writes. One fsync thus covers a whole
 /// batch, and no completion ever reports data that a crash could still lose.
 public final class GroupCommitWriter: @unchecked Sendable {
-    // @unchecked: `queue` and `stopping` are guarded by `condition`; the
-    // connection is touched only by the writer thread.
+    // @unchecked: the connection is touched only by the queue's thread.
     private struct Job {
         let work: (SQLiteConnection) throws -> Void
         /// Runs after the batch's commit, outside any transaction (a WAL checkpoint); its
@@ -19,15 +18,11 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private let connection: SQLiteConnection
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    private var stopping = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    private let queue: WriterQueue<Job>
     /// Most jobs waiting before new ones are refused (back-pressure).
-    public let capacity: Int
+    public var capacity: Int { queue.capacity }
     /// Most jobs committed together.
-    public let maxBatch: Int
+    public var maxBatch: Int { queue.maxBatch }
     /// What one commit did, for metrics and logs.
     public typealias Commit = StoreCommit
 
@@ -37,25 +32,17 @@ public final class GroupCommitWriter: @unchecked Sendable {
     public init(connection: SQLiteConnection, capacity: Int = 10_000, maxBatch: Int = 256,
                 observer: (@Sendable (Commit) -> Void)? = nil) {
         self.connection = connection
-        self.capacity = capacity
-        self.maxBatch = maxBatch
+        queue = WriterQueue(threadName: "insightd-writer", capacity: capacity, maxBatch: maxBatch)
         self.observer = observer
     }
 
     /// Starts the writer thread.
     public func start() {
-        let thread = Thread { [self] in self.run() }
-        thread.name = "insightd-writer"
-        self.thread = thread
-        thread.start()
+        queue.start { [self] batch in commit(batch) }
     }
 
     /// Jobs waiting now.
-    public var depth: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return queue.count
-    }
+    public var depth: Int { queue.depth }
 
     /// Queues `work`; `completion` runs on the writer thread after the commit (or failure).
     /// Answers `.overloaded` at once when the queue is full, `.unavailable` after `stop()`.
@@ -106,47 +93,11 @@ public final class GroupCommitWriter: @unchecked Sendable {
 
     /// Queues `job`, or answers `refuse` at once when the writer is stopping or full.
     private func enqueue(_ job: Job, completion refuse: (StoreFailure) -> Void) {
-        condition.lock()
-        if stopping {
-            condition.unlock()
-            refuse(.unavailable("the store is stopping"))
-            return
-        }
-        if queue.count >= capacity {
-            condition.unlock()
-            refuse(.overloaded)
-            return
-        }
-        queue.append(job)
-        condition.signal()
-        condition.unlock()
+        if let refusal = queue.enqueue(job) { refuse(refusal) }
     }
 
     /// Finishes every queued job, then stops the thread. Later submissions fail.
-    public func stop() {
-        condition.lock()
-        let wasRunning = !stopping && thread != nil
-        stopping = true
-        condition.signal()
-        condition.unlock()
-        if wasRunning { finished.wait() }
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while queue.isEmpty && !stopping { condition.wait() }
-            if queue.isEmpty && stopping {
-                condition.unlock()
-                finished.signal()
-                return
-            }
-            let batch = Array(queue.prefix(maxBatch))
-            queue.removeFirst(batch.count)
-            condition.unlock()
-            commit(batch)
-        }
-    }
+    public func stop() { queue.stop() }
 
     private func commit(_ batch: [Job]) {
         let started = DispatchTime.now().uptimeNanoseconds
