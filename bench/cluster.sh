@@ -6,7 +6,10 @@
 # the CPU each part spent per evaluation: insightd, PostgreSQL (every backend), Redis.
 #
 # Usage: bench/cluster.sh BIN_DIR   (BIN_DIR holds insightd, insightctl, insightd-bench)
-# Environment: BENCH_DURATION=10s BENCH_CONNECTIONS=64 BENCH_THREADS=2 BENCH_RING=4096 (as run.sh)
+# Environment: BENCH_DURATION=10s BENCH_CONNECTIONS=64 BENCH_THREADS=2 BENCH_RING=4096 (as run.sh);
+# BENCH_THINK_MS=40: after the saturated runs, the same connections each wait this long on
+# average between an answer and their next request (bench/wrk/evaluate.lua), so the latency is
+# read at a load the machine carries (at saturation, p99 is the queue: connections / req/s).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -84,8 +87,10 @@ stop_instances() {
     INSTANCE_PIDS=""
 }
 
-# run N: W2 against N instances; prints one line of figures.
+# run N [THINK_MS]: W2 against N instances, back to back or with each connection waiting
+# THINK_MS on average between requests; prints one line of figures.
 run() {
+    think=${2:-0}
     start_instances "$1"
     per=$(( CONNECTIONS / $1 ))
     rows0=$(psql_q 'SELECT count(*) FROM evaluations')
@@ -94,8 +99,8 @@ run() {
     n=0 wrk_pids=""
     for url in $URLS; do
         n=$((n + 1))
-        say "\$ env BENCH_BODY=$W2_BODY BENCH_TAG=c$1i$n wrk -t$THREADS -c$per -d$DURATION --latency --timeout 10s -s bench/wrk/evaluate.lua $url"
-        env BENCH_BODY="$W2_BODY" BENCH_TAG="c$1i$n" BENCH_THREADS="$THREADS" \
+        say "\$ env BENCH_BODY=$W2_BODY BENCH_TAG=c$1i$n BENCH_THINK_MS=$think wrk -t$THREADS -c$per -d$DURATION --latency --timeout 10s -s bench/wrk/evaluate.lua $url"
+        env BENCH_BODY="$W2_BODY" BENCH_TAG="c$1i$n" BENCH_THREADS="$THREADS" BENCH_THINK_MS="$think" \
             wrk -t"$THREADS" -c"$per" -d"$DURATION" --latency --timeout 10s -s bench/wrk/evaluate.lua "$url" \
             >"$WORK/c$1i$n.txt" 2>&1 &
         wrk_pids="$wrk_pids $!"
@@ -106,15 +111,16 @@ run() {
     wal=$(psql_q "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal0')")
     cat "$WORK"/c"$1"i*.txt | grep '^BENCH_RESULT' >"$WORK/c$1.results" || { cat "$WORK"/c"$1"i*.txt >&2; fail "no BENCH_RESULT"; }
     stored=$((rows1 - rows0))
-    awk -v hz="$TICKS" -v n="$1" -v stored="$stored" -v wal="$wal" \
+    awk -v hz="$TICKS" -v n="$1" -v think="$think" -v stored="$stored" -v wal="$wal" \
         -v ins="$((insightd1 - insightd0))" -v pg="$((pg1 - pg0))" -v redis="$((redis1 - redis0))" '
         { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
           rps += v["rps"]; requests += v["requests"]; non2xx += v["non2xx"]; errors += v["errors"]
           if (v["p50_us"] > p50) p50 = v["p50_us"]; if (v["p99_us"] > p99) p99 = v["p99_us"] }
         END {
             ok = stored > 0 ? stored : 1
-            printf "%d instance%s: %.0f req/s, p50 %.2f ms, p99 %.2f ms (the worse of the wrk runs), %d non-2xx, %d errors; %d evaluations stored\n",
-                n, (n > 1 ? "s" : ""), rps, p50 / 1000, p99 / 1000, non2xx, errors, stored
+            load = think > 0 ? sprintf(", think %d ms", think) : ", saturated"
+            printf "%d instance%s%s: %.0f req/s, p50 %.2f ms, p99 %.2f ms (the worse of the wrk runs), %d non-2xx, %d errors; %d evaluations stored\n",
+                n, (n > 1 ? "s" : ""), load, rps, p50 / 1000, p99 / 1000, non2xx, errors, stored
             printf "  CPU per stored evaluation: insightd %.0f us, PostgreSQL %.0f us, Redis %.0f us; WAL %.0f bytes per evaluation\n",
                 ins / hz * 1e6 / ok, pg / hz * 1e6 / ok, redis / hz * 1e6 / ok, wal / ok
         }' "$WORK/c$1.results"
@@ -123,4 +129,6 @@ run() {
 
 say "W2 (evaluate, interaction.summary), $CONNECTIONS connections in all, $DURATION, on $(nproc) CPUs shared by insightd, PostgreSQL, Redis and wrk"
 for n in ${BENCH_CLUSTER_INSTANCES:-1 2}; do run "$n"; done
+say "the same, each connection waiting ${BENCH_THINK_MS:-40} ms on average between an answer and its next request"
+for n in ${BENCH_CLUSTER_INSTANCES:-1 2}; do run "$n" "${BENCH_THINK_MS:-40}"; done
 say "storage: $(psql_q "SELECT pg_size_pretty(pg_total_relation_size('evaluations') + pg_total_relation_size('insights'))") for $(psql_q 'SELECT count(*) FROM evaluations') evaluations ($(psql_q "SELECT (pg_total_relation_size('evaluations') + pg_total_relation_size('insights')) / greatest(count(*), 1) FROM evaluations") bytes each, tables and indexes)"
