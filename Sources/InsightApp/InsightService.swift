@@ -139,7 +139,7 @@ public final class InsightService: Sendable {
             evaluation: EvaluationService(ledger: ledger, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
                                           denials: denials, velocity: shared.velocity, escalation: escalation, metrics: serviceMetrics,
                                           consumptionGrace: Milliseconds(settings.consumptionGrace) * 1000,
-                                          decisions: decisions),
+                                          decisions: decisions, gate: shared.gate),
             consumption: ConsumptionService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             labels: LabelService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             authorization: authorization,

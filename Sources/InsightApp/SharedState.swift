@@ -10,6 +10,8 @@ import Telemetry
 struct SharedState: Sendable {
     let limiter: any RateLimits
     let velocity: any VelocityState
+    /// What an evaluation asks of both before it is answered: one round trip with Redis.
+    let gate: any EvaluationGate
     /// The in-memory tracker of the embedded mode (rebuilt from the store at start); nil with Redis.
     let tracker: VelocityTracker?
     private let link: RedisLink?
@@ -20,7 +22,9 @@ struct SharedState: Sendable {
             let tracker = VelocityTracker(clock: clock)
             self.tracker = tracker
             velocity = tracker
-            limiter = RateLimiter(settings: settings.rateLimitSettings, clock: clock)
+            let limiter = RateLimiter(settings: settings.rateLimitSettings, clock: clock)
+            self.limiter = limiter
+            gate = SeparateCallsGate(limits: limiter, velocity: tracker)
             link = nil
             return
         }
@@ -42,9 +46,12 @@ struct SharedState: Sendable {
         }
         self.link = link
         tracker = nil
-        limiter = RedisRateLimiter(link: link, settings: settings.rateLimitSettings, clock: clock, instances: settings.instances)
-        velocity = RedisVelocity(link: link, history: history, clock: clock, metrics: metrics,
-                                 mayRebuild: { leadership.tryLead() })
+        let limiter = RedisRateLimiter(link: link, settings: settings.rateLimitSettings, clock: clock, instances: settings.instances)
+        let velocity = RedisVelocity(link: link, history: history, clock: clock, metrics: metrics,
+                                     mayRebuild: { leadership.tryLead() })
+        self.limiter = limiter
+        self.velocity = velocity
+        gate = RedisEvaluationGate(limiter: limiter, velocity: velocity)
     }
 
     /// Connects to Redis (at most a few seconds; an instance starts without it) and starts its checks.

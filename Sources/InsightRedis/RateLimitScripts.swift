@@ -74,27 +74,6 @@ enum RateLimitScripts {
     return {ok and 1 or 0, step, remaining, num(retry), num(reset)}
     """)
 
-    /// One evaluation for a device. KEYS[1] the device's bucket, KEYS[2] the caller's hash;
-    /// ARGV[1] rate, ARGV[2] burst. The bucket expires when it has refilled (a full bucket is
-    /// no key). Answers {allowed, retryAfter ms}.
-    static let admitDevice = RedisScript(prelude + """
-    local now = now_ms()
-    local ok, newTat, _, retry = decide(tonumber(ARGV[1]), tonumber(ARGV[2]), now, tonumber(redis.call('GET', KEYS[1])))
-    redis.call('SET', KEYS[1], num(newTat), 'PX', math.max(1, math.ceil(newTat - now)))
-    if not ok then throttled(KEYS[2], now, 'deviceRate') end
-    return {ok and 1 or 0, num(retry)}
-    """)
-
-    /// One unit of an insight type's quota. KEYS[1] the caller's hash; ARGV[1] the field
-    /// (`i:` and the type), ARGV[2] rate, ARGV[3] burst, ARGV[4] the key's lifetime. Answers 1 or 0.
-    static let admitInsight = RedisScript(prelude + """
-    local now = now_ms()
-    local ok, newTat = decide(tonumber(ARGV[2]), tonumber(ARGV[3]), now, tonumber(redis.call('HGET', KEYS[1], ARGV[1])))
-    redis.call('HSET', KEYS[1], ARGV[1], num(newTat))
-    redis.call('PEXPIRE', KEYS[1], ARGV[4])
-    return ok and 1 or 0
-    """)
-
     /// A caller's state without taking a token (the step moved as time says, as `RateLimiter`
     /// does). KEYS[1] the caller's hash, KEYS[2] when the counts were written; ARGV as
     /// `caller_state`. Answers {step, remaining, reset ms, evaluations, onTime, late, overdue,

@@ -3,8 +3,9 @@ import RedisClient
 
 /// Rate limits shared by every instance, in Redis (docs/rate-limits.md, "Several instances:
 /// Redis"): each caller's GCRA bucket with its reporting penalty, each device's hourly bucket and
-/// each insight type's quota are one bucket across instances, decided by one script each on the
-/// server's clock.
+/// each insight type's quota are one bucket across instances, decided by scripts on the server's
+/// clock (an evaluation's device limit and insight quotas in one, with its velocity read:
+/// `RedisEvaluationGate`).
 ///
 /// **Penalties.** The instance that runs the compliance recount calls `update` (or `refresh`):
 /// it writes every caller's counts and target step into Redis, where every instance's next
@@ -28,7 +29,7 @@ public final class RedisRateLimiter: RateLimits {
     private let clock: any Clock
     /// How long a caller's hash lives after its last write: longer than the counting window
     /// and the deepest penalty's recovery, so nothing that still matters expires.
-    private let callerLifetime: Int64
+    let callerLifetime: Int64
 
     /// `instances` is how many instances share the quotas (at least 1); `clock` is only used for
     /// the windows of `refresh` and the time of the counts (decisions use the server's clock).
@@ -69,29 +70,44 @@ public final class RedisRateLimiter: RateLimits {
     }
 
     public func admitDevice(_ hash: [UInt8], environment: Environment, caller: Caller) -> Int? {
-        let limit = settings.deviceLimit
-        let keys = [deviceKey(hash, environment), callerKey(caller.callerId)]
-        let reply = link.perform { connection throws(RedisError) in
-            try connection.run(RateLimitScripts.admitDevice, keys: keys,
-                               arguments: [number(limit.rate), RedisArgument(limit.burst)])
-        }
-        guard let parts = reply?.elements, parts.count == 2, let allowed = parts[0].integer,
-              let retry = parts[1].string.flatMap(Double.init) else {
-            return fallback.admitDevice(hash, environment: environment, caller: localShare(caller))
-        }
-        return allowed == 1 ? nil : max(1, Int((retry / 1000).rounded(.up)))
+        var preflight = Preflight(callerKey: callerKey(caller.callerId))
+        preflight.device = devicePart(hash, environment: environment)
+        return deviceVerdict(preflight.run(on: link), device: hash, environment: environment, caller: caller)
     }
 
     public func admitInsight(_ insightType: String, caller: Caller) -> Bool {
-        let quota = settings.insightQuota(GCRA(rate: caller.rate, burst: caller.burst))
-        let key = callerKey(caller.callerId)
-        let arguments: [RedisArgument] = [RedisArgument("i:" + insightType), number(quota.rate),
-                                          RedisArgument(quota.burst), RedisArgument(callerLifetime)]
-        let reply = link.perform { connection throws(RedisError) in
-            try connection.run(RateLimitScripts.admitInsight, keys: [key], arguments: arguments)
+        var preflight = Preflight(callerKey: callerKey(caller.callerId))
+        preflight.insights = [insightPart(insightType, caller: caller)]
+        preflight.lifetime = callerLifetime
+        return insightVerdicts(preflight.run(on: link), types: [insightType], caller: caller)[0]
+    }
+
+    // MARK: Parts of an evaluation's preflight (RedisEvaluationGate)
+
+    /// A device's bucket and the hourly limit.
+    func devicePart(_ hash: [UInt8], environment: Environment) -> (key: RedisArgument, limit: GCRA) {
+        (deviceKey(hash, environment), settings.deviceLimit)
+    }
+
+    /// An insight type's quota for `caller`.
+    func insightPart(_ insightType: String, caller: Caller) -> (field: String, quota: GCRA) {
+        (insightType, settings.insightQuota(GCRA(rate: caller.rate, burst: caller.burst)))
+    }
+
+    /// The device's verdict from a preflight's reply: nil when admitted, else seconds to wait;
+    /// the local share's when Redis did not answer.
+    func deviceVerdict(_ reply: PreflightReply?, device: [UInt8], environment: Environment, caller: Caller) -> Int? {
+        guard let reply else { return fallback.admitDevice(device, environment: environment, caller: localShare(caller)) }
+        return reply.deviceAllowed ? nil : max(1, Int((reply.deviceRetryMilliseconds / 1000).rounded(.up)))
+    }
+
+    /// Each insight quota's verdict from a preflight's reply; the local share's when Redis did
+    /// not answer.
+    func insightVerdicts(_ reply: PreflightReply?, types: [String], caller: Caller) -> [Bool] {
+        guard let reply, reply.insightsAdmitted.count == types.count else {
+            return types.map { fallback.admitInsight($0, caller: localShare(caller)) }
         }
-        guard let allowed = reply?.integer else { return fallback.admitInsight(insightType, caller: localShare(caller)) }
-        return allowed == 1
+        return reply.insightsAdmitted
     }
 
     public func status(_ caller: Caller) -> QuotaStatus {
@@ -199,7 +215,7 @@ public final class RedisRateLimiter: RateLimits {
 
     /// A caller's hash: bucket, penalty step, counts, throttling, insight quotas. Caller ids are
     /// made by the daemon (`caller_…`), never by a caller.
-    private var callerKey: @Sendable (String) -> RedisArgument {
+    var callerKey: @Sendable (String) -> RedisArgument {
         let prefix = link.settings.keyPrefix
         return { RedisArgument(prefix + "rl:c:" + $0) }
     }

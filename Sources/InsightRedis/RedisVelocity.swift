@@ -7,7 +7,8 @@ import Telemetry
 /// what an evaluation made on any instance adds is seen by the next evaluation on every other.
 ///
 /// `record` is one script (atomic, on the server's clock; the same evaluation recorded twice is
-/// recorded once), `signals` one script that answers the live entries of the query's subjects,
+/// recorded once), `signals` one script that answers the live entries of the query's subjects
+/// (during an evaluation, part of the one script of `RedisEvaluationGate`),
 /// from which the signals are computed by the same rules as `VelocityTracker`'s
 /// (`VelocitySignals.addAccountHistory` and the others), so both answer alike for the same
 /// evaluations. Lists are capped as `VelocityLimits` says (`subjectsPerKind` and `shards` do not
@@ -59,6 +60,14 @@ public final class RedisVelocity: VelocityState {
     // MARK: Reads
 
     public func signals(for query: VelocityQuery) -> VelocitySignals {
+        let read = read(for: query)
+        var preflight = Preflight(callerKey: read.keys.first ?? "")
+        preflight.velocity = read
+        return signals(read, reply: read.keys.isEmpty ? nil : preflight.run(on: link))
+    }
+
+    /// The keys and counts that read `query`'s subjects.
+    func read(for query: VelocityQuery) -> VelocityRead {
         let accounts = VelocityKeys.of(query.accounts)
         let devices = VelocityKeys.of(query.devices)
         let counterparties = VelocityKeys.of(query.counterparties)
@@ -71,15 +80,16 @@ public final class RedisVelocity: VelocityState {
             keys.append(RedisArgument(prefix + "c:" + Self.hex(key)))
             keys.append(RedisArgument(prefix + "c:" + Self.hex(key) + ":coached"))
         }
-        let arguments: [RedisArgument] = [RedisArgument(accounts.count), RedisArgument(devices.count),
-                                          RedisArgument(counterparties.count),
-                                          RedisArgument(VelocityWindow.week.milliseconds)]
-        let reply = keys.isEmpty ? nil : link.perform { connection throws(RedisError) in
-            try connection.run(VelocityScripts.signals, keys: keys, arguments: arguments)
-        }
-        guard let parts = reply?.elements, parts.count == 1 + accounts.count + devices.count + counterparties.count,
+        return VelocityRead(query: query, accounts: accounts, devices: devices, counterparties: counterparties, keys: keys)
+    }
+
+    /// The signals of `read` from a preflight's reply: computed by the same rules as
+    /// `VelocityTracker`'s; none (counted) when Redis did not answer.
+    func signals(_ read: VelocityRead, reply: PreflightReply?) -> VelocitySignals {
+        let (query, accounts, devices, counterparties) = (read.query, read.accounts, read.devices, read.counterparties)
+        guard let parts = reply?.signals, parts.count == 1 + accounts.count + devices.count + counterparties.count,
               let now = parts[0].string.flatMap({ Milliseconds($0) }) else {
-            if keys.isEmpty {
+            if read.keys.isEmpty {
                 // Nothing to look up: the signals of a query that names no subject.
                 return VelocitySignals(query: query, accounts: [], devices: [], counterparties: [], now: clock.now())
             }

@@ -137,32 +137,6 @@ enum VelocityScripts {
     return 1
     """)
 
-    /// The live entries (younger than 7 d) of a query's subjects. ARGV[1..3]: how many account,
-    /// device and counterparty keys; ARGV[4] the week in ms. KEYS: the account sets, the device
-    /// sets, then each counterparty's set and coached hash. Answers {now, then per account set
-    /// its members and scores, per device set the same, per counterparty set member, score and
-    /// coached time ('' when none)}.
-    static let signals = RedisScript(prelude + """
-    local na, nd, nc = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-    local low = '(' .. (now - tonumber(ARGV[4]))
-    local out = {tostring(now)}
-    for i = 1, na + nd do
-      out[#out + 1] = redis.call('ZRANGEBYSCORE', KEYS[i], low, '+inf', 'WITHSCORES')
-    end
-    for i = 0, nc - 1 do
-      local ckey, hkey = KEYS[na + nd + 1 + 2 * i], KEYS[na + nd + 2 + 2 * i]
-      local live = redis.call('ZRANGEBYSCORE', ckey, low, '+inf', 'WITHSCORES')
-      local triples = {}
-      for j = 1, #live, 2 do
-        triples[#triples + 1] = live[j]
-        triples[#triples + 1] = live[j + 1]
-        triples[#triples + 1] = redis.call('HGET', hkey, live[j]) or ''
-      end
-      out[#out + 1] = triples
-    end
-    return out
-    """)
-
     /// Erases subjects from one environment (`RedisVelocity.erase`). ARGV: [1] the environment's
     /// prefix, [2] the number of accounts, [3] the number of devices, then the accounts', the
     /// devices' and the counterparties' key bytes (8 each). An account goes with its own set, its

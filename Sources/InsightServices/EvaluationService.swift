@@ -18,10 +18,15 @@ public struct EvaluationService: Sendable {
     let consumptionGrace: Milliseconds
     /// The decision policy and its shadow (PRODUCT.md §12).
     let decisions: DecisionPolicies
+    /// The device limit, insight quotas and velocity read asked at once (one round trip to Redis).
+    let gate: any EvaluationGate
 
+    /// `gate` defaults to asking `limiter` and `velocity` one after the other.
     public init(ledger: any EvaluationLedger, models: InsightModels, hashKeys: HashKeys, clock: any Clock,
                 limiter: any RateLimits, denials: DenialIndex, velocity: any VelocityState, escalation: EscalationPolicy,
-                metrics: ServiceMetrics, consumptionGrace: Milliseconds, decisions: DecisionPolicies = DecisionPolicies()) {
+                metrics: ServiceMetrics, consumptionGrace: Milliseconds, decisions: DecisionPolicies = DecisionPolicies(),
+                gate: (any EvaluationGate)? = nil) {
+        self.gate = gate ?? SeparateCallsGate(limits: limiter, velocity: velocity)
         self.ledger = ledger
         self.models = models
         self.hashKeys = hashKeys
@@ -58,9 +63,7 @@ public struct EvaluationService: Sendable {
             throw .forced(forced, throttle: CallerThrottle(reason: .callerRate, status: exhausted, retryAfterSeconds: 1,
                                                            view: limiter.view(caller), compliance: limiter.settings.compliance))
         }
-        let limiter = self.limiter
-        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override,
-                                           admitInsight: { limiter.admitInsight($0, caller: caller) })
+        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override)
         // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
         // hashed once under every key of the caller's tenant (active first): the active hash is
         // stored, all are looked up.
@@ -79,24 +82,33 @@ public struct EvaluationService: Sendable {
         if let deviceHashes, denials.isDenied(tenant, caller.environment, .device, hashes: deviceHashes, now: now) {
             throw .optedOut
         }
-        if let device = subject.device,
-           let retryAfter = limiter.admitDevice(device, environment: caller.environment, caller: caller) {
+        // The device's limit, a unit of quota for each insight that consults a model, and what
+        // velocity knows of the hashed identifiers, asked at once; velocity is not asked while
+        // its counts are being rebuilt (they would be short).
+        let asksQuota = request.insights.map(answerer.asksQuota)
+        let query = VelocityQuery(
+            environment: caller.environment,
+            accounts: accountHashes ?? [], devices: deviceHashes ?? [], counterparties: counterpartyHashes ?? [],
+            isPayment: request.category == .payment)
+        let gateAnswer = gate.pass(GateRequest(
+            caller: caller, environment: caller.environment, device: subject.device,
+            insightTypes: zip(request.insights, asksQuota).filter(\.1).map(\.0.type),
+            velocity: velocity.isRebuilding ? nil : query))
+        if let retryAfter = gateAnswer.deviceRetryAfter {
             metrics.throttled(.deviceRate)
             throw .deviceThrottled(retryAfterSeconds: retryAfter, perHour: limiter.settings.devicePerHour)
         }
         // The evaluation's id, and its insights' ids made from it.
         let ids = EvaluationIdentifiers.make(insights: request.insights.count, milliseconds: now)
-        var insights = zip(request.insights, ids.insightIds).map { insight, id in
-            answerer.answer(insight, category: request.category, insightId: id)
+        var admitted = gateAnswer.insightsAdmitted.makeIterator()
+        var insights: [InsightRecord] = []
+        insights.reserveCapacity(request.insights.count)
+        for (insight, (id, quota)) in zip(request.insights, zip(ids.insightIds, asksQuota)) {
+            insights.append(answerer.answer(insight, category: request.category, insightId: id,
+                                            admitted: quota ? admitted.next() ?? false : true))
         }
-        // Velocity over hashed identifiers may raise a coaching value by one level, never lower
-        // it; not while its counts are being rebuilt (they would be short).
-        let query = VelocityQuery(
-            environment: caller.environment,
-            accounts: accountHashes ?? [], devices: deviceHashes ?? [], counterparties: counterpartyHashes ?? [],
-            isPayment: request.category == .payment)
-        let (trackedValue, raised) = Self.escalate(&insights, signals: velocity.isRebuilding ? nil : velocity.signals(for: query), policy: escalation,
-                                                   metrics: metrics)
+        // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
+        let (trackedValue, raised) = Self.escalate(&insights, signals: gateAnswer.signals, policy: escalation, metrics: metrics)
         // The decision reads the final values (a sandbox-forced one included) and the request's
         // facts; the shadow policy's answer is only counted, as the decision is, once stored.
         let facts = DecisionFacts(request, insights: insights, coaching: trackedValue)

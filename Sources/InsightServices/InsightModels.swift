@@ -26,18 +26,14 @@ struct InsightAnswerer {
     let features: FeatureVector?
     /// Outcomes forced by a sandbox caller, by insight type.
     let override: SandboxOverride?
-    /// Takes one unit of the caller's quota for an insight type; false when it is used up.
-    let admitInsight: (String) -> Bool
 
     /// The schema versions of `isLikelyBeingCoached` this server answers.
     static let supportedSchemaVersions = [1]
 
     /// Extracts the features, turning a hostile or inconsistent interaction into `contextInvalid`.
-    init(registry: ModelRegistry?, interaction: InteractionInput, override: SandboxOverride? = nil,
-         admitInsight: @escaping (String) -> Bool = { _ in true }) throws(Rejection) {
+    init(registry: ModelRegistry?, interaction: InteractionInput, override: SandboxOverride? = nil) throws(Rejection) {
         self.registry = registry
         self.override = override
-        self.admitInsight = admitInsight
         do {
             switch interaction {
             case .none: features = nil
@@ -49,36 +45,61 @@ struct InsightAnswerer {
         }
     }
 
-    /// The stored and returned record of one requested insight.
-    func answer(_ request: InsightRequest, category: OperationCategory, insightId: String) -> InsightRecord {
-        var answer = modelAnswer(request, category: category, insightId: insightId)
+    /// The stored and returned record of one requested insight; `admitted` says whether its
+    /// unit of quota was taken (asked only of insights for which `asksQuota` is true).
+    func answer(_ request: InsightRequest, category: OperationCategory, insightId: String, admitted: Bool = true) -> InsightRecord {
+        var answer = modelAnswer(request, category: category, insightId: insightId, admitted: admitted)
         // A sandbox override replaces the outcome but keeps ids and versions as they were.
         if let forced = override?.insights[request.type] { answer.outcome = forced }
         return answer
     }
 
-    private func modelAnswer(_ request: InsightRequest, category: OperationCategory, insightId: String) -> InsightRecord {
+    /// Whether answering `request` consults a model, and so takes a unit of its type's quota:
+    /// every insight but those refused before (unknown type or version, no model).
+    func asksQuota(_ request: InsightRequest) -> Bool {
+        if case .model = serving(request) { return true }
+        return false
+    }
+
+    /// The model that answers `request`, or why none does.
+    private enum Serving {
+        case model(CoachingModelVersion, newest: String)
+        case refused(modelVersion: String?, newest: String?, InsightOutcome)
+    }
+
+    private func serving(_ request: InsightRequest) -> Serving {
+        guard InsightType(rawValue: request.type) != nil else {
+            return .refused(modelVersion: nil, newest: nil,
+                            .error(.insightUnavailable, detail: "This server offers no insight of that type."))
+        }
+        guard Self.supportedSchemaVersions.contains(request.schemaVersion) else {
+            return .refused(modelVersion: request.modelVersion, newest: registry?.currentVersion,
+                            .error(.insightVersionIncompatible, detail: "This schema version is not supported; supported: 1."))
+        }
+        guard let registry else {
+            return .refused(modelVersion: request.modelVersion, newest: nil,
+                            .error(.insightUnavailable, detail: "No model is loaded for this insight type."))
+        }
+        let newest = registry.currentVersion
+        guard let model = registry.model(version: request.modelVersion), !model.withdrawn else {
+            return .refused(modelVersion: request.modelVersion, newest: newest,
+                            .error(.insightVersionUnavailable, detail: "That model version is unknown or withdrawn; current is \(newest)."))
+        }
+        return .model(model, newest: newest)
+    }
+
+    private func modelAnswer(_ request: InsightRequest, category: OperationCategory, insightId: String,
+                             admitted: Bool) -> InsightRecord {
         func record(_ modelVersion: String?, _ newest: String?, _ outcome: InsightOutcome) -> InsightRecord {
             InsightRecord(insightId: insightId, type: request.type, schemaVersion: request.schemaVersion,
                           modelVersion: modelVersion, newestModelVersion: newest, outcome: outcome)
         }
-        guard InsightType(rawValue: request.type) != nil else {
-            return record(nil, nil, .error(.insightUnavailable, detail: "This server offers no insight of that type."))
+        let model: CoachingModelVersion, newest: String
+        switch serving(request) {
+        case .refused(let modelVersion, let newest, let outcome): return record(modelVersion, newest, outcome)
+        case .model(let served, let current): (model, newest) = (served, current)
         }
-        guard Self.supportedSchemaVersions.contains(request.schemaVersion) else {
-            return record(request.modelVersion, registry?.currentVersion,
-                          .error(.insightVersionIncompatible, detail: "This schema version is not supported; supported: 1."))
-        }
-        guard let registry else {
-            return record(request.modelVersion, nil,
-                          .error(.insightUnavailable, detail: "No model is loaded for this insight type."))
-        }
-        let newest = registry.currentVersion
-        guard let model = registry.model(version: request.modelVersion), !model.withdrawn else {
-            return record(request.modelVersion, newest,
-                          .error(.insightVersionUnavailable, detail: "That model version is unknown or withdrawn; current is \(newest)."))
-        }
-        guard admitInsight(request.type) else {
+        guard admitted else {
             return record(model.version, newest,
                           .error(.rateLimitError, detail: "The quota for this insight type is used up; the other insights still answer."))
         }

@@ -70,6 +70,15 @@ final class RoundTripCostTests: XCTestCase {
                                                     devices: [hash(2, i % 400)], counterparties: [hash(3, i % 100)],
                                                     isPayment: true))
         }
+        // What an evaluation asks before it is answered, in one script (RedisEvaluationGate).
+        let gate = RedisEvaluationGate(limiter: limiter, velocity: velocity)
+        let preflight = microseconds("gate") { i in
+            _ = gate.pass(GateRequest(caller: who, environment: .production, device: hash(2, i % 400),
+                                      insightTypes: ["isLikelyBeingCoached"],
+                                      velocity: VelocityQuery(environment: .production, accounts: [hash(1, i % 500)],
+                                                              devices: [hash(2, i % 400)], counterparties: [hash(3, i % 100)],
+                                                              isPayment: true)))
+        }
         let record = microseconds("record") { i in
             velocity.record(VelocityEvent(environment: .production, time: now + Milliseconds(i), account: hash(1, i % 500),
                                           device: hash(2, i % 400), counterparty: hash(3, i % 100), isPayment: true,
@@ -77,8 +86,8 @@ final class RoundTripCostTests: XCTestCase {
         }
         let ping = try redis.connect()
         let roundTrip = microseconds { _ in _ = try? ping.command("PING") }
-        print(String(format: "redis µs per call (loopback, %d calls each): PING %.1f, admit %.1f, admitDevice %.1f, signals %.1f, record %.1f; velocity memory %d bytes per evaluation (2,000 evaluations of 500 accounts, 400 devices, 100 counterparties)",
-                     calls, roundTrip, admit, device, signals, record, filled / 2_000))
+        print(String(format: "redis µs per call (loopback, %d calls each): PING %.1f, admit %.1f, admitDevice %.1f, signals %.1f, gate (device + insight quota + signals) %.1f, record %.1f; velocity memory %d bytes per evaluation (2,000 evaluations of 500 accounts, 400 devices, 100 counterparties)",
+                     calls, roundTrip, admit, device, signals, preflight, record, filled / 2_000))
         print("redis server µs per script (INFO commandstats): " + serverSide.joined(separator: ", "))
         XCTAssertTrue(instance.link.isAvailable)
         XCTAssertLessThan(max(admit, signals, record), 50_000, "a call took over 50 ms on average")

@@ -1,0 +1,66 @@
+/// What an evaluation asks of the rate limits and of velocity before its insights are answered,
+/// in one question: may this device evaluate now (its hourly limit), may each insight that will
+/// consult a model take a unit of its type's quota, and what does velocity know of the subject.
+/// With state in memory the parts are separate calls (`SeparateCallsGate`); with state shared in
+/// Redis they are one script, one round trip (InsightRedis's `RedisEvaluationGate`).
+public protocol EvaluationGate: Sendable {
+    func pass(_ request: GateRequest) -> GateAnswer
+}
+
+public struct GateRequest: Sendable {
+    public var caller: Caller
+    public var environment: Environment
+    /// The device's keyed hash; nil when the evaluation names no device.
+    public var device: [UInt8]?
+    /// The type of each insight that will take a unit of quota, in the order they are answered
+    /// (a type asked twice takes two units).
+    public var insightTypes: [String]
+    /// What velocity is asked; nil when it is not asked (its counts are being rebuilt).
+    public var velocity: VelocityQuery?
+
+    public init(caller: Caller, environment: Environment, device: [UInt8]?, insightTypes: [String], velocity: VelocityQuery?) {
+        self.caller = caller
+        self.environment = environment
+        self.device = device
+        self.insightTypes = insightTypes
+        self.velocity = velocity
+    }
+}
+
+public struct GateAnswer: Sendable {
+    /// Seconds until the device may evaluate again; nil when it may now. A refused device takes
+    /// no insight quota and reads no velocity (the other fields are then empty).
+    public var deviceRetryAfter: Int?
+    /// Per entry of `GateRequest.insightTypes`: whether its unit of quota was taken.
+    public var insightsAdmitted: [Bool]
+    /// Velocity's signals; nil when velocity was not asked or could not answer.
+    public var signals: VelocitySignals?
+
+    public init(deviceRetryAfter: Int?, insightsAdmitted: [Bool], signals: VelocitySignals?) {
+        self.deviceRetryAfter = deviceRetryAfter
+        self.insightsAdmitted = insightsAdmitted
+        self.signals = signals
+    }
+}
+
+/// The gate as calls on the two ports, one after the other: the in-memory backends answer each
+/// in a few hundred nanoseconds, so nothing is gained by asking them at once.
+public struct SeparateCallsGate: EvaluationGate {
+    public let limits: any RateLimits
+    public let velocity: any VelocityState
+
+    public init(limits: any RateLimits, velocity: any VelocityState) {
+        self.limits = limits
+        self.velocity = velocity
+    }
+
+    public func pass(_ request: GateRequest) -> GateAnswer {
+        if let device = request.device,
+           let retryAfter = limits.admitDevice(device, environment: request.environment, caller: request.caller) {
+            return GateAnswer(deviceRetryAfter: retryAfter, insightsAdmitted: [], signals: nil)
+        }
+        let admitted = request.insightTypes.map { limits.admitInsight($0, caller: request.caller) }
+        return GateAnswer(deviceRetryAfter: nil, insightsAdmitted: admitted,
+                          signals: request.velocity.map { velocity.signals(for: $0) })
+    }
+}

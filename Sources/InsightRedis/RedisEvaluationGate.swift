@@ -1,0 +1,156 @@
+import InsightDomain
+import RedisClient
+
+/// What an evaluation asks of Redis before it is answered (`EvaluationGate`), as one script and
+/// one round trip: the device's hourly bucket, a unit of each insight type's quota, and
+/// velocity's live entries for the subject. Asked one by one they were three scripts, three
+/// round trips and three blocking waits of the loop thread (docs/performance.md, "Several
+/// instances"). `RedisRateLimiter.admitDevice`/`admitInsight` and `RedisVelocity.signals` are
+/// the same script with one part.
+///
+/// A refused device takes no insight quota and reads nothing (the evaluation is refused). While
+/// Redis is unavailable each part falls back as its own call does: the rate limiter's local
+/// share, and no velocity signals (counted).
+public struct RedisEvaluationGate: EvaluationGate {
+    public let limiter: RedisRateLimiter
+    public let velocity: RedisVelocity
+
+    public init(limiter: RedisRateLimiter, velocity: RedisVelocity) {
+        self.limiter = limiter
+        self.velocity = velocity
+    }
+
+    public func pass(_ request: GateRequest) -> GateAnswer {
+        var preflight = Preflight(callerKey: limiter.callerKey(request.caller.callerId))
+        if let device = request.device { preflight.device = limiter.devicePart(device, environment: request.environment) }
+        preflight.insights = request.insightTypes.map { limiter.insightPart($0, caller: request.caller) }
+        preflight.lifetime = limiter.callerLifetime
+        let read = request.velocity.map(velocity.read(for:))
+        preflight.velocity = read
+        let reply = preflight.run(on: limiter.link)
+        if let device = request.device,
+           let retryAfter = limiter.deviceVerdict(reply, device: device, environment: request.environment, caller: request.caller) {
+            return GateAnswer(deviceRetryAfter: retryAfter, insightsAdmitted: [], signals: nil)
+        }
+        return GateAnswer(deviceRetryAfter: nil,
+                          insightsAdmitted: limiter.insightVerdicts(reply, types: request.insightTypes, caller: request.caller),
+                          signals: read.map { velocity.signals($0, reply: reply) })
+    }
+}
+
+/// One evaluation's questions to Redis, built by the rate limiter (device, insight quotas) and
+/// velocity (the read), sent as one `PreflightScript`.
+struct Preflight {
+    /// The caller's hash: throttling counts and insight quotas live there. Not read when neither
+    /// a device nor an insight is asked.
+    var callerKey: RedisArgument
+    var device: (key: RedisArgument, limit: GCRA)?
+    var insights: [(field: String, quota: GCRA)] = []
+    /// How long the caller's hash lives after this write.
+    var lifetime: Int64 = 0
+    var velocity: VelocityRead?
+
+    init(callerKey: RedisArgument) { self.callerKey = callerKey }
+
+    /// The answer of the script; nil when Redis did not answer (or answered something else).
+    func run(on link: RedisLink) -> PreflightReply? {
+        var keys: [RedisArgument] = [callerKey, device?.key ?? callerKey]
+        var arguments: [RedisArgument] = []
+        arguments.reserveCapacity(8 + 3 * insights.count)
+        if let device {
+            arguments += [number(device.limit.rate), RedisArgument(device.limit.burst)]
+        } else {
+            arguments += ["", ""]
+        }
+        arguments += [RedisArgument(lifetime), RedisArgument(insights.count)]
+        for insight in insights {
+            arguments += [RedisArgument("i:" + insight.field), number(insight.quota.rate), RedisArgument(insight.quota.burst)]
+        }
+        if let velocity, !velocity.keys.isEmpty {
+            keys += velocity.keys
+            arguments += [RedisArgument(velocity.accounts.count), RedisArgument(velocity.devices.count),
+                          RedisArgument(velocity.counterparties.count), RedisArgument(VelocityWindow.week.milliseconds)]
+        }
+        let command = RedisCommand.script(PreflightScript.script, keys: keys, arguments: arguments)
+        guard let reply = link.perform({ connection throws(RedisError) in try connection.command(command) }),
+              let parts = reply.elements, parts.count == 4, let allowed = parts[0].integer,
+              let retry = parts[1].string.flatMap(Double.init), let admitted = parts[2].elements,
+              let signals = parts[3].elements else { return nil }
+        return PreflightReply(deviceAllowed: allowed == 1, deviceRetryMilliseconds: retry,
+                              insightsAdmitted: admitted.map { $0.integer == 1 }, signals: signals)
+    }
+
+    private func number(_ value: Double) -> RedisArgument { RedisArgument("\(value)") }
+}
+
+struct PreflightReply {
+    var deviceAllowed: Bool
+    var deviceRetryMilliseconds: Double
+    /// Empty when the device was refused.
+    var insightsAdmitted: [Bool]
+    /// `{now, entries…}` as `RedisVelocity.signals` reads them; empty when not asked or refused.
+    var signals: [RedisReply]
+}
+
+/// The keys and counts of a velocity read (`RedisVelocity.read(for:)`).
+struct VelocityRead {
+    let query: VelocityQuery
+    let accounts: [UInt64]
+    let devices: [UInt64]
+    let counterparties: [UInt64]
+    /// The account sets, the device sets, then each counterparty's set and coached hash.
+    let keys: [RedisArgument]
+}
+
+enum PreflightScript {
+    /// KEYS[1] the caller's hash, KEYS[2] the device's bucket (the caller's hash again when there
+    /// is no device), then the velocity keys (`VelocityRead.keys`). ARGV[1] the device's rate
+    /// ('' when there is no device), [2] its burst, [3] the caller hash's lifetime, [4] the number
+    /// n of insight quotas, then per quota its field, rate and burst, then (when velocity is
+    /// asked) the number of account, device and counterparty keys and the week in ms. Answers
+    /// {device allowed, its retry-after in ms, {each quota taken: 1 or 0}, {now, per account set
+    /// its members and scores, per device set the same, per counterparty member, score and
+    /// coached time ('' when none)}}; a refused device answers {0, retry, {}, {}}.
+    static let script = RedisScript(RateLimitScripts.prelude + """
+    local now = now_ms()
+    if ARGV[1] ~= '' then
+      local ok, newTat, _, retry = decide(tonumber(ARGV[1]), tonumber(ARGV[2]), now, tonumber(redis.call('GET', KEYS[2])))
+      redis.call('SET', KEYS[2], num(newTat), 'PX', math.max(1, math.ceil(newTat - now)))
+      if not ok then
+        throttled(KEYS[1], now, 'deviceRate')
+        return {0, num(retry), {}, {}}
+      end
+    end
+    local n = tonumber(ARGV[4])
+    local admitted = {}
+    for i = 0, n - 1 do
+      local a = 5 + 3 * i
+      local ok, newTat = decide(tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), now, tonumber(redis.call('HGET', KEYS[1], ARGV[a])))
+      redis.call('HSET', KEYS[1], ARGV[a], num(newTat))
+      admitted[#admitted + 1] = ok and 1 or 0
+    end
+    if n > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+    local out = {}
+    local v = 5 + 3 * n
+    if ARGV[v] then
+      local na, nd, nc = tonumber(ARGV[v]), tonumber(ARGV[v + 1]), tonumber(ARGV[v + 2])
+      local low = '(' .. (now - tonumber(ARGV[v + 3]))
+      out[1] = tostring(now)
+      for i = 1, na + nd do
+        out[#out + 1] = redis.call('ZRANGEBYSCORE', KEYS[2 + i], low, '+inf', 'WITHSCORES')
+      end
+      for i = 0, nc - 1 do
+        local ckey, hkey = KEYS[3 + na + nd + 2 * i], KEYS[4 + na + nd + 2 * i]
+        local live = redis.call('ZRANGEBYSCORE', ckey, low, '+inf', 'WITHSCORES')
+        local triples = {}
+        for j = 1, #live, 2 do
+          triples[#triples + 1] = live[j]
+          triples[#triples + 1] = live[j + 1]
+          triples[#triples + 1] = redis.call('HGET', hkey, live[j]) or ''
+        end
+        out[#out + 1] = triples
+      end
+    end
+    return {1, '0', admitted, out}
+    """)
+}
