@@ -134,11 +134,16 @@ public enum Daemon {
         }
         if let problem = SigningKeyDirectory.problem(settings, now: SystemClock().now()) { problems.append(problem) }
         if manager.fileExists(atPath: settings.modelsDirectory) {
-            do { _ = try ModelRegistry.load(directory: settings.modelsDirectory, current: settings.currentModel) } catch {
+            do {
+                _ = try ModelRegistry.load(directory: settings.modelsDirectory, current: settings.currentModel,
+                                           shadow: settings.shadowModels)
+            } catch {
                 problems.append("models in \(settings.modelsDirectory): \(error)")
             }
         } else if settings.modelsDirectoryExplicit {
             problems.append("INSIGHTD_MODELS_DIR \(settings.modelsDirectory) does not exist")
+        } else if !settings.shadowModels.isEmpty {
+            problems.append("INSIGHTD_MODEL_SHADOW names versions, but the models directory \(settings.modelsDirectory) does not exist")
         }
         do { _ = try DecisionPolicyLoader.load(file: settings.decisionPolicyFile, shadowFile: settings.decisionPolicyShadowFile) } catch {
             problems.append("\(error)")

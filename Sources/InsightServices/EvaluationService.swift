@@ -18,10 +18,14 @@ public struct EvaluationService: Sendable {
     let consumptionGrace: Milliseconds
     /// The decision policy and its shadow (PRODUCT.md §12).
     let decisions: DecisionPolicies
+    /// Counts the score bins of stored coaching insights for `insightd_model_score_psi`; nil: not measured.
+    let drift: ScoreDrift?
 
     public init(ledger: any EvaluationLedger, models: InsightModels, hashKeys: HashKeys, clock: any Clock,
                 limiter: any RateLimits, denials: DenialIndex, velocity: any VelocityState, escalation: EscalationPolicy,
-                metrics: ServiceMetrics, consumptionGrace: Milliseconds, decisions: DecisionPolicies = DecisionPolicies()) {
+                metrics: ServiceMetrics, consumptionGrace: Milliseconds, decisions: DecisionPolicies = DecisionPolicies(),
+                drift: ScoreDrift? = nil) {
+        self.drift = drift
         self.ledger = ledger
         self.models = models
         self.hashKeys = hashKeys
@@ -89,14 +93,18 @@ public struct EvaluationService: Sendable {
         var insights = zip(request.insights, ids.insightIds).map { insight, id in
             answerer.answer(insight, category: request.category, insightId: id)
         }
+        var shadows = answerer.shadowAnswers(request.insights, category: request.category, eventId: ids.eventId)
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower
         // it; not while its counts are being rebuilt (they would be short).
         let query = VelocityQuery(
             environment: caller.environment,
             accounts: accountHashes ?? [], devices: deviceHashes ?? [], counterparties: counterpartyHashes ?? [],
             isPayment: request.category == .payment)
-        let (trackedValue, raised) = Self.escalate(&insights, signals: velocity.isRebuilding ? nil : velocity.signals(for: query), policy: escalation,
-                                                   metrics: metrics)
+        let signals = velocity.isRebuilding ? nil : velocity.signals(for: query)
+        let (trackedValue, raised) = Self.escalate(&insights, signals: signals, policy: escalation, metrics: metrics)
+        // A shadow answer is escalated as it would be if its version served, so that the report
+        // compares like with like; it counts no velocity metric and tracks nothing.
+        if !shadows.isEmpty { _ = Self.escalate(&shadows, signals: signals, policy: escalation, metrics: nil) }
         // The decision reads the final values (a sandbox-forced one included) and the request's
         // facts; the shadow policy's answer is only counted, as the decision is, once stored.
         let facts = DecisionFacts(request, insights: insights, coaching: trackedValue)
@@ -106,14 +114,16 @@ public struct EvaluationService: Sendable {
         let record = EvaluationRecord(
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: subject,
-            insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision)
+            insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
+            shadowInsights: shadows)
         let initiator = request.initiator.effectiveKind
-        let metrics = self.metrics, velocity = self.velocity
+        let metrics = self.metrics, velocity = self.velocity, drift = self.drift
         ledger.record(record) { result in
             resume {
                 switch result {
                 case .success:
                     metrics.evaluated(record, tenant: tenant)
+                    drift?.record(record)
                     metrics.decided(decision.action, record, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision) }
                     velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
@@ -133,7 +143,7 @@ public struct EvaluationService: Sendable {
     /// value is left as forced; without signals nothing is escalated). Returns the value velocity tracking records — the highest
     /// final coaching value — and whether velocity raised it.
     static func escalate(_ insights: inout [InsightRecord], signals: VelocitySignals?, policy: EscalationPolicy,
-                         metrics: ServiceMetrics) -> (InsightValue?, Bool) {
+                         metrics: ServiceMetrics?) -> (InsightValue?, Bool) {
         var tracked: InsightValue?, raised = false, counted = false
         for i in insights.indices {
             guard insights[i].type == InsightType.isLikelyBeingCoached.rawValue,
@@ -141,7 +151,7 @@ public struct EvaluationService: Sendable {
             // A sandbox-forced value stays as forced, but is tracked like any answer.
             let escalation = reasons.contains(SandboxOverride.reason)
                 ? Escalation(value: value) : signals.map { policy.apply(value, signals: $0) } ?? Escalation(value: value)
-            if !counted { metrics.velocityFired(escalation); counted = true }
+            if !counted { metrics?.velocityFired(escalation); counted = true }
             if escalation.value != value || !escalation.reasons.isEmpty {
                 insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })
             }
