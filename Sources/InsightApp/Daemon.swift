@@ -115,6 +115,17 @@ public enum Daemon {
 
     /// `--check-config`: settings, hash key, models and decision policies, without binding or writing anything.
     static func checkConfiguration(_ settings: Settings) -> Int32 {
+        let problems = configurationProblems(settings)
+        if problems.isEmpty {
+            print("configuration OK")
+            return 0
+        }
+        DescriptorOutput.standardError("insightd: configuration is invalid:\n" + problems.joined(separator: "\n") + "\n")
+        return 78
+    }
+
+    /// What `--check-config` finds wrong with `settings` beyond their shape (empty: nothing).
+    public static func configurationProblems(_ settings: Settings) -> [String] {
         var problems: [String] = []
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -148,11 +159,6 @@ public enum Daemon {
         do { _ = try DecisionPolicyLoader.load(file: settings.decisionPolicyFile, shadowFile: settings.decisionPolicyShadowFile) } catch {
             problems.append("\(error)")
         }
-        if problems.isEmpty {
-            print("configuration OK")
-            return 0
-        }
-        DescriptorOutput.standardError("insightd: configuration is invalid:\n" + problems.joined(separator: "\n") + "\n")
-        return 78
+        return problems
     }
 }

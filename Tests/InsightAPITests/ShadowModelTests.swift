@@ -1,4 +1,5 @@
 import Foundation
+import InsightApp
 import InsightDomain
 import InsightTesting
 import JSON
@@ -172,5 +173,54 @@ final class ShadowModelTests: XCTestCase {
         XCTAssertEqual(rows.map { $0["role"]?.stringValue }, ["served"])
         // The committed 2.0 has a reference: one score is a (tiny) sample with a PSI.
         XCTAssertEqual(rows.first?["psi"]?["sample"]?.numberValue, 1)
+    }
+
+    func testCheckConfigAndReloadRefuseAShadowThatCannotBe() throws {
+        let models = try self.models()
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("cc-\(UUID().uuidString)").path
+        func problems(_ shadow: String, modelsDir: String? = nil) throws -> [String] {
+            var environment = ["INSIGHTD_STATE_DIR": state, "INSIGHTD_MODEL_SHADOW": shadow]
+            environment["INSIGHTD_MODELS_DIR"] = modelsDir ?? models
+            return Daemon.configurationProblems(try Settings.load(from: environment).get())
+        }
+        XCTAssertEqual(try problems("1.0"), [])
+        XCTAssertEqual(try problems("2.0"), ["models in \(models): \(models): shadow version 2.0 is the current version"])
+        XCTAssertEqual(try problems("3.0"), ["models in \(models): \(models): shadow version 3.0 is not among the versions found (1.0, 2.0)"])
+        let missing = state + "/no-models"
+        XCTAssertEqual(Daemon.configurationProblems(try Settings.load(from: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_MODEL_SHADOW": "1.0",
+                                                                             "INSIGHTD_MODELS_DIR": missing]).get()),
+                       ["INSIGHTD_MODELS_DIR \(missing) does not exist"])
+        var settings = Settings()
+        settings.stateDirectory = state
+        settings.modelsDirectory = missing
+        settings.shadowModels = ["1.0"]
+        XCTAssertEqual(Daemon.configurationProblems(settings),
+                       ["INSIGHTD_MODEL_SHADOW names versions, but the models directory \(missing) does not exist"])
+        XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
+                                   environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_MODELS_DIR": models, "INSIGHTD_MODEL_SHADOW": "2.0"]), 78)
+        XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
+                                   environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_MODELS_DIR": models, "INSIGHTD_MODEL_SHADOW": "1.0"]), 0)
+
+        // A daemon does not start with such a shadow, and a reload (SIGHUP) that would make one
+        // is refused, keeping the models in use.
+        XCTAssertThrowsError(try LiveDaemon { $0.modelsDirectory = models; $0.shadowModels = ["3.0"] }) { error in
+            XCTAssertTrue("\(error)".contains("shadow version 3.0 is not among the versions found"), "\(error)")
+        }
+        let daemon = try LiveDaemon { $0.modelsDirectory = models; $0.shadowModels = ["1.0"] }
+        let manifest = models + "/1.0/manifest.json"
+        let text = try String(contentsOfFile: manifest, encoding: .utf8)
+        try text.replacingOccurrences(of: #""status":"active""#, with: #""status":"withdrawn""#)
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try daemon.service.reloadModels()) { error in
+            XCTAssertTrue("\(error)".contains("shadow version 1.0 is withdrawn"), "\(error)")
+        }
+        // The models in use stay: 1.0 still scores beside 2.0.
+        let caller = try daemon.createCaller(roles: [.evaluate]), admin = try daemon.createCaller(roles: [.admin])
+        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(ModelAPITests.genuineEvents)],"device":\#(Self.noCall)}}"#
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: body).status, 200)
+        let today = String(Timestamp.format(SystemClock().now()).prefix(10))
+        let rows = try XCTUnwrap(try daemon.request("GET", "/admin/v1/model-performance?from=\(today)&to=\(today)", key: admin.key)
+            .json?["versions"]?.arrayValue)
+        XCTAssertEqual(rows.map { "\($0["modelVersion"]?.stringValue ?? "") \($0["role"]?.stringValue ?? "")" }, ["1.0 shadow", "2.0 served"])
     }
 }
