@@ -54,11 +54,15 @@ public final class ScoreDrift: Sendable {
     /// Counts the score bins of `record`'s coaching insights, served and shadow.
     func record(_ record: EvaluationRecord) {
         var keys: [(Key, Int)] = []
-        for insight in record.insights + record.shadowInsights {
-            guard let bin = insight.scoreBin, bin >= 0, bin < ScoreReference.maxBins, let version = insight.modelVersion,
-                  insight.type == InsightType.isLikelyBeingCoached.rawValue, case .value = insight.outcome else { continue }
-            keys.append((Key(version: version, category: record.category), bin))
+        func add(_ insights: [InsightRecord]) {
+            for insight in insights {
+                guard let bin = insight.scoreBin, bin >= 0, bin < ScoreReference.maxBins, let version = insight.modelVersion,
+                      insight.type == InsightType.isLikelyBeingCoached.rawValue, case .value = insight.outcome else { continue }
+                keys.append((Key(version: version, category: record.category), bin))
+            }
         }
+        add(record.insights)
+        add(record.shadowInsights)
         guard !keys.isEmpty else { return }
         let now = clock.now() / window
         var due: [Key] = []
