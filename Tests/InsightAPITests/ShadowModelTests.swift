@@ -1,5 +1,6 @@
 import Foundation
 import InsightApp
+@testable import InsightControl
 import InsightDomain
 import InsightTesting
 import JSON
@@ -141,6 +142,12 @@ final class ShadowModelTests: XCTestCase {
             XCTAssertEqual(try XCTUnwrap(row["psi"]?["value"]?.numberValue, context), expected, accuracy: 1e-9, context)
             XCTAssertEqual(row["psi"]?["sample"]?.numberValue, Double(mine.count), context)
         }
+
+        // insightctl models report prints each row's role and drift.
+        let table = AdminCommand.renderModelPerformance(try XCTUnwrap(r.json)).split(separator: "\n").map(String.init)
+        XCTAssertTrue(table[1].hasPrefix("VERSION  ROLE    CATEGORY") && table[1].hasSuffix("PSI"), table[1])
+        let shadowLine = try XCTUnwrap(table.first { $0.hasPrefix("1.0      shadow  payment") }, table.joined(separator: "\n"))
+        XCTAssertTrue(shadowLine.hasSuffix(String(format: "%.3f of 520", Self.psi([0, 1], [0.6, 0.4]))), shadowLine)
 
         // The metric, once a version and category hold 500 scores: payment only.
         let metrics = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
