@@ -332,6 +332,27 @@ def r6(x):
     return float(round(x, 6))
 
 
+REFERENCE_BINS = 10  # deciles of the held-out raw scores per category (fewer where scores tie)
+
+
+def score_reference(raw, cats):
+    """The reference distribution the daemon measures drift against (population stability
+    index, docs/operations.md "Drift"), per category: `edges`, strictly increasing raw scores
+    (log-odds) that cut the held-out sessions of the category into deciles, and `shares`, the
+    share of those sessions in each of the len(edges) + 1 bins. A score s falls in bin
+    k = number of edges <= s (Swift: CoachingModelVersion.scoreBin)."""
+    out = {}
+    for cat in CATEGORIES:
+        s = np.sort(np.asarray(raw)[np.asarray(cats) == cat])
+        if len(s) < REFERENCE_BINS * 10:
+            continue
+        cuts = [float(s[int(len(s) * k / REFERENCE_BINS)]) for k in range(1, REFERENCE_BINS)]
+        edges = sorted(set(cuts))
+        counts = np.bincount(np.searchsorted(np.array(edges), s, side="right"), minlength=len(edges) + 1)
+        out[cat] = {"edges": edges, "shares": [r6(c / len(s)) for c in counts]}
+    return {"scale": "raw", "split": "test", "bins": out}
+
+
 # ---------------------------------------------------------------------------- data
 
 def load_sessions(path):
@@ -582,6 +603,7 @@ def train_version(version, spec, sessions, X, y, idx, out_dir, data_description,
                        for c in CATEGORIES},
         "evidenceRule": EVIDENCE_RULE,
         "reasons": REASON_RULE,
+        "scoreReference": score_reference(test_raw, cat_test),
         "training": {
             "data": data_description,
             "seed": SEED,

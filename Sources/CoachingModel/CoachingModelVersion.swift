@@ -22,13 +22,54 @@ public struct CoachingAssessment: Sendable, Equatable {
     public var score: Double
     /// Reason codes (docs/features.md), strongest first.
     public var reasons: [String]
+    /// The bin of the model's reference distribution for the category that the raw score falls
+    /// in (`ScoreReference`); nil when the manifest has no reference for it.
+    public var scoreBin: Int?
 
     /// An assessment.
-    public init(level: CoachingLevel, score: Double, reasons: [String]) {
+    public init(level: CoachingLevel, score: Double, reasons: [String], scoreBin: Int? = nil) {
         self.level = level
         self.score = score
         self.reasons = reasons
+        self.scoreBin = scoreBin
     }
+}
+
+/// The distribution of a model's raw scores on the trainer's held-out sessions, per category
+/// (manifest `scoreReference`, written by training/train.py): the reference that drift is
+/// measured against (population stability index, docs/operations.md "Drift"). Only the bin a
+/// score falls in is stored with an insight, never the score itself.
+public struct ScoreReference: Sendable, Equatable {
+    /// One category's bins: `edges` strictly increasing raw scores; a score `s` falls in bin
+    /// `k` = the number of edges `<= s`, so there are `edges.count + 1` bins, each expected to
+    /// hold `shares[k]` of the scores.
+    public struct Bins: Sendable, Equatable {
+        public let edges: [Double]
+        public let shares: [Double]
+
+        public init(edges: [Double], shares: [Double]) {
+            self.edges = edges
+            self.shares = shares
+        }
+
+        /// The bin of raw score `raw` (NaN is not a score any model gives; it falls in bin 0).
+        public func bin(of raw: Double) -> Int {
+            var low = 0, high = edges.count
+            while low < high {
+                let mid = (low + high) / 2
+                if edges[mid] <= raw { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+    }
+
+    /// The most bins a category may have: the stored bin is a small integer.
+    public static let maxBins = 100
+
+    /// Bins per category name.
+    public let bins: [String: Bins]
+
+    public init(bins: [String: Bins]) { self.bins = bins }
 }
 
 /// The raw-score thresholds of one operation category: above `medium` is medium, above `high`
@@ -75,6 +116,9 @@ public final class CoachingModelVersion: Sendable {
     public let modelSHA256: String
     /// Number of trees in the ensemble.
     public var treeCount: Int { ensemble.treeCount }
+    /// The reference distribution of its scores, per category; nil when its manifest has none
+    /// (then it has no drift figure).
+    public let reference: ScoreReference?
 
     let ensemble: TreeEnsemble
     let inputs: [Feature]
@@ -91,8 +135,9 @@ public final class CoachingModelVersion: Sendable {
 
     init(version: String, withdrawn: Bool, inputs: [Feature], ensemble: TreeEnsemble,
          thresholds: [String: CoachingThresholds], evidence: EvidenceRule, maxReasons: Int,
-         minContribution: Double, modelSHA256: String)
+         minContribution: Double, modelSHA256: String, reference: ScoreReference? = nil)
     {
+        self.reference = reference
         self.version = version
         self.withdrawn = withdrawn
         self.inputs = inputs
@@ -128,16 +173,18 @@ public final class CoachingModelVersion: Sendable {
     /// `categories`; anything else is judged with the `other` thresholds).
     public func assess(_ features: FeatureVector, category: String) -> CoachingAssessment {
         let x = input(features)
+        let bins = reference?.bins[category]
         guard evidence.isSatisfied(by: features),
               let t = thresholds[category] ?? thresholds["other"]
         else {
-            return CoachingAssessment(level: .unknown, score: Self.sigmoid(ensemble.rawScore(x)), reasons: [])
+            let raw = ensemble.rawScore(x)
+            return CoachingAssessment(level: .unknown, score: Self.sigmoid(raw), reasons: [], scoreBin: bins?.bin(of: raw))
         }
         // Reasons may be needed: score and attribute in one walk of the trees.
         let (raw, contributions) = ensemble.scoreAndContributions(x)
         let level: CoachingLevel = raw > t.high ? .high : raw > t.medium ? .medium : .unknown
         return CoachingAssessment(level: level, score: Self.sigmoid(raw),
-                                  reasons: level == .unknown ? [] : reasons(x, contributions))
+                                  reasons: level == .unknown ? [] : reasons(x, contributions), scoreBin: bins?.bin(of: raw))
     }
 
     private static func sigmoid(_ raw: Double) -> Double { 1.0 / (1.0 + exp(-raw)) }

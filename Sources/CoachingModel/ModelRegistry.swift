@@ -37,6 +37,13 @@ public struct ModelRegistry: Sendable {
     public let currentVersion: String
     /// Every version found, withdrawn ones included, sorted by version number.
     public let versions: [CoachingModelVersion]
+    /// The shadow versions (`INSIGHTD_MODEL_SHADOW`): scored beside every coaching insight,
+    /// stored, never answered. Each exists, is not withdrawn and is not the current version.
+    public let shadows: [CoachingModelVersion]
+
+    /// The most shadow versions: an evaluation keeps them in the insight slots its (at most 4)
+    /// requested insights leave free.
+    public static let maxShadows = 4
 
     /// The highest-numbered version that is not withdrawn.
     public var newestVersion: String {
@@ -53,8 +60,9 @@ public struct ModelRegistry: Sendable {
 
     /// Loads every `<version>/` directory under `directory`. The current version is `current`
     /// when given (operator configuration), else registry.json's `current`, else the newest
-    /// version not withdrawn; it must exist and not be withdrawn.
-    public static func load(directory: String, current: String? = nil)
+    /// version not withdrawn; it must exist and not be withdrawn. Each of `shadow` (at most
+    /// `maxShadows`, no repeats) must exist, not be withdrawn and not be the current version.
+    public static func load(directory: String, current: String? = nil, shadow: [String] = [])
         throws(ModelLoadError) -> ModelRegistry
     {
         let fm = FileManager.default
@@ -111,7 +119,28 @@ public struct ModelRegistry: Sendable {
             throw ModelLoadError(path: join(directory, resolved),
                                  problem: "current version \(resolved) is withdrawn")
         }
-        return ModelRegistry(directory: directory, currentVersion: resolved, versions: loaded)
+        guard shadow.count <= maxShadows else {
+            throw ModelLoadError(path: directory, problem: "at most \(maxShadows) shadow versions, \(shadow.count) given")
+        }
+        var shadows: [CoachingModelVersion] = []
+        for name in shadow {
+            guard let version = loaded.first(where: { $0.version == name }) else {
+                throw ModelLoadError(
+                    path: directory,
+                    problem: "shadow version \(name) is not among the versions found (\(loaded.map(\.version).joined(separator: ", ")))")
+            }
+            guard !version.withdrawn else {
+                throw ModelLoadError(path: join(directory, name), problem: "shadow version \(name) is withdrawn")
+            }
+            guard name != resolved else {
+                throw ModelLoadError(path: directory, problem: "shadow version \(name) is the current version")
+            }
+            guard !shadows.contains(where: { $0.version == name }) else {
+                throw ModelLoadError(path: directory, problem: "shadow version \(name) is named twice")
+            }
+            shadows.append(version)
+        }
+        return ModelRegistry(directory: directory, currentVersion: resolved, versions: loaded, shadows: shadows)
     }
 
     private static func loadVersion(directory: String, name: String)
@@ -190,6 +219,8 @@ public struct ModelRegistry: Sendable {
               let minContribution = reasonRule["minContribution"]?.numberValue
         else { throw bad("reasons lacks maxReasons or minContribution") }
 
+        let reference = try scoreReference(m["scoreReference"], bad)
+
         // The model file: sha256 first, so a tampered file is named as such, then its content.
         let modelPath = join(directory, file)
         let bytes = try readBytes(modelPath)
@@ -218,7 +249,40 @@ public struct ModelRegistry: Sendable {
             thresholds: thresholds,
             evidence: EvidenceRule(minUserActions: minActions, minSessionSeconds: minSeconds,
                                    deviceSignals: signals),
-            maxReasons: maxReasons, minContribution: minContribution, modelSHA256: actual)
+            maxReasons: maxReasons, minContribution: minContribution, modelSHA256: actual, reference: reference)
+    }
+
+    /// The manifest's optional `scoreReference`: `{"scale": "raw", "bins": {category: {"edges":
+    /// [...], "shares": [...]}}}`, edges strictly increasing finite numbers, one more share than
+    /// edges, shares in [0, 1] adding up to 1 (within rounding). Absent: nil, no drift figure.
+    private static func scoreReference(_ value: JSONValue?, _ bad: (String) -> ModelLoadError)
+        throws(ModelLoadError) -> ScoreReference?
+    {
+        guard let value else { return nil }
+        guard let object = value.objectValue, object["scale"]?.stringValue == "raw",
+              let table = object["bins"]?.objectValue
+        else { throw bad("scoreReference lacks scale \"raw\" and a bins object") }
+        var bins: [String: ScoreReference.Bins] = [:]
+        for (category, entry) in table.members {
+            guard CoachingModelVersion.categories.contains(category) else {
+                throw bad("scoreReference names an unknown category \(category)")
+            }
+            guard let edgeList = entry.objectValue?["edges"]?.arrayValue,
+                  let shareList = entry.objectValue?["shares"]?.arrayValue
+            else { throw bad("scoreReference.\(category) lacks edges and shares lists") }
+            let edges = edgeList.compactMap(\.numberValue), shares = shareList.compactMap(\.numberValue)
+            guard edges.count == edgeList.count, edges.allSatisfy(\.isFinite),
+                  zip(edges, edges.dropFirst()).allSatisfy({ $0 < $1 })
+            else { throw bad("scoreReference.\(category).edges are not strictly increasing numbers") }
+            guard shares.count == shareList.count, shares.count == edges.count + 1,
+                  shares.count <= ScoreReference.maxBins,
+                  shares.allSatisfy({ $0 >= 0 && $0 <= 1 }), abs(shares.reduce(0, +) - 1) <= 0.001
+            else {
+                throw bad("scoreReference.\(category).shares are not one more than the edges (at most \(ScoreReference.maxBins)), each in [0, 1], adding up to 1")
+            }
+            bins[category] = ScoreReference.Bins(edges: edges, shares: shares)
+        }
+        return ScoreReference(bins: bins)
     }
 
     static func readBytes(_ path: String) throws(ModelLoadError) -> [UInt8] {
@@ -240,6 +304,9 @@ public struct ModelRegistry: Sendable {
     private static func join(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
+
+    /// Whether `s` is a version's name: digits separated by single dots ("1", "1.0", "2.10").
+    public static func isVersion(_ s: String) -> Bool { isVersionString(s) }
 
     /// "1", "1.0", "2.10": digits separated by single dots.
     static func isVersionString(_ s: String) -> Bool {

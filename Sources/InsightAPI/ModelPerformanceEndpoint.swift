@@ -54,6 +54,7 @@ extension InsightAPIHandler {
         var object = JSONObject()
         object.append("modelVersion", .string(row.modelVersion))
         object.append("category", .string(row.category.rawValue))
+        object.append("role", .string(row.role.rawValue))
         object.append("evaluations", .number(Double(row.evaluations)))
         object.append("values", values(row.values))
         object.append("consumption", .object(consumption))
@@ -61,6 +62,7 @@ extension InsightAPIHandler {
         object.append("precision", .object(["mediumOrHigh": render(row.precisionMediumOrHigh), "high": render(row.precisionHigh)]))
         object.append("recall", .object(["mediumOrHigh": render(row.recallMediumOrHigh), "high": render(row.recallHigh)]))
         object.append("matureShare", .number(row.matureShare))
+        object.append("psi", row.psi.map { .object(["value": .number($0.psi), "sample": .number(Double($0.sample))]) } ?? .null)
         return .object(object)
     }
 

@@ -115,6 +115,17 @@ public enum Daemon {
 
     /// `--check-config`: settings, hash key, models and decision policies, without binding or writing anything.
     static func checkConfiguration(_ settings: Settings) -> Int32 {
+        let problems = configurationProblems(settings)
+        if problems.isEmpty {
+            print("configuration OK")
+            return 0
+        }
+        DescriptorOutput.standardError("insightd: configuration is invalid:\n" + problems.joined(separator: "\n") + "\n")
+        return 78
+    }
+
+    /// What `--check-config` finds wrong with `settings` beyond their shape (empty: nothing).
+    public static func configurationProblems(_ settings: Settings) -> [String] {
         var problems: [String] = []
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -134,20 +145,20 @@ public enum Daemon {
         }
         if let problem = SigningKeyDirectory.problem(settings, now: SystemClock().now()) { problems.append(problem) }
         if manager.fileExists(atPath: settings.modelsDirectory) {
-            do { _ = try ModelRegistry.load(directory: settings.modelsDirectory, current: settings.currentModel) } catch {
+            do {
+                _ = try ModelRegistry.load(directory: settings.modelsDirectory, current: settings.currentModel,
+                                           shadow: settings.shadowModels)
+            } catch {
                 problems.append("models in \(settings.modelsDirectory): \(error)")
             }
         } else if settings.modelsDirectoryExplicit {
             problems.append("INSIGHTD_MODELS_DIR \(settings.modelsDirectory) does not exist")
+        } else if !settings.shadowModels.isEmpty {
+            problems.append("INSIGHTD_MODEL_SHADOW names versions, but the models directory \(settings.modelsDirectory) does not exist")
         }
         do { _ = try DecisionPolicyLoader.load(file: settings.decisionPolicyFile, shadowFile: settings.decisionPolicyShadowFile) } catch {
             problems.append("\(error)")
         }
-        if problems.isEmpty {
-            print("configuration OK")
-            return 0
-        }
-        DescriptorOutput.standardError("insightd: configuration is invalid:\n" + problems.joined(separator: "\n") + "\n")
-        return 78
+        return problems
     }
 }

@@ -92,7 +92,8 @@ public final class InsightService: Sendable {
 
         let models = InsightModels(nil)
         modelLoader = ModelLoader(models: models, directory: settings.modelsDirectory,
-                                  explicit: settings.modelsDirectoryExplicit, current: settings.currentModel, logger: logger)
+                                  explicit: settings.modelsDirectoryExplicit, current: settings.currentModel,
+                                  shadow: settings.shadowModels, logger: logger)
         try modelLoader.reload()
 
         let administration = store.administration, authorizations = store.authorizations
@@ -128,6 +129,15 @@ public final class InsightService: Sendable {
                                  retentionDays: settings.retentionDays, clock: clock, logger: logger)
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
+        // Drift of each version's scores on this instance's last hour or two (no identifier is logged).
+        let drift = ScoreDrift(models: models, clock: clock) { version, category, stability in
+            logger.warning("model score drift: the population stability index passed 0.2",
+                           [("modelVersion", .string(version)), ("category", .string(category.rawValue)),
+                            ("psi", .number((stability.psi * 1000).rounded() / 1000)), ("sample", .number(Double(stability.sample)))])
+        }
+        metrics.collect("insightd_model_score_psi",
+                        help: "Population stability index of each model version's scores (served and shadow) per category against its manifest's reference, over this instance's last full hour and the current one, once they hold 500 scores; 0.1 moderate, 0.2 a shift.",
+                        type: .gauge, labels: ["version", "category"]) { drift.samples() }
         let ledger = store.ledger
         let authorization = AuthorizationService(store: authorizations, denials: denials, hashKeys: hashKeys, clock: clock,
                                                  metrics: serviceMetrics,
@@ -139,7 +149,7 @@ public final class InsightService: Sendable {
             evaluation: EvaluationService(ledger: ledger, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
                                           denials: denials, velocity: shared.velocity, escalation: escalation, metrics: serviceMetrics,
                                           consumptionGrace: Milliseconds(settings.consumptionGrace) * 1000,
-                                          decisions: decisions, gate: shared.gate),
+                                          decisions: decisions, gate: shared.gate, drift: drift),
             consumption: ConsumptionService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             labels: LabelService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             authorization: authorization,
@@ -154,7 +164,7 @@ public final class InsightService: Sendable {
                                                ("hashKeys", .number(Double(audit.hashKeys)))])
             },
             performance: ModelPerformanceService(source: store.performance, clock: clock,
-                                                 maturityDays: settings.labelMaturityDays),
+                                                 maturityDays: settings.labelMaturityDays, models: models),
             clock: clock)
         useCases.decisionReports = DecisionReportService(source: store.decisions, administration: administration, clock: clock)
         handler = InsightAPIHandler(APIDependencies(

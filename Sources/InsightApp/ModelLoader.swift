@@ -11,6 +11,8 @@ struct ModelLoader: Sendable {
     /// Whether the operator named the directory (then it must exist).
     let explicit: Bool
     let current: String?
+    /// `INSIGHTD_MODEL_SHADOW`: checked against the directory at every load.
+    let shadow: [String]
     let logger: Logger
 
     func reload() throws {
@@ -22,10 +24,11 @@ struct ModelLoader: Sendable {
             return
         }
         do {
-            let registry = try ModelRegistry.load(directory: directory, current: current)
+            let registry = try ModelRegistry.load(directory: directory, current: current, shadow: shadow)
             models.replace(registry)
             logger.info("models loaded", [("current", .string(registry.currentVersion)),
-                                          ("versions", .array(registry.versions.map { .string($0.version) }))])
+                                          ("versions", .array(registry.versions.map { .string($0.version) })),
+                                          ("shadow", .array(registry.shadows.map { .string($0.version) }))])
         } catch {
             throw AppError("cannot load models from \(directory): \(error)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import CoachingModel
 import HTTPServer
 import InsightDomain
 
@@ -18,6 +19,9 @@ public struct Settings: Sendable, Equatable {
     /// True when the models directory was set explicitly (then it must exist).
     public var modelsDirectoryExplicit = false
     public var currentModel: String?
+    /// `INSIGHTD_MODEL_SHADOW`: model versions scored beside every coaching insight, stored and
+    /// reported, never answered (PRODUCT.md §13).
+    public var shadowModels: [String] = []
     public var threads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 64))
     public var logLevel = LogLevel.info
     public var consumptionGrace = 900
@@ -107,6 +111,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_SIGNING_KEY_RETENTION", meaning: "seconds a signing key retired by insightctl signing-keys retire stays published for verification (0-315360000)", defaultValue: "2592000 (30 days)"),
         Variable(name: "INSIGHTD_MODELS_DIR", meaning: "directory of model versions; when unset and missing, insights answer insightUnavailable", defaultValue: "models"),
         Variable(name: "INSIGHTD_MODEL_CURRENT", meaning: "model version to serve as current", defaultValue: "as the models directory says"),
+        Variable(name: "INSIGHTD_MODEL_SHADOW", meaning: "comma-separated model versions (at most 4) scored beside every coaching insight, stored and reported in /admin/v1/model-performance, never answered; each must exist, not be withdrawn and not be current; checked again on SIGHUP", defaultValue: "unset (no shadow)"),
         Variable(name: "INSIGHTD_THREADS", meaning: "HTTP loop threads (1-64)", defaultValue: "number of CPUs; 8 per CPU (at most 64) with INSIGHTD_DATABASE_URL"),
         Variable(name: "INSIGHTD_LOG_LEVEL", meaning: "debug, info, warning or error", defaultValue: "info"),
         Variable(name: "INSIGHTD_CONSUMPTION_GRACE", meaning: "seconds a caller has to report consumption (60-604800)", defaultValue: "900"),
@@ -185,6 +190,19 @@ public struct Settings: Sendable, Equatable {
             }
         }
         if let current = environment["INSIGHTD_MODEL_CURRENT"], !current.isEmpty { s.currentModel = current }
+        if let shadow = environment["INSIGHTD_MODEL_SHADOW"], !shadow.isEmpty {
+            let versions = shadow.split(separator: ",", omittingEmptySubsequences: false)
+                .map { String($0).trimmingCharacters(in: .whitespaces) }
+            if versions.contains(where: { !ModelRegistry.isVersion($0) }) {
+                problems.append("INSIGHTD_MODEL_SHADOW: must be model versions (digits separated by dots) separated by commas")
+            } else if versions.count > ModelRegistry.maxShadows {
+                problems.append("INSIGHTD_MODEL_SHADOW: at most \(ModelRegistry.maxShadows) shadow versions")
+            } else if Set(versions).count != versions.count {
+                problems.append("INSIGHTD_MODEL_SHADOW: names a version twice")
+            } else {
+                s.shadowModels = versions
+            }
+        }
         int("INSIGHTD_THREADS", 1...64, &s.threads)
         if let level = environment["INSIGHTD_LOG_LEVEL"] {
             if let parsed = LogLevel(rawValue: level.lowercased()) { s.logLevel = parsed } else {

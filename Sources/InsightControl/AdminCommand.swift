@@ -531,18 +531,21 @@ public enum AdminCommand {
                      + (mature ? "mature" : "not mature: labels may still come (maturity \(n(v["maturityDays"])) days)")]
         let rows = v["versions"]?.arrayValue ?? []
         guard !rows.isEmpty else { return (lines + ["no evaluations"]).joined(separator: "\n") }
-        let header = ["VERSION", "CATEGORY", "EVALUATIONS", "HIGH", "MEDIUM", "UNKNOWN", "LABELLED FRAUD", "LABELLED LEGIT",
-                      "PRECISION M|H", "RECALL M|H", "PRECISION H", "RECALL H", "MATURE"]
+        let header = ["VERSION", "ROLE", "CATEGORY", "EVALUATIONS", "HIGH", "MEDIUM", "UNKNOWN", "LABELLED FRAUD", "LABELLED LEGIT",
+                      "PRECISION M|H", "RECALL M|H", "PRECISION H", "RECALL H", "MATURE", "PSI"]
         let table = rows.map { row -> [String] in
             func labelled(_ outcome: String) -> String {
                 format((row["labelled"]?[outcome]?.objectValue?.members ?? []).compactMap { $0.value.numberValue }.reduce(0, +))
             }
-            return [row["modelVersion"]?.stringValue ?? "?", row["category"]?.stringValue ?? "?", n(row["evaluations"]),
+            // The drift index with its sample, or "-" when the version has no reference.
+            let psi = row["psi"]?["value"]?.numberValue.map { String(format: "%.3f of ", $0) + n(row["psi"]?["sample"]) } ?? "-"
+            return [row["modelVersion"]?.stringValue ?? "?", row["role"]?.stringValue ?? "served", row["category"]?.stringValue ?? "?",
+                    n(row["evaluations"]),
                     n(row["values"]?["high"]), n(row["values"]?["medium"]), n(row["values"]?["unknown"]),
                     labelled("confirmedFraud"), labelled("confirmedLegitimate"),
                     proportion(row["precision"]?["mediumOrHigh"]), proportion(row["recall"]?["mediumOrHigh"]),
                     proportion(row["precision"]?["high"]), proportion(row["recall"]?["high"]),
-                    String(format: "%.0f%%", (row["matureShare"]?.numberValue ?? 0) * 100)]
+                    String(format: "%.0f%%", (row["matureShare"]?.numberValue ?? 0) * 100), psi]
         }
         let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
         for row in [header] + table {

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// How each model version performs on the tenant's own traffic (PRODUCT.md §13): the store
 /// counts, grouped, what the coaching insights of a period answered, how callers used them and
 /// what was later labelled; `ModelPerformanceReport` turns the counts into the report.
@@ -47,9 +55,16 @@ public struct ModelPerformanceCell: Sendable, Hashable {
     public var count: Int
     /// Those of evaluations created before `ModelPerformanceQuery.matureBefore`.
     public var mature: Int
+    /// Whether these are shadow answers (`INSIGHTD_MODEL_SHADOW`): stored, never answered,
+    /// labelled through their evaluation's served insight of the same type.
+    public var shadow: Bool
+    /// The bin of the version's reference distribution the scores fell in; nil: none stored.
+    public var scoreBin: Int?
 
     public init(modelVersion: String, category: OperationCategory, value: InsightValue, consumption: ConsumptionStatus?,
-                label: LabelOutcome?, count: Int, mature: Int) {
+                label: LabelOutcome?, count: Int, mature: Int, shadow: Bool = false, scoreBin: Int? = nil) {
+        self.shadow = shadow
+        self.scoreBin = scoreBin
         self.modelVersion = modelVersion
         self.category = category
         self.value = value
@@ -75,8 +90,10 @@ public struct ModelPerformanceCell: Sendable, Hashable {
         return byKey.keys.sorted().compactMap { byKey[$0] }
     }
 
-    var sortKey: String {
-        [modelVersion, category.rawValue, value.rawValue, consumption?.rawValue ?? "", label?.rawValue ?? ""]
+    /// The key cells are merged and sorted by.
+    public var sortKey: String {
+        [modelVersion, category.rawValue, value.rawValue, consumption?.rawValue ?? "", label?.rawValue ?? "",
+         shadow ? "shadow" : "", scoreBin.map { String($0) } ?? ""]
             .joined(separator: "\u{1}")
     }
 }
@@ -114,10 +131,59 @@ public struct Proportion: Sendable, Equatable {
     }
 }
 
+/// Whether a version's answers were returned to callers or only stored beside them.
+public enum ModelRole: String, Sendable, CaseIterable {
+    /// Answered to callers (the current version, or one a caller named).
+    case served
+    /// Scored beside every coaching insight and stored, never answered (`INSIGHTD_MODEL_SHADOW`).
+    case shadow
+}
+
+/// The population stability index of a version's scores against its reference distribution.
+public struct ScoreStability: Sendable, Equatable {
+    /// Σ (actual − expected) × ln(actual / expected) over the reference's bins, each share at
+    /// least `PopulationStability.epsilon`.
+    public var psi: Double
+    /// The scores it was computed over.
+    public var sample: Int
+}
+
+/// The population stability index (PSI): how far a distribution over bins has moved from a
+/// reference one. Rules of thumb: below 0.1 stable, 0.1 to 0.2 moderate, above 0.2 a shift.
+public enum PopulationStability {
+    /// The share an empty bin counts as, on either side, so that the logarithm is finite.
+    public static let epsilon = 0.0001
+
+    /// The index of `counts` (scores per bin) against `expected` (the reference share of each
+    /// bin); nil when no score falls in the reference's bins or `expected` is empty. Counts past
+    /// the reference's bins are not counted.
+    public static func index(counts: [Int], expected: [Double]) -> ScoreStability? {
+        guard !expected.isEmpty else { return nil }
+        var sample = 0
+        for k in expected.indices where k < counts.count { sample += counts[k] }
+        guard sample > 0 else { return nil }
+        var psi = 0.0
+        for (k, e) in expected.enumerated() {
+            let actual = max(Double(k < counts.count ? counts[k] : 0) / Double(sample), epsilon), reference = max(e, epsilon)
+            psi += (actual - reference) * log(actual / reference)
+        }
+        return ScoreStability(psi: psi, sample: sample)
+    }
+}
+
+/// The reference shares of each model version's score bins, by version and category
+/// (the manifests' `scoreReference`); a version or category missing has no drift figure.
+public typealias ScoreReferences = [String: [OperationCategory: [Double]]]
+
 /// The report of one model version on one category over a period (PRODUCT.md §13).
 public struct ModelPerformanceRow: Sendable, Equatable {
     public var modelVersion: String
     public var category: OperationCategory
+    /// Served or shadow; a version may have a row of each.
+    public var role: ModelRole
+    /// Drift of its scores against its manifest's reference; nil when it has none, or no score
+    /// of the period fell in a bin.
+    public var psi: ScoreStability?
     /// Insights that answered a value.
     public var evaluations: Int
     public var values: [InsightValue: Int]
@@ -143,16 +209,26 @@ public struct ModelPerformanceReport: Sendable, Equatable {
     /// Whether the whole period is older than the label maturity (`ModelPerformanceQuery.matureBefore`).
     public var mature: Bool
 
-    public init(cells: [ModelPerformanceCell], query: ModelPerformanceQuery) {
+    public init(cells: [ModelPerformanceCell], query: ModelPerformanceQuery, references: ScoreReferences = [:]) {
         mature = query.to <= query.matureBefore
         var grouped: [String: [ModelPerformanceCell]] = [:]
-        for cell in cells { grouped[cell.modelVersion + "\u{1}" + cell.category.rawValue, default: []].append(cell) }
-        rows = grouped.values.map(Self.row).sorted {
-            ($0.modelVersion, $0.category.rawValue) < ($1.modelVersion, $1.category.rawValue)
+        for cell in cells {
+            grouped[cell.modelVersion + "\u{1}" + cell.category.rawValue + (cell.shadow ? "\u{1}shadow" : ""), default: []].append(cell)
+        }
+        rows = grouped.values.map { Self.row($0, references: references) }.sorted {
+            ($0.modelVersion, $0.category.rawValue, $0.role.rawValue) < ($1.modelVersion, $1.category.rawValue, $1.role.rawValue)
         }
     }
 
-    static func row(_ cells: [ModelPerformanceCell]) -> ModelPerformanceRow {
+    static func row(_ cells: [ModelPerformanceCell], references: ScoreReferences) -> ModelPerformanceRow {
+        var bins: [Int] = []
+        for cell in cells {
+            guard let bin = cell.scoreBin, bin >= 0, bin < 1_000 else { continue }
+            if bins.count <= bin { bins += [Int](repeating: 0, count: bin + 1 - bins.count) }
+            bins[bin] += cell.count
+        }
+        let expected = references[cells[0].modelVersion]?[cells[0].category]
+        let psi = expected.flatMap { PopulationStability.index(counts: bins, expected: $0) }
         var values: [InsightValue: Int] = [:]
         var consumption: [ConsumptionStatus?: Int] = [:]
         var labelled: [LabelOutcome: [InsightValue: Int]] = [:]
@@ -169,7 +245,8 @@ public struct ModelPerformanceReport: Sendable, Equatable {
         let legitimateHigh = legitimate[.high] ?? 0, legitimateMedium = legitimate[.medium] ?? 0
         let allFraud = fraud.values.reduce(0, +)
         return ModelPerformanceRow(
-            modelVersion: cells[0].modelVersion, category: cells[0].category, evaluations: evaluations, values: values,
+            modelVersion: cells[0].modelVersion, category: cells[0].category, role: cells[0].shadow ? .shadow : .served, psi: psi,
+            evaluations: evaluations, values: values,
             consumption: consumption, labelled: labelled,
             precisionMediumOrHigh: Proportion(successes: fraudHigh + fraudMedium,
                                               of: fraudHigh + fraudMedium + legitimateHigh + legitimateMedium),

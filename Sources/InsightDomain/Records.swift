@@ -77,20 +77,31 @@ public struct InsightRecord: Sendable, Equatable {
     /// The newest model version of this type, if the type is known.
     public var newestModelVersion: String?
     public var outcome: InsightOutcome
+    /// Which bin of the model's reference distribution (its manifest's `scoreReference`) the
+    /// model's score fell in, for drift; nil when the model did not score or has no reference.
+    /// Stored, never answered.
+    public var scoreBin: Int?
 
     public init(insightId: String, type: String, schemaVersion: Int, modelVersion: String?,
-                newestModelVersion: String?, outcome: InsightOutcome) {
+                newestModelVersion: String?, outcome: InsightOutcome, scoreBin: Int? = nil) {
         self.insightId = insightId
         self.type = type
         self.schemaVersion = schemaVersion
         self.modelVersion = modelVersion
         self.newestModelVersion = newestModelVersion
         self.outcome = outcome
+        self.scoreBin = scoreBin
     }
 }
 
 /// An evaluation as stored. It holds no interaction data and no raw identifier.
 public struct EvaluationRecord: Sendable, Equatable {
+    /// The most insights a caller may request in one evaluation (the API's limit); the store
+    /// keeps them at positions 0 through 3.
+    public static let maxServedInsights = 4
+    /// The most shadow answers one evaluation keeps; the store keeps them at positions 4 through 7.
+    public static let maxShadowInsights = 4
+
     public var eventId: String
     public var callerId: String
     public var environment: Environment
@@ -99,6 +110,10 @@ public struct EvaluationRecord: Sendable, Equatable {
     public var reportConsumptionBy: Milliseconds
     public var subject: HashedSubject
     public var insights: [InsightRecord]
+    /// The answers of the shadow model versions (`INSIGHTD_MODEL_SHADOW`, PRODUCT.md §13), at
+    /// most `maxShadowInsights`: stored beside `insights` for the model-performance report,
+    /// never answered, signed, shown or decided on, and never labelled themselves.
+    public var shadowInsights: [InsightRecord]
     /// The value velocity tracking recorded for this evaluation (the highest coaching value).
     public var trackedValue: InsightValue?
     /// Whether velocity rules raised that value (velocity's own raises are not coaching evidence).
@@ -110,8 +125,10 @@ public struct EvaluationRecord: Sendable, Equatable {
     public init(eventId: String, callerId: String, environment: Environment,
                 category: OperationCategory, createdAt: Milliseconds,
                 reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord],
-                trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false, decision: Decision? = nil) {
+                trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false, decision: Decision? = nil,
+                shadowInsights: [InsightRecord] = []) {
         self.eventId = eventId
+        self.shadowInsights = shadowInsights
         self.callerId = callerId
         self.environment = environment
         self.category = category

@@ -48,10 +48,13 @@ public final class PostgresLedger: EvaluationLedger {
     /// Slots per evaluation in `insights` (migration 0007): the evaluation's number times this
     /// plus the insight's position.
     static let slotsPerEvaluation = 8
+    /// The first shadow position (migration 0015): the served insights are at positions 0 to 3,
+    /// the shadow versions' answers at 4 to 7.
+    static let firstShadow = EvaluationRecord.maxServedInsights
 
     static func insert(_ e: EvaluationRecord) throws -> WriteStatement {
-        guard e.insights.count <= slotsPerEvaluation else {
-            throw PostgresStoreError("an evaluation holds at most \(slotsPerEvaluation) insights")
+        guard e.insights.count <= firstShadow, e.shadowInsights.count <= slotsPerEvaluation - firstShadow else {
+            throw PostgresStoreError("an evaluation holds at most \(firstShadow) insights and as many shadow answers")
         }
         var parameters: [PostgresValue?] = [
             .text(e.eventId), .text(e.callerId), .text(e.environment.rawValue), .text(e.category.rawValue),
@@ -63,7 +66,9 @@ public final class PostgresLedger: EvaluationLedger {
             e.decision.flatMap { $0.reasons.isEmpty ? nil : .text($0.reasons.joined(separator: ",")) },
             e.decision.map { .text($0.policyVersion) },
         ]
-        for (position, insight) in e.insights.enumerated() {
+        let positioned = e.insights.enumerated().map { ($0.offset, $0.element) }
+            + e.shadowInsights.enumerated().map { (firstShadow + $0.offset, $0.element) }
+        for (position, insight) in positioned {
             var value: String?, errorCode: String?, reasons = ""
             switch insight.outcome {
             case .value(let v, let r): value = v.rawValue; reasons = r.joined(separator: ",")
@@ -73,33 +78,41 @@ public final class PostgresLedger: EvaluationLedger {
                 ? nil : insight.insightId
             parameters += [stored.map { .text($0) }, .text(insight.type), .int64(Int64(insight.schemaVersion)),
                            insight.modelVersion.map { .text($0) }, value.map { .text($0) }, errorCode.map { .text($0) },
-                           .text(reasons)]
+                           .text(reasons), insight.scoreBin.map { .int64(Int64($0)) }]
         }
-        return WriteStatement(name: "insightd_record_\(e.insights.count)", sql: recordSQL[e.insights.count],
-                              parameters: parameters)
+        return WriteStatement(name: "insightd_record_\(e.insights.count)_\(e.shadowInsights.count)",
+                              sql: recordSQL[e.insights.count][e.shadowInsights.count], parameters: parameters)
     }
 
-    /// The insert of an evaluation with 0 through 8 insights.
-    static let recordSQL: [String] = (0...slotsPerEvaluation).map { count in
+    /// The insert of an evaluation with 0 through 4 insights (`[served]`) and 0 through 4
+    /// shadow answers (`[served][shadows]`).
+    static let recordSQL: [[String]] = (0...firstShadow).map { served in
+        (0...(slotsPerEvaluation - firstShadow)).map { shadows in
+            recordSQL(positions: Array(0..<served) + Array(firstShadow..<(firstShadow + shadows)))
+        }
+    }
+
+    /// The insert of an evaluation with insights at `positions`.
+    static func recordSQL(positions: [Int]) -> String {
         let evaluation = """
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
                                      account_hash, device_hash, counterparty_hash, tracked_value, raised_by_velocity,
                                      decision_action, decision_reasons, policy_version)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
             """
-        guard count > 0 else { return evaluation }
-        let rows = (0..<count).map { position in
-            let p = 15 + position * 7
+        guard !positions.isEmpty else { return evaluation }
+        let rows = positions.enumerated().map { k, position in
+            let p = 15 + k * 8
             return "(\(position), $\(p + 1)::text, $\(p + 2)::text, $\(p + 3)::bigint, $\(p + 4)::text, $\(p + 5)::text, "
-                + "$\(p + 6)::text, $\(p + 7)::text)"
+                + "$\(p + 6)::text, $\(p + 7)::text, $\(p + 8)::bigint)"
         }
         return """
             WITH e AS (\(evaluation) RETURNING number)
-            INSERT INTO insights (slot, insight_id, type, schema_version, model_version, value, error_code, reasons)
+            INSERT INTO insights (slot, insight_id, type, schema_version, model_version, value, error_code, reasons, score_bin)
             SELECT e.number * \(slotsPerEvaluation) + v.position, v.insight_id, v.type, v.schema_version, v.model_version,
-                   v.value, v.error_code, v.reasons
+                   v.value, v.error_code, v.reasons, v.score_bin
             FROM e, (VALUES \(rows.joined(separator: ", ")))
-                AS v(position, insight_id, type, schema_version, model_version, value, error_code, reasons)
+                AS v(position, insight_id, type, schema_version, model_version, value, error_code, reasons, score_bin)
             """
     }
 
@@ -125,7 +138,8 @@ public final class PostgresLedger: EvaluationLedger {
     }
 
     /// $1 event id, $2 caller, $3 environment, $4 the used ids, $5 their positions, $6 status,
-    /// $7 the ids as stored, $8 reported at. Answers: the evaluation exists; the ordinals of the
+    /// $7 the ids as stored, $8 reported at. Only served insights (positions 0 to 3) can have been
+    /// used: a shadow answer was never returned. Answers: the evaluation exists; the ordinals of the
     /// unknown ids; the stored report's status and ids; the timeliness of the report inserted now.
     static let reportSQL = """
         WITH e AS (
@@ -135,7 +149,7 @@ public final class PostgresLedger: EvaluationLedger {
         unknown AS (
             SELECT used.ord FROM used, e WHERE NOT EXISTS (
                 SELECT 1 FROM insights i
-                WHERE i.slot BETWEEN e.number * 8 AND e.number * 8 + 7
+                WHERE i.slot BETWEEN e.number * 8 AND e.number * 8 + 3
                   AND (i.insight_id = used.id OR (i.insight_id IS NULL AND i.slot = e.number * 8 + used.position)))),
         existing AS (
             SELECT status, insight_ids FROM consumption_reports WHERE event_id = $1::text),
@@ -186,8 +200,12 @@ public final class PostgresLedger: EvaluationLedger {
             fraudTypes.append(item?.fraudType?.rawValue)
             discovered.append(item?.discoveredAt)
             let origin = id.flatMap { EvaluationIdentifiers.origin(ofInsightId: $0) }
-            originEvents.append(origin?.eventId)
-            originPositions.append(origin.map { Int64($0.position) })
+            // A shadow answer is labelled through its evaluation's served insight, never by its
+            // own id: such an id is sent as naming nothing, so the item is unknownInsight.
+            let shadow = origin.map { $0.position >= firstShadow } ?? false
+            ids[ids.count - 1] = shadow ? nil : id
+            originEvents.append(shadow ? nil : origin?.eventId)
+            originPositions.append(shadow ? nil : origin.map { Int64($0.position) })
             // Labels are keyed by insight id alone: one lock per id, whatever the tenant.
             if let id { keys.append(SQLValues.lockKey("label", id)) }
         }
@@ -237,6 +255,7 @@ public final class PostgresLedger: EvaluationLedger {
                 FROM insights i JOIN evaluations e ON e.number = i.slot / 8
                 LEFT JOIN callers c ON c.caller_id = e.caller_id
                 WHERE i.insight_id = items.insight_id AND e.environment = $4::text AND coalesce(c.tenant, 'default') = $5::text
+                  AND i.slot % 8 < 4
                 ORDER BY preference LIMIT 1) AS f),
         statuses AS (
             SELECT items.ord, items.insight_id, items.outcome, items.fraud_type, items.discovered_at,

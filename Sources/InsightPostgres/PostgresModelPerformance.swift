@@ -19,7 +19,8 @@ enum PostgresModelPerformance {
             return ModelPerformanceCell(modelVersion: row.text(0) ?? "", category: category, value: value,
                                         consumption: row.text(3).flatMap(ConsumptionStatus.init(rawValue:)),
                                         label: row.text(4).flatMap(LabelOutcome.init(rawValue:)),
-                                        count: Int(row.int64(5) ?? 0), mature: Int(row.int64(6) ?? 0))
+                                        count: Int(row.int64(5) ?? 0), mature: Int(row.int64(6) ?? 0),
+                                        shadow: row.bool(7) ?? false, scoreBin: row.int64(8).map { Int($0) })
         }
     }
 
@@ -31,10 +32,12 @@ enum PostgresModelPerformance {
     /// planner so: it estimated thousands of insights an evaluation from the range, and then
     /// hashed every consumption report and label). The report and the label are lateral too,
     /// each one lookup of its primary key (`LIMIT 1`: at most one exists), never a hash of the
-    /// whole table, which the planner preferred while those tables were small.
+    /// whole table, which the planner preferred while those tables were small. A shadow answer
+    /// (position 4 to 7, migration 0015) takes the label of its evaluation's first served insight
+    /// of the type (positions 0 to 3).
     static let sql = """
         SELECT i.model_version, e.category, i.value, r.status, l.outcome, count(*)::bigint,
-               count(*) FILTER (WHERE e.created_at < $5::bigint)::bigint
+               count(*) FILTER (WHERE e.created_at < $5::bigint)::bigint, i.slot - e.number * 8 >= 4 AS shadow, i.score_bin
         FROM callers c
         CROSS JOIN LATERAL (
             SELECT e.number, e.event_id, e.environment, e.category, e.created_at FROM evaluations e
@@ -42,7 +45,7 @@ enum PostgresModelPerformance {
               AND e.environment = $2::text AND ($6::text IS NULL OR e.category = $6::text)
             OFFSET 0) e
         CROSS JOIN LATERAL (
-            SELECT i.slot, i.insight_id, i.model_version, i.value FROM insights i
+            SELECT i.slot, i.insight_id, i.model_version, i.value, i.score_bin FROM insights i
             WHERE i.slot BETWEEN e.number * 8 AND e.number * 8 + 7
               AND i.type = $7::text AND i.value IS NOT NULL AND i.model_version IS NOT NULL
             LIMIT 8) i
@@ -50,10 +53,16 @@ enum PostgresModelPerformance {
             SELECT r.status FROM consumption_reports r WHERE r.event_id = e.event_id LIMIT 1) r ON true
         LEFT JOIN LATERAL (
             SELECT l.outcome FROM labels l
-            WHERE l.insight_id = coalesce(i.insight_id, left(e.event_id, 35) || (i.slot - e.number * 8 + 1)::text)
+            WHERE l.insight_id = CASE
+                    WHEN i.slot - e.number * 8 < 4
+                    THEN coalesce(i.insight_id, left(e.event_id, 35) || (i.slot - e.number * 8 + 1)::text)
+                    ELSE (SELECT coalesce(s.insight_id, left(e.event_id, 35) || (s.slot - e.number * 8 + 1)::text)
+                          FROM insights s WHERE s.slot BETWEEN e.number * 8 AND e.number * 8 + 3 AND s.type = $7::text
+                          ORDER BY s.slot LIMIT 1)
+                    END
               AND l.environment = e.environment
             LIMIT 1) l ON true
         WHERE c.tenant = $1::text AND c.environment = $2::text
-        GROUP BY i.model_version, e.category, i.value, r.status, l.outcome
+        GROUP BY i.model_version, e.category, i.value, r.status, l.outcome, shadow, i.score_bin
         """
 }

@@ -39,7 +39,8 @@ enum PostgresSubjectHistory {
 
     /// The evaluations with hash $1 of `kind` in environment $2 by callers of tenant $3 (a row
     /// whose caller is unknown counts as tenant `default`'s) before (time $4, number $5), newest
-    /// first, at most $6, each with its insights in slot order (or one row of NULLs if none):
+    /// first, at most $6, each with its served insights (positions 0 to 3; the shadow answers at
+    /// 4 to 7 are never shown) in slot order (or one row of NULLs if none):
     /// a backward range of the kind's index, bounded by the cursor's time.
     static func sql(_ kind: IdentifierKind) -> String {
         """
@@ -51,7 +52,7 @@ enum PostgresSubjectHistory {
                 AND (e.created_at, e.number) < ($4::bigint, $5::bigint)
                 AND e.environment = $2::text AND coalesce(c.tenant, 'default') = $3::text
               ORDER BY e.created_at DESC, e.number DESC LIMIT $6::bigint) e
-        LEFT JOIN insights i ON i.slot BETWEEN e.number * 8 AND e.number * 8 + 7
+        LEFT JOIN insights i ON i.slot BETWEEN e.number * 8 AND e.number * 8 + 3
         ORDER BY e.created_at DESC, e.number DESC, i.slot
         """
     }

@@ -20,13 +20,16 @@ public struct EvaluationService: Sendable {
     let decisions: DecisionPolicies
     /// The device limit, insight quotas and velocity read asked at once (one round trip to Redis).
     let gate: any EvaluationGate
+    /// Counts the score bins of stored coaching insights for `insightd_model_score_psi`; nil: not measured.
+    let drift: ScoreDrift?
 
     /// `gate` defaults to asking `limiter` and `velocity` one after the other.
     public init(ledger: any EvaluationLedger, models: InsightModels, hashKeys: HashKeys, clock: any Clock,
                 limiter: any RateLimits, denials: DenialIndex, velocity: any VelocityState, escalation: EscalationPolicy,
                 metrics: ServiceMetrics, consumptionGrace: Milliseconds, decisions: DecisionPolicies = DecisionPolicies(),
-                gate: (any EvaluationGate)? = nil) {
+                gate: (any EvaluationGate)? = nil, drift: ScoreDrift? = nil) {
         self.gate = gate ?? SeparateCallsGate(limits: limiter, velocity: velocity)
+        self.drift = drift
         self.ledger = ledger
         self.models = models
         self.hashKeys = hashKeys
@@ -107,8 +110,12 @@ public struct EvaluationService: Sendable {
             insights.append(answerer.answer(insight, category: request.category, insightId: id,
                                             admitted: quota ? admitted.next() ?? false : true))
         }
+        var shadows = answerer.shadowAnswers(request.insights, category: request.category, eventId: ids.eventId)
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
         let (trackedValue, raised) = Self.escalate(&insights, signals: gateAnswer.signals, policy: escalation, metrics: metrics)
+        // A shadow answer is escalated as it would be if its version served, so that the report
+        // compares like with like; it counts no velocity metric and tracks nothing.
+        if !shadows.isEmpty { _ = Self.escalate(&shadows, signals: gateAnswer.signals, policy: escalation, metrics: nil) }
         // The decision reads the final values (a sandbox-forced one included) and the request's
         // facts; the shadow policy's answer is only counted, as the decision is, once stored.
         let facts = DecisionFacts(request, insights: insights, coaching: trackedValue)
@@ -118,14 +125,16 @@ public struct EvaluationService: Sendable {
         let record = EvaluationRecord(
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: subject,
-            insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision)
+            insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
+            shadowInsights: shadows)
         let initiator = request.initiator.effectiveKind
-        let metrics = self.metrics, velocity = self.velocity
+        let metrics = self.metrics, velocity = self.velocity, drift = self.drift
         ledger.record(record) { result in
             resume {
                 switch result {
                 case .success:
                     metrics.evaluated(record, tenant: tenant)
+                    drift?.record(record)
                     metrics.decided(decision.action, record, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision) }
                     velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
@@ -145,7 +154,7 @@ public struct EvaluationService: Sendable {
     /// value is left as forced; without signals nothing is escalated). Returns the value velocity tracking records — the highest
     /// final coaching value — and whether velocity raised it.
     static func escalate(_ insights: inout [InsightRecord], signals: VelocitySignals?, policy: EscalationPolicy,
-                         metrics: ServiceMetrics) -> (InsightValue?, Bool) {
+                         metrics: ServiceMetrics?) -> (InsightValue?, Bool) {
         var tracked: InsightValue?, raised = false, counted = false
         for i in insights.indices {
             guard insights[i].type == InsightType.isLikelyBeingCoached.rawValue,
@@ -153,7 +162,7 @@ public struct EvaluationService: Sendable {
             // A sandbox-forced value stays as forced, but is tracked like any answer.
             let escalation = reasons.contains(SandboxOverride.reason)
                 ? Escalation(value: value) : signals.map { policy.apply(value, signals: $0) } ?? Escalation(value: value)
-            if !counted { metrics.velocityFired(escalation); counted = true }
+            if !counted { metrics?.velocityFired(escalation); counted = true }
             if escalation.value != value || !escalation.reasons.isEmpty {
                 insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })
             }

@@ -107,6 +107,33 @@ struct InsightAnswerer {
             // No interaction at all: no evidence, which is `unknown`, never a guess.
             return record(model.version, newest, .value(.unknown, reasons: []))
         }
+        var answer = record(model.version, newest, .value(.unknown, reasons: []))
+        (answer.outcome, answer.scoreBin) = Self.assess(model, features, category: category)
+        return answer
+    }
+
+    /// The answers of the registry's shadow versions for an evaluation that asked
+    /// `isLikelyBeingCoached` (`requests`) and sent an interaction, on the features extracted
+    /// for it; none otherwise. They take no quota and no sandbox override: they are the models'
+    /// own answers, kept for comparison (PRODUCT.md §13) and never answered. Their ids are made
+    /// from `eventId` at the positions after the served ones (`EvaluationIdentifiers`).
+    func shadowAnswers(_ requests: [InsightRequest], category: OperationCategory, eventId: String) -> [InsightRecord] {
+        guard let registry, !registry.shadows.isEmpty, let features,
+              requests.contains(where: { $0.type == InsightType.isLikelyBeingCoached.rawValue }) else { return [] }
+        return registry.shadows.enumerated().map { k, model in
+            let position = EvaluationRecord.maxServedInsights + k
+            var answer = InsightRecord(
+                insightId: EvaluationIdentifiers.insightId(eventId: eventId, position: position) ?? "\(eventId)-shadow\(k)",
+                type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: model.version,
+                newestModelVersion: registry.currentVersion, outcome: .value(.unknown, reasons: []))
+            (answer.outcome, answer.scoreBin) = Self.assess(model, features, category: category)
+            return answer
+        }
+    }
+
+    /// `model`'s value, reasons and score bin for `features` in `category`.
+    private static func assess(_ model: CoachingModelVersion, _ features: FeatureVector,
+                               category: OperationCategory) -> (InsightOutcome, Int?) {
         let assessment = model.assess(features, category: category.rawValue)
         let value: InsightValue
         switch assessment.level {
@@ -114,6 +141,6 @@ struct InsightAnswerer {
         case .medium: value = .medium
         case .high: value = .high
         }
-        return record(model.version, newest, .value(value, reasons: assessment.reasons))
+        return (.value(value, reasons: assessment.reasons), assessment.scoreBin)
     }
 }

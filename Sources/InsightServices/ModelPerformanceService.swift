@@ -1,3 +1,4 @@
+import CoachingModel
 import Dispatch
 import InsightDomain
 
@@ -15,8 +16,12 @@ public struct ModelPerformanceService: Sendable {
     public let maturityDays: Int
     /// Reports run here, one at a time, never on an event loop: one reads a whole period.
     let queue: DispatchQueue
+    /// The loaded models, whose manifests give each version's reference distribution (drift);
+    /// nil: no drift figures.
+    let models: InsightModels?
 
-    public init(source: any ModelPerformanceSource, clock: any Clock, maturityDays: Int) {
+    public init(source: any ModelPerformanceSource, clock: any Clock, maturityDays: Int, models: InsightModels? = nil) {
+        self.models = models
         self.source = source
         self.clock = clock
         self.maturityDays = maturityDays
@@ -68,17 +73,31 @@ public struct ModelPerformanceService: Sendable {
     public func report(_ period: Period, of admin: Caller, resume: @escaping Resume,
                        completion: @escaping Completion<Answer>) throws(Rejection) {
         let query = try query(period, of: admin, now: clock.now())
-        let source = self.source, maturityDays = self.maturityDays
+        let source = self.source, maturityDays = self.maturityDays, references = Self.references(models?.snapshot)
         queue.async {
             let result: Result<Answer, Rejection>
             do {
                 let cells = try source.modelPerformanceCounts(query)
-                result = .success(Answer(period: period, report: ModelPerformanceReport(cells: cells, query: query),
+                result = .success(Answer(period: period, report: ModelPerformanceReport(cells: cells, query: query, references: references),
                                          matureBefore: query.matureBefore, maturityDays: maturityDays))
             } catch {
                 result = .failure(.unreadable(.evaluations))
             }
             resume { completion(result) }
         }
+    }
+
+    /// The reference shares of every loaded version that has them, by version and category.
+    static func references(_ registry: ModelRegistry?) -> ScoreReferences {
+        var out: ScoreReferences = [:]
+        for model in registry?.versions ?? [] {
+            guard let reference = model.reference else { continue }
+            var byCategory: [OperationCategory: [Double]] = [:]
+            for (name, bins) in reference.bins {
+                if let category = OperationCategory(rawValue: name) { byCategory[category] = bins.shares }
+            }
+            out[model.version] = byCategory
+        }
+        return out
     }
 }

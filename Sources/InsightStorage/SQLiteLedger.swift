@@ -27,8 +27,9 @@ public final class SQLiteLedger: EvaluationLedger {
     // MARK: - Evaluations
 
     static func insert(_ e: EvaluationRecord, into db: SQLiteConnection) throws {
-        guard e.insights.count <= InsightSlots.perEvaluation else {
-            throw StoreError.invalid("an evaluation holds at most \(InsightSlots.perEvaluation) insights")
+        guard e.insights.count <= InsightSlots.firstShadow,
+              e.shadowInsights.count <= InsightSlots.perEvaluation - InsightSlots.firstShadow else {
+            throw StoreError.invalid("an evaluation holds at most \(InsightSlots.firstShadow) insights and as many shadow answers")
         }
         // Bound straight from the record (`run(count:)`): this runs on the writer thread, which
         // every evaluation waits for, so each copy and release of a value is paid by all of them.
@@ -47,23 +48,32 @@ public final class SQLiteLedger: EvaluationLedger {
             }
         let firstSlot = InsightSlots.first(ofEvaluation: db.lastInsertRowid)
         let insertInsight = try db.cached("""
-            INSERT INTO insights (slot, insight_id, type, schema_version, model_version, value, error_code, reasons)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO insights (slot, insight_id, type, schema_version, model_version, value, error_code, reasons, score_bin)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
+        try insert(e.insights, from: 0, of: e.eventId, at: firstSlot, with: insertInsight)
+        try insert(e.shadowInsights, from: InsightSlots.firstShadow, of: e.eventId, at: firstSlot, with: insertInsight)
+    }
+
+    /// Inserts `list` at positions `first`, `first + 1`, … of the evaluation whose first slot is `firstSlot`.
+    private static func insert(_ list: [InsightRecord], from first: Int, of eventId: String, at firstSlot: Int64,
+                               with insertInsight: SQLiteStatement) throws {
         // Read in place: iterating the array copied each insight (its strings and reasons).
-        try e.insights.withUnsafeBufferPointer { insights in
-            for position in insights.indices {
+        try list.withUnsafeBufferPointer { insights in
+            for k in insights.indices {
+                let position = first + k
                 var value: String?, errorCode: String?, reasons = ""
-                switch insights[position].outcome {
+                switch insights[k].outcome {
                 case .value(let v, let r): value = v.rawValue; reasons = joined(r)
                 case .error(let code, _): errorCode = code.rawValue
                 }
                 // An id made from the event id is found through it; any other is kept (and indexed).
-                let storedId = StoredInsightId.stored(insights[position].insightId, eventId: e.eventId, position: position)
-                try insertInsight.run(count: 8) { b in
+                let storedId = StoredInsightId.stored(insights[k].insightId, eventId: eventId, position: position)
+                try insertInsight.run(count: 9) { b in
                     b.integer(firstSlot + Int64(position)); b.text(storedId)
-                    b.text(insights[position].type); b.integer(Int64(insights[position].schemaVersion))
-                    b.text(insights[position].modelVersion); b.text(value); b.text(errorCode); b.text(reasons)
+                    b.text(insights[k].type); b.integer(Int64(insights[k].schemaVersion))
+                    b.text(insights[k].modelVersion); b.text(value); b.text(errorCode); b.text(reasons)
+                    b.integer(insights[k].scoreBin.map { Int64($0) })
                 }
             }
         }
@@ -88,7 +98,8 @@ public final class SQLiteLedger: EvaluationLedger {
             .first([r.eventId, r.callerId, r.environment.rawValue], row: { ($0.int64(0), $0.int64(1)) }) else {
             return .evaluationNotFound
         }
-        let slots = InsightSlots.range(ofEvaluation: rowid)
+        // Only served insights can have been used: a shadow answer was never returned.
+        let slots = InsightSlots.servedRange(ofEvaluation: rowid)
         // Each used id is compared with the rows as they are: an id made from the event id is
         // checked by its bytes, so no id is made (nor a set of them) on the writer thread.
         let rows = try db.cached("SELECT slot, insight_id FROM insights WHERE slot BETWEEN ? AND ?")
@@ -172,11 +183,16 @@ public final class SQLiteLedger: EvaluationLedger {
     private static func findInsight(_ insightId: String, tenant: String, environment: Environment, in db: SQLiteConnection) throws
         -> (category: String?, modelVersion: String?, value: String?)? {
         let row = { (r: SQLiteStatement) in (category: r.text(0), modelVersion: r.text(1), value: r.text(2)) }
-        if let origin = EvaluationIdentifiers.origin(ofInsightId: insightId), let found = try db.cached(findMadeInsight)
-            .first([InsightSlots.perEvaluation, origin.position, origin.eventId, environment.rawValue, tenant], row: row) {
-            return found
+        if let origin = EvaluationIdentifiers.origin(ofInsightId: insightId) {
+            // A shadow answer is labelled through its evaluation's served insight, never by its own id.
+            guard origin.position < InsightSlots.firstShadow else { return nil }
+            if let found = try db.cached(findMadeInsight)
+                .first([InsightSlots.perEvaluation, origin.position, origin.eventId, environment.rawValue, tenant], row: row) {
+                return found
+            }
         }
-        return try db.cached(findStoredInsight).first([InsightSlots.perEvaluation, insightId, environment.rawValue, tenant], row: row)
+        return try db.cached(findStoredInsight).first([InsightSlots.perEvaluation, insightId, environment.rawValue, tenant,
+                                                       InsightSlots.firstShadow], row: row)
     }
 
     /// An insight by its evaluation's event id and its position (an id made from the event id).
@@ -188,8 +204,8 @@ public final class SQLiteLedger: EvaluationLedger {
 
     /// An insight by its stored id (one not made from the event id).
     static let findStoredInsight: StaticString = """
-        SELECT e.category, i.model_version, i.value FROM insights i JOIN evaluations e ON e.rowid = i.slot / ?
+        SELECT e.category, i.model_version, i.value FROM insights i JOIN evaluations e ON e.rowid = i.slot / ?1
         LEFT JOIN callers c ON c.caller_id = e.caller_id
-        WHERE i.insight_id = ? AND e.environment = ? AND coalesce(c.tenant, 'default') = ?
+        WHERE i.insight_id = ?2 AND e.environment = ?3 AND coalesce(c.tenant, 'default') = ?4 AND i.slot % ?1 < ?5
         """
 }

@@ -39,7 +39,8 @@ enum SQLiteSubjectHistory {
         var entries: [SubjectHistoryEntry] = []
         for (rowid, entry) in page {
             var entry = entry
-            let slots = InsightSlots.range(ofEvaluation: rowid)
+            // The insights answered to the caller: never the shadow answers after them.
+            let slots = InsightSlots.servedRange(ofEvaluation: rowid)
             entry.insights = try insights.query([slots.first, slots.last]) { row in
                 guard let outcome = SubjectHistoryInsight.outcome(value: row.text(2), errorCode: row.text(3)) else {
                     throw StoreError.invalid("an insight has neither a known value nor a known error code")

@@ -96,6 +96,23 @@ enum RequestPathBenchmarks {
                 }
             })
         }
+        out.append(MicroBenchmark(name: "model.events150.shadow",
+                                  note: "one shadow version on the request path: its answer to the evaluation's 150-event features (assess with its score bin, the made id, the record)") { o in
+            let registry = try ModelRegistry.load(directory: options.modelsDirectory, shadow: ["1.0"])
+            guard let shadow = registry.shadows.first else { throw BenchError("no shadow version 1.0 in \(options.modelsDirectory)") }
+            let vector = try FeatureExtractor.extract(events: SessionGenerator.events(count: 150), device: device)
+            let eventId = EvaluationIdentifiers.make(insights: 1, milliseconds: 1_798_000_000_000).eventId
+            var m = measure("model.events150.shadow", "", o) {
+                let assessment = shadow.assess(vector, category: "payment")
+                let record = InsightRecord(
+                    insightId: EvaluationIdentifiers.insightId(eventId: eventId, position: EvaluationRecord.maxServedInsights) ?? "",
+                    type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: shadow.version, newestModelVersion: registry.currentVersion,
+                    outcome: .value(.unknown, reasons: assessment.reasons), scoreBin: assessment.scoreBin)
+                return record.insightId.utf8.count + (record.scoreBin ?? 0)
+            }
+            m.note = "shadow \(shadow.version) (\(shadow.treeCount) trees) beside current \(registry.currentVersion), 150-event features"
+            return m
+        })
         out.append(MicroBenchmark(name: "model.varied.assess",
                                   note: "CoachingModelVersion.assess, 256 different 150-event sessions in turn") { o in
             // One session assessed over and over takes the same paths through every tree, which

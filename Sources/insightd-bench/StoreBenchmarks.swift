@@ -20,14 +20,16 @@ enum StoreBenchmarks {
     }
 
     static func all() -> [MicroBenchmark] {
-        [(1, Ids.random, ""), (64, .random, ""), (64, .ordered, ".orderedIds")].map { submitters, ids, suffix in
+        [(1, Ids.random, 0, ""), (64, .random, 0, ""), (64, .ordered, 0, ".orderedIds"), (64, .ordered, 1, ".orderedIds.shadow1")]
+            .map { submitters, ids, shadows, suffix in
             let name = "store.record.\(submitters)\(suffix)"
-            let what = ids == .random ? "random v4 ids (the daemon's before UUIDv7)" : "time-ordered ids (as the daemon makes them)"
+            let what = (ids == .random ? "random v4 ids (the daemon's before UUIDv7)" : "time-ordered ids (as the daemon makes them)")
+                + (shadows == 0 ? "" : ", and \(shadows) shadow answer (INSIGHTD_MODEL_SHADOW) each")
             return MicroBenchmark(
                 name: name,
                 note: "SQLiteLedger.record, \(submitters) submitter\(submitters == 1 ? "" : "s"), \(what); latency = submit to durable; ops/s = evaluations committed per second"
             ) { options in
-                try run(name: name, submitters: submitters, ids: ids, seconds: options.storeSeconds)
+                try run(name: name, submitters: submitters, ids: ids, shadows: shadows, seconds: options.storeSeconds)
             }
         }
     }
@@ -38,7 +40,7 @@ enum StoreBenchmarks {
         let failures = Atomic<Int>(0)
     }
 
-    static func run(name: String, submitters: Int, ids: Ids, seconds: Double) throws -> Measurement {
+    static func run(name: String, submitters: Int, ids: Ids, shadows: Int = 0, seconds: Double) throws -> Measurement {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("insightd-bench-\(getpid())-\(submitters)")
         try? FileManager.default.removeItem(at: directory)
@@ -53,7 +55,7 @@ enum StoreBenchmarks {
         let shared = Shared()
 
         // Warm-up: a few commits so the file, WAL and statement cache exist.
-        for i in 0..<20 { try recordAndWait(ledger, record(index: -1 - i, ids: ids)) }
+        for i in 0..<20 { try recordAndWait(ledger, record(index: -1 - i, ids: ids, shadows: shadows)) }
 
         let done = DispatchGroup()
         let started = monotonicNanoseconds()
@@ -65,7 +67,7 @@ enum StoreBenchmarks {
                 let semaphore = DispatchSemaphore(value: 0)
                 while monotonicNanoseconds() < deadline {
                     let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    let evaluation = record(index: index, ids: ids)
+                    let evaluation = record(index: index, ids: ids, shadows: shadows)
                     let t0 = monotonicNanoseconds()
                     ledger.record(evaluation) { result in
                         if case .failure = result { shared.failures.wrappingAdd(1, ordering: .relaxed) }
@@ -106,8 +108,8 @@ enum StoreBenchmarks {
     }
 
     /// An evaluation as the evaluate endpoint stores it: three 32-byte subject hashes, one
-    /// insight with a value and three reasons.
-    static func record(index: Int, ids: Ids) -> EvaluationRecord {
+    /// insight with a value and three reasons (and `shadows` shadow answers, each with a score bin).
+    static func record(index: Int, ids: Ids, shadows: Int = 0) -> EvaluationRecord {
         let eventId: String, insightId: String
         switch ids {
         case .random:
@@ -132,6 +134,13 @@ enum StoreBenchmarks {
             insights: [InsightRecord(
                 insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
                 newestModelVersion: "2.0",
-                outcome: .value(.high, reasons: ["activeCallDuringSession", "segmentedTyping", "pastedPayee"]))])
+                outcome: .value(.high, reasons: ["activeCallDuringSession", "segmentedTyping", "pastedPayee"]), scoreBin: 9)],
+            shadowInsights: (0..<shadows).map { k in
+                InsightRecord(
+                    insightId: EvaluationIdentifiers.insightId(eventId: eventId, position: EvaluationRecord.maxServedInsights + k)
+                        ?? insightId + "-s\(k)",
+                    type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "1.0", newestModelVersion: "2.0",
+                    outcome: .value(.medium, reasons: ["activeCallDuringSession", "segmentedTyping"]), scoreBin: 8)
+            })
     }
 }

@@ -149,3 +149,21 @@ final class LabelMaturitySettingsTests: XCTestCase {
         }
     }
 }
+
+final class ShadowSettingsTests: XCTestCase {
+    func testShadowVersionsAreReadAndCheckedForShape() throws {
+        XCTAssertEqual(try Settings.load(from: [:]).get().shadowModels, [])
+        XCTAssertEqual(try Settings.load(from: ["INSIGHTD_MODEL_SHADOW": "3.0, 1.0"]).get().shadowModels, ["3.0", "1.0"])
+        for (value, expected) in [
+            ("3.0,,1.0", "INSIGHTD_MODEL_SHADOW: must be model versions (digits separated by dots) separated by commas"),
+            ("v3", "INSIGHTD_MODEL_SHADOW: must be model versions (digits separated by dots) separated by commas"),
+            ("1,2,3,4,5", "INSIGHTD_MODEL_SHADOW: at most 4 shadow versions"),
+            ("1.0,1.0", "INSIGHTD_MODEL_SHADOW: names a version twice"),
+        ] {
+            guard case .failure(let error) = Settings.load(from: ["INSIGHTD_MODEL_SHADOW": value]) else {
+                XCTFail("\(value) accepted"); continue
+            }
+            XCTAssertEqual(error.problems, [expected])
+        }
+    }
+}

@@ -52,3 +52,44 @@ final class ModelPerformanceTests: XCTestCase {
         XCTAssertFalse(ModelPerformanceReport(cells: [], query: young).mature)
     }
 }
+
+final class PopulationStabilityTests: XCTestCase {
+    func testTheIndexOfKnownDistributions() throws {
+        // Equal distributions: 0.
+        XCTAssertEqual(try XCTUnwrap(PopulationStability.index(counts: [10, 10, 20], expected: [0.25, 0.25, 0.5])).psi, 0, accuracy: 1e-12)
+        // (0.4 − 0.25) ln(0.4 / 0.25) + (0.1 − 0.25) ln(0.1 / 0.25) + (0.5 − 0.5) ln 1, worked by hand.
+        let moved = try XCTUnwrap(PopulationStability.index(counts: [40, 10, 50], expected: [0.25, 0.25, 0.5]))
+        XCTAssertEqual(moved.psi, 0.15 * log(1.6) + 0.15 * log(2.5), accuracy: 1e-12)
+        XCTAssertEqual(moved.sample, 100)
+        // An empty bin counts as 0.0001 on either side, so the index stays finite.
+        let empty = try XCTUnwrap(PopulationStability.index(counts: [0, 10], expected: [0.5, 0.5]))
+        XCTAssertEqual(empty.psi, (0.0001 - 0.5) * log(0.0001 / 0.5) + 0.5 * log(2), accuracy: 1e-12)
+        XCTAssertEqual(try XCTUnwrap(PopulationStability.index(counts: [5, 5], expected: [1, 0])).psi,
+                       (0.5 - 1) * log(0.5) + (0.5 - 0.0001) * log(0.5 / 0.0001), accuracy: 1e-12)
+        // Counts beyond the reference's bins are not counted; no sample, no index.
+        XCTAssertEqual(PopulationStability.index(counts: [10, 10, 7], expected: [0.5, 0.5])?.sample, 20)
+        XCTAssertNil(PopulationStability.index(counts: [], expected: [0.5, 0.5]))
+        XCTAssertNil(PopulationStability.index(counts: [0, 0, 3], expected: [0.5, 0.5]))
+        XCTAssertNil(PopulationStability.index(counts: [3], expected: []))
+    }
+
+    func testTheReportGivesEachVersionAndRoleItsOwnRowAndIndex() {
+        let query = ModelPerformanceQuery(tenant: "default", environment: .production, from: 0, to: 10, matureBefore: 0)
+        let cells = [
+            ModelPerformanceCell(modelVersion: "2.0", category: .payment, value: .high, consumption: nil, label: nil, count: 3, mature: 0, scoreBin: 0),
+            ModelPerformanceCell(modelVersion: "2.0", category: .payment, value: .unknown, consumption: nil, label: nil, count: 1, mature: 0, scoreBin: 1),
+            ModelPerformanceCell(modelVersion: "2.0", category: .payment, value: .unknown, consumption: nil, label: nil, count: 2, mature: 0),
+            ModelPerformanceCell(modelVersion: "2.0", category: .payment, value: .high, consumption: nil, label: nil, count: 4, mature: 0,
+                                 shadow: true, scoreBin: 1),
+            ModelPerformanceCell(modelVersion: "3.0", category: .payment, value: .high, consumption: nil, label: nil, count: 4, mature: 0,
+                                 shadow: true, scoreBin: 1),
+        ]
+        let report = ModelPerformanceReport(cells: cells, query: query, references: ["2.0": [.payment: [0.5, 0.5]]])
+        XCTAssertEqual(report.rows.map { "\($0.modelVersion) \($0.role)" }, ["2.0 served", "2.0 shadow", "3.0 shadow"])
+        XCTAssertEqual(report.rows[0].evaluations, 6)
+        XCTAssertEqual(report.rows[0].psi, PopulationStability.index(counts: [3, 1], expected: [0.5, 0.5]), "unbinned insights are not in it")
+        XCTAssertEqual(report.rows[0].psi?.sample, 4)
+        XCTAssertEqual(report.rows[1].psi, PopulationStability.index(counts: [0, 4], expected: [0.5, 0.5]))
+        XCTAssertNil(report.rows[2].psi, "3.0 has no reference")
+    }
+}

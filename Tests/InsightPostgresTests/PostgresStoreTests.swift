@@ -170,8 +170,8 @@ final class PostgresStoreTests: XCTestCase {
         // each other: the server breaks the deadlock, and the writer sends the batch again.
         let a = try instance(), b = try instance()
         let insights = (0..<12).map { "i\($0)" }
-        record(a, Self.evaluation("e1", insights: Array(insights.prefix(6))))
-        record(a, Self.evaluation("e2", insights: Array(insights.suffix(6))))
+        // Three evaluations of four insights (an evaluation holds at most four served ones).
+        for k in 0..<3 { record(a, Self.evaluation("e\(k + 1)", insights: Array(insights[(k * 4)..<(k * 4 + 4)]))) }
         let failures = Mutex<[StoreFailure]>([])
         let done = DispatchGroup()
         DispatchQueue.concurrentPerform(iterations: 400) { i in

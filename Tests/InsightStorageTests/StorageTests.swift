@@ -49,6 +49,7 @@ final class StorageTests: XCTestCase {
             "0011_hash_keys": "37d3a89f4a58ba624fa3c356b675f814ce472a51734b95488af4cc5e06cbdcdd",
             "0012_subject_indexes": "f69d54e1b1c982b30a3d661b4780f3b7721ba5990cd3a5e9b232b989103b3837",
             "0013_decisions": "ccc931bdca1431e2af42611063072f58af46eb17e420087c16189228800ce1c1",
+            "0015_shadow_and_score_bins": "9e0b7413001e194818f69dcdd54b7eaf4d64fa469eb9a858ce843ac15f5c705f",
         ]
         let bundled = try Migrator.bundled()
         XCTAssertGreaterThanOrEqual(bundled.count, recorded.count)
@@ -245,14 +246,39 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(report(ledger, "e2", ["a"]), .success(.unknownInsightIds(["a"])))
         XCTAssertEqual(report(ledger, "e1", ["x"]), .success(.unknownInsightIds(["x"])))
         XCTAssertEqual(report(ledger, "e1", ["d", "a"]), .success(.recorded(.onTime)))
-        // More insights than an evaluation has slots for are refused, and nothing is stored.
-        let tooMany = (0..<9).map { "many-\($0)" }
+        // More insights than an evaluation has served slots for are refused, and nothing is stored.
+        let tooMany = (0..<5).map { "many-\($0)" }
         XCTAssertThrowsError(try wait { ledger.record(evaluation("e3", insights: tooMany), completion: $0) }.get())
         let db = try Database.open(path: path)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations WHERE event_id = 'e3'"), "0")
         XCTAssertEqual(try db.scalarText("""
             SELECT group_concat(i.slot % 8) FROM insights i JOIN evaluations e ON i.slot / 8 = e.rowid WHERE e.event_id = 'e1'
             """), "0,1,2,3")
+    }
+
+    /// Shadow answers take positions 4 to 7 with their score bins (migration 0015), and retention
+    /// deletes them with their evaluation: no row of a purged evaluation is left to resurface
+    /// under a reused rowid.
+    func testShadowAnswersFollowTheServedInsightsAndGoWithTheirEvaluation() throws {
+        let (ledger, writer) = try makeLedger()
+        defer { writer.stop() }
+        var record = evaluation("e1", insights: ["a", "b"])
+        record.insights[0].scoreBin = 3
+        record.shadowInsights = ["s1", "s2", "s3"].enumerated().map { k, id in
+            InsightRecord(insightId: id, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "3.\(k)",
+                          newestModelVersion: "2.0", outcome: .value(.medium, reasons: []), scoreBin: k)
+        }
+        XCTAssertNoThrow(try wait { ledger.record(record, completion: $0) }.get())
+        var later = evaluation("e2", insights: ["x"])
+        later.createdAt = 9_000
+        XCTAssertNoThrow(try wait { ledger.record(later, completion: $0) }.get())
+        let db = try Database.open(path: path)
+        XCTAssertEqual(try db.scalarText("""
+            SELECT group_concat((i.slot % 8) || ':' || coalesce(i.score_bin, '-')) FROM insights i
+            JOIN evaluations e ON i.slot / 8 = e.rowid WHERE e.event_id = 'e1'
+            """), "0:3,1:-,4:0,5:1,6:2")
+        XCTAssertEqual(try Retention.purgeBatch(db, cutoff: 5_000).evaluations, 1)
+        XCTAssertEqual(try db.scalarText("SELECT count(*) FROM insights"), "1", "the shadows went with their evaluation")
     }
 
     /// A database with the bundled migrations up to `version` applied, and all the bundled ones.

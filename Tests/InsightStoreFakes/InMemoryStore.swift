@@ -71,7 +71,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     public func record(_ evaluation: EvaluationRecord,
                        completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
         let result: Result<Void, StoreFailure> = state.withLock { state in
-            guard evaluation.insights.count <= EvaluationIdentifiers.maxInsights,
+            guard evaluation.insights.count <= EvaluationRecord.maxServedInsights,
+                  evaluation.shadowInsights.count <= EvaluationRecord.maxShadowInsights,
                   !state.evaluations.contains(where: { $0.eventId == evaluation.eventId }) else {
                 return .failure(.unavailable("evaluation \(evaluation.eventId) is invalid or already stored"))
             }
@@ -333,13 +334,18 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             var cells: [ModelPerformanceCell] = []
             for e in state.evaluations where callers.contains(e.callerId) && e.environment == query.environment
                 && (query.from..<query.to).contains(e.createdAt) && (query.category.map { $0 == e.category } ?? true) {
-                for insight in e.insights where insight.type == InsightType.isLikelyBeingCoached.rawValue {
+                // A shadow answer takes the label of the evaluation's first served insight of its type.
+                let served = e.insights.first { $0.type == InsightType.isLikelyBeingCoached.rawValue }
+                for (insight, shadow) in e.insights.map({ ($0, false) }) + e.shadowInsights.map({ ($0, true) })
+                    where insight.type == InsightType.isLikelyBeingCoached.rawValue {
                     guard case .value(let value, _) = insight.outcome, let version = insight.modelVersion else { continue }
-                    let label = state.labels.first { $0.label.insightId == insight.insightId && $0.environment == e.environment }
+                    let labelled = shadow ? served?.insightId : insight.insightId
+                    let label = state.labels.first { $0.label.insightId == labelled && $0.environment == e.environment }
                     cells.append(ModelPerformanceCell(modelVersion: version, category: e.category, value: value,
                                                       consumption: state.reports[e.eventId]?.report.status,
                                                       label: label?.label.outcome, count: 1,
-                                                      mature: e.createdAt < query.matureBefore ? 1 : 0))
+                                                      mature: e.createdAt < query.matureBefore ? 1 : 0,
+                                                      shadow: shadow, scoreBin: insight.scoreBin))
                 }
             }
             return ModelPerformanceCell.merged(cells)

@@ -87,21 +87,28 @@ let consumptionCases: [ContractCase] = [
         }
         try expectEqual(try s.report("e1", ids: ["a"], at: 3_000), .recorded(.late), "the first one stands")
     },
-    contractCase(.consumption, "an evaluation holds at most \(EvaluationIdentifiers.maxInsights) insights") { s in
-        let tooMany = (0...EvaluationIdentifiers.maxInsights).map { "many-\($0)" }
-        let evaluation = EvaluationRecord(
-            eventId: "e1", callerId: "c1", environment: .production, category: .payment, createdAt: 1_000,
-            reportConsumptionBy: 2_000, subject: HashedSubject(),
-            insights: tooMany.map {
-                InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: nil,
-                              newestModelVersion: nil, outcome: .error(.insightUnavailable, detail: ""))
-            })
-        if case .success = try wait({ s.ledger.record(evaluation, completion: $0) }) {
-            throw ContractFailure(description: "an evaluation of \(tooMany.count) insights was stored")
+    contractCase(.consumption, "an evaluation holds at most \(EvaluationRecord.maxServedInsights) insights and as many shadow answers") { s in
+        func evaluation(_ id: String, served: Int, shadows: Int) -> EvaluationRecord {
+            func insight(_ insightId: String) -> InsightRecord {
+                InsightRecord(insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                              newestModelVersion: nil, outcome: .value(.unknown, reasons: []))
+            }
+            return EvaluationRecord(
+                eventId: id, callerId: "c1", environment: .production, category: .payment, createdAt: 1_000,
+                reportConsumptionBy: 2_000, subject: HashedSubject(),
+                insights: (0..<served).map { insight("\(id)-i\($0)") },
+                shadowInsights: (0..<shadows).map { insight("\(id)-s\($0)") })
+        }
+        for (served, shadows) in [(EvaluationRecord.maxServedInsights + 1, 0), (1, EvaluationRecord.maxShadowInsights + 1)] {
+            if case .success = try wait({ s.ledger.record(evaluation("e1", served: served, shadows: shadows), completion: $0) }) {
+                throw ContractFailure(description: "an evaluation of \(served) insights and \(shadows) shadow answers was stored")
+            }
         }
         try expectEqual(try s.report("e1"), .evaluationNotFound)
-        try s.record("e2", insights: Array(tooMany.dropLast()))
-        try expectEqual(try s.report("e2", ids: [tooMany[EvaluationIdentifiers.maxInsights - 1]]), .recorded(.onTime))
+        try value { s.ledger.record(evaluation("e2", served: EvaluationRecord.maxServedInsights,
+                                               shadows: EvaluationRecord.maxShadowInsights), completion: $0) }
+        try expectEqual(try s.report("e2", ids: ["e2-s0"]), .unknownInsightIds(["e2-s0"]), "a shadow answer was never returned")
+        try expectEqual(try s.report("e2", ids: ["e2-i\(EvaluationRecord.maxServedInsights - 1)"]), .recorded(.onTime))
     },
 ]
 

@@ -79,7 +79,7 @@ public enum StoreContract {
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
             + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
-            + performanceCases
+            + performanceCases + shadowCases
     }
 }
 

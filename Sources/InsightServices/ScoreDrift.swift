@@ -1,0 +1,145 @@
+import CoachingModel
+import InsightDomain
+import Locking
+
+/// Drift of each model version's scores on this instance's recent traffic
+/// (`insightd_model_score_psi{version,category}`, docs/operations.md "Drift"): the score bins of
+/// the coaching insights this instance stored (served and shadow), counted per version and
+/// category in windows of `window` milliseconds; the index is computed over the last full
+/// window and the current one against the version's reference distribution, once they hold
+/// `minimumSample` scores. The first time in a window that a version and category pass
+/// `threshold`, `warn` is called once (the daemon logs a warning with no identifier).
+public final class ScoreDrift: Sendable {
+    /// The counts of one version and category.
+    struct Counts {
+        /// The window `current` counts (time / window).
+        var window: Int64
+        var current: [Int] = []
+        /// The window before `window`.
+        var previous: [Int] = []
+        /// The last window in which the threshold was passed and reported.
+        var warnedIn: Int64?
+        /// Scores counted since the index was last checked against the threshold.
+        var sinceCheck = 0
+    }
+
+    struct Key: Hashable {
+        var version: String
+        var category: OperationCategory
+    }
+
+    private let models: InsightModels
+    private let clock: any Clock
+    private let window: Milliseconds
+    private let minimumSample: Int
+    private let threshold: Double
+    private let warn: @Sendable (_ version: String, _ category: OperationCategory, _ stability: ScoreStability) -> Void
+    private let counts = Locked<[Key: Counts]>([:])
+
+    /// The threshold is checked every `checkEvery` scores of a version and category (and at the
+    /// minimum sample), so the request path does not compute logarithms for every evaluation.
+    static let checkEvery = 50
+
+    public init(models: InsightModels, clock: any Clock, window: Milliseconds = 3_600_000, minimumSample: Int = 500,
+                threshold: Double = 0.2,
+                warn: @escaping @Sendable (_ version: String, _ category: OperationCategory, _ stability: ScoreStability) -> Void) {
+        self.models = models
+        self.clock = clock
+        self.window = window
+        self.minimumSample = minimumSample
+        self.threshold = threshold
+        self.warn = warn
+    }
+
+    /// Counts the score bins of `record`'s coaching insights, served and shadow.
+    func record(_ record: EvaluationRecord) {
+        var keys: [(Key, Int)] = []
+        func add(_ insights: [InsightRecord]) {
+            for insight in insights {
+                guard let bin = insight.scoreBin, bin >= 0, bin < ScoreReference.maxBins, let version = insight.modelVersion,
+                      insight.type == InsightType.isLikelyBeingCoached.rawValue, case .value = insight.outcome else { continue }
+                keys.append((Key(version: version, category: record.category), bin))
+            }
+        }
+        add(record.insights)
+        add(record.shadowInsights)
+        guard !keys.isEmpty else { return }
+        let now = clock.now() / window
+        var due: [Key] = []
+        counts.withLock { all in
+            for (key, bin) in keys {
+                var c = all[key] ?? Counts(window: now)
+                Self.rotate(&c, to: now)
+                if c.current.count <= bin { c.current += [Int](repeating: 0, count: bin + 1 - c.current.count) }
+                c.current[bin] += 1
+                c.sinceCheck += 1
+                if c.warnedIn != now, c.sinceCheck >= Self.checkEvery || Self.total(c) == minimumSample {
+                    c.sinceCheck = 0
+                    due.append(key)
+                }
+                all[key] = c
+            }
+        }
+        for key in due { check(key) }
+    }
+
+    /// The index of every version and category with enough scores now, as metric samples
+    /// (labels: version, category).
+    public func samples() -> [(labels: [String], value: Double)] {
+        let registry = models.snapshot
+        let now = clock.now() / window
+        let all = counts.withLock { all in
+            for key in all.keys { Self.rotate(&all[key]!, to: now) }
+            return all
+        }
+        return all.compactMap { key, c in
+            stability(key, c, registry).map { (labels: [key.version, key.category.rawValue], value: $0.psi) }
+        }
+    }
+
+    /// The index of `key` now, if it has a reference and enough scores.
+    func stability(version: String, category: OperationCategory) -> ScoreStability? {
+        let key = Key(version: version, category: category), now = clock.now() / window
+        guard let c = counts.withLock({ all -> Counts? in
+            guard all[key] != nil else { return nil }
+            Self.rotate(&all[key]!, to: now)
+            return all[key]
+        }) else { return nil }
+        return stability(key, c, models.snapshot)
+    }
+
+    private func stability(_ key: Key, _ c: Counts, _ registry: ModelRegistry?) -> ScoreStability? {
+        guard Self.total(c) >= minimumSample,
+              let shares = registry?.versions.first(where: { $0.version == key.version })?.reference?.bins[key.category.rawValue]?.shares
+        else { return nil }
+        return PopulationStability.index(counts: Self.sum(c.previous, c.current), expected: shares)
+    }
+
+    /// Warns once per window when `key` passes the threshold.
+    private func check(_ key: Key) {
+        let now = clock.now() / window
+        guard let c = counts.withLock({ $0[key] }), c.warnedIn != now,
+              let stability = stability(key, c, models.snapshot), stability.psi > threshold else { return }
+        let first = counts.withLock { all -> Bool in
+            guard all[key]?.warnedIn != now else { return false }
+            all[key]?.warnedIn = now
+            return true
+        }
+        if first { warn(key.version, key.category, stability) }
+    }
+
+    /// Moves `c` to window `now`: the current counts become the previous ones after one window,
+    /// and both are dropped after two.
+    private static func rotate(_ c: inout Counts, to now: Int64) {
+        guard now > c.window else { return }
+        c.previous = now == c.window + 1 ? c.current : []
+        c.current = []
+        c.window = now
+    }
+
+    private static func total(_ c: Counts) -> Int { c.previous.reduce(0, +) + c.current.reduce(0, +) }
+
+    private static func sum(_ a: [Int], _ b: [Int]) -> [Int] {
+        (0..<max(a.count, b.count)).map { (a.indices.contains($0) ? a[$0] : 0) + (b.indices.contains($0) ? b[$0] : 0) }
+    }
+}

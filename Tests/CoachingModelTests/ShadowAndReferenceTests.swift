@@ -1,0 +1,127 @@
+import Foundation
+import JSON
+import XCTest
+
+@testable import CoachingModel
+
+/// Shadow versions (`ModelRegistry.load(shadow:)`) and the reference distribution of a
+/// manifest (`scoreReference`, drift), each refusal with a message naming what is wrong.
+final class ShadowAndReferenceTests: XCTestCase {
+    func shadowError(_ directory: String, _ shadow: [String], current: String? = nil) -> ModelLoadError? {
+        do throws(ModelLoadError) {
+            _ = try ModelRegistry.load(directory: directory, current: current, shadow: shadow)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func testAShadowExistsIsNotWithdrawnAndIsNotCurrent() throws {
+        let r = try ModelRegistry.load(directory: repositoryModels, shadow: ["1.0"])
+        XCTAssertEqual(r.shadows.map(\.version), ["1.0"])
+        XCTAssertEqual(r.currentVersion, "2.0")
+        XCTAssertEqual(try ModelRegistry.load(directory: repositoryModels).shadows.count, 0)
+
+        for (shadow, current, expected) in [
+            (["3.0"], nil, "shadow version 3.0 is not among the versions found (1.0, 2.0)"),
+            (["2.0"], nil, "shadow version 2.0 is the current version"),
+            (["2.0"], "2.0", "shadow version 2.0 is the current version"),
+            (["1.0", "1.0"], nil, "shadow version 1.0 is named twice"),
+            (["1.0", "1.0", "1.0", "1.0", "1.0"], nil, "at most 4 shadow versions, 5 given"),
+        ] as [([String], String?, String)] {
+            let error = try XCTUnwrap(shadowError(repositoryModels, shadow, current: current), "\(shadow)")
+            XCTAssertEqual(error.problem, expected)
+        }
+
+        let dir = try temporaryModelsCopy()
+        defer { removeTemporary(dir) }
+        try edit("\(dir)/1.0/manifest.json", "\"status\": \"active\"", "\"status\": \"withdrawn\"")
+        XCTAssertEqual(shadowError(dir, ["1.0"])?.problem, "shadow version 1.0 is withdrawn")
+    }
+
+    func testTheCommittedVersionsCarryAReferencePerCategory() throws {
+        for model in try ModelRegistry.load(directory: repositoryModels).versions {
+            let reference = try XCTUnwrap(model.reference, model.version)
+            XCTAssertEqual(Set(reference.bins.keys), Set(CoachingModelVersion.categories))
+            for (category, bins) in reference.bins {
+                XCTAssertEqual(bins.shares.count, 10, "\(model.version) \(category): deciles")
+                XCTAssertEqual(bins.shares.reduce(0, +), 1, accuracy: 0.001)
+                for share in bins.shares { XCTAssertEqual(share, 0.1, accuracy: 0.01, "\(model.version) \(category)") }
+            }
+        }
+    }
+
+    /// The bin `assess` gives is the number of edges at or below the raw score, on every fixture
+    /// row of every version (counted here by a plain scan).
+    func testAssessmentsGiveTheBinOfTheirRawScore() throws {
+        for model in try registry(underTest: true).versions {
+            let reference = try XCTUnwrap(model.reference)
+            var seen = Set<Int>()
+            for row in try FixtureParityTests.parseFixtures(model.version) {
+                let vector = FeatureVector(values: row.features)
+                let raw = model.rawScore(vector)
+                let expected = try XCTUnwrap(reference.bins[row.category]).edges.filter { $0 <= raw }.count
+                XCTAssertEqual(model.assess(vector, category: row.category).scoreBin, expected)
+                seen.insert(expected)
+            }
+            XCTAssertEqual(seen, Set(0..<10), "\(model.version): the fixtures reach every bin")
+        }
+        let edges = ScoreReference.Bins(edges: [-1, 0, 2], shares: [0.25, 0.25, 0.25, 0.25])
+        XCTAssertEqual([-5, -1, -0.5, 0, 1.99, 2, 9].map(edges.bin(of:)), [0, 1, 1, 2, 2, 3, 3])
+    }
+
+    func testAManifestWithoutAReferenceLoadsWithNone() throws {
+        let dir = try temporaryModelsCopy()
+        defer { removeTemporary(dir) }
+        try rewriteReference(dir, nil)
+        let r = try ModelRegistry.load(directory: dir)
+        XCTAssertNil(r.model(version: "1.0")?.reference)
+        XCTAssertNotNil(r.model(version: "2.0")?.reference)
+        XCTAssertNil(r.model(version: "1.0")?.assess(FeatureVector(values: [Double](repeating: .nan, count: FeatureVector.names.count)),
+                                                      category: "payment").scoreBin)
+    }
+
+    func testAMalformedReferenceIsRefusedNamingTheProblem() throws {
+        let good: [String: Any] = ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3]]
+        let cases: [([String: Any], String)] = [
+            (["scale": "probability", "bins": ["payment": good]], "scoreReference lacks scale \"raw\" and a bins object"),
+            (["scale": "raw"], "scoreReference lacks scale \"raw\" and a bins object"),
+            (["scale": "raw", "bins": ["shopping": good]], "scoreReference names an unknown category shopping"),
+            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1]]]], "scoreReference.payment lacks edges and shares lists"),
+            (["scale": "raw", "bins": ["payment": ["edges": [1, -1], "shares": [0.2, 0.5, 0.3]]]],
+             "scoreReference.payment.edges are not strictly increasing numbers"),
+            (["scale": "raw", "bins": ["payment": ["edges": [1, 1], "shares": [0.2, 0.5, 0.3]]]],
+             "scoreReference.payment.edges are not strictly increasing numbers"),
+            (["scale": "raw", "bins": ["payment": ["edges": [-1, "x"], "shares": [0.2, 0.5, 0.3]]]],
+             "scoreReference.payment.edges are not strictly increasing numbers"),
+            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.5, 0.5]]]],
+             "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"),
+            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.5]]]],
+             "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"),
+            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [-0.2, 0.7, 0.5]]]],
+             "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"),
+        ]
+        for (reference, expected) in cases {
+            let dir = try temporaryModelsCopy()
+            defer { removeTemporary(dir) }
+            try rewriteReference(dir, reference)
+            let error = try XCTUnwrap(loadError(dir), expected)
+            XCTAssertEqual(error.problem, expected)
+            XCTAssertTrue(error.path.hasSuffix("1.0/manifest.json"), error.path)
+        }
+    }
+
+    /// Replaces (nil: removes) 1.0's `scoreReference`.
+    func rewriteReference(_ dir: String, _ reference: [String: Any]?) throws {
+        let url = URL(fileURLWithPath: "\(dir)/1.0/manifest.json")
+        var manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        manifest["scoreReference"] = reference
+        try JSONSerialization.data(withJSONObject: manifest).write(to: url)
+    }
+
+    func edit(_ path: String, _ from: String, _ to: String) throws {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(text.contains(from))
+        try text.replacingOccurrences(of: from, with: to).write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}

@@ -1,0 +1,87 @@
+import CoachingModel
+import InsightDomain
+import InsightTesting
+import Synchronization
+import XCTest
+
+@testable import InsightServices
+
+/// `insightd_model_score_psi` and its warning (`ScoreDrift`): counts per bin in hourly windows,
+/// the index over the last full window and the current one once they hold the minimum sample,
+/// one warning per version, category and window past 0.2.
+final class ScoreDriftTests: XCTestCase {
+    final class Warnings: Sendable {
+        let list = Mutex<[String]>([])
+        func append(_ s: String) { list.withLock { $0.append(s) } }
+        var all: [String] { list.withLock { $0 } }
+    }
+
+    static let models = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("models").path
+
+    func record(_ bins: [Int?], shadow: Int? = nil, version: String = "2.0", category: OperationCategory = .payment) -> EvaluationRecord {
+        func insight(_ bin: Int?, _ version: String) -> InsightRecord {
+            InsightRecord(insightId: "i", type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: version,
+                          newestModelVersion: "2.0", outcome: .value(.unknown, reasons: []), scoreBin: bin)
+        }
+        return EvaluationRecord(eventId: "e", callerId: "c", environment: .production, category: category, createdAt: 0,
+                                reportConsumptionBy: 0, subject: HashedSubject(), insights: bins.map { insight($0, version) },
+                                shadowInsights: shadow.map { [insight($0, "1.0")] } ?? [])
+    }
+
+    func testTheIndexWaitsForTheSampleWarnsOncePerWindowAndForgetsOldWindows() throws {
+        let registry = try ModelRegistry.load(directory: Self.models, shadow: ["1.0"])
+        let shares = try XCTUnwrap(registry.model(version: "2.0")?.reference?.bins["payment"]?.shares)
+        let clock = ManualClock(10 * 3_600_000)
+        let warnings = Warnings()
+        let drift = ScoreDrift(models: InsightModels(registry), clock: clock, minimumSample: 500) { version, category, stability in
+            warnings.append("\(version) \(category.rawValue) \(stability.sample)")
+        }
+        for _ in 0..<499 { drift.record(record([0])) }
+        XCTAssertTrue(drift.samples().isEmpty, "below the minimum sample")
+        XCTAssertEqual(warnings.all, [])
+        drift.record(record([0]))
+        var expected = [Int](repeating: 0, count: shares.count)
+        expected[0] = 500
+        let samples = drift.samples()
+        XCTAssertEqual(samples.map(\.labels), [["2.0", "payment"]])
+        XCTAssertEqual(try XCTUnwrap(samples.first?.value), try XCTUnwrap(PopulationStability.index(counts: expected, expected: shares)).psi,
+                       accuracy: 1e-12)
+        XCTAssertEqual(warnings.all, ["2.0 payment 500"], "all in one bin of ten is a shift")
+        for _ in 0..<200 { drift.record(record([0])) }
+        XCTAssertEqual(warnings.all.count, 1, "once per window")
+
+        // The next hour: the last one still counts, and the warning may come again, once.
+        clock.advance(ms: 3_600_000)
+        XCTAssertEqual(drift.stability(version: "2.0", category: .payment)?.sample, 700)
+        drift.record(record([0]))
+        XCTAssertEqual(warnings.all, ["2.0 payment 500", "2.0 payment 701"])
+        for _ in 0..<100 { drift.record(record([0])) }
+        XCTAssertEqual(warnings.all.count, 2)
+
+        // Two hours on, both windows are gone.
+        clock.advance(ms: 2 * 3_600_000)
+        XCTAssertTrue(drift.samples().isEmpty)
+        XCTAssertNil(drift.stability(version: "2.0", category: .payment))
+    }
+
+    func testScoresSpreadLikeTheReferenceDoNotWarnAndShadowsAndUnbinnedAreCountedApart() throws {
+        let registry = try ModelRegistry.load(directory: Self.models, shadow: ["1.0"])
+        let clock = ManualClock(0)
+        let warnings = Warnings()
+        let drift = ScoreDrift(models: InsightModels(registry), clock: clock, minimumSample: 500) { version, category, _ in
+            warnings.append("\(version) \(category.rawValue)")
+        }
+        for n in 0..<1_000 { drift.record(record([n % 10, nil], shadow: n % 10, category: .account)) }
+        XCTAssertEqual(drift.stability(version: "2.0", category: .account)?.sample, 1_000, "the unbinned insight is not counted")
+        XCTAssertEqual(drift.stability(version: "1.0", category: .account)?.sample, 1_000, "the shadow is counted as its own version")
+        XCTAssertLessThan(try XCTUnwrap(drift.stability(version: "2.0", category: .account)).psi, 0.01)
+        XCTAssertEqual(warnings.all, [])
+        XCTAssertEqual(Set(drift.samples().map(\.labels)), [["2.0", "account"], ["1.0", "account"]])
+
+        // A version without a reference has no index.
+        let bare = ScoreDrift(models: InsightModels(nil), clock: clock, minimumSample: 1) { _, _, _ in }
+        bare.record(record([3]))
+        XCTAssertTrue(bare.samples().isEmpty)
+    }
+}

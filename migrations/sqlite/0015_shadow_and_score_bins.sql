@@ -1,0 +1,12 @@
+-- Shadow model versions and drift (PRODUCT.md §13).
+-- An evaluation's insights keep their slots (0007: the evaluation's rowid * 8 + position): the
+-- insights a caller asked for are at positions 0 to 3 (the API accepts at most 4), and the
+-- answers of the shadow versions (INSIGHTD_MODEL_SHADOW) at positions 4 to 7. Position >= 4
+-- means shadow: stored for the model-performance report, never answered, shown or labelled; a
+-- shadow row takes the label of its evaluation's served insight of the same type. Shadows are
+-- deleted with their evaluation, as every slot of it is.
+-- score_bin: which bin of the model's reference distribution (its manifest's scoreReference)
+-- the model's score fell in, for the population stability index; the score itself is not
+-- kept. NULL when the model did not score (no interaction, an error) or has no reference, and
+-- for every insight stored before this migration.
+ALTER TABLE insights ADD COLUMN score_bin INTEGER;
