@@ -53,7 +53,7 @@ extension InsightAPIHandler {
                  "environment": .string(caller.environment.rawValue),
                  "roles": .array(caller.roles.sorted().map { .string($0.rawValue) }),
                  "rate": .number(caller.rate), "burst": .number(Double(caller.burst)),
-                 "createdAt": .string(Timestamp.format(caller.createdAt))])
+                 "createdAt": .string(Timestamp.format(caller.createdAt)), "trainingCapture": .bool(caller.trainingCapture)])
     }
 
     static func render(_ state: CallerAdminService.RateLimitState) -> JSONValue {

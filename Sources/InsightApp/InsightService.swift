@@ -125,7 +125,8 @@ public final class InsightService: Sendable {
         denialSync = settings.isShared ? DenialSync(store: authorizations, denials: denials, loadedAt: denialsLoadedAt,
                                                     interval: settings.complianceRefresh, clock: clock, logger: logger) : nil
         retention = RetentionJob(store: store.retention, leadership: store.leadership, denials: denials,
-                                 retentionDays: settings.retentionDays, clock: clock, logger: logger)
+                                 retentionDays: settings.retentionDays, trainingCaptureDays: settings.trainingCaptureDays,
+                                 clock: clock, logger: logger)
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
         let ledger = store.ledger

@@ -206,6 +206,14 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         }
     }
 
+    public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {
+        try state.withLock { state in
+            guard let index = state.callerIndex(callerId) else { throw InMemoryStoreError.notFound("no caller \(callerId)") }
+            state.callers[index].caller.trainingCapture = on
+            return state.callers[index].caller
+        }
+    }
+
     public func keys(callerId: String) throws -> [StoredKey] {
         state.withLock { state in state.keys.filter { $0.callerId == callerId }.sorted { $0.createdAt < $1.createdAt } }
     }
@@ -443,11 +451,17 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     // MARK: RetentionPurge
 
-    public func purgeBatch(olderThan cutoff: Milliseconds,
+    public func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
                            completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
         let report: RetentionReport = state.withLock { state in
             var report = RetentionReport()
             let expired = Set(state.evaluations.filter { $0.createdAt < cutoff }.prefix(batchSize).map(\.eventId))
+            report.trainingVectors = state.evaluations.filter { expired.contains($0.eventId) && $0.trainingVector != nil }.count
+            for i in state.evaluations.indices where !expired.contains(state.evaluations[i].eventId)
+                && state.evaluations[i].trainingVector != nil && state.evaluations[i].createdAt < trainingCutoff {
+                state.evaluations[i].trainingVector = nil
+                report.trainingVectors += 1
+            }
             state.evaluations.removeAll { expired.contains($0.eventId) }
             for id in expired { state.sequences[id] = nil }
             for id in expired { state.reports[id] = nil }
@@ -489,6 +503,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 if hashed != state.evaluations[i].subject {
                     state.evaluations[i].subject = hashed
                     report.evaluations += 1
+                    if state.evaluations[i].trainingVector != nil {
+                        state.evaluations[i].trainingVector = nil
+                        report.trainingVectors += 1
+                    }
                 }
             }
             let erased = state.authorizations.keys.filter { key in
