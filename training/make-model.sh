@@ -10,21 +10,11 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${MODELS_OUT:-$here/../models}"
-python="${PYTHON:-python3}"
-venv="$here/.venv"
-
-# Recreate the venv when requirements.txt changed since it was built, so pins are what run.
-stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
-if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-    rm -rf "$venv"
-    "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
-    echo "$want" > "$stamp"
-fi
+# The venv, recreated when requirements.txt changed since it was built, so pins are what run.
+python="$("$here/venv.sh")"
 
 mkdir -p "$out"
 # Hash seed and thread counts fixed so nothing in the run depends on the host.
 cd "$here"
-PYTHONHASHSEED=0 OMP_NUM_THREADS=1 "$venv/bin/python" train.py --out "$out"
+PYTHONHASHSEED=0 OMP_NUM_THREADS=1 "$python" train.py --out "$out"
 echo "models written to $(cd "$out" && pwd)"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The trainer's venv (training/.venv), created or recreated when requirements.txt changed since it
+# was built, so that the pins are what runs; prints the venv's python. make-model.sh and test.sh
+# use it.
+#
+#   PYTHON=/usr/bin/python3.11 training/venv.sh      the python that makes the venv (default python3)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+python="${PYTHON:-python3}"
+venv="$here/.venv"
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
+if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    rm -rf "$venv"
+    "$python" -m venv "$venv" >&2
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
+    echo "$want" > "$stamp"
+fi
+echo "$venv/bin/python"
