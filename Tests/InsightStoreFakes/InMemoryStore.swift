@@ -13,7 +13,7 @@ public enum InMemoryStoreError: Error, Sendable, Equatable {
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
 public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
     AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure, DecisionReporting,
-    ModelPerformanceSource {
+    ModelPerformanceSource, TrainingVectorSource {
     /// Rows each kind loses per retention batch (as `Retention.batchSize`).
     public let batchSize: Int
 
@@ -447,6 +447,22 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     private static func key(_ subject: SubjectHashes, _ hash: [UInt8]) -> SubjectKey {
         SubjectKey(tenant: subject.tenant, environment: subject.environment, kind: subject.kind, hash: hash)
+    }
+
+    // MARK: TrainingVectorSource
+
+    public func trainingVectors(_ query: TrainingExportQuery, _ each: (CapturedVector) throws -> Void) throws {
+        let vectors: [CapturedVector] = state.withLock { state in
+            state.evaluations.enumerated().compactMap { sequence, e -> (Milliseconds, Int, CapturedVector)? in
+                guard let vector = e.trainingVector, e.createdAt >= query.from, e.createdAt < query.until,
+                      e.environment == query.environment, query.tenant == nil || vector.tenant == query.tenant else { return nil }
+                let label = state.labels.first { $0.label.insightId == vector.insightId && $0.environment == e.environment }
+                return (e.createdAt, sequence, CapturedVector(features: vector.features, category: e.category.rawValue,
+                                                              modelVersion: vector.modelVersion, createdAt: e.createdAt,
+                                                              label: label?.label.outcome))
+            }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+        }
+        for vector in vectors { try each(vector) }
     }
 
     // MARK: RetentionPurge
