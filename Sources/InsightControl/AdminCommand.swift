@@ -590,7 +590,7 @@ public enum AdminCommand {
     static func renderErasure(_ v: JSONValue) -> String {
         func n(_ key: String) -> String { v[key]?.numberValue.map(format) ?? "-" }
         return "erased in tenant \(v["tenant"]?.stringValue ?? "?"): \(n("evaluations")) evaluations unlinked, "
-            + "\(n("authorizations")) opt-outs deleted, under \(n("hashKeys")) hash keys"
+            + "\(n("authorizations")) opt-outs deleted, \(n("trainingVectors")) training vectors deleted, under \(n("hashKeys")) hash keys"
     }
 
     /// The admin view of a caller's rate limit as a table an operator reads top to bottom.
