@@ -57,14 +57,22 @@ public protocol CallerAdministration: Sendable {
     func callers(tenant: String) throws -> [Caller]
     /// One caller of `tenant`, or nil.
     func caller(_ callerId: String, tenant: String) throws -> Caller?
-    /// Changes rate and/or burst; completes with the updated caller, or nil if `tenant` has none
-    /// with this id.
-    func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
-                     completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void)
+    /// Changes rate, burst and/or training capture (nil leaves a setting as it is); completes with
+    /// the updated caller, or nil if `tenant` has none with this id.
+    func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+                      completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void)
     /// Records that the caller's reporting penalty was reset at `time`; completes with false
     /// if `tenant` has no such caller.
     func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
                       completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void)
+}
+
+extension CallerAdministration {
+    /// Changes rate and/or burst (`updateCaller` without training capture).
+    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
+                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+        updateCaller(callerId: callerId, tenant: tenant, rate: rate, burst: burst, trainingCapture: nil, completion: completion)
+    }
 }
 
 /// Registration of callers and their keys by an operator (`insightctl`, test set-up). Calls are

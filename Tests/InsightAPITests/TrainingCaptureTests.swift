@@ -108,8 +108,16 @@ final class TrainingCaptureTests: XCTestCase {
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: bare).status, 200)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM training_vectors"), "1")
 
-        // Off again: nothing more is kept; what was kept stays.
-        XCTAssertEqual(insightctl(daemon, "callers", "update", callerId, "--training-capture", "off").status, 0)
+        // Off again (through the admin API this time): nothing more is kept; what was kept stays.
+        let patched = try daemon.request("PATCH", "/admin/v1/callers/\(callerId)", key: admin, json: #"{"trainingCapture":false}"#)
+        XCTAssertEqual(patched.status, 200)
+        XCTAssertEqual(patched.json?["trainingCapture"], .bool(false))
+        XCTAssertEqual(patched.json?["rate"], .number(10_000), "the quota stays")
+        let refused = try daemon.request("PATCH", "/admin/v1/callers/\(callerId)", key: admin, json: #"{"trainingCapture":"off"}"#)
+        XCTAssertEqual(refused.status, 422)
+        XCTAssertEqual(refused.json?["field"]?.stringValue, "trainingCapture")
+        XCTAssertFalse(String(decoding: refused.body, as: UTF8.self).contains("\"off\""), "the value is not echoed")
+        XCTAssertEqual(insightctl(daemon, "callers", "show", callerId).output.contains(" off"), true)
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: evaluationBody()).status, 200)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM training_vectors"), "1")
     }

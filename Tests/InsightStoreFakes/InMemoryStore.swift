@@ -238,14 +238,15 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         try caller(callerId, tenant: Optional(tenant))
     }
 
-    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
-                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+    public func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+                             completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         let result: Result<Caller?, StoreFailure> = state.withLock { state in
             guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant else { return .success(nil) }
             if let rate, !(rate > 0 && rate.isFinite) { return .failure(.unavailable("rate must be a positive number")) }
             if let burst, burst < 1 { return .failure(.unavailable("burst must be at least 1")) }
             if let rate { state.callers[index].caller.rate = rate }
             if let burst { state.callers[index].caller.burst = burst }
+            if let trainingCapture { state.callers[index].caller.trainingCapture = trainingCapture }
             return .success(state.callers[index].caller)
         }
         completion(result)

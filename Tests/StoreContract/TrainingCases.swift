@@ -20,6 +20,23 @@ extension StoreContract {
                 try expect(!(try s.registration.setTrainingCapture(callerId: "c1", false).trainingCapture), "off again")
                 try expect(try s.credentials.credential(keyId: key.keyId)?.caller.trainingCapture == false)
                 try expectThrows("an unknown caller") { try s.registration.setTrainingCapture(callerId: "nobody", true) }
+                // The admin API's change, within the admin's tenant only, leaving the quota as it is.
+                let changed = try value {
+                    s.administration.updateCaller(callerId: "c1", tenant: Tenant.defaultName, rate: nil, burst: nil,
+                                                  trainingCapture: true, completion: $0)
+                }
+                try expectEqual(changed.map { [$0.trainingCapture ? 1 : 0, $0.rate, Double($0.burst)] }, [1, 10, 20])
+                try expect(try s.credentials.credential(keyId: key.keyId)?.caller.trainingCapture == true)
+                let elsewhere = try value {
+                    s.administration.updateCaller(callerId: "c1", tenant: "other", rate: nil, burst: nil, trainingCapture: false,
+                                                  completion: $0)
+                }
+                try expect(elsewhere == nil, "another tenant's admin finds no such caller")
+                let quota = try value {
+                    s.administration.updateCaller(callerId: "c1", tenant: Tenant.defaultName, rate: 5, burst: nil,
+                                                  trainingCapture: nil, completion: $0)
+                }
+                try expectEqual(quota.map { [$0.trainingCapture ? 1 : 0, $0.rate] }, [1, 5], "a quota change keeps the flag")
             },
             contractCase(.training, "a vector is stored with its evaluation and read back with its label") { s in
                 try s.caller("c1")
