@@ -207,9 +207,16 @@ final class TrainingCaptureTests: XCTestCase {
         }
         XCTAssertFalse(text.contains(String(eventIds[0].dropLast())), "not even an id's stem")
 
-        // With the maturity: the unlabelled one as genuine, to standard output.
-        let presumed = insightctl(daemon, "training", "export", "--from", day, "--to", day, "--presume-genuine-after-maturity")
+        // With the maturity: the unlabelled one as genuine, to standard output, and how many on
+        // standard error.
+        var presumed: (status: Int32, output: String) = (0, "")
+        let summary = captureStandardError {
+            presumed = insightctl(daemon, "training", "export", "--from", day, "--to", day, "--presume-genuine-after-maturity")
+        }
         XCTAssertEqual(presumed.status, 0)
+        XCTAssertTrue(summary.contains("exported 3 vectors: 1 confirmedFraud, 1 confirmedLegitimate, 1 presumedGenuine "
+                                       + "(unlabelled and older than 60 days, INSIGHTD_LABEL_MATURITY_DAYS); 0 unlabelled left out"),
+                      summary)
         XCTAssertEqual(presumed.output.split(separator: "\n").compactMap { try? JSONParser.parse(Array($0.utf8))["label"]?.stringValue },
                        ["confirmedFraud", "confirmedLegitimate", "presumedGenuine"])
         // A maturity longer than the vectors' age presumes nothing.
@@ -266,6 +273,20 @@ final class TrainingCaptureTests: XCTestCase {
                                    environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_TRAINING_CAPTURE_DAYS": "401"]), 78)
         XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
                                    environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_TRAINING_CAPTURE_DAYS": "400"]), 0)
+    }
+
+    /// What `body` writes on standard error.
+    func captureStandardError(_ body: () -> Void) -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)").path
+        let file = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let saved = dup(STDERR_FILENO)
+        dup2(file, STDERR_FILENO)
+        body()
+        dup2(saved, STDERR_FILENO)
+        close(saved)
+        close(file)
+        defer { unlink(path) }
+        return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
 
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
