@@ -7,7 +7,7 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps deps-test build run run-cluster test test-unit test-e2e test-cluster test-crash test-api test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run run-cluster test test-unit test-training test-e2e test-cluster test-crash test-api test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -43,11 +43,15 @@ run: build
 run-cluster: deps-test build
 	sh scripts/run-cluster.sh $(RELEASE_BIN)
 
-test: deps-test test-unit test-e2e test-cluster test-docs test-crash test-api
+test: deps-test test-unit test-training test-e2e test-cluster test-docs test-crash test-api
 
 test-unit:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The trainer's tests (train.py --from-export) in its venv, created from requirements.txt if missing.
+test-training:
+	bash training/test.sh
 
 test-e2e: build
 	sh $(TESTS_DIR)/e2e.sh $(RELEASE_BIN)

@@ -114,7 +114,7 @@ let package = Package(
                     dependencies: ["InsightClient", "InsightApp", "InsightStorage", "InsightDomain", "LoopbackPort"]),
         .testTarget(name: "InsightAPITests",
                     dependencies: ["InsightApp", "InsightControl", "InsightAPI", "InsightStorage", "InsightDomain",
-                                   "HTTPServer", "JSON", "InsightTesting", "PostgresTesting", "RedisTesting"]),
+                                   "CoachingModel", "HTTPServer", "JSON", "InsightTesting", "PostgresTesting", "RedisTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

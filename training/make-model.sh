@@ -10,6 +10,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${MODELS_OUT:-$here/../models}"
+# The venv, recreated when requirements.txt changed since it was built, so pins are what run.
 python="$("$here/venv.sh")"
 
 mkdir -p "$out"

@@ -1,6 +1,9 @@
 """Trains the isLikelyBeingCoached models and writes the artifacts the daemon loads.
 
     python train.py --out ../models            (training/make-model.sh runs this in its venv)
+    python train.py --from-export export.jsonl --version 3.0 --out DIR
+                                               a version trained on the operator's own traffic, from
+                                               the JSON lines of `insightctl training export`
 
 Deterministic: sessions are a pure function of (seed, index), LightGBM runs single-threaded with
 deterministic=True and force_row_wise=True, and nothing time- or host-dependent is written, so two
@@ -381,6 +384,74 @@ def load_sessions(path):
     return sessions, refused
 
 
+# An export of `insightctl training export`: one JSON object a line, the label, the category and
+# every feature by name (null = missing); docs/operations.md, "Training on your own traffic".
+EXPORT_LABELS = {"confirmedFraud": 1, "confirmedLegitimate": 0, "presumedGenuine": 0}
+MIN_EXPORT_ROWS = 200     # fewer: thresholds and held-out metrics would mean nothing
+MIN_EXPORT_CLASS = 20     # of each class (fraud, genuine): each split needs both
+
+
+def load_export(path):
+    """The rows of an export as (sessions, X, y, idx) like build_dataset's, split 40/30/30 with
+    each (label, evidence) group shuffled and split on its own, so that every split holds both
+    classes and validation holds genuine rows that pass the evidence rule (the thresholds are
+    set on them). Exits with a message naming the problem for a malformed line, too few rows or
+    one class only."""
+    sessions, rows = [], []
+    with open(path) as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise SystemExit(f"{path}:{line_no}: not JSON ({e.msg})")
+            if not isinstance(r, dict) or r.get("label") not in EXPORT_LABELS or r.get("category") not in CATEGORIES \
+                    or not isinstance(r.get("features"), dict):
+                raise SystemExit(f"{path}:{line_no}: needs a label of {sorted(EXPORT_LABELS)}, a category of "
+                                 f"{CATEGORIES} and features by name (the format of insightctl training export)")
+            features = r["features"]
+            unknown = sorted(set(features) - set(F.FEATURE_NAMES))
+            if unknown:
+                raise SystemExit(f"{path}:{line_no}: unknown features {unknown}")
+            x = []
+            for name in F.FEATURE_NAMES:
+                v = features.get(name)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                    raise SystemExit(f"{path}:{line_no}: feature {name} must be a number or null")
+                x.append(float("nan") if v is None else float(v))
+            rows.append(x)
+            sessions.append({"label": EXPORT_LABELS[r["label"]], "category": r["category"],
+                             "scenario": r["label"], "platform": "unknown"})
+    fraud = sum(s["label"] for s in sessions)
+    genuine = len(sessions) - fraud
+    if len(sessions) < MIN_EXPORT_ROWS:
+        raise SystemExit(f"{path}: {len(sessions)} rows; training needs at least {MIN_EXPORT_ROWS} "
+                         f"(export a longer period, or add --presume-genuine-after-maturity)")
+    if fraud < MIN_EXPORT_CLASS or genuine < MIN_EXPORT_CLASS:
+        only = "only one class: " if min(fraud, genuine) == 0 else ""
+        raise SystemExit(f"{path}: {only}{fraud} confirmedFraud and {genuine} genuine rows; training needs at "
+                         f"least {MIN_EXPORT_CLASS} of each")
+    X = np.array(rows, dtype=np.float64)
+    y = np.array([s["label"] for s in sessions], dtype=np.int64)
+    evidence = [F.has_sufficient_evidence(list(x), EVIDENCE_RULE) for x in X]
+    rng = random.Random(SEED)
+    idx = {"train": [], "validation": [], "test": []}
+    for group in sorted({(int(label), e) for label, e in zip(y, evidence)}):
+        members = [i for i in range(len(sessions)) if (int(y[i]), evidence[i]) == group]
+        rng.shuffle(members)
+        n_train = int(len(members) * SPLIT[0])
+        n_val = int(len(members) * SPLIT[1])
+        idx["train"] += members[:n_train]
+        idx["validation"] += members[n_train:n_train + n_val]
+        idx["test"] += members[n_train + n_val:]
+    if not any(y[i] == 0 and evidence[i] for i in idx["validation"]):
+        raise SystemExit(f"{path}: no genuine row with enough evidence (the manifest's evidence rule) for the "
+                         f"validation split; the thresholds are set on them")
+    idx = {split: np.array(sorted(ids), dtype=np.int64) for split, ids in idx.items()}
+    return sessions, X, y, idx
+
+
 def build_dataset(sessions=None):
     if sessions is None:
         sessions = simulate.generate(SESSIONS, SEED)
@@ -442,7 +513,7 @@ def fixture_rows(model, manifest, sessions, X, ids, rng):
         evidence = F.has_sufficient_evidence(full, EVIDENCE_RULE)
         level = level_for(raw, manifest["thresholds"][category], evidence)
         r = {"category": category}
-        if session is not None:
+        if session is not None and "interaction" in session:
             r["events"] = encode_events(simulate.events_as_tuples(session))
             dev = session["interaction"]["device"]
             r["device"] = [dev.get(k) for k in DEVICE_KEYS]
@@ -659,10 +730,26 @@ def main():
                     help="built-in version whose features and rounds --version uses")
     ap.add_argument("--make-current", action="store_true",
                     help="with --version: name it current in registry.json")
+    ap.add_argument("--from-export", metavar="FILE",
+                    help="JSON lines of insightctl training export (captured feature vectors with their labels) "
+                         "to train --version on")
     args = ap.parse_args()
     out_dir = os.path.abspath(args.out)
 
-    if args.sessions:
+    if args.from_export:
+        if args.sessions:
+            raise SystemExit("--from-export and --sessions are two sources: give one")
+        if not args.version:
+            raise SystemExit("--from-export trains one new version: give --version, e.g. 3.0")
+        sessions, X, y, idx = load_export(args.from_export)
+        fraud = int(y.sum())
+        presumed = sum(1 for s in sessions if s["scenario"] == "presumedGenuine")
+        print(f"{len(sessions)} captured vectors from {args.from_export}: {fraud} confirmedFraud, "
+              f"{len(sessions) - fraud - presumed} confirmedLegitimate, {presumed} presumedGenuine", file=sys.stderr)
+        data = (f"captured feature vectors of the operator's own traffic from {os.path.basename(args.from_export)} "
+                f"(insightctl training export: {fraud} confirmedFraud, {len(sessions) - fraud - presumed} "
+                f"confirmedLegitimate, {presumed} presumedGenuine)")
+    elif args.sessions:
         loaded, refused = load_sessions(args.sessions)
         print(f"{len(loaded)} labelled sessions from {args.sessions}, {refused} refused as invalid",
               file=sys.stderr)

@@ -17,7 +17,7 @@ extension InsightAPIHandler {
         guard exchange.request.method == "PATCH" else {
             return exchange.send(Self.json(200, Self.render(try useCases.admin.caller(callerId, of: admin))))
         }
-        let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["rate", "burst"])
+        let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["rate", "burst", "trainingCapture"])
         var rate: Double?
         if let value = root.value("rate") {
             guard case .number(let number) = value, number >= 0.001, number <= 1_000_000 else {
@@ -26,9 +26,13 @@ extension InsightAPIHandler {
             rate = number
         }
         let burst = try root.integer("burst", in: 1...1_000_000).map(Int.init)
-        guard rate != nil || burst != nil else { throw Problem.invalid("(body)", "must set rate, burst or both") }
+        let trainingCapture = try root.bool("trainingCapture")
+        guard rate != nil || burst != nil || trainingCapture != nil else {
+            throw Problem.invalid("(body)", "must set rate, burst, trainingCapture or several")
+        }
         let answered = exchange
-        useCases.admin.updateQuota(callerId, rate: rate, burst: burst, of: admin, resume: exchange.resume) { result in
+        useCases.admin.updateCaller(callerId, rate: rate, burst: burst, trainingCapture: trainingCapture, of: admin,
+                                    resume: exchange.resume) { result in
             answered.complete(result) { Self.json(200, Self.render($0)) }
         }
     }
@@ -53,7 +57,7 @@ extension InsightAPIHandler {
                  "environment": .string(caller.environment.rawValue),
                  "roles": .array(caller.roles.sorted().map { .string($0.rawValue) }),
                  "rate": .number(caller.rate), "burst": .number(Double(caller.burst)),
-                 "createdAt": .string(Timestamp.format(caller.createdAt))])
+                 "createdAt": .string(Timestamp.format(caller.createdAt)), "trainingCapture": .bool(caller.trainingCapture)])
     }
 
     static func render(_ state: CallerAdminService.RateLimitState) -> JSONValue {

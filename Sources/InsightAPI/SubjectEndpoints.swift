@@ -43,6 +43,7 @@ extension InsightAPIHandler {
                 Self.json(200, .object(["tenant": .string(admin.tenant),
                                         "evaluations": .number(Double(erasure.report.evaluations)),
                                         "authorizations": .number(Double(erasure.report.authorizations)),
+                                        "trainingVectors": .number(Double(erasure.report.trainingVectors)),
                                         "hashKeys": .number(Double(erasure.hashKeys))]))
             }
         }

@@ -126,7 +126,8 @@ public final class InsightService: Sendable {
         denialSync = settings.isShared ? DenialSync(store: authorizations, denials: denials, loadedAt: denialsLoadedAt,
                                                     interval: settings.complianceRefresh, clock: clock, logger: logger) : nil
         retention = RetentionJob(store: store.retention, leadership: store.leadership, denials: denials,
-                                 retentionDays: settings.retentionDays, clock: clock, logger: logger)
+                                 retentionDays: settings.retentionDays, trainingCaptureDays: settings.trainingCaptureDays,
+                                 clock: clock, logger: logger)
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
         // Drift of each version's scores on this instance's last hour or two (no identifier is logged).

@@ -10,16 +10,19 @@ final class RetentionJob: Sendable {
     private let leadership: any JobLeadership
     private let denials: DenialIndex
     private let retentionDays: Int
+    /// Days captured training vectors are kept (at most `retentionDays`).
+    private let trainingCaptureDays: Int
     private let measuredTime: MeasuredTime
     private let logger: Logger
     private let job = Locked<PeriodicJob?>(nil)
 
-    init(store: any RetentionPurge, leadership: any JobLeadership, denials: DenialIndex, retentionDays: Int, clock: any Clock,
-         logger: Logger) {
+    init(store: any RetentionPurge, leadership: any JobLeadership, denials: DenialIndex, retentionDays: Int,
+         trainingCaptureDays: Int, clock: any Clock, logger: Logger) {
         self.store = store
         self.leadership = leadership
         self.denials = denials
         self.retentionDays = retentionDays
+        self.trainingCaptureDays = trainingCaptureDays
         self.measuredTime = MeasuredTime(clock: clock)
         self.logger = logger
     }
@@ -39,13 +42,14 @@ final class RetentionJob: Sendable {
                            [("aheadSeconds", .number(Double(wallAhead / 1000)))])
         }
         let cutoff = now - Milliseconds(retentionDays) * 86_400_000
+        let trainingCutoff = max(cutoff, now - Milliseconds(trainingCaptureDays) * 86_400_000)
         guard leadership.tryLead() else {
             denials.purge(renewedBefore: cutoff)
             completion?(RetentionReport())
             return
         }
         @Sendable func next(_ total: RetentionReport) {
-            store.purgeBatch(olderThan: cutoff) { result in
+            store.purgeBatch(olderThan: cutoff, trainingVectorsOlderThan: trainingCutoff) { result in
                 switch result {
                 case .success(let batch) where !batch.isEmpty:
                     var sum = total
@@ -57,7 +61,8 @@ final class RetentionJob: Sendable {
                         logger.info("retention purge", [("evaluations", .number(Double(total.evaluations))),
                                                         ("labels", .number(Double(total.labels))),
                                                         ("labelSubmissions", .number(Double(total.labelSubmissions))),
-                                                        ("authorizations", .number(Double(total.authorizations)))])
+                                                        ("authorizations", .number(Double(total.authorizations))),
+                                                        ("trainingVectors", .number(Double(total.trainingVectors)))])
                     }
                     completion?(total)
                 case .failure(let failure):

@@ -49,6 +49,9 @@ public struct Settings: Sendable, Equatable {
     /// How long fraud labels take to arrive, in days: the model performance report counts the
     /// evaluations older than this as mature (PRODUCT.md §13).
     public var labelMaturityDays = 60
+    /// Days a captured training vector is kept (docs/privacy.md, "Training capture"); at most
+    /// `retentionDays`, since a vector is deleted with its evaluation anyway.
+    public var trainingCaptureDays = 180
     public var maxDenialsPerTenant = 1_000_000
     public var tlsCertificate: String?
     public var tlsPrivateKey: String?
@@ -136,6 +139,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_AUTHORIZATION_COOLDOWN", meaning: "seconds before a subject's denial takes effect (0-2592000)", defaultValue: "259200"),
         Variable(name: "INSIGHTD_RETENTION_DAYS", meaning: "days evaluations, reports, labels and opt-outs not renewed are kept; purged daily (1-3650)", defaultValue: "400"),
         Variable(name: "INSIGHTD_LABEL_MATURITY_DAYS", meaning: "days fraud labels take to arrive: the model performance report counts evaluations older than this as mature (0-3650)", defaultValue: "60"),
+        Variable(name: "INSIGHTD_TRAINING_CAPTURE_DAYS", meaning: "days the feature vectors of callers with training capture on are kept for insightctl training export; purged daily with retention (1-3650, at most INSIGHTD_RETENTION_DAYS)", defaultValue: "180"),
         Variable(name: "INSIGHTD_MAX_DENIALS_PER_TENANT", meaning: "subject opt-outs one tenant and environment may hold (each is kept in memory); past it a new denial answers 429 (1-100000000)", defaultValue: "1000000"),
         Variable(name: "INSIGHTD_TLS_CERT", meaning: "PEM certificate chain; with INSIGHTD_TLS_KEY the port speaks only HTTPS (TLS 1.2+)", defaultValue: "unset (plain HTTP)"),
         Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
@@ -232,6 +236,15 @@ public struct Settings: Sendable, Equatable {
         int("INSIGHTD_AUTHORIZATION_COOLDOWN", 0...2_592_000, &s.authorizationCooldown)
         int("INSIGHTD_RETENTION_DAYS", 1...3650, &s.retentionDays)
         int("INSIGHTD_LABEL_MATURITY_DAYS", 0...3650, &s.labelMaturityDays)
+        int("INSIGHTD_TRAINING_CAPTURE_DAYS", 1...3650, &s.trainingCaptureDays)
+        if s.trainingCaptureDays > s.retentionDays {
+            // The default (180) gives way to a shorter retention; an explicit longer period is a mistake.
+            if environment["INSIGHTD_TRAINING_CAPTURE_DAYS"] == nil {
+                s.trainingCaptureDays = s.retentionDays
+            } else {
+                problems.append("INSIGHTD_TRAINING_CAPTURE_DAYS=\(s.trainingCaptureDays): must be at most INSIGHTD_RETENTION_DAYS (\(s.retentionDays)): a vector goes with its evaluation")
+            }
+        }
         int("INSIGHTD_MAX_DENIALS_PER_TENANT", 1...100_000_000, &s.maxDenialsPerTenant)
         for (name, target) in [("INSIGHTD_TLS_CERT", \Settings.tlsCertificate), ("INSIGHTD_TLS_KEY", \Settings.tlsPrivateKey),
                                ("INSIGHTD_TLS_CLIENT_CA", \Settings.tlsClientCA)] {

@@ -140,6 +140,14 @@ public struct StoreBackend: Sendable {
         }
     }
 
+    /// The captured training vectors, for an operator's export (`insightctl training export`).
+    public static func trainingVectors(_ location: StoreLocation, now: Milliseconds) throws -> any TrainingVectorSource {
+        switch location {
+        case .sqlite(let directory): SQLiteTrainingVectors(try openForTools(stateDirectory: directory, now: now))
+        case .postgres(let url): try PostgresStore.trainingVectors(settings: PostgresSettings(url: url), now: now)
+        }
+    }
+
     /// Deletes everything older than `cutoff` at once (`insightctl purge`, beside or without a daemon).
     public static func purge(_ location: StoreLocation, olderThan cutoff: Milliseconds, now: Milliseconds) throws -> RetentionReport {
         switch location {

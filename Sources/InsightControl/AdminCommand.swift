@@ -67,6 +67,10 @@ public enum AdminCommand {
                          --environment production|sandbox [--tenant T] [--rate R] [--burst B] [--json]
                                                     create a caller and print its API key (shown once)
           callers list [--tenant T] [--json]        list callers (of one tenant)
+          callers show CALLER_ID [--json]           one caller
+          callers update CALLER_ID --training-capture on|off [--json]
+                                                    keep (or stop keeping) the feature vectors of the caller's
+                                                    evaluations for training (docs/privacy.md)
           tenants list [--json]                     list tenants and their callers per environment
           keys issue --caller CALLER_ID [--json]    issue another key for a caller
           keys list --caller CALLER_ID [--json]     list a caller's keys (ids and dates)
@@ -99,6 +103,12 @@ public enum AdminCommand {
                                                     mark VERSION withdrawn in its manifest (then reload: SIGHUP)
           models report --from YYYY-MM-DD --to YYYY-MM-DD [--environment E] [--category C] [--json]
                                                     how each model version performs on the tenant's traffic
+          training export --from YYYY-MM-DD --to YYYY-MM-DD [--tenant T] [--environment E] [--out FILE]
+                          [--presume-genuine-after-maturity]
+                                                    the captured feature vectors of the period that have a label,
+                                                    as JSON lines for training/train.py --from-export (standard
+                                                    output, or FILE created 0600); unlabelled ones older than
+                                                    $INSIGHTD_LABEL_MATURITY_DAYS (60) as genuine with the flag
 
         rate-limit, subjects and models report talk to the running daemon's API: --url (default
         http://$INSIGHTD_LISTEN, then http://127.0.0.1:8080) with a key from $INSIGHTD_ADMIN_KEY or
@@ -126,7 +136,7 @@ public enum AdminCommand {
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
                                                    "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
                                                    "limit", "cursor", "activate-after", "policy", "from", "to", "category",
-                                                   "models-dir"])
+                                                   "models-dir", "training-capture", "out"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -183,10 +193,33 @@ public enum AdminCommand {
                 if json {
                     print(JSONWriter.string(.array(callers.map(InsightAPIHandler.render))))
                 } else {
-                    printTable(["CALLER", "NAME", "TENANT", "ENVIRONMENT", "ROLES", "RATE", "BURST", "CREATED"], callers.map {
-                        [$0.callerId, $0.name, $0.tenant, $0.environment.rawValue, $0.roles.sorted().map(\.rawValue).joined(separator: ","),
-                         format($0.rate), String($0.burst), Timestamp.format($0.createdAt)]
-                    })
+                    printCallers(callers)
+                }
+            case let words where words.count == 3 && words[0] == "callers" && ["show", "update"].contains(words[1]):
+                var caller: Caller
+                if words[1] == "update" {
+                    guard let text = args.option("training-capture") else {
+                        throw AppError("callers update needs --training-capture on|off")
+                    }
+                    guard let on = ["on": true, "off": false][text] else { throw AppError("--training-capture must be on or off") }
+                    try args.checkAllConsumed()
+                    caller = try registration().setTrainingCapture(callerId: words[2], on)
+                } else {
+                    try args.checkAllConsumed()
+                    guard let found = try registration().caller(words[2], tenant: nil) else {
+                        throw AppError("no caller \(words[2])")
+                    }
+                    caller = found
+                }
+                if json {
+                    print(JSONWriter.string(InsightAPIHandler.render(caller)))
+                } else {
+                    printCallers([caller])
+                    if words[1] == "update" {
+                        print(caller.trainingCapture
+                              ? "training capture is on: the feature vectors of this caller's evaluations are kept (docs/privacy.md); running daemons apply it within their credential cache time"
+                              : "training capture is off: no more vectors are kept for this caller (those kept stay until retention or erasure)")
+                    }
                 }
             case ["tenants", "list"]:
                 try args.checkAllConsumed()
@@ -390,6 +423,8 @@ public enum AdminCommand {
                 try args.checkAllConsumed()
                 let report = try daemon.send("GET", "admin/v1/model-performance?" + query, body: nil)
                 print(json ? JSONWriter.string(report) : renderModelPerformance(report))
+            case ["training", "export"]:
+                return try exportTraining(&args, store: store, environment: environment, now: now)
             default:
                 throw AppError("unknown command '\(command.joined(separator: " "))'\n\(usage)")
             }
@@ -558,7 +593,7 @@ public enum AdminCommand {
     static func renderErasure(_ v: JSONValue) -> String {
         func n(_ key: String) -> String { v[key]?.numberValue.map(format) ?? "-" }
         return "erased in tenant \(v["tenant"]?.stringValue ?? "?"): \(n("evaluations")) evaluations unlinked, "
-            + "\(n("authorizations")) opt-outs deleted, under \(n("hashKeys")) hash keys"
+            + "\(n("authorizations")) opt-outs deleted, \(n("trainingVectors")) training vectors deleted, under \(n("hashKeys")) hash keys"
     }
 
     /// The admin view of a caller's rate limit as a table an operator reads top to bottom.
@@ -584,6 +619,69 @@ public enum AdminCommand {
 
     static func format(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    static func printCallers(_ callers: [Caller]) {
+        printTable(["CALLER", "NAME", "TENANT", "ENVIRONMENT", "ROLES", "RATE", "BURST", "CREATED", "TRAINING CAPTURE"], callers.map {
+            [$0.callerId, $0.name, $0.tenant, $0.environment.rawValue, $0.roles.sorted().map(\.rawValue).joined(separator: ","),
+             format($0.rate), String($0.burst), Timestamp.format($0.createdAt), $0.trainingCapture ? "on" : "off"]
+        })
+    }
+
+    /// `training export`: the labelled captured vectors of a period as JSON lines, with a
+    /// summary on standard error.
+    static func exportTraining(_ args: inout Arguments, store: StoreLocation, environment: [String: String],
+                               now: Milliseconds) throws -> Int32 {
+        guard let fromText = args.option("from"), let toText = args.option("to") else {
+            throw AppError("training export needs --from YYYY-MM-DD and --to YYYY-MM-DD")
+        }
+        guard let from = Timestamp.parseDate(fromText) else { throw AppError("--from must be a date as YYYY-MM-DD") }
+        guard let to = Timestamp.parseDate(toText) else { throw AppError("--to must be a date as YYYY-MM-DD") }
+        guard from <= to else { throw AppError("--from must not be after --to") }
+        let environmentName = args.option("environment") ?? InsightDomain.Environment.production.rawValue
+        guard let exported = InsightDomain.Environment(rawValue: environmentName) else {
+            throw AppError("--environment must be production or sandbox")
+        }
+        let tenant = args.option("tenant")
+        if let tenant, !Tenant.isValidName(tenant) { throw AppError("--tenant \(tenant) is not a tenant name") }
+        let out = args.option("out")
+        let presume = args.flag("presume-genuine-after-maturity")
+        try args.checkAllConsumed()
+        // The maturity is the daemon's setting, read (and checked) the same way.
+        let maturityDays: Int
+        switch Settings.load(from: environment.filter { $0.key == "INSIGHTD_LABEL_MATURITY_DAYS" }) {
+        case .success(let settings): maturityDays = settings.labelMaturityDays
+        case .failure(let error): throw AppError("\(error)")
+        }
+        let query = TrainingExportQuery(from: from, until: to + 86_400_000, environment: exported, tenant: tenant)
+        let source = try StoreBackend.trainingVectors(store, now: now)
+        let before = presume ? now - Milliseconds(maturityDays) * 86_400_000 : nil
+        let summary: TrainingExport.Summary
+        if let out {
+            var written: TrainingExport.Summary?
+            try PrivateFile.create(out) { temporary in
+                guard let file = FileHandle(forWritingAtPath: temporary) else { throw AppError("cannot open \(out) to write") }
+                defer { try? file.close() }
+                var buffer: [UInt8] = []
+                written = try TrainingExport.run(source, query: query, presumeGenuineBefore: before) { line in
+                    buffer += Array(line.utf8)
+                    if buffer.count >= 1 << 16 { try file.write(contentsOf: buffer); buffer.removeAll(keepingCapacity: true) }
+                }
+                try file.write(contentsOf: buffer)
+            }
+            summary = written ?? TrainingExport.Summary()
+        } else {
+            summary = try TrainingExport.run(source, query: query, presumeGenuineBefore: before) { print($0, terminator: "") }
+        }
+        var text = "exported \(summary.lines) vectors: \(summary.confirmedFraud) confirmedFraud, "
+            + "\(summary.confirmedLegitimate) confirmedLegitimate, \(summary.presumedGenuine) presumedGenuine"
+        if presume {
+            text += " (unlabelled and older than \(maturityDays) days, INSIGHTD_LABEL_MATURITY_DAYS)"
+        }
+        text += "; \(summary.unlabelled) unlabelled left out"
+        if let out { text += "; written to \(out)" }
+        DescriptorOutput.standardError(text + "\n")
+        return 0
     }
 
     static func printTable(_ header: [String], _ rows: [[String]]) {

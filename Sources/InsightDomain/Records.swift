@@ -11,9 +11,12 @@ public struct Caller: Sendable, Equatable {
     /// Evaluations allowed in a burst above the rate.
     public var burst: Int
     public var createdAt: Milliseconds
+    /// Whether the feature vectors of this caller's evaluations are kept for training
+    /// (PRODUCT.md §13, docs/privacy.md "Training capture"); off unless an operator turns it on.
+    public var trainingCapture: Bool
 
     public init(callerId: String, name: String, tenant: String = Tenant.defaultName, environment: Environment,
-                roles: Set<Role>, rate: Double, burst: Int, createdAt: Milliseconds) {
+                roles: Set<Role>, rate: Double, burst: Int, createdAt: Milliseconds, trainingCapture: Bool = false) {
         self.callerId = callerId
         self.name = name
         self.tenant = tenant
@@ -22,6 +25,7 @@ public struct Caller: Sendable, Equatable {
         self.rate = rate
         self.burst = burst
         self.createdAt = createdAt
+        self.trainingCapture = trainingCapture
     }
 }
 
@@ -121,12 +125,15 @@ public struct EvaluationRecord: Sendable, Equatable {
     /// What the decision policy answered (PRODUCT.md §12); nil only for evaluations stored
     /// before decisions existed.
     public var decision: Decision?
+    /// The model's input kept for training, stored in the evaluation's transaction; nil unless
+    /// the caller opted in and the evaluation had interaction features.
+    public var trainingVector: TrainingVector?
 
     public init(eventId: String, callerId: String, environment: Environment,
                 category: OperationCategory, createdAt: Milliseconds,
                 reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord],
                 trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false, decision: Decision? = nil,
-                shadowInsights: [InsightRecord] = []) {
+                shadowInsights: [InsightRecord] = [], trainingVector: TrainingVector? = nil) {
         self.eventId = eventId
         self.shadowInsights = shadowInsights
         self.callerId = callerId
@@ -139,6 +146,7 @@ public struct EvaluationRecord: Sendable, Equatable {
         self.trackedValue = trackedValue
         self.raisedByVelocity = raisedByVelocity
         self.decision = decision
+        self.trainingVector = trainingVector
     }
 }
 

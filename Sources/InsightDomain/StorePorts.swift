@@ -57,14 +57,22 @@ public protocol CallerAdministration: Sendable {
     func callers(tenant: String) throws -> [Caller]
     /// One caller of `tenant`, or nil.
     func caller(_ callerId: String, tenant: String) throws -> Caller?
-    /// Changes rate and/or burst; completes with the updated caller, or nil if `tenant` has none
-    /// with this id.
-    func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
-                     completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void)
+    /// Changes rate, burst and/or training capture (nil leaves a setting as it is); completes with
+    /// the updated caller, or nil if `tenant` has none with this id.
+    func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+                      completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void)
     /// Records that the caller's reporting penalty was reset at `time`; completes with false
     /// if `tenant` has no such caller.
     func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
                       completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void)
+}
+
+extension CallerAdministration {
+    /// Changes rate and/or burst (`updateCaller` without training capture).
+    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
+                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+        updateCaller(callerId: callerId, tenant: tenant, rate: rate, burst: burst, trainingCapture: nil, completion: completion)
+    }
 }
 
 /// Registration of callers and their keys by an operator (`insightctl`, test set-up). Calls are
@@ -87,6 +95,9 @@ public protocol CallerRegistration {
     func keys(callerId: String) throws -> [StoredKey]
     /// Every tenant that has callers, by name, with its callers per environment.
     func tenants() throws -> [(name: String, production: Int, sandbox: Int)]
+    /// Turns training capture on or off for a caller (docs/privacy.md, "Training capture");
+    /// returns the updated caller. Throws if there is no such caller.
+    func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller
 }
 
 /// What one retention pass deleted.
@@ -95,13 +106,19 @@ public struct RetentionReport: Sendable, Equatable {
     public var labels = 0
     public var labelSubmissions = 0
     public var authorizations = 0
-    public var isEmpty: Bool { evaluations == 0 && labels == 0 && labelSubmissions == 0 && authorizations == 0 }
+    /// Captured training vectors (docs/privacy.md, "Training capture").
+    public var trainingVectors = 0
+    public var isEmpty: Bool {
+        evaluations == 0 && labels == 0 && labelSubmissions == 0 && authorizations == 0 && trainingVectors == 0
+    }
 
-    public init(evaluations: Int = 0, labels: Int = 0, labelSubmissions: Int = 0, authorizations: Int = 0) {
+    public init(evaluations: Int = 0, labels: Int = 0, labelSubmissions: Int = 0, authorizations: Int = 0,
+                trainingVectors: Int = 0) {
         self.evaluations = evaluations
         self.labels = labels
         self.labelSubmissions = labelSubmissions
         self.authorizations = authorizations
+        self.trainingVectors = trainingVectors
     }
 
     public mutating func add(_ other: RetentionReport) {
@@ -109,6 +126,7 @@ public struct RetentionReport: Sendable, Equatable {
         labels += other.labels
         labelSubmissions += other.labelSubmissions
         authorizations += other.authorizations
+        trainingVectors += other.trainingVectors
     }
 }
 
@@ -117,10 +135,19 @@ public struct RetentionReport: Sendable, Equatable {
 public protocol RetentionPurge: Sendable {
     /// Deletes at most one batch of each kind older than `cutoff`: evaluations created before it
     /// (with their insights and consumption report), labels and label submissions received
-    /// before it, authorizations last renewed before it. Completes with what it deleted; call
+    /// before it, authorizations last renewed before it, captured training vectors created
+    /// before `trainingCutoff` or whose evaluation goes now. Completes with what it deleted; call
     /// again until the report is empty.
-    func purgeBatch(olderThan cutoff: Milliseconds,
+    func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
                     completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void)
+}
+
+extension RetentionPurge {
+    /// `purgeBatch` with one cutoff for everything, training vectors included.
+    public func purgeBatch(olderThan cutoff: Milliseconds,
+                           completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
+        purgeBatch(olderThan: cutoff, trainingVectorsOlderThan: cutoff, completion: completion)
+    }
 }
 
 /// The stored evaluations as velocity tracking records them, to rebuild its state at start, read
@@ -252,19 +279,23 @@ public struct SubjectErasureReport: Sendable, Equatable {
     public var evaluations = 0
     /// Subject authorizations (opt-outs or authorizations) deleted.
     public var authorizations = 0
-    public var isEmpty: Bool { evaluations == 0 && authorizations == 0 }
+    /// Captured training vectors of those evaluations, deleted.
+    public var trainingVectors = 0
+    public var isEmpty: Bool { evaluations == 0 && authorizations == 0 && trainingVectors == 0 }
 
-    public init(evaluations: Int = 0, authorizations: Int = 0) {
+    public init(evaluations: Int = 0, authorizations: Int = 0, trainingVectors: Int = 0) {
         self.evaluations = evaluations
         self.authorizations = authorizations
+        self.trainingVectors = trainingVectors
     }
 }
 
 /// Erasure of a subject from the store (PRODUCT.md §15, docs/privacy.md "Erasure"), in one
 /// transaction through the writer: the evaluations of the tenant's callers keep their rows,
 /// insights, consumption reports and labels (model performance counts do not change) but lose
-/// the subject's hashes (set to NULL); the tenant's subject authorizations under those hashes
-/// are deleted. Nothing else stores a subject hash. Idempotent: a second erasure answers zeros.
+/// the subject's hashes (set to NULL); the training vectors captured of those evaluations and
+/// the tenant's subject authorizations under those hashes are deleted. Nothing else stores a
+/// subject hash. Idempotent: a second erasure answers zeros.
 /// The completion runs after the commit and after what the backend does so that the erased
 /// bytes leave its files (SQLite: overwritten in place and the write-ahead log checkpointed;
 /// PostgreSQL: the touched tables vacuumed); a failure of either is a `StoreFailure`, and

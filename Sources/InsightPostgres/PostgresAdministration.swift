@@ -27,16 +27,18 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
         try reads.read { try PostgresCallerRegistry($0).caller(callerId, tenant: tenant) }
     }
 
-    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
-                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+    public func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+                             completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         writer.submit({
             if let rate, !(rate > 0 && rate.isFinite) { throw PostgresStoreError("rate must be a positive number") }
             if let burst, burst < 1 { throw PostgresStoreError("burst must be at least 1") }
             return [WriteStatement(name: "insightd_update_quota", sql: """
-                UPDATE callers SET rate = coalesce($1::double precision, rate), burst = coalesce($2::bigint, burst)
+                UPDATE callers SET rate = coalesce($1::double precision, rate), burst = coalesce($2::bigint, burst),
+                                   training_capture = coalesce($5::bigint, training_capture)
                 WHERE caller_id = $3::text AND tenant = $4::text
-                RETURNING caller_id, name, environment, roles, rate, burst, created_at, tenant
-                """, parameters: [rate.map { .double($0) }, burst.map { .int64(Int64($0)) }, .text(callerId), .text(tenant)])]
+                RETURNING caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture
+                """, parameters: [rate.map { .double($0) }, burst.map { .int64(Int64($0)) }, .text(callerId), .text(tenant),
+                                  trainingCapture.map { .int64($0 ? 1 : 0) }])]
         }, decode: { results in try results.first?.first.map(PostgresRows.caller) }, completion: completion)
     }
 
@@ -190,7 +192,8 @@ public final class PostgresCredentialDirectory: CredentialDirectory {
         try reads.read { db in
             try db.query(db.prepare("insightd_credential", """
                 SELECT k.key_id, k.caller_id, k.secret_hash, k.created_at, k.revoked_at,
-                       c.caller_id, c.name, c.environment, c.roles, c.rate, c.burst, c.created_at, c.tenant
+                       c.caller_id, c.name, c.environment, c.roles, c.rate, c.burst, c.created_at, c.tenant,
+                       c.training_capture
                 FROM api_keys k JOIN callers c ON c.caller_id = k.caller_id WHERE k.key_id = $1::text
                 """), [.text(keyId)]).first.map { row in
                 (PostgresRows.key(row, from: 0), try PostgresRows.caller(row, from: 5))
@@ -208,25 +211,30 @@ public final class PostgresRetention: RetentionPurge {
     /// Rows of each kind deleted per batch.
     public static let batchSize = 1000
 
-    public func purgeBatch(olderThan cutoff: Milliseconds,
+    public func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
                            completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
-        writer.submit({ [Self.statement(cutoff: cutoff)] }, decode: Self.decode, completion: completion)
+        writer.submit({ [Self.statement(cutoff: cutoff, trainingCutoff: trainingCutoff)] }, decode: Self.decode,
+                      completion: completion)
     }
 
-    static func statement(cutoff: Milliseconds) -> WriteStatement {
-        WriteStatement(name: "insightd_purge", sql: purgeSQL, parameters: [.int64(cutoff), .int64(Int64(batchSize))])
+    static func statement(cutoff: Milliseconds, trainingCutoff: Milliseconds) -> WriteStatement {
+        WriteStatement(name: "insightd_purge", sql: purgeSQL,
+                       parameters: [.int64(cutoff), .int64(Int64(batchSize)), .int64(trainingCutoff)])
     }
 
     static func decode(_ results: [PostgresResult]) throws -> RetentionReport {
         guard let row = results.first?.first else { throw PostgresStoreError("no answer to a purge") }
         return RetentionReport(evaluations: Int(row.int64(0) ?? 0), labels: Int(row.int64(1) ?? 0),
-                               labelSubmissions: Int(row.int64(2) ?? 0), authorizations: Int(row.int64(3) ?? 0))
+                               labelSubmissions: Int(row.int64(2) ?? 0), authorizations: Int(row.int64(3) ?? 0),
+                               trainingVectors: Int(row.int64(4) ?? 0))
     }
 
-    /// $1 the cutoff, $2 the batch size. Evaluations are found caller by caller, each a range of
-    /// evaluations_by_caller_created (a loose index scan over the callers that have evaluations,
-    /// as on SQLite: there is no index on created_at alone); each goes with its insights (its
-    /// slots) and, by cascade, its consumption report.
+    /// $1 the cutoff, $2 the batch size, $3 the training vectors' cutoff. Evaluations are found
+    /// caller by caller, each a range of evaluations_by_caller_created (a loose index scan over
+    /// the callers that have evaluations, as on SQLite: there is no index on created_at alone);
+    /// each goes with its insights (its slots), its training vector and, by cascade, its
+    /// consumption report. One DELETE takes both kinds of expired training vectors, so that no
+    /// row is deleted twice in the statement.
     static let purgeSQL = """
         \(PostgresAdministration.everyCaller),
         expired AS MATERIALIZED (
@@ -237,6 +245,11 @@ public final class PostgresRetention: RetentionPurge {
             DELETE FROM insights i USING expired x WHERE i.slot BETWEEN x.number * 8 AND x.number * 8 + 7),
         gone_evaluations AS (
             DELETE FROM evaluations e USING expired x WHERE e.number = x.number RETURNING 1),
+        gone_vectors AS (
+            DELETE FROM training_vectors WHERE evaluation IN (
+                SELECT number FROM expired
+                UNION ALL (SELECT evaluation FROM training_vectors WHERE created_at < $3::bigint LIMIT $2::bigint))
+            RETURNING 1),
         gone_labels AS (
             DELETE FROM labels WHERE insight_id IN (
                 SELECT insight_id FROM labels WHERE received_at < $1::bigint LIMIT $2::bigint)
@@ -250,6 +263,7 @@ public final class PostgresRetention: RetentionPurge {
                 SELECT environment, kind, subject_hash FROM subject_authorizations WHERE renewed_at < $1::bigint LIMIT $2::bigint)
             RETURNING 1)
         SELECT (SELECT count(*) FROM gone_evaluations), (SELECT count(*) FROM gone_labels),
-               (SELECT count(*) FROM gone_submissions), (SELECT count(*) FROM gone_authorizations)
+               (SELECT count(*) FROM gone_submissions), (SELECT count(*) FROM gone_authorizations),
+               (SELECT count(*) FROM gone_vectors)
         """
 }

@@ -82,6 +82,15 @@ public final class PostgresCallerRegistry: CallerRegistration {
             """, [.text(callerId)]).map { PostgresRows.key($0, from: 0) }
     }
 
+    public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {
+        let updated = try db.query("""
+            UPDATE callers SET training_capture = $1 WHERE caller_id = $2
+            RETURNING caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture
+            """, [.int64(on ? 1 : 0), .text(callerId)])
+        guard let row = updated.first else { throw PostgresStoreError("no caller \(callerId)") }
+        return try PostgresRows.caller(row)
+    }
+
     public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
         try db.query("""
             SELECT tenant, count(*) FILTER (WHERE environment = 'production'), count(*) FILTER (WHERE environment = 'sandbox')
@@ -93,11 +102,11 @@ public final class PostgresCallerRegistry: CallerRegistration {
 /// Rows of `callers` and `api_keys` as the domain's records.
 enum PostgresRows {
     /// The columns `caller` reads, in its order.
-    static let callerColumns = "SELECT caller_id, name, environment, roles, rate, burst, created_at, tenant"
+    static let callerColumns = "SELECT caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture"
 
     static func caller(_ row: PostgresRow) throws -> Caller { try caller(row, from: 0) }
 
-    /// The caller in the eight columns of `callerColumns` starting at `first`.
+    /// The caller in the nine columns of `callerColumns` starting at `first`.
     static func caller(_ row: PostgresRow, from first: Int) throws -> Caller {
         guard let environment = Environment(rawValue: row.text(first + 2) ?? "") else {
             throw PostgresStoreError("caller \(row.text(first) ?? "?") has an unknown environment")
@@ -105,7 +114,8 @@ enum PostgresRows {
         return Caller(callerId: row.text(first) ?? "", name: row.text(first + 1) ?? "",
                       tenant: row.text(first + 7) ?? Tenant.defaultName, environment: environment,
                       roles: decodeRoles(row.text(first + 3) ?? ""), rate: row.double(first + 4) ?? 0,
-                      burst: Int(row.int64(first + 5) ?? 0), createdAt: row.int64(first + 6) ?? 0)
+                      burst: Int(row.int64(first + 5) ?? 0), createdAt: row.int64(first + 6) ?? 0,
+                      trainingCapture: (row.int64(first + 8) ?? 0) != 0)
     }
 
     /// The key in the five columns key_id, caller_id, secret_hash, created_at, revoked_at from `first`.

@@ -22,7 +22,10 @@ public final class PostgresLedger: EvaluationLedger {
 
     public func record(_ evaluation: EvaluationRecord,
                        completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
-        writer.submit({ [try Self.insert(evaluation)] }, decode: { _ in () }, completion: completion)
+        writer.submit({
+            guard let vector = evaluation.trainingVector else { return [try Self.insert(evaluation)] }
+            return [try Self.insert(evaluation), Self.insert(vector, of: evaluation)]
+        }, decode: { _ in () }, completion: completion)
     }
 
     public func report(_ report: ConsumptionReport,
@@ -82,6 +85,17 @@ public final class PostgresLedger: EvaluationLedger {
         }
         return WriteStatement(name: "insightd_record_\(e.insights.count)_\(e.shadowInsights.count)",
                               sql: recordSQL[e.insights.count][e.shadowInsights.count], parameters: parameters)
+    }
+
+    /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's
+    /// transaction, under the number its insert gave it.
+    static func insert(_ vector: TrainingVector, of e: EvaluationRecord) -> WriteStatement {
+        WriteStatement(name: "insightd_training_vector", sql: """
+            INSERT INTO training_vectors (evaluation, insight_id, tenant, environment, category, model_version, created_at, features)
+            SELECT number, $2::text, $3::text, environment, category, $4::text, created_at, $5::bytea
+            FROM evaluations WHERE event_id = $1::text
+            """, parameters: [.text(e.eventId), .text(vector.insightId), .text(vector.tenant), .text(vector.modelVersion),
+                              .bytea(TrainingVector.encode(vector.features))])
     }
 
     /// The insert of an evaluation with 0 through 4 insights (`[served]`) and 0 through 4

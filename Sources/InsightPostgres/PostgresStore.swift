@@ -84,13 +84,21 @@ public final class PostgresStore: Sendable {
         return PostgresCallerRegistry(connection)
     }
 
+    /// The captured training vectors on a connection of its own, after applying pending
+    /// migrations (`insightctl training export`).
+    public static func trainingVectors(settings: PostgresSettings, now: Milliseconds) throws -> PostgresTrainingVectors {
+        let connection = try settings.connect()
+        try PostgresMigrator(migrations: PostgresMigrator.bundled()).migrate(connection, now: now)
+        return PostgresTrainingVectors(connection)
+    }
+
     /// Deletes everything older than `cutoff`, one batch per transaction (`insightctl purge`,
     /// beside or without running instances).
     public static func purge(settings: PostgresSettings, olderThan cutoff: Milliseconds, now: Milliseconds) throws
         -> RetentionReport {
         let connection = try settings.connect()
         try PostgresMigrator(migrations: PostgresMigrator.bundled()).migrate(connection, now: now)
-        let statement = PostgresRetention.statement(cutoff: cutoff)
+        let statement = PostgresRetention.statement(cutoff: cutoff, trainingCutoff: cutoff)
         let prepared = try connection.prepare(statement.name, statement.sql)
         var total = RetentionReport()
         while true {

@@ -3,7 +3,7 @@ import InsightDomain
 import PostgresClient
 
 /// Erasure of a subject (`SubjectErasure`) on PostgreSQL: one job of the writer (one
-/// transaction), then a `VACUUM` of the two tables it touched, on a connection of its own
+/// transaction), then a `VACUUM` of the three tables it touched, on a connection of its own
 /// (VACUUM cannot run inside a transaction), before the completion. The VACUUM has no statement
 /// timeout but keeps the store's lock timeout: when autovacuum holds a table's lock longer, the
 /// erasure fails (the rows are unlinked already) and erasing again vacuums again.
@@ -30,12 +30,24 @@ public final class PostgresSubjectErasure: SubjectErasure {
     ]
 
     /// What each statement's result counts.
-    private enum Counted: Sendable { case evaluations, authorizations }
+    private enum Counted: Sendable { case trainingVectors, evaluations, authorizations }
 
     public func erase(_ subject: ErasedSubject,
                       completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void) {
         var statements: [WriteStatement] = []
         var counted: [Counted] = []
+        // First the training vectors of the evaluations about to be unlinked (found through the
+        // hashes the UPDATEs below clear).
+        for (kind, column) in Self.columns {
+            for hash in subject.hashes(kind) {
+                statements.append(WriteStatement(name: "insightd_erase_vectors_\(column)", sql: """
+                    DELETE FROM training_vectors t USING evaluations e
+                    WHERE t.evaluation = e.number AND e.\(column) = $1::bytea
+                      AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = e.caller_id), 'default') = $2::text
+                    """, parameters: [.bytea(hash), .text(subject.tenant)]))
+                counted.append(.trainingVectors)
+            }
+        }
         for (kind, column) in Self.columns {
             for hash in subject.hashes(kind) {
                 statements.append(WriteStatement(name: "insightd_erase_\(column)", sql: """
@@ -58,14 +70,16 @@ public final class PostgresSubjectErasure: SubjectErasure {
         if statements.isEmpty { return completion(.success(SubjectErasureReport())) }
         let settings = self.settings
         writer.submit({ statements }, decode: { [counted] results in
-            var evaluations = Set<String>(), authorizations = 0
+            var evaluations = Set<String>(), authorizations = 0, trainingVectors = 0
             for (result, what) in zip(results, counted) {
                 switch what {
+                case .trainingVectors: trainingVectors += result.affectedRows
                 case .evaluations: for row in result { if let id = row.text(0) { evaluations.insert(id) } }
                 case .authorizations: authorizations += result.affectedRows
                 }
             }
-            return SubjectErasureReport(evaluations: evaluations.count, authorizations: authorizations)
+            return SubjectErasureReport(evaluations: evaluations.count, authorizations: authorizations,
+                                        trainingVectors: trainingVectors)
         }, completion: { result in
             guard case .success = result else { return completion(result) }
             // Off the writer thread: a VACUUM reads the tables' changed pages and their indexes.
@@ -84,6 +98,6 @@ public final class PostgresSubjectErasure: SubjectErasure {
     static func vacuum(settings: PostgresSettings) throws {
         let connection = try settings.connect()
         try connection.execute("SET statement_timeout = 0")
-        try connection.execute("VACUUM evaluations, subject_authorizations")
+        try connection.execute("VACUUM evaluations, subject_authorizations, training_vectors")
     }
 }

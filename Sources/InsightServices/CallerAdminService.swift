@@ -33,10 +33,11 @@ public struct CallerAdminService: Sendable {
         return found
     }
 
-    /// Changes a caller's rate and/or burst (at least one is given).
-    public func updateQuota(_ callerId: String, rate: Double?, burst: Int?, of admin: Caller,
-                            resume: @escaping Resume, completion: @escaping Completion<Caller>) {
-        administration.updateQuota(callerId: callerId, tenant: admin.tenant, rate: rate, burst: burst) { result in
+    /// Changes a caller's rate, burst and/or training capture (at least one is given).
+    public func updateCaller(_ callerId: String, rate: Double?, burst: Int?, trainingCapture: Bool? = nil, of admin: Caller,
+                             resume: @escaping Resume, completion: @escaping Completion<Caller>) {
+        administration.updateCaller(callerId: callerId, tenant: admin.tenant, rate: rate, burst: burst,
+                                    trainingCapture: trainingCapture) { result in
             resume {
                 switch result {
                 case .success(let caller?): completion(.success(caller))

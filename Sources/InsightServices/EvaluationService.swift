@@ -122,11 +122,15 @@ public struct EvaluationService: Sendable {
         let policies = decisions.snapshot
         let decision = policies.live.decide(facts)
         let shadowDecision = policies.shadow.map { $0.decide(facts) }
+        // The model's input is kept for training only when the caller opted in (nothing is done
+        // otherwise), and never for a sandbox override's forced answers.
+        let trainingVector = caller.trainingCapture && override == nil
+            ? Self.trainingVector(answerer.features, insights: insights, tenant: tenant) : nil
         let record = EvaluationRecord(
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
-            shadowInsights: shadows)
+            shadowInsights: shadows, trainingVector: trainingVector)
         let initiator = request.initiator.effectiveKind
         let metrics = self.metrics, velocity = self.velocity, drift = self.drift
         ledger.record(record) { result in
@@ -135,6 +139,7 @@ public struct EvaluationService: Sendable {
                 case .success:
                     metrics.evaluated(record, tenant: tenant)
                     drift?.record(record)
+                    metrics.captured(record)
                     metrics.decided(decision.action, record, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision) }
                     velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
@@ -148,6 +153,18 @@ public struct EvaluationService: Sendable {
                 }
             }
         }
+    }
+
+    /// What training capture keeps of an evaluation: its features with the first coaching insight
+    /// a model answered with a value (the id labels name); nil without interaction features or
+    /// without such an insight.
+    static func trainingVector(_ features: FeatureVector?, insights: [InsightRecord], tenant: String) -> TrainingVector? {
+        guard let features else { return nil }
+        for insight in insights where insight.type == InsightType.isLikelyBeingCoached.rawValue {
+            guard case .value = insight.outcome, let version = insight.modelVersion else { continue }
+            return TrainingVector(insightId: insight.insightId, modelVersion: version, tenant: tenant, features: features.values)
+        }
+        return nil
     }
 
     /// Applies the escalation policy to every coaching insight that has a value (a sandbox-forced

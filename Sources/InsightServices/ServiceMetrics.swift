@@ -14,6 +14,7 @@ public final class ServiceMetrics: Sendable {
     let erasedRows: CounterFamily
     let decisions: CounterFamily
     let shadowDisagreements: CounterFamily
+    let trainingVectors: CounterFamily
 
     public init(registry: MetricsRegistry) {
         evaluations = registry.counter("insightd_evaluations_total",
@@ -34,7 +35,7 @@ public final class ServiceMetrics: Sendable {
         erasures = registry.counter("insightd_subject_erasures_total", help: "Subject erasures carried out, by tenant.",
                                     labels: ["tenant"])
         erasedRows = registry.counter("insightd_subject_erased_rows_total",
-                                      help: "Rows an erasure unlinked from a subject, by tenant and table (evaluations, authorizations).",
+                                      help: "Rows an erasure unlinked from a subject, by tenant and table (evaluations, authorizations, training_vectors).",
                                       labels: ["tenant", "table"])
         decisions = registry.counter("insightd_decisions_total",
                                      help: "Decisions answered, by environment, category, initiator (person, agent) and action.",
@@ -43,6 +44,9 @@ public final class ServiceMetrics: Sendable {
             "insightd_decision_shadow_disagreements_total",
             help: "Evaluations whose shadow decision policy answered another action or other reasons than the policy in force, by each rule of the shadow's answer (none: no rule held) and the two actions.",
             labels: ["rule", "shadow_action", "action"])
+        trainingVectors = registry.counter("insightd_training_vectors_captured_total",
+                                           help: "Feature vectors kept for training (callers with training capture on), by tenant and environment.",
+                                           labels: ["tenant", "environment"])
     }
 
     func evaluated(_ record: EvaluationRecord, tenant: String) {
@@ -55,6 +59,12 @@ public final class ServiceMetrics: Sendable {
                 insightErrors.increment(code.rawValue)
             }
         }
+    }
+
+    /// Counts the training vector the evaluation kept, if any.
+    func captured(_ record: EvaluationRecord) {
+        guard let vector = record.trainingVector else { return }
+        trainingVectors.increment(vector.tenant, record.environment.rawValue)
     }
 
     func consumed(_ status: ConsumptionStatus, _ timeliness: Timeliness) {
@@ -70,6 +80,7 @@ public final class ServiceMetrics: Sendable {
         erasures.increment(tenant)
         erasedRows.increment(tenant, "evaluations", by: Double(report.evaluations))
         erasedRows.increment(tenant, "authorizations", by: Double(report.authorizations))
+        erasedRows.increment(tenant, "training_vectors", by: Double(report.trainingVectors))
     }
 
     func decided(_ action: DecisionAction, _ record: EvaluationRecord, initiator: InitiatorKind) {

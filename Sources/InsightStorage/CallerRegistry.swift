@@ -66,6 +66,12 @@ public struct CallerRegistry: CallerRegistration {
         guard db.changes == 1 else { throw StoreError.notFound("no caller \(callerId)") }
     }
 
+    public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {
+        try db.prepare("UPDATE callers SET training_capture = ? WHERE caller_id = ?").run(on ? 1 : 0, callerId)
+        guard db.changes == 1, let caller = try caller(callerId) else { throw StoreError.notFound("no caller \(callerId)") }
+        return caller
+    }
+
     /// Every caller (of `tenant` when given), oldest first.
     public func list(tenant: String? = nil) throws -> [Caller] {
         guard let tenant else {
@@ -90,7 +96,7 @@ public struct CallerRegistry: CallerRegistration {
     }
 
     /// The columns `callerRow` reads, in its order.
-    static let callerColumns = "SELECT caller_id, name, environment, roles, rate, burst, created_at, tenant"
+    static let callerColumns = "SELECT caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture"
 
     /// The keys of a caller (ids and dates only: secrets are never stored).
     public func keys(callerId: String) throws -> [StoredKey] {
@@ -104,7 +110,7 @@ public struct CallerRegistry: CallerRegistration {
         }
         return Caller(callerId: row.text(0) ?? "", name: row.text(1) ?? "", tenant: row.text(7) ?? Tenant.defaultName,
                       environment: environment, roles: decodeRoles(row.text(3) ?? ""), rate: row.double(4),
-                      burst: row.int(5), createdAt: row.int64(6))
+                      burst: row.int(5), createdAt: row.int64(6), trainingCapture: row.int64(8) != 0)
     }
 
     static func keyRow(_ row: SQLiteStatement) -> StoredKey {

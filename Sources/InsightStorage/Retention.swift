@@ -3,7 +3,8 @@ import SQLiteClient
 
 /// Deletes data older than the retention period in bounded batches, each its own short
 /// transaction, so that a large purge never holds the write lock long enough to stall traffic.
-/// Evaluations take their insights and consumption reports with them (foreign-key cascade);
+/// Evaluations take their insights, consumption reports (foreign-key cascade) and captured
+/// training vectors with them; training vectors also go on their own, shorter, period;
 /// labels carry their own copy of what model metrics need. A subject's authorization (an
 /// opt-out) goes once nobody renewed it for the retention period: a person who keeps the
 /// choice keeps asserting it, and a store no caller can fill without bound is what makes the
@@ -19,15 +20,17 @@ public struct Retention {
 
     public init(_ db: SQLiteConnection) { self.db = db }
 
-    /// Deletes one batch of each kind older than `cutoff`; call until it reports nothing.
-    public static func purgeBatch(_ db: SQLiteConnection, cutoff: Milliseconds) throws -> Report {
+    /// Deletes one batch of each kind older than `cutoff` (training vectors: older than
+    /// `trainingCutoff`, default `cutoff`); call until it reports nothing.
+    public static func purgeBatch(_ db: SQLiteConnection, cutoff: Milliseconds, trainingCutoff: Milliseconds? = nil) throws -> Report {
         var forgotten: [SubjectIndexEntry] = []
-        return try purgeBatch(db, cutoff: cutoff, forgotten: &forgotten)
+        return try purgeBatch(db, cutoff: cutoff, trainingCutoff: trainingCutoff ?? cutoff, forgotten: &forgotten)
     }
 
     /// `purgeBatch`, adding to `forgotten` the subject index's keys of the evaluations deleted
     /// (their owner removes them from the side file once the batch is committed).
-    static func purgeBatch(_ db: SQLiteConnection, cutoff: Milliseconds, forgotten: inout [SubjectIndexEntry]) throws -> Report {
+    static func purgeBatch(_ db: SQLiteConnection, cutoff: Milliseconds, trainingCutoff: Milliseconds,
+                           forgotten: inout [SubjectIndexEntry]) throws -> Report {
         var report = Report()
         // Each caller's range of evaluations_by_caller_created (there is no index on created_at
         // alone: it cost every evaluation's commit a B-tree). Each evaluation goes with its
@@ -48,8 +51,16 @@ public struct Retention {
             let slots = InsightSlots.range(ofEvaluation: rowid)
             try db.cached("DELETE FROM insights WHERE slot BETWEEN ? AND ?").run(slots.first, slots.last)
             try db.cached("DELETE FROM evaluations WHERE rowid = ?").run(rowid)
+            // Its training vector, if one was captured, goes with it.
+            try db.cached("DELETE FROM training_vectors WHERE evaluation = ?").run(rowid)
+            report.trainingVectors += db.changes
         }
         report.evaluations = expired.count
+        try db.cached("""
+            DELETE FROM training_vectors WHERE evaluation IN
+                (SELECT evaluation FROM training_vectors WHERE created_at < ? LIMIT ?)
+            """).run(trainingCutoff, batchSize)
+        report.trainingVectors += db.changes
         try db.cached("""
             DELETE FROM labels WHERE insight_id IN
                 (SELECT insight_id FROM labels WHERE received_at < ? LIMIT ?)
@@ -74,7 +85,7 @@ public struct Retention {
         var total = Report()
         while true {
             var forgotten: [SubjectIndexEntry] = []
-            let batch = try db.transaction { try Self.purgeBatch(db, cutoff: cutoff, forgotten: &forgotten) }
+            let batch = try db.transaction { try Self.purgeBatch(db, cutoff: cutoff, trainingCutoff: cutoff, forgotten: &forgotten) }
             try SQLiteSubjectIndex.delete(forgotten, databasePath: db.path)
             if batch.isEmpty { return total }
             total.add(batch)
@@ -94,12 +105,12 @@ public final class SQLiteRetention: RetentionPurge {
         self.index = index
     }
 
-    public func purgeBatch(olderThan cutoff: Milliseconds,
+    public func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
                            completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
         let index = self.index
         writer.submit({ db in
             var forgotten: [SubjectIndexEntry] = []
-            let report = try Retention.purgeBatch(db, cutoff: cutoff, forgotten: &forgotten)
+            let report = try Retention.purgeBatch(db, cutoff: cutoff, trainingCutoff: trainingCutoff, forgotten: &forgotten)
             return (report, forgotten)
         }, completion: { (result: Result<(RetentionReport, [SubjectIndexEntry]), StoreFailure>) in
             switch result {

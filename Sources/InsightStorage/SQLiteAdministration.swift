@@ -30,12 +30,13 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
         try reader.withLock { try CallerRegistry($0).caller(callerId, tenant: tenant) }
     }
 
-    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
-                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+    public func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+                             completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         writer.submit({ db in
             let registry = CallerRegistry(db)
             guard try registry.caller(callerId, tenant: tenant) != nil else { return nil }
-            try registry.updateQuota(callerId: callerId, rate: rate, burst: burst)
+            if rate != nil || burst != nil { try registry.updateQuota(callerId: callerId, rate: rate, burst: burst) }
+            if let trainingCapture { return try registry.setTrainingCapture(callerId: callerId, trainingCapture) }
             return try registry.caller(callerId)
         }, completion: completion)
     }

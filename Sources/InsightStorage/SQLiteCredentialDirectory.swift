@@ -16,7 +16,8 @@ public final class SQLiteCredentialDirectory: CredentialDirectory {
         try connection.withLock { db in
             let sql: StaticString = """
                 SELECT k.key_id, k.caller_id, k.secret_hash, k.created_at, k.revoked_at,
-                       c.caller_id, c.name, c.environment, c.roles, c.rate, c.burst, c.created_at, c.tenant
+                       c.caller_id, c.name, c.environment, c.roles, c.rate, c.burst, c.created_at, c.tenant,
+                       c.training_capture
                 FROM api_keys k JOIN callers c ON c.caller_id = k.caller_id WHERE k.key_id = ?
                 """
             return try db.cached(sql).first([keyId]) { row in
@@ -27,7 +28,8 @@ public final class SQLiteCredentialDirectory: CredentialDirectory {
                 let caller = Caller(callerId: row.text(5) ?? "", name: row.text(6) ?? "",
                                     tenant: row.text(12) ?? Tenant.defaultName, environment: environment,
                                     roles: CallerRegistry.decodeRoles(row.text(8) ?? ""), rate: row.double(9),
-                                    burst: row.int(10), createdAt: row.int64(11))
+                                    burst: row.int(10), createdAt: row.int64(11),
+                                    trainingCapture: row.int64(13) != 0)
                 return (key, caller)
             }
         }

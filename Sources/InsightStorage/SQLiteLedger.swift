@@ -46,13 +46,15 @@ public final class SQLiteLedger: EvaluationLedger {
                 b.integer(e.decision.map { Int64($0.action.code) })
                 b.text(e.decision.flatMap { $0.reasons.isEmpty ? nil : joined($0.reasons) }); b.text(e.decision?.policyVersion)
             }
-        let firstSlot = InsightSlots.first(ofEvaluation: db.lastInsertRowid)
+        let rowid = db.lastInsertRowid
+        let firstSlot = InsightSlots.first(ofEvaluation: rowid)
         let insertInsight = try db.cached("""
             INSERT INTO insights (slot, insight_id, type, schema_version, model_version, value, error_code, reasons, score_bin)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         try insert(e.insights, from: 0, of: e.eventId, at: firstSlot, with: insertInsight)
         try insert(e.shadowInsights, from: InsightSlots.firstShadow, of: e.eventId, at: firstSlot, with: insertInsight)
+        if let vector = e.trainingVector { try insert(vector, of: e, rowid: rowid, into: db) }
     }
 
     /// Inserts `list` at positions `first`, `first + 1`, … of the evaluation whose first slot is `firstSlot`.
@@ -77,6 +79,15 @@ public final class SQLiteLedger: EvaluationLedger {
                 }
             }
         }
+    }
+
+    /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's transaction.
+    static func insert(_ vector: TrainingVector, of e: EvaluationRecord, rowid: Int64, into db: SQLiteConnection) throws {
+        try db.cached("""
+            INSERT INTO training_vectors (evaluation, insight_id, tenant, environment, category, model_version, created_at, features)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """).run(rowid, vector.insightId, vector.tenant, e.environment.rawValue, e.category.rawValue,
+                     vector.modelVersion, e.createdAt, TrainingVector.encode(vector.features))
     }
 
     /// Reason codes joined with commas, by appending: `joined(separator:)` is not specialised

@@ -3,7 +3,7 @@ import SQLiteClient
 
 /// Erasure of a subject (`SubjectErasure`) on SQLite: the evaluations that carry its hashes are
 /// found through the subject index (its keys up to the watermark, then the tail past it), unlinked
-/// by one job of the group-commit writer, and then the index's keys of them are removed on the
+/// (and their captured training vectors deleted) by one job of the group-commit writer, and then the index's keys of them are removed on the
 /// indexer's thread, after any batch it read before the unlinking.
 ///
 /// Both steps run with `PRAGMA secure_delete` on, so that SQLite overwrites with zeros the
@@ -71,6 +71,13 @@ public final class SQLiteSubjectErasure: SubjectErasure {
                 for unlinked in try tail.query([hash, subject.tenant, watermark], row: { $0.int64(0) }) { evaluations.insert(unlinked) }
             }
         }
+        // The training vectors of the unlinked evaluations go (docs/privacy.md, "Training capture").
+        var trainingVectors = 0
+        let deleteVector = try db.cached("DELETE FROM training_vectors WHERE evaluation = ?")
+        for rowid in evaluations {
+            try deleteVector.run(rowid)
+            trainingVectors += db.changes
+        }
         var authorizations = 0
         let delete = try db.cached("DELETE FROM subject_authorizations WHERE kind = ? AND subject_hash = ? AND tenant = ?")
         for kind in AuthorizableKind.allCases {
@@ -79,7 +86,7 @@ public final class SQLiteSubjectErasure: SubjectErasure {
                 authorizations += db.changes
             }
         }
-        return SubjectErasureReport(evaluations: evaluations.count, authorizations: authorizations)
+        return SubjectErasureReport(evaluations: evaluations.count, authorizations: authorizations, trainingVectors: trainingVectors)
     }
 
     /// Copies every page into the database file and truncates the write-ahead log.

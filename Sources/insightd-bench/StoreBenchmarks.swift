@@ -1,6 +1,7 @@
 // The group-commit store: evaluations per second through SQLiteLedger with 1 and with 64
 // submitters that each wait for their commit before sending the next (like 1 or 64 keep-alive
-// connections), on a real file with synchronous=FULL in a temporary directory.
+// connections), on a real file with synchronous=FULL in a temporary directory; the last also with
+// every evaluation carrying a training vector (a caller with training capture on).
 import Crypto
 import Foundation
 import InsightDomain
@@ -20,16 +21,19 @@ enum StoreBenchmarks {
     }
 
     static func all() -> [MicroBenchmark] {
-        [(1, Ids.random, 0, ""), (64, .random, 0, ""), (64, .ordered, 0, ".orderedIds"), (64, .ordered, 1, ".orderedIds.shadow1")]
-            .map { submitters, ids, shadows, suffix in
+        [(1, Ids.random, 0, false, ""), (64, .random, 0, false, ""), (64, .ordered, 0, false, ".orderedIds"),
+         (64, .ordered, 1, false, ".orderedIds.shadow1"), (64, .ordered, 0, true, ".orderedIds.capture")]
+            .map { submitters, ids, shadows, capture, suffix in
             let name = "store.record.\(submitters)\(suffix)"
             let what = (ids == .random ? "random v4 ids (the daemon's before UUIDv7)" : "time-ordered ids (as the daemon makes them)")
                 + (shadows == 0 ? "" : ", and \(shadows) shadow answer (INSIGHTD_MODEL_SHADOW) each")
+                + (capture ? ", each with a training vector (training capture on)" : "")
             return MicroBenchmark(
                 name: name,
                 note: "SQLiteLedger.record, \(submitters) submitter\(submitters == 1 ? "" : "s"), \(what); latency = submit to durable; ops/s = evaluations committed per second"
             ) { options in
-                try run(name: name, submitters: submitters, ids: ids, shadows: shadows, seconds: options.storeSeconds)
+                try run(name: name, submitters: submitters, ids: ids, shadows: shadows, capture: capture,
+                        seconds: options.storeSeconds)
             }
         }
     }
@@ -40,7 +44,8 @@ enum StoreBenchmarks {
         let failures = Atomic<Int>(0)
     }
 
-    static func run(name: String, submitters: Int, ids: Ids, shadows: Int = 0, seconds: Double) throws -> Measurement {
+    static func run(name: String, submitters: Int, ids: Ids, shadows: Int = 0, capture: Bool = false,
+                    seconds: Double) throws -> Measurement {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("insightd-bench-\(getpid())-\(submitters)")
         try? FileManager.default.removeItem(at: directory)
@@ -67,7 +72,12 @@ enum StoreBenchmarks {
                 let semaphore = DispatchSemaphore(value: 0)
                 while monotonicNanoseconds() < deadline {
                     let index = shared.next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    let evaluation = record(index: index, ids: ids, shadows: shadows)
+                    var evaluation = record(index: index, ids: ids, shadows: shadows)
+                    if capture {
+                        evaluation.trainingVector = TrainingVector(
+                            insightId: evaluation.insights[0].insightId, modelVersion: "2.0", tenant: "default",
+                            features: (0..<28).map { Double(index &+ $0) * 0.25 })
+                    }
                     let t0 = monotonicNanoseconds()
                     ledger.record(evaluation) { result in
                         if case .failure = result { shared.failures.wrappingAdd(1, ordering: .relaxed) }

@@ -19,7 +19,7 @@ final class PostgresStoreContractTests: XCTestCase {
             administration: store.administration, authorizations: store.authorizations,
             reporting: store.administration, velocity: store.administration, history: store.administration,
             retention: store.retention, erasure: store.erasure, decisions: store.administration,
-            performance: store.administration,
+            performance: store.administration, training: try PostgresStore.trainingVectors(settings: settings, now: 1),
             close: { store.stop() })
     }
 
@@ -41,9 +41,10 @@ final class PostgresStoreContractTests: XCTestCase {
     func testErasure() { check(.erasure) }
     func testDecisions() { check(.decisions) }
     func testPerformance() { check(.performance) }
+    func testTraining() { check(.training) }
 
     /// Every area of the contract has a test above.
     func testEveryAreaIsRun() {
-        XCTAssertEqual(StoreContract.Area.allCases.count, 13, "add a test for the new area above")
+        XCTAssertEqual(StoreContract.Area.allCases.count, 14, "add a test for the new area above")
     }
 }

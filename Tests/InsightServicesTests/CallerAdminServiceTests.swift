@@ -20,7 +20,7 @@ final class CallerAdminServiceTests: XCTestCase {
         for other in [f.caller(tenant: "globex"), f.caller()] {
             XCTAssertRejects(.callerNotFound) { () throws(Rejection) in try f.useCases.admin.caller(other.callerId, of: admin) }
             XCTAssertRejects(.callerNotFound) { () throws(Rejection) in
-                try f.completed { done in f.useCases.admin.updateQuota(other.callerId, rate: 1, burst: nil, of: admin, resume: { $0() },
+                try f.completed { done in f.useCases.admin.updateCaller(other.callerId, rate: 1, burst: nil, of: admin, resume: { $0() },
                                                                        completion: done) }
             }
             XCTAssertRejects(.callerNotFound) { () throws(Rejection) in try f.useCases.admin.rateLimit(other.callerId, of: admin) }
@@ -41,7 +41,7 @@ final class CallerAdminServiceTests: XCTestCase {
         _ = try f.useCases.quota.admit(caller)
         guard case .throttled? = rejection({ () throws(Rejection) in try f.useCases.quota.admit(caller) }) else { return XCTFail() }
         let updated = try f.completed { done in
-            f.useCases.admin.updateQuota(caller.callerId, rate: nil, burst: 50, of: admin, resume: { $0() }, completion: done)
+            f.useCases.admin.updateCaller(caller.callerId, rate: nil, burst: 50, of: admin, resume: { $0() }, completion: done)
         }
         XCTAssertEqual(updated.burst, 50)
         XCTAssertEqual(updated.rate, 1, "a rate not given was changed")
@@ -146,7 +146,7 @@ final class CallerAdminServiceTests: XCTestCase {
         let admin = f.caller([.admin]), caller = f.caller()
         f.store.failWrites(.overloaded)
         XCTAssertRejects(.store(.overloaded)) { () throws(Rejection) in
-            try f.completed { done in f.useCases.admin.updateQuota(caller.callerId, rate: 1, burst: nil, of: admin, resume: { $0() },
+            try f.completed { done in f.useCases.admin.updateCaller(caller.callerId, rate: 1, burst: nil, of: admin, resume: { $0() },
                                                                    completion: done) }
         }
         f.store.failReads(true)

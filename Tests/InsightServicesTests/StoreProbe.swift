@@ -118,10 +118,11 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         return try inner.caller(callerId, tenant: tenant)
     }
 
-    func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
-                     completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+    func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+                      completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
-        inner.updateQuota(callerId: callerId, tenant: tenant, rate: rate, burst: burst, completion: completion)
+        inner.updateCaller(callerId: callerId, tenant: tenant, rate: rate, burst: burst, trainingCapture: trainingCapture,
+                           completion: completion)
     }
 
     func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,

@@ -49,6 +49,7 @@ final class StorageTests: XCTestCase {
             "0011_hash_keys": "37d3a89f4a58ba624fa3c356b675f814ce472a51734b95488af4cc5e06cbdcdd",
             "0012_subject_indexes": "f69d54e1b1c982b30a3d661b4780f3b7721ba5990cd3a5e9b232b989103b3837",
             "0013_decisions": "ccc931bdca1431e2af42611063072f58af46eb17e420087c16189228800ce1c1",
+            "0014_training_capture": "946a3174a8f14fa96359fbaa8046a2b266e2474e81e6dba85b6b09bd02a0c6c4",
             "0015_shadow_and_score_bins": "9e0b7413001e194818f69dcdd54b7eaf4d64fa469eb9a858ce843ac15f5c705f",
         ]
         let bundled = try Migrator.bundled()

@@ -13,7 +13,7 @@ public enum InMemoryStoreError: Error, Sendable, Equatable {
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
 public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
     AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure, DecisionReporting,
-    ModelPerformanceSource {
+    ModelPerformanceSource, TrainingVectorSource {
     /// Rows each kind loses per retention batch (as `Retention.batchSize`).
     public let batchSize: Int
 
@@ -207,6 +207,14 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         }
     }
 
+    public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {
+        try state.withLock { state in
+            guard let index = state.callerIndex(callerId) else { throw InMemoryStoreError.notFound("no caller \(callerId)") }
+            state.callers[index].caller.trainingCapture = on
+            return state.callers[index].caller
+        }
+    }
+
     public func keys(callerId: String) throws -> [StoredKey] {
         state.withLock { state in state.keys.filter { $0.callerId == callerId }.sorted { $0.createdAt < $1.createdAt } }
     }
@@ -231,14 +239,15 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         try caller(callerId, tenant: Optional(tenant))
     }
 
-    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
-                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+    public func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+                             completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         let result: Result<Caller?, StoreFailure> = state.withLock { state in
             guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant else { return .success(nil) }
             if let rate, !(rate > 0 && rate.isFinite) { return .failure(.unavailable("rate must be a positive number")) }
             if let burst, burst < 1 { return .failure(.unavailable("burst must be at least 1")) }
             if let rate { state.callers[index].caller.rate = rate }
             if let burst { state.callers[index].caller.burst = burst }
+            if let trainingCapture { state.callers[index].caller.trainingCapture = trainingCapture }
             return .success(state.callers[index].caller)
         }
         completion(result)
@@ -447,13 +456,35 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         SubjectKey(tenant: subject.tenant, environment: subject.environment, kind: subject.kind, hash: hash)
     }
 
+    // MARK: TrainingVectorSource
+
+    public func trainingVectors(_ query: TrainingExportQuery, _ each: (CapturedVector) throws -> Void) throws {
+        let vectors: [CapturedVector] = state.withLock { state in
+            state.evaluations.enumerated().compactMap { sequence, e -> (Milliseconds, Int, CapturedVector)? in
+                guard let vector = e.trainingVector, e.createdAt >= query.from, e.createdAt < query.until,
+                      e.environment == query.environment, query.tenant == nil || vector.tenant == query.tenant else { return nil }
+                let label = state.labels.first { $0.label.insightId == vector.insightId && $0.environment == e.environment }
+                return (e.createdAt, sequence, CapturedVector(features: vector.features, category: e.category.rawValue,
+                                                              modelVersion: vector.modelVersion, createdAt: e.createdAt,
+                                                              label: label?.label.outcome))
+            }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+        }
+        for vector in vectors { try each(vector) }
+    }
+
     // MARK: RetentionPurge
 
-    public func purgeBatch(olderThan cutoff: Milliseconds,
+    public func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
                            completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
         let report: RetentionReport = state.withLock { state in
             var report = RetentionReport()
             let expired = Set(state.evaluations.filter { $0.createdAt < cutoff }.prefix(batchSize).map(\.eventId))
+            report.trainingVectors = state.evaluations.filter { expired.contains($0.eventId) && $0.trainingVector != nil }.count
+            for i in state.evaluations.indices where !expired.contains(state.evaluations[i].eventId)
+                && state.evaluations[i].trainingVector != nil && state.evaluations[i].createdAt < trainingCutoff {
+                state.evaluations[i].trainingVector = nil
+                report.trainingVectors += 1
+            }
             state.evaluations.removeAll { expired.contains($0.eventId) }
             for id in expired { state.sequences[id] = nil }
             for id in expired { state.reports[id] = nil }
@@ -495,6 +526,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 if hashed != state.evaluations[i].subject {
                     state.evaluations[i].subject = hashed
                     report.evaluations += 1
+                    if state.evaluations[i].trainingVector != nil {
+                        state.evaluations[i].trainingVector = nil
+                        report.trainingVectors += 1
+                    }
                 }
             }
             let erased = state.authorizations.keys.filter { key in

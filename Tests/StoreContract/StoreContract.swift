@@ -16,6 +16,7 @@ public struct StoreSet {
     public var retention: any RetentionPurge
     public var erasure: any SubjectErasure
     public var decisions: any DecisionReporting
+    public var training: any TrainingVectorSource
     /// Releases the stores (stops writers, deletes files).
     public var close: () -> Void
 
@@ -23,7 +24,8 @@ public struct StoreSet {
                 administration: any CallerAdministration, authorizations: any AuthorizationStore,
                 reporting: any ReportingStatsSource, velocity: any VelocityHistory, history: any SubjectHistory,
                 retention: any RetentionPurge, erasure: any SubjectErasure, decisions: any DecisionReporting,
-                performance: any ModelPerformanceSource, close: @escaping () -> Void = {}) {
+                performance: any ModelPerformanceSource, training: any TrainingVectorSource,
+                close: @escaping () -> Void = {}) {
         self.ledger = ledger
         self.credentials = credentials
         self.registration = registration
@@ -36,6 +38,7 @@ public struct StoreSet {
         self.retention = retention
         self.erasure = erasure
         self.decisions = decisions
+        self.training = training
         self.close = close
     }
 }
@@ -58,7 +61,7 @@ public struct ContractCase: Sendable {
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
         case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure,
-             decisions, performance
+             decisions, performance, training
     }
 
     /// Runs every case of `area`, each on a store set from `make`; answers the failures (empty: all passed).
@@ -79,7 +82,7 @@ public enum StoreContract {
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
             + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
-            + performanceCases + shadowCases
+            + performanceCases + shadowCases + trainingCases
     }
 }
 
@@ -143,7 +146,7 @@ extension StoreSet {
                 insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
                 account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
                 tracked: InsightValue? = .high, raisedByVelocity: Bool = false, decision: Decision? = nil,
-                line: UInt = #line) throws {
+                vector: TrainingVector? = nil, line: UInt = #line) throws {
         let ids = insights ?? ["\(id)-i0"]
         let evaluation = EvaluationRecord(
             eventId: id, callerId: caller, environment: environment, category: category, createdAt: created,
@@ -152,7 +155,7 @@ extension StoreSet {
                 InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
                               newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
             },
-            trackedValue: tracked, raisedByVelocity: raisedByVelocity, decision: decision)
+            trackedValue: tracked, raisedByVelocity: raisedByVelocity, decision: decision, trainingVector: vector)
         try value(line: line) { ledger.record(evaluation, completion: $0) }
     }
 

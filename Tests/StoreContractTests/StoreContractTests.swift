@@ -40,7 +40,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
             reporting: administration, velocity: administration, history: subjects,
             retention: SQLiteRetention(writer: writer, index: subjects),
             erasure: SQLiteSubjectErasure(writer: writer, index: subjects), decisions: administration,
-            performance: administration,
+            performance: administration, training: SQLiteTrainingVectors(try Database.open(path: path, create: false)),
             close: {
                 writer.stop()
                 subjects.stop()
@@ -61,6 +61,7 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
     func testErasure() { check(.erasure) }
     func testDecisions() { check(.decisions) }
     func testPerformance() { check(.performance) }
+    func testTraining() { check(.training) }
 }
 
 /// The contract against the in-memory fakes: passing it is what lets use-case tests trust them.
@@ -69,7 +70,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
         let store = InMemoryStore()
         return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
                         authorizations: store, reporting: store, velocity: store, history: store, retention: store,
-                        erasure: store, decisions: store, performance: store)
+                        erasure: store, decisions: store, performance: store, training: store)
     }
 
     func testConsumption() { check(.consumption) }
@@ -85,6 +86,7 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
     func testErasure() { check(.erasure) }
     func testDecisions() { check(.decisions) }
     func testPerformance() { check(.performance) }
+    func testTraining() { check(.training) }
 }
 
 /// Every area has a test in both classes above.
