@@ -40,6 +40,11 @@ public struct EvaluationService: Sendable {
         (InsightAnswerer.supportedSchemaVersions, models.snapshot)
     }
 
+    /// The model versions scored beside the one asked for on every evaluation, stored and never
+    /// returned (PRODUCT.md §13, `INSIGHTD_MODEL_SHADOW`): the one place the admin API asks
+    /// whether a version is a shadow. None until shadow scoring is configured.
+    public var shadowModelVersions: Set<String> { [] }
+
     /// Refuses an override from anyone but a sandbox caller (checked before the body is read).
     public func permitOverride(for caller: Caller) throws(Rejection) {
         guard caller.environment == .sandbox else { throw .overrideNotAllowed }
@@ -96,7 +101,7 @@ public struct EvaluationService: Sendable {
             accounts: accountHashes ?? [], devices: deviceHashes ?? [], counterparties: counterpartyHashes ?? [],
             isPayment: request.category == .payment)
         let (trackedValue, raised) = Self.escalate(&insights, signals: velocity.isRebuilding ? nil : velocity.signals(for: query), policy: escalation,
-                                                   metrics: metrics)
+                                                   metrics: metrics, tenant: tenant)
         // The decision reads the final values (a sandbox-forced one included) and the request's
         // facts; the shadow policy's answer is only counted, as the decision is, once stored.
         let facts = DecisionFacts(request, insights: insights, coaching: trackedValue)
@@ -115,7 +120,7 @@ public struct EvaluationService: Sendable {
                 case .success:
                     metrics.evaluated(record, tenant: tenant)
                     metrics.decided(decision.action, record, initiator: initiator)
-                    if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision) }
+                    if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
                     velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
                                                   account: record.subject.account, device: record.subject.device,
                                                   counterparty: record.subject.counterparty,
@@ -133,7 +138,7 @@ public struct EvaluationService: Sendable {
     /// value is left as forced; without signals nothing is escalated). Returns the value velocity tracking records — the highest
     /// final coaching value — and whether velocity raised it.
     static func escalate(_ insights: inout [InsightRecord], signals: VelocitySignals?, policy: EscalationPolicy,
-                         metrics: ServiceMetrics) -> (InsightValue?, Bool) {
+                         metrics: ServiceMetrics, tenant: String) -> (InsightValue?, Bool) {
         var tracked: InsightValue?, raised = false, counted = false
         for i in insights.indices {
             guard insights[i].type == InsightType.isLikelyBeingCoached.rawValue,
@@ -141,7 +146,7 @@ public struct EvaluationService: Sendable {
             // A sandbox-forced value stays as forced, but is tracked like any answer.
             let escalation = reasons.contains(SandboxOverride.reason)
                 ? Escalation(value: value) : signals.map { policy.apply(value, signals: $0) } ?? Escalation(value: value)
-            if !counted { metrics.velocityFired(escalation); counted = true }
+            if !counted { metrics.velocityFired(escalation, tenant: tenant); counted = true }
             if escalation.value != value || !escalation.reasons.isEmpty {
                 insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })
             }
