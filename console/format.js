@@ -29,7 +29,11 @@ export function el(tag, attributes = {}, ...children) {
   return node;
 }
 
-/** A table with a caption, plain-text headers and rows of cells (nodes or text). */
+/**
+ * A table with a caption, plain-text headers and rows of cells (nodes or text). Each cell carries
+ * its header as data-label: on a narrow screen the stylesheet shows every row as a card of
+ * "header: value" lines instead of a table wider than the screen.
+ */
 export function table(caption, headers, rows, { numeric = [] } = {}) {
   return el("div", { class: "table-wrap" },
     el("table", {},
@@ -37,8 +41,8 @@ export function table(caption, headers, rows, { numeric = [] } = {}) {
       el("thead", {}, el("tr", {}, headers.map((h, i) => el("th", { scope: "col", class: numeric.includes(i) ? "num" : null }, h)))),
       el("tbody", {}, rows.map((row) => el("tr", row.attributes || {},
         (row.cells || row).map((cell, i) => i === 0
-          ? el("th", { scope: "row" }, cell)
-          : el("td", { class: numeric.includes(i) ? "num" : null }, cell)))))));
+          ? el("th", { scope: "row", "data-label": headers[i] }, cell)
+          : el("td", { class: numeric.includes(i) ? "num" : null, "data-label": headers[i] }, cell)))))));
 }
 
 /** A message for a list with nothing in it, saying what would fill it. */

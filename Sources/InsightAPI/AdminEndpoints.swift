@@ -65,7 +65,7 @@ extension InsightAPIHandler {
     /// `POST /admin/v1/callers/{callerId}/keys/{keyId}/revoke`
     func adminKeyRevoke(_ exchange: Exchange, callerId: String, keyId: String) throws {
         let answered = exchange
-        useCases.admin.revokeKey(keyId, of: callerId, by: try exchange.authenticated(), resume: exchange.resume) { result in
+        try useCases.admin.revokeKey(keyId, of: callerId, by: try exchange.authenticated(), resume: exchange.resume) { result in
             answered.complete(result) { Self.json(200, Self.render($0)) }
         }
     }

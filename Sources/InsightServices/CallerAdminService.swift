@@ -70,7 +70,10 @@ public struct CallerAdminService: Sendable {
     /// Revokes one key of a caller of the admin's tenant; revoking it again changes nothing.
     /// Authentication stops accepting it within the credential cache's time.
     public func revokeKey(_ keyId: String, of callerId: String, by admin: Caller, resume: @escaping Resume,
-                          completion: @escaping Completion<StoredKey>) {
+                          completion: @escaping Completion<StoredKey>) throws(Rejection) {
+        // An unknown caller (or another tenant's) is `callerNotFound`, as on every admin route;
+        // the store then refuses a key that is not this caller's, whatever happened meanwhile.
+        _ = try caller(callerId, of: admin)
         administration.revokeKey(callerId: callerId, keyId: keyId, tenant: admin.tenant, at: clock.now()) { result in
             resume {
                 switch result {
