@@ -40,7 +40,7 @@ export function callersPage(root) {
         throttled ? rl.penalty.why : "–",
         el("span", { class: rl.window.overdue > rl.window.overdueAllowance ? "overdue strong" : "overdue" }, fmt.int(rl.window.overdue)),
         fmt.int(rl.window.pending),
-        el("button", { type: "button", onclick: () => reset(caller) }, "Reset"),
+        el("button", { type: "button", "aria-label": `Reset ${caller.name}`, onclick: () => reset(caller) }, "Reset"),
       ],
     };
   }
