@@ -66,6 +66,7 @@ function route() {
   const name = location.hash.slice(1) || "callers";
   const page = pages[name] || pages.callers;
   if (current) current.stop();
+  $("notice").hidden = true;  // a result belongs to the page it was shown on
   $("sign-in").hidden = true;
   $("nav").hidden = false;
   $("session").hidden = false;
