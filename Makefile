@@ -7,7 +7,7 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps deps-test build run run-cluster test test-unit test-training test-e2e test-cluster test-crash test-api test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run run-cluster test test-unit test-training test-e2e test-cluster test-crash test-api test-console test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -43,7 +43,7 @@ run: build
 run-cluster: deps-test build
 	sh scripts/run-cluster.sh $(RELEASE_BIN)
 
-test: deps-test test-unit test-training test-e2e test-cluster test-docs test-crash test-api
+test: deps-test test-unit test-training test-e2e test-cluster test-docs test-crash test-api test-console
 
 test-unit:
 	$(SWIFT) build --build-tests
@@ -66,6 +66,12 @@ test-crash: build
 # schemathesis (pinned, in .venv-api) against a live daemon; bounded by $(TESTS_DIR)/schemathesis.toml.
 test-api: build
 	sh $(TESTS_DIR)/api-fuzz.sh $(RELEASE_BIN)
+
+# The admin console in headless Chromium (Debian's chromium and chromium-driver) through the pinned
+# Selenium of $(TESTS_DIR)/requirements-console.txt (in .venv-console), against a live daemon; its
+# screenshots regenerate docs/console/*.png.
+test-console: build
+	sh $(TESTS_DIR)/console.sh $(RELEASE_BIN)
 
 # Every shell example of README.md and docs/ against a real daemon, as a reader would run it
 # (markers and rules: $(TESTS_DIR)/docs-examples.sh); the demo is one of the examples. First,

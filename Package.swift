@@ -53,8 +53,13 @@ let package = Package(
         .target(name: "InsightRedis", dependencies: ["InsightDomain", "RedisClient", "Telemetry", "Locking"]),
         // The use cases: each rule of the product in one place, over the store ports.
         .target(name: "InsightServices", dependencies: ["InsightDomain", "CoachingModel", "Crypto", "Telemetry", "Locking"]),
+        // The admin console's static files (console/), compiled in by a build-tool plugin.
+        .executableTarget(name: "ConsoleEmbedder"),
+        .plugin(name: "EmbedConsole", capability: .buildTool(), dependencies: ["ConsoleEmbedder"]),
+        .target(name: "InsightConsole", plugins: ["EmbedConsole"]),
         .target(name: "InsightAPI",
-                dependencies: ["InsightServices", "InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel", "Telemetry"]),
+                dependencies: ["InsightServices", "InsightDomain", "HTTPServer", "JSON", "Crypto", "CoachingModel", "Telemetry",
+                               "InsightConsole"]),
         .target(name: "InsightApp",
                 dependencies: ["InsightAPI", "InsightServices", "InsightStorage", "InsightPostgres", "InsightRedis", "RedisClient",
                                "InsightDomain", "HTTPServer",

@@ -84,7 +84,8 @@ def before_call(context, case, kwargs):
             _only_insights_of_the_evaluation(case)
         else:
             _known_event(case)
-    elif label in ("PATCH /admin/v1/callers/{callerId}", "POST /admin/v1/callers/{callerId}/rate-limit/reset"):
+    elif label in ("PATCH /admin/v1/callers/{callerId}", "POST /admin/v1/callers/{callerId}/rate-limit/reset",
+                   "POST /admin/v1/callers/{callerId}/keys/{keyId}/revoke"):
         _spare_own_caller(case)
     elif label in ("GET /admin/v1/model-performance", "HEAD /admin/v1/model-performance"):
         if _is_positive(case):
@@ -195,8 +196,10 @@ def _spare_own_caller(case):
 
     The fuzzer finds its own caller id (GET /admin/v1/callers, stateful links) and PATCHes it
     with generated rates such as 0.001/s: every later evaluation would then be a documented
-    `429 rateLimitExceeded`, and the evaluation logic would go untested. The peer is a real
-    caller, so the write is still tested end to end; other ids are left as generated.
+    `429 rateLimitExceeded`, and the evaluation logic would go untested. Likewise it finds its own
+    key id (GET /admin/v1/callers/{callerId}/keys, inferred links) and revokes it: every later
+    request would be `401`. The peer is a real caller, so the write is still tested end to end
+    (a key of the fuzzing caller is `404 keyNotFound` there); other ids are left as generated.
     """
     own, peer = os.environ.get("API_FUZZ_CALLER_ID"), os.environ.get("API_FUZZ_PEER_CALLER_ID")
     params = case.path_parameters

@@ -125,6 +125,13 @@ public final class InsightAPIHandler: HTTPHandler {
             case .adminRateLimitReset(let id): try adminRateLimitReset(exchange, callerId: id)
             case .adminDecisions: try adminDecisions(exchange)
             case .adminModelPerformance: try modelPerformance(exchange)
+            case .adminRateLimits: try adminRateLimits(exchange)
+            case .adminCallerKeys(let id): try adminCallerKeys(exchange, callerId: id)
+            case .adminKeyRevoke(let id, let keyId): try adminKeyRevoke(exchange, callerId: id, keyId: keyId)
+            case .adminModels: adminModels(exchange)
+            case .adminVelocity: try adminVelocity(exchange)
+            case .adminHealth: adminHealth(exchange)
+            case .console(let file): console(exchange, file: file)
             }
         } catch {
             exchange.fail(error)

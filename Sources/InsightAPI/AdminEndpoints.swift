@@ -51,6 +51,38 @@ extension InsightAPIHandler {
         }
     }
 
+    /// `GET /admin/v1/rate-limits`: every caller of the tenant with its rate limit now, in one
+    /// answer (the console's callers page refreshes it every few seconds).
+    func adminRateLimits(_ exchange: Exchange) throws {
+        let states = try useCases.admin.rateLimits(of: try exchange.authenticated())
+        exchange.send(Self.json(200, .object(["callers": .array(states.map { state in
+            .object(["caller": Self.render(state.caller), "rateLimit": Self.render(state)])
+        })])))
+    }
+
+    /// `GET /admin/v1/callers/{callerId}/keys`
+    func adminCallerKeys(_ exchange: Exchange, callerId: String) throws {
+        let keys = try useCases.admin.keys(callerId, of: try exchange.authenticated())
+        exchange.send(Self.json(200, .object(["keys": .array(keys.map(Self.render))])))
+    }
+
+    /// `POST /admin/v1/callers/{callerId}/keys/{keyId}/revoke`
+    func adminKeyRevoke(_ exchange: Exchange, callerId: String, keyId: String) throws {
+        let answered = exchange
+        try useCases.admin.revokeKey(keyId, of: callerId, by: try exchange.authenticated(), resume: exchange.resume) { result in
+            answered.complete(result) { Self.json(200, Self.render($0)) }
+        }
+    }
+
+    /// A key as the admin API shows it: its id and dates, never its secret or the secret's hash.
+    static func render(_ key: StoredKey) -> JSONValue {
+        var object = JSONObject()
+        object.append("keyId", .string(key.keyId))
+        object.append("createdAt", .string(Timestamp.format(key.createdAt)))
+        object.append("revokedAt", key.revokedAt.map { .string(Timestamp.format($0)) } ?? .null)
+        return .object(object)
+    }
+
     /// A caller as the admin API shows it; `insightctl callers list --json` prints the same.
     public static func render(_ caller: Caller) -> JSONValue {
         .object(["callerId": .string(caller.callerId), "name": .string(caller.name), "tenant": .string(caller.tenant),

@@ -78,6 +78,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case evaluationNotFound
     /// No caller with that id (404, admin API).
     case callerNotFound
+    /// The caller has no key with that id (404, admin API).
+    case keyNotFound
     /// The route exists but not for this method (405).
     case methodNotAllowed
     /// A different consumption report was already stored for the evaluation (409).
@@ -114,6 +116,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .notFound: return "No such resource"
         case .evaluationNotFound: return "No such evaluation"
         case .callerNotFound: return "No such caller"
+        case .keyNotFound: return "No such key"
         case .methodNotAllowed: return "Method not allowed"
         case .consumptionConflict: return "A different consumption report exists"
         case .idempotencyKeyReused: return "Idempotency key reused with a different body"

@@ -41,6 +41,8 @@ extension Problem {
                       "This Idempotency-Key was used before with a different body; use a new key for a new request.")
         case .callerNotFound:
             self.init(404, .callerNotFound, "No caller with this id.")
+        case .keyNotFound:
+            self.init(404, .keyNotFound, "This caller has no key with this id.")
         case .unreadable(let what):
             self.init(503, .serverError, "\(what.rawValue) cannot be read right now; retry.")
         case .store(let failure):

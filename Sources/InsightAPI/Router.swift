@@ -21,6 +21,15 @@ enum Route: Equatable, Sendable {
     case adminRateLimitReset(callerId: String)
     case adminDecisions
     case adminModelPerformance
+    case adminRateLimits
+    case adminCallerKeys(callerId: String)
+    case adminKeyRevoke(callerId: String, keyId: String)
+    case adminModels
+    case adminVelocity
+    case adminHealth
+    /// A file of the admin console under `/console/` (`""`: its index); nil: `/console` itself,
+    /// redirected to `/console/`.
+    case console(file: String?)
 
     /// The route for `path`, or nil (404).
     static func match(_ path: String) -> Route? {
@@ -33,10 +42,13 @@ enum Route: Equatable, Sendable {
     /// The routes without an id.
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
-        .readyz, .metrics, .signingKeys, .adminCallers, .adminDecisions, .adminModelPerformance,
+        .readyz, .metrics, .signingKeys, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
+        .adminModels, .adminVelocity, .adminHealth,
     ]
 
     private static func matchWithId(_ path: String) -> Route? {
+        if path == "/console" { return .console(file: nil) }
+        if path.hasPrefix("/console/") { return .console(file: String(path.dropFirst("/console/".count))) }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.first == "" else { return nil }
         switch segments.dropFirst().map(String.init) {
@@ -50,6 +62,12 @@ enum Route: Equatable, Sendable {
         case let s where s.count == 6 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
                 && s[4] == "rate-limit" && s[5] == "reset":
             return .adminRateLimitReset(callerId: s[3])
+        case let s where s.count == 5 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
+                && s[4] == "keys":
+            return .adminCallerKeys(callerId: s[3])
+        case let s where s.count == 7 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
+                && s[4] == "keys" && !s[5].isEmpty && s[6] == "revoke":
+            return .adminKeyRevoke(callerId: s[3], keyId: s[5])
         default: return nil
         }
     }
@@ -58,10 +76,11 @@ enum Route: Equatable, Sendable {
     var allowedMethods: [String] {
         switch self {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
-             .subjectErasure: return ["POST"]
+             .subjectErasure, .adminKeyRevoke: return ["POST"]
         case .authorization: return ["PUT"]
         case .insights, .livez, .readyz, .metrics, .signingKeys, .adminCallers, .adminRateLimit, .adminDecisions,
-             .adminModelPerformance: return ["GET", "HEAD"]
+             .adminModelPerformance, .adminRateLimits, .adminCallerKeys, .adminModels, .adminVelocity, .adminHealth,
+             .console: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
     }
@@ -80,12 +99,15 @@ enum Route: Equatable, Sendable {
     /// against this, before and after `Expect: 100-continue`.
     var access: Access {
         switch self {
-        case .livez, .readyz, .metrics, .signingKeys: return .open
+        // The console's files are public (they hold no data; every value comes from the admin API
+        // with the key the person signs in with).
+        case .livez, .readyz, .metrics, .signingKeys, .console: return .open
         case .insights: return .anyCaller
         case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
         case .subjectErasure: return .role(.admin)
         case .labels: return .role(.labels)
-        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset, .adminDecisions, .adminModelPerformance:
+        case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset, .adminDecisions, .adminModelPerformance,
+             .adminRateLimits, .adminCallerKeys, .adminKeyRevoke, .adminModels, .adminVelocity, .adminHealth:
             return .role(.admin)
         }
     }
@@ -120,6 +142,13 @@ enum Route: Equatable, Sendable {
         case .adminRateLimitReset: return "/admin/v1/callers/{callerId}/rate-limit/reset"
         case .adminDecisions: return "/admin/v1/decisions"
         case .adminModelPerformance: return "/admin/v1/model-performance"
+        case .adminRateLimits: return "/admin/v1/rate-limits"
+        case .adminCallerKeys: return "/admin/v1/callers/{callerId}/keys"
+        case .adminKeyRevoke: return "/admin/v1/callers/{callerId}/keys/{keyId}/revoke"
+        case .adminModels: return "/admin/v1/models"
+        case .adminVelocity: return "/admin/v1/velocity"
+        case .adminHealth: return "/admin/v1/health"
+        case .console: return "/console/"
         }
     }
 }

@@ -65,6 +65,12 @@ public protocol CallerAdministration: Sendable {
     /// if `tenant` has no such caller.
     func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
                       completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void)
+    /// The keys of a caller of `tenant`, oldest first, or nil if `tenant` has no such caller.
+    func keys(callerId: String, tenant: String) throws -> [StoredKey]?
+    /// Revokes one key of a caller of `tenant` at `time`; completes with the key as it is now (a
+    /// key revoked before keeps its time), or nil if `tenant` has no such caller with that key.
+    func revokeKey(callerId: String, keyId: String, tenant: String, at time: Milliseconds,
+                   completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void)
 }
 
 extension CallerAdministration {

@@ -51,6 +51,27 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
         }, decode: { results in results.first?.affectedRows == 1 }, completion: completion)
     }
 
+    public func keys(callerId: String, tenant: String) throws -> [StoredKey]? {
+        try reads.read { db in
+            let registry = PostgresCallerRegistry(db)
+            guard try registry.caller(callerId, tenant: tenant) != nil else { return nil }
+            return try registry.keys(callerId: callerId)
+        }
+    }
+
+    public func revokeKey(callerId: String, keyId: String, tenant: String, at time: Milliseconds,
+                          completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void) {
+        // One statement: the key of that caller of that tenant, revoked now unless it was before.
+        writer.submit({
+            [WriteStatement(name: "insightd_revoke_key", sql: """
+                UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, $1::bigint)
+                FROM callers c
+                WHERE k.key_id = $2::text AND k.caller_id = $3::text AND c.caller_id = k.caller_id AND c.tenant = $4::text
+                RETURNING k.key_id, k.caller_id, k.secret_hash, k.created_at, k.revoked_at
+                """, parameters: [.int64(time), .text(keyId), .text(callerId), .text(tenant)])]
+        }, decode: { results in results.first?.first.map { PostgresRows.key($0, from: 0) } }, completion: completion)
+    }
+
     public func subjectHistory(_ query: SubjectHistoryQuery) throws -> SubjectHistoryPage {
         try reads.read { try PostgresSubjectHistory.page(query, in: $0) }
     }

@@ -54,6 +54,38 @@ public struct CallerAdminService: Sendable {
         return RateLimitState(caller: caller, view: limiter.view(caller), compliance: limiter.settings.compliance)
     }
 
+    /// Every caller of the admin's tenant with its rate limit now, oldest caller first.
+    public func rateLimits(of admin: Caller) throws(Rejection) -> [RateLimitState] {
+        let compliance = limiter.settings.compliance
+        return try callers(of: admin).map { RateLimitState(caller: $0, view: limiter.view($0), compliance: compliance) }
+    }
+
+    /// A caller's keys (ids and dates; secrets are never stored), oldest first.
+    public func keys(_ callerId: String, of admin: Caller) throws(Rejection) -> [StoredKey] {
+        let found: [StoredKey]?
+        do { found = try administration.keys(callerId: callerId, tenant: admin.tenant) } catch { throw .unreadable(.callers) }
+        guard let found else { throw .callerNotFound }
+        return found
+    }
+
+    /// Revokes one key of a caller of the admin's tenant; revoking it again changes nothing.
+    /// Authentication stops accepting it within the credential cache's time.
+    public func revokeKey(_ keyId: String, of callerId: String, by admin: Caller, resume: @escaping Resume,
+                          completion: @escaping Completion<StoredKey>) throws(Rejection) {
+        // An unknown caller (or another tenant's) is `callerNotFound`, as on every admin route;
+        // the store then refuses a key that is not this caller's, whatever happened meanwhile.
+        _ = try caller(callerId, of: admin)
+        administration.revokeKey(callerId: callerId, keyId: keyId, tenant: admin.tenant, at: clock.now()) { result in
+            resume {
+                switch result {
+                case .success(let key?): completion(.success(key))
+                case .success(nil): completion(.failure(.keyNotFound))
+                case .failure(let failure): completion(.failure(.store(failure)))
+                }
+            }
+        }
+    }
+
     /// Forgives the caller's overdue reports so far and refills its bucket.
     public func resetRateLimit(_ callerId: String, of admin: Caller, resume: @escaping Resume,
                                completion: @escaping Completion<RateLimitState>) throws(Rejection) {

@@ -112,10 +112,13 @@ public struct EvaluationService: Sendable {
         }
         var shadows = answerer.shadowAnswers(request.insights, category: request.category, eventId: ids.eventId)
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
-        let (trackedValue, raised) = Self.escalate(&insights, signals: gateAnswer.signals, policy: escalation, metrics: metrics)
+        let (trackedValue, raised) = Self.escalate(&insights, signals: gateAnswer.signals, policy: escalation, metrics: metrics,
+                                                   tenant: tenant)
         // A shadow answer is escalated as it would be if its version served, so that the report
         // compares like with like; it counts no velocity metric and tracks nothing.
-        if !shadows.isEmpty { _ = Self.escalate(&shadows, signals: gateAnswer.signals, policy: escalation, metrics: nil) }
+        if !shadows.isEmpty {
+            _ = Self.escalate(&shadows, signals: gateAnswer.signals, policy: escalation, metrics: nil, tenant: tenant)
+        }
         // The decision reads the final values (a sandbox-forced one included) and the request's
         // facts; the shadow policy's answer is only counted, as the decision is, once stored.
         let facts = DecisionFacts(request, insights: insights, coaching: trackedValue)
@@ -141,7 +144,7 @@ public struct EvaluationService: Sendable {
                     drift?.record(record)
                     metrics.captured(record)
                     metrics.decided(decision.action, record, initiator: initiator)
-                    if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision) }
+                    if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
                     velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
                                                   account: record.subject.account, device: record.subject.device,
                                                   counterparty: record.subject.counterparty,
@@ -171,7 +174,7 @@ public struct EvaluationService: Sendable {
     /// value is left as forced; without signals nothing is escalated). Returns the value velocity tracking records — the highest
     /// final coaching value — and whether velocity raised it.
     static func escalate(_ insights: inout [InsightRecord], signals: VelocitySignals?, policy: EscalationPolicy,
-                         metrics: ServiceMetrics?) -> (InsightValue?, Bool) {
+                         metrics: ServiceMetrics?, tenant: String) -> (InsightValue?, Bool) {
         var tracked: InsightValue?, raised = false, counted = false
         for i in insights.indices {
             guard insights[i].type == InsightType.isLikelyBeingCoached.rawValue,
@@ -179,7 +182,7 @@ public struct EvaluationService: Sendable {
             // A sandbox-forced value stays as forced, but is tracked like any answer.
             let escalation = reasons.contains(SandboxOverride.reason)
                 ? Escalation(value: value) : signals.map { policy.apply(value, signals: $0) } ?? Escalation(value: value)
-            if !counted { metrics?.velocityFired(escalation); counted = true }
+            if !counted { metrics?.velocityFired(escalation, tenant: tenant); counted = true }
             if escalation.value != value || !escalation.reasons.isEmpty {
                 insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })
             }

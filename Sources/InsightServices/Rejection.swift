@@ -34,6 +34,8 @@ public enum Rejection: Error, Sendable, Equatable {
     case idempotencyKeyReused
     /// No caller with this id in the admin's tenant.
     case callerNotFound
+    /// The caller (of the admin's tenant) has no key with this id.
+    case keyNotFound
     /// A read of the store failed; retrying may succeed.
     case unreadable(StoreRead)
     /// A write could not be carried out.

@@ -30,8 +30,8 @@ public final class ServiceMetrics: Sendable {
         labels = registry.counter("insightd_labels_total", help: "Label items processed, by tenant, outcome and result.",
                                   labels: ["tenant", "outcome", "result"])
         velocityRules = registry.counter("insightd_velocity_rules_total",
-                                         help: "Velocity rules that fired, by reason code and mode (enforce, shadow).",
-                                         labels: ["rule", "mode"])
+                                         help: "Velocity rules that fired, by tenant, reason code and mode (enforce, shadow).",
+                                         labels: ["tenant", "rule", "mode"])
         erasures = registry.counter("insightd_subject_erasures_total", help: "Subject erasures carried out, by tenant.",
                                     labels: ["tenant"])
         erasedRows = registry.counter("insightd_subject_erased_rows_total",
@@ -42,8 +42,8 @@ public final class ServiceMetrics: Sendable {
                                      labels: ["environment", "category", "initiator", "action"])
         shadowDisagreements = registry.counter(
             "insightd_decision_shadow_disagreements_total",
-            help: "Evaluations whose shadow decision policy answered another action or other reasons than the policy in force, by each rule of the shadow's answer (none: no rule held) and the two actions.",
-            labels: ["rule", "shadow_action", "action"])
+            help: "Evaluations whose shadow decision policy answered another action or other reasons than the policy in force, by tenant, each rule of the shadow's answer (none: no rule held) and the two actions.",
+            labels: ["tenant", "rule", "shadow_action", "action"])
         trainingVectors = registry.counter("insightd_training_vectors_captured_total",
                                            help: "Feature vectors kept for training (callers with training capture on), by tenant and environment.",
                                            labels: ["tenant", "environment"])
@@ -71,9 +71,9 @@ public final class ServiceMetrics: Sendable {
         consumptionReports.increment(status.rawValue, timeliness.rawValue)
     }
 
-    func velocityFired(_ escalation: Escalation) {
-        for rule in escalation.reasons { velocityRules.increment(rule, "enforce") }
-        for rule in escalation.shadowReasons { velocityRules.increment(rule, "shadow") }
+    func velocityFired(_ escalation: Escalation, tenant: String) {
+        for rule in escalation.reasons { velocityRules.increment(tenant, rule, "enforce") }
+        for rule in escalation.shadowReasons { velocityRules.increment(tenant, rule, "shadow") }
     }
 
     func erased(_ report: SubjectErasureReport, tenant: String) {
@@ -88,12 +88,12 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// Counts a shadow decision that differs from the live one, once per rule of the shadow's answer.
-    func shadowDecided(_ shadow: Decision, live: Decision) {
+    func shadowDecided(_ shadow: Decision, live: Decision, tenant: String) {
         guard shadow.action != live.action || shadow.reasons != live.reasons else { return }
         if shadow.reasons.isEmpty {
-            shadowDisagreements.increment("none", shadow.action.rawValue, live.action.rawValue)
+            shadowDisagreements.increment(tenant, "none", shadow.action.rawValue, live.action.rawValue)
         }
-        for rule in shadow.reasons { shadowDisagreements.increment(rule, shadow.action.rawValue, live.action.rawValue) }
+        for rule in shadow.reasons { shadowDisagreements.increment(tenant, rule, shadow.action.rawValue, live.action.rawValue) }
     }
 
     func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }

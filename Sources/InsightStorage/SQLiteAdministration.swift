@@ -49,6 +49,25 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
         }, completion: completion)
     }
 
+    public func keys(callerId: String, tenant: String) throws -> [StoredKey]? {
+        try reader.withLock { db in
+            let registry = CallerRegistry(db)
+            guard try registry.caller(callerId, tenant: tenant) != nil else { return nil }
+            return try registry.keys(callerId: callerId)
+        }
+    }
+
+    public func revokeKey(callerId: String, keyId: String, tenant: String, at time: Milliseconds,
+                          completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void) {
+        writer.submit({ db in
+            let registry = CallerRegistry(db)
+            guard try registry.caller(callerId, tenant: tenant) != nil else { return nil }
+            try db.cached("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND caller_id = ? AND revoked_at IS NULL")
+                .run(time, keyId, callerId)
+            return try registry.keys(callerId: callerId).first { $0.keyId == keyId }
+        }, completion: completion)
+    }
+
     /// The last rowid and one past the newest creation time (each caller's newest is one seek
     /// of evaluations_by_caller_created), read in one statement.
     public func velocityHistoryEnd() throws -> VelocityHistoryEnd {

@@ -97,6 +97,42 @@ public final class MetricsRegistry: Sendable {
         return out
     }
 
+    /// One sample as `/metrics` shows it: its label names mapped to values.
+    public struct Sample: Sendable, Equatable {
+        public var labels: [String: String]
+        public var value: Double
+    }
+
+    /// The samples named `sample` as `render()` would write them now, for an in-process reader
+    /// (the admin API's health and velocity views): a counter's or gauge's series, a collector's
+    /// callback, or a histogram's `NAME_sum` and `NAME_count` (never its buckets). Empty when
+    /// nothing of that name is registered.
+    public func samples(_ sample: String) -> [Sample] {
+        func series<S>(_ table: SeriesTable<S>, _ value: (S) -> Double) -> [Sample] {
+            table.entries().map { entry in
+                Sample(labels: Dictionary(uniqueKeysWithValues: zip(table.labelNames, entry.values)), value: value(entry.series))
+            }
+        }
+        let found = families.withLock { families in
+            families[sample].map { ($0, "") }
+                ?? (sample.hasSuffix("_sum") ? families[String(sample.dropLast(4))].map { ($0, "sum") } : nil)
+                ?? (sample.hasSuffix("_count") ? families[String(sample.dropLast(6))].map { ($0, "count") } : nil)
+        }
+        switch found {
+        case (.counter(let family), "")?: return series(family.table) { $0.value }
+        case (.gauge(let family), "")?: return series(family.table) { $0.value }
+        case (.histogram(let family), "sum")?: return series(family.table) { $0.sum }
+        case (.histogram(let family), "count")?: return series(family.table) { Double($0.count) }
+        case (.collector(let collector), "")?:
+            var added: [[String]: Double] = [:]
+            for (labels, value) in collector.sample() where labels.count == collector.labelNames.count {
+                added[labels, default: 0] += value
+            }
+            return added.map { Sample(labels: Dictionary(uniqueKeysWithValues: zip(collector.labelNames, $0.key)), value: $0.value) }
+        default: return []
+        }
+    }
+
     /// Registers or finds `name`; traps on invalid names and conflicting registrations.
     private func register(_ name: String, _ type: MetricType, _ labels: [String], _ buckets: [Double],
                           replacing: Bool = false, make: () -> Family) -> Family {

@@ -167,8 +167,8 @@ final class DecisionAPITests: XCTestCase {
                        ["block", "default-1", "agentNotRequestedByPerson"])
         let metrics = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
         for line in [
-            #"insightd_decision_shadow_disagreements_total{rule="accountChangesBlocked",shadow_action="block",action="proceed"} 3"#,
-            #"insightd_decision_shadow_disagreements_total{rule="accountChangesBlocked",shadow_action="block",action="block"} 1"#,
+            #"insightd_decision_shadow_disagreements_total{tenant="default",rule="accountChangesBlocked",shadow_action="block",action="proceed"} 3"#,
+            #"insightd_decision_shadow_disagreements_total{tenant="default",rule="accountChangesBlocked",shadow_action="block",action="block"} 1"#,
             #"insightd_decisions_total{environment="production",category="payment",initiator="person",action="proceed"} 3"#,
             #"insightd_decisions_total{environment="production",category="payment",initiator="agent",action="block"} 1"#,
         ] {

@@ -116,6 +116,11 @@ final class ShadowModelTests: XCTestCase {
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(Set((r.json?["results"]?.arrayValue ?? []).map { $0["status"]?.stringValue }), ["accepted"])
 
+        // The admin API's list of versions (the console's Models page) says which is the shadow.
+        r = try daemon.request("GET", "/admin/v1/models", key: admin.key)
+        XCTAssertEqual((r.json?["versions"]?.arrayValue ?? []).map { "\($0["version"]?.stringValue ?? "") \($0["shadow"]?.boolValue ?? false)" },
+                       ["1.0 true", "2.0 false"])
+
         // The report: 2.0 served and 1.0 shadow, per category, counted independently here.
         r = try daemon.request("GET", "/admin/v1/model-performance?from=2027-01-10&to=2027-01-10", key: admin.key)
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
@@ -178,6 +183,8 @@ final class ShadowModelTests: XCTestCase {
         let r = try daemon.request("GET", "/admin/v1/model-performance?from=\(today)&to=\(today)", key: admin.key)
         let rows = try XCTUnwrap(r.json?["versions"]?.arrayValue)
         XCTAssertEqual(rows.map { $0["role"]?.stringValue }, ["served"])
+        let versions = try daemon.request("GET", "/admin/v1/models", key: admin.key).json?["versions"]?.arrayValue ?? []
+        XCTAssertEqual(versions.compactMap { $0["shadow"]?.boolValue }, [false, false])
         // The committed 2.0 has a reference: one score is a (tiny) sample with a PSI.
         XCTAssertEqual(rows.first?["psi"]?["sample"]?.numberValue, 1)
     }

@@ -131,6 +131,17 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         inner.resetPenalty(callerId: callerId, tenant: tenant, at: time, completion: completion)
     }
 
+    func keys(callerId: String, tenant: String) throws -> [StoredKey]? {
+        try checkRead()
+        return try inner.keys(callerId: callerId, tenant: tenant)
+    }
+
+    func revokeKey(callerId: String, keyId: String, tenant: String, at time: Milliseconds,
+                   completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void) {
+        if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
+        inner.revokeKey(callerId: callerId, keyId: keyId, tenant: tenant, at: time, completion: completion)
+    }
+
     // MARK: CredentialDirectory
 
     func credential(keyId: String) throws -> (key: StoredKey, caller: Caller)? {

@@ -263,6 +263,22 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         completion(.success(found))
     }
 
+    public func keys(callerId: String, tenant: String) throws -> [StoredKey]? {
+        guard try caller(callerId, tenant: Optional(tenant)) != nil else { return nil }
+        return try keys(callerId: callerId)
+    }
+
+    public func revokeKey(callerId: String, keyId: String, tenant: String, at time: Milliseconds,
+                          completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void) {
+        let key: StoredKey? = state.withLock { state in
+            guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant,
+                  let k = state.keys.firstIndex(where: { $0.keyId == keyId && $0.callerId == callerId }) else { return nil }
+            if state.keys[k].revokedAt == nil { state.keys[k].revokedAt = time }
+            return state.keys[k]
+        }
+        completion(.success(key))
+    }
+
     // MARK: ReportingStatsSource
 
     public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {

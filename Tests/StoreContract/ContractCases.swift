@@ -311,6 +311,24 @@ let administrationCases: [ContractCase] = [
         try expectEqual(try value { s.administration.resetPenalty(callerId: "nobody", tenant: "acme", at: 5, completion: $0) }, false)
         try expectEqual(try value { s.administration.resetPenalty(callerId: "a1", tenant: "acme", at: 5, completion: $0) }, true)
     },
+    contractCase(.administration, "keys are listed and revoked within the tenant only") { s in
+        try s.caller("a1", tenant: "acme", now: 1)
+        try s.caller("a2", tenant: "acme", now: 1)
+        let keyId = try s.registration.keys(callerId: "a1")[0].keyId
+        try expectEqual(try s.administration.keys(callerId: "a1", tenant: "acme")?.map(\.keyId), [keyId])
+        try expectEqual(try s.administration.keys(callerId: "a1", tenant: "globex"), nil, "another tenant's caller")
+        try expectEqual(try s.administration.keys(callerId: "nobody", tenant: "acme"), nil)
+        func revoke(_ caller: String, _ key: String, _ tenant: String, at time: Milliseconds) throws -> StoredKey? {
+            try value { s.administration.revokeKey(callerId: caller, keyId: key, tenant: tenant, at: time, completion: $0) }
+        }
+        try expectEqual(try revoke("a1", keyId, "globex", at: 5), nil, "another tenant's caller")
+        try expectEqual(try revoke("a2", keyId, "acme", at: 5), nil, "another caller's key")
+        try expectEqual(try revoke("a1", "0000000000000000", "acme", at: 5), nil, "no such key")
+        try expectEqual(try s.registration.keys(callerId: "a1")[0].revokedAt, nil, "the refusals changed nothing")
+        try expectEqual(try revoke("a1", keyId, "acme", at: 7)?.revokedAt, 7)
+        try expectEqual(try revoke("a1", keyId, "acme", at: 9)?.revokedAt, 7, "revoked once, at its first time")
+        try expectEqual(try s.credentials.credential(keyId: keyId)?.key.revokedAt, 7, "authentication sees it")
+    },
 ]
 
 let authorizationCases: [ContractCase] = [
