@@ -7,7 +7,7 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps deps-test build run run-cluster test test-unit test-training test-e2e test-cluster test-crash test-api test-console test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run run-cluster test test-unit test-training test-loop test-e2e test-cluster test-crash test-api test-console test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -43,7 +43,7 @@ run: build
 run-cluster: deps-test build
 	sh scripts/run-cluster.sh $(RELEASE_BIN)
 
-test: deps-test test-unit test-training test-e2e test-cluster test-docs test-crash test-api test-console
+test: deps-test test-unit test-training test-loop test-e2e test-cluster test-docs test-crash test-api test-console
 
 test-unit:
 	$(SWIFT) build --build-tests
@@ -52,6 +52,11 @@ test-unit:
 # The trainer's tests (train.py --from-export) in its venv, created from requirements.txt if missing.
 test-training:
 	bash training/test.sh
+
+# The feedback loop end to end (issue 24): capture, reports, late labels, the report against an
+# independent count, export, training a version from it, and that version as a shadow.
+test-loop: build
+	sh $(TESTS_DIR)/feedback-loop.sh $(RELEASE_BIN)
 
 test-e2e: build
 	sh $(TESTS_DIR)/e2e.sh $(RELEASE_BIN)
