@@ -106,7 +106,7 @@ bench-instructions: deps
 	SWIFT="$(SWIFT)" sh bench/instructions.sh $(WORKLOAD)
 
 model:
-	sh training/make-model.sh
+	bash training/make-model.sh
 
 clean:
 	rm -rf .build

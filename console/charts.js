@@ -14,7 +14,7 @@ function svg(tag, attributes = {}, text) {
  */
 export function barChart(title, rows, { max, format = String, description } = {}) {
   const scale = max ?? Math.max(1, ...rows.map((r) => r.high ?? r.value ?? 0));
-  const labelWidth = 190, barWidth = 360, valueWidth = 150, rowHeight = 26;
+  const labelWidth = labelsWidth(rows), barWidth = 360, valueWidth = 150, rowHeight = 26;
   const width = labelWidth + barWidth + valueWidth;
   const height = rows.length * rowHeight + 28;
   const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", class: "chart",
@@ -56,7 +56,7 @@ export function barChart(title, rows, { max, format = String, description } = {}
 
 /** One stacked bar per row: parts [{name, value, className}], with a legend. */
 export function stackedChart(title, rows, parts, { format = String } = {}) {
-  const labelWidth = 190, barWidth = 420, rowHeight = 26;
+  const labelWidth = labelsWidth(rows), barWidth = 420, rowHeight = 26;
   const width = labelWidth + barWidth + 90;
   const height = rows.length * rowHeight + 34;
   const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", class: "chart", "aria-label": title });
@@ -89,4 +89,9 @@ export function stackedChart(title, rows, parts, { format = String } = {}) {
   caption.textContent = title;
   figure.append(caption, chart);
   return figure;
+}
+
+/** Room for the longest row label (about 7 units a character at the charts' label size), at least 190. */
+function labelsWidth(rows) {
+  return Math.max(190, 16 + 7 * Math.max(0, ...rows.map((row) => String(row.label).length)));
 }

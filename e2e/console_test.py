@@ -49,10 +49,17 @@ def post(path, key, payload, headers=None):
         return error.code, None
 
 
+# A short session (the model scores it, and the shadow version beside it).
+INTERACTION = {"events": [{"t": 0, "type": "sessionStart"}, {"t": 900, "type": "fieldFocus", "field": "payee"},
+                          {"t": 1200, "type": "keyDown", "field": "payee"}, {"t": 5000, "type": "submit"}],
+               "device": {"activeCall": True}}
+
+
 def evaluate(key, account, answer=None):
     """One evaluation; returns the HTTP status (200, or 429 once throttled)."""
     status, body = post("/v1/evaluations", key, {"operationCategory": "payment", "subject": {"account": account},
-                                                 "insights": [{"type": "isLikelyBeingCoached", "schemaVersion": 1}]})
+                                                 "insights": [{"type": "isLikelyBeingCoached", "schemaVersion": 1}],
+                                                 "interaction": INTERACTION})
     if answer is not None and body:
         answer.append(body["insights"][0])
     return status
@@ -242,8 +249,11 @@ try:
     assert "Labelled fraud" in report and "[" in report, report[:600]
     versions = driver.find_element(By.ID, "model-versions").text
     assert "current" in versions, versions
+    # 1.0 runs as a shadow of 2.0 (INSIGHTD_MODEL_SHADOW=1.0): marked in both tables, with drift.
+    assert "shadow" in versions, versions
+    assert "1.0 (shadow) · " in report and "Drift of each version" in report, report[:800]
     shoot("models")
-    step("models page: versions, report, charts, immature marked")
+    step("models page: versions (1.0 a shadow), report with the shadow's rows and drift, charts, immature marked")
 
     go("Velocity", "Velocity")
     wait.until(lambda d: "accountVelocity" in d.find_element(By.ID, "velocity").text)

@@ -68,7 +68,13 @@ export function modelsPage(root) {
       report.replaceChildren(empty(`No evaluations in ${answer.environment} from ${answer.from} to ${answer.to}. Choose another period or environment.`));
       return;
     }
-    const name = (r) => `${r.modelVersion} · ${r.category}`;
+    // A shadow version is scored beside the current one and never answered (INSIGHTD_MODEL_SHADOW).
+    const name = (r) => `${r.modelVersion}${r.role === "shadow" ? " (shadow)" : ""} · ${r.category}`;
+    // Drift: the population stability index of the version's scores against its reference.
+    // Above 0.2 the scores have shifted from the reference (docs/operations.md, "Drift").
+    const drift = (r) => (r.psi && r.psi.value !== null && r.psi.value !== undefined
+      ? el("span", { class: r.psi.value > 0.2 ? "badge warn" : "badge" }, `${fmt.num(r.psi.value)}${r.psi.value > 0.2 ? " (shifted)" : ""}`)
+      : "no reference");
     const maturity = el("p", { class: answer.mature ? "mature" : "immature-note" }, answer.mature
       ? `Every evaluation of the period is older than ${fmt.int(answer.maturityDays)} days: figures are mature.`
       : `Immature: evaluations after ${fmt.time(answer.matureBefore)} may still receive fraud labels (maturity ${fmt.int(answer.maturityDays)} days). Read precision and recall as provisional.`);
@@ -100,7 +106,10 @@ export function modelsPage(root) {
       barChart("Precision and recall of high", rows.flatMap((r) => [
         proportion(`${name(r)} precision`, r.precision.high, r.matureShare < 1),
         proportion(`${name(r)} recall`, r.recall.high, r.matureShare < 1)]), { max: 1, format: fmt.pct }));
-    report.replaceChildren(maturity, summary, charts);
+    const drifts = table("Drift of each version's scores against its reference (PSI: below 0.1 stable, above 0.2 shifted)",
+      ["Version · category", "PSI", "Scores"],
+      rows.map((r) => [name(r), drift(r), fmt.int(r.psi ? r.psi.sample : null)]), { numeric: [2] });
+    report.replaceChildren(maturity, summary, drifts, charts);
   }
 
   load();
