@@ -28,17 +28,9 @@ for tool in insightd insightctl; do
 done
 
 # The pinned schemathesis, in a venv recreated whenever the pins change.
-PYTHON=${PYTHON:-python3}
 VENV=${API_FUZZ_VENV:-$ROOT/.venv-api}
 REQUIREMENTS="$ROOT/e2e/requirements-api.txt"
-want=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
-if [ ! -x "$VENV/bin/schemathesis" ] || [ "$(cat "$VENV/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
-    echo "api-fuzz: installing e2e/requirements-api.txt into $VENV"
-    rm -rf "$VENV"
-    "$PYTHON" -m venv "$VENV" || { echo "api-fuzz: '$PYTHON -m venv' failed (Debian: apt-get install python3-venv)" >&2; exit 2; }
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
-    echo "$want" >"$VENV/.requirements.sha256"
-fi
+sh "$ROOT/scripts/venv.sh" "$VENV" "$REQUIREMENTS" api-fuzz
 
 WORK=$(mktemp -d)
 LOG="$WORK/insightd.log"

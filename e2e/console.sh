@@ -24,17 +24,9 @@ for tool in chromium chromedriver; do
     command -v "$tool" >/dev/null || { echo "console: $tool not found (Debian: apt-get install chromium chromium-driver)" >&2; exit 2; }
 done
 
-PYTHON=${PYTHON:-python3}
 VENV=${CONSOLE_VENV:-$ROOT/.venv-console}
 REQUIREMENTS="$ROOT/e2e/requirements-console.txt"
-want=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
-if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
-    echo "console: installing e2e/requirements-console.txt into $VENV"
-    rm -rf "$VENV"
-    "$PYTHON" -m venv "$VENV" || { echo "console: '$PYTHON -m venv' failed (Debian: apt-get install python3-venv)" >&2; exit 2; }
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
-    echo "$want" >"$VENV/.requirements.sha256"
-fi
+sh "$ROOT/scripts/venv.sh" "$VENV" "$REQUIREMENTS" console
 
 WORK=$(mktemp -d)
 LOG="$WORK/insightd.log"

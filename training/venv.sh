@@ -7,14 +7,5 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-python="${PYTHON:-python3}"
-venv="$here/.venv"
-stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
-if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-    rm -rf "$venv"
-    "$python" -m venv "$venv" >&2
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
-    echo "$want" > "$stamp"
-fi
-echo "$venv/bin/python"
+sh "$here/../scripts/venv.sh" "$here/.venv" "$here/requirements.txt" trainer
+echo "$here/.venv/bin/python"
