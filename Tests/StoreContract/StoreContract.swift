@@ -64,6 +64,12 @@ public enum StoreContract {
              decisions, performance, training
     }
 
+    /// Runs every case of every area, each on a store set from `make`; answers the failures, each
+    /// naming its area and case (empty: all passed).
+    public static func runAll(make: () throws -> StoreSet) -> [String] {
+        Area.allCases.flatMap { run($0, make: make) }
+    }
+
     /// Runs every case of `area`, each on a store set from `make`; answers the failures (empty: all passed).
     public static func run(_ area: Area, make: () throws -> StoreSet) -> [String] {
         var failures: [String] = []

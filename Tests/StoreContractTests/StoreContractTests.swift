@@ -5,22 +5,9 @@ import InsightStoreFakes
 import StoreContract
 import XCTest
 
-/// Every area of `StoreContract`, run by a backend's test class (one test per area, each case
-/// on a fresh store set from `makeStores`).
-protocol StoreContractRunner: XCTestCase {
-    func makeStores() throws -> StoreSet
-}
-
-extension StoreContractRunner {
-    func check(_ area: StoreContract.Area, file: StaticString = #filePath, line: UInt = #line) {
-        let count = StoreContract.cases.filter { $0.area == area }.count
-        XCTAssertGreaterThan(count, 0, file: file, line: line)
-        for failure in StoreContract.run(area, make: makeStores) { XCTFail(failure, file: file, line: line) }
-    }
-}
 
 /// The contract against the SQLite stores, on a real database file in a temporary directory.
-final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
+final class SQLiteStoreContractTests: XCTestCase {
     func makeStores() throws -> StoreSet {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -48,24 +35,14 @@ final class SQLiteStoreContractTests: XCTestCase, StoreContractRunner {
             })
     }
 
-    func testConsumption() { check(.consumption) }
-    func testLabels() { check(.labels) }
-    func testCredentials() { check(.credentials) }
-    func testRegistration() { check(.registration) }
-    func testAdministration() { check(.administration) }
-    func testAuthorization() { check(.authorization) }
-    func testReporting() { check(.reporting) }
-    func testVelocity() { check(.velocity) }
-    func testHistory() { check(.history) }
-    func testRetention() { check(.retention) }
-    func testErasure() { check(.erasure) }
-    func testDecisions() { check(.decisions) }
-    func testPerformance() { check(.performance) }
-    func testTraining() { check(.training) }
+    /// Every case of every area, each on a fresh store; a failure names its area and case.
+    func testTheContract() {
+        for failure in StoreContract.runAll(make: makeStores) { XCTFail(failure) }
+    }
 }
 
 /// The contract against the in-memory fakes: passing it is what lets use-case tests trust them.
-final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
+final class InMemoryStoreContractTests: XCTestCase {
     func makeStores() throws -> StoreSet {
         let store = InMemoryStore()
         return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
@@ -73,23 +50,13 @@ final class InMemoryStoreContractTests: XCTestCase, StoreContractRunner {
                         erasure: store, decisions: store, performance: store, training: store)
     }
 
-    func testConsumption() { check(.consumption) }
-    func testLabels() { check(.labels) }
-    func testCredentials() { check(.credentials) }
-    func testRegistration() { check(.registration) }
-    func testAdministration() { check(.administration) }
-    func testAuthorization() { check(.authorization) }
-    func testReporting() { check(.reporting) }
-    func testVelocity() { check(.velocity) }
-    func testHistory() { check(.history) }
-    func testRetention() { check(.retention) }
-    func testErasure() { check(.erasure) }
-    func testDecisions() { check(.decisions) }
-    func testPerformance() { check(.performance) }
-    func testTraining() { check(.training) }
+    /// Every case of every area, each on a fresh store; a failure names its area and case.
+    func testTheContract() {
+        for failure in StoreContract.runAll(make: makeStores) { XCTFail(failure) }
+    }
 }
 
-/// Every area has a test in both classes above.
+/// Every area has cases (the classes above run them all).
 final class StoreContractCoverageTests: XCTestCase {
     func testEveryAreaHasCases() {
         for area in StoreContract.Area.allCases {
