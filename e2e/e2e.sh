@@ -177,7 +177,8 @@ subjects show | grep -q "by e2e-web" || fail "subjects show (table): $(subjects 
 hashes_in_state() {
     found=0
     for hash in $("$BIN/insightctl" hash --kind account "$PERSON" | cut -d' ' -f1); do
-        for file in "$STATE"/*; do
+        # Every file under the state directory, however deep (the signing keys are in a folder).
+        for file in $(find "$STATE" -type f); do
             od -An -v -tx1 "$file" | tr -d ' \n' | grep -q "$hash" && { echo "$(basename "$file")"; found=1; }
         done
     done
