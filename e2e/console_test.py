@@ -95,7 +95,9 @@ def browser():
 
 
 driver = browser()
-wait = WebDriverWait(driver, 20, poll_frequency=0.2)
+# The pages re-render as answers arrive (the callers list every 3 s): an element found a moment
+# ago may be gone when its text is read, which is only a reason to look again.
+wait = WebDriverWait(driver, 20, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException])
 shots = []
 
 
@@ -271,7 +273,8 @@ try:
     go("Callers", "Callers")
     remaining = 60 - (time.monotonic() - evaluated_at)
     step(f"waiting about {max(0, remaining):.0f}s for the grace of the skipper's evaluations to pass")
-    WebDriverWait(driver, max(0, remaining) + 30, poll_frequency=0.5).until(
+    WebDriverWait(driver, max(0, remaining) + 30, poll_frequency=0.5,
+                  ignored_exceptions=[StaleElementReferenceException]).until(
         lambda d: (cells(SKIPPER) or {}).get("Overdue") == "12" and (cells(SKIPPER) or {}).get("Penalty", "none") != "none")
     row = cells(SKIPPER)
     assert "overdue reports" in row["Why"] and "12" in row["Why"], row
