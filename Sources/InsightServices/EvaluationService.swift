@@ -110,7 +110,7 @@ public struct EvaluationService: Sendable {
             insights.append(answerer.answer(insight, category: request.category, insightId: id,
                                             admitted: quota ? admitted.next() ?? false : true))
         }
-        var shadows = answerer.shadowAnswers(request.insights, category: request.category, eventId: ids.eventId)
+        var shadows = answerer.shadowAnswers(served: insights, category: request.category, eventId: ids.eventId)
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
         let (trackedValue, raised) = Self.escalate(&insights, signals: gateAnswer.signals, policy: escalation, metrics: metrics,
                                                    tenant: tenant)

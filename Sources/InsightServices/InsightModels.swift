@@ -112,14 +112,19 @@ struct InsightAnswerer {
         return answer
     }
 
-    /// The answers of the registry's shadow versions for an evaluation that asked
-    /// `isLikelyBeingCoached` (`requests`) and sent an interaction, on the features extracted
-    /// for it; none otherwise. They take no quota and no sandbox override: they are the models'
-    /// own answers, kept for comparison (PRODUCT.md §13) and never answered. Their ids are made
-    /// from `eventId` at the positions after the served ones (`EvaluationIdentifiers`).
-    func shadowAnswers(_ requests: [InsightRequest], category: OperationCategory, eventId: String) -> [InsightRecord] {
+    /// The answers of the registry's shadow versions for an evaluation whose served
+    /// `isLikelyBeingCoached` insight (among `served`) was answered by a model and that sent an
+    /// interaction, on the features extracted for it; none otherwise — not where the served one
+    /// failed (a quota used up, an unknown version), so that the report compares the versions on
+    /// the same evaluations. They take no quota and no sandbox override: they are the models' own
+    /// answers, kept for comparison (PRODUCT.md §13) and never answered. Their ids are made from
+    /// `eventId` at the positions after the served ones (`EvaluationIdentifiers`).
+    func shadowAnswers(served: [InsightRecord], category: OperationCategory, eventId: String) -> [InsightRecord] {
         guard let registry, !registry.shadows.isEmpty, let features,
-              requests.contains(where: { $0.type == InsightType.isLikelyBeingCoached.rawValue }) else { return [] }
+              served.contains(where: { insight in
+                  guard insight.type == InsightType.isLikelyBeingCoached.rawValue, case .value = insight.outcome else { return false }
+                  return true
+              }) else { return [] }
         return registry.shadows.enumerated().map { k, model in
             let position = EvaluationRecord.maxServedInsights + k
             var answer = InsightRecord(

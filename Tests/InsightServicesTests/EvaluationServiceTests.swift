@@ -360,6 +360,27 @@ final class EvaluationLimitTests: XCTestCase {
         XCTAssertEqual(second.insights[0].modelVersion, "2.0")
         XCTAssertEqual(f.counter("insightd_insight_errors_total", ["code": "rateLimitError"]), 2)
     }
+
+    /// A shadow version answers beside a served coaching insight that a model answered, and not
+    /// where the served one failed (its quota used up): the versions are compared on the same
+    /// evaluations.
+    func testAShadowAnswersOnlyWhereTheServedInsightWasAnswered() throws {
+        let f = Fixture {
+            $0.models = try? ModelRegistry.load(directory: Fixture.modelsDirectory, shadow: ["1.0"])
+            $0.rateLimits.insightQuotaFactor = 1
+        }
+        // Two requests of a burst of 2; each asks the coaching insight twice, so the second
+        // finds the insight quota (burst 2) used up.
+        let caller = f.caller(rate: 1, burst: 2)
+        let request = Fixture.request(insights: [Fixture.coaching, Fixture.coaching], interaction: Fixture.genuineSession)
+        let first = try f.evaluate(request, by: caller)
+        guard case .value = first.insights[0].outcome else { return XCTFail("\(first.insights)") }
+        XCTAssertEqual(first.shadowInsights.map(\.modelVersion), ["1.0"])
+        let second = try f.evaluate(request, by: caller)
+        guard case .error(.rateLimitError, _) = second.insights[0].outcome,
+              case .error(.rateLimitError, _) = second.insights[1].outcome else { return XCTFail("\(second.insights)") }
+        XCTAssertEqual(second.shadowInsights.count, 0, "a shadow answered where the served insight did not")
+    }
 }
 
 /// PRODUCT.md §3: velocity raises a value by one level, never lowers it, and is tracked per environment.
