@@ -5,7 +5,8 @@ import InsightServices
 /// The contract's limits on an evaluation body (the identifier and insight limits are shared by
 /// the other endpoints that take subjects and insight ids).
 extension EvaluationRequest {
-    static let maxInsights = 4
+    /// The store keeps as many served insights per evaluation (the rest of its slots hold shadows).
+    static let maxInsights = EvaluationRecord.maxServedInsights
     static let maxRequestIdLength = 128
     static let maxIdentifierLength = 256
     static let maxSummaryFeatures = 64
