@@ -15,27 +15,16 @@ extension InsightAPIHandler {
         guard let found = ConsoleFiles.file(file) else {
             return exchange.fail(Problem(404, .notFound, "The console has no such file; open /console/."))
         }
-        var headers = HTTPHeaders([
+        let headers = HTTPHeaders([
+            ("Content-Type", found.contentType),
             ("Content-Security-Policy", Self.consoleSecurityPolicy),
             ("X-Content-Type-Options", "nosniff"),
             ("X-Frame-Options", "DENY"),
             ("Referrer-Policy", "no-referrer"),
             // Kept, but asked again each time: an upgraded daemon serves new files at once.
             ("Cache-Control", "no-cache"),
-            ("ETag", found.etag),
         ])
-        if let wanted = exchange.request.headers["If-None-Match"], Self.matches(wanted, etag: found.etag) {
-            return exchange.send(HTTPResponse(status: 304, headers: headers))
-        }
-        headers.add("Content-Type", found.contentType)
-        exchange.send(HTTPResponse(status: 200, headers: headers, body: found.bytes))
-    }
-
-    /// Whether an `If-None-Match` list names `etag` (or is `*`), weak or strong (RFC 9110 §13.1.2).
-    static func matches(_ list: String, etag: String) -> Bool {
-        list.split(separator: ",").contains { candidate in
-            let tag = candidate.trimmingOWS()
-            return tag == "*" || tag == etag || (tag.hasPrefix("W/") && tag.dropFirst(2) == etag)
-        }
+        exchange.send(Self.conditional(HTTPResponse(status: 200, headers: headers, body: found.bytes),
+                                       etag: found.etag, request: exchange.request))
     }
 }

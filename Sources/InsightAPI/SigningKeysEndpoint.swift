@@ -28,11 +28,14 @@ extension InsightAPIHandler {
     /// `GET /v1/signing-keys`: the public keys that verify answers (RFC 7517 JWKS of RFC 8037
     /// `OKP` keys): the current key, keys about to sign, and retired keys until their
     /// publication ends. No authentication: the keys are public.
+    /// Its entity tag is the set's own hash, so a verifier that asks again with `If-None-Match`
+    /// gets `304` until a key is added or leaves.
     func signingKeys(_ exchange: Exchange) {
         let keys = dependencies.signingKeys?.published() ?? []
-        exchange.send(Self.json(200, bytes: Self.renderJWKS(keys), headers: [
-            ("Cache-Control", "public, max-age=\(Self.signingKeysMaxAge)"),
-        ]))
+        let body = Self.renderJWKS(keys)
+        let response = Self.json(200, bytes: body, headers: [("Cache-Control", "public, max-age=\(Self.signingKeysMaxAge)")])
+        exchange.send(Self.conditional(response, etag: "\"" + String(SHA256.hexDigest(body).prefix(32)) + "\"",
+                                       request: exchange.request))
     }
 
     static func renderJWKS(_ keys: [SigningKey]) -> [UInt8] {

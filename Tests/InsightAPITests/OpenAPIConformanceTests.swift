@@ -558,6 +558,7 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(RR, "/admin/v1/callers/\(busyAdmin.callerId)/rate-limit/reset", 503, "serverError", "write queue full",
                   key: busyAdmin.key, target: .overloaded),
         ]
+        let jwksTag = try XCTUnwrap(try send("GET", "/v1/signing-keys", key: nil, json: nil).headers["etag"], "the key set's ETag")
         for method in ["GET", "HEAD"] {
             let I = "\(method) /v1/insights"
             table += [
@@ -572,6 +573,10 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe("\(method) /metrics", "/metrics", 200, nil, "scrape", key: nil),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "public keys", key: nil),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "credentials ignored", key: "not-a-key"),
+                Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "another entity tag", key: nil,
+                      headers: ["If-None-Match": #""0""#]),
+                Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 304, nil, "the set held is current", key: nil,
+                      headers: ["If-None-Match": jwksTag]),
             ]
         }
 

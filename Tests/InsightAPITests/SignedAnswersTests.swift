@@ -109,6 +109,9 @@ final class SignedAnswersTests: XCTestCase {
         let before = try answer()
         let oldKid = try keyId(of: before.signature)
         XCTAssertEqual(try publishedKeyIds(), [oldKid])
+        // A verifier that keeps the set asks with its entity tag: 304 while it is unchanged.
+        let tag = try XCTUnwrap(try daemon.request("GET", "/v1/signing-keys").headers["etag"])
+        XCTAssertEqual(try daemon.request("GET", "/v1/signing-keys", headers: ["If-None-Match": tag]).status, 304)
 
         XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "rotate"],
                                          environment: [:]), 0)
@@ -117,6 +120,9 @@ final class SignedAnswersTests: XCTestCase {
         let newKid = try keyId(of: after.signature)
         XCTAssertNotEqual(newKid, oldKid, "the rotated key signs (embedded mode: at once)")
         XCTAssertEqual(Set(try publishedKeyIds()), [oldKid, newKid])
+        let changed = try daemon.request("GET", "/v1/signing-keys", headers: ["If-None-Match": tag])
+        XCTAssertEqual(changed.status, 200, "a new key changes the set's entity tag")
+        XCTAssertNotEqual(changed.headers["etag"], tag)
         let keysAfterRotation = try jwks()
         XCTAssertEqual(try pythonVerifies(jwks: keysAfterRotation, body: before.body, signature: before.signature).kid, oldKid,
                        "an answer signed before the rotation verifies after it")
