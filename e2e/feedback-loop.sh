@@ -83,6 +83,9 @@ INSIGHTD_LABEL_MATURITY_DAYS=0 "$BIN/insightctl" training export --from "$TODAY"
 pass "exported $(wc -l <"$WORK/labelled.jsonl") labelled vectors (1,500 with presumed genuine) and trained 3.0 from them"
 
 # 4. 3.0 as a shadow of 2.0 on new traffic; the same sessions answered by 3.0 directly in the sandbox.
+INSIGHTD_MODEL_SHADOW=3.0 "$BIN/insightctl" models list --json | jq -e '[.[] | select(.shadow) | .version] == ["3.0"]' >/dev/null ||
+    fail "models list does not show 3.0 as the shadow"
+INSIGHTD_MODEL_SHADOW=2.0 "$BIN/insightctl" models list >/dev/null 2>&1 && fail "models list took the current version as a shadow"
 start INSIGHTD_MODEL_SHADOW=3.0
 python3 "$ROOT/training/simulate.py" --count 800 --seed 24002 >"$WORK/second.jsonl"
 $LOOP traffic "$B" "$KEY" "$WORK/second.jsonl" "$WORK/second.ledger" --prefix second || fail "second traffic"

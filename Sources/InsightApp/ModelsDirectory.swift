@@ -10,8 +10,8 @@ import JSON
 public enum ModelsDirectory {
     /// The directory's versions as the daemon would load them (`current` overriding registry.json,
     /// as INSIGHTD_MODEL_CURRENT does).
-    public static func load(_ directory: String, current: String? = nil) throws -> ModelRegistry {
-        do { return try ModelRegistry.load(directory: directory, current: current) } catch { throw AppError("\(error)") }
+    public static func load(_ directory: String, current: String? = nil, shadow: [String] = []) throws -> ModelRegistry {
+        do { return try ModelRegistry.load(directory: directory, current: current, shadow: shadow) } catch { throw AppError("\(error)") }
     }
 
     /// Makes `version` current in registry.json; it must exist and not be withdrawn.

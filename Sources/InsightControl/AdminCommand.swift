@@ -380,19 +380,22 @@ public enum AdminCommand {
             case ["models", "list"]:
                 let directory = args.option("models-dir") ?? environment["INSIGHTD_MODELS_DIR"] ?? Settings().modelsDirectory
                 try args.checkAllConsumed()
-                let registry = try ModelsDirectory.load(directory, current: environment["INSIGHTD_MODEL_CURRENT"])
+                // The shadow versions as the daemon reads INSIGHTD_MODEL_SHADOW (and refuses them).
+                let registry = try ModelsDirectory.load(directory, current: environment["INSIGHTD_MODEL_CURRENT"],
+                                                        shadow: try shadowModels(environment))
+                let shadows = Set(registry.shadows.map(\.version))
                 let rows = registry.versions.map { model in
                     (model.version, model.withdrawn ? "withdrawn" : "active", model.version == registry.currentVersion,
-                     model.treeCount, model.features.count, model.modelSHA256)
+                     shadows.contains(model.version), model.treeCount, model.features.count, model.modelSHA256)
                 }
                 if json {
                     print(JSONWriter.string(.array(rows.map { row in
-                        .object(["version": .string(row.0), "status": .string(row.1), "current": .bool(row.2),
-                                 "trees": .number(Double(row.3)), "features": .number(Double(row.4)), "sha256": .string(row.5)])
+                        .object(["version": .string(row.0), "status": .string(row.1), "current": .bool(row.2), "shadow": .bool(row.3),
+                                 "trees": .number(Double(row.4)), "features": .number(Double(row.5)), "sha256": .string(row.6)])
                     })))
                 } else {
-                    printTable(["VERSION", "STATUS", "CURRENT", "TREES", "FEATURES", "MODEL SHA-256"], rows.map {
-                        [$0.0, $0.1, $0.2 ? "current" : "", String($0.3), String($0.4), $0.5]
+                    printTable(["VERSION", "STATUS", "CURRENT", "SHADOW", "TREES", "FEATURES", "MODEL SHA-256"], rows.map {
+                        [$0.0, $0.1, $0.2 ? "current" : "", $0.3 ? "shadow" : "", String($0.4), String($0.5), $0.6]
                     })
                 }
             case let words where words.count == 3 && words[0] == "models" && ["set-current", "withdraw"].contains(words[1]):
@@ -489,6 +492,14 @@ public enum AdminCommand {
         var settings = Settings()
         settings.stateDirectory = stateDirectory
         return settings.resolvedSigningKeyDirectory
+    }
+
+    /// INSIGHTD_MODEL_SHADOW, checked as the daemon checks it.
+    static func shadowModels(_ environment: [String: String]) throws -> [String] {
+        switch Settings.load(from: environment.filter { $0.key == "INSIGHTD_MODEL_SHADOW" }) {
+        case .success(let settings): return settings.shadowModels
+        case .failure(let error): throw AppError(error.description)
+        }
     }
 
     /// INSIGHTD_SIGNING_KEY_RETENTION, checked as the daemon checks it.

@@ -33,6 +33,11 @@ final class ModelsCommandTests: XCTestCase {
         let daemon = try LiveDaemon { $0.modelsDirectory = self.directory.path }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(insightctl("models", "list"), 0)
+        // The shadow setting is read as the daemon reads it: the current version cannot be one.
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "models", "list", "--models-dir", directory.path],
+                                         environment: ["INSIGHTD_MODEL_SHADOW": "1.0"]), 0)
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "models", "list", "--models-dir", directory.path],
+                                         environment: ["INSIGHTD_MODEL_SHADOW": "2.0"]), 1)
         XCTAssertEqual(try answer(daemon, key: key, version: nil), "2.0")
 
         XCTAssertEqual(insightctl("models", "set-current", "1.0"), 0)
