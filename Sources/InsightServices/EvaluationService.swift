@@ -103,13 +103,8 @@ public struct EvaluationService: Sendable {
         }
         // The evaluation's id, and its insights' ids made from it.
         let ids = EvaluationIdentifiers.make(insights: request.insights.count, milliseconds: now)
-        var admitted = gateAnswer.insightsAdmitted.makeIterator()
-        var insights: [InsightRecord] = []
-        insights.reserveCapacity(request.insights.count)
-        for (insight, (id, quota)) in zip(request.insights, zip(ids.insightIds, asksQuota)) {
-            insights.append(answerer.answer(insight, category: request.category, insightId: id,
-                                            admitted: quota ? admitted.next() ?? false : true))
-        }
+        var insights = Self.answers(request, insightIds: ids.insightIds, asksQuota: asksQuota,
+                                    admitted: gateAnswer.insightsAdmitted, answerer: answerer)
         var shadows = answerer.shadowAnswers(served: insights, category: request.category, eventId: ids.eventId)
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
         let (trackedValue, raised) = Self.escalate(&insights, signals: gateAnswer.signals, policy: escalation, metrics: metrics,
@@ -168,6 +163,20 @@ public struct EvaluationService: Sendable {
             return TrainingVector(insightId: insight.insightId, modelVersion: version, tenant: tenant, features: features.values)
         }
         return nil
+    }
+
+    /// Each requested insight's answer; an insight that asked for quota (`asksQuota`) takes the
+    /// next of the gate's verdicts (`admitted`, in the same order).
+    static func answers(_ request: EvaluationRequest, insightIds: [String], asksQuota: [Bool], admitted: [Bool],
+                        answerer: InsightAnswerer) -> [InsightRecord] {
+        var verdicts = admitted.makeIterator()
+        var insights: [InsightRecord] = []
+        insights.reserveCapacity(request.insights.count)
+        for (insight, (id, quota)) in zip(request.insights, zip(insightIds, asksQuota)) {
+            insights.append(answerer.answer(insight, category: request.category, insightId: id,
+                                            admitted: quota ? verdicts.next() ?? false : true))
+        }
+        return insights
     }
 
     /// Applies the escalation policy to every coaching insight that has a value (a sandbox-forced
