@@ -1,3 +1,4 @@
+import Glibc
 import PostgresClient
 import PostgresTesting
 import XCTest
@@ -301,6 +302,34 @@ final class PostgresClientTests: XCTestCase {
     }
 
     // MARK: Server restarts
+
+    /// A port another process took between the pick and the server's bind: the server starts on
+    /// the next pick instead of failing the suite.
+    func testAStartOnAPortAlreadyTakenTriesAnother() throws {
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(holder, 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(holder, raw, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, raw, &length) == 0
+            }
+        }
+        XCTAssertTrue(listening)
+        let taken = Int(UInt16(bigEndian: address.sin_port))
+        var picks = 0
+        let own = try TemporaryPostgres(pickPort: {
+            picks += 1
+            return picks == 1 ? taken : try TemporaryPostgres.freePort()
+        })
+        defer { own.destroy() }
+        XCTAssertEqual(picks, 2)
+        XCTAssertNotEqual(own.port, taken)
+        XCTAssertEqual(try own.connect().query("SELECT 1")[0].int64(0), 1)
+    }
 
     func testAfterAnImmediateStopAndRestartTheOldConnectionFailsClearlyAndANewOneWorks() throws {
         // Its own server: stopping the shared one would break the other tests' connections.

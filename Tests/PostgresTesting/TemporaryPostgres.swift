@@ -28,7 +28,9 @@ public final class TemporaryPostgres: Sendable {
     public let directory: String
     public let user = "insightd"
     public let password: String
-    public let port: Int
+    /// The server's port: chosen free at start, and again if another process took it first.
+    public var port: Int { portBox.withLock { $0 } }
+    private let portBox: Locked<Int>
     private let binaries: String
     private let running = Locked(false)
 
@@ -40,15 +42,17 @@ public final class TemporaryPostgres: Sendable {
     /// The data directory (`pg_ctl -D`).
     public var dataDirectory: String { directory + "/data" }
 
-    /// Creates a cluster in a new temporary directory and starts it.
-    public init() throws {
+    /// Creates a cluster in a new temporary directory and starts it. `pickPort` names a port
+    /// nothing listens on (the kernel's pick); another process may bind it before the server
+    /// does, so a start that fails to bind is tried again, up to three times, on a new pick.
+    public init(pickPort: () throws -> Int = TemporaryPostgres.freePort) throws {
         TemporaryPostgres.registerExitCleanup()
         TemporaryPostgres.removeAbandoned()
         binaries = try TemporaryPostgres.findBinaries()
         password = (0..<2).map { _ in String(UInt64.random(in: .min ... .max), radix: 16) }.joined()
         let base = FileManager.default.temporaryDirectory.path
         directory = "\(base)/\(TemporaryPostgres.prefix)\(getpid())-\(UUID().uuidString.prefix(8))"
-        port = try TemporaryPostgres.freePort()
+        portBox = Locked(try pickPort())
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         TemporaryPostgres.live.withLock { _ = $0.insert(directory) }
         do {
@@ -61,7 +65,7 @@ public final class TemporaryPostgres: Sendable {
             let settings = """
 
                 listen_addresses = '127.0.0.1'
-                port = \(port)
+                include = 'port.conf'
                 unix_socket_directories = '\(directory)'
                 fsync = on
                 synchronous_commit = on
@@ -73,7 +77,16 @@ public final class TemporaryPostgres: Sendable {
             try handle.seekToEnd()
             try handle.write(contentsOf: Data(settings.utf8))
             try handle.close()
-            try start()
+            for attempt in 1...3 {
+                try writePort()
+                do {
+                    try start()
+                    break
+                } catch let error as TemporaryPostgresError where attempt < 3 && error.message.contains("could not bind") {
+                    let next = try pickPort()
+                    portBox.withLock { $0 = next }
+                }
+            }
         } catch {
             destroy()
             throw error
@@ -86,6 +99,13 @@ public final class TemporaryPostgres: Sendable {
     }
 
     private static let sharedServer = Result { try TemporaryPostgres() }
+
+    /// The server's port, in the file postgresql.conf includes.
+    private func writePort() throws {
+        let file = dataDirectory + "/port.conf"
+        try "port = \(port)\n".write(toFile: file, atomically: false, encoding: .utf8)
+        try giveToServerUser(file)
+    }
 
     /// Starts the server (again, after `stop`) on the same directory and port; waits until it
     /// accepts connections.
@@ -209,7 +229,7 @@ public final class TemporaryPostgres: Sendable {
     }
 
     /// A port nothing listens on now.
-    private static func freePort() throws -> Int { try freeLoopbackPort() }
+    public static func freePort() throws -> Int { try freeLoopbackPort() }
 
     // MARK: Cleaning up
 
