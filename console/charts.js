@@ -46,12 +46,7 @@ export function barChart(title, rows, { max, format = String, description } = {}
     chart.append(svg("text", { x: labelWidth + barWidth + 8, y: y + 14, class: "value" },
                      format(row.value) + (row.note ? ` ${row.note}` : "")));
   });
-  const figure = document.createElement("figure");
-  figure.className = "chart-figure";
-  const caption = document.createElement("figcaption");
-  caption.textContent = title;
-  figure.append(caption, chart);
-  return figure;
+  return figured(title, chart);
 }
 
 /** One stacked bar per row: parts [{name, value, className}], with a legend. */
@@ -83,15 +78,20 @@ export function stackedChart(title, rows, parts, { format = String } = {}) {
     chart.append(svg("text", { x: lx + 16, y: height - 8, class: "axis" }, part.name));
     lx += 110;
   }
+  return figured(title, chart);
+}
+
+/** Room for the longest row label (about 7 units a character at the charts' label size), at least 190. */
+function labelsWidth(rows) {
+  return Math.max(190, 16 + 7 * Math.max(0, ...rows.map((row) => String(row.label).length)));
+}
+
+/** A chart in a figure, its title as the caption. */
+function figured(title, chart) {
   const figure = document.createElement("figure");
   figure.className = "chart-figure";
   const caption = document.createElement("figcaption");
   caption.textContent = title;
   figure.append(caption, chart);
   return figure;
-}
-
-/** Room for the longest row label (about 7 units a character at the charts' label size), at least 190. */
-function labelsWidth(rows) {
-  return Math.max(190, 16 + 7 * Math.max(0, ...rows.map((row) => String(row.label).length)));
 }

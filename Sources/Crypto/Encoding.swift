@@ -61,8 +61,8 @@ public enum Base64URL {
     public static func encodedCount(_ count: Int) -> Int { (count * 4 + 2) / 3 }
 
     /// Appends `bytes` as unpadded base64url to `out` (no intermediate string). The answer's
-    /// signature encodes every response body this way, so the loop writes through pointers
-    /// instead of appending character by character.
+    /// signature encodes every response body this way, so the output is reserved once and
+    /// written through pointers.
     public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         let start = out.count, count = encodedCount(bytes.count)
         out.append(contentsOf: repeatElement(0, count: count))

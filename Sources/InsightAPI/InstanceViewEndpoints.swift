@@ -33,23 +33,16 @@ extension InsightAPIHandler {
     /// `GET /admin/v1/velocity`: the velocity rules that fired and the shadow decision policy's
     /// disagreements, for the admin's tenant, on this instance since it started.
     func adminVelocity(_ exchange: Exchange) throws {
-        let tenant = try exchange.authenticated().tenant
-        let registry = dependencies.metrics.registry
-        func ofTenant(_ name: String) -> [MetricsRegistry.Sample] {
-            registry.samples(name).filter { $0.labels["tenant"] == tenant && $0.value > 0 }
-                .sorted { ($0.value, $1.labels.sorted { $0.key < $1.key }.map(\.value).joined(separator: "\u{1}"))
-                    > ($1.value, $0.labels.sorted { $0.key < $1.key }.map(\.value).joined(separator: "\u{1}")) }
-        }
+        let counts = useCases.evaluation.velocityCounts(tenant: try exchange.authenticated().tenant)
         var object = JSONObject()
         object.append("scope", .string("instance"))
-        object.append("startedAt", Self.startedAt(registry))
-        object.append("rules", .array(ofTenant("insightd_velocity_rules_total").map { sample in
-            .object(["rule": .string(sample.labels["rule"] ?? ""), "mode": .string(sample.labels["mode"] ?? ""),
-                     "count": .number(sample.value)])
+        object.append("startedAt", Self.startedAt(dependencies.metrics.registry))
+        object.append("rules", .array(counts.rules.map { rule in
+            .object(["rule": .string(rule.rule), "mode": .string(rule.mode), "count": .number(rule.count)])
         }))
-        object.append("shadowPolicyDisagreements", .array(ofTenant("insightd_decision_shadow_disagreements_total").map { sample in
-            .object(["rule": .string(sample.labels["rule"] ?? ""), "shadowAction": .string(sample.labels["shadow_action"] ?? ""),
-                     "action": .string(sample.labels["action"] ?? ""), "count": .number(sample.value)])
+        object.append("shadowPolicyDisagreements", .array(counts.shadowPolicyDisagreements.map { disagreement in
+            .object(["rule": .string(disagreement.rule), "shadowAction": .string(disagreement.shadowAction),
+                     "action": .string(disagreement.action), "count": .number(disagreement.count)])
         }))
         exchange.send(Self.json(200, .object(object)))
     }

@@ -3,10 +3,10 @@ import RedisClient
 
 /// What an evaluation asks of Redis before it is answered (`EvaluationGate`), as one script and
 /// one round trip: the device's hourly bucket, a unit of each insight type's quota, and
-/// velocity's live entries for the subject. Asked one by one they were three scripts, three
-/// round trips and three blocking waits of the loop thread (docs/performance.md, "Several
-/// instances"). `RedisRateLimiter.admitDevice`/`admitInsight` and `RedisVelocity.signals` are
-/// the same script with one part.
+/// velocity's live entries for the subject. Each round trip is a blocking wait of the loop
+/// thread and a command Redis parses, so the three parts go together.
+/// `RedisRateLimiter.admitDevice`/`admitInsight` and `RedisVelocity.signals` are the same script
+/// with one part.
 ///
 /// A refused device takes no insight quota and reads nothing (the evaluation is refused). While
 /// Redis is unavailable each part falls back as its own call does: the rate limiter's local

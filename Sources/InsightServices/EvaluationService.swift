@@ -48,6 +48,10 @@ public struct EvaluationService: Sendable {
         (InsightAnswerer.supportedSchemaVersions, models.snapshot)
     }
 
+    /// The velocity rules that fired and the shadow decision policy's disagreements of
+    /// `tenant`'s evaluations on this instance since it started.
+    public func velocityCounts(tenant: String) -> TenantVelocityCounts { metrics.velocityCounts(tenant: tenant) }
+
     /// Refuses an override from anyone but a sandbox caller (checked before the body is read).
     public func permitOverride(for caller: Caller) throws(Rejection) {
         guard caller.environment == .sandbox else { throw .overrideNotAllowed }

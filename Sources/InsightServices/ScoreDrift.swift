@@ -66,21 +66,26 @@ public final class ScoreDrift: Sendable {
         guard !keys.isEmpty else { return }
         let now = clock.now() / window
         var due: [Key] = []
+        let minimumSample = self.minimumSample
         counts.withLock { all in
-            for (key, bin) in keys {
-                var c = all[key] ?? Counts(window: now)
-                Self.rotate(&c, to: now)
-                if c.current.count <= bin { c.current += [Int](repeating: 0, count: bin + 1 - c.current.count) }
-                c.current[bin] += 1
-                c.sinceCheck += 1
-                if c.warnedIn != now, c.sinceCheck >= Self.checkEvery || Self.total(c) == minimumSample {
-                    c.sinceCheck = 0
-                    due.append(key)
-                }
-                all[key] = c
+            for (key, bin) in keys where Self.count(bin, in: &all[key, default: Counts(window: now)], now: now,
+                                                    minimumSample: minimumSample) {
+                due.append(key)
             }
         }
         for key in due { check(key) }
+    }
+
+    /// Counts one score in `bin` in place (the counts stay the dictionary's own, so no count
+    /// array is copied on the request path); true when the threshold is due to be checked.
+    private static func count(_ bin: Int, in c: inout Counts, now: Int64, minimumSample: Int) -> Bool {
+        rotate(&c, to: now)
+        if c.current.count <= bin { c.current += [Int](repeating: 0, count: bin + 1 - c.current.count) }
+        c.current[bin] += 1
+        c.sinceCheck += 1
+        guard c.warnedIn != now, c.sinceCheck >= checkEvery || total(c) == minimumSample else { return false }
+        c.sinceCheck = 0
+        return true
     }
 
     /// The index of every version and category with enough scores now, as metric samples

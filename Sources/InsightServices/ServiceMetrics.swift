@@ -15,8 +15,10 @@ public final class ServiceMetrics: Sendable {
     let decisions: CounterFamily
     let shadowDisagreements: CounterFamily
     let trainingVectors: CounterFamily
+    private let registry: MetricsRegistry
 
     public init(registry: MetricsRegistry) {
+        self.registry = registry
         evaluations = registry.counter("insightd_evaluations_total",
                                        help: "Insights answered with a value, by tenant, category, environment, model version and value.",
                                        labels: ["tenant", "category", "environment", "model_version", "value"])
@@ -98,9 +100,50 @@ public final class ServiceMetrics: Sendable {
 
     func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }
 
+    /// The velocity rules that fired and the shadow policy's disagreements counted for `tenant`
+    /// on this instance since it started, most frequent first: one tenant's admin sees its own
+    /// counts only.
+    func velocityCounts(tenant: String) -> TenantVelocityCounts {
+        func ofTenant(_ name: String) -> [MetricsRegistry.Sample] {
+            // Ties in the order of their labels, so that the view does not reorder between reads.
+            func order(_ sample: MetricsRegistry.Sample) -> String {
+                sample.labels.sorted { $0.key < $1.key }.map(\.value).joined(separator: "\u{1}")
+            }
+            return registry.samples(name).filter { $0.labels["tenant"] == tenant && $0.value > 0 }
+                .sorted { ($0.value, order($1)) > ($1.value, order($0)) }
+        }
+        return TenantVelocityCounts(
+            rules: ofTenant(velocityRules.name).map { sample in
+                .init(rule: sample.labels["rule"] ?? "", mode: sample.labels["mode"] ?? "", count: sample.value)
+            },
+            shadowPolicyDisagreements: ofTenant(shadowDisagreements.name).map { sample in
+                .init(rule: sample.labels["rule"] ?? "", shadowAction: sample.labels["shadow_action"] ?? "",
+                      action: sample.labels["action"] ?? "", count: sample.value)
+            })
+    }
+
     func labelled(_ items: [Label?], _ results: [LabelResultStatus], tenant: String) {
         for (item, result) in zip(items, results) {
             labels.increment(tenant, item?.outcome.rawValue ?? "invalid", result.rawValue)
         }
     }
+}
+
+/// One tenant's velocity counts on this instance (the admin's velocity view).
+public struct TenantVelocityCounts: Sendable {
+    public struct Rule: Sendable {
+        public var rule: String
+        public var mode: String
+        public var count: Double
+    }
+
+    public struct Disagreement: Sendable {
+        public var rule: String
+        public var shadowAction: String
+        public var action: String
+        public var count: Double
+    }
+
+    public var rules: [Rule]
+    public var shadowPolicyDisagreements: [Disagreement]
 }

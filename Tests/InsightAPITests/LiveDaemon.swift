@@ -178,7 +178,12 @@ final class LiveDaemon: @unchecked Sendable {
             let path = (service.settings.stateDirectory as NSString).appendingPathComponent(name)
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                data.append(try Data(contentsOf: URL(fileURLWithPath: path)))
+                do {
+                    data.append(try Data(contentsOf: URL(fileURLWithPath: path)))
+                } catch where !FileManager.default.fileExists(atPath: path) {
+                    // Gone since it was listed (SQLite deletes a WAL file when its last
+                    // connection closes): nothing of it is left to scan.
+                }
             }
         }
         data.append(try logText())
