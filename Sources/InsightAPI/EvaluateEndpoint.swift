@@ -5,21 +5,29 @@ import JSON
 
 extension InsightAPIHandler {
     /// `POST /v1/evaluations`: decodes the body and the sandbox override, has `EvaluationService`
-    /// evaluate, and answers `200` once the evaluation is durable.
+    /// evaluate (it takes the caller's token), and answers `200` once the evaluation is durable.
     func evaluate(_ exchange: Exchange) throws {
         let caller = try exchange.authenticated()
-        guard let quota = exchange.quota else { throw Problem(500, .serverError, "An unexpected error occurred; it was logged.") }
         var sandboxOverride: SandboxOverride?
-        if let header = exchange.request.headers[SandboxOverride.header] {
-            try useCases.evaluation.permitOverride(for: caller)
-            sandboxOverride = try SandboxOverride.parse(header)
+        let request: EvaluationRequest
+        do {
+            if let header = exchange.request.headers[SandboxOverride.header] {
+                try useCases.evaluation.permitOverride(for: caller)
+                sandboxOverride = try SandboxOverride.parse(header)
+            }
+            request = try EvaluationRequest.decode(body: try jsonBytes(exchange.request))
+        } catch {
+            // Refused before the evaluation asks for the token: it costs one all the same, and a
+            // throttled caller is told that first.
+            _ = try useCases.quota.admit(caller)
+            throw error
         }
-        let request = try EvaluationRequest.decode(body: try jsonBytes(exchange.request))
         let answered = exchange, requestId = request.requestId, signingKeys = dependencies.signingKeys
-        try useCases.evaluation.evaluate(request, by: caller, quota: quota, override: sandboxOverride,
+        try useCases.evaluation.evaluate(request, by: caller, override: sandboxOverride,
                                          resume: exchange.resume) { result in
-            answered.complete(result) { record in
-                Self.signed(Self.json(200, bytes: Self.render(record, requestId: requestId), headers: Throttling.headers(quota)),
+            answered.complete(result) { evaluated in
+                Self.signed(Self.json(200, bytes: Self.render(evaluated.record, requestId: requestId),
+                                      headers: Throttling.headers(evaluated.quota)),
                             with: signingKeys)
             }
         }

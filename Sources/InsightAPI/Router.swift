@@ -112,11 +112,13 @@ enum Route: Equatable, Sendable {
         }
     }
 
-    /// Whether a request costs a token of the caller's quota (`QuotaGate`), taken after
-    /// authentication and before the body is read: the writes of PRODUCT.md §8.
+    /// Whether a request costs a token of the caller's quota (`QuotaGate`), taken here after
+    /// authentication and before the body is read: the writes of PRODUCT.md §8. An evaluation
+    /// costs one too, taken by its use case with the rest it asks of the rate limits and velocity
+    /// (one round trip to Redis), or at its refusal before that.
     var costsQuota: Bool {
         switch self {
-        case .evaluations, .labels, .authorization: return true
+        case .labels, .authorization: return true
         default: return false
         }
     }

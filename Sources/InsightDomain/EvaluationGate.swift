@@ -1,6 +1,7 @@
 /// What an evaluation asks of the rate limits and of velocity before its insights are answered,
-/// in one question: may this device evaluate now (its hourly limit), may each insight that will
-/// consult a model take a unit of its type's quota, and what does velocity know of the subject.
+/// in one question: may the caller make this request (a token of its quota), may this device
+/// evaluate now (its hourly limit), may each insight that will consult a model take a unit of its
+/// type's quota, and what does velocity know of the subject.
 /// With state in memory the parts are separate calls (`SeparateCallsGate`); with state shared in
 /// Redis they are one script, one round trip (InsightRedis's `RedisEvaluationGate`).
 public protocol EvaluationGate: Sendable {
@@ -9,6 +10,8 @@ public protocol EvaluationGate: Sendable {
 
 public struct GateRequest: Sendable {
     public var caller: Caller
+    /// Whether the caller's token for this request is taken here (`RateLimits.admit`).
+    public var takesCallerToken: Bool
     public var environment: Environment
     /// The device's keyed hash; nil when the evaluation names no device.
     public var device: [UInt8]?
@@ -18,8 +21,10 @@ public struct GateRequest: Sendable {
     /// What velocity is asked; nil when it is not asked (its counts are being rebuilt).
     public var velocity: VelocityQuery?
 
-    public init(caller: Caller, environment: Environment, device: [UInt8]?, insightTypes: [String], velocity: VelocityQuery?) {
+    public init(caller: Caller, takesCallerToken: Bool = false, environment: Environment, device: [UInt8]?,
+                insightTypes: [String], velocity: VelocityQuery?) {
         self.caller = caller
+        self.takesCallerToken = takesCallerToken
         self.environment = environment
         self.device = device
         self.insightTypes = insightTypes
@@ -28,6 +33,9 @@ public struct GateRequest: Sendable {
 }
 
 public struct GateAnswer: Sendable {
+    /// The caller's admission when its token was asked (nil otherwise). A throttled caller takes
+    /// nothing else: the other fields are then empty.
+    public var caller: Admission?
     /// Seconds until the device may evaluate again; nil when it may now. A refused device takes
     /// no insight quota and reads no velocity (the other fields are then empty).
     public var deviceRetryAfter: Int?
@@ -36,7 +44,8 @@ public struct GateAnswer: Sendable {
     /// Velocity's signals; nil when velocity was not asked or could not answer.
     public var signals: VelocitySignals?
 
-    public init(deviceRetryAfter: Int?, insightsAdmitted: [Bool], signals: VelocitySignals?) {
+    public init(caller: Admission? = nil, deviceRetryAfter: Int?, insightsAdmitted: [Bool], signals: VelocitySignals?) {
+        self.caller = caller
         self.deviceRetryAfter = deviceRetryAfter
         self.insightsAdmitted = insightsAdmitted
         self.signals = signals
@@ -55,12 +64,16 @@ public struct SeparateCallsGate: EvaluationGate {
     }
 
     public func pass(_ request: GateRequest) -> GateAnswer {
+        let admission = request.takesCallerToken ? limits.admit(request.caller) : nil
+        if case .throttled = admission {
+            return GateAnswer(caller: admission, deviceRetryAfter: nil, insightsAdmitted: [], signals: nil)
+        }
         if let device = request.device,
            let retryAfter = limits.admitDevice(device, environment: request.environment, caller: request.caller) {
-            return GateAnswer(deviceRetryAfter: retryAfter, insightsAdmitted: [], signals: nil)
+            return GateAnswer(caller: admission, deviceRetryAfter: retryAfter, insightsAdmitted: [], signals: nil)
         }
         let admitted = request.insightTypes.map { limits.admitInsight($0, caller: request.caller) }
-        return GateAnswer(deviceRetryAfter: nil, insightsAdmitted: admitted,
+        return GateAnswer(caller: admission, deviceRetryAfter: nil, insightsAdmitted: admitted,
                           signals: request.velocity.map { velocity.signals(for: $0) })
     }
 }

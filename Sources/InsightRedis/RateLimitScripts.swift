@@ -46,41 +46,46 @@ enum RateLimitScripts {
       end
       return step, changedAt
     end
-    -- The caller's step now: ARGV[1] the recovery period, ARGV[2] the key's lifetime, ARGV[3]
-    -- the number of steps, then each step's rate and burst from step 0.
-    local function caller_state(key, now)
+    -- The caller's step now, from its arguments at ARGV[b]: the recovery period, the key's
+    -- lifetime, the number of steps, then each step's rate and burst from step 0.
+    local function caller_state(key, now, b)
       local h = redis.call('HMGET', key, 'tat', 'step', 'stepAt', 'target')
       local step, stepAt = advance(tonumber(h[2]) or 0, tonumber(h[3]) or 0, tonumber(h[4]) or 0, now,
-                                   tonumber(ARGV[1]))
-      step = math.min(step, tonumber(ARGV[3]) - 1)
-      return tonumber(h[1]), step, stepAt, tonumber(ARGV[4 + 2 * step]), tonumber(ARGV[5 + 2 * step])
+                                   tonumber(ARGV[b]))
+      step = math.min(step, tonumber(ARGV[b + 2]) - 1)
+      return tonumber(h[1]), step, stepAt, tonumber(ARGV[b + 3 + 2 * step]), tonumber(ARGV[b + 4 + 2 * step])
     end
     local function throttled(key, now, reason)
       redis.call('HINCRBY', key, 'throttled', 1)
       redis.call('HSET', key, 'lastAt', now, 'lastReason', reason)
     end
+    -- One request of the caller whose hash is `key`, with its arguments at ARGV[b] (as
+    -- `caller_state`): {allowed, step, remaining, retryAfter ms, resetAfter ms}.
+    local function admit_caller(key, now, b)
+      local tat, step, stepAt, rate, burst = caller_state(key, now, b)
+      local ok, newTat, remaining, retry, reset = decide(rate, burst, now, tat)
+      redis.call('HSET', key, 'tat', num(newTat), 'step', step, 'stepAt', stepAt)
+      if not ok then throttled(key, now, step > 0 and 'reportingPenalty' or 'callerRate') end
+      redis.call('PEXPIRE', key, ARGV[b + 1])
+      return {ok and 1 or 0, step, remaining, num(retry), num(reset)}
+    end
 
     """
 
-    /// One request of a caller. KEYS[1] the caller's hash; ARGV as `caller_state`. Answers
-    /// {allowed, step, remaining, retryAfter ms, resetAfter ms}.
+    /// One request of a caller. KEYS[1] the caller's hash; ARGV as `caller_state` from 1. Answers
+    /// {allowed, step, remaining, retryAfter ms, resetAfter ms}. (An evaluation's request is
+    /// admitted by its gate's script, `PreflightScript`, with the rest of what it asks.)
     static let admit = RedisScript(prelude + """
-    local now = now_ms()
-    local tat, step, stepAt, rate, burst = caller_state(KEYS[1], now)
-    local ok, newTat, remaining, retry, reset = decide(rate, burst, now, tat)
-    redis.call('HSET', KEYS[1], 'tat', num(newTat), 'step', step, 'stepAt', stepAt)
-    if not ok then throttled(KEYS[1], now, step > 0 and 'reportingPenalty' or 'callerRate') end
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    return {ok and 1 or 0, step, remaining, num(retry), num(reset)}
+    return admit_caller(KEYS[1], now_ms(), 1)
     """)
 
     /// A caller's state without taking a token (the step moved as time says, as `RateLimiter`
     /// does). KEYS[1] the caller's hash, KEYS[2] when the counts were written; ARGV as
-    /// `caller_state`. Answers {step, remaining, reset ms, evaluations, onTime, late, overdue,
+    /// `caller_state` from 1. Answers {step, remaining, reset ms, evaluations, onTime, late, overdue,
     /// pending, throttled, lastAt, lastReason, countedAt}.
     static let view = RedisScript(prelude + """
     local now = now_ms()
-    local tat, step, stepAt, rate, burst = caller_state(KEYS[1], now)
+    local tat, step, stepAt, rate, burst = caller_state(KEYS[1], now, 1)
     if redis.call('EXISTS', KEYS[1]) == 1 then
       redis.call('HSET', KEYS[1], 'step', step, 'stepAt', stepAt)
     end

@@ -54,7 +54,19 @@ public final class RedisRateLimiter: RateLimits {
         let reply = link.perform { connection throws(RedisError) in
             try connection.run(RateLimitScripts.admit, keys: [key], arguments: arguments)
         }
-        guard let parts = reply?.elements, parts.count == 5, let allowed = parts[0].integer,
+        return admission(reply?.elements, caller: caller)
+    }
+
+    /// The caller's admission from an evaluation's preflight reply (`RedisEvaluationGate`); the
+    /// local share's when Redis did not answer.
+    func callerVerdict(_ reply: PreflightReply?, caller: Caller) -> Admission {
+        admission(reply?.caller, caller: caller)
+    }
+
+    /// `admit`'s answer {allowed, step, remaining, retry ms, reset ms} as an admission; the local
+    /// share's when there is none (Redis did not answer).
+    private func admission(_ parts: [RedisReply]?, caller: Caller) -> Admission {
+        guard let parts, parts.count == 5, let allowed = parts[0].integer,
               let step = parts[1].integer, let remaining = parts[2].integer,
               let retry = parts[3].string.flatMap(Double.init), let reset = parts[4].string.flatMap(Double.init) else {
             return withConfigured(fallback.admit(localShare(caller)), caller)
@@ -230,7 +242,7 @@ public final class RedisRateLimiter: RateLimits {
     private var statsAsOfKey: RedisArgument { link.key("rl:countedAt") }
 
     /// ARGV of `caller_state`: the recovery period, the key's lifetime and each step's policy.
-    private func stepArguments(_ caller: Caller) -> [RedisArgument] {
+    func stepArguments(_ caller: Caller) -> [RedisArgument] {
         let configured = GCRA(rate: caller.rate, burst: caller.burst)
         let steps = settings.compliance.maxStep + 1
         var arguments: [RedisArgument] = [RedisArgument(Int64(settings.compliance.recoverySeconds) * 1000),

@@ -1,6 +1,12 @@
 import CoachingModel
 import InsightDomain
 
+/// A stored evaluation, and the caller's quota after its token (the answer's RateLimit fields).
+public struct Evaluated: Sendable {
+    public let record: EvaluationRecord
+    public let quota: QuotaStatus
+}
+
 /// Evaluating a risky moment (PRODUCT.md §2, §3, §5, §8): the sandbox override, the interaction's
 /// features, the subject's keyed hashes, opt-outs, the device limit, each insight's answer,
 /// escalation by velocity, and the durable record.
@@ -22,6 +28,8 @@ public struct EvaluationService: Sendable {
     let gate: any EvaluationGate
     /// Counts the score bins of stored coaching insights for `insightd_model_score_psi`; nil: not measured.
     let drift: ScoreDrift?
+    /// The caller's token: taken by the gate, or at a refusal before it.
+    let quota: QuotaGate
 
     /// `gate` defaults to asking `limiter` and `velocity` one after the other.
     public init(ledger: any EvaluationLedger, models: InsightModels, hashKeys: HashKeys, clock: any Clock,
@@ -29,6 +37,7 @@ public struct EvaluationService: Sendable {
                 metrics: ServiceMetrics, consumptionGrace: Milliseconds, decisions: DecisionPolicies = DecisionPolicies(),
                 gate: (any EvaluationGate)? = nil, drift: ScoreDrift? = nil) {
         self.gate = gate ?? SeparateCallsGate(limits: limiter, velocity: velocity)
+        quota = QuotaGate(limiter: limiter, metrics: metrics)
         self.drift = drift
         self.ledger = ledger
         self.models = models
@@ -57,20 +66,23 @@ public struct EvaluationService: Sendable {
         guard caller.environment == .sandbox else { throw .overrideNotAllowed }
     }
 
-    /// Evaluates `request` for `caller`, whose quota (`quota`, after this request's token) goes
-    /// into the answer. Throws what refuses it before anything is stored; otherwise stores the
-    /// evaluation and completes with it once it is durable.
-    public func evaluate(_ request: EvaluationRequest, by caller: Caller, quota: QuotaStatus,
-                         override: SandboxOverride? = nil, resume: @escaping Resume,
-                         completion: @escaping Completion<EvaluationRecord>) throws(Rejection) {
-        if override != nil { try permitOverride(for: caller) }
+    /// Evaluates `request` for `caller`, taking a token of the caller's quota (with the gate's
+    /// other questions, or at a refusal before them). Throws what refuses it before anything is
+    /// stored; otherwise stores the evaluation and completes with it, and the quota after its
+    /// token, once it is durable.
+    public func evaluate(_ request: EvaluationRequest, by caller: Caller, override: SandboxOverride? = nil,
+                         resume: @escaping Resume, completion: @escaping Completion<Evaluated>) throws(Rejection) {
+        let quota = self.quota
+        if override != nil { try quota.chargingRefusals(of: caller) { () throws(Rejection) in try permitOverride(for: caller) } }
         if let forced = override?.evaluationError {
-            var exhausted = quota
+            var exhausted = try quota.admit(caller)
             exhausted.remaining = 0
             throw .forced(forced, throttle: CallerThrottle(reason: .callerRate, status: exhausted, retryAfterSeconds: 1,
                                                            view: limiter.view(caller), compliance: limiter.settings.compliance))
         }
-        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override)
+        let answerer = try quota.chargingRefusals(of: caller) { () throws(Rejection) in
+            try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override)
+        }
         // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
         // hashed once under every key of the caller's tenant (active first): the active hash is
         // stored, all are looked up.
@@ -84,23 +96,26 @@ public struct EvaluationService: Sendable {
         // A person who switched insights off (and whose cooldown has passed) gets no evaluation.
         let now = clock.now()
         if let accountHashes, denials.isDenied(tenant, caller.environment, .account, hashes: accountHashes, now: now) {
+            _ = try quota.admit(caller)
             throw .optedOut
         }
         if let deviceHashes, denials.isDenied(tenant, caller.environment, .device, hashes: deviceHashes, now: now) {
+            _ = try quota.admit(caller)
             throw .optedOut
         }
-        // The device's limit, a unit of quota for each insight that consults a model, and what
-        // velocity knows of the hashed identifiers, asked at once; velocity is not asked while
-        // its counts are being rebuilt (they would be short).
+        // The caller's token, the device's limit, a unit of quota for each insight that consults a
+        // model, and what velocity knows of the hashed identifiers, asked at once; velocity is not
+        // asked while its counts are being rebuilt (they would be short).
         let asksQuota = request.insights.map(answerer.asksQuota)
         let query = VelocityQuery(
             environment: caller.environment,
             accounts: accountHashes ?? [], devices: deviceHashes ?? [], counterparties: counterpartyHashes ?? [],
             isPayment: request.category == .payment)
         let gateAnswer = gate.pass(GateRequest(
-            caller: caller, environment: caller.environment, device: subject.device,
+            caller: caller, takesCallerToken: true, environment: caller.environment, device: subject.device,
             insightTypes: zip(request.insights, asksQuota).filter(\.1).map(\.0.type),
             velocity: velocity.isRebuilding ? nil : query))
+        let quotaStatus = try quota.verdict(gateAnswer.caller ?? limiter.admit(caller), caller: caller)
         if let retryAfter = gateAnswer.deviceRetryAfter {
             metrics.throttled(.deviceRate)
             throw .deviceThrottled(retryAfterSeconds: retryAfter, perHour: limiter.settings.devicePerHour)
@@ -136,22 +151,25 @@ public struct EvaluationService: Sendable {
         let initiator = request.initiator.effectiveKind
         let metrics = self.metrics, velocity = self.velocity, drift = self.drift
         ledger.record(record) { result in
-            resume {
-                switch result {
-                case .success:
+            guard case .success = result else {
+                return resume { if case .failure(let failure) = result { completion(.failure(.store(failure))) } }
+            }
+            // Velocity records the evaluation before it is answered, so that the next evaluation
+            // on any instance counts it; a shared backend records many at once from a thread of
+            // its own, so no loop waits for it.
+            let event = VelocityEvent(environment: record.environment, time: record.createdAt,
+                                      account: record.subject.account, device: record.subject.device,
+                                      counterparty: record.subject.counterparty,
+                                      isPayment: record.category == .payment, value: record.trackedValue,
+                                      raisedByVelocity: record.raisedByVelocity)
+            velocity.record(event) {
+                resume {
                     metrics.evaluated(record, tenant: tenant)
                     drift?.record(record)
                     metrics.captured(record)
                     metrics.decided(decision.action, record, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
-                    velocity.record(VelocityEvent(environment: record.environment, time: record.createdAt,
-                                                  account: record.subject.account, device: record.subject.device,
-                                                  counterparty: record.subject.counterparty,
-                                                  isPayment: record.category == .payment, value: record.trackedValue,
-                                                  raisedByVelocity: record.raisedByVelocity))
-                    completion(.success(record))
-                case .failure(let failure):
-                    completion(.failure(.store(failure)))
+                    completion(.success(Evaluated(record: record, quota: quotaStatus)))
                 }
             }
         }

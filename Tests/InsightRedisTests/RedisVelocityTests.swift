@@ -273,6 +273,61 @@ final class RedisVelocityTests: XCTestCase {
         XCTAssertEqual(instance.sample("insightd_velocity_without_redis_total{operation=\"record\"}"), 1)
     }
 
+    /// The record an answer waits for goes through the writer thread: the caller does not wait,
+    /// `then` runs once per record, after which the other instance sees it; with Redis away it
+    /// still runs once and the record is counted as dropped; `stop` sends what is queued first,
+    /// and a record made after it is sent by the caller before `then`.
+    func testTheRecordAnAnswerWaitsForIsSentByTheWriterAndCallsBackOnce() throws {
+        let (a, b) = try pair()
+        let now = try serverNow()
+        let done = DispatchGroup()
+        let calls = Locked<Int>(0)
+        let onCaller = Locked<Int>(0)
+        for i in 0..<40 {  // under the account's cap of entries
+            done.enter()
+            let caller = pthread_self()
+            a.record(event("hana", device: "d\(i % 3)", at: now - Milliseconds(i) * 100)) {
+                calls.withLock { $0 += 1 }
+                if pthread_equal(pthread_self(), caller) != 0 { onCaller.withLock { $0 += 1 } }
+                done.leave()
+            }
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(calls.withLock { $0 }, 40)
+        XCTAssertEqual(onCaller.withLock { $0 }, 0, "recorded by the writer thread, not the caller's")
+        XCTAssertEqual(b.signals(for: query("hana", device: "d0")).accountEvaluations.hour, 41)
+        let empty = Locked<Bool>(false)
+        a.record(event(nil, device: "d0", at: now)) { empty.withLock { $0 = true } }
+        XCTAssertTrue(empty.withLock { $0 }, "no account: nothing to wait for")
+
+        // Queued records are sent before stop returns; afterwards the caller sends its own.
+        let last = Locked<Bool>(false)
+        a.record(event("hana", at: now)) { last.withLock { $0 = true } }
+        a.stop()
+        XCTAssertTrue(last.withLock { $0 })
+        XCTAssertEqual(b.signals(for: query("hana")).accountEvaluations.hour, 42)
+        let after = Locked<Bool>(false)
+        a.record(event("hana", at: now + 1)) { after.withLock { $0 = true } }
+        XCTAssertTrue(after.withLock { $0 }, "recorded by the caller once the writer stopped")
+        XCTAssertEqual(b.signals(for: query("hana")).accountEvaluations.hour, 43)
+
+        // Redis away: still one call back each, and counted as dropped.
+        let own = try TemporaryRedis()
+        let instance = try Instance(own, prefix: uniquePrefix(), commandTimeout: .milliseconds(50))
+        instance.link.start()
+        defer { instance.link.stop() }
+        let v = velocity(instance)
+        own.stop()
+        let away = DispatchGroup()
+        for _ in 0..<3 {
+            away.enter()
+            v.record(event("ivan", at: now)) { away.leave() }
+        }
+        XCTAssertEqual(away.wait(timeout: .now() + 10), .success)
+        v.stop()
+        XCTAssertEqual(instance.sample("insightd_velocity_without_redis_total{operation=\"record\"}"), 3)
+    }
+
     /// Redis restarted empty (`--save ''`): the instance allowed to rebuild replays the store's
     /// last 7 days into it; the others do not; the answers are those before the restart.
     func testARedisThatLostItsDataIsRebuiltFromTheStoreByTheLead() throws {

@@ -93,14 +93,13 @@ final class Fixture {
 
     // MARK: Driving the use cases as the API does
 
-    /// Takes the caller's quota token, then evaluates (the API's order for `POST /v1/evaluations`).
+    /// Evaluates as `POST /v1/evaluations` does (the use case takes the caller's token).
     func evaluate(_ request: EvaluationRequest, by caller: Caller,
                   override: SandboxOverride? = nil) throws(Rejection) -> EvaluationRecord {
-        let quota = try useCases.quota.admit(caller)
-        return try completed { done throws(Rejection) in
-            try useCases.evaluation.evaluate(request, by: caller, quota: quota, override: override, resume: { $0() },
+        try completed { done throws(Rejection) in
+            try useCases.evaluation.evaluate(request, by: caller, override: override, resume: { $0() },
                                              completion: done)
-        }
+        }.record
     }
 
     /// `caller`'s consumption report on evaluation `eventId`, naming the insights in `used`.

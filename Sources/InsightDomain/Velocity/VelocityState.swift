@@ -6,8 +6,14 @@
 public protocol VelocityState: Sendable {
     /// What is known about the subject of an evaluation in progress.
     func signals(for query: VelocityQuery) -> VelocitySignals
-    /// Records one stored evaluation.
+    /// Records one stored evaluation, on the calling thread.
     func record(_ event: VelocityEvent)
+    /// Records one stored evaluation that an answer waits for, then calls `then` exactly once
+    /// (also when it could not record): before returning when the state is in memory; on a thread
+    /// of the backend's own when it is shared, so that neither the store's thread nor an event
+    /// loop waits for the backend per evaluation (it sends the records of many evaluations
+    /// together).
+    func record(_ event: VelocityEvent, then: @escaping @Sendable () -> Void)
     /// Forgets the subject's hashes in both environments (erasure, docs/privacy.md): each
     /// account's own history and its place on devices and counterparties, each device's and
     /// counterparty's own list and their place in accounts' histories, leaving the state a

@@ -129,6 +129,12 @@ public final class VelocityTracker: VelocityState {
 
     // MARK: Writes
 
+    /// The port's record for an answer that waits: in memory, so done before `then`.
+    public func record(_ event: VelocityEvent, then: @escaping @Sendable () -> Void) {
+        record(event)
+        then()
+    }
+
     /// Records one stored evaluation. Events older than 7 d, and events without an account
     /// (nothing to key them by), are ignored.
     public func record(_ event: VelocityEvent) {
