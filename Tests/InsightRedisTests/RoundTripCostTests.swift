@@ -1,6 +1,7 @@
 import Foundation
 import InsightDomain
-import InsightRedis
+@testable import InsightRedis
+import RedisClient
 import RedisTesting
 import XCTest
 
@@ -84,6 +85,28 @@ final class RoundTripCostTests: XCTestCase {
                                           device: hash(2, i % 400), counterparty: hash(3, i % 100), isPayment: true,
                                           value: .unknown))
         }
+        // The same records by the record script of the first multi-instance release, coached
+        // results (which also mark the counterparties the account paid) and late arrivals by both.
+        let previous = try redis.connect()
+        func recordWith(_ script: RedisScript, at offset: Int, value: InsightValue) -> (Int) -> Void {
+            { i in
+                let event = VelocityEvent(environment: .production, time: now + Milliseconds(offset + i), account: hash(1, i % 500),
+                                          device: hash(2, i % 400), counterparty: hash(3, i % 100), isPayment: true, value: value)
+                if let command = RecordScriptCompatibilityTests.recordCommand(event, prefix: instance.link.settings.keyPrefix,
+                                                                              limits: velocity.limits, script: script) {
+                    _ = try? previous.command(command)
+                }
+            }
+        }
+        _ = microseconds("record by the first release's script", recordWith(RecordScriptCompatibilityTests.reference,
+                                                                            at: 10_000, value: .unknown))
+        _ = microseconds("record coached", recordWith(VelocityScripts.record, at: 20_000, value: .high))
+        _ = microseconds("record coached by the first release's script",
+                         recordWith(RecordScriptCompatibilityTests.reference, at: 30_000, value: .high))
+        // Late arrivals: older than what the account, device and counterparty already hold.
+        _ = microseconds("record late", recordWith(VelocityScripts.record, at: -1_800_000, value: .unknown))
+        _ = microseconds("record late by the first release's script",
+                         recordWith(RecordScriptCompatibilityTests.reference, at: -1_900_000, value: .unknown))
         let ping = try redis.connect()
         let roundTrip = microseconds { _ in _ = try? ping.command("PING") }
         print(String(format: "redis µs per call (loopback, %d calls each): PING %.1f, admit %.1f, admitDevice %.1f, signals %.1f, gate (device + insight quota + signals) %.1f, record %.1f; velocity memory %d bytes per evaluation (2,000 evaluations of 500 accounts, 400 devices, 100 counterparties)",
