@@ -149,6 +149,27 @@ final class WriteQuotaTests: XCTestCase {
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: TenantTests.evaluation()).status, 429)
     }
 
+    /// An evaluation takes its token with the rest it asks of the limits (the use case's gate);
+    /// one refused before that — a malformed body, a sandbox override from a production caller —
+    /// costs its token all the same, and a throttled caller is told so rather than what else is
+    /// wrong.
+    func testEvaluationsRefusedEarlyCostTheirTokenAndThrottlingIsSaidFirst() throws {
+        let daemon = try LiveDaemon()
+        let key = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 5).key
+        var statuses: [Int] = []
+        statuses.append(try daemon.request("POST", "/v1/evaluations", key: key, json: #"{"operationCategory":"payment""#).status)
+        statuses.append(try daemon.request("POST", "/v1/evaluations", key: key, json: TenantTests.evaluation(),
+                                           headers: ["Insight-Override": "value=high"]).status)
+        for _ in 0..<3 {
+            statuses.append(try daemon.request("POST", "/v1/evaluations", key: key, json: TenantTests.evaluation()).status)
+        }
+        XCTAssertEqual(statuses, [400, 403, 200, 200, 200])
+        let malformed = try daemon.request("POST", "/v1/evaluations", key: key, json: #"{"operationCategory":"payment""#)
+        XCTAssertEqual(malformed.status, 429, "throttled first, whatever else is wrong")
+        XCTAssertEqual(malformed.code, "rateLimitExceeded")
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: TenantTests.evaluation()).status, 429)
+    }
+
     func testLabelBatchesThatChangeNothingAreNotKept() throws {
         let daemon = try LiveDaemon()
         let key = try daemon.createCaller(roles: [.labels]).key

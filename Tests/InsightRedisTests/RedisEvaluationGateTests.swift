@@ -111,6 +111,49 @@ final class RedisEvaluationGateTests: XCTestCase {
         XCTAssertEqual(other.insightsAdmitted, [false])
     }
 
+    /// The caller's token taken by the same script: the bucket is the one `admit` uses (burst 2:
+    /// a pass, an admit, then a refused pass); a refused caller takes no device token and no
+    /// insight quota, reads no velocity, and its throttling says why; a pass that does not ask
+    /// for the token takes none.
+    func testTheCallersTokenIsTakenWithTheRestAndARefusedCallerTakesNothingElse() throws {
+        let p = try parts(devicePerHour: 2)
+        let who = caller("caller_token", rate: 0.001, burst: 2)  // insight quota: 4 at once
+        let device = hash("token-device")
+        let query = VelocityQuery(environment: .production, accounts: [hash("acct")], devices: [device], counterparties: [],
+                                  isPayment: false)
+        func pass(token: Bool = true) -> GateAnswer {
+            p.gate.pass(GateRequest(caller: who, takesCallerToken: token, environment: .production, device: device,
+                                    insightTypes: ["isLikelyBeingCoached"], velocity: query))
+        }
+        _ = p.gate.pass(GateRequest(caller: caller("caller_warm_token"), takesCallerToken: true, environment: .production,
+                                    device: nil, insightTypes: [], velocity: nil))
+        let before = try scriptCalls()
+        let first = pass()
+        XCTAssertEqual(try scriptCalls() - before, 1, "the token with the rest, one script call")
+        guard case .allowed(let status) = first.caller else { return XCTFail("first request: \(String(describing: first.caller))") }
+        XCTAssertEqual(status.remaining, 1)
+        XCTAssertEqual(first.insightsAdmitted, [true])
+        XCTAssertNotNil(first.signals)
+        guard case .allowed = p.limiter.admit(who) else { return XCTFail("the second token, taken by admit") }
+
+        let refused = pass()
+        guard case .throttled(.callerRate, _, let retryAfter) = refused.caller else {
+            return XCTFail("third request: \(String(describing: refused.caller))")
+        }
+        XCTAssertGreaterThan(retryAfter, 0)
+        XCTAssertNil(refused.deviceRetryAfter)
+        XCTAssertEqual(refused.insightsAdmitted, [])
+        XCTAssertNil(refused.signals, "a refused caller reads nothing")
+        XCTAssertEqual(p.limiter.view(who).lastThrottleReason, .callerRate)
+        // Only the first pass took the device's token (limit 2 an hour) and an insight unit:
+        // a pass without the caller's token is still admitted once, then the device is refused.
+        let untaxed = pass(token: false)
+        XCTAssertNil(untaxed.caller)
+        XCTAssertNil(untaxed.deviceRetryAfter, "the refused caller took no device token")
+        XCTAssertEqual(untaxed.insightsAdmitted, [true])
+        XCTAssertNotNil(pass(token: false).deviceRetryAfter)
+    }
+
     /// Redis stopped: each part answers as its own call does without Redis — the device and the
     /// quotas from the local share, no velocity signals (counted) — within the command timeout.
     func testRedisStoppedAnswersEachPartFromItsFallback() throws {
@@ -137,6 +180,12 @@ final class RedisEvaluationGateTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
         // The device limit of 4 per hour over 2 instances: 2 locally.
         XCTAssertEqual(answers.map { $0.deviceRetryAfter == nil }, [true, true, false])
+        // The caller's token from its local share too (burst 4 over 2 instances: 2).
+        let tokens = (0..<3).map { _ in
+            gate.pass(GateRequest(caller: who, takesCallerToken: true, environment: .production, device: nil,
+                                  insightTypes: [], velocity: nil)).caller
+        }
+        XCTAssertEqual(tokens.map { if case .allowed = $0 { true } else { false } }, [true, true, false])
         XCTAssertEqual(answers[0].insightsAdmitted, [true])
         XCTAssertEqual(answers[0].signals?.hasAccount, false, "no signals without Redis")
         XCTAssertGreaterThanOrEqual(instance.sample("insightd_velocity_without_redis_total{operation=\"signals\"}") ?? 0, 2)
