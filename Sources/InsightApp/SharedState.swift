@@ -15,7 +15,6 @@ struct SharedState: Sendable {
     /// The in-memory tracker of the embedded mode (rebuilt from the store at start); nil with Redis.
     let tracker: VelocityTracker?
     private let link: RedisLink?
-    private let redisVelocity: RedisVelocity?
 
     init(settings: Settings, history: any VelocityHistory, leadership: any JobLeadership, clock: any Clock,
          metrics: MetricsRegistry, logger: Logger) throws {
@@ -27,7 +26,6 @@ struct SharedState: Sendable {
             self.limiter = limiter
             gate = SeparateCallsGate(limits: limiter, velocity: tracker)
             link = nil
-            redisVelocity = nil
             return
         }
         let parsed: RedisURL
@@ -53,16 +51,12 @@ struct SharedState: Sendable {
                                      mayRebuild: { leadership.tryLead() })
         self.limiter = limiter
         self.velocity = velocity
-        redisVelocity = velocity
         gate = RedisEvaluationGate(limiter: limiter, velocity: velocity)
     }
 
     /// Connects to Redis (at most a few seconds; an instance starts without it) and starts its checks.
     func start() { link?.start() }
 
-    /// Sends the velocity records still queued, then stops the checks.
-    func stop() {
-        redisVelocity?.stop()
-        link?.stop()
-    }
+    /// Answers the Redis calls still queued (velocity records), then stops the checks.
+    func stop() { link?.stop() }
 }

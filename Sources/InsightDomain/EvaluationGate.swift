@@ -5,7 +5,10 @@
 /// With state in memory the parts are separate calls (`SeparateCallsGate`); with state shared in
 /// Redis they are one script, one round trip (InsightRedis's `RedisEvaluationGate`).
 public protocol EvaluationGate: Sendable {
-    func pass(_ request: GateRequest) -> GateAnswer
+    /// Asks `request`. State in memory answers at once (and `answered` is not called); a shared
+    /// backend answers nil and calls `answered` exactly once, later, on a thread of its own, so
+    /// that no event loop waits for it.
+    func pass(_ request: GateRequest, answered: @escaping @Sendable (GateAnswer) -> Void) -> GateAnswer?
 }
 
 public struct GateRequest: Sendable {
@@ -63,6 +66,11 @@ public struct SeparateCallsGate: EvaluationGate {
         self.velocity = velocity
     }
 
+    public func pass(_ request: GateRequest, answered: @escaping @Sendable (GateAnswer) -> Void) -> GateAnswer? {
+        pass(request)
+    }
+
+    /// The answer, at once.
     public func pass(_ request: GateRequest) -> GateAnswer {
         let admission = request.takesCallerToken ? limits.admit(request.caller) : nil
         if case .throttled = admission {

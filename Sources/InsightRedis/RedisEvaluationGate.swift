@@ -20,7 +20,23 @@ public struct RedisEvaluationGate: EvaluationGate {
         self.velocity = velocity
     }
 
+    /// Queues the script on the link's call thread (`RedisLink.enqueue`), which calls
+    /// `answered`; answers at once (asking on this thread) only when the link does not queue it.
+    public func pass(_ request: GateRequest, answered: @escaping @Sendable (GateAnswer) -> Void) -> GateAnswer? {
+        let (preflight, read) = questions(request)
+        let queued = limiter.link.enqueue(preflight.command()) { reply in
+            answered(answer(request, read: read, reply: Preflight.decode(reply)))
+        }
+        return queued ? nil : answer(request, read: read, reply: preflight.run(on: limiter.link))
+    }
+
+    /// The answer, asked on this thread (one round trip).
     public func pass(_ request: GateRequest) -> GateAnswer {
+        let (preflight, read) = questions(request)
+        return answer(request, read: read, reply: preflight.run(on: limiter.link))
+    }
+
+    private func questions(_ request: GateRequest) -> (Preflight, VelocityRead?) {
         var preflight = Preflight(callerKey: limiter.callerKey(request.caller.callerId))
         if request.takesCallerToken { preflight.admission = limiter.stepArguments(request.caller) }
         if let device = request.device { preflight.device = limiter.devicePart(device, environment: request.environment) }
@@ -28,7 +44,11 @@ public struct RedisEvaluationGate: EvaluationGate {
         preflight.lifetime = limiter.callerLifetime
         let read = request.velocity.map(velocity.read(for:))
         preflight.velocity = read
-        let reply = preflight.run(on: limiter.link)
+        return (preflight, read)
+    }
+
+    /// Each part's verdict from the script's reply, or from its fallback when Redis did not answer.
+    private func answer(_ request: GateRequest, read: VelocityRead?, reply: PreflightReply?) -> GateAnswer {
         let admission = request.takesCallerToken ? limiter.callerVerdict(reply, caller: request.caller) : nil
         if case .throttled = admission {
             return GateAnswer(caller: admission, deviceRetryAfter: nil, insightsAdmitted: [], signals: nil)
@@ -59,8 +79,15 @@ struct Preflight {
 
     init(callerKey: RedisArgument) { self.callerKey = callerKey }
 
-    /// The answer of the script; nil when Redis did not answer (or answered something else).
+    /// The answer of the script, asked on this thread; nil when Redis did not answer (or
+    /// answered something else).
     func run(on link: RedisLink) -> PreflightReply? {
+        let command = command()
+        return Self.decode(link.perform { connection throws(RedisError) in try connection.command(command) })
+    }
+
+    /// The script with this evaluation's keys and arguments.
+    func command() -> RedisCommand {
         var keys: [RedisArgument] = [callerKey, device?.key ?? callerKey]
         var arguments: [RedisArgument] = []
         arguments.reserveCapacity(10 + 3 * insights.count + (admission?.count ?? 0))
@@ -84,9 +111,12 @@ struct Preflight {
             arguments += [RedisArgument(velocity.accounts.count), RedisArgument(velocity.devices.count),
                           RedisArgument(velocity.counterparties.count), RedisArgument(VelocityWindow.week.milliseconds)]
         }
-        let command = RedisCommand.script(PreflightScript.script, keys: keys, arguments: arguments)
-        guard let reply = link.perform({ connection throws(RedisError) in try connection.command(command) }),
-              let parts = reply.elements, parts.count == 5, let allowed = parts[0].integer,
+        return RedisCommand.script(PreflightScript.script, keys: keys, arguments: arguments)
+    }
+
+    /// The script's reply read; nil when there is none or it is not the script's (an error).
+    static func decode(_ reply: RedisReply?) -> PreflightReply? {
+        guard let parts = reply?.elements, parts.count == 5, let allowed = parts[0].integer,
               let retry = parts[1].string.flatMap(Double.init), let admitted = parts[2].elements,
               let signals = parts[3].elements, let caller = parts[4].elements else { return nil }
         return PreflightReply(caller: caller, deviceAllowed: allowed == 1, deviceRetryMilliseconds: retry,

@@ -78,6 +78,9 @@ public final class RedisLink: Sendable {
     private let upGauge: Gauge
     private let failures: CounterFamily
     private let worker = Locked<Worker?>(nil)
+    /// The thread that pipelines the request path's queued calls (`enqueue`), made by the first;
+    /// taken out by `stop`, after which calls are no longer queued.
+    private let calls = Locked<(queue: RedisCallQueue?, stopped: Bool)>((nil, false))
 
     /// `log` receives going down and coming back (once each), and what background tasks report.
     public init(settings: RedisLinkSettings, metrics: MetricsRegistry,
@@ -133,8 +136,13 @@ public final class RedisLink: Sendable {
         thread.start()
     }
 
-    /// Stops the background thread (within one check) and closes every pooled connection.
+    /// Answers the queued calls, stops the background thread (within one check) and closes every
+    /// pooled connection.
     public func stop() {
+        calls.withLock { calls -> RedisCallQueue? in
+            defer { calls = (nil, true) }
+            return calls.queue
+        }?.stop()
         guard let current = worker.withLock({ value -> Worker? in
             defer { value = nil }
             return value
@@ -145,6 +153,27 @@ public final class RedisLink: Sendable {
     }
 
     // MARK: The request path
+
+    /// Queues a call for the thread that pipelines the request path's calls (`RedisCallQueue`),
+    /// so that the calling thread does not wait for Redis: `answered` runs on that thread with
+    /// the reply, or nil when Redis did not answer. False when it is not queued (the link was
+    /// stopped, or too many calls wait): make the call with `perform` instead.
+    public func enqueue(_ command: RedisCommand, answered: @escaping @Sendable (RedisReply?) -> Void) -> Bool {
+        let queue = calls.withLock { calls -> RedisCallQueue? in
+            if calls.stopped { return nil }
+            if let queue = calls.queue { return queue }
+            let made = RedisCallQueue { [weak self] commands in
+                guard let self else { return nil }
+                let replies = perform { connection throws(RedisError) in try connection.pipeline(commands) }
+                // An error reply is counted as `perform` counts one that a single call throws.
+                for case .error in replies ?? [] { failures.increment("reply") }
+                return replies
+            }
+            calls.queue = made
+            return made
+        }
+        return queue?.submit(command, answered: answered) ?? false
+    }
 
     /// Runs `body` on one of this instance's connections; nil when Redis is unavailable or the
     /// call failed (a transport failure also marks Redis unavailable).

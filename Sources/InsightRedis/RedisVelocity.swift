@@ -31,8 +31,6 @@ public final class RedisVelocity: VelocityState {
     private let clock: any Clock
     private let mayRebuild: @Sendable () -> Bool
     private let withoutRedis: CounterFamily
-    /// Sends the port's records (`record(_:recorded:)`) from a thread of its own.
-    private let writer: VelocityRecordWriter
     /// Evaluations per pipelined batch of a rebuild.
     static let rebuildBatch = 1000
 
@@ -54,8 +52,6 @@ public final class RedisVelocity: VelocityState {
         withoutRedis = metrics.counter("insightd_velocity_without_redis_total",
                                        help: "Velocity reads answered without signals and records dropped while Redis was unavailable.",
                                        labels: ["operation"])
-        let withoutRedis = self.withoutRedis
-        writer = VelocityRecordWriter(link: link) { dropped in withoutRedis.increment("record", by: Double(dropped)) }
         link.onCheck { [weak self] connection, recoveredSince throws(RedisError) in
             try self?.check(connection, recoveredSince: recoveredSince)
         }
@@ -157,22 +153,26 @@ public final class RedisVelocity: VelocityState {
 
     // MARK: Writes
 
-    /// Queues the record for the writer thread, which calls `then` once Redis answered (or the
-    /// record was dropped). Without an account there is nothing to record; when the writer
-    /// refuses it (stopped, or its queue full) it is recorded here; `then` runs before returning
-    /// in both cases.
+    /// Queues the record for the link's call thread (`RedisLink.enqueue`), which calls `then`
+    /// once Redis answered (or did not: the record is dropped and counted). Without an account
+    /// there is nothing to record; when the link does not queue it (stopped) it is recorded here;
+    /// `then` runs before returning in both cases.
     public func record(_ event: VelocityEvent, then: @escaping @Sendable () -> Void) {
         guard let command = Self.recordCommand(event, prefix: environmentPrefix(event.environment), limits: limits) else {
             return then()
         }
-        if writer.submit(command, recorded: then) { return }
+        let withoutRedis = self.withoutRedis
+        let queued = link.enqueue(command) { reply in
+            switch reply {
+            case nil, .error?: withoutRedis.increment("record")
+            default: break
+            }
+            then()
+        }
+        if queued { return }
         send(command)
         then()
     }
-
-    /// Sends the records still queued, then ends the writer thread (at shutdown); later records
-    /// are sent by the thread that makes them.
-    public func stop() { writer.stop() }
 
     /// Records `event` now, on the calling thread (one round trip).
     public func record(_ event: VelocityEvent) {

@@ -111,10 +111,43 @@ public struct EvaluationService: Sendable {
             environment: caller.environment,
             accounts: accountHashes ?? [], devices: deviceHashes ?? [], counterparties: counterpartyHashes ?? [],
             isPayment: request.category == .payment)
-        let gateAnswer = gate.pass(GateRequest(
+        let gateRequest = GateRequest(
             caller: caller, takesCallerToken: true, environment: caller.environment, device: subject.device,
             insightTypes: zip(request.insights, asksQuota).filter(\.1).map(\.0.type),
-            velocity: velocity.isRebuilding ? nil : query))
+            velocity: velocity.isRebuilding ? nil : query)
+        let pending = PendingEvaluation(request: request, caller: caller, override: override, answerer: answerer,
+                                        subject: subject, asksQuota: asksQuota, now: now)
+        // A shared backend answers on a thread of its own; the evaluation goes on on its loop.
+        let answered = gate.pass(gateRequest) { answer in
+            resume {
+                do throws(Rejection) {
+                    try self.proceed(pending, gate: answer, resume: resume, completion: completion)
+                } catch {
+                    completion(.failure(error))
+                }
+            }
+        }
+        if let answered { try proceed(pending, gate: answered, resume: resume, completion: completion) }
+    }
+
+    /// What an evaluation made of its request before its gate answered.
+    struct PendingEvaluation: Sendable {
+        let request: EvaluationRequest
+        let caller: Caller
+        let override: SandboxOverride?
+        let answerer: InsightAnswerer
+        let subject: HashedSubject
+        /// Per requested insight: whether it takes a unit of its type's quota.
+        let asksQuota: [Bool]
+        let now: Milliseconds
+    }
+
+    /// The evaluation once its gate answered: the caller's and the device's verdicts, each
+    /// insight's answer, escalation by velocity, the decision, and the durable record.
+    private func proceed(_ pending: PendingEvaluation, gate gateAnswer: GateAnswer, resume: @escaping Resume,
+                         completion: @escaping Completion<Evaluated>) throws(Rejection) {
+        let (request, caller, answerer, now) = (pending.request, pending.caller, pending.answerer, pending.now)
+        let tenant = caller.tenant
         let quotaStatus = try quota.verdict(gateAnswer.caller ?? limiter.admit(caller), caller: caller)
         if let retryAfter = gateAnswer.deviceRetryAfter {
             metrics.throttled(.deviceRate)
@@ -122,7 +155,7 @@ public struct EvaluationService: Sendable {
         }
         // The evaluation's id, and its insights' ids made from it.
         let ids = EvaluationIdentifiers.make(insights: request.insights.count, milliseconds: now)
-        var insights = Self.answers(request, insightIds: ids.insightIds, asksQuota: asksQuota,
+        var insights = Self.answers(request, insightIds: ids.insightIds, asksQuota: pending.asksQuota,
                                     admitted: gateAnswer.insightsAdmitted, answerer: answerer)
         var shadows = answerer.shadowAnswers(served: insights, category: request.category, eventId: ids.eventId)
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
@@ -141,11 +174,11 @@ public struct EvaluationService: Sendable {
         let shadowDecision = policies.shadow.map { $0.decide(facts) }
         // The model's input is kept for training only when the caller opted in (nothing is done
         // otherwise), and never for a sandbox override's forced answers.
-        let trainingVector = caller.trainingCapture && override == nil
+        let trainingVector = caller.trainingCapture && pending.override == nil
             ? Self.trainingVector(answerer.features, insights: insights, tenant: tenant) : nil
         let record = EvaluationRecord(
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
-            category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: subject,
+            category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: pending.subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
             shadowInsights: shadows, trainingVector: trainingVector)
         let initiator = request.initiator.effectiveKind

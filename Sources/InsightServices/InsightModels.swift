@@ -19,7 +19,7 @@ public final class InsightModels: Sendable {
 }
 
 /// Answers the insights of one evaluation from one registry snapshot.
-struct InsightAnswerer {
+struct InsightAnswerer: Sendable {
     let registry: ModelRegistry?
     /// Features of the interaction, extracted once for all insights of the evaluation;
     /// nil when the caller sent no interaction (no evidence).

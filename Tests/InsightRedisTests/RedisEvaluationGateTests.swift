@@ -1,5 +1,6 @@
 import Foundation
 import InsightDomain
+import Locking
 @testable import InsightRedis
 import RedisClient
 import RedisTesting
@@ -152,6 +153,42 @@ final class RedisEvaluationGateTests: XCTestCase {
         XCTAssertNil(untaxed.deviceRetryAfter, "the refused caller took no device token")
         XCTAssertEqual(untaxed.insightsAdmitted, [true])
         XCTAssertNotNil(pass(token: false).deviceRetryAfter)
+    }
+
+    /// The gate as an evaluation asks it: queued for the link's call thread, which answers on
+    /// its own thread (never the caller's) once per pass, with what a pass asked on the caller's
+    /// thread answers; passes queued together go as one pipeline; once the link is stopped, a
+    /// pass is answered at once on the caller's thread.
+    func testQueuedPassesAreAnsweredOnTheCallThreadOnceEach() throws {
+        let p = try parts()
+        let query = VelocityQuery(environment: .production, accounts: [hash("queued")], devices: [], counterparties: [],
+                                  isPayment: false)
+        let done = DispatchGroup()
+        let answers = Locked<[Int: GateAnswer]>([:])
+        let onCaller = Locked<Int>(0)
+        for i in 0..<30 {
+            done.enter()
+            let thread = pthread_self()
+            let request = GateRequest(caller: caller("caller_queued", rate: 0.001, burst: 20), takesCallerToken: true,
+                                      environment: .production, device: nil, insightTypes: ["isLikelyBeingCoached"],
+                                      velocity: query)
+            XCTAssertNil(p.gate.pass(request) { answer in
+                if pthread_equal(pthread_self(), thread) != 0 { onCaller.withLock { $0 += 1 } }
+                answers.withLock { XCTAssertNil($0.updateValue(answer, forKey: i), "answered twice") }
+                done.leave()
+            }, "queued")
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(onCaller.withLock { $0 }, 0)
+        let all = answers.withLock { $0 }
+        XCTAssertEqual(all.count, 30)
+        // Burst 20: twenty tokens, then ten refusals, whichever order the passes ran in.
+        XCTAssertEqual(all.values.filter { if case .allowed = $0.caller { true } else { false } }.count, 20)
+        XCTAssertEqual(all.values.filter { $0.signals?.hasAccount == true }.count, 20)
+        p.instance.link.stop()
+        let late = p.gate.pass(GateRequest(caller: caller("caller_late"), takesCallerToken: true, environment: .production,
+                                           device: nil, insightTypes: [], velocity: nil)) { _ in XCTFail("answered at once") }
+        XCTAssertNotNil(late?.caller, "answered at once once the link is stopped")
     }
 
     /// Redis stopped: each part answers as its own call does without Redis — the device and the

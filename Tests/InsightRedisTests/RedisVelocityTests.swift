@@ -273,10 +273,10 @@ final class RedisVelocityTests: XCTestCase {
         XCTAssertEqual(instance.sample("insightd_velocity_without_redis_total{operation=\"record\"}"), 1)
     }
 
-    /// The record an answer waits for goes through the writer thread: the caller does not wait,
-    /// `then` runs once per record, after which the other instance sees it; with Redis away it
-    /// still runs once and the record is counted as dropped; `stop` sends what is queued first,
-    /// and a record made after it is sent by the caller before `then`.
+    /// The record an answer waits for goes through the link's call thread: the caller does not
+    /// wait, `then` runs once per record, after which the other instance sees it; with Redis away
+    /// it still runs once and the record is counted as dropped; the link's `stop` sends what is
+    /// queued first, and a record made after it is sent by the caller before `then`.
     func testTheRecordAnAnswerWaitsForIsSentByTheWriterAndCallsBackOnce() throws {
         let (a, b) = try pair()
         let now = try serverNow()
@@ -294,7 +294,7 @@ final class RedisVelocityTests: XCTestCase {
         }
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(calls.withLock { $0 }, 40)
-        XCTAssertEqual(onCaller.withLock { $0 }, 0, "recorded by the writer thread, not the caller's")
+        XCTAssertEqual(onCaller.withLock { $0 }, 0, "recorded by the call thread, not the caller's")
         XCTAssertEqual(b.signals(for: query("hana", device: "d0")).accountEvaluations.hour, 41)
         let empty = Locked<Bool>(false)
         a.record(event(nil, device: "d0", at: now)) { empty.withLock { $0 = true } }
@@ -303,12 +303,12 @@ final class RedisVelocityTests: XCTestCase {
         // Queued records are sent before stop returns; afterwards the caller sends its own.
         let last = Locked<Bool>(false)
         a.record(event("hana", at: now)) { last.withLock { $0 = true } }
-        a.stop()
+        a.link.stop()
         XCTAssertTrue(last.withLock { $0 })
         XCTAssertEqual(b.signals(for: query("hana")).accountEvaluations.hour, 42)
         let after = Locked<Bool>(false)
         a.record(event("hana", at: now + 1)) { after.withLock { $0 = true } }
-        XCTAssertTrue(after.withLock { $0 }, "recorded by the caller once the writer stopped")
+        XCTAssertTrue(after.withLock { $0 }, "recorded by the caller once the link stopped")
         XCTAssertEqual(b.signals(for: query("hana")).accountEvaluations.hour, 43)
 
         // Redis away: still one call back each, and counted as dropped.
@@ -324,7 +324,7 @@ final class RedisVelocityTests: XCTestCase {
             v.record(event("ivan", at: now)) { away.leave() }
         }
         XCTAssertEqual(away.wait(timeout: .now() + 10), .success)
-        v.stop()
+        v.link.stop()
         XCTAssertEqual(instance.sample("insightd_velocity_without_redis_total{operation=\"record\"}"), 3)
     }
 
