@@ -5,7 +5,8 @@ import PostgresClient
 /// through the pipelined writer. Each job is a fixed list of statements that decides in SQL:
 ///
 /// - an evaluation and its insights are one statement (the insert of the evaluation returns
-///   its number, from which the insights' slots are made);
+///   its number, from which the insights' slots are made); the evaluations of a batch that keep
+///   no training vector are one statement together (`EvaluationRows`);
 /// - a consumption report takes the evaluation's advisory lock, then one statement looks the
 ///   evaluation and its insights up, checks the ids, inserts the report unless one exists, and
 ///   returns what it found;
@@ -22,10 +23,11 @@ public final class PostgresLedger: EvaluationLedger {
 
     public func record(_ evaluation: EvaluationRecord,
                        completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
-        writer.submit({
-            guard let vector = evaluation.trainingVector else { return [try Self.insert(evaluation)] }
-            return [try Self.insert(evaluation), Self.insert(vector, of: evaluation)]
-        }, decode: { _ in () }, completion: completion)
+        guard let vector = evaluation.trainingVector else {
+            return writer.submit(merging: { try EvaluationRows(evaluation) }, completion: completion)
+        }
+        writer.submit({ [try Self.insert(evaluation), Self.insert(vector, of: evaluation)] },
+                      decode: { _ in () }, completion: completion)
     }
 
     public func report(_ report: ConsumptionReport,
@@ -56,35 +58,7 @@ public final class PostgresLedger: EvaluationLedger {
     static let firstShadow = EvaluationRecord.maxServedInsights
 
     static func insert(_ e: EvaluationRecord) throws -> WriteStatement {
-        guard e.insights.count <= firstShadow, e.shadowInsights.count <= slotsPerEvaluation - firstShadow else {
-            throw PostgresStoreError("an evaluation holds at most \(firstShadow) insights and as many shadow answers")
-        }
-        var parameters: [PostgresValue?] = [
-            .text(e.eventId), .text(e.callerId), .text(e.environment.rawValue), .text(e.category.rawValue),
-            .int64(e.createdAt), .int64(e.reportConsumptionBy), e.subject.keyId.map { .text($0) },
-            e.subject.account.map { .bytea($0) }, e.subject.device.map { .bytea($0) },
-            e.subject.counterparty.map { .bytea($0) },
-            e.trackedValue.map { .text($0.rawValue) }, .int64(e.raisedByVelocity ? 1 : 0),
-            e.decision.map { .int64(Int64($0.action.code)) },
-            e.decision.flatMap { $0.reasons.isEmpty ? nil : .text($0.reasons.joined(separator: ",")) },
-            e.decision.map { .text($0.policyVersion) },
-        ]
-        let positioned = e.insights.enumerated().map { ($0.offset, $0.element) }
-            + e.shadowInsights.enumerated().map { (firstShadow + $0.offset, $0.element) }
-        for (position, insight) in positioned {
-            var value: String?, errorCode: String?, reasons = ""
-            switch insight.outcome {
-            case .value(let v, let r): value = v.rawValue; reasons = r.joined(separator: ",")
-            case .error(let code, _): errorCode = code.rawValue
-            }
-            let stored = EvaluationIdentifiers.isMade(insight.insightId, eventId: e.eventId, position: position)
-                ? nil : insight.insightId
-            parameters += [stored.map { .text($0) }, .text(insight.type), .int64(Int64(insight.schemaVersion)),
-                           insight.modelVersion.map { .text($0) }, value.map { .text($0) }, errorCode.map { .text($0) },
-                           .text(reasons), insight.scoreBin.map { .int64(Int64($0)) }]
-        }
-        return WriteStatement(name: "insightd_record_\(e.insights.count)_\(e.shadowInsights.count)",
-                              sql: recordSQL[e.insights.count][e.shadowInsights.count], parameters: parameters)
+        try EvaluationRows(e).statement
     }
 
     /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's

@@ -24,7 +24,7 @@ public final class PostgresStore: Sendable {
     public let leadership: PostgresJobLeadership
     /// The hash key ids the store has seen.
     public let hashKeyRegistry: PostgresHashKeyRegistry
-    private let writer: PostgresWriter
+    let writer: PostgresWriter
     private let reads: PostgresReadPool
 
     /// Connects, applies pending migrations and makes the ports; returns the store and the

@@ -1,6 +1,7 @@
 import Foundation
 import InsightDomain
 import PostgresClient
+import Synchronization
 
 /// One statement of a write job: SQL prepared on the writer's connection under `name` (one
 /// name, one SQL text), with its parameters.
@@ -8,6 +9,26 @@ struct WriteStatement: Sendable {
     let name: String
     let sql: String
     let parameters: [PostgresValue?]
+}
+
+/// What a job writes, in a form the writer may merge with the same kind of write of other jobs
+/// of its batch: one statement for all of them, which costs the server much less than one
+/// statement each. `statement` writes the same alone; the writer falls back to it when the
+/// merged statement fails, so that a bad job still fails alone.
+protocol MergeableWrite: Sendable {
+    /// Writes with the same key are merged.
+    static var mergeKey: String { get }
+    /// The statement that writes every one of `all`.
+    static func statement(merging all: [Self]) -> WriteStatement
+    /// The statement that writes this one alone.
+    var statement: WriteStatement { get }
+}
+
+extension MergeableWrite {
+    /// The merged statement of `all`, which are all of this type (they share its key).
+    static func statement(mergingAny all: [any MergeableWrite]) -> WriteStatement {
+        statement(merging: all.map { $0 as! Self })
+    }
 }
 
 /// The writer of the PostgreSQL store, on its own thread with its own connection. Jobs queue up
@@ -24,6 +45,11 @@ struct WriteStatement: Sendable {
 /// A deadlock or serialization failure (two instances' batches taking the same locks in another
 /// order) sends the batch again as it was.
 ///
+/// Jobs of one kind that need no answer but success (`MergeableWrite`: an evaluation's insert)
+/// are written by one statement for all of them when the batch holds several. When that
+/// statement fails, the batch is sent again with each such job's own statement, and the rule
+/// above finds the job that fails.
+///
 /// When the connection breaks, the batch in flight fails (`StoreFailure.unavailable`: whether the
 /// server committed it is unknown, and nothing was acknowledged), and the next batch connects
 /// again; after a failed attempt, batches fail at once until the reconnect delay has passed.
@@ -32,6 +58,8 @@ public final class PostgresWriter: @unchecked Sendable {
     // queue's thread.
     private struct Job {
         let statements: Result<[WriteStatement], any Error>
+        /// Set when the job's statements are this write's own statement, which may be merged.
+        var mergeable: (any MergeableWrite)? = nil
         let finish: ([PostgresResult]?, (any Error)?) -> Void
     }
 
@@ -50,6 +78,8 @@ public final class PostgresWriter: @unchecked Sendable {
     /// Times a batch is sent again after a deadlock or serialization failure before its job fails.
     static let transientRetries = 3
     private let observer: (@Sendable (Commit) -> Void)?
+    /// Merged statements committed so far (tests see with it which path a batch took).
+    let mergedStatementsCommitted = Atomic<Int>(0)
 
     init(settings: PostgresSettings, observer: (@Sendable (Commit) -> Void)? = nil) {
         self.settings = settings
@@ -81,6 +111,16 @@ public final class PostgresWriter: @unchecked Sendable {
             } catch {
                 completion(.failure(Self.failure(error)))
             }
+        }), refuse: { completion(.failure($0)) })
+    }
+
+    /// Queues the write `build` makes (on the caller's thread), which the writer may merge with
+    /// others of its kind; `completion` gets success once it is committed.
+    func submit<Write: MergeableWrite>(merging build: () throws -> Write,
+                                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
+        let write = Result { try build() }
+        enqueue(Job(statements: write.map { [$0.statement] }, mergeable: try? write.get(), finish: { _, error in
+            completion(error.map { .failure(Self.failure($0)) } ?? .success(()))
         }), refuse: { completion(.failure($0)) })
     }
 
@@ -139,24 +179,37 @@ public final class PostgresWriter: @unchecked Sendable {
             }
         }
         var transientFailures = 0
+        var merging = true
         while !pending.isEmpty {
             guard let connection = usableConnection() else {
                 let failure = StoreFailure.unavailable("PostgreSQL unreachable: \(lastConnectError)")
                 for index in pending { outcomes[index] = Outcome(error: failure) }
                 break
             }
-            // Each statement prepared (once per connection), and the job each belongs to.
+            // Each statement prepared (once per connection), and the jobs each belongs to: one,
+            // or every job of a merged statement, sent where the first of them stood.
+            let groups = merging ? Self.mergeGroups(pending.map { (index: $0, write: batch[$0].mergeable) }) : [:]
+            let merged = Set(groups.values.joined())
             var queries: [PostgresQuery] = []
-            var owners: [Int] = []
-            var unprepared: (job: Int, error: PostgresError)?
+            var owners: [[Int]] = []
+            var unprepared: (jobs: [Int], error: PostgresError)?
             for index in pending where unprepared == nil {
+                let jobs = groups[index] ?? [index]
+                let list: [WriteStatement]
+                if groups[index] != nil {
+                    list = [Self.mergedStatement(jobs.compactMap { batch[$0].mergeable })]
+                } else if merged.contains(index) {
+                    continue
+                } else {
+                    list = statements[index]
+                }
                 do {
-                    for statement in statements[index] {
+                    for statement in list {
                         queries.append(.prepared(try connection.prepare(statement.name, statement.sql), statement.parameters))
-                        owners.append(index)
+                        owners.append(jobs)
                     }
                 } catch {
-                    unprepared = (index, error)
+                    unprepared = (jobs, error)
                 }
             }
             if let unprepared {
@@ -165,8 +218,12 @@ public final class PostgresWriter: @unchecked Sendable {
                     for index in pending { outcomes[index] = Outcome(error: unprepared.error) }
                     break
                 }
-                outcomes[unprepared.job] = Outcome(error: unprepared.error)
-                pending.removeAll { $0 == unprepared.job }
+                if unprepared.jobs.count > 1 {
+                    merging = false
+                    continue
+                }
+                outcomes[unprepared.jobs[0]] = Outcome(error: unprepared.error)
+                pending.removeAll { $0 == unprepared.jobs[0] }
                 continue
             }
             let results: [Result<PostgresResult, PostgresError>]
@@ -190,19 +247,45 @@ public final class PostgresWriter: @unchecked Sendable {
                     for index in pending { outcomes[index] = Outcome(error: error) }
                     break
                 }
-                let job = owners[failed]
+                // A merged statement that failed: each job's own statement finds the one to leave out.
+                if owners[failed].count > 1 {
+                    merging = false
+                    continue
+                }
+                let job = owners[failed][0]
                 outcomes[job] = Outcome(error: error)
                 pending.removeAll { $0 == job }
                 continue
             }
             var byJob: [Int: [PostgresResult]] = [:]
-            for (owner, result) in zip(owners, results) {
-                if case .success(let rows) = result { byJob[owner, default: []].append(rows) }
+            for (jobs, result) in zip(owners, results) {
+                if jobs.count > 1 {
+                    mergedStatementsCommitted.add(1, ordering: .relaxed)
+                    continue
+                }
+                if case .success(let rows) = result { byJob[jobs[0], default: []].append(rows) }
             }
             for index in pending { outcomes[index] = Outcome(results: byJob[index] ?? []) }
             pending.removeAll()
         }
         return outcomes.map { $0 ?? Outcome(error: StoreFailure.unavailable("not committed")) }
+    }
+
+    /// The jobs to merge, by the first of each group: for each kind of mergeable write that at
+    /// least two of `jobs` have, those jobs in order.
+    private static func mergeGroups(_ jobs: [(index: Int, write: (any MergeableWrite)?)]) -> [Int: [Int]] {
+        var byKey: [String: [Int]] = [:]
+        for job in jobs {
+            guard let write = job.write else { continue }
+            byKey[type(of: write).mergeKey, default: []].append(job.index)
+        }
+        var groups: [Int: [Int]] = [:]
+        for jobs in byKey.values where jobs.count > 1 { groups[jobs[0]] = jobs }
+        return groups
+    }
+
+    private static func mergedStatement(_ writes: [any MergeableWrite]) -> WriteStatement {
+        type(of: writes[0]).statement(mergingAny: writes)
     }
 
     /// Errors of the server rather than of a job (connection, resources, shutdown, internal):

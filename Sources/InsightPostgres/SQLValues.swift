@@ -4,23 +4,56 @@ import PostgresClient
 enum SQLValues {
     /// A `text[]` literal (`{"a","b",NULL}`): every element quoted, `"` and `\` escaped.
     static func textArray(_ elements: [String?]) -> PostgresValue {
-        var literal = "{"
-        for (index, element) in elements.enumerated() {
-            if index > 0 { literal += "," }
-            guard let element else { literal += "NULL"; continue }
-            literal += "\""
-            for character in element.unicodeScalars {
-                if character == "\"" || character == "\\" { literal += "\\" }
-                literal.unicodeScalars.append(character)
-            }
-            literal += "\""
-        }
-        return .text(literal + "}")
+        arrayLiteral(elements.map(arrayElement))
     }
 
     /// A `bigint[]` literal (`{1,-1,NULL}`).
     static func integerArray(_ elements: [Int64?]) -> PostgresValue {
         .text("{" + elements.map { $0.map(String.init) ?? "NULL" }.joined(separator: ",") + "}")
+    }
+
+    /// An array literal of elements that `arrayElement` spelled.
+    static func arrayLiteral(_ elements: [String]) -> PostgresValue {
+        .text("{" + elements.joined(separator: ",") + "}")
+    }
+
+    /// One element of an array literal: `NULL`, or `text` quoted, `"` and `\` escaped.
+    static func arrayElement(_ text: String?) -> String {
+        guard let text else { return "NULL" }
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            return "\"" + text + "\""
+        }
+        var element = "\""
+        for character in text.unicodeScalars {
+            if character == "\"" || character == "\\" { element += "\\" }
+            element.unicodeScalars.append(character)
+        }
+        return element + "\""
+    }
+
+    /// One element of an array literal holding `value` in its type's text form (a byte string as
+    /// `\x` and hex), for a parameter cast to that type's array.
+    static func arrayElement(_ value: PostgresValue?) -> String {
+        switch value {
+        case nil: "NULL"
+        case .text(let text): arrayElement(text)
+        case .int64(let integer): String(integer)
+        case .double(let double): arrayElement(String(double))
+        case .bool(let flag): flag ? "t" : "f"
+        case .bytea(let bytes): arrayElement("\\x" + hex(bytes))
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Byte strings as comma-separated hex, for `decode(…, 'hex')` over `string_to_array`.
