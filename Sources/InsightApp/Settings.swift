@@ -70,10 +70,12 @@ public struct Settings: Sendable, Equatable {
     /// share (1/N) of every caller's rate and burst.
     public var instances = 3
 
-    /// Loop threads by default with shared engines: a loop waits for Redis on each decision (a
-    /// blocking round trip), so more loops than cores keep the cores busy (docs/performance.md,
-    /// "Several instances on PostgreSQL and Redis").
-    static var sharedModeThreads: Int { min(64, 8 * max(1, ProcessInfo.processInfo.activeProcessorCount)) }
+    /// Loop threads by default with shared engines: two per CPU. No loop waits for Redis or for
+    /// a write (their calls go through threads of their own), but a loop still waits for a read
+    /// of PostgreSQL (a credential cache miss, a report), and a second loop per core keeps the
+    /// core busy meanwhile; more than two only add switches (docs/performance.md, "Several
+    /// instances on PostgreSQL and Redis").
+    static var sharedModeThreads: Int { min(64, 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
     /// True when several instances share PostgreSQL and Redis (PRODUCT.md §11).
     public var isShared: Bool { databaseURL != nil }
@@ -115,7 +117,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_MODELS_DIR", meaning: "directory of model versions; when unset and missing, insights answer insightUnavailable", defaultValue: "models"),
         Variable(name: "INSIGHTD_MODEL_CURRENT", meaning: "model version to serve as current", defaultValue: "as the models directory says"),
         Variable(name: "INSIGHTD_MODEL_SHADOW", meaning: "comma-separated model versions (at most 4) scored beside every coaching insight, stored and reported in /admin/v1/model-performance, never answered; each must exist, not be withdrawn and not be current; checked again on SIGHUP", defaultValue: "unset (no shadow)"),
-        Variable(name: "INSIGHTD_THREADS", meaning: "HTTP loop threads (1-64)", defaultValue: "number of CPUs; 8 per CPU (at most 64) with INSIGHTD_DATABASE_URL"),
+        Variable(name: "INSIGHTD_THREADS", meaning: "HTTP loop threads (1-64)", defaultValue: "number of CPUs; 2 per CPU (at most 64) with INSIGHTD_DATABASE_URL"),
         Variable(name: "INSIGHTD_LOG_LEVEL", meaning: "debug, info, warning or error", defaultValue: "info"),
         Variable(name: "INSIGHTD_CONSUMPTION_GRACE", meaning: "seconds a caller has to report consumption (60-604800)", defaultValue: "900"),
         Variable(name: "INSIGHTD_MAX_BODY_BYTES", meaning: "largest request body (1024-16777216)", defaultValue: "1048576"),

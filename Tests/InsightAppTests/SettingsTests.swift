@@ -75,7 +75,7 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(s.databaseURL, shared["INSIGHTD_DATABASE_URL"])
         XCTAssertEqual(s.redisURL, shared["INSIGHTD_REDIS_URL"])
         XCTAssertEqual(s.instances, 4)
-        XCTAssertEqual(s.threads, min(64, 8 * ProcessInfo.processInfo.activeProcessorCount), "loops wait on Redis: more than cores")
+        XCTAssertEqual(s.threads, min(64, 2 * ProcessInfo.processInfo.activeProcessorCount), "a second loop per core while one waits for a read")
         var explicit = shared
         explicit["INSIGHTD_THREADS"] = "3"
         XCTAssertEqual(try Settings.load(from: explicit).get().threads, 3)
