@@ -173,6 +173,8 @@ enum PreflightScript {
       redis.call('SET', KEYS[2], num(newTat), 'PX', math.max(1, math.ceil(newTat - now)))
       if not ok then
         throttled(KEYS[1], now, 'deviceRate')
+        -- The caller's hash lives as long after this write as after any (it may be new here).
+        redis.call('PEXPIRE', KEYS[1], ARGV[3])
         return {0, num(retry), {}, {}, admission}
       end
     end

@@ -84,6 +84,7 @@ public final class RedisRateLimiter: RateLimits {
     public func admitDevice(_ hash: [UInt8], environment: Environment, caller: Caller) -> Int? {
         var preflight = Preflight(callerKey: callerKey(caller.callerId))
         preflight.device = devicePart(hash, environment: environment)
+        preflight.lifetime = callerLifetime
         return deviceVerdict(preflight.run(on: link), device: hash, environment: environment, caller: caller)
     }
 

@@ -112,6 +112,21 @@ final class RedisEvaluationGateTests: XCTestCase {
         XCTAssertEqual(other.insightsAdmitted, [false])
     }
 
+    /// A device refused for a caller whose hash did not exist yet (`admitDevice` alone, no token
+    /// asked): the throttling counts written there expire as the hash's other writes do.
+    func testAThrottlingCountWrittenByARefusedDeviceExpires() throws {
+        let p = try parts(devicePerHour: 1)
+        let who = caller("caller_device_only")
+        let device = hash("device-only")
+        XCTAssertNil(p.limiter.admitDevice(device, environment: .production, caller: who))
+        XCTAssertNotNil(p.limiter.admitDevice(device, environment: .production, caller: who))
+        let key = RedisArgument(p.instance.link.settings.keyPrefix + "rl:c:caller_device_only")
+        XCTAssertEqual(try redis.connect().command("HGET", key, "lastReason").string, "deviceRate")
+        let ttl = try XCTUnwrap(try redis.connect().command("PTTL", key).integer)
+        XCTAssertGreaterThan(ttl, 0, "the caller's hash expires")
+        XCTAssertLessThanOrEqual(ttl, p.limiter.callerLifetime)
+    }
+
     /// The caller's token taken by the same script: the bucket is the one `admit` uses (burst 2:
     /// a pass, an admit, then a refused pass); a refused caller takes no device token and no
     /// insight quota, reads no velocity, and its throttling says why; a pass that does not ask
