@@ -402,6 +402,11 @@ public enum AdminCommand {
                 let directory = args.option("models-dir") ?? environment["INSIGHTD_MODELS_DIR"] ?? Settings().modelsDirectory
                 try args.checkAllConsumed()
                 if words[1] == "set-current" {
+                    // The daemon refuses a version that is both current and a shadow (at its next reload).
+                    if try shadowModels(environment).contains(words[2]) {
+                        throw AppError("model version \(words[2]) runs as a shadow (INSIGHTD_MODEL_SHADOW), and the daemon refuses a "
+                                       + "version that is both: take it out of INSIGHTD_MODEL_SHADOW first")
+                    }
                     try ModelsDirectory.setCurrent(words[2], in: directory)
                     print("model version \(words[2]) is current in \(directory)/registry.json; reload the daemon to serve it (SIGHUP)")
                     if let pinned = environment["INSIGHTD_MODEL_CURRENT"], !pinned.isEmpty, pinned != words[2] {

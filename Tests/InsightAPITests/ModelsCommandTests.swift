@@ -39,6 +39,11 @@ final class ModelsCommandTests: XCTestCase {
         XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "models", "list", "--models-dir", directory.path],
                                          environment: ["INSIGHTD_MODEL_SHADOW": "2.0"]), 1)
         XCTAssertEqual(try answer(daemon, key: key, version: nil), "2.0")
+        // A version that runs as a shadow cannot be made current (the daemon's reload would refuse both).
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "models", "set-current", "1.0", "--models-dir", directory.path],
+                                         environment: ["INSIGHTD_MODEL_SHADOW": "1.0"]), 1)
+        let unchanged = try JSONParser.parse(Array(try Data(contentsOf: directory.appendingPathComponent("registry.json"))))
+        XCTAssertEqual(unchanged["current"]?.stringValue, "2.0")
 
         XCTAssertEqual(insightctl("models", "set-current", "1.0"), 0)
         XCTAssertEqual(try answer(daemon, key: key, version: nil), "2.0", "served only after a reload")
