@@ -80,11 +80,13 @@ test-console: build
 
 # Every shell example of README.md and docs/ against a real daemon, as a reader would run it
 # (markers and rules: $(TESTS_DIR)/docs-examples.sh); the demo is one of the examples. First,
-# the module table of docs/architecture.md against Package.swift, and the container image's
-# libraries against what the binaries link.
+# the module table of docs/architecture.md against Package.swift, the container image's
+# libraries against what the binaries link, and deploy/'s Kubernetes manifests against the
+# Kubernetes API's schemas (pinned kubernetes-validate, in .venv-kubernetes).
 test-docs: build
 	sh scripts/check-module-graph.sh
 	sh scripts/check-container-libraries.sh $(RELEASE_BIN)
+	sh scripts/check-kubernetes-manifests.sh
 	$(SWIFT) build -c release --product insightd-demo
 	bash $(TESTS_DIR)/docs-examples.sh $(RELEASE_BIN)
 
