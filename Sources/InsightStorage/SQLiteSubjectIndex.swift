@@ -178,6 +178,9 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
             }
             if !full { wait(pace.interval) }
         }
+        // Closed before `stop` returns, not when this frame goes: SQLite deletes the side file's
+        // WAL as its last connection closes, which would otherwise happen after the stop.
+        side = nil
         finished.signal()
     }
 
