@@ -46,7 +46,7 @@ let package = Package(
                 plugins: ["EmbedMigrations"]),
         // The PostgreSQL store of the multi-instance mode (not linked into insightd yet).
         .target(name: "InsightPostgres",
-                dependencies: ["InsightDomain", "PostgresClient"],
+                dependencies: ["InsightDomain", "PostgresClient", "Crypto"],
                 plugins: ["EmbedMigrations"]),
         // What every instance of the multi-instance mode must see at once, in Redis: rate limits
         // and velocity (not linked into insightd yet).

@@ -17,9 +17,7 @@ extension InsightAPIHandler {
             }
             request = try EvaluationRequest.decode(body: try jsonBytes(exchange.request))
         } catch {
-            // Refused before the evaluation asks for the token: it costs one all the same, and a
-            // throttled caller is told that first.
-            _ = try useCases.quota.admit(caller)
+            try useCases.quota.chargeRefusal(of: caller)
             throw error
         }
         let answered = exchange, requestId = request.requestId, signingKeys = dependencies.signingKeys

@@ -9,7 +9,7 @@ import PostgresClient
 /// such an insert is per statement (the executor's start-up and end) rather than per row: one
 /// statement of arrays for a batch costs the server less CPU per evaluation than one statement
 /// per evaluation (docs/performance.md).
-struct EvaluationRows: MergeableWrite {
+struct EvaluationRows: Sendable {
     /// The 15 values of the `evaluations` row, in `PostgresLedger.recordSQL`'s order.
     let evaluation: [PostgresValue?]
     /// The insights: each one's position (0 to 3 served, 4 to 7 shadow) and its 8 values.
@@ -62,8 +62,6 @@ struct EvaluationRows: MergeableWrite {
         WriteStatement(name: "insightd_record_\(served)_\(shadows)", sql: PostgresLedger.recordSQL[served][shadows],
                        parameters: evaluation + insights.flatMap(\.values))
     }
-
-    static let mergeKey = "evaluations"
 
     /// The statement that writes every evaluation of `all`: each column of the evaluations, then
     /// of the insights, as one array, the insights naming their evaluation by its index in the

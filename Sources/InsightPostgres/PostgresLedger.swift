@@ -24,7 +24,7 @@ public final class PostgresLedger: EvaluationLedger {
     public func record(_ evaluation: EvaluationRecord,
                        completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
         guard let vector = evaluation.trainingVector else {
-            return writer.submit(merging: { try EvaluationRows(evaluation) }, completion: completion)
+            return writer.submit(evaluation: { try EvaluationRows(evaluation) }, completion: completion)
         }
         writer.submit({ [try Self.insert(evaluation), Self.insert(vector, of: evaluation)] },
                       decode: { _ in () }, completion: completion)

@@ -32,7 +32,7 @@ enum PostgresModelPerformance {
     /// planner so: it estimated thousands of insights an evaluation from the range, and then
     /// hashed every consumption report and label). The report and the label are lateral too,
     /// each one lookup of its primary key (`LIMIT 1`: at most one exists), never a hash of the
-    /// whole table, which the planner preferred while those tables were small. A shadow answer
+    /// whole table, which the planner chooses while those tables are small. A shadow answer
     /// (position 4 to 7, migration 0015) takes the label of its evaluation's first served insight
     /// of the type (positions 0 to 3).
     static let sql = """

@@ -11,26 +11,6 @@ struct WriteStatement: Sendable {
     let parameters: [PostgresValue?]
 }
 
-/// What a job writes, in a form the writer may merge with the same kind of write of other jobs
-/// of its batch: one statement for all of them, which costs the server much less than one
-/// statement each. `statement` writes the same alone; the writer falls back to it when the
-/// merged statement fails, so that a bad job still fails alone.
-protocol MergeableWrite: Sendable {
-    /// Writes with the same key are merged.
-    static var mergeKey: String { get }
-    /// The statement that writes every one of `all`.
-    static func statement(merging all: [Self]) -> WriteStatement
-    /// The statement that writes this one alone.
-    var statement: WriteStatement { get }
-}
-
-extension MergeableWrite {
-    /// The merged statement of `all`, which are all of this type (they share its key).
-    static func statement(mergingAny all: [any MergeableWrite]) -> WriteStatement {
-        statement(merging: all.map { $0 as! Self })
-    }
-}
-
 /// The writer of the PostgreSQL store, on its own thread with its own connection. Jobs queue up
 /// from any thread; the writer sends every queued job's statements (up to `maxBatch` jobs) in
 /// pipeline mode as one implicit transaction, ended by one sync: the whole batch costs one round
@@ -45,10 +25,10 @@ extension MergeableWrite {
 /// A deadlock or serialization failure (two instances' batches taking the same locks in another
 /// order) sends the batch again as it was.
 ///
-/// Jobs of one kind that need no answer but success (`MergeableWrite`: an evaluation's insert)
-/// are written by one statement for all of them when the batch holds several. When that
-/// statement fails, the batch is sent again with each such job's own statement, and the rule
-/// above finds the job that fails.
+/// The evaluations of a batch (`EvaluationRows`, whose jobs need no answer but success) are
+/// written by one statement for all of them when the batch holds several. When that statement
+/// fails, the batch is sent again with each evaluation's own statement, and the rule above finds
+/// the job that fails.
 ///
 /// When the connection breaks, the batch in flight fails (`StoreFailure.unavailable`: whether the
 /// server committed it is unknown, and nothing was acknowledged), and the next batch connects
@@ -57,10 +37,27 @@ public final class PostgresWriter: @unchecked Sendable {
     // @unchecked: `connection`, `retryAt` and `lastConnectError` are touched only by the
     // queue's thread.
     private struct Job {
-        let statements: Result<[WriteStatement], any Error>
-        /// Set when the job's statements are this write's own statement, which may be merged.
-        var mergeable: (any MergeableWrite)? = nil
+        /// What the job writes; a build that threw fails the job.
+        let work: Result<Work, any Error>
         let finish: ([PostgresResult]?, (any Error)?) -> Void
+    }
+
+    /// A job's statements, or an evaluation's rows: their own statement, or their part of the
+    /// batch's merged one.
+    private enum Work {
+        case statements([WriteStatement])
+        case evaluation(EvaluationRows)
+
+        var statements: [WriteStatement] {
+            switch self {
+            case .statements(let list): list
+            case .evaluation(let rows): [rows.statement]
+            }
+        }
+
+        var evaluation: EvaluationRows? {
+            if case .evaluation(let rows) = self { rows } else { nil }
+        }
     }
 
     /// What one commit did, for metrics and logs (as `GroupCommitWriter.Commit`).
@@ -103,8 +100,7 @@ public final class PostgresWriter: @unchecked Sendable {
     func submit<T>(_ build: () throws -> [WriteStatement],
                    decode: @escaping @Sendable ([PostgresResult]) throws -> T,
                    completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void) {
-        let statements: Result<[WriteStatement], any Error> = Result { try build() }
-        enqueue(Job(statements: statements, finish: { results, error in
+        enqueue(Job(work: Result { .statements(try build()) }, finish: { results, error in
             if let error { return completion(.failure(Self.failure(error))) }
             do {
                 completion(.success(try decode(results ?? [])))
@@ -114,12 +110,11 @@ public final class PostgresWriter: @unchecked Sendable {
         }), refuse: { completion(.failure($0)) })
     }
 
-    /// Queues the write `build` makes (on the caller's thread), which the writer may merge with
-    /// others of its kind; `completion` gets success once it is committed.
-    func submit<Write: MergeableWrite>(merging build: () throws -> Write,
-                                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
-        let write = Result { try build() }
-        enqueue(Job(statements: write.map { [$0.statement] }, mergeable: try? write.get(), finish: { _, error in
+    /// Queues the evaluation `build` makes (on the caller's thread), which the writer writes with
+    /// the other evaluations of its batch; `completion` gets success once it is committed.
+    func submit(evaluation build: () throws -> EvaluationRows,
+                completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
+        enqueue(Job(work: Result { .evaluation(try build()) }, finish: { _, error in
             completion(error.map { .failure(Self.failure($0)) } ?? .success(()))
         }), refuse: { completion(.failure($0)) })
     }
@@ -167,12 +162,12 @@ public final class PostgresWriter: @unchecked Sendable {
     /// Sends the batch until it commits, leaving out each job whose statement failed.
     private func commitTogether(_ batch: [Job]) -> [Outcome] {
         var outcomes = [Outcome?](repeating: nil, count: batch.count)
-        var statements: [[WriteStatement]] = Array(repeating: [], count: batch.count)
+        var works: [Work?] = Array(repeating: nil, count: batch.count)
         var pending: [Int] = []
         for (index, job) in batch.enumerated() {
-            switch job.statements {
-            case .success(let list):
-                statements[index] = list
+            switch job.work {
+            case .success(let work):
+                works[index] = work
                 pending.append(index)
             case .failure(let error):
                 outcomes[index] = Outcome(error: error)
@@ -187,21 +182,21 @@ public final class PostgresWriter: @unchecked Sendable {
                 break
             }
             // Each statement prepared (once per connection), and the jobs each belongs to: one,
-            // or every job of a merged statement, sent where the first of them stood.
-            let groups = merging ? Self.mergeGroups(pending.map { (index: $0, write: batch[$0].mergeable) }) : [:]
-            let merged = Set(groups.values.joined())
+            // or every evaluation of the merged statement, sent where the first of them stood.
+            let evaluations = merging ? pending.filter { works[$0]?.evaluation != nil } : []
+            let merged = evaluations.count > 1 ? Set(evaluations) : []
             var queries: [PostgresQuery] = []
             var owners: [[Int]] = []
             var unprepared: (jobs: [Int], error: PostgresError)?
             for index in pending where unprepared == nil {
-                let jobs = groups[index] ?? [index]
-                let list: [WriteStatement]
-                if groups[index] != nil {
-                    list = [Self.mergedStatement(jobs.compactMap { batch[$0].mergeable })]
-                } else if merged.contains(index) {
-                    continue
+                let jobs: [Int], list: [WriteStatement]
+                if merged.contains(index) {
+                    guard index == evaluations[0] else { continue }
+                    jobs = evaluations
+                    list = [EvaluationRows.statement(merging: evaluations.compactMap { works[$0]?.evaluation })]
                 } else {
-                    list = statements[index]
+                    jobs = [index]
+                    list = works[index]?.statements ?? []
                 }
                 do {
                     for statement in list {
@@ -269,23 +264,6 @@ public final class PostgresWriter: @unchecked Sendable {
             pending.removeAll()
         }
         return outcomes.map { $0 ?? Outcome(error: StoreFailure.unavailable("not committed")) }
-    }
-
-    /// The jobs to merge, by the first of each group: for each kind of mergeable write that at
-    /// least two of `jobs` have, those jobs in order.
-    private static func mergeGroups(_ jobs: [(index: Int, write: (any MergeableWrite)?)]) -> [Int: [Int]] {
-        var byKey: [String: [Int]] = [:]
-        for job in jobs {
-            guard let write = job.write else { continue }
-            byKey[type(of: write).mergeKey, default: []].append(job.index)
-        }
-        var groups: [Int: [Int]] = [:]
-        for jobs in byKey.values where jobs.count > 1 { groups[jobs[0]] = jobs }
-        return groups
-    }
-
-    private static func mergedStatement(_ writes: [any MergeableWrite]) -> WriteStatement {
-        type(of: writes[0]).statement(mergingAny: writes)
     }
 
     /// Errors of the server rather than of a job (connection, resources, shutdown, internal):

@@ -1,3 +1,4 @@
+import Crypto
 import PostgresClient
 
 /// Values spelled as PostgreSQL reads them where the client has no binding of its own.
@@ -40,34 +41,13 @@ enum SQLValues {
         case .int64(let integer): String(integer)
         case .double(let double): arrayElement(String(double))
         case .bool(let flag): flag ? "t" : "f"
-        case .bytea(let bytes): arrayElement("\\x" + hex(bytes))
+        case .bytea(let bytes): arrayElement("\\x" + Hex.encode(bytes))
         }
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// Byte strings as comma-separated hex, for `decode(…, 'hex')` over `string_to_array`.
     static func hexList(_ values: [[UInt8]]) -> PostgresValue {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for (index, value) in values.enumerated() {
-            if index > 0 { text.append(UInt8(ascii: ",")) }
-            for byte in value {
-                text.append(digits[Int(byte >> 4)])
-                text.append(digits[Int(byte & 0x0F)])
-            }
-        }
-        return .text(String(decoding: text, as: UTF8.self))
+        .text(values.map(Hex.encode).joined(separator: ","))
     }
 
     /// The key of a transaction-level advisory lock that stands for one thing (an evaluation's

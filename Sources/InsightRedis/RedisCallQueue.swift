@@ -1,6 +1,5 @@
 import InsightDomain
 import RedisClient
-import Synchronization
 
 /// The request path's Redis calls, made by a thread of the instance's own so that no event loop
 /// waits for Redis: calls queue up from any thread (a `WriterQueue`), and the thread sends every
@@ -29,20 +28,17 @@ final class RedisCallQueue: Sendable {
     /// Sends one pipeline on the link (nil: Redis did not answer).
     private let pipeline: @Sendable ([RedisCommand]) -> [RedisReply]?
     private let queue = WriterQueue<Call>(threadName: "insightd.redis-calls", capacity: capacity, maxBatch: maxBatch)
-    /// The thread starts with the first call (an instance that never calls has none).
-    private let started = Mutex<Bool>(false)
 
-    init(pipeline: @escaping @Sendable ([RedisCommand]) -> [RedisReply]?) { self.pipeline = pipeline }
+    /// Starts the thread (the link makes the queue with its first call).
+    init(pipeline: @escaping @Sendable ([RedisCommand]) -> [RedisReply]?) {
+        self.pipeline = pipeline
+        queue.start(process: { [self] batch in send(batch) })
+    }
 
     /// Queues `command`; false when it is not queued (stopped, or `capacity` calls waiting), and
     /// `answered` will not run.
     func submit(_ command: RedisCommand, answered: @escaping @Sendable (RedisReply?) -> Void) -> Bool {
-        started.withLock { started in
-            guard !started else { return }
-            started = true
-            queue.start(process: { [self] batch in send(batch) })
-        }
-        return queue.enqueue(Call(command: command, answered: answered)) == nil
+        queue.enqueue(Call(command: command, answered: answered)) == nil
     }
 
     /// Answers every queued call, then ends the thread; later calls are refused.

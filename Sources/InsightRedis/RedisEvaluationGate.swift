@@ -1,10 +1,10 @@
 import InsightDomain
 import RedisClient
 
-/// What an evaluation asks of Redis before it is answered (`EvaluationGate`), as one script and
-/// one round trip: the caller's token, the device's hourly bucket, a unit of each insight type's
-/// quota, and velocity's live entries for the subject. Each round trip is a blocking wait of the
-/// loop thread and a command Redis parses, so the parts go together.
+/// What an evaluation asks of Redis before it is answered (`EvaluationGate`), as one script:
+/// the caller's token, the device's hourly bucket, a unit of each insight type's quota, and
+/// velocity's live entries for the subject. Each script is a command Redis parses and a reply
+/// the instance waits for, so the parts go together.
 /// `RedisRateLimiter.admitDevice`/`admitInsight` and `RedisVelocity.signals` are the same script
 /// with one part.
 ///

@@ -9,8 +9,8 @@ import Telemetry
 public struct RedisLinkSettings: Sendable {
     public var url: RedisURL
     /// The longest a request-path call waits on Redis (also the connect timeout of the
-    /// request-path connections): tens of milliseconds, so that a Redis that hangs stalls an
-    /// event loop for no longer.
+    /// request-path connections): tens of milliseconds, so that a Redis that hangs holds the
+    /// evaluations waiting on it for no longer.
     public var commandTimeout: Duration = .milliseconds(50)
     /// How often the background thread checks Redis (reconnects while it is down).
     public var checkInterval: Duration = .seconds(1)
@@ -50,9 +50,10 @@ public enum RedisLinkEvent: Sendable, Equatable {
 
 /// The connections of one instance to the shared Redis, and whether Redis is up.
 ///
-/// **Request path.** `perform` runs a call on a connection taken from a pool (opened on demand),
-/// so the event loops never wait on each other; each wait for a reply lasts at most
-/// `commandTimeout`. A transport failure (connection lost, timeout) marks Redis unavailable at
+/// **Request path.** An evaluation's calls are queued (`enqueue`) for a thread that sends them in
+/// pipelines, so no event loop waits for Redis. `perform` runs a call on a connection taken from
+/// a pool (opened on demand), so its callers never wait on each other; each wait for a reply
+/// lasts at most `commandTimeout`. A transport failure (connection lost, timeout) marks Redis unavailable at
 /// once: no retry on the request path, and until the background thread has reconnected every
 /// `perform` answers nil at once, which its users take as "use the local fallback".
 ///

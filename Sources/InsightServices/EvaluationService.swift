@@ -80,9 +80,28 @@ public struct EvaluationService: Sendable {
             throw .forced(forced, throttle: CallerThrottle(reason: .callerRate, status: exhausted, retryAfterSeconds: 1,
                                                            view: limiter.view(caller), compliance: limiter.settings.compliance))
         }
-        let answerer = try quota.chargingRefusals(of: caller) { () throws(Rejection) in
-            try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override)
+        let (gateRequest, pending) = try quota.chargingRefusals(of: caller) { () throws(Rejection) in
+            try prepare(request, by: caller, override: override)
         }
+        // A shared backend answers on a thread of its own; the evaluation goes on on its loop.
+        let answered = gate.pass(gateRequest) { answer in
+            resume {
+                do throws(Rejection) {
+                    try self.proceed(pending, gate: answer, resume: resume, completion: completion)
+                } catch {
+                    completion(.failure(error))
+                }
+            }
+        }
+        if let answered { try proceed(pending, gate: answered, resume: resume, completion: completion) }
+    }
+
+    /// What `request` asks of the gate, and what the evaluation made of it meanwhile; throws what
+    /// refuses it before the gate (an interaction whose events make no features, an opted-out
+    /// subject).
+    private func prepare(_ request: EvaluationRequest, by caller: Caller,
+                         override: SandboxOverride?) throws(Rejection) -> (GateRequest, PendingEvaluation) {
+        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override)
         // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
         // hashed once under every key of the caller's tenant (active first): the active hash is
         // stored, all are looked up.
@@ -96,11 +115,9 @@ public struct EvaluationService: Sendable {
         // A person who switched insights off (and whose cooldown has passed) gets no evaluation.
         let now = clock.now()
         if let accountHashes, denials.isDenied(tenant, caller.environment, .account, hashes: accountHashes, now: now) {
-            _ = try quota.admit(caller)
             throw .optedOut
         }
         if let deviceHashes, denials.isDenied(tenant, caller.environment, .device, hashes: deviceHashes, now: now) {
-            _ = try quota.admit(caller)
             throw .optedOut
         }
         // The caller's token, the device's limit, a unit of quota for each insight that consults a
@@ -115,19 +132,8 @@ public struct EvaluationService: Sendable {
             caller: caller, takesCallerToken: true, environment: caller.environment, device: subject.device,
             insightTypes: zip(request.insights, asksQuota).filter(\.1).map(\.0.type),
             velocity: velocity.isRebuilding ? nil : query)
-        let pending = PendingEvaluation(request: request, caller: caller, override: override, answerer: answerer,
-                                        subject: subject, asksQuota: asksQuota, now: now)
-        // A shared backend answers on a thread of its own; the evaluation goes on on its loop.
-        let answered = gate.pass(gateRequest) { answer in
-            resume {
-                do throws(Rejection) {
-                    try self.proceed(pending, gate: answer, resume: resume, completion: completion)
-                } catch {
-                    completion(.failure(error))
-                }
-            }
-        }
-        if let answered { try proceed(pending, gate: answered, resume: resume, completion: completion) }
+        return (gateRequest, PendingEvaluation(request: request, caller: caller, override: override, answerer: answerer,
+                                               subject: subject, asksQuota: asksQuota, now: now))
     }
 
     /// What an evaluation made of its request before its gate answered.

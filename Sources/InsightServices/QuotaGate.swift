@@ -31,13 +31,18 @@ public struct QuotaGate: Sendable {
         }
     }
 
-    /// Runs `body`; when it refuses the request, takes the caller's token first (a throttled
-    /// caller's refusal wins), so that a request refused early costs its token like any other.
+    /// For a request refused before it took its token: takes it now, so that the request costs
+    /// one like any other, and throws the throttled caller's refusal, which wins over the other.
+    public func chargeRefusal(of caller: Caller) throws(Rejection) {
+        _ = try admit(caller)
+    }
+
+    /// Runs `body`; when it refuses the request, charges the refusal (`chargeRefusal`) first.
     public func chargingRefusals<T>(of caller: Caller, _ body: () throws(Rejection) -> T) throws(Rejection) -> T {
         do {
             return try body()
         } catch {
-            _ = try admit(caller)
+            try chargeRefusal(of: caller)
             throw error
         }
     }

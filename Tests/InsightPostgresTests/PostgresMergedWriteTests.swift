@@ -9,28 +9,7 @@ import XCTest
 /// The evaluations of one batch of the writer written by one statement (`EvaluationRows`):
 /// the rows are those each evaluation's own statement writes, every job is answered as its own,
 /// and a job that fails still fails alone, beside jobs of other kinds.
-final class PostgresMergedWriteTests: XCTestCase {
-    var server: TemporaryPostgres!
-    var settings: PostgresSettings!
-    var stores: [PostgresStore] = []
-
-    override func setUpWithError() throws {
-        server = try TemporaryPostgres.shared()
-        settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
-    }
-
-    override func tearDown() {
-        for store in stores { store.stop() }
-        stores = []
-    }
-
-    func instance(observer: (@Sendable (PostgresWriter.Commit) -> Void)? = nil) throws -> PostgresStore {
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1, observer: observer)
-        store.start()
-        stores.append(store)
-        return store
-    }
-
+final class PostgresMergedWriteTests: PostgresStoreTestCase {
     func testTheEvaluationsOfABatchAreWrittenByOneStatementAsEachWouldBeAlone() throws {
         let store = try instance()
         let evaluations = (0..<40).map(Self.varied)

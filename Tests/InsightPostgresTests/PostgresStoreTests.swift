@@ -10,32 +10,7 @@ import XCTest
 /// (store objects, each with its own writer and connections) on one database, a batch with a
 /// failing job, the server stopped and started under a store that stays up, leadership. What
 /// every backend must do is the contract's (PostgresStoreContractTests).
-final class PostgresStoreTests: XCTestCase {
-    var server: TemporaryPostgres!
-    var settings: PostgresSettings!
-    var stores: [PostgresStore] = []
-
-    override func setUpWithError() throws {
-        server = try TemporaryPostgres.shared()
-        settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
-    }
-
-    override func tearDown() {
-        for store in stores { store.stop() }
-        stores = []
-    }
-
-    /// A started store on the test's database: one instance.
-    func instance(_ configure: (inout PostgresSettings) -> Void = { _ in },
-                  observer: (@Sendable (PostgresWriter.Commit) -> Void)? = nil) throws -> PostgresStore {
-        var settings = self.settings!
-        configure(&settings)
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1, observer: observer)
-        store.start()
-        stores.append(store)
-        return store
-    }
-
+final class PostgresStoreTests: PostgresStoreTestCase {
     func connect() throws -> PostgresConnection { try PostgresConnection(url: settings.url) }
 
     static func evaluation(_ id: String, insights: [String] = [], caller: String = "c1") -> EvaluationRecord {
