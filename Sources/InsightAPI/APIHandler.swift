@@ -106,9 +106,6 @@ public final class InsightAPIHandler: HTTPHandler {
             }
             switch route {
             case .livez: exchange.send(Self.json(200, .object(["status": .string("ok")])))
-            case .metrics:
-                exchange.send(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]),
-                                           body: Array(dependencies.metrics.registry.render().utf8)))
             case .readyz: readyz(exchange)
             case .signingKeys: signingKeys(exchange)
             case .insights: try insights(exchange)

@@ -13,7 +13,6 @@ enum Route: Equatable, Sendable {
     case insights
     case livez
     case readyz
-    case metrics
     case signingKeys
     case adminCallers
     case adminCaller(callerId: String)
@@ -42,7 +41,7 @@ enum Route: Equatable, Sendable {
     /// The routes without an id.
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
-        .readyz, .metrics, .signingKeys, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
+        .readyz, .signingKeys, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
         .adminModels, .adminVelocity, .adminHealth,
     ]
 
@@ -78,7 +77,7 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
              .subjectErasure, .adminKeyRevoke: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .metrics, .signingKeys, .adminCallers, .adminRateLimit, .adminDecisions,
+        case .insights, .livez, .readyz, .signingKeys, .adminCallers, .adminRateLimit, .adminDecisions,
              .adminModelPerformance, .adminRateLimits, .adminCallerKeys, .adminModels, .adminVelocity, .adminHealth,
              .console: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
@@ -87,7 +86,7 @@ enum Route: Equatable, Sendable {
 
     /// Who may call a route.
     enum Access: Equatable, Sendable {
-        /// No key: probes and metrics.
+        /// No key: probes, the signing keys, the console's files.
         case open
         /// Any valid key, whatever its roles.
         case anyCaller
@@ -101,7 +100,7 @@ enum Route: Equatable, Sendable {
         switch self {
         // The console's files are public (they hold no data; every value comes from the admin API
         // with the key the person signs in with).
-        case .livez, .readyz, .metrics, .signingKeys, .console: return .open
+        case .livez, .readyz, .signingKeys, .console: return .open
         case .insights: return .anyCaller
         case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
         case .subjectErasure: return .role(.admin)
@@ -136,7 +135,6 @@ enum Route: Equatable, Sendable {
         case .insights: return "/v1/insights"
         case .livez: return "/livez"
         case .readyz: return "/readyz"
-        case .metrics: return "/metrics"
         case .signingKeys: return "/v1/signing-keys"
         case .adminCallers: return "/admin/v1/callers"
         case .adminCaller: return "/admin/v1/callers/{callerId}"

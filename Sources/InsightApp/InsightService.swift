@@ -4,6 +4,7 @@ import HTTPServer
 import InsightAPI
 import InsightDomain
 import InsightServices
+import JSON
 import Synchronization
 import Telemetry
 
@@ -15,7 +16,7 @@ public final class InsightService: Sendable {
     public let settings: Settings
     public let logger: Logger
     public let readiness: Readiness
-    /// Every metric the daemon exports at `/metrics`.
+    /// Every metric the daemon exports at `/metrics` (on the metrics listener).
     public let metrics: MetricsRegistry
     /// The identifier hash keys; replaced when the key file changes (a rotation).
     public let hashKeys: HashKeys
@@ -29,6 +30,8 @@ public final class InsightService: Sendable {
     public let handler: InsightAPIHandler
     private let store: StoreBackend
     private let server: HTTPServer
+    /// The metrics listener (`INSIGHTD_METRICS_LISTEN`); nil when it is off.
+    private let metricsServer: HTTPServer?
     private let recount: ComplianceRecount
     private let keyringWatch: ChangedFileWatch
     private let signingKeyWatch: ChangedFileWatch
@@ -183,6 +186,9 @@ public final class InsightService: Sendable {
                 }
             }))
         server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
+        metricsServer = settings.metricsHTTPConfiguration.map {
+            HTTPServer(configuration: $0, handler: MetricsHandler(registry: metrics))
+        }
         registerGauges(models: models)
     }
 
@@ -229,14 +235,20 @@ public final class InsightService: Sendable {
         retention.start()
         denialSync?.start()
         storeWatch?.start()
-        do { try server.start() } catch {
+        do {
+            try metricsServer?.start()
+            try server.start()
+        } catch {
             stop()
             throw error
         }
         readiness.set(true)
         velocityRebuild?.start()
+        var metricsListen: JSONValue = .string("off")
+        if let address = settings.metricsListen, let port = metricsPort { metricsListen = .string("\(address.host):\(port)") }
         logger.info("insightd ready", [
             ("listen", .string("\(settings.listenHost):\(server.boundPort)")),
+            ("metricsListen", metricsListen),
             ("stateDir", .string(settings.stateDirectory)),
             ("threads", .number(Double(settings.threads))),
             ("models", .array((modelLoader.models.snapshot?.versions.map { .string($0.version) }) ?? [])),
@@ -245,6 +257,9 @@ public final class InsightService: Sendable {
 
     /// The port the server listens on (useful with port 0).
     public var boundPort: Int { server.boundPort }
+
+    /// The port the metrics listener listens on; nil when it is off.
+    public var metricsPort: Int? { metricsServer?.boundPort }
 
     /// The escalation rules: the built-in defaults, or the file named by INSIGHTD_VELOCITY_POLICY.
     static func escalationPolicy(_ settings: Settings) throws -> EscalationPolicy {
@@ -295,6 +310,7 @@ public final class InsightService: Sendable {
         storeWatch?.stop()
         readiness.set(false)
         server.shutdown(timeout: Double(settings.shutdownTimeout))
+        metricsServer?.shutdown(timeout: 1)
         velocityRebuild?.stop()
         shared.stop()
         store.stop()

@@ -9,6 +9,9 @@ import InsightDomain
 public struct Settings: Sendable, Equatable {
     public var listenHost = "127.0.0.1"
     public var listenPort = 8080
+    /// Where `/metrics` is served (`INSIGHTD_METRICS_LISTEN`), apart from the API: its series
+    /// name tenants, so only the scraper may reach it. nil: not served (`off`).
+    public var metricsListen: ListenAddress? = ListenAddress(host: "127.0.0.1", port: 9464)
     public var stateDirectory = "/var/lib/insightd"
     public var hashKeyFile: String?
     /// The directory of the keys that sign answers; nil: `signing-keys` in the state directory.
@@ -110,6 +113,7 @@ public struct Settings: Sendable, Equatable {
     /// All variables insightd reads.
     public static let variables: [Variable] = [
         Variable(name: "INSIGHTD_LISTEN", meaning: "host:port to listen on (port 0: any free port)", defaultValue: "127.0.0.1:8080"),
+        Variable(name: "INSIGHTD_METRICS_LISTEN", meaning: "host:port of the Prometheus metrics listener, apart from the API (its series name tenants: let only the scraper reach it; port 0: any free port), or off", defaultValue: "127.0.0.1:9464"),
         Variable(name: "INSIGHTD_STATE_DIR", meaning: "directory of the SQLite database and the generated hash key; created if missing", defaultValue: "/var/lib/insightd"),
         Variable(name: "INSIGHTD_HASH_KEY_FILE", meaning: "file holding the identifier hash key (32+ bytes); generated with mode 0600 when it is the default and missing", defaultValue: "$INSIGHTD_STATE_DIR/hash.key"),
         Variable(name: "INSIGHTD_SIGNING_KEY_DIR", meaning: "directory of the Ed25519 keys that sign answers (one 0600 file per key, managed by insightctl signing-keys); in the embedded mode a first key is created when it holds none", defaultValue: "$INSIGHTD_STATE_DIR/signing-keys"),
@@ -178,6 +182,19 @@ public struct Settings: Sendable, Equatable {
             } else {
                 problems.append("INSIGHTD_LISTEN=\(listen): must be host:port with a port from 0 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080")
             }
+        }
+        if let listen = environment["INSIGHTD_METRICS_LISTEN"] {
+            if listen == "off" {
+                s.metricsListen = nil
+            } else if let (host, port) = parseListen(listen) {
+                s.metricsListen = ListenAddress(host: host, port: port)
+            } else {
+                problems.append("INSIGHTD_METRICS_LISTEN=\(listen): must be host:port with a port from 0 to 65535, e.g. 127.0.0.1:9464, or off")
+            }
+        }
+        if let metrics = s.metricsListen, metrics.port != 0, metrics.port == s.listenPort,
+           metrics.host == s.listenHost || [metrics.host, s.listenHost].contains(where: { ["0.0.0.0", "::"].contains($0) }) {
+            problems.append("INSIGHTD_METRICS_LISTEN: must not be the API's port (INSIGHTD_LISTEN): the metrics are served apart from it")
         }
         if let dir = environment["INSIGHTD_STATE_DIR"] {
             if dir.isEmpty { problems.append("INSIGHTD_STATE_DIR: must not be empty") } else { s.stateDirectory = dir }
@@ -338,6 +355,23 @@ public struct Settings: Sendable, Equatable {
         return r
     }
 
+    /// The metrics listener's HTTP settings: one loop, a few connections, plain HTTP (a scraper
+    /// on a trusted network; the API's TLS settings are not used).
+    public var metricsHTTPConfiguration: HTTPServerConfiguration? {
+        guard let metricsListen else { return nil }
+        var c = HTTPServerConfiguration()
+        c.host = metricsListen.host
+        c.port = metricsListen.port
+        c.threads = 1
+        c.maxBodyBytes = 0
+        c.maxConnections = 64
+        c.maxConnectionsPerAddress = 0
+        c.requestTimeout = requestTimeout
+        c.idleTimeout = idleTimeout
+        c.writeTimeout = writeTimeout
+        return c
+    }
+
     /// The HTTP server's part of the settings.
     public var httpConfiguration: HTTPServerConfiguration {
         var c = HTTPServerConfiguration()
@@ -355,6 +389,18 @@ public struct Settings: Sendable, Equatable {
             c.tls = TLSConfiguration(certificatePath: tlsCertificate, privateKeyPath: tlsPrivateKey, clientCAPath: tlsClientCA)
         }
         return c
+    }
+}
+
+/// A host and port to listen on.
+public struct ListenAddress: Sendable, Equatable {
+    public var host: String
+    /// 0: any free port.
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
     }
 }
 

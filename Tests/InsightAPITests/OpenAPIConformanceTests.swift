@@ -71,7 +71,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         let undocumented = ["/", "/v1", "/v1/", "/v1/evaluations/", "/v1/evaluations/x", "/v1/evaluations//consumption",
                             "/v1/evaluations/x/consumption/", "/v1/evaluations/x/consumption/extra", "/v1/evaluations/x/y",
                             "/v1/labels/", "/v1/insights/", "/v1/insights/isLikelyBeingCoached", "/livez/", "/readyz/x",
-                            "/V1/evaluations", "/v2/evaluations", "/metrics/", "/v1/signing-keys/", "/v1/signing-keys/x", "/v1/authorization/", "/v1/authorization/x", "/admin/v1/callers/",
+                            "/V1/evaluations", "/v2/evaluations", "/metrics", "/metrics/", "/v1/signing-keys/", "/v1/signing-keys/x", "/v1/authorization/", "/v1/authorization/x", "/admin/v1/callers/",
                             "/admin/v1/callers/x/rate-limit/extra", "/admin/v1/callers/x/y", "/admin/v2/callers", "/admin"]
         for path in undocumented {
             for method in Self.probeMethods {
@@ -570,7 +570,6 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe("\(method) /livez", "/livez", 200, nil, "alive", key: nil),
                 Probe("\(method) /livez", "/livez", 200, nil, "credentials ignored", key: "not-a-key"),
                 Probe("\(method) /readyz", "/readyz", 200, nil, "ready", key: nil),
-                Probe("\(method) /metrics", "/metrics", 200, nil, "scrape", key: nil),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "public keys", key: nil),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "credentials ignored", key: "not-a-key"),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "another entity tag", key: nil,

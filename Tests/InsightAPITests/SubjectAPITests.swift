@@ -68,7 +68,7 @@ final class SubjectAPITests: XCTestCase {
         let again = try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"\#(account)"}}"#)
         XCTAssertEqual(again.json?["evaluations"]?.numberValue, 0, "idempotent")
 
-        let metrics = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let metrics = try daemon.scrape()
         XCTAssertTrue(metrics.contains(#"insightd_subject_erasures_total{tenant="default"} 2"#), metrics)
         let log = String(decoding: try daemon.logText(), as: UTF8.self)
         XCTAssertTrue(log.contains(#""msg":"subject erased""#) || log.contains("subject erased"), "the audit line")
@@ -94,7 +94,7 @@ final class SubjectAPITests: XCTestCase {
         XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: key,
                                           json: #"{"subject":{"account":"acct-v"},"status":"denied"}"#).status, 200)
         func gauge(_ series: String) throws -> String? {
-            String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+            try daemon.scrape()
                 .split(separator: "\n").first { $0.hasPrefix(series + " ") }.map { String($0.dropFirst(series.count + 1)) }
         }
         XCTAssertEqual(try gauge("insightd_velocity_tracked_subjects"), "1")

@@ -201,7 +201,7 @@ final class WriteQuotaTests: XCTestCase {
                                           json: #"{"subject":{"account":"a-2"},"status":"authorized"}"#).status, 200)
         XCTAssertEqual(try deny(acme, "a-3").status, 200)
         // Operators see each tenant's count approach the cap.
-        let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let text = try daemon.scrape()
         let samples = try MetricsTests.parse(text).filter { $0.name == "insightd_denials" }
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: samples.map { ($0.labels["tenant"] ?? "?", $0.value) }), ["acme": 2, "globex": 1])
         XCTAssertEqual(Set(samples.compactMap { $0.labels["environment"] }), ["production"])

@@ -42,6 +42,24 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(Set(Settings.variables.map(\.name)).count, Settings.variables.count)
     }
 
+    /// `/metrics` is served apart from the API: on loopback unless the operator says where, or
+    /// not at all, and never on the API's own port.
+    func testTheMetricsListenerIsApartFromTheAPI() throws {
+        XCTAssertEqual(try Settings.load(from: [:]).get().metricsListen, ListenAddress(host: "127.0.0.1", port: 9464))
+        XCTAssertEqual(try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "[::]:9100"]).get().metricsListen,
+                       ListenAddress(host: "::", port: 9100))
+        XCTAssertNil(try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "off"]).get().metricsListen)
+        XCTAssertNil(try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "off"]).get().metricsHTTPConfiguration)
+        let configuration = try XCTUnwrap(try Settings.load(from: ["INSIGHTD_TLS_CERT": "/c", "INSIGHTD_TLS_KEY": "/k"]).get()
+            .metricsHTTPConfiguration)
+        XCTAssertNil(configuration.tls)
+        XCTAssertEqual(configuration.threads, 1)
+        for (api, metrics) in [("0.0.0.0:9464", "127.0.0.1:9464"), ("127.0.0.1:9100", "[::]:9100")] {
+            XCTAssertThrowsError(try Settings.load(from: ["INSIGHTD_LISTEN": api, "INSIGHTD_METRICS_LISTEN": metrics]).get(), api)
+        }
+        XCTAssertNoThrow(try Settings.load(from: ["INSIGHTD_LISTEN": "127.0.0.1:0", "INSIGHTD_METRICS_LISTEN": "127.0.0.1:0"]).get())
+    }
+
     func testEveryProblemIsReported() {
         let cases: [(String, String)] = [
             ("INSIGHTD_LISTEN", "8080"), ("INSIGHTD_LISTEN", "host:99999"), ("INSIGHTD_LISTEN", ":80"),
@@ -52,7 +70,8 @@ final class SettingsTests: XCTestCase {
             ("INSIGHTD_TLS_CLIENT_CA", "/ca.pem"), ("INSIGHTD_RETENTION_DAYS", "0"), ("INSIGHTD_AUTHORIZATION_COOLDOWN", "-1"),
             ("INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", "-1"), ("INSIGHTD_SIGNING_KEY_DIR", ""),
             ("INSIGHTD_SIGNING_KEY_RETENTION", "-1"), ("INSIGHTD_SIGNING_KEY_RETENTION", "315360001"),
-            ("INSIGHTD_SIGNING_KEY_RETENTION", "30d"),
+            ("INSIGHTD_SIGNING_KEY_RETENTION", "30d"), ("INSIGHTD_METRICS_LISTEN", "9464"),
+            ("INSIGHTD_METRICS_LISTEN", ""), ("INSIGHTD_METRICS_LISTEN", "127.0.0.1:8080"),
         ]
         for (name, value) in cases {
             guard case .failure(let error) = Settings.load(from: [name: value]) else {
