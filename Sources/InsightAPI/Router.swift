@@ -111,16 +111,22 @@ enum Route: Equatable, Sendable {
         }
     }
 
-    /// Whether a request costs a token of the caller's quota (`QuotaGate`), taken here after
-    /// authentication and before the body is read: the writes of PRODUCT.md §8. An evaluation
+    /// The tokens of the caller's quota (`QuotaGate`) a request costs, taken after
+    /// authentication and before the body is read (0: none): the writes of PRODUCT.md §8, and
+    /// every look-up or change of a subject, so that a key cannot probe who is known faster than
+    /// its rate. A transparency page costs more: it reads up to 500 evaluations. An evaluation
     /// costs one too, taken by its use case with the rest it asks of the rate limits and velocity
     /// (one round trip to Redis), or at its refusal before that.
-    var costsQuota: Bool {
+    var quotaCost: Int {
         switch self {
-        case .labels, .authorization: return true
-        default: return false
+        case .labels, .authorization, .authorizationQuery, .subjectErasure: return 1
+        case .subjectTransparency: return Self.transparencyPageCost
+        default: return 0
         }
     }
+
+    /// The tokens a transparency page costs (at most the caller's burst).
+    static let transparencyPageCost = 5
 
     /// The route's name for logs and metrics: never contains an id.
     var name: String {
