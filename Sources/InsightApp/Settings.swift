@@ -2,6 +2,7 @@ import Foundation
 import CoachingModel
 import HTTPServer
 import InsightDomain
+import PostgresClient
 
 /// Every setting of insightd, read from `INSIGHTD_*` environment variables. Durations are
 /// whole seconds throughout. `load` collects every problem rather than stopping at the first,
@@ -153,7 +154,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start", defaultValue: "built-in defaults"),
         Variable(name: "INSIGHTD_DECISION_POLICY", meaning: "decision policy file, one JSON object a line (docs/decisions.md); read at start and on SIGHUP", defaultValue: "built-in default-1"),
         Variable(name: "INSIGHTD_DECISION_POLICY_SHADOW", meaning: "decision policy file evaluated beside the one in force, its disagreements counted in /metrics, never answered; read at start and on SIGHUP", defaultValue: "unset (no shadow)"),
-        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+): the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR", defaultValue: "unset (SQLite)"),
+        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+): the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR; percent-encode the password's reserved characters (@ as %40, / as %2F, ...)", defaultValue: "unset (SQLite)"),
         Variable(name: "INSIGHTD_REDIS_URL", meaning: "redis://[:password@]host:port[/db] (Redis 7): rate limits and velocity shared by the instances; only with INSIGHTD_DATABASE_URL", defaultValue: "unset"),
         Variable(name: "INSIGHTD_INSTANCES", meaning: "instances sharing the engines; while Redis is unreachable each enforces 1/N of every quota (1-1000)", defaultValue: "3"),
         Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store, and between looks for a rotated hash key file (1-300)", defaultValue: "5"),
@@ -295,7 +296,7 @@ public struct Settings: Sendable, Equatable {
     /// Values are never echoed: a URL may carry a password.
     private static func sharedEngines(_ environment: [String: String], into s: inout Settings, problems: inout [String]) {
         if let url = environment["INSIGHTD_DATABASE_URL"] {
-            if isPostgresURL(url) { s.databaseURL = url } else { problems.append(notPostgresURL) }
+            if let problem = databaseURLProblem(url) { problems.append(problem) } else { s.databaseURL = url }
         }
         if let url = environment["INSIGHTD_REDIS_URL"] {
             if url.hasPrefix("redis://") { s.redisURL = url } else {
@@ -316,14 +317,19 @@ public struct Settings: Sendable, Equatable {
         }
     }
 
-    /// Whether `url` names a PostgreSQL database (a libpq connection URI); checked here and by
-    /// insightctl, which reads the variable on its own.
-    public static func isPostgresURL(_ url: String) -> Bool {
-        url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
+    /// What is wrong with `url` as INSIGHTD_DATABASE_URL, or nil when it names a PostgreSQL
+    /// database that libpq will read as written (`PostgresURL`: a password holding an unescaped
+    /// `/` or `@` is refused, since libpq would take pieces of it for the host and quote them in
+    /// its messages). Never quotes the value. Checked here, so at start and by `--check-config`,
+    /// and by insightctl, which reads the variable on its own.
+    public static func databaseURLProblem(_ url: String) -> String? {
+        do {
+            _ = try PostgresURL(parsing: url)
+            return nil
+        } catch {
+            return "INSIGHTD_DATABASE_URL: \(error)"
+        }
     }
-
-    /// What is wrong with an INSIGHTD_DATABASE_URL that `isPostgresURL` refuses (never the value).
-    public static let notPostgresURL = "INSIGHTD_DATABASE_URL: must be a PostgreSQL connection URI, postgres://user:password@host:port/db"
 
     /// Parses "host:port" or "[v6]:port".
     static func parseListen(_ text: String) -> (String, Int)? {

@@ -477,7 +477,7 @@ public enum AdminCommand {
         guard !explicit else {
             throw AppError("--state-dir names an embedded SQLite store, but INSIGHTD_DATABASE_URL names a PostgreSQL one: unset one of them")
         }
-        guard Settings.isPostgresURL(url) else { throw AppError(Settings.notPostgresURL) }
+        if let problem = Settings.databaseURLProblem(url) { throw AppError(problem) }
         return .postgres(url: url)
     }
 

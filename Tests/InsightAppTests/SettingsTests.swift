@@ -85,6 +85,32 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(error.problems.count, 2)
     }
 
+    /// A database URL whose password holds an unescaped reserved character is refused at start
+    /// and by --check-config (both read `Settings.load`), naming the problem and no piece of the
+    /// password; percent-encoded, the same password is accepted.
+    func testADatabaseURLLibpqWouldMisreadIsRefusedWithoutItsPassword() throws {
+        let shared = ["INSIGHTD_REDIS_URL": "redis://cache:6379/0", "INSIGHTD_HASH_KEY_FILE": "/run/key",
+                      "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys"]
+        for character in ["/", "@", "?", "#", "[", "]", " ", "%", "\""] {
+            var environment = shared
+            environment["INSIGHTD_DATABASE_URL"] = "postgres://insightd:Qx7\(character)Zk4@db:5432/insightd?sslmode=require"
+            guard case .failure(let error) = Settings.load(from: environment) else {
+                XCTFail("a password holding \(character) as is was accepted"); continue
+            }
+            XCTAssertEqual(error.problems.count, 1, "\(error)")
+            XCTAssertTrue(error.description.contains("INSIGHTD_DATABASE_URL: the user name or password holds a character that must be percent-encoded"),
+                          "\(error)")
+            XCTAssertFalse(error.description.contains("Qx7") || error.description.contains("Zk4"), "\(error)")
+            let escaped = character.utf8.map { "%" + String($0, radix: 16, uppercase: true) }.joined()
+            environment["INSIGHTD_DATABASE_URL"] = "postgres://insightd:Qx7\(escaped)Zk4@db:5432/insightd?sslmode=require"
+            XCTAssertNoThrow(try Settings.load(from: environment).get(), character)
+        }
+        for (url, problem) in [("mysql://u:p@db/x", "must be a PostgreSQL connection URI"), ("postgres://db:99999/x", "port"),
+                               ("postgres://u:p@db/x?sslmode=%zz", "%25")] {
+            XCTAssertTrue(Settings.databaseURLProblem(url)?.contains(problem) == true, url)
+        }
+    }
+
     func testTheSharedEnginesGoTogetherWithOneHashKeyFile() throws {
         let shared = ["INSIGHTD_DATABASE_URL": "postgres://insightd:s3cret@db:5432/insightd?sslmode=require",
                       "INSIGHTD_REDIS_URL": "redis://:s3cret@cache:6379/0", "INSIGHTD_HASH_KEY_FILE": "/run/key",
