@@ -3,6 +3,7 @@ import CoachingModel
 import HTTPServer
 import InsightDomain
 import PostgresClient
+import RedisClient
 
 /// Every setting of insightd, read from `INSIGHTD_*` environment variables. Durations are
 /// whole seconds throughout. `load` collects every problem rather than stopping at the first,
@@ -299,8 +300,12 @@ public struct Settings: Sendable, Equatable {
             if let problem = databaseURLProblem(url) { problems.append(problem) } else { s.databaseURL = url }
         }
         if let url = environment["INSIGHTD_REDIS_URL"] {
-            if url.hasPrefix("redis://") { s.redisURL = url } else {
-                problems.append("INSIGHTD_REDIS_URL: must be redis://[:password@]host:port[/db]")
+            // Read as the daemon will read it, so --check-config finds what the start would.
+            do {
+                _ = try RedisURL(url)
+                s.redisURL = url
+            } catch {
+                problems.append("INSIGHTD_REDIS_URL: must be redis://[:password@]host:port[/db] (\(error))")
             }
         }
         if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_REDIS_URL"] == nil {
