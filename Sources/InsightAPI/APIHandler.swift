@@ -234,10 +234,12 @@ final class Exchange: @unchecked Sendable {
     }
 
     /// Sends `response`, with the caller's quota after this request's tokens (`RateLimit`,
-    /// `RateLimit-Policy`) where the route took some.
+    /// `RateLimit-Policy`) where the route took some, and `Cache-Control: no-store` where the
+    /// route's answers are confidential (`Route.answersAreConfidential`).
     func send(_ response: HTTPResponse, code: ProblemCode? = nil) {
         var response = response
         if let quota { for (name, value) in Throttling.headers(quota) { response.headers.add(name, value) } }
+        if route.answersAreConfidential { response.headers.add("Cache-Control", "no-store") }
         handler.finish(response, request: request, route: route.name, caller: caller?.callerId, code: code,
                        started: started, responder: responder)
     }

@@ -125,6 +125,16 @@ enum Route: Equatable, Sendable {
         }
     }
 
+    /// Whether the route's answers say who a caller or a person is (the admin API, a subject's
+    /// history, opt-out or erasure): sent with `Cache-Control: no-store`, so that no browser,
+    /// proxy or console tab keeps them after the person who asked has gone.
+    var answersAreConfidential: Bool {
+        switch self {
+        case .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure: return true
+        default: return access == .role(.admin)
+        }
+    }
+
     /// The tokens a transparency page costs (at most the caller's burst).
     static let transparencyPageCost = 5
 
