@@ -74,9 +74,6 @@ public final class InsightService: Sendable {
         let signingKeys = SigningKeys(try SigningKeyDirectory.keySet(directory: signingDirectory, createIfEmpty: !settings.isShared,
                                                                      now: clock.now()), clock: clock)
         self.signingKeys = signingKeys
-        for file in SigningKeyDirectory.exposedFiles(directory: signingDirectory) {
-            logger.warning("signing key file is readable by group or others; chmod 600 it", [("path", .string(file))])
-        }
         signingKeyWatch = SigningKeyWatch.watch(signingKeys, directory: signingDirectory, interval: settings.complianceRefresh,
                                                 clock: clock, logger: logger)
         let store = try StoreBackend(settings: settings, now: clock.now(), metrics: metrics, logger: logger)
@@ -86,9 +83,6 @@ public final class InsightService: Sendable {
         let hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil,
                                                         now: clock.now()))
         self.hashKeys = hashKeys
-        if KeyringFile.isExposed(path: keyPath) {
-            logger.warning("hash key file is readable by group or others; chmod 600 it", [("path", .string(keyPath))])
-        }
         try KeyringWatch.register(hashKeys.current, in: store.hashKeyRegistry, now: clock.now())
         keyringWatch = KeyringWatch.watch(hashKeys, registry: store.hashKeyRegistry, path: keyPath,
                                           interval: settings.complianceRefresh, clock: clock, logger: logger)

@@ -196,6 +196,33 @@ final class PrivacyTests: XCTestCase {
         XCTAssertEqual(Set(registered), Set(daemon.service.hashKeys.current.all.map(\.keyId)))
     }
 
+    /// A hash key or signing key file that becomes readable by others while the daemon runs is
+    /// refused at reload as it is at start: the keys in use stay, and the refusal is logged.
+    func testAKeyFileMadeReadableIsRefusedAtReloadAsAtStart() throws {
+        let daemon = try LiveDaemon()
+        let stateDir = daemon.service.settings.stateDirectory
+        let keyFile = daemon.service.settings.resolvedHashKeyFile
+        let before = daemon.service.hashKeys.current.active.keyId
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash-keys", "rotate"], environment: [:]), 0)
+        XCTAssertEqual(chmod(keyFile, 0o644), 0)
+        daemon.service.reloadHashKeysIfChanged()
+        XCTAssertEqual(daemon.service.hashKeys.current.active.keyId, before, "a readable key file was taken up")
+
+        let signingDirectory = daemon.service.settings.resolvedSigningKeyDirectory
+        let signingBefore = daemon.service.signingKeys.set.keys.map(\.keyId)
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "signing-keys", "rotate", "--activate-after", "0"],
+                                         environment: [:]), 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: signingDirectory) {
+            XCTAssertEqual(chmod(signingDirectory + "/" + name, 0o644), 0)
+        }
+        daemon.service.reloadSigningKeysIfChanged()
+        XCTAssertEqual(daemon.service.signingKeys.set.keys.map(\.keyId), signingBefore, "a readable signing key was taken up")
+        let log = String(decoding: try daemon.logText(), as: UTF8.self)
+        XCTAssertTrue(log.contains("hash key file \(keyFile) is readable by other users"), log)
+        XCTAssertTrue(log.contains("signing key file"), log)
+        XCTAssertThrowsError(try daemon.restart(), "and at start") { XCTAssertTrue("\($0)".contains("readable by other users"), "\($0)") }
+    }
+
     func testRotationKeepsOptOutsAndInvestigationsMatching() throws {
         let clock = ManualClock(SystemClock().now())
         let daemon = try LiveDaemon(clock: clock) { $0.authorizationCooldown = 0 }
