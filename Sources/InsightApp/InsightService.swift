@@ -258,6 +258,10 @@ public final class InsightService: Sendable {
     /// The escalation rules: the built-in defaults, or the file named by INSIGHTD_VELOCITY_POLICY.
     static func escalationPolicy(_ settings: Settings) throws -> EscalationPolicy {
         guard let path = settings.velocityPolicyFile else { return .defaults }
+        // A policy is a few hundred bytes: refuse a file that is not one before reading it whole.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > DecisionPolicy.maxBytes {
+            throw AppError("velocity policy \(path): larger than \(DecisionPolicy.maxBytes) bytes")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw AppError("cannot read the velocity policy \(path): \(String(cString: strerror(errno)))")
         }
