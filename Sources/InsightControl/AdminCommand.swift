@@ -87,7 +87,9 @@ public enum AdminCommand {
                                                     (default 0; 300 with INSIGHTD_DATABASE_URL); the old one stays published
           signing-keys retire KEY_ID                stop signing with a key; it stays published for
                                                     $INSIGHTD_SIGNING_KEY_RETENTION seconds (default 30 days)
-          hash --kind account|device|counterparty [--tenant T] VALUE
+          hash --kind account|device|counterparty [--tenant T] -
+                                                    (VALUE on standard input, so that it stays out of the
+                                                    shell's history and ps; a VALUE in place of - works too)
                                                     the stored hash of VALUE in tenant T, to find a subject's records
           backup PATH                               a consistent copy of the database, taken online
           purge --older-than DAYS                   delete evaluations, reports and labels older than DAYS
@@ -358,9 +360,11 @@ public enum AdminCommand {
                 // Each tenant hashes under its own keys: the same person has other hashes in another tenant.
                 let keyring = try KeyringFile.keyring(path: keyringPath(stateDirectory: stateDirectory, environment: environment),
                                                       createIfMissing: false, now: now).forTenant(tenant)
+                // `-`: the identifier from standard input, never on the command line (ps, history).
+                let value = try identifier(words[1])
                 // Every key's hash: records made before a rotation carry the previous key's.
                 for hasher in keyring.all {
-                    print("\(Hex.encode(hasher.hash(words[1], kind: kind)))  key \(hasher.keyId)\(hasher.keyId == keyring.active.keyId ? " (active)" : "")")
+                    print("\(Hex.encode(hasher.hash(value, kind: kind)))  key \(hasher.keyId)\(hasher.keyId == keyring.active.keyId ? " (active)" : "")")
                 }
             case let words where words.count == 2 && words[0] == "backup":
                 try args.checkAllConsumed()
