@@ -17,10 +17,7 @@ public final class PostgresCallerRegistry: CallerRegistration {
         guard !roles.isEmpty else { throw PostgresStoreError("a caller needs at least one role") }
         guard rate > 0, rate.isFinite else { throw PostgresStoreError("rate must be a positive number") }
         guard burst >= 1 else { throw PostgresStoreError("burst must be at least 1") }
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else {
-            throw PostgresStoreError("name must be 1 to 100 characters")
-        }
+        guard let trimmed = Caller.validName(name) else { throw PostgresStoreError(Caller.nameRule) }
         let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
                             rate: rate, burst: burst, createdAt: now)
         let key = APIKey.generate()

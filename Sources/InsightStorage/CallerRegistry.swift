@@ -17,10 +17,7 @@ public struct CallerRegistry: CallerRegistration {
         guard !roles.isEmpty else { throw StoreError.invalid("a caller needs at least one role") }
         guard rate > 0, rate.isFinite else { throw StoreError.invalid("rate must be a positive number") }
         guard burst >= 1 else { throw StoreError.invalid("burst must be at least 1") }
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else {
-            throw StoreError.invalid("name must be 1 to 100 characters")
-        }
+        guard let trimmed = Caller.validName(name) else { throw StoreError.invalid(Caller.nameRule) }
         let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
                             rate: rate, burst: burst, createdAt: now)
         let key = APIKey.generate()

@@ -121,3 +121,15 @@ final class TransparencyCursorTests: XCTestCase {
         XCTAssertNotEqual(text.suffix(21), following.suffix(21))
     }
 }
+
+/// Which names a caller may have (`Caller.validName`).
+final class CallerNameTests: XCTestCase {
+    func testPrintableTextOfAnyScriptIsANameAndControlOrFormatCharactersAreNot() {
+        XCTAssertEqual(Caller.validName("  Zahlungsverkehr – Bänk 🏦\t"), "Zahlungsverkehr – Bänk 🏦")
+        XCTAssertEqual(Caller.validName("مدفوعات"), "مدفوعات", "right-to-left letters are letters")
+        for name in ["", " ", "pay\u{202E}ments", "pay\u{202A}x", "pay\u{2067}x\u{2069}", "pay\u{200B}ments", "pay\u{200F}",
+                     "pay\u{FEFF}", "a\nb", "a\u{1B}[0m", "a\u{85}b", "a\u{2029}b", "a\u{E000}b", String(repeating: "é", count: 51)] {
+            XCTAssertNil(Caller.validName(name), name.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " "))
+        }
+    }
+}

@@ -160,8 +160,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         guard !roles.isEmpty else { throw InMemoryStoreError.invalid("a caller needs at least one role") }
         guard rate > 0, rate.isFinite else { throw InMemoryStoreError.invalid("rate must be a positive number") }
         guard burst >= 1 else { throw InMemoryStoreError.invalid("burst must be at least 1") }
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else { throw InMemoryStoreError.invalid("name must be 1 to 100 characters") }
+        guard let trimmed = Caller.validName(name) else { throw InMemoryStoreError.invalid(Caller.nameRule) }
         let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
                             rate: rate, burst: burst, createdAt: now)
         let key = APIKey.generate()

@@ -237,6 +237,13 @@ let registrationCases: [ContractCase] = [
         try expectThrows("no roles") { try create(roles: []) }
         try expectThrows("a blank name") { try create(name: "  ") }
         try expectThrows("a long name") { try create(name: String(repeating: "n", count: 101)) }
+        // Characters that would reorder or hide what a console, a table or a log shows around them.
+        for (what, name) in [("a right-to-left override", "pay\u{202E}stneme"), ("a left-to-right isolate", "pay\u{2066}x\u{2069}"),
+                             ("a zero-width joiner", "pay\u{200D}ments"), ("a newline", "pay\nments"), ("an escape", "pay\u{1B}[31m"),
+                             ("a carriage return", "payments\r"), ("a NUL", "pay\u{0}ments"), ("a line separator", "pay\u{2028}ments"),
+                             ("a delete", "pay\u{7F}")] {
+            try expectThrows(what) { try create(name: name) }
+        }
         try expectThrows("rate 0") { try create(rate: 0) }
         try expectThrows("an infinite rate") { try create(rate: .infinity) }
         try expectThrows("burst 0") { try create(burst: 0) }
