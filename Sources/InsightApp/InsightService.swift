@@ -230,7 +230,9 @@ public final class InsightService: Sendable {
         denialSync?.start()
         storeWatch?.start()
         do {
-            try metricsServer?.start()
+            do { try metricsServer?.start() } catch {
+                throw AppError("metrics listener (INSIGHTD_METRICS_LISTEN): \(error)")
+            }
             try server.start()
         } catch {
             stop()

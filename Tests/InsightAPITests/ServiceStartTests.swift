@@ -28,6 +28,17 @@ final class ServiceStartTests: XCTestCase {
                                                              sink: FileHandle(forWritingAtPath: "/dev/null")!))
     }
 
+    /// A metrics listener that cannot bind stops the start, saying which listener, and leaves
+    /// nothing running (the API's port is free again).
+    func testAMetricsPortInUseStopsTheStartNamingTheListener() throws {
+        let other = try LiveDaemon()
+        var s = settings()
+        s.metricsListen = ListenAddress(host: "127.0.0.1", port: try XCTUnwrap(other.service.metricsPort))
+        XCTAssertThrowsError(try start(s)) { XCTAssertTrue("\($0)".contains("INSIGHTD_METRICS_LISTEN"), "\($0)") }
+        s.metricsListen = nil
+        try start(s).stop()
+    }
+
     func testFirstStartCreatesStateDatabaseAndPrivateHashKey() throws {
         let s = settings()
         let service = try start(s)
