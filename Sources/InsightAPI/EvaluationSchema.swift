@@ -36,8 +36,9 @@ enum EvaluationSchema {
         .array("insights", of: insight, count: 1...EvaluationRequest.maxInsights, required: true) { $0.insights = $1 },
         .object("subject", subject) { $0.subject = $1 },
         .custom("interaction", kind: .object(interaction.fields)) { cursor, request in
-            guard let input = interaction.read(&cursor)?.input else { return false }
+            guard let parts = interaction.read(&cursor), let input = parts.input else { return false }
             request.interaction = input
+            request.source = parts.source
             return true
         },
         // Facts for the decision policy: closed values only, never amounts or names.
@@ -91,6 +92,15 @@ enum EvaluationSchema {
             cursor.index = read.end
             return true
         },
+        .object("source", source) { $0.source = $1 },
+    ])
+
+    /// Which capture kit produced the interaction: names and a version number, never text.
+    static let source = BodyObject(start: InteractionSource(kit: "", version: "", platform: .other), [
+        .token("kit", maxLength: InteractionSource.maxKitLength, required: true) { $0.kit = $1 },
+        .token("version", maxLength: InteractionSource.maxVersionLength, required: true) { $0.version = $1 },
+        .enumeration("platform", ClientPlatform.self, required: true) { $0.platform = $1 },
+        .integer("droppedEvents", in: 0...InteractionSource.maxDroppedEvents) { $0.droppedEvents = $1 },
     ])
 
     static let eventCount = 0...FeatureExtractor.maxEvents
@@ -133,6 +143,7 @@ struct InteractionParts: Sendable {
     var events: [InteractionEvent]?
     var summary: SummaryFeatures?
     var device: DeviceFacts?
+    var source: InteractionSource?
 
     /// The input they make; nil when both events and a summary came (the tree path names that).
     /// Device facts without timing are evidence of their own: they go to the model as a summary
@@ -154,3 +165,4 @@ extension UntrustedSource: BodyEnumeration {}
 extension SideEffect: BodyEnumeration {}
 extension InteractionEventType: BodyEnumeration {}
 extension InteractionField: BodyEnumeration {}
+extension ClientPlatform: BodyEnumeration {}

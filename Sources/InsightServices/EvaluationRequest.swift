@@ -42,6 +42,8 @@ public struct EvaluationRequest: Sendable {
     public var insights: [InsightRequest]
     public var subject: RawSubject
     public var interaction: InteractionInput
+    /// The capture kit that produced the interaction, when the caller names it.
+    public var source: InteractionSource?
     /// Facts of the transaction (PRODUCT.md §12), read by the decision policy.
     public var transaction: TransactionFacts
     /// Who chose the operation, and an agent's facts (PRODUCT.md §12), read by the decision policy.
@@ -49,12 +51,13 @@ public struct EvaluationRequest: Sendable {
 
     public init(requestId: String?, category: OperationCategory, insights: [InsightRequest], subject: RawSubject,
                 interaction: InteractionInput, transaction: TransactionFacts = TransactionFacts(),
-                initiator: Initiator = Initiator()) {
+                initiator: Initiator = Initiator(), source: InteractionSource? = nil) {
         self.requestId = requestId
         self.category = category
         self.insights = insights
         self.subject = subject
         self.interaction = interaction
+        self.source = source
         self.transaction = transaction
         self.initiator = initiator
     }
