@@ -16,8 +16,8 @@ struct PageFiles: Sendable {
     init(pageDirectory: URL, kit: URL) throws {
         var files: [String: File] = [:]
         let types = ["html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8",
-                     "js": "text/javascript; charset=utf-8"]
-        for name in ["index.html", "pay.css", "pay.js"] {
+                     "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml"]
+        for name in ["index.html", "pay.css", "pay.js", "icon.svg"] {
             let url = pageDirectory.appendingPathComponent(name)
             files["/" + name] = File(contentType: types[url.pathExtension]!, bytes: Array(try Data(contentsOf: url)))
         }
@@ -110,7 +110,7 @@ struct PaymentPage: HTTPHandler {
         do {
             evaluation = try await evaluator.requestEvaluation(context: context)
         } catch {
-            print("payment: evaluation failed: \(error)")
+            printLine("payment: evaluation failed: \(error)")
             return Self.json(502, ["error": "insightd: \(error)"])
         }
         let insight = evaluation.isLikelyBeingCoached
@@ -124,7 +124,7 @@ struct PaymentPage: HTTPHandler {
             consumption = "not reported (\(error))"
         }
         // What an operator may see: the answer, never the interaction.
-        print("payment \(evaluation.requestID): coaching \(coaching), decision \(action), consumption \(consumption)")
+        printLine("payment \(evaluation.requestID): coaching \(coaching), decision \(action), consumption \(consumption)")
         return Self.json(200, ["action": action, "coaching": coaching, "reasons": insight?.reasons ?? [],
                                "modelVersion": insight?.modelVersion ?? "", "eventId": evaluation.eventID,
                                "consumption": consumption])
@@ -163,4 +163,10 @@ func servePaymentPage(listen: String, evaluator: InsightEvaluator, account: Stri
 struct DemoError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Writes a line to stdout at once (print buffers when stdout is a file or a pipe): one line per
+/// payment, as it happens.
+func printLine(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -104,7 +104,7 @@ if web {
         FileHandle.standardError.write(Data("insightd-demo: \(error)\n".utf8)); exit(1)
     }
     let host = server.configuration.host
-    print("insightd-demo: the payment page is at http://\(host):\(server.boundPort)/ (insightd at \(baseURL.absoluteString)); Ctrl-C stops it")
+    printLine("insightd-demo: the payment page is at http://\(host):\(server.boundPort)/ (insightd at \(baseURL.absoluteString)); Ctrl-C stops it")
     while true { try? await Task.sleep(for: .seconds(3600)) }
 }
 
