@@ -58,6 +58,19 @@ PAGE=$(sed -n 's/.*the payment page is at \([^ ]*\).*/\1/p' "$WORK/headers-demo.
 [ -n "$PAGE" ] || { kill "$DEMO"; echo "capture: FAIL: insightd-demo --web did not start: $(cat "$WORK/headers-demo.log")" >&2; exit 1; }
 curl -sf -D "$WORK/headers" -o "$WORK/index.html" "$PAGE"
 curl -sf -o "$WORK/kit.js" "${PAGE}insight-capture.js"
+# Bad input to the demo's backend: a clear status, and the demo keeps serving.
+status() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+head -c 600000 /dev/zero | tr '\0' ' ' >"$WORK/large"
+for case in "400 -X POST -d {nonsense} ${PAGE}api/payments" \
+            "400 -X POST -d {\"amountBand\":\"low\"} ${PAGE}api/payments" \
+            "413 -X POST --data-binary @$WORK/large ${PAGE}api/payments" \
+            "404 ${PAGE}nowhere" "405 -X DELETE ${PAGE}"; do
+    set -- $case
+    want=$1; shift
+    got=$(status "$@")
+    [ "$got" = "$want" ] || { kill "$DEMO"; echo "capture: FAIL: $* answered $got, not $want" >&2; exit 1; }
+done
+[ "$(status "$PAGE")" = 200 ] || { kill "$DEMO"; echo "capture: FAIL: the demo stopped serving after bad input" >&2; exit 1; }
 kill "$DEMO"; wait "$DEMO" 2>/dev/null || true
 for header in "content-security-policy: default-src 'none'; script-src 'self';" "x-content-type-options: nosniff"; do
     tr -d '\r' <"$WORK/headers" | grep -qi "^$header" || { echo "capture: FAIL: the page lacks '$header'" >&2; cat "$WORK/headers" >&2; exit 1; }
@@ -66,7 +79,7 @@ if grep -Eqi '<script>|<style|style="| on[a-z]+="|https?://' "$WORK/index.html";
     echo "capture: FAIL: the page has inline script or style, or loads from elsewhere" >&2; exit 1
 fi
 cmp -s "$WORK/kit.js" "$ROOT/capture/web/insight-capture.js" || { echo "capture: FAIL: the demo serves another kit than capture/web's" >&2; exit 1; }
-echo "capture: the page's headers (CSP, nosniff), no inline code, the repository's kit: ok"
+echo "capture: the page's headers (CSP, nosniff), no inline code, the repository's kit, bad input (400, 413, 404, 405): ok"
 
 export CAPTURE_INSIGHTD_URL="http://127.0.0.1:$PORT" CAPTURE_KEY="$KEY" CAPTURE_DEMO="$BIN/insightd-demo" \
        CAPTURE_STATE="$WORK/state" CAPTURE_LOGS="$LOG" CAPTURE_OPENAPI="$ROOT/openapi/openapi.json" CAPTURE_WORK="$WORK" \
