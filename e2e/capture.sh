@@ -63,6 +63,7 @@ status() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 head -c 600000 /dev/zero | tr '\0' ' ' >"$WORK/large"
 for case in "400 -X POST -d {nonsense} ${PAGE}api/payments" \
             "400 -X POST -d {\"amountBand\":\"low\"} ${PAGE}api/payments" \
+            "422 -X POST -d {\"amountBand\":\"low\",\"newPayee\":false,\"interaction\":{\"events\":[{\"t\":5,\"type\":\"submit\"}]}} ${PAGE}api/payments" \
             "413 -X POST --data-binary @$WORK/large ${PAGE}api/payments" \
             "404 ${PAGE}nowhere" "405 -X DELETE ${PAGE}"; do
     set -- $case
@@ -79,7 +80,7 @@ if grep -Eqi '<script>|<style|style="| on[a-z]+="|https?://' "$WORK/index.html";
     echo "capture: FAIL: the page has inline script or style, or loads from elsewhere" >&2; exit 1
 fi
 cmp -s "$WORK/kit.js" "$ROOT/capture/web/insight-capture.js" || { echo "capture: FAIL: the demo serves another kit than capture/web's" >&2; exit 1; }
-echo "capture: the page's headers (CSP, nosniff), no inline code, the repository's kit, bad input (400, 413, 404, 405): ok"
+echo "capture: the page's headers (CSP, nosniff), no inline code, the repository's kit, bad input (400, 422, 413, 404, 405): ok"
 
 export CAPTURE_INSIGHTD_URL="http://127.0.0.1:$PORT" CAPTURE_KEY="$KEY" CAPTURE_DEMO="$BIN/insightd-demo" \
        CAPTURE_STATE="$WORK/state" CAPTURE_LOGS="$LOG" CAPTURE_OPENAPI="$ROOT/openapi/openapi.json" CAPTURE_WORK="$WORK" \

@@ -336,7 +336,13 @@ try:
     cdp("Input.insertText", text="你")
     person.click("amount")
     person.type("75", 0.15)
+    # The phone turned to portrait and back (Chromium's emulated screen fires trusted changes).
+    for width, height, kind, angle in ((400, 800, "portraitPrimary", 0), (800, 600, "landscapePrimary", 90)):
+        cdp("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=True,
+            screenOrientation={"type": kind, "angle": angle})
+        time.sleep(0.2)
     private = person.pay()
+    cdp("Emulation.clearDeviceMetricsOverride")
     events = checked(private, "canary")
     by_field = lambda kind, field: sum(1 for e in events if e["type"] == kind and e.get("field") == field)
     check(by_field("keyDown", "payee") == len(CANARY), "canary: one keyDown per typed character", by_field("keyDown", "payee"))
@@ -353,6 +359,7 @@ try:
     check(abs((back - away) - spell) <= 400, "canary: the spell's length within 400 ms", (back - away, spell))
     blur = max(i for i, e in enumerate(events) if e["type"] == "fieldBlur" and e["t"] <= away)
     check(events[blur].get("field") == "reference", "canary: the reference field lost focus as the page was hidden")
+    check(kinds.count("orientationChange") == 2, "canary: two orientation changes", kinds.count("orientationChange"))
     check(all(b["t"] >= a["t"] for a, b in zip(events, events[1:])), "canary: t never decreases")
     step(f"canary session: {len(events)} events, {coaching(private)}, decision {private['action']}")
 

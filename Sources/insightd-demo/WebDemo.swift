@@ -109,6 +109,9 @@ struct PaymentPage: HTTPHandler {
         let evaluation: InsightEvaluation
         do {
             evaluation = try await evaluator.requestEvaluation(context: context)
+        } catch .contextInvalid(let field, let detail) {
+            // What the page sent is wrong (insightd names it): the page's bug, not insightd's.
+            return Self.json(422, ["error": "\(field ?? "request"): \(detail)"])
         } catch {
             printLine("payment: evaluation failed: \(error)")
             return Self.json(502, ["error": "insightd: \(error)"])
