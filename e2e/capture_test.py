@@ -187,7 +187,6 @@ class Person:
         page_request = json.loads(posted("/api/payments")[-1])
         sent = [r for r in Recorder.records[before:] if r["path"] == "/v1/evaluations"]
         return {"action": driver.find_element(By.ID, "result").get_attribute("data-action"),
-                "text": driver.find_element(By.ID, "details").text,
                 "page": page_request, "insightd": json.loads(sent[0]["body"]),
                 "answer": json.loads(sent[0]["answer"]) if sent[0]["status"] == 200 else sent[0]}
 
@@ -204,10 +203,6 @@ def posted(suffix):
             if request["method"] == "POST":
                 network_posts.append((request["url"], request.get("postData")))
     return [body for url, body in network_posts if url.endswith(suffix)]
-
-
-def events_of(result):
-    return result["page"]["interaction"]["events"]
 
 
 def checked(result, name):
