@@ -73,17 +73,23 @@ struct BodyMember<Value>: Sendable {
         })
     }
 
-    /// A token member (`BodyKind.token`): a string of at most `maxLength` token characters.
+    /// A token member (`BodyKind.token`): a string of at most `maxLength` token characters that
+    /// does not look like personal data.
     static func token(_ name: StaticString, maxLength: Int, required: Bool = false,
                       _ set: @escaping @Sendable (inout Value, String) -> Void) -> BodyMember {
         let key = name.description
         return BodyMember(name, kind: .token(maxLength: maxLength), required: required, read: { cursor, value in
-            guard let text = cursor.printableString(maxLength: maxLength), InteractionSource.isToken(text.utf8) else { return false }
+            guard let text = cursor.printableString(maxLength: maxLength), InteractionSource.isToken(text.utf8),
+                  PIIGuard.detect(text) == nil else { return false }
             set(&value, text)
             return true
         }, decode: { reader, value throws(Problem) in
             guard let text = try reader.string(key, maxLength: maxLength, required: required) else { return }
             guard InteractionSource.isToken(text.utf8) else { throw Problem.invalid(reader.field(key), tokenRule) }
+            // A token is stored: a card or phone number written as one is refused like a request id.
+            if let kind = PIIGuard.detect(text) {
+                throw Problem.invalid(reader.field(key), "looks like personal data (\(kind.description)); send a name or a version number")
+            }
             set(&value, text)
         })
     }

@@ -51,14 +51,15 @@ extension EvaluationRequest {
                        interactionReadAt: [Int] = []) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "", allowed: EvaluationSchema.root.names)
         var request = try EvaluationSchema.root.decodeMembers(root)
-        (request.interaction, request.source) = try decodeInteraction(root, events: readEvents, summary: readSummary,
-                                                                      readAt: interactionReadAt)
+        let source: SourceMember?
+        (request.interaction, source) = try decodeInteraction(root, events: readEvents, summary: readSummary, readAt: interactionReadAt)
+        (request.source, request.droppedEvents) = (source?.source, source?.droppedEvents)
         return request
     }
 
     /// The interaction and the source it names (nil when it names none).
     private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?, summary readSummary: SummaryFeatures?,
-                                          readAt: [Int]) throws(Problem) -> (InteractionInput, InteractionSource?) {
+                                          readAt: [Int]) throws(Problem) -> (InteractionInput, SourceMember?) {
         let schema = EvaluationSchema.interaction
         guard let interaction = try root.object("interaction", allowed: schema.names, readElsewhere: readAt) else {
             return (.none, nil)

@@ -38,7 +38,8 @@ enum EvaluationSchema {
         .custom("interaction", kind: .object(interaction.fields)) { cursor, request in
             guard let parts = interaction.read(&cursor), let input = parts.input else { return false }
             request.interaction = input
-            request.source = parts.source
+            request.source = parts.source?.source
+            request.droppedEvents = parts.source?.droppedEvents
             return true
         },
         // Facts for the decision policy: closed values only, never amounts or names.
@@ -96,10 +97,10 @@ enum EvaluationSchema {
     ])
 
     /// Which capture kit produced the interaction: names and a version number, never text.
-    static let source = BodyObject(start: InteractionSource(kit: "", version: "", platform: .other), [
-        .token("kit", maxLength: InteractionSource.maxKitLength, required: true) { $0.kit = $1 },
-        .token("version", maxLength: InteractionSource.maxVersionLength, required: true) { $0.version = $1 },
-        .enumeration("platform", ClientPlatform.self, required: true) { $0.platform = $1 },
+    static let source = BodyObject(start: SourceMember(source: InteractionSource(kit: "", version: "", platform: .other)), [
+        .token("kit", maxLength: InteractionSource.maxKitLength, required: true) { $0.source.kit = $1 },
+        .token("version", maxLength: InteractionSource.maxVersionLength, required: true) { $0.source.version = $1 },
+        .enumeration("platform", ClientPlatform.self, required: true) { $0.source.platform = $1 },
         .integer("droppedEvents", in: 0...InteractionSource.maxDroppedEvents) { $0.droppedEvents = $1 },
     ])
 
@@ -143,7 +144,7 @@ struct InteractionParts: Sendable {
     var events: [InteractionEvent]?
     var summary: SummaryFeatures?
     var device: DeviceFacts?
-    var source: InteractionSource?
+    var source: SourceMember?
 
     /// The input they make; nil when both events and a summary came (the tree path names that).
     /// Device facts without timing are evidence of their own: they go to the model as a summary
@@ -156,6 +157,13 @@ struct InteractionParts: Sendable {
         case (nil, nil): return device.map { .summary(SummaryFeatures(), $0) } ?? InteractionInput.none
         }
     }
+}
+
+/// `interaction.source` as read: the kit, stored with the evaluation, and what it says it
+/// dropped, which is only counted.
+struct SourceMember: Sendable {
+    var source: InteractionSource
+    var droppedEvents: Int64?
 }
 
 extension OperationCategory: BodyEnumeration {}

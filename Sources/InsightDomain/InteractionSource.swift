@@ -7,11 +7,12 @@ public enum ClientPlatform: String, Sendable, CaseIterable {
 /// Which capture produced an interaction (`interaction.source`): the kit's name and version as
 /// short tokens the caller chooses, and its platform. Stored with the evaluation (never the
 /// events), so that a kit version that moves the scores shows in the report and in drift.
-public struct InteractionSource: Sendable, Equatable {
+public struct InteractionSource: Sendable, Hashable {
     /// The longest kit name, and the longest version: a name and a version number, not text.
     public static let maxKitLength = 32
     public static let maxVersionLength = 32
-    /// The most events a kit may say it dropped (an hour of events is far fewer).
+    /// The most events a kit may say it dropped (`interaction.source.droppedEvents`, which is
+    /// counted in a metric and not stored).
     public static let maxDroppedEvents: Int64 = 10_000_000
 
     /// The kit's name, e.g. `insight-capture-web`.
@@ -19,14 +20,11 @@ public struct InteractionSource: Sendable, Equatable {
     /// The kit's version, e.g. `1.0.0`.
     public var version: String
     public var platform: ClientPlatform
-    /// Events the kit observed but left out (beyond its event limit); nil when not said.
-    public var droppedEvents: Int64?
 
-    public init(kit: String, version: String, platform: ClientPlatform, droppedEvents: Int64? = nil) {
+    public init(kit: String, version: String, platform: ClientPlatform) {
         self.kit = kit
         self.version = version
         self.platform = platform
-        self.droppedEvents = droppedEvents
     }
 
     /// Whether `text` is a token as `kit` and `version` must be: letters, digits and `.`, `_`,
@@ -42,5 +40,14 @@ public struct InteractionSource: Sendable, Equatable {
                 return false
             }
         }
+    }
+}
+
+extension InteractionSource {
+    /// The source a store row holds: nil unless all three columns hold a known platform and
+    /// tokens (rows stored before sources existed hold none).
+    public static func stored(platform: String?, kit: String?, version: String?) -> InteractionSource? {
+        guard let platform = platform.flatMap(ClientPlatform.init(rawValue:)), let kit, let version else { return nil }
+        return InteractionSource(kit: kit, version: version, platform: platform)
     }
 }

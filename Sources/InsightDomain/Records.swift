@@ -128,13 +128,17 @@ public struct EvaluationRecord: Sendable, Equatable {
     /// The model's input kept for training, stored in the evaluation's transaction; nil unless
     /// the caller opted in and the evaluation had interaction features.
     public var trainingVector: TrainingVector?
+    /// The capture kit that produced the interaction (`interaction.source`); nil when the caller
+    /// named none. The model-performance report and drift split by it.
+    public var source: InteractionSource?
 
     public init(eventId: String, callerId: String, environment: Environment,
                 category: OperationCategory, createdAt: Milliseconds,
                 reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord],
                 trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false, decision: Decision? = nil,
-                shadowInsights: [InsightRecord] = [], trainingVector: TrainingVector? = nil) {
+                shadowInsights: [InsightRecord] = [], trainingVector: TrainingVector? = nil, source: InteractionSource? = nil) {
         self.eventId = eventId
+        self.source = source
         self.shadowInsights = shadowInsights
         self.callerId = callerId
         self.environment = environment

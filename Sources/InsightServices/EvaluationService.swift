@@ -186,7 +186,7 @@ public struct EvaluationService: Sendable {
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: pending.subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
-            shadowInsights: shadows, trainingVector: trainingVector)
+            shadowInsights: shadows, trainingVector: trainingVector, source: request.source)
         let initiator = request.initiator.effectiveKind
         let metrics = self.metrics, velocity = self.velocity, drift = self.drift
         ledger.record(record) { result in
@@ -206,6 +206,7 @@ public struct EvaluationService: Sendable {
                     metrics.evaluated(record, tenant: tenant)
                     drift?.record(record)
                     metrics.captured(record)
+                    metrics.dropped(request.droppedEvents, by: record.source)
                     metrics.decided(decision.action, record, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
                     completion(.success(Evaluated(record: record, quota: quotaStatus)))
