@@ -178,7 +178,28 @@ public enum PopulationStability {
 
 /// The reference shares of each model version's score bins, by version and category
 /// (the manifests' `scoreReference`); a version or category missing has no drift figure.
-public typealias ScoreReferences = [String: [OperationCategory: [Double]]]
+public typealias ScoreReferences = [String: [OperationCategory: ReferenceShares]]
+
+/// The expected share of each score bin of one version and category: over the mix of sessions
+/// the thresholds were set on, and over the sessions of the platforms that have their own
+/// profile (web), against which the scores of that platform's capture kits are measured.
+public struct ReferenceShares: Sendable, Equatable, ExpressibleByArrayLiteral {
+    public var shares: [Double]
+    public var byPlatform: [ClientPlatform: [Double]]
+
+    public init(shares: [Double], byPlatform: [ClientPlatform: [Double]] = [:]) {
+        self.shares = shares
+        self.byPlatform = byPlatform
+    }
+
+    /// The mix's shares.
+    public init(arrayLiteral shares: Double...) { self.init(shares: shares) }
+
+    /// The shares the scores of `platform`'s clients are expected to fall in.
+    public func shares(for platform: ClientPlatform?) -> [Double] {
+        platform.flatMap { byPlatform[$0] } ?? shares
+    }
+}
 
 /// The report of one model version on one category over a period (PRODUCT.md §13).
 public struct ModelPerformanceRow: Sendable, Equatable {
@@ -244,7 +265,9 @@ public struct ModelPerformanceReport: Sendable, Equatable {
             if bins.count <= bin { bins += [Int](repeating: 0, count: bin + 1 - bins.count) }
             bins[bin] += cell.count
         }
-        let expected = references[cells[0].modelVersion]?[cells[0].category]
+        // A capture kit's scores against its platform's own reference where there is one.
+        let expected = references[cells[0].modelVersion]?[cells[0].category]?
+            .shares(for: splittingBySource ? nil : cells[0].source?.platform)
         let psi = expected.flatMap { PopulationStability.index(counts: bins, expected: $0) }
         var values: [InsightValue: Int] = [:]
         var consumption: [ConsumptionStatus?: Int] = [:]

@@ -101,7 +101,8 @@ public struct EvaluationService: Sendable {
     /// subject).
     private func prepare(_ request: EvaluationRequest, by caller: Caller,
                          override: SandboxOverride?) throws(Rejection) -> (GateRequest, PendingEvaluation) {
-        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override)
+        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction,
+                                           platform: request.source?.platform, override: override)
         // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
         // hashed once under every key of the caller's tenant (active first): the active hash is
         // stored, all are looked up.

@@ -168,8 +168,10 @@ public final class ScoreDrift: Sendable {
 
     private func stability(_ key: Key, _ c: Counts, _ registry: ModelRegistry?) -> ScoreStability? {
         guard Self.total(c) >= minimumSample,
-              let shares = registry?.versions.first(where: { $0.version == key.version })?.reference?.bins[key.category.rawValue]?.shares
+              let bins = registry?.versions.first(where: { $0.version == key.version })?.reference?.bins[key.category.rawValue]
         else { return nil }
+        // A capture kit's scores against its platform's own reference where the manifest has one.
+        let shares = bins.shares(for: key.source?.platform.rawValue)
         return PopulationStability.index(counts: Self.sum(c.previous, c.current), expected: shares)
     }
 

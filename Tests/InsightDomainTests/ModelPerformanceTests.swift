@@ -74,6 +74,14 @@ final class ModelPerformanceTests: XCTestCase {
         XCTAssertEqual(row.bySource[0].psi, PopulationStability.index(counts: [40, 2], expected: [0.5, 0.5]))
         XCTAssertEqual(row.bySource[1].psi, PopulationStability.index(counts: [0, 30], expected: [0.5, 0.5]), "the kit that moved")
         XCTAssertTrue(row.bySource.allSatisfy { $0.bySource.isEmpty && $0.modelVersion == "2.0" })
+        // Where the manifest has its platform's own shares, a kit is measured against those.
+        let own = ModelPerformanceReport(cells: [cell(.unknown, 40, web("1.0.0"), bin: 0), cell(.high, 2, web("1.0.0"), bin: 1),
+                                                 cell(.unknown, 5, nil, bin: 0)],
+                                         query: query, references: ["2.0": [.payment: ReferenceShares(shares: [0.5, 0.5], byPlatform: [.web: [0.9, 0.1]])]])
+        let ownRow = try XCTUnwrap(own.rows.first)
+        XCTAssertEqual(ownRow.psi, PopulationStability.index(counts: [45, 2], expected: [0.5, 0.5]), "the row: every evaluation, the mix")
+        XCTAssertEqual(ownRow.bySource[0].psi, PopulationStability.index(counts: [40, 2], expected: [0.9, 0.1]))
+        XCTAssertEqual(ownRow.bySource[1].psi, PopulationStability.index(counts: [5, 0], expected: [0.5, 0.5]))
 
         // 30 kit versions, on two platforms: the 19 most used keep their names, the rest add up per platform.
         var cells: [ModelPerformanceCell] = []

@@ -98,15 +98,37 @@ final class ScoreDriftTests: XCTestCase {
         }
         let steady = InteractionSource(kit: "insight-capture-web", version: "1.0.0", platform: .web)
         let moved = InteractionSource(kit: "insight-capture-web", version: "1.1.0", platform: .web)
-        for n in 0..<4_000 { drift.record(record([n % 10], source: steady)) }
+        // The web kit's scores spread as the web profile's held-out sessions did (its own
+        // reference), which is not how the mix of the reference spreads.
+        let bins = try XCTUnwrap(registry.model(version: "2.0")?.reference?.bins["payment"])
+        let web = try XCTUnwrap(bins.platformShares["web"])
+        func webBin(_ n: Int, of count: Int) -> Int {
+            var cumulative = 0.0
+            for (k, share) in web.enumerated() {
+                cumulative += share
+                if (Double(n) + 0.5) / Double(count) < cumulative { return k }
+            }
+            return web.count - 1
+        }
+        for n in 0..<4_000 { drift.record(record([webBin(n * 2_357 % 4_000, of: 4_000)], source: steady)) }  // in no order
         for _ in 0..<500 { drift.record(record([9], source: moved)) }
-        XCTAssertLessThan(try XCTUnwrap(drift.stability(version: "2.0", category: .payment, source: steady)).psi, 0.01)
+        XCTAssertLessThan(try XCTUnwrap(drift.stability(version: "2.0", category: .payment, source: steady)).psi, 0.01,
+                          "measured against the web profile's reference")
+        XCTAssertGreaterThan(try XCTUnwrap(PopulationStability.index(counts: (0..<10).map { k in (0..<4_000).filter { webBin($0, of: 4_000) == k }.count },
+                                                                     expected: bins.shares)).psi, 0.1,
+                             "against the mix the same scores would look shifted")
         XCTAssertGreaterThan(try XCTUnwrap(drift.stability(version: "2.0", category: .payment, source: moved)).psi, 1)
         XCTAssertEqual(drift.stability(version: "2.0", category: .payment)?.sample, 4_500, "the overall index counts every kit")
-        XCTAssertEqual(warnings.all, ["2.0 payment web insight-capture-web 1.1.0"], "only the kit that moved")
+        let ios = InteractionSource(kit: "insight-capture-ios", version: "1.0.0", platform: .ios)
+        for n in 0..<500 { drift.record(record([n % 10], source: ios)) }
+        XCTAssertLessThan(try XCTUnwrap(drift.stability(version: "2.0", category: .payment, source: ios)).psi, 0.01,
+                          "a platform without a profile of its own is measured against the mix")
+        // (The overall index, against the mix, may warn: this traffic is all web.)
+        XCTAssertEqual(warnings.all.filter { !$0.hasSuffix(" all") }, ["2.0 payment web insight-capture-web 1.1.0"], "only the kit that moved")
         XCTAssertEqual(drift.samples().map(\.labels), [["2.0", "payment"]])
         XCTAssertEqual(Set(drift.sourceSamples().map(\.labels)), [["2.0", "payment", "web", "insight-capture-web", "1.0.0"],
-                                                                  ["2.0", "payment", "web", "insight-capture-web", "1.1.0"]])
+                                                                  ["2.0", "payment", "web", "insight-capture-web", "1.1.0"],
+                                                                  ["2.0", "payment", "ios", "insight-capture-ios", "1.0.0"]])
 
         // Names past the cap: their scores count as their platform's `other`.
         for k in 0..<(ScoreDrift.maxSources + 10) {
