@@ -105,7 +105,12 @@ if web {
     }
     let host = server.configuration.host
     printLine("insightd-demo: the payment page is at http://\(host):\(server.boundPort)/ (insightd at \(baseURL.absoluteString)); Ctrl-C stops it")
-    while true { try? await Task.sleep(for: .seconds(3600)) }
+    // The server is used after every sleep: an optimised build otherwise releases it right
+    // after the line above, and its deinit stops the server.
+    while true {
+        try? await Task.sleep(for: .seconds(3600))
+        withExtendedLifetime(server) {}
+    }
 }
 
 func say(_ lines: String...) { for line in lines { print(line) } }
