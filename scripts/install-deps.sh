@@ -8,8 +8,9 @@ PACKAGES="libevent-dev libsqlite3-dev libssl-dev libsodium-dev pkg-config sqlite
 # nginx-light: the load balancer in front of the instances of e2e/cluster.sh; binutils: readelf
 # for scripts/check-container-libraries.sh; python3-cryptography: the independent verifier of
 # signed answers (e2e/verify_signature.py); chromium and chromium-driver: the real browser the admin
-# console is tested in (e2e/console.sh, through the pinned Selenium of e2e/requirements-console.txt).
-[ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server nginx-light binutils python3-cryptography chromium chromium-driver"
+# console is tested in (e2e/console.sh, through the pinned Selenium of e2e/requirements-console.txt);
+# redis-sentinel: the sentinels of the Redis failover (e2e/failover.sh and the sentinel tests).
+[ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server redis-sentinel nginx-light binutils python3-cryptography chromium chromium-driver"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -20,10 +21,10 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
-# postgresql-15, redis-server and nginx-light start their own system services when installed; the
-# tests start private servers in temporary directories instead, so the packages' services are
-# stopped and disabled (nothing is left listening on 5432, 6379 or 80 by `make test`).
-for service in postgresql redis-server nginx; do
+# postgresql-15, redis-server, redis-sentinel and nginx-light start their own system services when
+# installed; the tests start private servers in temporary directories instead, so the packages'
+# services are stopped and disabled (nothing is left listening on 5432, 6379, 26379 or 80 by `make test`).
+for service in postgresql redis-server redis-sentinel nginx; do
     case "$missing" in *"$service"*) ;; *) continue ;; esac
     if [ -d /run/systemd/system ]; then
         $SUDO systemctl disable --now "$service" >/dev/null 2>&1 || true
