@@ -17,6 +17,8 @@ final class PostgresReadPool: @unchecked Sendable {
     private var open = 0
     /// Uptime (ns) before which no connection attempt is made, after one failed.
     private var retryAt: UInt64 = 0
+    /// Why the last connection attempt failed (nil once one succeeds), for the log.
+    private var lastFailure: String?
 
     init(settings: PostgresSettings) { self.settings = settings }
 
@@ -40,6 +42,14 @@ final class PostgresReadPool: @unchecked Sendable {
     /// True when a connection of the pool answers a query now.
     var isReachable: Bool {
         (try? read { try $0.query("SELECT 1").first?.int64(0) }) == 1
+    }
+
+    /// Why the last attempt to connect failed (libpq's words, without the password), nil once
+    /// one succeeded: for the log line that says the store is unreachable.
+    var unreachableReason: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return lastFailure
     }
 
     /// Closes the idle connections (those lent are closed when they come back broken, or at deinit).
@@ -79,9 +89,14 @@ final class PostgresReadPool: @unchecked Sendable {
         open += 1
         condition.unlock()
         do {
-            return try settings.connect()
+            let connection = try settings.connect()
+            condition.lock()
+            lastFailure = nil
+            condition.unlock()
+            return connection
         } catch {
             condition.lock()
+            lastFailure = "\(error)"
             open -= 1
             retryAt = DispatchTime.now().uptimeNanoseconds + UInt64(settings.reconnectDelaySeconds * 1e9)
             condition.signal()
