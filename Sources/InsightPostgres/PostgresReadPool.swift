@@ -17,7 +17,7 @@ final class PostgresReadPool: @unchecked Sendable {
     private var open = 0
     /// Uptime (ns) before which no connection attempt is made, after one failed.
     private var retryAt: UInt64 = 0
-    /// Why the last connection attempt failed (nil once one succeeds), for the log.
+    /// Why the last connection attempt or connection failed (nil once one is made), for the log.
     private var lastFailure: String?
 
     init(settings: PostgresSettings) { self.settings = settings }
@@ -31,7 +31,7 @@ final class PostgresReadPool: @unchecked Sendable {
             giveBack(connection)
             return value
         } catch let error as PostgresError where error.isConnectionFailure || !connection.isConnected {
-            drop()
+            drop(failure: "\(error)")
             throw StoreFailure.unavailable("PostgreSQL: \(error)")
         } catch {
             if connection.isConnected && !connection.inTransaction { giveBack(connection) } else { drop() }
@@ -44,8 +44,8 @@ final class PostgresReadPool: @unchecked Sendable {
         (try? read { try $0.query("SELECT 1").first?.int64(0) }) == 1
     }
 
-    /// Why the last attempt to connect failed (libpq's words, without the password), nil once
-    /// one succeeded: for the log line that says the store is unreachable.
+    /// Why the last connection attempt, or the last connection, failed (libpq's words, without
+    /// the password), nil once a connection is made: for the line that says the store is unreachable.
     var unreachableReason: String? {
         condition.lock()
         defer { condition.unlock() }
@@ -112,8 +112,9 @@ final class PostgresReadPool: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func drop() {
+    private func drop(failure: String? = nil) {
         condition.lock()
+        if let failure { lastFailure = failure }
         open -= 1
         condition.signal()
         condition.unlock()
