@@ -179,7 +179,7 @@ eval_body() {
 # evaluations answered 200, every third is reported and every other one labelled. Each evaluation's
 # time (ms) and status go to status-ID; what was acknowledged to acked-, reported- and labelled-ID.
 worker() {
-    id=$1 n=0
+    id=$1 n=0 run=$(now_ms)
     while [ ! -f "$WORK/stop-load" ]; do
         n=$((n + 1))
         target=$(url $((n % 3 + 1)))
@@ -201,7 +201,7 @@ worker() {
         fi
         [ $((n % 2)) = 0 ] || continue
         insight=$(echo "$out" | head -1 | jq -r '.insights[0].insightId')
-        status=$(curl -s --max-time 10 -X POST "$target/v1/labels" -H "Authorization: Bearer $WIDE" -H "Idempotency-Key: f$id-$n-$$" \
+        status=$(curl -s --max-time 10 -X POST "$target/v1/labels" -H "Authorization: Bearer $WIDE" -H "Idempotency-Key: f$run-$id-$n" \
                  -H 'Content-Type: application/json' \
                  -d '{"labels":[{"insightId":"'"$insight"'","outcome":"confirmedLegitimate","discoveredAt":"2026-11-01"}]}' 2>/dev/null |
                  jq -r '.results[0].status' 2>/dev/null) || status=""
@@ -294,7 +294,7 @@ while [ "$round" -lt "$ROUNDS" ]; do
     window=$(refusal_window "$killed" "$promoted")
     check_on "$NEW" "failover $round ($OLD SIGKILLed, $NEW promoted $(seconds $((promoted - killed))) s later)"
     grep -q '"msg":"store unreachable' "$WORK/i1.log" || fail "the outage was not logged"
-    grep '"msg":"store unreachable' "$WORK/i1.log" | tail -1 | grep -q 'read-only\|refused' ||
+    grep '"msg":"store unreachable' "$WORK/i1.log" | tail -1 | grep -q '"reason":"PostgreSQL' ||
         fail "the log does not say why the store was unreachable: $(grep '"msg":"store unreachable' "$WORK/i1.log" | tail -1)"
     # Leadership of the periodic jobs moved to the new primary.
     for _ in $(seq 1 100); do
