@@ -15,7 +15,7 @@ enum CommitOutcome: Equatable, Sendable {
 /// The mark each batch of the writer carries, by which the writer learns whether a batch
 /// committed when its connection broke after sending it (the server crashed, or failed over to
 /// its standby): the batch's first statement writes the batch's number into the writer's row of
-/// `writer_commits` (migration 0016), in the batch's own transaction.
+/// `writer_commits` (migration 0017), in the batch's own transaction.
 ///
 /// To learn a lost batch's outcome, the writer connects again (to whichever server takes writes
 /// now) and rewrites its row as it is (`check`). That waits for the row's lock, so a batch still

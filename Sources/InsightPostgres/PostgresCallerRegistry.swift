@@ -91,6 +91,33 @@ public final class PostgresCallerRegistry: CallerRegistration {
         return try PostgresRows.caller(row)
     }
 
+    public func ceiling(tenant: String) throws -> TenantCeiling {
+        try db.query("SELECT max_rate, max_burst FROM tenant_ceilings WHERE tenant = $1", [.text(tenant)]).first.map { row in
+            TenantCeiling(maxRate: row.double(0), maxBurst: row.int64(1).map(Int.init))
+        } ?? TenantCeiling()
+    }
+
+    public func setCeiling(_ ceiling: TenantCeiling, tenant: String) throws -> Int {
+        guard Tenant.isValidName(tenant) else { throw PostgresStoreError("\(tenant) is not a tenant name") }
+        if let rate = ceiling.maxRate, !(rate > 0 && rate.isFinite) { throw PostgresStoreError("the rate ceiling must be a positive number") }
+        if let burst = ceiling.maxBurst, burst < 1 { throw PostgresStoreError("the burst ceiling must be at least 1") }
+        let rate: PostgresValue? = ceiling.maxRate.map { .double($0) }, burst: PostgresValue? = ceiling.maxBurst.map { .int64(Int64($0)) }
+        return try db.transaction {
+            if ceiling.isNone {
+                try db.query("DELETE FROM tenant_ceilings WHERE tenant = $1", [.text(tenant)])
+                return 0
+            }
+            try db.query("""
+                INSERT INTO tenant_ceilings (tenant, max_rate, max_burst) VALUES ($1, $2, $3)
+                ON CONFLICT (tenant) DO UPDATE SET max_rate = $2, max_burst = $3
+                """, [.text(tenant), rate, burst])
+            return try db.query("""
+                UPDATE callers SET rate = least(rate, $2::double precision), burst = least(burst, $3::bigint)
+                WHERE tenant = $1 AND (rate > coalesce($2::double precision, rate) OR burst > coalesce($3::bigint, burst))
+                """, [.text(tenant), rate, burst]).affectedRows
+        }
+    }
+
     public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
         try db.query("""
             SELECT tenant, count(*) FILTER (WHERE environment = 'production'), count(*) FILTER (WHERE environment = 'sandbox')

@@ -96,7 +96,7 @@ final class ConnectionLimitTests: XCTestCase {
 
     /// `/metrics` as sample name (with its labels, as exposed) → value.
     static func samples(_ daemon: LiveDaemon) throws -> [String: Double] {
-        let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let text = try daemon.scrape()
         var samples: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }

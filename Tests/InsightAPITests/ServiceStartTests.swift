@@ -17,6 +17,7 @@ final class ServiceStartTests: XCTestCase {
     func settings() -> Settings {
         var s = Settings()
         s.listenPort = 0
+        s.metricsListen = nil
         s.stateDirectory = directory.appendingPathComponent("state").path
         s.modelsDirectory = directory.appendingPathComponent("models").path
         return s

@@ -97,3 +97,27 @@ final class DomainTests: XCTestCase {
         XCTAssertGreaterThan(now, 1_700_000_000_000)
     }
 }
+
+/// The transparency cursor's seal (`TransparencyCursor`).
+final class TransparencyCursorTests: XCTestCase {
+    let key = Array(repeating: UInt8(7), count: 32)
+
+    func testACursorOpensOnlyWhereItWasSealed() {
+        let position = SubjectHistoryCursor(time: 1_765_000_000_000, sequence: 41_337)
+        let text = TransparencyCursor.seal(position, tenant: "acme", environment: .production, key: key)
+        XCTAssertEqual(TransparencyCursor.open(text, tenant: "acme", environment: .production, key: key), position)
+        XCTAssertNil(TransparencyCursor.open(text, tenant: "globex", environment: .production, key: key))
+        XCTAssertNil(TransparencyCursor.open(text, tenant: "acme", environment: .sandbox, key: key))
+        XCTAssertNil(TransparencyCursor.open(text, tenant: "acme", environment: .production, key: Array(repeating: 8, count: 32)))
+        // Every byte matters; the next position looks unrelated.
+        for i in text.indices {
+            var altered = text
+            altered.replaceSubrange(i...i, with: text[i] == "A" ? "B" : "A")
+            XCTAssertNil(TransparencyCursor.open(altered, tenant: "acme", environment: .production, key: key))
+        }
+        let following = TransparencyCursor.seal(SubjectHistoryCursor(time: position.time, sequence: position.sequence + 1),
+                                                tenant: "acme", environment: .production, key: key)
+        XCTAssertNotEqual(text.prefix(22), following.prefix(22))
+        XCTAssertNotEqual(text.suffix(21), following.suffix(21))
+    }
+}

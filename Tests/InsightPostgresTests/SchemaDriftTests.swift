@@ -40,7 +40,7 @@ final class SchemaDriftTests: XCTestCase {
     /// What PostgreSQL has and SQLite has not, on purpose: the evaluation's number that makes its
     /// insights' slots (migration 0010), which SQLite's implicit rowid is, indexed as the rowid is;
     /// the subject hashes' indexes (0012), which SQLite keeps in the side file of its subject
-    /// index, off the writer's commits; the writers' commit marks (0016), which resolve a commit
+    /// index, off the writer's commits; the writers' commit marks (0017), which resolve a commit
     /// whose answer a lost connection took, and which SQLite's writer in the process never needs.
     static let postgresOnly: Set<String> = [
         "table writer_commits",

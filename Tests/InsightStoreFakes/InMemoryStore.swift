@@ -55,6 +55,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         var labels: [StoredLabel] = []
         var submissions: [SubmissionKey: Submission] = [:]
         var authorizations: [SubjectKey: AuthorizationRecord] = [:]
+        var ceilings: [String: TenantCeiling] = [:]
 
         func callerIndex(_ id: String) -> Int? { callers.firstIndex { $0.caller.callerId == id } }
 
@@ -219,6 +220,29 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         state.withLock { state in state.keys.filter { $0.callerId == callerId }.sorted { $0.createdAt < $1.createdAt } }
     }
 
+    public func ceiling(tenant: String) throws -> TenantCeiling {
+        state.withLock { $0.ceilings[tenant] ?? TenantCeiling() }
+    }
+
+    public func setCeiling(_ ceiling: TenantCeiling, tenant: String) throws -> Int {
+        guard Tenant.isValidName(tenant) else { throw InMemoryStoreError.invalid("\(tenant) is not a tenant name") }
+        if let rate = ceiling.maxRate, !(rate > 0 && rate.isFinite) { throw InMemoryStoreError.invalid("the rate ceiling must be a positive number") }
+        if let burst = ceiling.maxBurst, burst < 1 { throw InMemoryStoreError.invalid("the burst ceiling must be at least 1") }
+        return state.withLock { state in
+            state.ceilings[tenant] = ceiling.isNone ? nil : ceiling
+            var lowered = 0
+            for index in state.callers.indices where state.callers[index].caller.tenant == tenant {
+                var caller = state.callers[index].caller
+                let before = (caller.rate, caller.burst)
+                caller.rate = min(caller.rate, ceiling.maxRate ?? caller.rate)
+                caller.burst = min(caller.burst, ceiling.maxBurst ?? caller.burst)
+                if before != (caller.rate, caller.burst) { lowered += 1 }
+                state.callers[index].caller = caller
+            }
+            return lowered
+        }
+    }
+
     public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
         state.withLock { state in
             var counts: [String: (production: Int, sandbox: Int)] = [:]
@@ -245,8 +269,9 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant else { return .success(nil) }
             if let rate, !(rate > 0 && rate.isFinite) { return .failure(.unavailable("rate must be a positive number")) }
             if let burst, burst < 1 { return .failure(.unavailable("burst must be at least 1")) }
-            if let rate { state.callers[index].caller.rate = rate }
-            if let burst { state.callers[index].caller.burst = burst }
+            let ceiling = state.ceilings[tenant] ?? TenantCeiling()
+            if let rate { state.callers[index].caller.rate = min(rate, ceiling.maxRate ?? rate) }
+            if let burst { state.callers[index].caller.burst = min(burst, ceiling.maxBurst ?? burst) }
             if let trainingCapture { state.callers[index].caller.trainingCapture = trainingCapture }
             return .success(state.callers[index].caller)
         }

@@ -305,6 +305,25 @@ let administrationCases: [ContractCase] = [
                         "the change is seen by authentication, the invalid one is not")
         try expectEqual(try s.administration.caller("a1", tenant: "acme")?.burst, 7)
     },
+    contractCase(.administration, "a tenant's ceiling lowers its callers above it and caps every later change") { s in
+        try s.caller("a1", tenant: "acme")
+        try s.caller("g1", tenant: "globex")
+        _ = try value { s.administration.updateQuota(callerId: "a1", tenant: "acme", rate: 500, burst: 900, completion: $0) }
+        try expectEqual(try s.administration.ceiling(tenant: "acme"), TenantCeiling(), "no ceiling at first")
+        try expectEqual(try s.registration.setCeiling(TenantCeiling(maxRate: 40, maxBurst: 80), tenant: "acme"), 1)
+        try expectEqual(try s.registration.ceiling(tenant: "acme"), TenantCeiling(maxRate: 40, maxBurst: 80))
+        try expectEqual(try s.administration.ceiling(tenant: "acme"), TenantCeiling(maxRate: 40, maxBurst: 80))
+        try expectEqual(try s.administration.caller("a1", tenant: "acme").map { [$0.rate, Double($0.burst)] }, [40, 80])
+        let capped = try value { s.administration.updateQuota(callerId: "a1", tenant: "acme", rate: 1000, burst: 5, completion: $0) }
+        try expectEqual(capped.map { [$0.rate, Double($0.burst)] }, [40, 5], "a change past the ceiling is stored as the ceiling")
+        let other = try value { s.administration.updateQuota(callerId: "g1", tenant: "globex", rate: 1000, burst: nil, completion: $0) }
+        try expectEqual(other?.rate, 1000, "another tenant is not bound")
+        try expectEqual(try s.registration.setCeiling(TenantCeiling(maxBurst: 80), tenant: "acme"), 0)
+        let freed = try value { s.administration.updateQuota(callerId: "a1", tenant: "acme", rate: 1000, burst: nil, completion: $0) }
+        try expectEqual(freed?.rate, 1000, "the rate ceiling was removed")
+        _ = try s.registration.setCeiling(TenantCeiling(), tenant: "acme")
+        try expectEqual(try s.administration.ceiling(tenant: "acme"), TenantCeiling())
+    },
     contractCase(.administration, "a penalty reset answers false for another tenant's caller") { s in
         try s.caller("a1", tenant: "acme")
         try expectEqual(try value { s.administration.resetPenalty(callerId: "a1", tenant: "globex", at: 5, completion: $0) }, false)
