@@ -18,10 +18,11 @@ public struct PostgresSettings: Sendable {
     public var deadServerSeconds = 10
     /// Seconds between attempts to reconnect after a failure; operations in between fail at once.
     public var reconnectDelaySeconds = 0.5
-    /// When the writer's connection breaks with a batch in flight, the longest it tries to reach a
-    /// server that takes writes (a standby being promoted) to learn whether the batch committed,
-    /// before answering its jobs unavailable. The jobs queued behind it wait meanwhile.
-    public var unknownOutcomeWaitSeconds = 2.0
+    /// When the writer's connection is lost (the server crashed, or is failing over to its
+    /// standby), the longest it tries to reach a server that takes writes before answering the
+    /// batch unavailable; a batch that was in flight learns then whether it committed. The jobs
+    /// queued behind it wait meanwhile; later batches, until a connection is made again, fail at once.
+    public var failoverWaitSeconds = 2.0
     /// Connections for reads (credentials on each request, admin, the periodic jobs' reads).
     public var readConnections = 4
     /// Most writes waiting for the writer before new ones are refused (`StoreFailure.overloaded`).

@@ -32,11 +32,12 @@ struct WriteStatement: Sendable {
 ///
 /// When the connection breaks with a batch in flight (the server crashed, or failed over to its
 /// standby), whether the batch committed is unknown: the writer connects again, to whichever
-/// server takes writes now, and asks (`CommitMark`, for up to `unknownOutcomeWaitSeconds`). A
+/// server takes writes now, and asks (`CommitMark`, for up to `failoverWaitSeconds`). A
 /// batch that did not commit is sent again, once; one that committed completes its evaluations
 /// and answers its other jobs unavailable (their answers were lost with the connection; sent
 /// again with the same ids, they find what committed); when no server answers, every job is
-/// answered unavailable. No job completes unless its batch is known to be committed. After a
+/// answered unavailable. No job completes unless its batch is known to be committed. A connection
+/// found lost between batches is looked for the same way before the next batch is sent. After a
 /// failed attempt to connect, batches fail at once until the reconnect delay has passed.
 public final class PostgresWriter: @unchecked Sendable {
     // @unchecked: `connection`, `retryAt`, `lastConnectError` and `mark` are touched only by
@@ -309,25 +310,34 @@ public final class PostgresWriter: @unchecked Sendable {
     }
 
     /// After the connection broke with a batch in flight: connects again (to whichever server
-    /// takes writes now), for up to `unknownOutcomeWaitSeconds`, and asks what became of the
-    /// batch. The connection that answered is kept for what follows.
+    /// takes writes now) and asks what became of the batch. The connection that answered is kept
+    /// for what follows.
     private func resolveLostBatch() -> CommitOutcome {
-        let start = DispatchTime.now().uptimeNanoseconds
+        guard let (fresh, outcome) = reconnectAfterLoss({ try mark.check(on: $0, now: Self.now()) }) else {
+            return .unknown(lastConnectError)
+        }
+        connection = fresh
+        return outcome
+    }
+
+    /// After a connection that worked was lost (the server crashed, or its standby is being
+    /// promoted): connects again, to whichever server takes writes, every reconnect delay for up
+    /// to `failoverWaitSeconds`, and runs `ask` on the new connection; nil when none answered in
+    /// time (later batches then fail at once until the reconnect delay has passed).
+    private func reconnectAfterLoss<T>(_ ask: (PostgresConnection) throws -> T) -> (PostgresConnection, T)? {
         let pause = UInt64(settings.reconnectDelaySeconds * 1e9)
-        let deadline = start + UInt64(settings.unknownOutcomeWaitSeconds * 1e9)
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(settings.failoverWaitSeconds * 1e9)
         while true {
             do {
                 let fresh = try settings.connect()
-                let outcome = try mark.check(on: fresh, now: Self.now())
-                connection = fresh
-                return outcome
+                return (fresh, try ask(fresh))
             } catch {
                 lastConnectError = Self.describe(error)
             }
             let now = DispatchTime.now().uptimeNanoseconds
             guard now < deadline else {
                 retryAt = now + pause
-                return .unknown(lastConnectError)
+                return nil
             }
             usleep(useconds_t(min(pause, deadline - now) / 1_000))
         }
@@ -335,12 +345,16 @@ public final class PostgresWriter: @unchecked Sendable {
 
     private static func now() -> Milliseconds { Milliseconds(Date().timeIntervalSince1970 * 1000) }
 
-    /// The writer's connection: the one it has if it is still up, else a new one, unless an
-    /// attempt failed less than the reconnect delay ago.
+    /// The writer's connection: the one it has if it is still up; else, when that one was just
+    /// lost, a new one found within the failover wait; else a new one, unless an attempt failed
+    /// less than the reconnect delay ago.
     private func usableConnection() -> PostgresConnection? {
         if let connection {
             if connection.poll() { return connection }
             self.connection = nil
+            lastConnectError = "the connection was lost"
+            self.connection = reconnectAfterLoss { _ in () }?.0
+            return self.connection
         }
         let now = DispatchTime.now().uptimeNanoseconds
         guard now >= retryAt else { return nil }

@@ -181,12 +181,12 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
     }
 
     /// The server gone for good while a batch waits: no server answers the check within
-    /// `unknownOutcomeWaitSeconds`, and every job of the batch is answered unavailable.
+    /// `failoverWaitSeconds`, and every job of the batch is answered unavailable.
     func testWhenNoServerAnswersTheLostBatchIsAnsweredUnavailable() throws {
         let own = try TemporaryPostgres()
         defer { own.destroy() }
         settings = PostgresSettings(url: own.url())
-        settings.unknownOutcomeWaitSeconds = 1
+        settings.failoverWaitSeconds = 1
         let store = try instance()
         record(store, "e1")
         let blocker = try own.connect()
@@ -209,6 +209,28 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
         XCTAssertTrue(reason.contains("no server that takes writes answered"), reason)
         try own.start()
         XCTAssertEqual(try count("consumption_reports", on: own.connect()), 0)
+    }
+
+    /// The server gone between two batches and back a moment later (a standby promoted): the
+    /// next batch waits for it within `failoverWaitSeconds` instead of failing at once, whether
+    /// the writer sees its connection lost before sending (`poll`) or while sending.
+    func testABatchAfterTheServerWentAwayWaitsForItWithinTheFailoverWait() throws {
+        let own = try TemporaryPostgres()
+        defer { own.destroy() }
+        settings = PostgresSettings(url: own.url())
+        settings.failoverWaitSeconds = 10
+        let store = try instance()
+        record(store, "e1")
+        try own.stop(mode: .immediate)
+        let restarted = DispatchSemaphore(value: 0)
+        Thread {
+            Thread.sleep(forTimeInterval: 0.5)
+            try? own.start()
+            restarted.signal()
+        }.start()
+        record(store, "e2")
+        XCTAssertEqual(restarted.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(try count("evaluations", on: own.connect()), 2)
     }
 
     // MARK: Helpers
