@@ -95,9 +95,10 @@ PRIMARY=a
 
 # --- Redis: a master, a replica, three sentinels -------------------------------------------------
 R1=$(free_port); R2=$(free_port); S1=$(free_port); S2=$(free_port); S3=$(free_port)
-redis_node() {  # PORT [REPLICA_OF_PORT]
-    redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --daemonize no ${2:+--replicaof 127.0.0.1 "$2"} \
-        >>"$WORK/redis-$1.log" 2>&1 &
+redis_node() {  # PORT [REPLICA_OF_PORT]: in a directory of its own, where a replica's sync writes its file
+    mkdir -p "$WORK/redis-$1"
+    redis-server --port "$1" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --dir "$WORK/redis-$1" \
+        ${2:+--replicaof 127.0.0.1 "$2"} >>"$WORK/redis-$1/log" 2>&1 &
     eval "RPID_$1=$!"; REDIS_PIDS="$REDIS_PIDS $!"
     for _ in $(seq 1 50); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done
     fail "Redis on $1 did not start"
@@ -137,6 +138,8 @@ export INSIGHTD_DATABASE_URL="postgres://insightd@127.0.0.1:$PORT_a,127.0.0.1:$P
 export INSIGHTD_REDIS_URL="redis-sentinel://127.0.0.1:$S1,127.0.0.1:$S2,127.0.0.1:$S3/insightd"
 export INSIGHTD_HASH_KEY_FILE="$WORK/hash.key" INSIGHTD_INSTANCES=3 INSIGHTD_COMPLIANCE_REFRESH=1
 export INSIGHTD_SIGNING_KEY_DIR="$WORK/signing-keys" INSIGHTD_SHUTDOWN_TIMEOUT=5
+# Each instance's metrics on a free port of its own, named in its "insightd ready" line.
+export INSIGHTD_METRICS_LISTEN=127.0.0.1:0
 export INSIGHTD_MODELS_DIR="$(pwd)/models"
 [ -d "$INSIGHTD_MODELS_DIR" ] || unset INSIGHTD_MODELS_DIR
 "$BIN/insightctl" signing-keys rotate >/dev/null || fail "insightctl signing-keys rotate"
@@ -162,6 +165,7 @@ start() {
     eval "I$1=$!"
 }
 url() { echo "http://127.0.0.1:$(port_of "$1")"; }
+metrics_url() { echo "http://127.0.0.1:$(grep '"msg":"insightd ready"' "$WORK/i$1.log" | tail -1 | jq -r .metricsListen | sed 's/.*://')"; }
 start 1; start 2; start 3
 for i in 1 2 3; do wait_ready "$WORK/i$i.log" "$(eval echo "\$I$i")" || fail "instance $i did not become ready"; done
 ctl() { "$BIN/insightctl" "$@"; }
@@ -321,7 +325,7 @@ done
 
 # --- Redis failover ---------------------------------------------------------------------------------
 redis_up_everywhere() {
-    for i in 1 2 3; do curl -s "$(url "$i")/metrics" | grep -q '^insightd_redis_up 1' || return 1; done
+    for i in 1 2 3; do curl -s "$(metrics_url "$i")/metrics" | grep -q '^insightd_redis_up 1' || return 1; done
 }
 # burst6 KEY: six evaluations over the instances at once: "200 200 200 200 200 429" with one bucket.
 burst6() {

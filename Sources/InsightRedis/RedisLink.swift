@@ -76,8 +76,9 @@ public enum RedisLinkEvent: Sendable, Equatable {
 /// When they name another server (a failover), the link drops the old master's connections, uses
 /// the new one and runs the checks as after an outage (what the promoted replica had not received
 /// is replayed). A request-path call that fails, or that a demoted master refuses (`READONLY`),
-/// marks Redis unavailable until the next check finds the master; while no sentinel answers, or
-/// the master they name does not, Redis stays unavailable and the users fall back.
+/// marks Redis unavailable until the next check finds the master; while the master they name
+/// does not answer, Redis stays unavailable and the users fall back. While no sentinel answers,
+/// the master in use stays in use as long as it answers as one.
 ///
 /// **Reporting.** Going down and coming back are reported once each (`log`); the gauge
 /// `insightd_redis_up` is 1 while Redis is used, and `insightd_redis_failures_total{kind}`
@@ -315,11 +316,20 @@ public final class RedisLink: Sendable {
     /// Asks the sentinels where the master is; when they name another server than the one in use
     /// (a failover), switches to it: the old master's connections are dropped (the background one,
     /// and the pooled ones by marking Redis unavailable, so that the checks run as after an outage).
+    /// When no sentinel answers, the master in use stays as long as it answers as a master (the
+    /// `ROLE` check that follows): sentinels out of reach are no reason to give up Redis.
     private func followMaster(_ sentinels: RedisSentinelURL, _ connection: inout RedisConnection?) throws(RedisError) {
-        let (located, index) = try sentinels.locateMaster(first: answeringSentinel.withLock { $0 },
+        let located: RedisURL
+        do {
+            let index: Int
+            (located, index) = try sentinels.locateMaster(first: answeringSentinel.withLock { $0 },
                                                           connectTimeout: settings.backgroundTimeout,
                                                           commandTimeout: settings.backgroundTimeout)
-        answeringSentinel.withLock { $0 = index }
+            answeringSentinel.withLock { $0 = index }
+        } catch {
+            if master.withLock({ $0 }) != nil { return }
+            throw error
+        }
         let previous = master.withLock { current -> RedisURL? in
             defer { current = located }
             return current

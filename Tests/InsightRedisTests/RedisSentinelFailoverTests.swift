@@ -1,3 +1,4 @@
+import Foundation
 import InsightRedis
 import Locking
 import RedisClient
@@ -72,6 +73,18 @@ final class RedisSentinelFailoverTests: XCTestCase {
                       "the link writes to the promoted replica")
         XCTAssertTrue(g.events.all.contains(.masterChanged(to: "127.0.0.1:\(g.replica.port)", from: "127.0.0.1:\(g.master.port)")),
                       "\(g.events.all)")
+    }
+
+    func testSentinelsOutOfReachLeaveTheMasterInUse() throws {
+        let g = try group()
+        g.link.start()
+        defer { g.link.stop() }
+        XCTAssertTrue(g.write("before"))
+        g.sentinel.kill()
+        Thread.sleep(forTimeInterval: 0.5)  // five checks, none of which reaches a sentinel
+        XCTAssertTrue(g.link.isAvailable)
+        XCTAssertTrue(g.write("after"), "the master in use still answers as one")
+        XCTAssertEqual(g.events.all, [.available], "\(g.events.all)")
     }
 
     func testWithoutAnAnsweringSentinelTheUsersFallBack() throws {
