@@ -165,9 +165,12 @@ start() {
     eval "I$1=$!"
 }
 url() { echo "http://127.0.0.1:$(port_of "$1")"; }
-metrics_url() { echo "http://127.0.0.1:$(grep '"msg":"insightd ready"' "$WORK/i$1.log" | tail -1 | jq -r .metricsListen | sed 's/.*://')"; }
+metrics_url() { eval echo "http://127.0.0.1:\$M$1"; }
 start 1; start 2; start 3
-for i in 1 2 3; do wait_ready "$WORK/i$i.log" "$(eval echo "\$I$i")" || fail "instance $i did not become ready"; done
+for i in 1 2 3; do
+    wait_ready "$WORK/i$i.log" "$(eval echo "\$I$i")" || fail "instance $i did not become ready"
+    eval "M$i=$(grep '"msg":"insightd ready"' "$WORK/i$i.log" | tail -1 | jq -r .metricsListen | sed 's/.*://')"
+done
 ctl() { "$BIN/insightctl" "$@"; }
 WIDE=$(ctl callers create --name wide --roles evaluate,labels --environment sandbox --rate 100000 --burst 100000 --json | jq -r .apiKey)
 [ -n "$WIDE" ] && [ "$WIDE" != null ] || fail "insightctl callers create on the multi-host URL"
@@ -327,7 +330,8 @@ done
 redis_up_everywhere() {
     for i in 1 2 3; do curl -s "$(metrics_url "$i")/metrics" | grep -q '^insightd_redis_up 1' || return 1; done
 }
-# burst6 KEY: six evaluations over the instances at once: "200 200 200 200 200 429" with one bucket.
+# burst6 KEY: six evaluations over the instances at once: "200 200 200 200 200 429" with one bucket
+# (of rate 1: the six take well under the second that would give a token back, debug builds too).
 burst6() {
     key=$1 body=$(eval_body q q q)
     set --
@@ -355,7 +359,14 @@ while [ "$round" -lt "$REDIS_ROUNDS" ]; do
     done
     [ "$(sentinel_master)" = "$REDIS_REPLICA" ] || fail "redis round $round: the sentinels did not promote the replica"
     redis_up_everywhere || fail "redis round $round: not every instance follows the new master within 30 s"
-    followed=$(now_ms)
+    # When the last instance said it uses Redis again, by its own log (to the millisecond).
+    followed=0
+    for i in 1 2 3; do
+        t=$(grep '"msg":"redis available' "$WORK/i$i.log" | jq -r .ts | while read -r ts; do date -d "$ts" +%s%3N; done |
+            awk -v k="$killed" '$1 > k { print; exit }')
+        [ -n "$t" ] || fail "redis round $round: instance $i did not log that it uses Redis again"
+        [ "$t" -gt "$followed" ] && followed=$t
+    done
     sleep 1
     load_stop
     all_alive "redis round $round"
@@ -366,10 +377,18 @@ while [ "$round" -lt "$REDIS_ROUNDS" ]; do
         grep -q '"msg":"redis master changed' "$WORK/i$i.log" || fail "instance $i did not log the new Redis master"
     done
     echo "failover: window redis round $round: without shared state $((followed - killed)) ms (from the kill until every instance uses the new master); $total evaluations, none failed"
-    # Shared again: one bucket over the instances, and velocity across them.
-    KEY=$(ctl callers create --name "after-redis-$round" --roles evaluate --environment sandbox --rate 10 --burst 5 --json | jq -r .apiKey)
-    codes=$(burst6 "$KEY")
-    [ "$codes" = "200 200 200 200 200 429" ] || fail "redis round $round: after the failover, burst 5 over three instances answered: $codes"
+    # Shared again: one bucket over the instances, and velocity across them. A try during which an
+    # instance fell back (a call past its 50 ms timeout on this busy machine) is made again.
+    for try in 1 2 3; do
+        for _ in $(seq 1 100); do redis_up_everywhere && break; sleep 0.1; done
+        fallbacks=$(cat "$WORK"/i?.log | grep -c '"msg":"redis unavailable' || true)
+        KEY=$(ctl callers create --name "after-redis-$round-$try" --roles evaluate --environment sandbox --rate 1 --burst 5 --json | jq -r .apiKey)
+        codes=$(burst6 "$KEY")
+        [ "$codes" = "200 200 200 200 200 429" ] && break
+        [ "$(cat "$WORK"/i?.log | grep -c '"msg":"redis unavailable' || true)" != "$fallbacks" ] && [ "$try" -lt 3 ] ||
+            fail "redis round $round: after the failover, burst 5 over three instances answered: $codes"
+        step "redis round $round: an instance fell back during the burst; again"
+    done
     for n in 1 2 3 4; do
         curl -s -X POST "$(url $(( (n - 1) % 3 + 1 )))/v1/evaluations" -H "Authorization: Bearer $WIDE" -H 'Content-Type: application/json' \
             -d "$(eval_body "sd-$round-$n" "shared-$round" "c-$n")" >"$WORK/v$n"

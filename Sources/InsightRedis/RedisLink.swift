@@ -97,7 +97,6 @@ public final class RedisLink: Sendable {
     private let downSince = Locked<Int64?>(nil)
     private let checks = Locked<[@Sendable (RedisConnection, _ recoveredSince: Int64?) throws(RedisError) -> Void]>([])
     private let log: @Sendable (RedisLinkEvent) -> Void
-    private let upGauge: Gauge
     private let failures: CounterFamily
     private let worker = Locked<Worker?>(nil)
     /// The thread that pipelines the request path's queued calls (`enqueue`), made by the first;
@@ -110,13 +109,14 @@ public final class RedisLink: Sendable {
         self.settings = settings
         self.log = log
         if case .server(let url) = settings.endpoint { master = Locked(url) } else { master = Locked(nil) }
-        upGauge = metrics.gauge("insightd_redis_up",
-                                help: "1 while the shared Redis is reachable and used; 0 while instances fall back to local shares.")
-            .labels()
         failures = metrics.counter("insightd_redis_failures_total",
                                    help: "Redis calls that failed, by kind (connection, timeout, reply).",
                                    labels: ["kind"])
-        upGauge.set(0)
+        // Read from the flag when scraped: a gauge set at each change could be left at 0 by a
+        // request thread's going-down racing the check thread's coming-back.
+        metrics.collect("insightd_redis_up",
+                        help: "1 while the shared Redis is reachable and used; 0 while instances fall back to local shares.",
+                        type: .gauge) { [weak self] in [(labels: [], value: self?.isAvailable == true ? 1 : 0)] }
     }
 
     deinit { stop() }
@@ -256,7 +256,6 @@ public final class RedisLink: Sendable {
         idle.withLock { $0.removeAll() }
         // An outage whose rebuild had not finished keeps its start (0: never connected).
         downSince.withLock { if $0 == nil { $0 = Int64(Date().timeIntervalSince1970 * 1000) } }
-        upGauge.set(0)
         log(.unavailable(reason: "\(error)"))
     }
 
@@ -289,7 +288,6 @@ public final class RedisLink: Sendable {
                 // what those requests write meanwhile is written twice at worst (idempotent).
                 since = downSince.withLock { $0 ?? 0 }
                 if !available.exchange(true, ordering: .acquiringAndReleasing) {
-                    upGauge.set(1)
                     log(.available)
                 }
             }
