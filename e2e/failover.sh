@@ -10,6 +10,8 @@
 #   of the periodic jobs is on the new primary, and the time evaluations were refused is printed;
 # - the old primary back as a standby (pg_rewind) and a failover the other way, alike
 #   (FAILOVER_ROUNDS failovers in all, 2 by default, alternating);
+# - the synchronous standby stopped for 4 s: commits wait for it (slow commits in the metrics,
+#   /readyz true), and what was acknowledged is on the primary;
 # - the Redis master SIGKILLed: no request fails, the sentinels promote the replica, every
 #   instance follows it (the time without shared state is printed) and quotas and velocity are
 #   shared again (REDIS_ROUNDS, 1 by default);
@@ -325,6 +327,33 @@ while [ "$round" -lt "$ROUNDS" ]; do
     [ "$(pg "$NEW" 'SELECT sync_state FROM pg_stat_replication')" = sync ] || fail "round $round: $OLD is not a synchronous standby"
     step "round $round: $OLD rewound and back as the synchronous standby of $NEW"
 done
+
+# --- a synchronous standby missing: commits wait for it (slow commits in the metrics), nothing lost --
+# slow_commits: commits of every instance that took longer than 2.5 s (the histogram's last bucket).
+slow_commits() {
+    for i in 1 2 3; do curl -s "$(metrics_url "$i")/metrics"; done | awk '
+        /^insightd_store_commit_duration_seconds_bucket\{le="2.5"\}/ { fast += $2 }
+        /^insightd_store_commit_duration_seconds_count / { all += $2 }
+        END { print all - fast }'
+}
+STANDBY=$(other "$PRIMARY")
+slow_before=$(slow_commits)
+rm -f "$WORK"/acked-* "$WORK"/reported-* "$WORK"/labelled-*
+load_start
+sleep 1
+$AS_PG "$PGBIN/pg_ctl" -D "$WORK/$STANDBY/data" -m fast -w stop >/dev/null || fail "pg_ctl stop $STANDBY"
+sleep 4
+for i in 1 2 3; do
+    curl -sf "$(url "$i")/readyz" >/dev/null || fail "instance $i not ready while only the standby was missing"
+done
+pg_node_start "$STANDBY"
+pg_wait_streaming "$PRIMARY"
+sleep 2
+load_stop
+all_alive "the standby missing"
+slow=$(( $(slow_commits) - slow_before ))
+[ "$slow" -gt 0 ] || fail "no slow commit counted while the synchronous standby was missing"
+check_on "$PRIMARY" "the synchronous standby $STANDBY missing for 4 s ($slow commits took over 2.5 s, $(cat "$WORK"/status-* | awk '$2 != 200' | wc -l) evaluations not answered 200)"
 
 # --- Redis failover ---------------------------------------------------------------------------------
 redis_up_everywhere() {
