@@ -7,7 +7,7 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps deps-test build run run-cluster test test-unit test-training test-loop test-e2e test-cluster test-crash test-api test-console test-capture test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run run-cluster test test-unit test-training test-loop test-e2e test-cluster test-failover test-crash test-api test-console test-capture test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -43,7 +43,7 @@ run: build
 run-cluster: deps-test build
 	sh scripts/run-cluster.sh $(RELEASE_BIN)
 
-test: deps-test test-unit test-training test-loop test-e2e test-cluster test-docs test-crash test-api test-console test-capture
+test: deps-test test-unit test-training test-loop test-e2e test-cluster test-failover test-docs test-crash test-api test-console test-capture
 
 test-unit:
 	$(SWIFT) build --build-tests
@@ -64,6 +64,11 @@ test-e2e: build
 # Three instances on their own PostgreSQL and Redis (started as ordinary processes), behind nginx.
 test-cluster: build
 	sh $(TESTS_DIR)/cluster.sh $(RELEASE_BIN)
+
+# PostgreSQL (a primary and a synchronous standby from pg_basebackup) and Redis (a master, a replica,
+# three sentinels) failed over under load: nothing acknowledged lost, the refusal windows printed.
+test-failover: build
+	sh $(TESTS_DIR)/failover.sh $(RELEASE_BIN)
 
 test-crash: build
 	sh $(TESTS_DIR)/crash.sh $(RELEASE_BIN) 3

@@ -9,8 +9,9 @@ PACKAGES="libevent-dev libsqlite3-dev libssl-dev libsodium-dev pkg-config sqlite
 # for scripts/check-container-libraries.sh; python3-cryptography: the independent verifier of
 # signed answers (e2e/verify_signature.py); chromium and chromium-driver: the real browser the admin
 # console and the capture kit are tested in (e2e/console.sh and e2e/capture.sh, through the pinned
-# Selenium of e2e/requirements-console.txt).
-[ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server nginx-light binutils python3-cryptography chromium chromium-driver"
+# Selenium of e2e/requirements-console.txt); redis-sentinel: the sentinels of the Redis failover
+# (e2e/failover.sh and the sentinel tests).
+[ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server redis-sentinel nginx-light binutils python3-cryptography chromium chromium-driver"
 # nodejs: `node --test` runs the capture kit's unit tests (capture/web/tests). Debian's package only
 # when no node is on the PATH: a newer Node installed another way serves as well.
 [ "${1:-}" = test ] && ! command -v node >/dev/null 2>&1 && PACKAGES="$PACKAGES nodejs"
@@ -24,10 +25,10 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
-# postgresql-15, redis-server and nginx-light start their own system services when installed; the
-# tests start private servers in temporary directories instead, so the packages' services are
-# stopped and disabled (nothing is left listening on 5432, 6379 or 80 by `make test`).
-for service in postgresql redis-server nginx; do
+# postgresql-15, redis-server, redis-sentinel and nginx-light start their own system services when
+# installed; the tests start private servers in temporary directories instead, so the packages'
+# services are stopped and disabled (nothing is left listening on 5432, 6379, 26379 or 80 by `make test`).
+for service in postgresql redis-server redis-sentinel nginx; do
     case "$missing" in *"$service"*) ;; *) continue ;; esac
     if [ -d /run/systemd/system ]; then
         $SUDO systemctl disable --now "$service" >/dev/null 2>&1 || true

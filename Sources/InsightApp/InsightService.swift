@@ -119,7 +119,8 @@ public final class InsightService: Sendable {
         self.denials = denials
         let denialsLoadedAt = clock.now()
         denials.load(try authorizations.denials())
-        storeWatch = settings.isShared ? StoreWatch(isReachable: store.isReachable, metrics: metrics, logger: logger) : nil
+        storeWatch = settings.isShared ? StoreWatch(isReachable: store.isReachable, unreachableReason: store.unreachableReason,
+                                                       metrics: metrics, logger: logger) : nil
         denialSync = settings.isShared ? DenialSync(store: authorizations, denials: denials, loadedAt: denialsLoadedAt,
                                                     interval: settings.complianceRefresh, clock: clock, logger: logger) : nil
         retention = RetentionJob(store: store.retention, leadership: store.leadership, denials: denials,

@@ -155,8 +155,8 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start", defaultValue: "built-in defaults"),
         Variable(name: "INSIGHTD_DECISION_POLICY", meaning: "decision policy file, one JSON object a line (docs/decisions.md); read at start and on SIGHUP", defaultValue: "built-in default-1"),
         Variable(name: "INSIGHTD_DECISION_POLICY_SHADOW", meaning: "decision policy file evaluated beside the one in force, its disagreements counted in /metrics, never answered; read at start and on SIGHUP", defaultValue: "unset (no shadow)"),
-        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+): the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR; percent-encode the password's reserved characters (@ as %40, / as %2F, ...)", defaultValue: "unset (SQLite)"),
-        Variable(name: "INSIGHTD_REDIS_URL", meaning: "redis://[:password@]host:port[/db] (Redis 7): rate limits and velocity shared by the instances; only with INSIGHTD_DATABASE_URL", defaultValue: "unset"),
+        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+), or several hosts (postgres://…@h1:5432,h2:5432/db?…) to follow the primary through a failover: the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR; percent-encode the password's reserved characters (@ as %40, / as %2F, ...)", defaultValue: "unset (SQLite)"),
+        Variable(name: "INSIGHTD_REDIS_URL", meaning: "redis://[:password@]host:port[/db] (Redis 7), or redis-sentinel://[:password@]host1:26379,host2:26379,…/MASTER[?sentinel_password=…] to follow the master Redis Sentinel names through failovers: rate limits and velocity shared by the instances; only with INSIGHTD_DATABASE_URL", defaultValue: "unset"),
         Variable(name: "INSIGHTD_INSTANCES", meaning: "instances sharing the engines; while Redis is unreachable each enforces 1/N of every quota (1-1000)", defaultValue: "3"),
         Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store, and between looks for a rotated hash key file (1-300)", defaultValue: "5"),
     ]
@@ -302,10 +302,10 @@ public struct Settings: Sendable, Equatable {
         if let url = environment["INSIGHTD_REDIS_URL"] {
             // Read as the daemon will read it, so --check-config finds what the start would.
             do {
-                _ = try RedisURL(url)
+                _ = try RedisEndpoint(url)
                 s.redisURL = url
             } catch {
-                problems.append("INSIGHTD_REDIS_URL: must be redis://[:password@]host:port[/db] (\(error))")
+                problems.append("INSIGHTD_REDIS_URL: must be redis://[:password@]host:port[/db] or redis-sentinel://[:password@]host1:26379,host2:26379/MASTER (\(error))")
             }
         }
         if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_REDIS_URL"] == nil {

@@ -28,16 +28,22 @@ struct SharedState: Sendable {
             link = nil
             return
         }
-        let parsed: RedisURL
-        do { parsed = try RedisURL(url) } catch {
-            throw AppError("INSIGHTD_REDIS_URL is not a usable redis:// URL: \(error)")
+        let endpoint: RedisEndpoint
+        do { endpoint = try RedisEndpoint(url) } catch {
+            throw AppError("INSIGHTD_REDIS_URL is not a usable redis:// or redis-sentinel:// URL: \(error)")
         }
-        let link = RedisLink(settings: RedisLinkSettings(url: parsed), metrics: metrics) { event in
+        let linkSettings = RedisLinkSettings(endpoint: endpoint)
+        if case .sentinels(let sentinels) = endpoint {
+            try Self.checkMasterName(sentinels, timeout: linkSettings.backgroundTimeout)
+        }
+        let link = RedisLink(settings: linkSettings, metrics: metrics) { event in
             switch event {
             case .unavailable(let reason):
                 logger.error("redis unavailable: local quota shares, no velocity escalation", [("reason", .string(reason))])
             case .available:
                 logger.info("redis available: shared limits and velocity")
+            case .masterChanged(let to, let from):
+                logger.warning("redis master changed (sentinel failover)", [("master", .string(to)), ("previous", .string(from))])
             case .note(let message, let fields):
                 logger.info(message, fields.map { ($0.0, .string($0.1)) })
             case .failed(let message, let reason):
@@ -52,6 +58,19 @@ struct SharedState: Sendable {
         self.limiter = limiter
         self.velocity = velocity
         gate = RedisEvaluationGate(limiter: limiter, velocity: velocity)
+    }
+
+    /// A master name the sentinels do not know is a mistake in the settings, not an outage: the
+    /// instance does not start. Sentinels that do not answer are an outage: it starts without Redis.
+    static func checkMasterName(_ sentinels: RedisSentinelURL, timeout: Duration) throws {
+        do {
+            _ = try sentinels.locateMaster(connectTimeout: timeout, commandTimeout: timeout)
+        } catch .unknownMaster(let name) {
+            throw AppError("INSIGHTD_REDIS_URL: the sentinels (\(sentinels.sentinels.map(\.description).joined(separator: ", "))) "
+                           + "monitor no master named \(name)")
+        } catch {
+            return
+        }
     }
 
     /// Connects to Redis (at most a few seconds; an instance starts without it) and starts its checks.

@@ -48,6 +48,8 @@ public struct StoreBackend: Sendable {
     let everyCaller: @Sendable () throws -> [Caller]
     /// True while the store answers (for `/readyz`; SQLite always does).
     let isReachable: @Sendable () -> Bool
+    /// Why the store did not answer last, for the log (nil on SQLite).
+    let unreachableReason: @Sendable () -> String?
     private let startWrites: @Sendable () -> Void
     private let stopWrites: @Sendable () -> Void
 
@@ -78,6 +80,7 @@ public struct StoreBackend: Sendable {
             hashKeyRegistry = SQLiteHashKeyRegistry(path: settings.databasePath)
             leadership = SQLiteJobLeadership()
             isReachable = { true }
+            unreachableReason = { nil }
             startWrites = {
                 writer.start()
                 subjects.start()
@@ -115,6 +118,7 @@ public struct StoreBackend: Sendable {
             hashKeyRegistry = store.hashKeyRegistry
             leadership = store.leadership
             isReachable = { store.isReachable }
+            unreachableReason = { store.unreachableReason }
             startWrites = { store.start() }
             stopWrites = { store.stop() }
             depth = { store.writeQueueDepth }

@@ -8,13 +8,17 @@ import Telemetry
 /// is false; nothing else changes, and the store's connections come back by themselves.
 final class StoreWatch: Sendable {
     private let isReachable: @Sendable () -> Bool
+    private let unreachableReason: @Sendable () -> String?
     private let logger: Logger
     private let up: Gauge
     private let wasReachable = Locked<Bool>(true)
     private let job = Locked<PeriodicJob?>(nil)
 
-    init(isReachable: @escaping @Sendable () -> Bool, metrics: MetricsRegistry, logger: Logger) {
+    /// `unreachableReason` says why, in the line that reports the store unreachable.
+    init(isReachable: @escaping @Sendable () -> Bool, unreachableReason: @escaping @Sendable () -> String? = { nil },
+         metrics: MetricsRegistry, logger: Logger) {
         self.isReachable = isReachable
+        self.unreachableReason = unreachableReason
         self.logger = logger
         up = metrics.gauge("insightd_store_up", help: "1 while the shared store (PostgreSQL) answers; 0 while requests that need it are answered 503.")
             .labels()
@@ -39,7 +43,8 @@ final class StoreWatch: Sendable {
         if reachable {
             logger.info("store reachable again")
         } else {
-            logger.error("store unreachable: requests that need it are answered 503 and /readyz is false until it is back")
+            logger.error("store unreachable: requests that need it are answered 503 and /readyz is false until it is back",
+                         unreachableReason().map { [("reason", .string($0))] } ?? [])
         }
     }
 }

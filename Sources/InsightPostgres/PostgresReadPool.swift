@@ -17,6 +17,8 @@ final class PostgresReadPool: @unchecked Sendable {
     private var open = 0
     /// Uptime (ns) before which no connection attempt is made, after one failed.
     private var retryAt: UInt64 = 0
+    /// Why the last connection attempt or connection failed (nil once one is made), for the log.
+    private var lastFailure: String?
 
     init(settings: PostgresSettings) { self.settings = settings }
 
@@ -29,7 +31,7 @@ final class PostgresReadPool: @unchecked Sendable {
             giveBack(connection)
             return value
         } catch let error as PostgresError where error.isConnectionFailure || !connection.isConnected {
-            drop()
+            drop(failure: "\(error)")
             throw StoreFailure.unavailable("PostgreSQL: \(error)")
         } catch {
             if connection.isConnected && !connection.inTransaction { giveBack(connection) } else { drop() }
@@ -40,6 +42,14 @@ final class PostgresReadPool: @unchecked Sendable {
     /// True when a connection of the pool answers a query now.
     var isReachable: Bool {
         (try? read { try $0.query("SELECT 1").first?.int64(0) }) == 1
+    }
+
+    /// Why the last connection attempt, or the last connection, failed (libpq's words, without
+    /// the password), nil once a connection is made: for the line that says the store is unreachable.
+    var unreachableReason: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return lastFailure
     }
 
     /// Closes the idle connections (those lent are closed when they come back broken, or at deinit).
@@ -79,9 +89,14 @@ final class PostgresReadPool: @unchecked Sendable {
         open += 1
         condition.unlock()
         do {
-            return try settings.connect()
+            let connection = try settings.connect()
+            condition.lock()
+            lastFailure = nil
+            condition.unlock()
+            return connection
         } catch {
             condition.lock()
+            lastFailure = "\(error)"
             open -= 1
             retryAt = DispatchTime.now().uptimeNanoseconds + UInt64(settings.reconnectDelaySeconds * 1e9)
             condition.signal()
@@ -97,8 +112,9 @@ final class PostgresReadPool: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func drop() {
+    private func drop(failure: String? = nil) {
         condition.lock()
+        if let failure { lastFailure = failure }
         open -= 1
         condition.signal()
         condition.unlock()

@@ -18,6 +18,11 @@ public struct PostgresSettings: Sendable {
     public var deadServerSeconds = 10
     /// Seconds between attempts to reconnect after a failure; operations in between fail at once.
     public var reconnectDelaySeconds = 0.5
+    /// When the writer's connection is lost (the server crashed, or is failing over to its
+    /// standby), the longest it tries to reach a server that takes writes before answering the
+    /// batch unavailable; a batch that was in flight learns then whether it committed. The jobs
+    /// queued behind it wait meanwhile; later batches, until a connection is made again, fail at once.
+    public var failoverWaitSeconds = 2.0
     /// Connections for reads (credentials on each request, admin, the periodic jobs' reads).
     public var readConnections = 4
     /// Most writes waiting for the writer before new ones are refused (`StoreFailure.overloaded`).
@@ -29,7 +34,10 @@ public struct PostgresSettings: Sendable {
 
     public init(url: String) { self.url = url }
 
-    /// libpq keywords every connection gets; the URL may set its own.
+    /// libpq keywords every connection gets; the URL may set its own. Every connection wants the
+    /// server that takes writes (`target_session_attrs=read-write`): with a multi-host URL
+    /// (`postgres://h1:5432,h2:5432/db`) libpq tries the hosts in turn and keeps the first that
+    /// does, so after a failover each new connection finds the promoted standby.
     var connectionDefaults: [(keyword: String, value: String)] {
         let idle = max(1, deadServerSeconds / 2)
         let interval = max(1, deadServerSeconds / 6)
@@ -40,6 +48,7 @@ public struct PostgresSettings: Sendable {
             ("keepalives_count", "3"),
             ("tcp_user_timeout", String(deadServerSeconds * 1_000)),
             ("application_name", applicationName),
+            ("target_session_attrs", "read-write"),
         ]
     }
 

@@ -69,6 +69,10 @@ public final class PostgresStore: Sendable {
     /// True when the server answers a query now (for `/readyz`).
     public var isReachable: Bool { reads.isReachable }
 
+    /// Why the last attempt to connect failed (nil once one succeeded): no host of the URL
+    /// answering, or none taking writes (`session is read-only`). Never the password.
+    public var unreachableReason: String? { reads.unreachableReason }
+
     // MARK: - Operator tools (insightctl)
 
     /// Applies pending migrations under the migrator's advisory lock; returns their names.

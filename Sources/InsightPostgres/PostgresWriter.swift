@@ -30,12 +30,18 @@ struct WriteStatement: Sendable {
 /// fails, the batch is sent again with each evaluation's own statement, and the rule above finds
 /// the job that fails.
 ///
-/// When the connection breaks, the batch in flight fails (`StoreFailure.unavailable`: whether the
-/// server committed it is unknown, and nothing was acknowledged), and the next batch connects
-/// again; after a failed attempt, batches fail at once until the reconnect delay has passed.
+/// When the connection breaks with a batch in flight (the server crashed, or failed over to its
+/// standby), whether the batch committed is unknown: the writer connects again, to whichever
+/// server takes writes now, and asks (`CommitMark`, for up to `failoverWaitSeconds`). A
+/// batch that did not commit is sent again, once; one that committed completes its evaluations
+/// and answers its other jobs unavailable (their answers were lost with the connection; sent
+/// again with the same ids, they find what committed); when no server answers, every job is
+/// answered unavailable. No job completes unless its batch is known to be committed. A connection
+/// found lost between batches is looked for the same way before the next batch is sent. After a
+/// failed attempt to connect, batches fail at once until the reconnect delay has passed.
 public final class PostgresWriter: @unchecked Sendable {
-    // @unchecked: `connection`, `retryAt` and `lastConnectError` are touched only by the
-    // queue's thread.
+    // @unchecked: `connection`, `retryAt`, `lastConnectError` and `mark` are touched only by
+    // the queue's thread.
     private struct Job {
         /// What the job writes; a build that threw fails the job.
         let work: Result<Work, any Error>
@@ -68,6 +74,9 @@ public final class PostgresWriter: @unchecked Sendable {
     private var connection: PostgresConnection?
     private var retryAt: UInt64 = 0
     private var lastConnectError = "not connected yet"
+    private var mark = CommitMark()
+    /// Times a batch lost with its connection, and found not committed, is sent again.
+    static let lostBatchResends = 1
     /// Most jobs waiting before new ones are refused (back-pressure).
     public var capacity: Int { queue.capacity }
     /// Most jobs committed together.
@@ -87,7 +96,10 @@ public final class PostgresWriter: @unchecked Sendable {
 
     /// Starts the writer thread.
     func start() {
-        queue.start(process: { [self] batch in commit(batch) }, whenStopped: { [self] in connection = nil })
+        queue.start(process: { [self] batch in commit(batch) }, whenStopped: { [self] in
+            if let connection, connection.isConnected { try? mark.forget(on: connection, now: Self.now()) }
+            connection = nil
+        })
     }
 
     /// Jobs waiting now.
@@ -174,6 +186,7 @@ public final class PostgresWriter: @unchecked Sendable {
             }
         }
         var transientFailures = 0
+        var lostBatchResends = 0
         var merging = true
         while !pending.isEmpty {
             guard let connection = usableConnection() else {
@@ -221,16 +234,38 @@ public final class PostgresWriter: @unchecked Sendable {
                 pending.removeAll { $0 == unprepared.jobs[0] }
                 continue
             }
-            let results: [Result<PostgresResult, PostgresError>]
+            let marked: [Result<PostgresResult, PostgresError>]
             do {
-                results = try connection.pipeline(queries)
+                let statement = mark.next(now: Self.now())
+                marked = try connection.pipeline([.prepared(try connection.prepare(statement.name, statement.sql),
+                                                            statement.parameters)] + queries)
             } catch {
-                // The connection broke: whether the server committed the batch is unknown, and
-                // none of it was acknowledged.
+                // The connection broke: whether the server committed the batch is unknown until asked.
                 dropConnection(error)
+                let outcome = resolveLostBatch()
+                if outcome == .notCommitted && lostBatchResends < Self.lostBatchResends {
+                    lostBatchResends += 1
+                    continue
+                }
+                for index in pending {
+                    switch CommitMark.answer(outcome, isEvaluation: works[index]?.evaluation != nil) {
+                    case .success: outcomes[index] = Outcome(results: [])
+                    case .failure(let failure): outcomes[index] = Outcome(error: failure)
+                    }
+                }
+                break
+            }
+            if case .failure(let error) = marked[0] {
+                // Not even the mark was written: the batch did not commit.
+                if error.isRetryableTransactionFailure && transientFailures < Self.transientRetries {
+                    transientFailures += 1
+                    continue
+                }
+                if !connection.isConnected || error.isReadOnlySession { dropConnection(error) }
                 for index in pending { outcomes[index] = Outcome(error: error) }
                 break
             }
+            let results = Array(marked.dropFirst())
             if let failed = results.firstIndex(where: { if case .failure(let e) = $0 { e.kind != .pipelineAborted } else { false } }),
                case .failure(let error) = results[failed] {
                 if error.isRetryableTransactionFailure && transientFailures < Self.transientRetries {
@@ -238,7 +273,7 @@ public final class PostgresWriter: @unchecked Sendable {
                     continue
                 }
                 if Self.failsEveryJob(error) {
-                    if !connection.isConnected { dropConnection(error) }
+                    if !connection.isConnected || error.isReadOnlySession { dropConnection(error) }
                     for index in pending { outcomes[index] = Outcome(error: error) }
                     break
                 }
@@ -270,15 +305,56 @@ public final class PostgresWriter: @unchecked Sendable {
     /// sending the batch again without one job would fail the same way.
     private static func failsEveryJob(_ error: PostgresError) -> Bool {
         guard error.kind == .server, let state = error.sqlState else { return true }
-        return ["08", "53", "57", "58", "XX"].contains(String(state.prefix(2))) && state != "57014"
+        return error.isReadOnlySession
+            || ["08", "53", "57", "58", "XX"].contains(String(state.prefix(2))) && state != "57014"
     }
 
-    /// The writer's connection: the one it has if it is still up, else a new one, unless an
-    /// attempt failed less than the reconnect delay ago.
+    /// After the connection broke with a batch in flight: connects again (to whichever server
+    /// takes writes now) and asks what became of the batch. The connection that answered is kept
+    /// for what follows.
+    private func resolveLostBatch() -> CommitOutcome {
+        guard let (fresh, outcome) = reconnectAfterLoss({ try mark.check(on: $0, now: Self.now()) }) else {
+            return .unknown(lastConnectError)
+        }
+        connection = fresh
+        return outcome
+    }
+
+    /// After a connection that worked was lost (the server crashed, or its standby is being
+    /// promoted): connects again, to whichever server takes writes, every reconnect delay for up
+    /// to `failoverWaitSeconds`, and runs `ask` on the new connection; nil when none answered in
+    /// time (later batches then fail at once until the reconnect delay has passed).
+    private func reconnectAfterLoss<T>(_ ask: (PostgresConnection) throws -> T) -> (PostgresConnection, T)? {
+        let pause = UInt64(settings.reconnectDelaySeconds * 1e9)
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(settings.failoverWaitSeconds * 1e9)
+        while true {
+            do {
+                let fresh = try settings.connect()
+                return (fresh, try ask(fresh))
+            } catch {
+                lastConnectError = Self.describe(error)
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else {
+                retryAt = now + pause
+                return nil
+            }
+            usleep(useconds_t(min(pause, deadline - now) / 1_000))
+        }
+    }
+
+    private static func now() -> Milliseconds { Milliseconds(Date().timeIntervalSince1970 * 1000) }
+
+    /// The writer's connection: the one it has if it is still up; else, when that one was just
+    /// lost, a new one found within the failover wait; else a new one, unless an attempt failed
+    /// less than the reconnect delay ago.
     private func usableConnection() -> PostgresConnection? {
         if let connection {
             if connection.poll() { return connection }
             self.connection = nil
+            lastConnectError = "the connection was lost"
+            self.connection = reconnectAfterLoss { _ in () }?.0
+            return self.connection
         }
         let now = DispatchTime.now().uptimeNanoseconds
         guard now >= retryAt else { return nil }

@@ -7,7 +7,8 @@ import Telemetry
 
 /// How an instance reaches the shared Redis.
 public struct RedisLinkSettings: Sendable {
-    public var url: RedisURL
+    /// One server, or the master a set of sentinels watches (followed through their failovers).
+    public var endpoint: RedisEndpoint
     /// The longest a request-path call waits on Redis (also the connect timeout of the
     /// request-path connections): tens of milliseconds, so that a Redis that hangs holds the
     /// evaluations waiting on it for no longer.
@@ -22,7 +23,10 @@ public struct RedisLinkSettings: Sendable {
     /// concurrency and closed when returned to a full pool).
     public var maxIdleConnections = 64
 
-    public init(url: RedisURL) { self.url = url }
+    public init(endpoint: RedisEndpoint) { self.endpoint = endpoint }
+
+    /// One server at `url`.
+    public init(url: RedisURL) { self.init(endpoint: .server(url)) }
 }
 
 /// What the link reports, for the daemon's log. No case carries a key or a password.
@@ -36,6 +40,9 @@ public enum RedisLinkEvent: Sendable, Equatable {
     case note(String, [(String, String)])
     /// A background task failed; `reason` is a `RedisError` description.
     case failed(String, reason: String)
+    /// The sentinels name another master than the one in use (a failover): its address, and the
+    /// one it replaces.
+    case masterChanged(to: String, from: String)
 
     public static func == (a: RedisLinkEvent, b: RedisLinkEvent) -> Bool {
         switch (a, b) {
@@ -43,6 +50,7 @@ public enum RedisLinkEvent: Sendable, Equatable {
         case (.available, .available): true
         case (.note(let x, let f), .note(let y, let g)): x == y && f.map { "\($0)=\($1)" } == g.map { "\($0)=\($1)" }
         case (.failed(let x, let r), .failed(let y, let s)): x == y && r == s
+        case (.masterChanged(let x, let f), .masterChanged(let y, let g)): x == y && f == g
         default: false
         }
     }
@@ -63,12 +71,25 @@ public enum RedisLinkEvent: Sendable, Equatable {
 /// and runs the checks with the time the outage began (what they rebuild arrives while requests
 /// flow; everything written is idempotent).
 ///
+/// **Sentinel** (`RedisEndpoint.sentinels`). The background thread asks the sentinels where the
+/// master is at every check, and checks with `ROLE` that the server it connects to is a master.
+/// When they name another server (a failover), the link drops the old master's connections, uses
+/// the new one and runs the checks as after an outage (what the promoted replica had not received
+/// is replayed). A request-path call that fails, or that a demoted master refuses (`READONLY`),
+/// marks Redis unavailable until the next check finds the master; while the master they name
+/// does not answer, Redis stays unavailable and the users fall back. While no sentinel answers,
+/// the master in use stays in use as long as it answers as one.
+///
 /// **Reporting.** Going down and coming back are reported once each (`log`); the gauge
 /// `insightd_redis_up` is 1 while Redis is used, and `insightd_redis_failures_total{kind}`
 /// counts failed calls (`connection`, `timeout`, `reply`).
 public final class RedisLink: Sendable {
     public let settings: RedisLinkSettings
     private let available = Atomic<Bool>(false)
+    /// The server in use: the URL's, or the master the sentinels named last (nil until they have).
+    private let master: Locked<RedisURL?>
+    /// The sentinel that answered last, asked first at the next check.
+    private let answeringSentinel = Locked<Int>(0)
     /// Bumped when Redis goes down: connections of an older generation are not pooled again.
     private let generation = Atomic<UInt64>(0)
     private let idle = Locked<[PooledConnection]>([])
@@ -76,7 +97,6 @@ public final class RedisLink: Sendable {
     private let downSince = Locked<Int64?>(nil)
     private let checks = Locked<[@Sendable (RedisConnection, _ recoveredSince: Int64?) throws(RedisError) -> Void]>([])
     private let log: @Sendable (RedisLinkEvent) -> Void
-    private let upGauge: Gauge
     private let failures: CounterFamily
     private let worker = Locked<Worker?>(nil)
     /// The thread that pipelines the request path's queued calls (`enqueue`), made by the first;
@@ -88,13 +108,15 @@ public final class RedisLink: Sendable {
                 log: @escaping @Sendable (RedisLinkEvent) -> Void) {
         self.settings = settings
         self.log = log
-        upGauge = metrics.gauge("insightd_redis_up",
-                                help: "1 while the shared Redis is reachable and used; 0 while instances fall back to local shares.")
-            .labels()
+        if case .server(let url) = settings.endpoint { master = Locked(url) } else { master = Locked(nil) }
         failures = metrics.counter("insightd_redis_failures_total",
                                    help: "Redis calls that failed, by kind (connection, timeout, reply).",
                                    labels: ["kind"])
-        upGauge.set(0)
+        // Read from the flag when scraped: a gauge set at each change could be left at 0 by a
+        // request thread's going-down racing the check thread's coming-back.
+        metrics.collect("insightd_redis_up",
+                        help: "1 while the shared Redis is reachable and used; 0 while instances fall back to local shares.",
+                        type: .gauge) { [weak self] in [(labels: [], value: self?.isAvailable == true ? 1 : 0)] }
     }
 
     deinit { stop() }
@@ -167,7 +189,7 @@ public final class RedisLink: Sendable {
                 guard let self else { return nil }
                 let replies = perform { connection throws(RedisError) in try connection.pipeline(commands) }
                 // An error reply is counted as `perform` counts one that a single call throws.
-                for case .error in replies ?? [] { failures.increment("reply") }
+                for case .error(let text) in replies ?? [] { fail(.server(text)) }
                 return replies
             }
             calls.queue = made
@@ -183,8 +205,9 @@ public final class RedisLink: Sendable {
         let current = generation.load(ordering: .acquiring)
         var pooled = idle.withLock { $0.popLast() }
         if pooled == nil {
+            guard let url = master.withLock({ $0 }) else { return nil }
             do {
-                pooled = PooledConnection(try RedisConnection(url: settings.url, connectTimeout: settings.commandTimeout,
+                pooled = PooledConnection(try RedisConnection(url: url, connectTimeout: settings.commandTimeout,
                                                               commandTimeout: settings.commandTimeout),
                                           generation: current)
             } catch {
@@ -209,9 +232,13 @@ public final class RedisLink: Sendable {
         idle.withLock { if $0.count < settings.maxIdleConnections { $0.append(pooled) } }
     }
 
-    /// Counts a failed call; a transport failure marks Redis unavailable.
+    /// Counts a failed call; a transport failure marks Redis unavailable, and so does a master
+    /// demoted by a failover, which refuses writes (`READONLY`) until the next check finds the new one.
     private func fail(_ error: RedisError) {
         switch error {
+        case .server(let text) where text.hasPrefix("READONLY"):
+            failures.increment("reply")
+            markUnavailable(error)
         case .server, .protocolError:
             failures.increment("reply")
         case .timeout:
@@ -229,31 +256,38 @@ public final class RedisLink: Sendable {
         idle.withLock { $0.removeAll() }
         // An outage whose rebuild had not finished keeps its start (0: never connected).
         downSince.withLock { if $0 == nil { $0 = Int64(Date().timeIntervalSince1970 * 1000) } }
-        upGauge.set(0)
         log(.unavailable(reason: "\(error)"))
     }
 
     // MARK: The background thread
 
-    /// One check: reconnect while down, run the users' checks (unless `runChecks` is false: the
-    /// first connection, made by `start`), report changes.
+    /// One check: find the master (with sentinels), reconnect while down, run the users' checks
+    /// (unless `runChecks` is false: the first connection, made by `start`), report changes.
     private func tick(_ connection: inout RedisConnection?, runChecks: Bool) {
         do throws(RedisError) {
+            if case .sentinels(let sentinels) = settings.endpoint {
+                try followMaster(sentinels, &connection)
+            }
             if connection == nil || !connection!.isConnected {
                 connection = nil
-                connection = try RedisConnection(url: settings.url, connectTimeout: settings.backgroundTimeout,
+                guard let url = master.withLock({ $0 }) else { throw RedisError.notConnected }
+                connection = try RedisConnection(url: url, connectTimeout: settings.backgroundTimeout,
                                                  commandTimeout: settings.backgroundTimeout)
             }
             let open = connection!
             var since: Int64?
-            // A Redis that went away is noticed here too when no request reaches it.
-            _ = try open.command("PING")
+            // A Redis that went away is noticed here too when no request reaches it; with sentinels,
+            // a master demoted since they named it too.
+            if case .sentinels = settings.endpoint {
+                try open.requireMaster()
+            } else {
+                _ = try open.command("PING")
+            }
             if !isAvailable {
                 // Used again at once; what the checks rebuild arrives while requests flow, and
                 // what those requests write meanwhile is written twice at worst (idempotent).
                 since = downSince.withLock { $0 ?? 0 }
                 if !available.exchange(true, ordering: .acquiringAndReleasing) {
-                    upGauge.set(1)
                     log(.available)
                 }
             }
@@ -275,6 +309,34 @@ public final class RedisLink: Sendable {
                 log(.unavailable(reason: "\(error)"))
             }
         }
+    }
+
+    /// Asks the sentinels where the master is; when they name another server than the one in use
+    /// (a failover), switches to it: the old master's connections are dropped (the background one,
+    /// and the pooled ones by marking Redis unavailable, so that the checks run as after an outage).
+    /// When no sentinel answers, the master in use stays as long as it answers as a master (the
+    /// `ROLE` check that follows): sentinels out of reach are no reason to give up Redis.
+    private func followMaster(_ sentinels: RedisSentinelURL, _ connection: inout RedisConnection?) throws(RedisError) {
+        let located: RedisURL
+        do {
+            let index: Int
+            (located, index) = try sentinels.locateMaster(first: answeringSentinel.withLock { $0 },
+                                                          connectTimeout: settings.backgroundTimeout,
+                                                          commandTimeout: settings.backgroundTimeout)
+            answeringSentinel.withLock { $0 = index }
+        } catch {
+            if master.withLock({ $0 }) != nil { return }
+            throw error
+        }
+        let previous = master.withLock { current -> RedisURL? in
+            defer { current = located }
+            return current
+        }
+        guard let previous, previous != located else { return }
+        connection = nil
+        log(.masterChanged(to: "\(RedisAddress(host: located.host, port: located.port))",
+                           from: "\(RedisAddress(host: previous.host, port: previous.port))"))
+        markUnavailable(RedisError.notMaster("\(RedisAddress(host: previous.host, port: previous.port))"))
     }
 
     /// Reports what a background task of a user did.

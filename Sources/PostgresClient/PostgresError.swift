@@ -58,6 +58,11 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     /// True when the connection is gone: open a new one.
     public var isConnectionFailure: Bool { kind == .connect || kind == .connectionLost }
 
+    /// A write refused by a server that takes none (25006 `read_only_sql_transaction`): the
+    /// session is on a standby, or on a primary demoted since; a new connection finds the one
+    /// that takes writes (`target_session_attrs=read-write`).
+    public var isReadOnlySession: Bool { sqlState == "25006" }
+
     /// A serialization failure or deadlock (class 40): the transaction may be retried.
     public var isRetryableTransactionFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
 }

@@ -11,6 +11,9 @@ public struct PostgresURL: Sendable, Equatable {
     public let text: String
     /// The user information's password, percent-decoded; nil when there is none.
     public let password: String?
+    /// The hosts, in libpq's multi-host form (`h1:5432,h2:5432`) as many as are listed: libpq
+    /// tries them in order and keeps the first that matches `target_session_attrs`.
+    public let hostCount: Int
 
     /// Why a connection URI cannot be used. `description` never quotes the URL.
     public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
@@ -23,6 +26,10 @@ public struct PostgresURL: Sendable, Equatable {
         case badPercentEscape
         /// The port is not a number from 1 to 65535.
         case port
+        /// `target_session_attrs` asks for a server that may not take writes (`any`,
+        /// `read-only`, `standby`, `prefer-standby`): every connection of insightd writes, or
+        /// reads what was just written, so it needs the primary.
+        case targetSessionAttributes
 
         public var description: String {
             switch self {
@@ -33,6 +40,9 @@ public struct PostgresURL: Sendable, Equatable {
                     + "? as %3F, # as %23, % as %25 (the value is not shown: it holds a password)"
             case .badPercentEscape: return "has a % that is not followed by two hexadecimal digits: write % itself as %25"
             case .port: return "the port must be a number from 1 to 65535"
+            case .targetSessionAttributes:
+                return "target_session_attrs must be read-write or primary, or left out (insightd asks for read-write): "
+                    + "every connection needs the server that takes writes, which with several hosts is how libpq finds the primary"
             }
         }
     }
@@ -65,8 +75,26 @@ public struct PostgresURL: Sendable, Equatable {
         }
         guard Self.percentDecoded(hostPort) != nil, Self.percentDecoded(after) != nil else { throw .badPercentEscape }
         try Self.checkPorts(hostPort)
+        if let attributes = Self.parameter("target_session_attrs", in: after), !["read-write", "primary"].contains(attributes) {
+            throw .targetSessionAttributes
+        }
         self.text = text
         self.password = password
+        hostCount = hostPort.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).count
+    }
+
+    /// The value of query parameter `name` (percent-decoded; the last one when repeated) in the
+    /// part of the URI after its authority.
+    private static func parameter(_ name: String, in afterAuthority: ArraySlice<UInt8>) -> String? {
+        guard let mark = afterAuthority.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        let query = afterAuthority[(mark + 1)...].prefix { $0 != UInt8(ascii: "#") }
+        var found: String?
+        for pair in query.split(separator: UInt8(ascii: "&")) {
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")),
+                  percentDecoded(pair[..<equals]) == name else { continue }
+            found = percentDecoded(pair[(equals + 1)...])
+        }
+        return found
     }
 
     /// Whether `text` starts as a PostgreSQL URI (`postgres://` or `postgresql://`).

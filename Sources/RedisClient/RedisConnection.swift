@@ -130,9 +130,7 @@ public final class RedisConnection {
 
     // MARK: - hiredis
 
-    private var endpoint: String {
-        url.host.contains(":") ? "[\(url.host)]:\(url.port)" : "\(url.host):\(url.port)"
-    }
+    private var endpoint: String { RedisURL.endpoint(host: url.host, port: url.port) }
 
     private func open() throws(RedisError) {
         close()

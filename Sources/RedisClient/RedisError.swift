@@ -1,7 +1,7 @@
 /// Why a Redis call failed. No case carries a password or a command's arguments, so every
 /// `description` is safe to log.
 public enum RedisError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The URL is not `redis://[[user]:password@]host[:port][/db]`. The reason never quotes the
+    /// The URL is not `redis://[[user]:password@]host[:port][/db]` (or `redis-sentinel://…`). The reason never quotes the
     /// URL, which may hold a password.
     case invalidURL(String)
     /// No connection could be made: the endpoint (`host:port`) and the system's reason
@@ -25,6 +25,12 @@ public enum RedisError: Error, Equatable, Sendable, CustomStringConvertible {
     case protocolError(String)
     /// The connection was closed by an earlier failure or by `close()` and not reopened.
     case notConnected
+    /// The sentinels that answered monitor no master of this name (`redis-sentinel://…/NAME`).
+    case unknownMaster(String)
+    /// No sentinel answered: each one's endpoint and reason.
+    case noSentinel(String)
+    /// The server (its endpoint) is not a master: a replica, or a master demoted by a failover.
+    case notMaster(String)
 
     public var description: String {
         switch self {
@@ -36,6 +42,9 @@ public enum RedisError: Error, Equatable, Sendable, CustomStringConvertible {
         case .server(let reply): "Redis error reply: \(reply)"
         case .protocolError(let reason): "unexpected reply from Redis: \(reason)"
         case .notConnected: "not connected to Redis (reconnect first)"
+        case .unknownMaster(let name): "the sentinels know no master named \(name)"
+        case .noSentinel(let reasons): "no Redis Sentinel answered (\(reasons))"
+        case .notMaster(let endpoint): "Redis at \(endpoint) is not the master (a failover is under way or over)"
         }
     }
 }

@@ -23,8 +23,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     /// Parses `text`. Errors never quote it: it may hold a password.
     public init(_ text: String) throws(RedisError) {
         let scheme = "redis://"
-        guard text.utf8.count > scheme.utf8.count,
-              text.utf8.prefix(scheme.utf8.count).elementsEqual(scheme.utf8, by: Self.equalIgnoringCase) else {
+        guard Self.hasScheme(scheme, text) else {
             if text.lowercased().hasPrefix("rediss://") {
                 throw .invalidURL("TLS (rediss://) is not supported; reach Redis over a private network or a TLS tunnel")
             }
@@ -38,12 +37,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         if let at = rest.lastIndex(of: "@") {
             let userinfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
-            guard let colon = userinfo.firstIndex(of: ":") else {
-                throw .invalidURL("credentials must be written user:password@ or :password@")
-            }
-            let user = try Self.percentDecoded(userinfo[..<colon])
-            username = user.isEmpty ? nil : user
-            password = try Self.percentDecoded(userinfo[userinfo.index(after: colon)...])
+            (username, password) = try Self.credentials(userinfo)
         }
 
         if rest.contains("?") || rest.contains("#") {
@@ -63,24 +57,44 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             }
         }
 
-        // Host and port.
+        let (host, port) = try Self.hostAndPort(rest, defaultPort: 6379)
+        self.init(host: host, port: port, username: username, password: password, database: database)
+    }
+
+    /// The URL with the password left out, for logs.
+    public var description: String {
+        let credentials = password == nil ? "" : "\(username ?? ""):***@"
+        return "redis://\(credentials)\(Self.endpoint(host: host, port: port))/\(database)"
+    }
+
+    /// `user:password` or `:password` (no user), percent-decoded.
+    static func credentials(_ userinfo: Substring) throws(RedisError) -> (username: String?, password: String?) {
+        guard let colon = userinfo.firstIndex(of: ":") else {
+            throw .invalidURL("credentials must be written user:password@ or :password@")
+        }
+        let user = try percentDecoded(userinfo[..<colon])
+        return (user.isEmpty ? nil : user, try percentDecoded(userinfo[userinfo.index(after: colon)...]))
+    }
+
+    /// `host[:port]` or `[ipv6][:port]`, the port from 1 to 65535 (`defaultPort` when absent).
+    static func hostAndPort(_ text: Substring, defaultPort: Int) throws(RedisError) -> (host: String, port: Int) {
         let host: Substring
         let portText: Substring?
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { throw .invalidURL("unclosed [ in the host") }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            let after = rest[rest.index(after: close)...]
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw .invalidURL("unclosed [ in the host") }
+            host = text[text.index(after: text.startIndex)..<close]
+            let after = text[text.index(after: close)...]
             guard after.isEmpty || after.hasPrefix(":") else { throw .invalidURL("expected :port after the host") }
             portText = after.isEmpty ? nil : after.dropFirst()
-        } else if let colon = rest.lastIndex(of: ":") {
-            host = rest[..<colon]
-            portText = rest[rest.index(after: colon)...]
+        } else if let colon = text.lastIndex(of: ":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
         } else {
-            host = rest
+            host = text
             portText = nil
         }
         guard !host.isEmpty else { throw .invalidURL("the host is missing") }
-        var port = 6379
+        var port = defaultPort
         if let portText {
             guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCIIDigit),
                   let number = Int(portText), (1...65535).contains(number) else {
@@ -88,21 +102,24 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
             }
             port = number
         }
-        self.init(host: String(host), port: port, username: username, password: password, database: database)
+        return (String(host), port)
     }
 
-    /// The URL with the password left out, for logs.
-    public var description: String {
-        let credentials = password == nil ? "" : "\(username ?? ""):***@"
-        let shownHost = host.contains(":") ? "[\(host)]" : host
-        return "redis://\(credentials)\(shownHost):\(port)/\(database)"
+    /// `host:port`, an IPv6 address in brackets: how logs and errors name a server.
+    static func endpoint(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    static func hasScheme(_ scheme: String, _ text: String) -> Bool {
+        text.utf8.count > scheme.utf8.count
+            && text.utf8.prefix(scheme.utf8.count).elementsEqual(scheme.utf8, by: equalIgnoringCase)
     }
 
     private static func equalIgnoringCase(_ a: UInt8, _ b: UInt8) -> Bool {
         (a | 0x20) == (b | 0x20)
     }
 
-    private static func percentDecoded(_ text: Substring) throws(RedisError) -> String {
+    static func percentDecoded(_ text: Substring) throws(RedisError) -> String {
         var bytes: [UInt8] = []
         var iterator = text.utf8.makeIterator()
         while let byte = iterator.next() {

@@ -156,6 +156,27 @@ final class SettingsTests: XCTestCase {
         XCTAssertFalse(problems(["INSIGHTD_INSTANCES": "0"]).isEmpty)
     }
 
+    func testTheEnginesMayBeNamedInTheirFailoverForms() throws {
+        var shared = ["INSIGHTD_DATABASE_URL": "postgres://insightd@db1:5432,db2:5432/insightd?target_session_attrs=read-write",
+                      "INSIGHTD_REDIS_URL": "redis-sentinel://:s3cret@s1:26379,s2:26379,s3:26379/insightd?sentinel_password=s3cret2",
+                      "INSIGHTD_HASH_KEY_FILE": "/run/key", "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys"]
+        XCTAssertEqual(try Settings.load(from: shared).get().redisURL, shared["INSIGHTD_REDIS_URL"])
+        shared["INSIGHTD_REDIS_URL"] = "redis-sentinel://:s3cret@s1:26379,,s3:26379/insightd"
+        guard case .failure(let error) = Settings.load(from: shared) else { return XCTFail("an empty sentinel was accepted") }
+        XCTAssertEqual(error.problems.count, 1)
+        XCTAssertTrue(error.problems[0].hasPrefix("INSIGHTD_REDIS_URL: must be redis://"), error.problems[0])
+        XCTAssertTrue(error.problems[0].contains("a sentinel between commas is missing"), error.problems[0])
+        XCTAssertFalse(error.problems[0].contains("s3cret"), error.problems[0])
+
+        shared["INSIGHTD_REDIS_URL"] = "redis-sentinel://s1:26379/insightd"
+        shared["INSIGHTD_DATABASE_URL"] = "postgres://insightd:s3cret@db1:5432,db2:5432/insightd?target_session_attrs=any"
+        guard case .failure(let standby) = Settings.load(from: shared) else { return XCTFail("a URL that may pick a standby was accepted") }
+        XCTAssertEqual(standby.problems.count, 1)
+        XCTAssertTrue(standby.problems[0].hasPrefix("INSIGHTD_DATABASE_URL: target_session_attrs must be read-write or primary"),
+                      standby.problems[0])
+        XCTAssertFalse(standby.problems[0].contains("s3cret"), standby.problems[0])
+    }
+
     func testTLSSettings() throws {
         let s = try Settings.load(from: ["INSIGHTD_TLS_CERT": "/c.pem", "INSIGHTD_TLS_KEY": "/k.pem",
                                          "INSIGHTD_TLS_CLIENT_CA": "/ca.pem"]).get()

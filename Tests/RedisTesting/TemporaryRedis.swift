@@ -17,11 +17,16 @@ public final class TemporaryRedis: Sendable {
     /// The server's working directory (its log is `redis.log` there).
     public let directory: String
     private let password: String?
+    /// The master's port when the server is a replica (`replicaof`).
+    private let replicaOf: Int?
     private let process = Locked<Process?>(nil)
 
-    /// Starts a server (with `requirepass` when `password` is given).
-    public init(password: String? = nil) throws {
+    /// Starts a server (with `requirepass` when `password` is given); with `replicaOf`, a replica
+    /// of the master on that loopback port (`masterauth` the same password), which returns once it
+    /// answers PING, not once it has synchronised.
+    public init(password: String? = nil, replicaOf: Int? = nil) throws {
         self.password = password
+        self.replicaOf = replicaOf
         directory = try Self.makeDirectory()
         // The free port is found by binding port 0 and closing: another process may take it
         // before redis-server binds it, so a start that fails is tried again on a new port.
@@ -30,7 +35,7 @@ public final class TemporaryRedis: Sendable {
         for _ in 0..<3 {
             chosen = try Self.freePort()
             do {
-                try Self.launch(port: chosen, directory: directory, password: password, into: process)
+                try Self.launch(port: chosen, directory: directory, password: password, replicaOf: replicaOf, into: process)
                 lastError = nil
                 break
             } catch {
@@ -80,7 +85,7 @@ public final class TemporaryRedis: Sendable {
     /// Starts the server again on the same port, if stopped; returns once it answers PING.
     public func start() throws {
         if isRunning { return }
-        try Self.launch(port: port, directory: directory, password: password, into: process)
+        try Self.launch(port: port, directory: directory, password: password, replicaOf: replicaOf, into: process)
     }
 
     /// Stops the server as an operator would (SIGTERM: it closes every connection and exits;
@@ -126,12 +131,14 @@ public final class TemporaryRedis: Sendable {
 
     // MARK: - Starting
 
-    private static func launch(port: Int, directory: String, password: String?, into slot: Locked<Process?>) throws {
+    private static func launch(port: Int, directory: String, password: String?, replicaOf: Int?,
+                               into slot: Locked<Process?>) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try executable())
         var arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                          "--dir", directory, "--logfile", "redis.log", "--daemonize", "no"]
-        if let password { arguments += ["--requirepass", password] }
+        if let password { arguments += ["--requirepass", password, "--masterauth", password] }
+        if let replicaOf { arguments += ["--replicaof", "127.0.0.1", String(replicaOf)] }
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
@@ -159,16 +166,16 @@ public final class TemporaryRedis: Sendable {
             + log.split(separator: "\n").suffix(5).joined(separator: "\n"))
     }
 
-    private static func executable() throws -> String {
+    static func executable(_ name: String = "redis-server") throws -> String {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for folder in path.split(separator: ":") + ["/usr/bin", "/usr/local/bin"] {
-            let candidate = "\(folder)/redis-server"
+            let candidate = "\(folder)/\(name)"
             if access(candidate, X_OK) == 0 { return candidate }
         }
-        throw TemporaryRedisError(message: "redis-server not found (apt-get install redis-server, or make deps)")
+        throw TemporaryRedisError(message: "\(name) not found (apt-get install redis-server redis-sentinel, or make deps-test)")
     }
 
-    private static func makeDirectory() throws -> String {
+    static func makeDirectory() throws -> String {
         var template = Array((NSTemporaryDirectory() + "/insightd-redis-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw TemporaryRedisError(message: "mkdtemp failed: errno \(errno)")
