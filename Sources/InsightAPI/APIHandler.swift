@@ -111,6 +111,7 @@ public final class InsightAPIHandler: HTTPHandler {
                                            body: Array(dependencies.metrics.registry.render().utf8)))
             case .readyz: readyz(exchange)
             case .signingKeys: signingKeys(exchange)
+            case .receiptHeads: try receiptHeads(exchange)
             case .insights: try insights(exchange)
             case .evaluations: try evaluate(exchange)
             case .consumption(let eventId): try consume(exchange, eventId: eventId)

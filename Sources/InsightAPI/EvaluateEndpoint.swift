@@ -5,7 +5,8 @@ import JSON
 
 extension InsightAPIHandler {
     /// `POST /v1/evaluations`: decodes the body and the sandbox override, has `EvaluationService`
-    /// evaluate (it takes the caller's token), and answers `200` once the evaluation is durable.
+    /// evaluate (it takes the caller's token), and answers `200` once the evaluation is durable,
+    /// with the answer's receipt in `Insight-Receipt`.
     func evaluate(_ exchange: Exchange) throws {
         let caller = try exchange.authenticated()
         var sandboxOverride: SandboxOverride?
@@ -20,22 +21,26 @@ extension InsightAPIHandler {
             try useCases.quota.chargeRefusal(of: caller)
             throw error
         }
-        let answered = exchange, requestId = request.requestId, signingKeys = dependencies.signingKeys
+        let answered = exchange, requestId = request.requestId
         try useCases.evaluation.evaluate(request, by: caller, override: sandboxOverride,
+                                         answer: { record, tenant in Self.render(record, tenant: tenant, requestId: requestId) },
                                          resume: exchange.resume) { result in
             answered.complete(result) { evaluated in
-                Self.signed(Self.json(200, bytes: Self.render(evaluated.record, requestId: requestId),
-                                      headers: Throttling.headers(evaluated.quota)),
-                            with: signingKeys)
+                var headers = Throttling.headers(evaluated.quota)
+                headers.append((ReceiptHeader.name, ReceiptHeader.value(of: evaluated.receipt)))
+                return Self.json(200, bytes: evaluated.answer, headers: headers)
             }
         }
     }
 
-    /// The answer's bytes, written directly (it is made for every evaluation).
-    static func render(_ record: EvaluationRecord, requestId: String?) -> [UInt8] {
+    /// The answer's bytes, written directly (it is made for every evaluation). It names the
+    /// tenant and environment that answered, so that its receipt binds them: a sandbox answer
+    /// cannot pass for a production one, nor one tenant's for another's.
+    static func render(_ record: EvaluationRecord, tenant: String, requestId: String?) -> [UInt8] {
         var object = JSONObjectWriter()
         object.member("eventId", record.eventId)
         if let requestId { object.member("requestId", requestId) }
+        object.member("tenant", tenant)
         object.member("environment", record.environment.rawValue)
         object.member("serverTimestamp", timestamp: record.createdAt)
         object.member("reportConsumptionBy", timestamp: record.reportConsumptionBy)

@@ -15,6 +15,7 @@ enum Route: Equatable, Sendable {
     case readyz
     case metrics
     case signingKeys
+    case receiptHeads
     case adminCallers
     case adminCaller(callerId: String)
     case adminRateLimit(callerId: String)
@@ -42,7 +43,7 @@ enum Route: Equatable, Sendable {
     /// The routes without an id.
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
-        .readyz, .metrics, .signingKeys, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
+        .readyz, .metrics, .signingKeys, .receiptHeads, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
         .adminModels, .adminVelocity, .adminHealth,
     ]
 
@@ -78,7 +79,7 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
              .subjectErasure, .adminKeyRevoke: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .metrics, .signingKeys, .adminCallers, .adminRateLimit, .adminDecisions,
+        case .insights, .livez, .readyz, .metrics, .signingKeys, .receiptHeads, .adminCallers, .adminRateLimit, .adminDecisions,
              .adminModelPerformance, .adminRateLimits, .adminCallerKeys, .adminModels, .adminVelocity, .adminHealth,
              .console: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
@@ -93,6 +94,8 @@ enum Route: Equatable, Sendable {
         case anyCaller
         /// A valid key holding this role.
         case role(Role)
+        /// A valid key holding one of these roles (the first is named when it holds none).
+        case anyRole([Role])
     }
 
     /// Who may call the route: `InsightAPIHandler.authenticate` checks every request of it
@@ -103,6 +106,7 @@ enum Route: Equatable, Sendable {
         // with the key the person signs in with).
         case .livez, .readyz, .metrics, .signingKeys, .console: return .open
         case .insights: return .anyCaller
+        case .receiptHeads: return .anyRole([.evaluate, .admin])
         case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
         case .subjectErasure: return .role(.admin)
         case .labels: return .role(.labels)
@@ -138,6 +142,7 @@ enum Route: Equatable, Sendable {
         case .readyz: return "/readyz"
         case .metrics: return "/metrics"
         case .signingKeys: return "/v1/signing-keys"
+        case .receiptHeads: return "/v1/receipts/heads"
         case .adminCallers: return "/admin/v1/callers"
         case .adminCaller: return "/admin/v1/callers/{callerId}"
         case .adminRateLimit: return "/admin/v1/callers/{callerId}/rate-limit"

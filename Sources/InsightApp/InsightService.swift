@@ -76,7 +76,10 @@ public final class InsightService: Sendable {
         }
         signingKeyWatch = SigningKeyWatch.watch(signingKeys, directory: signingDirectory, interval: settings.complianceRefresh,
                                                 clock: clock, logger: logger)
-        let store = try StoreBackend(settings: settings, now: clock.now(), metrics: metrics, logger: logger)
+        // The answers this instance commits are proven by its own chain of heads.
+        let receipts = ReceiptIssuer(instance: try InstanceIdentity.load(stateDirectory: settings.stateDirectory),
+                                     keys: signingKeys, clock: clock)
+        let store = try StoreBackend(settings: settings, now: clock.now(), receipts: receipts, metrics: metrics, logger: logger)
         self.store = store
 
         let keyPath = settings.resolvedHashKeyFile
@@ -168,6 +171,7 @@ public final class InsightService: Sendable {
                                                  maturityDays: settings.labelMaturityDays, models: models),
             clock: clock)
         useCases.decisionReports = DecisionReportService(source: store.decisions, administration: administration, clock: clock)
+        useCases.receipts = ReceiptLogService(log: store.receiptLog)
         handler = InsightAPIHandler(APIDependencies(
             useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
             onRequest: { summary in

@@ -31,9 +31,11 @@ public struct StoreCommit: Sendable {
 
 /// Durable writes of evaluations, consumption reports and labels.
 public protocol EvaluationLedger: Sendable {
-    /// Stores an evaluation; `completion` runs after the commit (on a store thread).
-    func record(_ evaluation: EvaluationRecord,
-                completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void)
+    /// Stores an evaluation whose answer's bytes are `answer`; the answer is a leaf of the tree
+    /// its batch's signed head commits to. `completion` runs after the commit (on a store
+    /// thread) with the answer's receipt.
+    func record(_ evaluation: EvaluationRecord, answer: [UInt8],
+                completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
 
     /// Applies a consumption report atomically (lookup, checks and insert in one transaction).
     func report(_ report: ConsumptionReport,
@@ -114,17 +116,21 @@ public struct RetentionReport: Sendable, Equatable {
     public var authorizations = 0
     /// Captured training vectors (docs/privacy.md, "Training capture").
     public var trainingVectors = 0
+    /// Signed receipt heads with their leaf hashes, oldest first (docs/api.md, "Receipts").
+    public var receiptHeads = 0
     public var isEmpty: Bool {
         evaluations == 0 && labels == 0 && labelSubmissions == 0 && authorizations == 0 && trainingVectors == 0
+            && receiptHeads == 0
     }
 
     public init(evaluations: Int = 0, labels: Int = 0, labelSubmissions: Int = 0, authorizations: Int = 0,
-                trainingVectors: Int = 0) {
+                trainingVectors: Int = 0, receiptHeads: Int = 0) {
         self.evaluations = evaluations
         self.labels = labels
         self.labelSubmissions = labelSubmissions
         self.authorizations = authorizations
         self.trainingVectors = trainingVectors
+        self.receiptHeads = receiptHeads
     }
 
     public mutating func add(_ other: RetentionReport) {
@@ -133,6 +139,7 @@ public struct RetentionReport: Sendable, Equatable {
         labelSubmissions += other.labelSubmissions
         authorizations += other.authorizations
         trainingVectors += other.trainingVectors
+        receiptHeads += other.receiptHeads
     }
 }
 
@@ -142,7 +149,8 @@ public protocol RetentionPurge: Sendable {
     /// Deletes at most one batch of each kind older than `cutoff`: evaluations created before it
     /// (with their insights and consumption report), labels and label submissions received
     /// before it, authorizations last renewed before it, captured training vectors created
-    /// before `trainingCutoff` or whose evaluation goes now. Completes with what it deleted; call
+    /// before `trainingCutoff` or whose evaluation goes now, receipt heads made before it (a
+    /// chain then starts at its oldest kept head). Completes with what it deleted; call
     /// again until the report is empty.
     func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
                     completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void)

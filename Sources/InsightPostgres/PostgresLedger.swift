@@ -1,3 +1,4 @@
+import Crypto
 import InsightDomain
 import PostgresClient
 
@@ -21,13 +22,15 @@ public final class PostgresLedger: EvaluationLedger {
 
     init(writer: PostgresWriter) { self.writer = writer }
 
-    public func record(_ evaluation: EvaluationRecord,
-                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
+    public func record(_ evaluation: EvaluationRecord, answer: [UInt8],
+                       completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        // Hashed here, on the caller's thread: the writer only pairs hashes.
+        let leaf = MerkleTree.leafHash(of: answer)
         guard let vector = evaluation.trainingVector else {
-            return writer.submit(evaluation: { try EvaluationRows(evaluation) }, completion: completion)
+            return writer.submit(evaluation: { .evaluation(try EvaluationRows(evaluation)) }, leaf: leaf, completion: completion)
         }
-        writer.submit({ [try Self.insert(evaluation), Self.insert(vector, of: evaluation)] },
-                      decode: { _ in () }, completion: completion)
+        writer.submit(evaluation: { .statements([try Self.insert(evaluation), Self.insert(vector, of: evaluation)]) },
+                      leaf: leaf, completion: completion)
     }
 
     public func report(_ report: ConsumptionReport,

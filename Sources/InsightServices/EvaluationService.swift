@@ -1,11 +1,19 @@
 import CoachingModel
 import InsightDomain
 
-/// A stored evaluation, and the caller's quota after its token (the answer's RateLimit fields).
+/// A stored evaluation, its answer's bytes and their receipt, and the caller's quota after its
+/// token (the answer's RateLimit fields).
 public struct Evaluated: Sendable {
     public let record: EvaluationRecord
+    /// The answer's body, byte for byte: the leaf its receipt proves.
+    public let answer: [UInt8]
+    public let receipt: Receipt
     public let quota: QuotaStatus
 }
+
+/// Writes an evaluation's answer (the API's body) for the caller's tenant: the answer is made
+/// before the evaluation is stored, since its exact bytes are the leaf its receipt proves.
+public typealias AnswerWriter = @Sendable (_ record: EvaluationRecord, _ tenant: String) -> [UInt8]
 
 /// Evaluating a risky moment (PRODUCT.md §2, §3, §5, §8): the sandbox override, the interaction's
 /// features, the subject's keyed hashes, opt-outs, the device limit, each insight's answer,
@@ -70,7 +78,9 @@ public struct EvaluationService: Sendable {
     /// other questions, or at a refusal before them). Throws what refuses it before anything is
     /// stored; otherwise stores the evaluation and completes with it, and the quota after its
     /// token, once it is durable.
+    /// The answer's bytes are written by `answer`.
     public func evaluate(_ request: EvaluationRequest, by caller: Caller, override: SandboxOverride? = nil,
+                         answer: @escaping AnswerWriter,
                          resume: @escaping Resume, completion: @escaping Completion<Evaluated>) throws(Rejection) {
         let quota = self.quota
         if override != nil { try quota.chargingRefusals(of: caller) { () throws(Rejection) in try permitOverride(for: caller) } }
@@ -84,16 +94,16 @@ public struct EvaluationService: Sendable {
             try prepare(request, by: caller, override: override)
         }
         // A shared backend answers on a thread of its own; the evaluation goes on on its loop.
-        let answered = gate.pass(gateRequest) { answer in
+        let answered = gate.pass(gateRequest) { gateAnswer in
             resume {
                 do throws(Rejection) {
-                    try self.proceed(pending, gate: answer, resume: resume, completion: completion)
+                    try self.proceed(pending, gate: gateAnswer, answer: answer, resume: resume, completion: completion)
                 } catch {
                     completion(.failure(error))
                 }
             }
         }
-        if let answered { try proceed(pending, gate: answered, resume: resume, completion: completion) }
+        if let answered { try proceed(pending, gate: answered, answer: answer, resume: resume, completion: completion) }
     }
 
     /// What `request` asks of the gate, and what the evaluation made of it meanwhile; throws what
@@ -150,8 +160,8 @@ public struct EvaluationService: Sendable {
 
     /// The evaluation once its gate answered: the caller's and the device's verdicts, each
     /// insight's answer, escalation by velocity, the decision, and the durable record.
-    private func proceed(_ pending: PendingEvaluation, gate gateAnswer: GateAnswer, resume: @escaping Resume,
-                         completion: @escaping Completion<Evaluated>) throws(Rejection) {
+    private func proceed(_ pending: PendingEvaluation, gate gateAnswer: GateAnswer, answer writeAnswer: AnswerWriter,
+                         resume: @escaping Resume, completion: @escaping Completion<Evaluated>) throws(Rejection) {
         let (request, caller, answerer, now) = (pending.request, pending.caller, pending.answerer, pending.now)
         let tenant = caller.tenant
         let quotaStatus = try quota.verdict(gateAnswer.caller ?? limiter.admit(caller), caller: caller)
@@ -189,9 +199,12 @@ public struct EvaluationService: Sendable {
             shadowInsights: shadows, trainingVector: trainingVector)
         let initiator = request.initiator.effectiveKind
         let metrics = self.metrics, velocity = self.velocity, drift = self.drift
-        ledger.record(record) { result in
-            guard case .success = result else {
-                return resume { if case .failure(let failure) = result { completion(.failure(.store(failure))) } }
+        let answer = writeAnswer(record, tenant)
+        ledger.record(record, answer: answer) { result in
+            let receipt: Receipt
+            switch result {
+            case .success(let made): receipt = made
+            case .failure(let failure): return resume { completion(.failure(.store(failure))) }
             }
             // Velocity records the evaluation before it is answered, so that the next evaluation
             // on any instance counts it; a shared backend records many at once from a thread of
@@ -208,7 +221,7 @@ public struct EvaluationService: Sendable {
                     metrics.captured(record)
                     metrics.decided(decision.action, record, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
-                    completion(.success(Evaluated(record: record, quota: quotaStatus)))
+                    completion(.success(Evaluated(record: record, answer: answer, receipt: receipt, quota: quotaStatus)))
                 }
             }
         }

@@ -1,3 +1,4 @@
+import Crypto
 import InsightDomain
 import SQLiteClient
 
@@ -9,9 +10,12 @@ public final class SQLiteLedger: EvaluationLedger {
 
     public init(writer: GroupCommitWriter) { self.writer = writer }
 
-    public func record(_ evaluation: EvaluationRecord,
-                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
-        writer.submit({ db in try Self.insert(evaluation, into: db) }, completion: completion)
+    public func record(_ evaluation: EvaluationRecord, answer: [UInt8],
+                       completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        // Hashed here, on the caller's thread: the writer, which every evaluation waits for,
+        // only pairs hashes.
+        writer.submit(leaf: MerkleTree.leafHash(of: answer), { db in try Self.insert(evaluation, into: db) },
+                      completion: completion)
     }
 
     public func report(_ report: ConsumptionReport,

@@ -97,8 +97,9 @@ final class Fixture {
     func evaluate(_ request: EvaluationRequest, by caller: Caller,
                   override: SandboxOverride? = nil) throws(Rejection) -> EvaluationRecord {
         try completed { done throws(Rejection) in
-            try useCases.evaluation.evaluate(request, by: caller, override: override, resume: { $0() },
-                                             completion: done)
+            try useCases.evaluation.evaluate(request, by: caller, override: override,
+                                             answer: { record, tenant in Array("\(tenant) \(record.eventId)".utf8) },
+                                             resume: { $0() }, completion: done)
         }.record
     }
 

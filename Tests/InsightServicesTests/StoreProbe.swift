@@ -49,10 +49,11 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
 
     // MARK: EvaluationLedger
 
-    func record(_ evaluation: EvaluationRecord, completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
+    func record(_ evaluation: EvaluationRecord, answer: [UInt8],
+                completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
         note(evaluation) { $0.evaluations.append(evaluation) }
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
-        inner.record(evaluation, completion: completion)
+        inner.record(evaluation, answer: answer, completion: completion)
     }
 
     func report(_ report: ConsumptionReport, completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {
