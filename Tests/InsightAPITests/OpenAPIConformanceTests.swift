@@ -101,8 +101,18 @@ final class OpenAPIConformanceTests: XCTestCase {
             }
             XCTAssertEqual(try send(op.method, path, key: nil, json: body, headers: headers).status, 401, op.id)
             let role = op.value["x-required-role"]
-            XCTAssertNotNil(role, "\(op.id): x-required-role (null for any role)")
-            if let name = role?.stringValue {
+            XCTAssertNotNil(role, "\(op.id): x-required-role (null for any role, a list for any of its roles)")
+            if let names = role?.oaArray?.compactMap(\.stringValue) {
+                for role in Role.allCases {
+                    let r = try send(op.method, path, key: keys[role], json: body, headers: headers)
+                    if names.contains(role.rawValue) {
+                        XCTAssertFalse([401, 403].contains(r.status), "\(op.id) with only \(role.rawValue)")
+                    } else {
+                        XCTAssertEqual(r.status, 403, "\(op.id) with only \(role.rawValue)")
+                        check(r, op: op, context: "\(op.id) with only \(role.rawValue)")
+                    }
+                }
+            } else if let name = role?.stringValue {
                 let required = try XCTUnwrap(Role(rawValue: name), "\(op.id): unknown role \(name)")
                 let refused = try send(op.method, path, key: allBut[required], json: body, headers: headers)
                 XCTAssertEqual(refused.status, 403, "\(op.id) without \(name)")
@@ -559,6 +569,24 @@ final class OpenAPIConformanceTests: XCTestCase {
                   key: busyAdmin.key, target: .overloaded),
         ]
         let jwksTag = try XCTUnwrap(try send("GET", "/v1/signing-keys", key: nil, json: nil).headers["etag"], "the key set's ETag")
+        let instance = try String(contentsOfFile: daemon.service.settings.stateDirectory + "/instance", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        for method in ["GET", "HEAD"] {
+            let R = "\(method) /v1/receipts/heads", path = "/v1/receipts/heads"
+            table += [
+                Probe(R, path, 200, nil, "each instance's latest head", key: key),
+                Probe(R, path, 200, nil, "an admin", key: adminOnly),
+                Probe(R, path + "?instance=\(instance)&from=0&limit=1", 200, nil, "a chain, a page", key: key),
+                Probe(R, path + "?instance=another", 200, nil, "an instance without heads", key: key),
+                Probe(R, path, 401, "unauthorized", "no key", key: nil),
+                Probe(R, path, 403, "forbidden", "neither evaluate nor admin", key: labelsOnly),
+                Probe(R, path + "?limit=10", 422, "contextInvalid", "a limit without an instance", key: key),
+                Probe(R, path + "?instance=\(instance)&limit=1001", 422, "contextInvalid", "a page too long", key: key),
+                Probe(R, path + "?instance=\(instance)&from=-1", 422, "contextInvalid", "a negative sequence", key: key),
+                Probe(R, path + "?instance=a%20b", 422, "contextInvalid", "an encoded name", key: key),
+                Probe(R, path, 503, "serverError", "credentials cannot be checked", key: broken.key),
+            ]
+        }
         for method in ["GET", "HEAD"] {
             let I = "\(method) /v1/insights"
             table += [
@@ -946,7 +974,7 @@ final class OpenAPIConformanceTests: XCTestCase {
 
     static let transportCodes: Set<String> = ["malformedRequest", "requestTimeout", "payloadTooLarge", "headersTooLarge",
                                               "notImplemented", "httpVersionNotSupported"]
-    static let watchedHeaders = ["Allow", "Retry-After", "WWW-Authenticate", "Idempotent-Replayed", "Insight-Signature"]
+    static let watchedHeaders = ["Allow", "Retry-After", "WWW-Authenticate", "Idempotent-Replayed", "Insight-Receipt"]
 
     /// The answer must be documented for `op`; then as `check(_:response:method:context:)`.
     private func check(_ r: LiveDaemon.Response, op: OpenAPISpec.Operation, context: String) {
