@@ -38,6 +38,9 @@ public enum InteractionInput: Sendable {
 /// A validated evaluation request, as the API's decoders build it.
 public struct EvaluationRequest: Sendable {
     public var requestId: String?
+    /// SHA-256 of the request as sent (its body and sandbox override), which a retry under the
+    /// same `requestId` must repeat; set by the API when `requestId` is.
+    public var bodyDigest: [UInt8]?
     public var category: OperationCategory
     public var insights: [InsightRequest]
     public var subject: RawSubject

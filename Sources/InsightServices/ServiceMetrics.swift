@@ -15,6 +15,7 @@ public final class ServiceMetrics: Sendable {
     let decisions: CounterFamily
     let shadowDisagreements: CounterFamily
     let trainingVectors: CounterFamily
+    let retries: CounterFamily
     private let registry: MetricsRegistry
 
     public init(registry: MetricsRegistry) {
@@ -49,7 +50,12 @@ public final class ServiceMetrics: Sendable {
         trainingVectors = registry.counter("insightd_training_vectors_captured_total",
                                            help: "Feature vectors kept for training (callers with training capture on), by tenant and environment.",
                                            labels: ["tenant", "environment"])
+        retries = registry.counter("insightd_evaluation_retries_total",
+                                   help: "Evaluation requests repeating an earlier requestId, by tenant and outcome (replayed: answered with the stored answer; refused: other bytes, 422 idempotencyKeyReused).",
+                                   labels: ["tenant", "outcome"])
     }
+
+    func retried(tenant: String, replayed: Bool) { retries.increment(tenant, replayed ? "replayed" : "refused") }
 
     func evaluated(_ record: EvaluationRecord, tenant: String) {
         for insight in record.insights {
