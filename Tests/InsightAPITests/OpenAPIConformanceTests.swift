@@ -186,6 +186,9 @@ final class OpenAPIConformanceTests: XCTestCase {
         let (secondEventId, _) = try evaluation(key)
         let (othersEventId, _) = try evaluation(evaluateOnly)
         let (_, labelInsight) = try evaluation(key)
+        // An answer whose requestId is then sent again: as a retry, and with other bytes.
+        let retried = body(#","requestId":"probe-retry""#)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: retried).status, 200)
         let consume = "/v1/evaluations/\(eventId)/consumption"
 
         let label = { (id: String, rest: String) in #"{"insightId":"\#(id)",\#(rest)}"# }
@@ -219,6 +222,9 @@ final class OpenAPIConformanceTests: XCTestCase {
         var table: [Probe] = [
             // POST /v1/evaluations
             Probe(E, "/v1/evaluations", 200, nil, "minimal", key: key, json: body()),
+            Probe(E, "/v1/evaluations", 200, nil, "a retry", key: key, json: retried),
+            Probe(E, "/v1/evaluations", 422, "idempotencyKeyReused", "requestId again with other bytes", key: key,
+                  json: body(#","requestId":"probe-retry","subject":{"account":"other"}"#)),
             Probe(E, "/v1/evaluations", 200, nil, "every member", key: key, json: body(
                 #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"},"initiator":{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial","destructive"]}}"#,
                 insights: ins + #",{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#)),
