@@ -78,7 +78,7 @@ public enum AdminCommand {
           hash-keys list [--json]                   the identifier hash keys (ids and dates, never the keys)
           hash-keys rotate                          add a new active key; lookups keep trying the old ones
           hash-keys retire KEY_ID                   drop an old key (its hashes stop matching)
-          signing-keys list [--json]                the keys that sign answers: id, dates, status (never the keys)
+          signing-keys list [--json]                the keys that sign the heads of receipts: id, dates, status (never the keys)
           signing-keys rotate [--activate-after SECONDS]
                                                     add a key, published at once and signing after SECONDS
                                                     (default 0; 300 with INSIGHTD_DATABASE_URL); the old one stays published
