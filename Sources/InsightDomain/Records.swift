@@ -131,13 +131,17 @@ public struct EvaluationRecord: Sendable, Equatable {
     /// What a retry of the request is answered from, stored in the evaluation's transaction;
     /// nil when the request had no `requestId`.
     public var retry: RetryEntry?
+    /// The capture kit that produced the interaction (`interaction.source`); nil when the caller
+    /// named none. The model-performance report and drift split by it.
+    public var source: InteractionSource?
 
     public init(eventId: String, callerId: String, environment: Environment,
                 category: OperationCategory, createdAt: Milliseconds,
                 reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord],
                 trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false, decision: Decision? = nil,
-                shadowInsights: [InsightRecord] = [], trainingVector: TrainingVector? = nil) {
+                shadowInsights: [InsightRecord] = [], trainingVector: TrainingVector? = nil, source: InteractionSource? = nil) {
         self.eventId = eventId
+        self.source = source
         self.shadowInsights = shadowInsights
         self.callerId = callerId
         self.environment = environment

@@ -130,12 +130,13 @@ public final class PostgresLedger: EvaluationLedger {
         let evaluation = """
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
                                      account_hash, device_hash, counterparty_hash, tracked_value, raised_by_velocity,
-                                     decision_action, decision_reasons, policy_version)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                                     decision_action, decision_reasons, policy_version, source_platform, source_kit,
+                                     source_version)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
             """
         guard !positions.isEmpty else { return evaluation }
         let rows = positions.enumerated().map { k, position in
-            let p = 15 + k * 8
+            let p = EvaluationRows.evaluationColumns + k * 8
             return "(\(position), $\(p + 1)::text, $\(p + 2)::text, $\(p + 3)::bigint, $\(p + 4)::text, $\(p + 5)::text, "
                 + "$\(p + 6)::text, $\(p + 7)::text, $\(p + 8)::bigint)"
         }

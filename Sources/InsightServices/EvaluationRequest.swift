@@ -45,6 +45,10 @@ public struct EvaluationRequest: Sendable {
     public var insights: [InsightRequest]
     public var subject: RawSubject
     public var interaction: InteractionInput
+    /// The capture kit that produced the interaction, when the caller names it.
+    public var source: InteractionSource?
+    /// Events the capture kit says it left out at its event limit (counted, never stored).
+    public var droppedEvents: Int64?
     /// Facts of the transaction (PRODUCT.md §12), read by the decision policy.
     public var transaction: TransactionFacts
     /// Who chose the operation, and an agent's facts (PRODUCT.md §12), read by the decision policy.
@@ -52,12 +56,14 @@ public struct EvaluationRequest: Sendable {
 
     public init(requestId: String?, category: OperationCategory, insights: [InsightRequest], subject: RawSubject,
                 interaction: InteractionInput, transaction: TransactionFacts = TransactionFacts(),
-                initiator: Initiator = Initiator()) {
+                initiator: Initiator = Initiator(), source: InteractionSource? = nil, droppedEvents: Int64? = nil) {
         self.requestId = requestId
         self.category = category
         self.insights = insights
         self.subject = subject
         self.interaction = interaction
+        self.source = source
+        self.droppedEvents = droppedEvents
         self.transaction = transaction
         self.initiator = initiator
     }

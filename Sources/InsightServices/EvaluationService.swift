@@ -131,7 +131,8 @@ public struct EvaluationService: Sendable {
     /// subject).
     private func prepare(_ request: EvaluationRequest, by caller: Caller, override: SandboxOverride?,
                          retry: RetryKey?) throws(Rejection) -> (GateRequest, PendingEvaluation) {
-        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override)
+        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction,
+                                           platform: request.source?.platform, override: override)
         // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
         // hashed once under every key of the caller's tenant (active first): the active hash is
         // stored, all are looked up.
@@ -218,7 +219,7 @@ public struct EvaluationService: Sendable {
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: pending.subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
-            shadowInsights: shadows, trainingVector: trainingVector)
+            shadowInsights: shadows, trainingVector: trainingVector, source: request.source)
         let initiator = request.initiator.effectiveKind
         let metrics = self.metrics, velocity = self.velocity, drift = self.drift
         let bare = writeAnswer.answer(record, tenant: tenant)
@@ -258,6 +259,7 @@ public struct EvaluationService: Sendable {
                     metrics.evaluated(stored, tenant: tenant)
                     drift?.record(stored)
                     metrics.captured(stored)
+                    metrics.dropped(request.droppedEvents, by: stored.source)
                     metrics.decided(decision.action, stored, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
                     completion(.success(Evaluated(record: stored, eventId: stored.eventId, answer: answer, receipt: receipt,

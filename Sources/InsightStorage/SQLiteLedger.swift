@@ -71,15 +71,17 @@ public final class SQLiteLedger: EvaluationLedger {
         try db.cached("""
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by,
                                      hash_key_id, account_hash, device_hash, counterparty_hash,
-                                     tracked_value, raised_by_velocity, decision_action, decision_reasons, policy_version)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run(count: 15) { b in
+                                     tracked_value, raised_by_velocity, decision_action, decision_reasons, policy_version,
+                                     source_platform, source_kit, source_version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run(count: 18) { b in
                 b.text(e.eventId); b.text(e.callerId); b.text(e.environment.rawValue); b.text(e.category.rawValue)
                 b.integer(e.createdAt); b.integer(e.reportConsumptionBy); b.text(e.subject.keyId)
                 b.blob(e.subject.account); b.blob(e.subject.device); b.blob(e.subject.counterparty)
                 b.text(e.trackedValue?.rawValue); b.integer(e.raisedByVelocity ? 1 : 0)
                 b.integer(e.decision.map { Int64($0.action.code) })
                 b.text(e.decision.flatMap { $0.reasons.isEmpty ? nil : joined($0.reasons) }); b.text(e.decision?.policyVersion)
+                b.text(e.source?.platform.rawValue); b.text(e.source?.kit); b.text(e.source?.version)
             }
         let rowid = db.lastInsertRowid
         let firstSlot = InsightSlots.first(ofEvaluation: rowid)

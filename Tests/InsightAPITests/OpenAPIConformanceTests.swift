@@ -742,6 +742,13 @@ final class OpenAPIConformanceTests: XCTestCase {
         XCTAssertEqual(enumeration("\(schemas)/LabelResultStatus"), LabelResultStatus.allCases.map(\.rawValue))
         XCTAssertEqual(enumeration("\(schemas)/Environment"), Environment.allCases.map(\.rawValue))
         XCTAssertEqual(enumeration("\(schemas)/InsightCatalogEntry/properties/type"), InsightType.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/InteractionSource/properties/platform"), ClientPlatform.allCases.map(\.rawValue))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/kit/maxLength")?.numberValue,
+                       Double(InteractionSource.maxKitLength))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/version/maxLength")?.numberValue,
+                       Double(InteractionSource.maxVersionLength))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/droppedEvents/maximum")?.numberValue,
+                       Double(InteractionSource.maxDroppedEvents))
         XCTAssertEqual(spec.root.oaPointer("\(schemas)/LabelSummary/required")?.oaArray?.compactMap(\.stringValue),
                        LabelResultStatus.allCases.map(\.rawValue))
 
@@ -784,6 +791,13 @@ final class OpenAPIConformanceTests: XCTestCase {
             (#"{"events":[{"t":0,"type":"sessionStart"},{"t":\#(maxT + 1),"type":"submit"}]}"#, false),
             (#"{"summary":{}}"#, true),
             (#"{"summary":{"typedText":1}}"#, false),
+            (#"{"source":{"kit":"insight-capture-web","version":"1.0.0+b2","platform":"web","droppedEvents":0}}"#, true),
+            (#"{"summary":{},"source":{"kit":"k","version":"1","platform":"android"}}"#, true),
+            (#"{"source":{"kit":"insight capture","version":"1","platform":"web"}}"#, false),
+            (#"{"source":{"kit":"k","version":"\#(String(repeating: "1", count: 33))","platform":"web"}}"#, false),
+            (#"{"source":{"kit":"k","version":"1","platform":"tv"}}"#, false),
+            (#"{"source":{"kit":"k","version":"1"}}"#, false),
+            (#"{"source":{"kit":"k","version":"1","platform":"ios","droppedEvents":-1}}"#, false),
         ]
         for (name, feature) in spec.root.oaPointer("#/components/schemas/Interaction/properties/summary/properties")?.oaMembers ?? [] {
             if let values = feature["enum"]?.oaArray?.compactMap(\.numberValue) {

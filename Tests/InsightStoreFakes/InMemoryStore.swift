@@ -429,7 +429,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                                                       consumption: state.reports[e.eventId]?.report.status,
                                                       label: label?.label.outcome, count: 1,
                                                       mature: e.createdAt < query.matureBefore ? 1 : 0,
-                                                      shadow: shadow, scoreBin: insight.scoreBin))
+                                                      shadow: shadow, scoreBin: insight.scoreBin, source: e.source))
                 }
             }
             return ModelPerformanceCell.merged(cells)
