@@ -27,7 +27,7 @@ extension InsightAPIHandler {
             throw error
         }
         let answered = exchange
-        try useCases.evaluation.evaluate(request, by: caller, override: sandboxOverride, answer: EvaluationAnswer(),
+        try useCases.evaluation.evaluate(request, by: caller, override: sandboxOverride, answer: EvaluationAnswer(skippedEvents: request.skippedEvents),
                                          resume: exchange.resume) { result in
             answered.complete(result) { evaluated in
                 var headers = Throttling.headers(evaluated.quota)
@@ -73,11 +73,14 @@ extension InsightAPIHandler {
 
 /// The body of `POST /v1/evaluations`' 200, written directly. Its members, in order: `eventId`,
 /// `requestId` (when sent), `tenant`, `environment`, `serverTimestamp`, `reportConsumptionBy`,
-/// `insights`, `decision`. What a retry is answered from is the body without `requestId`; the
+/// `skippedEvents` (when events were skipped), `insights`, `decision`. What a retry is answered from is the body without `requestId`; the
 /// member is put back after `eventId`, so that a retry gets the first answer byte for byte.
 struct EvaluationAnswer: AnswerWriter {
     /// Marks an answer given before, to an earlier request with the same `requestId` and bytes.
     static let replayedHeader = "Idempotent-Replayed"
+
+    /// Events of types this version does not know, left out of the evaluation (said when not 0).
+    var skippedEvents = 0
 
     func answer(_ record: EvaluationRecord, tenant: String) -> [UInt8] {
         var object = JSONObjectWriter()
@@ -86,6 +89,7 @@ struct EvaluationAnswer: AnswerWriter {
         object.member("environment", record.environment.rawValue)
         object.member("serverTimestamp", timestamp: record.createdAt)
         object.member("reportConsumptionBy", timestamp: record.reportConsumptionBy)
+        if skippedEvents > 0 { object.member("skippedEvents", Double(skippedEvents)) }
         object.member("insights", objects: record.insights) { object, insight in
             InsightAPIHandler.render(insight, into: &object)
         }

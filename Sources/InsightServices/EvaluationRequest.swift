@@ -49,6 +49,9 @@ public struct EvaluationRequest: Sendable {
     public var source: InteractionSource?
     /// Events the capture kit says it left out at its event limit (counted, never stored).
     public var droppedEvents: Int64?
+    /// Events of types this version does not know (a newer capture kit's), left out of the
+    /// interaction: counted in `insightd_interaction_skipped_events_total` and in the answer.
+    public var skippedEvents = 0
     /// Facts of the transaction (PRODUCT.md §12), read by the decision policy.
     public var transaction: TransactionFacts
     /// Who chose the operation, and an agent's facts (PRODUCT.md §12), read by the decision policy.

@@ -260,6 +260,7 @@ public struct EvaluationService: Sendable {
                     drift?.record(stored)
                     metrics.captured(stored)
                     metrics.dropped(request.droppedEvents, by: stored.source)
+                    metrics.skipped(request.skippedEvents, by: stored.source)
                     metrics.decided(decision.action, stored, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
                     completion(.success(Evaluated(record: stored, eventId: stored.eventId, answer: answer, receipt: receipt,
