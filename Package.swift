@@ -62,7 +62,7 @@ let package = Package(
                                "InsightConsole"]),
         .target(name: "InsightApp",
                 dependencies: ["InsightAPI", "InsightServices", "InsightStorage", "InsightPostgres", "InsightRedis", "RedisClient",
-                               "InsightDomain", "HTTPServer",
+                               "PostgresClient", "InsightDomain", "HTTPServer",
                                "Crypto", "CoachingModel", "JSON", "SQLiteClient", "Telemetry", "Locking"]),
         .executableTarget(name: "insightd", dependencies: ["InsightApp"]),
         // insightctl's commands, a library so that tests run them in process.

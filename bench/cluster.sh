@@ -56,7 +56,7 @@ start_instances() {
     for i in $(seq 1 "$1"); do
         log="$WORK/i$i.log"
         : >"$log"
-        env INSIGHTD_STATE_DIR="$WORK/state$i" INSIGHTD_LISTEN=127.0.0.1:0 \
+        env INSIGHTD_STATE_DIR="$WORK/state$i" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 \
             ${BENCH_INSTANCE_THREADS:+INSIGHTD_THREADS=$BENCH_INSTANCE_THREADS} "$BIN/insightd" 2>"$log" &
         pid=$!
         INSTANCE_PIDS="$INSTANCE_PIDS $pid"

@@ -58,7 +58,7 @@ run() {
     # (and port) before the new daemon's shell truncates the file.
     rm -rf "$state" "$log"
     # shellcheck disable=SC2086
-    env INSIGHTD_STATE_DIR="$state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" $extra \
+    env INSIGHTD_STATE_DIR="$state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" $extra \
         "$dir/insightd" 2>"$log" &
     PID=$!
     local port="" i
@@ -71,20 +71,21 @@ run() {
     local key
     key=$("$dir/insightctl" --state-dir "$state" callers create --name compare --roles evaluate \
         --environment production --rate 1000000 --burst 1000000 --json | jq -r .apiKey)
-    local url="http://127.0.0.1:$port"
+    local url="http://127.0.0.1:$port" metrics
+    metrics="http://127.0.0.1:$(grep '"msg":"insightd ready"' "$log" | tail -1 | jq -r '.metricsListen' | sed 's/.*://')/metrics"
     for i in $(seq 1 50); do  # the key is valid within INSIGHTD_CREDENTIAL_CACHE
         [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/v1/evaluations" -H "Authorization: Bearer $key" \
             -H 'Content-Type: application/json' --data-binary "$(sed 's/@ID@/warmup/g' "$BODY")")" = 200 ] && break
         sleep 0.1
     done
-    curl -s "$url/metrics" >"$WORK/m0"
+    curl -s "$metrics" >"$WORK/m0"
     local c0 i0 c1 i1
     c0=$(ticks "$PID"); i0=$(idle)
     BENCH_API_KEY="$key" BENCH_BODY="$BODY" BENCH_TAG="$name" BENCH_THREADS="$THREADS" \
         wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_RUN}s" --latency --timeout 10s \
         -s "$ROOT/bench/wrk/evaluate.lua" "$url" >"$WORK/wrk-$name.txt" 2>&1
     c1=$(ticks "$PID"); i1=$(idle)
-    curl -s "$url/metrics" >"$WORK/m1"
+    curl -s "$metrics" >"$WORK/m1"
     kill -9 "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true
     PID=""
     local hz rps p99

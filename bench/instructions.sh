@@ -51,7 +51,7 @@ cleanup() {
 trap cleanup EXIT
 "$BIN/insightd-bench" bodies "$WORK" >/dev/null
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN="127.0.0.1:$PORT" INSIGHTD_MODELS_DIR="$ROOT/models"
+export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN="127.0.0.1:$PORT" INSIGHTD_METRICS_LISTEN=off INSIGHTD_MODELS_DIR="$ROOT/models"
 export INSIGHTD_DEVICE_LIMIT_PER_HOUR=1000000
 "$BIN/insightctl" migrate >/dev/null
 KEY=$("$BIN/insightctl" callers create --name instructions --roles evaluate --environment production \

@@ -61,7 +61,7 @@ sync
 say "== start"
 LOG=$WORK/insightd.log
 T=$(now)
-INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" "$BIN/insightd" 2>"$LOG" &
+INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" "$BIN/insightd" 2>"$LOG" &
 PID=$!
 PORT="" READY="" PEAK_DURING=0 SAMPLES=0 ANSWERED=0
 while :; do

@@ -141,8 +141,8 @@ W2_BODY="$WORK/w2-summary.json"
 
 STATE="$WORK/state"
 LOG="$WORK/insightd.log"
-say "\$ INSIGHTD_STATE_DIR=$STATE INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR=$ROOT/models $BIN/insightd &"
-INSIGHTD_STATE_DIR="$STATE" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" \
+say "\$ INSIGHTD_STATE_DIR=$STATE INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR=$ROOT/models $BIN/insightd &"
+INSIGHTD_STATE_DIR="$STATE" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" \
     "$BIN/insightd" 2>"$LOG" &
 INSIGHTD_PID=$!
 PORT=""
@@ -156,6 +156,7 @@ for _ in $(seq 1 100); do
 done
 [ -n "$PORT" ] || { cat "$LOG" >&2; die "insightd did not become ready"; }
 INSIGHTD_URL="http://127.0.0.1:$PORT"
+INSIGHTD_METRICS_URL="http://127.0.0.1:$(grep '"msg":"insightd ready"' "$LOG" | tail -1 | jq -r .metricsListen | sed 's/.*://')/metrics"
 say "insightd ready on $INSIGHTD_URL (pid $INSIGHTD_PID, $(grep '"msg":"insightd ready"' "$LOG" | tail -1 | jq -r .threads) loop threads)"
 
 say "\$ $BIN/insightctl --state-dir $STATE callers create --name bench --roles evaluate --environment production --rate 1000000 --burst 1000000 --json"
@@ -231,7 +232,7 @@ demangle() {
 }
 # server_histograms: insightd's own request and commit duration buckets so far (/metrics).
 server_histograms() {
-    curl -s "$INSIGHTD_URL/metrics" | grep -E '^insightd_(http_request_duration_seconds|store_commit_duration_seconds)_bucket'
+    curl -s "$INSIGHTD_METRICS_URL" | grep -E '^insightd_(http_request_duration_seconds|store_commit_duration_seconds)_bucket'
 }
 # server_side NAME: what insightd's histograms saw during run NAME: the share of requests it
 # answered (parse to answer, any route) within 10 and 25 ms, the bucket holding its p99, and the

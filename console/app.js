@@ -5,8 +5,11 @@ import { callersPage } from "./pages/callers.js";
 import { modelsPage } from "./pages/models.js";
 import { velocityPage } from "./pages/velocity.js";
 import { healthPage } from "./pages/health.js";
+import { el } from "./format.js";
 
-const pages = { callers: callersPage, models: modelsPage, velocity: velocityPage, health: healthPage };
+// A Map, not an object: a route is whatever follows '#', and an object would answer
+// "constructor" or "__proto__" with what every object inherits.
+const pages = new Map([["callers", callersPage], ["models", modelsPage], ["velocity", velocityPage], ["health", healthPage]]);
 const $ = (id) => document.getElementById(id);
 let current = null;  // the page shown: { stop() }
 
@@ -61,17 +64,25 @@ function signOut(message) {
   showSignIn(message);
 }
 
+/** The view of a route that is no page: says so and links to the pages. */
+function notFoundPage(root) {
+  root.append(el("h2", {}, "Page not found"),
+    el("p", { id: "not-found" }, "There is no such page in the console. Choose one: ",
+      ...[...pages.keys()].flatMap((name, i) => [i ? ", " : "", el("a", { href: `#${name}` }, name)]), "."));
+  return { stop() {} };
+}
+
 function route() {
   if (!session.key) return showSignIn();
   const name = location.hash.slice(1) || "callers";
-  const page = pages[name] || pages.callers;
+  const page = pages.get(name) || notFoundPage;
   if (current) current.stop();
   $("notice").hidden = true;  // a result belongs to the page it was shown on
   $("sign-in").hidden = true;
   $("nav").hidden = false;
   $("session").hidden = false;
   for (const link of document.querySelectorAll("#nav a")) {
-    if (link.dataset.page === (pages[name] ? name : "callers")) link.setAttribute("aria-current", "page");
+    if (link.dataset.page === name) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
   const root = $("page");

@@ -49,7 +49,7 @@ trap 'exit 130' INT TERM
 
 # The daemon: release binaries, a fresh state directory, any free port. The device limit is
 # lifted because generated requests reuse a handful of device identifiers (it has its own tests).
-export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" \
+export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" \
        INSIGHTD_DEVICE_LIMIT_PER_HOUR=1000000 INSIGHTD_THREADS=2
 "$BIN/insightctl" migrate >/dev/null
 "$BIN/insightd" 2>>"$LOG" &
@@ -81,6 +81,18 @@ for i in $(seq 1 16); do
     echo
 done | jq -s 'map({(.eventId): [.insights[].insightId]}) | add' >"$WORK/known.json"
 export API_FUZZ_KNOWN="$WORK/known.json"
+# A transparency cursor the daemon handed out, for positive cases to send back: cursors are
+# sealed, so one generated from the schema is a documented 422 (schemathesis_hooks.py).
+for i in 1 2; do
+    curl -sf -o /dev/null "$INSIGHTD_URL/v1/evaluations" -H "Authorization: Bearer $INSIGHTD_API_KEY" \
+        -H 'Content-Type: application/json' \
+        -d '{"operationCategory":"payment","insights":['"$INSIGHT"'],"subject":{"account":"api-fuzz-cursor"}}' \
+        || { echo "api-fuzz: could not create an evaluation" >&2; exit 1; }
+done
+API_FUZZ_CURSOR=$(curl -sf "$INSIGHTD_URL/v1/subjects/transparency" -H "Authorization: Bearer $INSIGHTD_API_KEY" \
+    -H 'Content-Type: application/json' -d '{"subject":{"account":"api-fuzz-cursor"},"limit":1}' | jq -r .cursor)
+[ -n "$API_FUZZ_CURSOR" ] && [ "$API_FUZZ_CURSOR" != null ] || { echo "api-fuzz: no transparency cursor handed out" >&2; exit 1; }
+export API_FUZZ_CURSOR
 
 # Extra arguments narrow the run (one operation, one phase): the reach check below then does not apply.
 NARROWED=$#

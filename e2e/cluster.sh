@@ -48,7 +48,7 @@ export INSIGHTD_HASH_KEY_FILE="$WORK/hash.key" INSIGHTD_INSTANCES=3 INSIGHTD_COM
 # One signing key directory for every instance (a shared secret mount in production): an instance
 # never creates a key of its own, so the first one is made here.
 export INSIGHTD_SIGNING_KEY_DIR="$WORK/signing-keys"
-if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 "$BIN/insightd" 2>"$WORK/nokey.log"; then
+if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 "$BIN/insightd" 2>"$WORK/nokey.log"; then
     fail "an instance started without a signing key in the shared directory"
 fi
 grep -q 'holds no signing key; create one with insightctl signing-keys rotate' "$WORK/nokey.log" \
@@ -61,14 +61,16 @@ export INSIGHTD_MODELS_DIR="$(pwd)/models"
 
 # start N: instance N on its own port and state directory (local files only).
 start() {
-    INSIGHTD_STATE_DIR="$WORK/state$1" INSIGHTD_LISTEN="127.0.0.1:$(port_of "$1")" "$BIN/insightd" 2>>"$WORK/i$1.log" &
+    INSIGHTD_STATE_DIR="$WORK/state$1" INSIGHTD_LISTEN="127.0.0.1:$(port_of "$1")" INSIGHTD_METRICS_LISTEN=127.0.0.1:0 "$BIN/insightd" 2>>"$WORK/i$1.log" &
     eval "I$1=$!"
 }
 ready() { wait_ready "$WORK/i$1.log" "$(eval echo "\$I$1")" || fail "instance $1 did not become ready"; }
 url() { echo "http://127.0.0.1:$(port_of "$1")"; }
+# The metrics listener of instance $1 (each on a free port, named in its "insightd ready" line).
+metrics_url() { echo "http://127.0.0.1:$(grep '"msg":"insightd ready"' "$WORK/i$1.log" | tail -1 | jq -r .metricsListen | sed 's/.*://')"; }
 
 # --- an instance whose PostgreSQL does not answer at start exits, naming it, never the password --
-if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 \
+if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 \
     INSIGHTD_DATABASE_URL="postgres://insightd:s3cret-pw@127.0.0.1:$(free_port)/postgres?connect_timeout=2" \
     "$BIN/insightd" 2>"$WORK/nodb.log"; then
     fail "an instance started without its PostgreSQL"
@@ -303,7 +305,7 @@ for i in 1 2 3; do
 done
 [ "$(count_codes 503)" -gt 0 ] || fail "no 503 while PostgreSQL was down"
 for i in 1 2 3; do
-    curl -s "$(url "$i")/metrics" | grep -q '^insightd_store_up 0' || fail "instance $i: insightd_store_up is not 0 while PostgreSQL is down"
+    curl -s "$(metrics_url "$i")/metrics" | grep -q '^insightd_store_up 0' || fail "instance $i: insightd_store_up is not 0 while PostgreSQL is down"
     grep -q '"msg":"store unreachable' "$WORK/i$i.log" || fail "instance $i did not log that the store is unreachable"
 done
 pg_start
@@ -328,18 +330,18 @@ failed_without_redis=$(cat "$WORK"/status-* 2>/dev/null | grep -vc '^200$' || tr
 [ "$failed_without_redis" = 0 ] || fail "$failed_without_redis requests failed while Redis was down ($(cat "$WORK"/status-* | sort | uniq -c | tr '\n' ' '))"
 for i in 1 2 3; do
     curl -sf "$(url "$i")/readyz" >/dev/null || fail "instance $i not ready while Redis was down"
-    curl -s "$(url "$i")/metrics" | grep -q '^insightd_redis_up 0' || fail "instance $i: insightd_redis_up is not 0 while Redis is down"
+    curl -s "$(metrics_url "$i")/metrics" | grep -q '^insightd_redis_up 0' || fail "instance $i: insightd_redis_up is not 0 while Redis is down"
 done
 grep -q '"msg":"redis unavailable' "$WORK/i1.log" || fail "the Redis outage was not logged"
 # No escalation meanwhile: velocity reads were answered without signals, and counted.
-without=$(for i in 1 2 3; do curl -s "$(url "$i")/metrics"; done |
+without=$(for i in 1 2 3; do curl -s "$(metrics_url "$i")/metrics"; done |
           awk '/^insightd_velocity_without_redis_total\{operation="signals"\}/ { n += $2 } END { print n + 0 }')
 [ "$without" -gt 0 ] || fail "no velocity read was counted as answered without Redis"
 replays_before=$(cat "$WORK"/i?.log | grep -c '"reason":"Redis holds no velocity state"' || true)
 redis_start
 for i in 1 2 3; do
-    for _ in $(seq 1 100); do curl -s "$(url "$i")/metrics" | grep -q '^insightd_redis_up 1' && break; sleep 0.1; done
-    curl -s "$(url "$i")/metrics" | grep -q '^insightd_redis_up 1' || fail "instance $i did not reconnect to Redis within 10 s"
+    for _ in $(seq 1 100); do curl -s "$(metrics_url "$i")/metrics" | grep -q '^insightd_redis_up 1' && break; sleep 0.1; done
+    curl -s "$(metrics_url "$i")/metrics" | grep -q '^insightd_redis_up 1' || fail "instance $i did not reconnect to Redis within 10 s"
 done
 load_stop
 all_alive "Redis stopped and back"

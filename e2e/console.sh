@@ -43,7 +43,7 @@ trap 'exit 130' INT TERM
 
 # Small settings, so that a caller that never reports is penalised within about a minute: the
 # shortest grace (60 s), no overdue allowance, recounts every second.
-export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" \
+export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" \
        INSIGHTD_THREADS=2 INSIGHTD_CONSUMPTION_GRACE=60 INSIGHTD_OVERDUE_ALLOWANCE_PERCENT=0 \
        INSIGHTD_OVERDUE_ALLOWANCE_MIN=0 INSIGHTD_COMPLIANCE_REFRESH=1 INSIGHTD_CREDENTIAL_CACHE=0 \
        INSIGHTD_MODEL_SHADOW=1.0

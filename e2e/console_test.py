@@ -276,6 +276,14 @@ try:
     shoot("health")
     step("health page: readiness, writes, the latest receipt head of each instance")
 
+    # Routes that are no page (names every object inherits among them) show the not-found view.
+    for route in ["constructor", "__proto__", "toString", "no-such-page"]:
+        driver.execute_script("location.hash = arguments[0]", route)
+        wait.until(lambda d: any(h.text == "Page not found" for h in d.find_elements(By.TAG_NAME, "h2")))
+        assert "no such page" in driver.find_element(By.ID, "not-found").text
+        assert not driver.find_elements(By.CSS_SELECTOR, "#nav a[aria-current]"), route
+    step("routes that are no page: not found")
+
     # The skipper becomes penalised with its overdue count once the grace has passed.
     go("Callers", "Callers")
     remaining = 60 - (time.monotonic() - evaluated_at)

@@ -16,7 +16,7 @@ cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 fail() { echo "crash: FAIL: $*" >&2; tail -20 "$LOG" >&2 || true; exit 1; }
 
-export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_DEVICE_LIMIT_PER_HOUR=1000000
+export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_DEVICE_LIMIT_PER_HOUR=1000000
 start() {
     "$BIN/insightd" 2>>"$LOG" &
     PID=$!

@@ -21,7 +21,8 @@
 # - in a directory laid out as the repository root (its files linked in, `.build/release` being
 #   BIN_DIR), with `make run`'s daemon: a real insightd from BIN_DIR with its state in ./.state
 #   and models/ (here on a free port: `127.0.0.1:8080` and `localhost:8080` in a block, where
-#   make run listens, become that port, and INSIGHTD_LISTEN names it, as insightctl reads it);
+#   make run listens, become that port, and INSIGHTD_LISTEN names it, as insightctl reads it;
+#   `127.0.0.1:9464`, its metrics listener, becomes that listener's free port);
 #   `swift run PRODUCT` becomes `.build/release/PRODUCT`, built beforehand (make test-docs builds
 #   insightd-demo; a block that `needs` a product not built is skipped);
 # - in a terminal where `insightctl` is on PATH and INSIGHTD_STATE_DIR is that state directory
@@ -139,7 +140,7 @@ if [ ${#pages[@]} -gt 0 ]; then
     mkdir -p "$SANDBOX/.build"
     for entry in "$ROOT"/*; do ln -s "$entry" "$SANDBOX/$(basename "$entry")"; done
     ln -s "$BIN" "$SANDBOX/.build/release"
-    env -i PATH="$PATH" HOME="$HOME" INSIGHTD_STATE_DIR="$SANDBOX/.state" INSIGHTD_LISTEN=127.0.0.1:0 \
+    env -i PATH="$PATH" HOME="$HOME" INSIGHTD_STATE_DIR="$SANDBOX/.state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 \
         INSIGHTD_MODELS_DIR="$ROOT/models" "$BIN/insightd" 2>>"$LOG" &
     PID=$!
     wait_ready "$LOG" "$PID" || { echo "docs-examples: insightd did not become ready" >&2; cat "$LOG" >&2; exit 1; }
@@ -162,6 +163,7 @@ for page in "${pages[@]}"; do
     set -- ${queue[$page]}
     for n in "$@"; do
         sed -e "s/127\.0\.0\.1:8080/127.0.0.1:$PORT/g" -e "s/localhost:8080/127.0.0.1:$PORT/g" \
+            -e "s/127\.0\.0\.1:9464/127.0.0.1:$METRICS_PORT/g" \
             -e 's|swift run \([A-Za-z0-9_-]*\)|.build/release/\1|g' "$WORK/blocks/$n" >"$WORK/blocks/$n.sh"
     done
     : >"$WORK/finished"

@@ -14,7 +14,7 @@ trap cleanup EXIT
 fail() { echo "e2e: FAIL: $*" >&2; echo "--- insightd log" >&2; cat "$LOG" >&2 || true; exit 1; }
 pass() { echo "e2e: ok: $*"; }
 
-export INSIGHTD_STATE_DIR="$STATE" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$(pwd)/models"
+export INSIGHTD_STATE_DIR="$STATE" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$(pwd)/models"
 [ -d "$INSIGHTD_MODELS_DIR" ] || unset INSIGHTD_MODELS_DIR
 
 # The decision policy from a file (the shipped default under another version), reloaded on SIGHUP.
@@ -315,7 +315,7 @@ PID=$!
 INSIGHTD_TLS_CERT="" wait_ready "$LOG" "$PID" || fail "insightd did not become ready behind a log pipe"
 for _ in 1 2 3; do curl -s -o /dev/null "http://127.0.0.1:$PORT/livez"; done
 sleep 0.5   # the request lines wait up to 100 ms
-dropped=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '$1 == "insightd_log_lines_dropped_total" { print $2 }')
+dropped=$(curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | awk '$1 == "insightd_log_lines_dropped_total" { print $2 }')
 [ "${dropped:-0}" -ge 3 ] 2>/dev/null || fail "log lines refused by a closed pipe were not counted (got '$dropped')"
 kill -0 "$PID" 2>/dev/null || fail "insightd died when its log reader went away"
 kill -TERM "$PID"; wait "$PID" || fail "SIGTERM exit status (log reader gone)"; PID=""

@@ -31,7 +31,7 @@ TODAY=$(date -u +%F)
 # start [VAR=value...]: the daemon on a free port, with these settings beside the exported ones.
 start() {
     : >"$WORK/log"
-    env INSIGHTD_LISTEN=127.0.0.1:0 "$@" "$BIN/insightd" 2>"$WORK/log" &
+    env INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 "$@" "$BIN/insightd" 2>"$WORK/log" &
     PID=$!
     wait_ready "$WORK/log" "$PID" || fail "insightd did not start"
     B="http://127.0.0.1:$PORT"

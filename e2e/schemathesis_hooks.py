@@ -93,6 +93,7 @@ def before_call(context, case, kwargs):
     elif label in ("POST /v1/subjects/transparency", "POST /v1/subjects/erasure"):
         if _is_positive(case):
             _own_tenant(case)
+            _handed_out_cursor(case)
 
 
 def _known_event(case):
@@ -189,6 +190,20 @@ def _own_tenant(case):
     body = case.body
     if isinstance(body, MutableMapping) and "tenant" in body:
         body["tenant"] = "default"
+
+
+def _handed_out_cursor(case):
+    """In positive transparency cases, send back a cursor the daemon handed out.
+
+    A cursor is sealed under a key of the daemon's and bound to the tenant and environment
+    (openapi.json: one not handed out is a documented 422), so no cursor generated from its
+    pattern is valid. e2e/api-fuzz.sh asks the daemon for one before the run (API_FUZZ_CURSOR);
+    only a `cursor` member that is present is changed, and negative cases stay as generated.
+    """
+    body = case.body
+    cursor = os.environ.get("API_FUZZ_CURSOR")
+    if cursor and isinstance(body, MutableMapping) and "cursor" in body:
+        body["cursor"] = cursor
 
 
 def _spare_own_caller(case):

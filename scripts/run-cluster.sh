@@ -45,7 +45,7 @@ mkdir -p .cluster
 echo "$DATABASE_URL" >.cluster/database-url
 
 for i in 1 2 3; do
-    INSIGHTD_STATE_DIR="$WORK/state$i" INSIGHTD_LISTEN="127.0.0.1:808$i" "$BIN/insightd" 2>"$WORK/insightd-$i.log" &
+    INSIGHTD_STATE_DIR="$WORK/state$i" INSIGHTD_LISTEN="127.0.0.1:808$i" INSIGHTD_METRICS_LISTEN="127.0.0.1:946$i" "$BIN/insightd" 2>"$WORK/insightd-$i.log" &
     PIDS="$PIDS $!"
 done
 for i in 1 2 3; do

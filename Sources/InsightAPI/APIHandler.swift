@@ -98,17 +98,15 @@ public final class InsightAPIHandler: HTTPHandler {
         }
         let exchange = Exchange(handler: self, request: request, route: route, started: started, responder: responder)
         do {
-            // Who calls (`Route.access`) and whether it costs a token of its quota
-            // (`Route.costsQuota`), for every route in one place, before the body is read.
+            // Who calls (`Route.access`) and what it costs of its quota (`Route.quotaCost`), for
+            // every route in one place, before the body is read.
             if let caller = try authenticate(request, route: route) {
                 exchange.caller = caller
-                if route.costsQuota { exchange.quota = try useCases.quota.admit(caller) }
+                let cost = route.quotaCost
+                if cost > 0 { exchange.quota = try useCases.quota.admit(caller, cost: cost) }
             }
             switch route {
             case .livez: exchange.send(Self.json(200, .object(["status": .string("ok")])))
-            case .metrics:
-                exchange.send(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]),
-                                           body: Array(dependencies.metrics.registry.render().utf8)))
             case .readyz: readyz(exchange)
             case .signingKeys: signingKeys(exchange)
             case .receiptHeads: try receiptHeads(exchange)
@@ -236,7 +234,13 @@ final class Exchange: @unchecked Sendable {
         self.responder = responder
     }
 
+    /// Sends `response`, with the caller's quota after this request's tokens (`RateLimit`,
+    /// `RateLimit-Policy`) where the route took some, and `Cache-Control: no-store` where the
+    /// route's answers are confidential (`Route.answersAreConfidential`).
     func send(_ response: HTTPResponse, code: ProblemCode? = nil) {
+        var response = response
+        if let quota { for (name, value) in Throttling.headers(quota) { response.headers.add(name, value) } }
+        if route.answersAreConfidential { response.headers.add("Cache-Control", "no-store") }
         handler.finish(response, request: request, route: route.name, caller: caller?.callerId, code: code,
                        started: started, responder: responder)
     }

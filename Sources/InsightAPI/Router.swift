@@ -13,7 +13,6 @@ enum Route: Equatable, Sendable {
     case insights
     case livez
     case readyz
-    case metrics
     case signingKeys
     case receiptHeads
     case adminCallers
@@ -43,7 +42,7 @@ enum Route: Equatable, Sendable {
     /// The routes without an id.
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
-        .readyz, .metrics, .signingKeys, .receiptHeads, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
+        .readyz, .signingKeys, .receiptHeads, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
         .adminModels, .adminVelocity, .adminHealth,
     ]
 
@@ -79,7 +78,7 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
              .subjectErasure, .adminKeyRevoke: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .metrics, .signingKeys, .receiptHeads, .adminCallers, .adminRateLimit, .adminDecisions,
+        case .insights, .livez, .readyz, .signingKeys, .receiptHeads, .adminCallers, .adminRateLimit, .adminDecisions,
              .adminModelPerformance, .adminRateLimits, .adminCallerKeys, .adminModels, .adminVelocity, .adminHealth,
              .console: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
@@ -88,7 +87,7 @@ enum Route: Equatable, Sendable {
 
     /// Who may call a route.
     enum Access: Equatable, Sendable {
-        /// No key: probes and metrics.
+        /// No key: probes, the signing keys, the console's files.
         case open
         /// Any valid key, whatever its roles.
         case anyCaller
@@ -104,7 +103,7 @@ enum Route: Equatable, Sendable {
         switch self {
         // The console's files are public (they hold no data; every value comes from the admin API
         // with the key the person signs in with).
-        case .livez, .readyz, .metrics, .signingKeys, .console: return .open
+        case .livez, .readyz, .signingKeys, .console: return .open
         case .insights: return .anyCaller
         case .receiptHeads: return .anyRole([.evaluate, .admin])
         case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
@@ -116,16 +115,32 @@ enum Route: Equatable, Sendable {
         }
     }
 
-    /// Whether a request costs a token of the caller's quota (`QuotaGate`), taken here after
-    /// authentication and before the body is read: the writes of PRODUCT.md §8. An evaluation
+    /// The tokens of the caller's quota (`QuotaGate`) a request costs, taken after
+    /// authentication and before the body is read (0: none): the writes of PRODUCT.md §8, and
+    /// every look-up or change of a subject, so that a key cannot probe who is known faster than
+    /// its rate. A transparency page costs more: it reads up to 500 evaluations. An evaluation
     /// costs one too, taken by its use case with the rest it asks of the rate limits and velocity
     /// (one round trip to Redis), or at its refusal before that.
-    var costsQuota: Bool {
+    var quotaCost: Int {
         switch self {
-        case .labels, .authorization: return true
-        default: return false
+        case .labels, .authorization, .authorizationQuery, .subjectErasure: return 1
+        case .subjectTransparency: return Self.transparencyPageCost
+        default: return 0
         }
     }
+
+    /// Whether the route's answers say who a caller or a person is (the admin API, a subject's
+    /// history, opt-out or erasure): sent with `Cache-Control: no-store`, so that no browser,
+    /// proxy or console tab keeps them after the person who asked has gone.
+    var answersAreConfidential: Bool {
+        switch self {
+        case .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure: return true
+        default: return access == .role(.admin)
+        }
+    }
+
+    /// The tokens a transparency page costs (at most the caller's burst).
+    static let transparencyPageCost = 5
 
     /// The route's name for logs and metrics: never contains an id.
     var name: String {
@@ -140,7 +155,6 @@ enum Route: Equatable, Sendable {
         case .insights: return "/v1/insights"
         case .livez: return "/livez"
         case .readyz: return "/readyz"
-        case .metrics: return "/metrics"
         case .signingKeys: return "/v1/signing-keys"
         case .receiptHeads: return "/v1/receipts/heads"
         case .adminCallers: return "/admin/v1/callers"

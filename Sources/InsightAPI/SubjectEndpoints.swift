@@ -18,14 +18,11 @@ extension InsightAPIHandler {
             throw Problem.invalid("subject", "must name exactly one of account, device or counterparty")
         }
         let limit = Int(try root.integer("limit", in: Int64(SubjectHistoryQuery.limits.lowerBound)...Int64(SubjectHistoryQuery.limits.upperBound)) ?? 50)
-        let cursor = try root.string("cursor", maxLength: 64).map { text throws(Problem) in
-            guard let cursor = TransparencyCursor.decode(text) else {
-                throw Problem.invalid("cursor", "is not a cursor this API handed out")
-            }
-            return cursor
+        let cursor = try root.string("cursor", maxLength: 64).map { text throws(Rejection) in
+            try useCases.subjects.cursor(text, for: caller)
         }
         let answer = try useCases.subjects.transparency(kind: kind, identifier: identifier, limit: limit, after: cursor, by: caller)
-        exchange.send(Self.json(200, Self.render(answer)))
+        exchange.send(Self.json(200, Self.render(answer, cursor: answer.page.next.map { useCases.subjects.cursorText($0, for: caller) })))
     }
 
     /// `POST /v1/subjects/erasure`
@@ -64,10 +61,10 @@ extension InsightAPIHandler {
         return identifiers
     }
 
-    static func render(_ answer: SubjectService.Transparency) -> JSONValue {
+    static func render(_ answer: SubjectService.Transparency, cursor: String?) -> JSONValue {
         var object = JSONObject()
         object.append("evaluations", .array(answer.page.entries.map(render)))
-        if let next = answer.page.next { object.append("cursor", .string(TransparencyCursor.encode(next))) }
+        if let cursor { object.append("cursor", .string(cursor)) }
         object.append("authorization", answer.authorization.map(render) ?? .null)
         return .object(object)
     }
@@ -90,23 +87,5 @@ extension InsightAPIHandler {
         }))
         object.append("decision", entry.decision.map { .string($0.rawValue) } ?? .null)
         return .object(object)
-    }
-}
-
-/// The opaque `cursor` of a transparency page: the position (time, store sequence) as 32 hex
-/// digits. It carries nothing a caller could not see, and a forged one only moves the page.
-enum TransparencyCursor {
-    static func encode(_ cursor: SubjectHistoryCursor) -> String {
-        var bytes: [UInt8] = []
-        for value in [cursor.time, cursor.sequence] {
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> Int64(shift))) }
-        }
-        return Hex.encode(bytes)
-    }
-
-    static func decode(_ text: String) -> SubjectHistoryCursor? {
-        guard text.utf8.count == 32, let bytes = Hex.decode(text) else { return nil }
-        func int(_ at: Int) -> Int64 { bytes[at..<at + 8].reduce(0) { $0 << 8 | Int64($1) } }
-        return SubjectHistoryCursor(time: int(0), sequence: int(8))
     }
 }

@@ -64,7 +64,7 @@ enum Throttling {
                 + "Retry after \(retryAfter) seconds."
         } else {
             detail = "Rate limit exceeded: at most \(rate(configured.rate)) requests per second with bursts of "
-                + "\(configured.burst) (evaluations, label batches and authorization changes alike). Retry after \(retryAfter) seconds."
+                + "\(configured.burst) (evaluations, label batches, and subject look-ups and changes draw on one bucket). Retry after \(retryAfter) seconds."
         }
         var problem = Problem(429, .rateLimitExceeded, detail)
         problem.headers = [("Retry-After", String(retryAfter))] + headers(status)

@@ -43,6 +43,9 @@ public enum Daemon {
         if checkOnly { return checkConfiguration(settings) }
 
         signal(SIGPIPE, SIG_IGN)
+        // Whatever the service manager's umask, what the daemon creates (state files, the
+        // instance lock, generated keys) is its user's alone.
+        umask(0o077)
         let logger = Logger(minimumLevel: settings.logLevel)
         let service: InsightService
         do { service = try InsightService.start(settings: settings, logger: logger) } catch {

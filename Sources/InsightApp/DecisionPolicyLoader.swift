@@ -32,6 +32,10 @@ struct DecisionPolicyLoader: Sendable {
 public enum DecisionPolicyFile {
     /// The policy in the file at `path`; the error names the file, and the line at fault.
     public static func read(_ path: String) throws -> DecisionPolicy {
+        // Refused before it is read whole: the size is checked again on what was read.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > DecisionPolicy.maxBytes {
+            throw AppError("decision policy \(path): larger than \(DecisionPolicy.maxBytes) bytes (comment lines included)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw AppError("cannot read the decision policy \(path): \(String(cString: strerror(errno)))")
         }

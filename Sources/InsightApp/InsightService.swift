@@ -16,7 +16,7 @@ public final class InsightService: Sendable {
     public let settings: Settings
     public let logger: Logger
     public let readiness: Readiness
-    /// Every metric the daemon exports at `/metrics`.
+    /// Every metric the daemon exports at `/metrics` (on the metrics listener).
     public let metrics: MetricsRegistry
     /// The identifier hash keys; replaced when the key file changes (a rotation).
     public let hashKeys: HashKeys
@@ -30,6 +30,8 @@ public final class InsightService: Sendable {
     public let handler: InsightAPIHandler
     private let store: StoreBackend
     private let server: HTTPServer
+    /// The metrics listener (`INSIGHTD_METRICS_LISTEN`); nil when it is off.
+    private let metricsServer: HTTPServer?
     private let recount: ComplianceRecount
     private let keyringWatch: ChangedFileWatch
     private let signingKeyWatch: ChangedFileWatch
@@ -72,9 +74,6 @@ public final class InsightService: Sendable {
         let signingKeys = SigningKeys(try SigningKeyDirectory.keySet(directory: signingDirectory, createIfEmpty: !settings.isShared,
                                                                      now: clock.now()), clock: clock)
         self.signingKeys = signingKeys
-        for file in SigningKeyDirectory.exposedFiles(directory: signingDirectory) {
-            logger.warning("signing key file is readable by group or others; chmod 600 it", [("path", .string(file))])
-        }
         signingKeyWatch = SigningKeyWatch.watch(signingKeys, directory: signingDirectory, interval: settings.complianceRefresh,
                                                 clock: clock, logger: logger)
         // The answers this instance commits are proven by its own chain of heads.
@@ -87,9 +86,6 @@ public final class InsightService: Sendable {
         let hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil,
                                                         now: clock.now()))
         self.hashKeys = hashKeys
-        if KeyringFile.isExposed(path: keyPath) {
-            logger.warning("hash key file is readable by group or others; chmod 600 it", [("path", .string(keyPath))])
-        }
         try KeyringWatch.register(hashKeys.current, in: store.hashKeyRegistry, now: clock.now())
         keyringWatch = KeyringWatch.watch(hashKeys, registry: store.hashKeyRegistry, path: keyPath,
                                           interval: settings.complianceRefresh, clock: clock, logger: logger)
@@ -196,6 +192,9 @@ public final class InsightService: Sendable {
                 }
             }))
         server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
+        metricsServer = settings.metricsHTTPConfiguration.map {
+            HTTPServer(configuration: $0, handler: MetricsHandler(registry: metrics))
+        }
         registerGauges(models: models)
     }
 
@@ -242,14 +241,22 @@ public final class InsightService: Sendable {
         retention.start()
         denialSync?.start()
         storeWatch?.start()
-        do { try server.start() } catch {
+        do {
+            do { try metricsServer?.start() } catch {
+                throw AppError("metrics listener (INSIGHTD_METRICS_LISTEN): \(error)")
+            }
+            try server.start()
+        } catch {
             stop()
             throw error
         }
         readiness.set(true)
         velocityRebuild?.start()
+        var metricsListen: JSONValue = .string("off")
+        if let address = settings.metricsListen, let port = metricsPort { metricsListen = .string("\(address.host):\(port)") }
         logger.info("insightd ready", [
             ("listen", .string("\(settings.listenHost):\(server.boundPort)")),
+            ("metricsListen", metricsListen),
             ("stateDir", .string(settings.stateDirectory)),
             ("threads", .number(Double(settings.threads))),
             ("models", .array((modelLoader.models.snapshot?.versions.map { .string($0.version) }) ?? [])),
@@ -259,9 +266,16 @@ public final class InsightService: Sendable {
     /// The port the server listens on (useful with port 0).
     public var boundPort: Int { server.boundPort }
 
+    /// The port the metrics listener listens on; nil when it is off.
+    public var metricsPort: Int? { metricsServer?.boundPort }
+
     /// The escalation rules: the built-in defaults, or the file named by INSIGHTD_VELOCITY_POLICY.
     static func escalationPolicy(_ settings: Settings) throws -> EscalationPolicy {
         guard let path = settings.velocityPolicyFile else { return .defaults }
+        // A policy is a few hundred bytes: refuse a file that is not one before reading it whole.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > DecisionPolicy.maxBytes {
+            throw AppError("velocity policy \(path): larger than \(DecisionPolicy.maxBytes) bytes")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw AppError("cannot read the velocity policy \(path): \(String(cString: strerror(errno)))")
         }
@@ -308,6 +322,7 @@ public final class InsightService: Sendable {
         storeWatch?.stop()
         readiness.set(false)
         server.shutdown(timeout: Double(settings.shutdownTimeout))
+        metricsServer?.shutdown(timeout: 1)
         velocityRebuild?.stop()
         shared.stop()
         store.stop()

@@ -48,8 +48,12 @@ public enum KeyringFile {
     }
 
     /// The keyring of `path` as the daemon uses it.
+    /// The keyring the daemon hashes with, at start and at every reload; refuses a file others
+    /// can read (`refuseIfExposed`).
     public static func keyring(path: String, createIfMissing: Bool, now: Milliseconds) throws -> HashKeyring {
-        try HashKeyring(keys: load(path: path, createIfMissing: createIfMissing, now: now).map(\.key))
+        let keyring = try HashKeyring(keys: load(path: path, createIfMissing: createIfMissing, now: now).map(\.key))
+        try refuseIfExposed(path, what: "hash key file")
+        return keyring
     }
 
     /// Writes `entries` (oldest first) as a keyring, atomically, mode 0600.
@@ -82,12 +86,20 @@ public enum KeyringFile {
         try write(entries, to: path)
     }
 
-    /// True when the file can be read by group or others.
-    public static func isExposed(path: String) -> Bool {
+    /// Refuses a key file that others can read or write, or that a group other than the
+    /// daemon's own can: at start, at every reload and in --check-config alike, so a key made
+    /// readable while the daemon runs is not taken up. A file readable by the daemon's own group
+    /// passes: Kubernetes mounts a Secret 0440 with the pod's fsGroup, the group the daemon runs as.
+    static func refuseIfExposed(_ path: String, what: String) throws {
         // Kubernetes mounts Secrets as symlinks: judge the file they point to.
-        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        guard let mode = (try? FileManager.default.attributesOfItem(atPath: target))?[.posixPermissions] as? Int else { return false }
-        return mode & 0o077 != 0
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }  // reading it has failed or will fail on its own
+        if info.st_mode & 0o007 != 0 {
+            throw AppError("\(what) \(path) is readable by other users (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
+        }
+        if info.st_mode & 0o070 != 0 && info.st_gid != getegid() {
+            throw AppError("\(what) \(path) is readable by its group, which is not insightd's (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
+        }
     }
 
     /// A cheap fingerprint of the file (modification time and size), to notice a rotation.

@@ -2,6 +2,8 @@ import Foundation
 import CoachingModel
 import HTTPServer
 import InsightDomain
+import PostgresClient
+import RedisClient
 
 /// Every setting of insightd, read from `INSIGHTD_*` environment variables. Durations are
 /// whole seconds throughout. `load` collects every problem rather than stopping at the first,
@@ -9,6 +11,9 @@ import InsightDomain
 public struct Settings: Sendable, Equatable {
     public var listenHost = "127.0.0.1"
     public var listenPort = 8080
+    /// Where `/metrics` is served (`INSIGHTD_METRICS_LISTEN`), apart from the API: its series
+    /// name tenants, so only the scraper may reach it. nil: not served (`off`).
+    public var metricsListen: ListenAddress? = ListenAddress(host: "127.0.0.1", port: 9464)
     public var stateDirectory = "/var/lib/insightd"
     public var hashKeyFile: String?
     /// The directory of the keys that sign the heads of receipts; nil: `signing-keys` in the state directory.
@@ -110,6 +115,7 @@ public struct Settings: Sendable, Equatable {
     /// All variables insightd reads.
     public static let variables: [Variable] = [
         Variable(name: "INSIGHTD_LISTEN", meaning: "host:port to listen on (port 0: any free port)", defaultValue: "127.0.0.1:8080"),
+        Variable(name: "INSIGHTD_METRICS_LISTEN", meaning: "host:port of the Prometheus metrics listener, apart from the API (its series name tenants: let only the scraper reach it; port 0: any free port), or off", defaultValue: "127.0.0.1:9464"),
         Variable(name: "INSIGHTD_STATE_DIR", meaning: "directory of the SQLite database and the generated hash key; created if missing", defaultValue: "/var/lib/insightd"),
         Variable(name: "INSIGHTD_HASH_KEY_FILE", meaning: "file holding the identifier hash key (32+ bytes); generated with mode 0600 when it is the default and missing", defaultValue: "$INSIGHTD_STATE_DIR/hash.key"),
         Variable(name: "INSIGHTD_SIGNING_KEY_DIR", meaning: "directory of the Ed25519 keys that sign receipts' heads (one 0600 file per key, managed by insightctl signing-keys); in the embedded mode a first key is created when it holds none", defaultValue: "$INSIGHTD_STATE_DIR/signing-keys"),
@@ -149,7 +155,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start", defaultValue: "built-in defaults"),
         Variable(name: "INSIGHTD_DECISION_POLICY", meaning: "decision policy file, one JSON object a line (docs/decisions.md); read at start and on SIGHUP", defaultValue: "built-in default-1"),
         Variable(name: "INSIGHTD_DECISION_POLICY_SHADOW", meaning: "decision policy file evaluated beside the one in force, its disagreements counted in /metrics, never answered; read at start and on SIGHUP", defaultValue: "unset (no shadow)"),
-        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+): the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR", defaultValue: "unset (SQLite)"),
+        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+): the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR; percent-encode the password's reserved characters (@ as %40, / as %2F, ...)", defaultValue: "unset (SQLite)"),
         Variable(name: "INSIGHTD_REDIS_URL", meaning: "redis://[:password@]host:port[/db] (Redis 7): rate limits and velocity shared by the instances; only with INSIGHTD_DATABASE_URL", defaultValue: "unset"),
         Variable(name: "INSIGHTD_INSTANCES", meaning: "instances sharing the engines; while Redis is unreachable each enforces 1/N of every quota (1-1000)", defaultValue: "3"),
         Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store, and between looks for a rotated hash key file (1-300)", defaultValue: "5"),
@@ -178,6 +184,19 @@ public struct Settings: Sendable, Equatable {
             } else {
                 problems.append("INSIGHTD_LISTEN=\(listen): must be host:port with a port from 0 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080")
             }
+        }
+        if let listen = environment["INSIGHTD_METRICS_LISTEN"] {
+            if listen == "off" {
+                s.metricsListen = nil
+            } else if let (host, port) = parseListen(listen) {
+                s.metricsListen = ListenAddress(host: host, port: port)
+            } else {
+                problems.append("INSIGHTD_METRICS_LISTEN=\(listen): must be host:port with a port from 0 to 65535, e.g. 127.0.0.1:9464, or off")
+            }
+        }
+        if let metrics = s.metricsListen, metrics.port != 0, metrics.port == s.listenPort,
+           metrics.host == s.listenHost || [metrics.host, s.listenHost].contains(where: { ["0.0.0.0", "::"].contains($0) }) {
+            problems.append("INSIGHTD_METRICS_LISTEN: must not be the API's port (INSIGHTD_LISTEN): the metrics are served apart from it")
         }
         if let dir = environment["INSIGHTD_STATE_DIR"] {
             if dir.isEmpty { problems.append("INSIGHTD_STATE_DIR: must not be empty") } else { s.stateDirectory = dir }
@@ -278,11 +297,15 @@ public struct Settings: Sendable, Equatable {
     /// Values are never echoed: a URL may carry a password.
     private static func sharedEngines(_ environment: [String: String], into s: inout Settings, problems: inout [String]) {
         if let url = environment["INSIGHTD_DATABASE_URL"] {
-            if isPostgresURL(url) { s.databaseURL = url } else { problems.append(notPostgresURL) }
+            if let problem = databaseURLProblem(url) { problems.append(problem) } else { s.databaseURL = url }
         }
         if let url = environment["INSIGHTD_REDIS_URL"] {
-            if url.hasPrefix("redis://") { s.redisURL = url } else {
-                problems.append("INSIGHTD_REDIS_URL: must be redis://[:password@]host:port[/db]")
+            // Read as the daemon will read it, so --check-config finds what the start would.
+            do {
+                _ = try RedisURL(url)
+                s.redisURL = url
+            } catch {
+                problems.append("INSIGHTD_REDIS_URL: must be redis://[:password@]host:port[/db] (\(error))")
             }
         }
         if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_REDIS_URL"] == nil {
@@ -299,14 +322,19 @@ public struct Settings: Sendable, Equatable {
         }
     }
 
-    /// Whether `url` names a PostgreSQL database (a libpq connection URI); checked here and by
-    /// insightctl, which reads the variable on its own.
-    public static func isPostgresURL(_ url: String) -> Bool {
-        url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
+    /// What is wrong with `url` as INSIGHTD_DATABASE_URL, or nil when it names a PostgreSQL
+    /// database that libpq will read as written (`PostgresURL`: a password holding an unescaped
+    /// `/` or `@` is refused, since libpq would take pieces of it for the host and quote them in
+    /// its messages). Never quotes the value. Checked here, so at start and by `--check-config`,
+    /// and by insightctl, which reads the variable on its own.
+    public static func databaseURLProblem(_ url: String) -> String? {
+        do {
+            _ = try PostgresURL(parsing: url)
+            return nil
+        } catch {
+            return "INSIGHTD_DATABASE_URL: \(error)"
+        }
     }
-
-    /// What is wrong with an INSIGHTD_DATABASE_URL that `isPostgresURL` refuses (never the value).
-    public static let notPostgresURL = "INSIGHTD_DATABASE_URL: must be a PostgreSQL connection URI, postgres://user:password@host:port/db"
 
     /// Parses "host:port" or "[v6]:port".
     static func parseListen(_ text: String) -> (String, Int)? {
@@ -338,6 +366,23 @@ public struct Settings: Sendable, Equatable {
         return r
     }
 
+    /// The metrics listener's HTTP settings: one loop, a few connections, plain HTTP (a scraper
+    /// on a trusted network; the API's TLS settings are not used).
+    public var metricsHTTPConfiguration: HTTPServerConfiguration? {
+        guard let metricsListen else { return nil }
+        var c = HTTPServerConfiguration()
+        c.host = metricsListen.host
+        c.port = metricsListen.port
+        c.threads = 1
+        c.maxBodyBytes = 0
+        c.maxConnections = 64
+        c.maxConnectionsPerAddress = 0
+        c.requestTimeout = requestTimeout
+        c.idleTimeout = idleTimeout
+        c.writeTimeout = writeTimeout
+        return c
+    }
+
     /// The HTTP server's part of the settings.
     public var httpConfiguration: HTTPServerConfiguration {
         var c = HTTPServerConfiguration()
@@ -355,6 +400,18 @@ public struct Settings: Sendable, Equatable {
             c.tls = TLSConfiguration(certificatePath: tlsCertificate, privateKeyPath: tlsPrivateKey, clientCAPath: tlsClientCA)
         }
         return c
+    }
+}
+
+/// A host and port to listen on.
+public struct ListenAddress: Sendable, Equatable {
+    public var host: String
+    /// 0: any free port.
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
     }
 }
 

@@ -56,12 +56,20 @@ public enum SigningKeyDirectory {
     }
 
     /// The key set the daemon signs with; throws when the directory holds no key that can sign.
+    /// Refuses a key file others can read (`KeyringFile.refuseIfExposed`), at start and at every
+    /// reload alike.
     public static func keySet(directory: String, createIfEmpty: Bool, now: Milliseconds) throws -> SigningKeySet {
         let entries = try load(directory: directory, createIfEmpty: createIfEmpty, now: now)
-        do { return try SigningKeySet(keys: entries.map(\.signingKey), now: now) } catch {
+        let set: SigningKeySet
+        do { set = try SigningKeySet(keys: entries.map(\.signingKey), now: now) } catch {
             throw AppError("signing key directory \(directory) \(error)"
                            + (entries.isEmpty ? "; create one with insightctl signing-keys rotate" : ""))
         }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names.filter(isKeyFileName).sorted() {
+            try KeyringFile.refuseIfExposed((directory as NSString).appendingPathComponent(name), what: "signing key file")
+        }
+        return set
     }
 
     /// What `insightd --check-config` says of the directory, without creating anything: keys it
@@ -127,13 +135,6 @@ public enum SigningKeyDirectory {
         return names.filter(isKeyFileName).sorted().map {
             KeyringFile.fingerprint(path: (directory as NSString).appendingPathComponent($0)) ?? "\($0)/unreadable"
         }.joined(separator: "|")
-    }
-
-    /// The key files of `directory` that group or others can read.
-    public static func exposedFiles(directory: String) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter(isKeyFileName).sorted().map { (directory as NSString).appendingPathComponent($0) }
-            .filter(KeyringFile.isExposed)
     }
 
     // MARK: - Files

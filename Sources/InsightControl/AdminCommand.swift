@@ -71,7 +71,10 @@ public enum AdminCommand {
           callers update CALLER_ID --training-capture on|off [--json]
                                                     keep (or stop keeping) the feature vectors of the caller's
                                                     evaluations for training (docs/privacy.md)
-          tenants list [--json]                     list tenants and their callers per environment
+          tenants list [--json]                     list tenants, their callers per environment and ceilings
+          tenants update NAME [--max-rate R|none] [--max-burst B|none] [--json]
+                                                    the highest rate and burst the tenant's admins may give any
+                                                    of its callers; callers above it are lowered to it now
           keys issue --caller CALLER_ID [--json]    issue another key for a caller
           keys list --caller CALLER_ID [--json]     list a caller's keys (ids and dates)
           keys revoke KEY_ID|KEY                    revoke a key
@@ -88,7 +91,9 @@ public enum AdminCommand {
                                                     walk each instance's chain of receipt heads (or one, from
                                                     SEQUENCE): signatures, sequence, previous, time, leaves;
                                                     report the first break (status 1)
-          hash --kind account|device|counterparty [--tenant T] VALUE
+          hash --kind account|device|counterparty [--tenant T] -
+                                                    (VALUE on standard input, so that it stays out of the
+                                                    shell's history and ps; a VALUE in place of - works too)
                                                     the stored hash of VALUE in tenant T, to find a subject's records
           backup PATH                               a consistent copy of the database, taken online
           purge --older-than DAYS                   delete evaluations, reports and labels older than DAYS
@@ -140,7 +145,7 @@ public enum AdminCommand {
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
                                                    "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
                                                    "limit", "cursor", "activate-after", "policy", "from", "to", "category",
-                                                   "models-dir", "training-capture", "out", "instance"])
+                                                   "models-dir", "training-capture", "out", "instance", "max-rate", "max-burst"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -227,17 +232,49 @@ public enum AdminCommand {
                 }
             case ["tenants", "list"]:
                 try args.checkAllConsumed()
-                let tenants = try registration().tenants()
+                let registry = try registration()
+                let tenants = try registry.tenants().map { ($0, try registry.ceiling(tenant: $0.name)) }
                 if json {
-                    print(JSONWriter.string(.array(tenants.map { tenant in
+                    print(JSONWriter.string(.array(tenants.map { tenant, ceiling in
                         .object(["tenant": .string(tenant.name),
                                  "callers": .object(["production": .number(Double(tenant.production)),
-                                                     "sandbox": .number(Double(tenant.sandbox))])])
+                                                     "sandbox": .number(Double(tenant.sandbox))]),
+                                 "ceiling": render(ceiling)])
                     })))
                 } else {
-                    printTable(["TENANT", "PRODUCTION CALLERS", "SANDBOX CALLERS"], tenants.map {
-                        [$0.name, String($0.production), String($0.sandbox)]
+                    printTable(["TENANT", "PRODUCTION CALLERS", "SANDBOX CALLERS", "MAX RATE", "MAX BURST"], tenants.map { tenant, ceiling in
+                        [tenant.name, String(tenant.production), String(tenant.sandbox),
+                         ceiling.maxRate.map { "\($0)" } ?? "-", ceiling.maxBurst.map(String.init) ?? "-"]
                     })
+                }
+            case let words where words.count == 3 && words[0] == "tenants" && words[1] == "update":
+                let tenant = words[2]
+                guard Tenant.isValidName(tenant) else { throw AppError("\(tenant) is not a tenant name") }
+                guard args.option("max-rate") != nil || args.option("max-burst") != nil else {
+                    throw AppError("tenants update: give --max-rate, --max-burst or both (none removes one)")
+                }
+                let registry = try registration()
+                var ceiling = try registry.ceiling(tenant: tenant)
+                if let text = args.option("max-rate") {
+                    if text == "none" { ceiling.maxRate = nil } else {
+                        guard let v = Double(text), v > 0, v.isFinite else { throw AppError("--max-rate must be a positive number or none") }
+                        ceiling.maxRate = v
+                    }
+                }
+                if let text = args.option("max-burst") {
+                    if text == "none" { ceiling.maxBurst = nil } else {
+                        guard let v = Int(text), v >= 1 else { throw AppError("--max-burst must be a whole number of at least 1, or none") }
+                        ceiling.maxBurst = v
+                    }
+                }
+                try args.checkAllConsumed()
+                let lowered = try registry.setCeiling(ceiling, tenant: tenant)
+                if json {
+                    print(JSONWriter.string(.object(["tenant": .string(tenant), "ceiling": render(ceiling),
+                                                     "callersLowered": .number(Double(lowered))])))
+                } else {
+                    print("tenant \(tenant): max rate \(ceiling.maxRate.map { "\($0)/s" } ?? "none"), max burst \(ceiling.maxBurst.map(String.init) ?? "none"); "
+                          + "\(lowered) caller(s) lowered to it (running daemons apply it within their credential cache time)")
                 }
             case ["keys", "issue"]:
                 guard let callerId = args.option("caller") else { throw AppError("--caller is required") }
@@ -327,9 +364,11 @@ public enum AdminCommand {
                 // Each tenant hashes under its own keys: the same person has other hashes in another tenant.
                 let keyring = try KeyringFile.keyring(path: keyringPath(stateDirectory: stateDirectory, environment: environment),
                                                       createIfMissing: false, now: now).forTenant(tenant)
+                // `-`: the identifier from standard input, never on the command line (ps, history).
+                let value = try identifier(words[1])
                 // Every key's hash: records made before a rotation carry the previous key's.
                 for hasher in keyring.all {
-                    print("\(Hex.encode(hasher.hash(words[1], kind: kind)))  key \(hasher.keyId)\(hasher.keyId == keyring.active.keyId ? " (active)" : "")")
+                    print("\(Hex.encode(hasher.hash(value, kind: kind)))  key \(hasher.keyId)\(hasher.keyId == keyring.active.keyId ? " (active)" : "")")
                 }
             case let words where words.count == 2 && words[0] == "backup":
                 try args.checkAllConsumed()
@@ -493,7 +532,7 @@ public enum AdminCommand {
         guard !explicit else {
             throw AppError("--state-dir names an embedded SQLite store, but INSIGHTD_DATABASE_URL names a PostgreSQL one: unset one of them")
         }
-        guard Settings.isPostgresURL(url) else { throw AppError(Settings.notPostgresURL) }
+        if let problem = Settings.databaseURLProblem(url) { throw AppError(problem) }
         return .postgres(url: url)
     }
 
@@ -770,6 +809,12 @@ public enum AdminCommand {
         if let out { text += "; written to \(out)" }
         DescriptorOutput.standardError(text + "\n")
         return 0
+    }
+
+    /// A tenant's ceiling as JSON: null for a bound that is not set.
+    static func render(_ ceiling: TenantCeiling) -> JSONValue {
+        .object(["maxRate": ceiling.maxRate.map { .number($0) } ?? .null,
+                 "maxBurst": ceiling.maxBurst.map { .number(Double($0)) } ?? .null])
     }
 
     static func printTable(_ header: [String], _ rows: [[String]]) {

@@ -22,6 +22,13 @@ public struct HashKeyring: Sendable {
         self.keys = keys
     }
 
+    /// A key for `purpose` other than hashing identifiers (a transparency cursor's seal),
+    /// HMAC-SHA256(active key, "insightd " || purpose): no further secret to keep, and every
+    /// instance reading the same key file derives the same one. A rotation changes it.
+    public func derivedKey(for purpose: String) -> [UInt8] {
+        HMACSHA256.authenticationCode(for: Array("insightd \(purpose)".utf8), key: keys[keys.count - 1])
+    }
+
     /// Every key, active first.
     public var all: [SubjectHasher] { [active] + previous }
 

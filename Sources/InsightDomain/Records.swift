@@ -267,3 +267,26 @@ public enum LabelSubmissionResult: Sendable, Equatable {
     /// The Idempotency-Key was used before with a different body.
     case idempotencyKeyReused
 }
+
+extension Caller {
+    /// What a caller's name may be, for the message that refuses one.
+    public static let nameRule = "name must be 1 to 100 bytes of printable text (no control, bidirectional or other format characters)"
+
+    /// `name` trimmed of surrounding spaces and tabs when it may name a caller, else nil: 1 to
+    /// 100 bytes, none of them a control character, a line or paragraph separator, or a format
+    /// character (bidirectional overrides and isolates, zero-width characters). Names are shown
+    /// in the console, `insightctl` tables, logs and a person's transparency page, where such a
+    /// character could reorder or hide what is displayed around it.
+    public static func validName(_ name: String) -> String? {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        let trimmed = String(name.drop(while: blank).reversed().drop(while: blank).reversed())
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else { return nil }
+        for scalar in trimmed.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned, .privateUse: return nil
+            default: continue
+            }
+        }
+        return trimmed
+    }
+}

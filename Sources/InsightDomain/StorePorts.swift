@@ -67,8 +67,12 @@ public protocol CallerAdministration: Sendable {
     func callers(tenant: String) throws -> [Caller]
     /// One caller of `tenant`, or nil.
     func caller(_ callerId: String, tenant: String) throws -> Caller?
+    /// The ceiling the operator set on `tenant`'s quotas (`TenantCeiling()` when none).
+    func ceiling(tenant: String) throws -> TenantCeiling
     /// Changes rate, burst and/or training capture (nil leaves a setting as it is); completes with
-    /// the updated caller, or nil if `tenant` has none with this id.
+    /// the updated caller, or nil if `tenant` has none with this id. A rate or burst above the
+    /// tenant's ceiling as it stands at the commit is stored as the ceiling (the use case
+    /// refuses it before; this holds the line against a ceiling lowered meanwhile).
     func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
                       completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void)
     /// Records that the caller's reporting penalty was reset at `time`; completes with false
@@ -114,6 +118,12 @@ public protocol CallerRegistration {
     /// Turns training capture on or off for a caller (docs/privacy.md, "Training capture");
     /// returns the updated caller. Throws if there is no such caller.
     func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller
+    /// The ceiling the operator set on `tenant`'s quotas (`TenantCeiling()` when none).
+    func ceiling(tenant: String) throws -> TenantCeiling
+    /// Sets `tenant`'s ceiling (a nil member: none on it) and, in the same transaction, lowers
+    /// each of its callers above it to it; returns how many callers were lowered. Throws when
+    /// the tenant name is invalid, a rate is not positive and finite, or a burst is below 1.
+    func setCeiling(_ ceiling: TenantCeiling, tenant: String) throws -> Int
 }
 
 /// What one retention pass deleted.

@@ -22,3 +22,19 @@ public enum Tenant {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 }
+
+/// The highest rate and burst the operator lets a tenant's admins give any of the tenant's
+/// callers (`insightctl tenants update NAME --max-rate --max-burst`); nil: no ceiling on it. An
+/// admin key can change its tenant's callers' quotas, itself included, but not past this.
+public struct TenantCeiling: Sendable, Equatable {
+    public var maxRate: Double?
+    public var maxBurst: Int?
+
+    public init(maxRate: Double? = nil, maxBurst: Int? = nil) {
+        self.maxRate = maxRate
+        self.maxBurst = maxBurst
+    }
+
+    /// No ceiling at all.
+    public var isNone: Bool { maxRate == nil && maxBurst == nil }
+}

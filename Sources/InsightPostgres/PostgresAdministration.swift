@@ -27,14 +27,21 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
         try reads.read { try PostgresCallerRegistry($0).caller(callerId, tenant: tenant) }
     }
 
+    public func ceiling(tenant: String) throws -> TenantCeiling {
+        try reads.read { try PostgresCallerRegistry($0).ceiling(tenant: tenant) }
+    }
+
     public func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
                              completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         writer.submit({
             if let rate, !(rate > 0 && rate.isFinite) { throw PostgresStoreError("rate must be a positive number") }
             if let burst, burst < 1 { throw PostgresStoreError("burst must be at least 1") }
             return [WriteStatement(name: "insightd_update_quota", sql: """
-                UPDATE callers SET rate = coalesce($1::double precision, rate), burst = coalesce($2::bigint, burst),
-                                   training_capture = coalesce($5::bigint, training_capture)
+                UPDATE callers SET
+                    rate = least(coalesce($1::double precision, rate),
+                                 (SELECT max_rate FROM tenant_ceilings t WHERE t.tenant = callers.tenant)),
+                    burst = least(coalesce($2::bigint, burst), (SELECT max_burst FROM tenant_ceilings t WHERE t.tenant = callers.tenant)),
+                    training_capture = coalesce($5::bigint, training_capture)
                 WHERE caller_id = $3::text AND tenant = $4::text
                 RETURNING caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture
                 """, parameters: [rate.map { .double($0) }, burst.map { .int64(Int64($0)) }, .text(callerId), .text(tenant),

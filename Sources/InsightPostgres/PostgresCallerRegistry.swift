@@ -17,10 +17,7 @@ public final class PostgresCallerRegistry: CallerRegistration {
         guard !roles.isEmpty else { throw PostgresStoreError("a caller needs at least one role") }
         guard rate > 0, rate.isFinite else { throw PostgresStoreError("rate must be a positive number") }
         guard burst >= 1 else { throw PostgresStoreError("burst must be at least 1") }
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else {
-            throw PostgresStoreError("name must be 1 to 100 characters")
-        }
+        guard let trimmed = Caller.validName(name) else { throw PostgresStoreError(Caller.nameRule) }
         let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
                             rate: rate, burst: burst, createdAt: now)
         let key = APIKey.generate()
@@ -89,6 +86,33 @@ public final class PostgresCallerRegistry: CallerRegistration {
             """, [.int64(on ? 1 : 0), .text(callerId)])
         guard let row = updated.first else { throw PostgresStoreError("no caller \(callerId)") }
         return try PostgresRows.caller(row)
+    }
+
+    public func ceiling(tenant: String) throws -> TenantCeiling {
+        try db.query("SELECT max_rate, max_burst FROM tenant_ceilings WHERE tenant = $1", [.text(tenant)]).first.map { row in
+            TenantCeiling(maxRate: row.double(0), maxBurst: row.int64(1).map(Int.init))
+        } ?? TenantCeiling()
+    }
+
+    public func setCeiling(_ ceiling: TenantCeiling, tenant: String) throws -> Int {
+        guard Tenant.isValidName(tenant) else { throw PostgresStoreError("\(tenant) is not a tenant name") }
+        if let rate = ceiling.maxRate, !(rate > 0 && rate.isFinite) { throw PostgresStoreError("the rate ceiling must be a positive number") }
+        if let burst = ceiling.maxBurst, burst < 1 { throw PostgresStoreError("the burst ceiling must be at least 1") }
+        let rate: PostgresValue? = ceiling.maxRate.map { .double($0) }, burst: PostgresValue? = ceiling.maxBurst.map { .int64(Int64($0)) }
+        return try db.transaction {
+            if ceiling.isNone {
+                try db.query("DELETE FROM tenant_ceilings WHERE tenant = $1", [.text(tenant)])
+                return 0
+            }
+            try db.query("""
+                INSERT INTO tenant_ceilings (tenant, max_rate, max_burst) VALUES ($1, $2, $3)
+                ON CONFLICT (tenant) DO UPDATE SET max_rate = $2, max_burst = $3
+                """, [.text(tenant), rate, burst])
+            return try db.query("""
+                UPDATE callers SET rate = least(rate, $2::double precision), burst = least(burst, $3::bigint)
+                WHERE tenant = $1 AND (rate > coalesce($2::double precision, rate) OR burst > coalesce($3::bigint, burst))
+                """, [.text(tenant), rate, burst]).affectedRows
+        }
     }
 
     public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {

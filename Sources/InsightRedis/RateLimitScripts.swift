@@ -19,11 +19,11 @@ enum RateLimitScripts {
       if tat - now > 2 * capacity then return now end
       return math.min(tat, now + capacity)
     end
-    local function decide(rate, burst, now, tat)
+    local function decide(rate, burst, now, tat, cost)
       local interval = 1000 / rate
       local capacity = interval * burst
       local start = current(tat, now, capacity)
-      local newTat = start + interval
+      local newTat = start + interval * math.min(math.max(cost or 1, 1), burst)
       local used = newTat - now
       if used <= capacity + 1e-9 then
         return true, newTat, math.max(0, math.floor((capacity - used) / interval + 1e-9)), 0, used
@@ -59,11 +59,11 @@ enum RateLimitScripts {
       redis.call('HINCRBY', key, 'throttled', 1)
       redis.call('HSET', key, 'lastAt', now, 'lastReason', reason)
     end
-    -- One request of the caller whose hash is `key`, with its arguments at ARGV[b] (as
-    -- `caller_state`): {allowed, step, remaining, retryAfter ms, resetAfter ms}.
-    local function admit_caller(key, now, b)
+    -- One request of the caller whose hash is `key`, costing `cost` tokens, with its arguments
+    -- at ARGV[b] (as `caller_state`): {allowed, step, remaining, retryAfter ms, resetAfter ms}.
+    local function admit_caller(key, now, b, cost)
       local tat, step, stepAt, rate, burst = caller_state(key, now, b)
-      local ok, newTat, remaining, retry, reset = decide(rate, burst, now, tat)
+      local ok, newTat, remaining, retry, reset = decide(rate, burst, now, tat, cost)
       redis.call('HSET', key, 'tat', num(newTat), 'step', step, 'stepAt', stepAt)
       if not ok then throttled(key, now, step > 0 and 'reportingPenalty' or 'callerRate') end
       redis.call('PEXPIRE', key, ARGV[b + 1])
@@ -72,11 +72,12 @@ enum RateLimitScripts {
 
     """
 
-    /// One request of a caller. KEYS[1] the caller's hash; ARGV as `caller_state` from 1. Answers
-    /// {allowed, step, remaining, retryAfter ms, resetAfter ms}. (An evaluation's request is
-    /// admitted by its gate's script, `PreflightScript`, with the rest of what it asks.)
+    /// One request of a caller. KEYS[1] the caller's hash; ARGV[1] the tokens it costs, then as
+    /// `caller_state` from 2. Answers {allowed, step, remaining, retryAfter ms, resetAfter ms}.
+    /// (An evaluation's request is admitted by its gate's script, `PreflightScript`, with the
+    /// rest of what it asks.)
     static let admit = RedisScript(prelude + """
-    return admit_caller(KEYS[1], now_ms(), 1)
+    return admit_caller(KEYS[1], now_ms(), 2, tonumber(ARGV[1]))
     """)
 
     /// A caller's state without taking a token (the step moved as time says, as `RateLimiter`

@@ -165,7 +165,7 @@ enum PreflightScript {
     local c, v = tonumber(ARGV[5]), tonumber(ARGV[6])
     local admission = {}
     if c > 0 then
-      admission = admit_caller(KEYS[1], now, c)
+      admission = admit_caller(KEYS[1], now, c, 1)
       if admission[1] == 0 then return {1, '0', {}, {}, admission} end
     end
     if ARGV[1] ~= '' then

@@ -48,13 +48,13 @@ public final class RedisRateLimiter: RateLimits {
 
     // MARK: Decisions
 
-    public func admit(_ caller: Caller) -> Admission {
+    public func admit(_ caller: Caller, cost: Int) -> Admission {
         let key = callerKey(caller.callerId)
-        let arguments = stepArguments(caller)
+        let arguments = [RedisArgument(cost)] + stepArguments(caller)
         let reply = link.perform { connection throws(RedisError) in
             try connection.run(RateLimitScripts.admit, keys: [key], arguments: arguments)
         }
-        return admission(reply?.elements, caller: caller)
+        return admission(reply?.elements, caller: caller, cost: cost)
     }
 
     /// The caller's admission from an evaluation's preflight reply (`RedisEvaluationGate`); the
@@ -65,11 +65,11 @@ public final class RedisRateLimiter: RateLimits {
 
     /// `admit`'s answer {allowed, step, remaining, retry ms, reset ms} as an admission; the local
     /// share's when there is none (Redis did not answer).
-    private func admission(_ parts: [RedisReply]?, caller: Caller) -> Admission {
+    private func admission(_ parts: [RedisReply]?, caller: Caller, cost: Int = 1) -> Admission {
         guard let parts, parts.count == 5, let allowed = parts[0].integer,
               let step = parts[1].integer, let remaining = parts[2].integer,
               let retry = parts[3].string.flatMap(Double.init), let reset = parts[4].string.flatMap(Double.init) else {
-            return withConfigured(fallback.admit(localShare(caller)), caller)
+            return withConfigured(fallback.admit(localShare(caller), cost: cost), caller)
         }
         let configured = GCRA(rate: caller.rate, burst: caller.burst)
         let status = QuotaStatus(configured: configured,

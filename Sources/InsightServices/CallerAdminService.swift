@@ -33,9 +33,23 @@ public struct CallerAdminService: Sendable {
         return found
     }
 
-    /// Changes a caller's rate, burst and/or training capture (at least one is given).
+    /// Changes a caller's rate, burst and/or training capture (at least one is given). A rate or
+    /// burst above the ceiling the operator set on the tenant is refused: an admin key may
+    /// change its tenant's callers, itself included, but not beyond what the operator allows.
     public func updateCaller(_ callerId: String, rate: Double?, burst: Int?, trainingCapture: Bool? = nil, of admin: Caller,
                              resume: @escaping Resume, completion: @escaping Completion<Caller>) {
+        if rate != nil || burst != nil {
+            let ceiling: TenantCeiling
+            do { ceiling = try administration.ceiling(tenant: admin.tenant) } catch {
+                return completion(.failure(.unreadable(.callers)))
+            }
+            if let rate, let maxRate = ceiling.maxRate, rate > maxRate {
+                return completion(.failure(.invalid(field: "rate", detail: Self.aboveCeiling("\(maxRate == maxRate.rounded() ? String(Int(maxRate)) : String(maxRate)) per second"))))
+            }
+            if let burst, let maxBurst = ceiling.maxBurst, burst > maxBurst {
+                return completion(.failure(.invalid(field: "burst", detail: Self.aboveCeiling("\(maxBurst)"))))
+            }
+        }
         administration.updateCaller(callerId: callerId, tenant: admin.tenant, rate: rate, burst: burst,
                                     trainingCapture: trainingCapture) { result in
             resume {
@@ -46,6 +60,10 @@ public struct CallerAdminService: Sendable {
                 }
             }
         }
+    }
+
+    private static func aboveCeiling(_ ceiling: String) -> String {
+        "is above this tenant's ceiling of \(ceiling), which the operator sets (insightctl tenants update); ask the operator to raise it"
     }
 
     /// A caller's quota, penalty and reporting counts.

@@ -1,8 +1,8 @@
 import InsightDomain
 
-/// The caller's quota: every evaluation, label batch and authorization change costs a token.
-/// Label batches and authorization changes take it before their body is read (the API's
-/// `Route.costsQuota`); an evaluation takes it with its other questions to the rate limits and
+/// The caller's quota: every evaluation, label batch, and look-up or change of a subject
+/// (authorization, transparency, erasure) costs tokens of one bucket. All but evaluations take
+/// theirs before their body is read (the API's `Route.quotaCost`); an evaluation takes it with its other questions to the rate limits and
 /// velocity (`EvaluationGate`, one round trip to Redis), or, when it is refused before those, at
 /// its refusal (`EvaluationService`), so that every request costs one and a throttled caller is
 /// told so first either way.
@@ -15,9 +15,10 @@ public struct QuotaGate: Sendable {
         self.metrics = metrics
     }
 
-    /// Takes one token of `caller`'s quota, or refuses with what the caller needs to know.
-    public func admit(_ caller: Caller) throws(Rejection) -> QuotaStatus {
-        try verdict(limiter.admit(caller), caller: caller)
+    /// Takes `cost` tokens of `caller`'s quota (at most its burst), or refuses with what the
+    /// caller needs to know.
+    public func admit(_ caller: Caller, cost: Int = 1) throws(Rejection) -> QuotaStatus {
+        try verdict(limiter.admit(caller, cost: cost), caller: caller)
     }
 
     /// The quota after a token taken elsewhere (`admission`), or the refusal the caller is told.

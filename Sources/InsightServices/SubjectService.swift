@@ -46,6 +46,23 @@ public struct SubjectService: Sendable {
         public var authorization: AuthorizationService.State?
     }
 
+    /// `cursor` as the opaque text handed to `caller` (`TransparencyCursor`).
+    public func cursorText(_ cursor: SubjectHistoryCursor, for caller: Caller) -> String {
+        TransparencyCursor.seal(cursor, tenant: caller.tenant, environment: caller.environment,
+                                key: hashKeys.current.derivedKey(for: TransparencyCursor.keyPurpose))
+    }
+
+    /// The position a cursor handed to `caller` names; refuses one this daemon did not hand
+    /// to the caller's tenant and environment (forged, altered, another tenant's, or from before
+    /// a hash key rotation).
+    public func cursor(_ text: String, for caller: Caller) throws(Rejection) -> SubjectHistoryCursor {
+        guard let cursor = TransparencyCursor.open(text, tenant: caller.tenant, environment: caller.environment,
+                                                   key: hashKeys.current.derivedKey(for: TransparencyCursor.keyPurpose)) else {
+            throw .invalid(field: "cursor", detail: "is not a cursor this API handed out to this tenant and environment")
+        }
+        return cursor
+    }
+
     /// The evaluations of `caller`'s tenant and environment that carried the subject, newest
     /// first, `limit` at most, after `cursor`.
     public func transparency(kind: IdentifierKind, identifier: String, limit: Int, after cursor: SubjectHistoryCursor?,

@@ -17,10 +17,7 @@ public struct CallerRegistry: CallerRegistration {
         guard !roles.isEmpty else { throw StoreError.invalid("a caller needs at least one role") }
         guard rate > 0, rate.isFinite else { throw StoreError.invalid("rate must be a positive number") }
         guard burst >= 1 else { throw StoreError.invalid("burst must be at least 1") }
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else {
-            throw StoreError.invalid("name must be 1 to 100 characters")
-        }
+        guard let trimmed = Caller.validName(name) else { throw StoreError.invalid(Caller.nameRule) }
         let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
                             rate: rate, burst: burst, createdAt: now)
         let key = APIKey.generate()
@@ -58,11 +55,19 @@ public struct CallerRegistry: CallerRegistration {
     }
 
     /// Changes a caller's rate and burst (nil leaves a value as it is).
+    /// Changes rate and/or burst; a value above the tenant's ceiling (as it stands in this
+    /// transaction) is stored as the ceiling.
     public func updateQuota(callerId: String, rate: Double?, burst: Int?) throws {
         if let rate, !(rate > 0 && rate.isFinite) { throw StoreError.invalid("rate must be a positive number") }
         if let burst, burst < 1 { throw StoreError.invalid("burst must be at least 1") }
-        try db.prepare("UPDATE callers SET rate = coalesce(?, rate), burst = coalesce(?, burst) WHERE caller_id = ?")
-            .run(rate, burst, callerId)
+        try db.prepare("""
+            UPDATE callers SET
+                rate = min(coalesce(?1, rate), coalesce((SELECT max_rate FROM tenant_ceilings t WHERE t.tenant = callers.tenant),
+                                                         coalesce(?1, rate))),
+                burst = min(coalesce(?2, burst), coalesce((SELECT max_burst FROM tenant_ceilings t WHERE t.tenant = callers.tenant),
+                                                          coalesce(?2, burst)))
+            WHERE caller_id = ?3
+            """).run(rate, burst, callerId)
         guard db.changes == 1 else { throw StoreError.notFound("no caller \(callerId)") }
     }
 
@@ -88,6 +93,33 @@ public struct CallerRegistry: CallerRegistration {
     }
 
     /// Every tenant that has callers, by name, with its callers per environment.
+    public func ceiling(tenant: String) throws -> TenantCeiling {
+        try db.prepare("SELECT max_rate, max_burst FROM tenant_ceilings WHERE tenant = ?").query([tenant]) { row in
+            TenantCeiling(maxRate: row.isNull(0) ? nil : row.double(0), maxBurst: row.isNull(1) ? nil : row.int(1))
+        }.first ?? TenantCeiling()
+    }
+
+    public func setCeiling(_ ceiling: TenantCeiling, tenant: String) throws -> Int {
+        guard Tenant.isValidName(tenant) else { throw StoreError.invalid("\(tenant) is not a tenant name") }
+        if let rate = ceiling.maxRate, !(rate > 0 && rate.isFinite) { throw StoreError.invalid("the rate ceiling must be a positive number") }
+        if let burst = ceiling.maxBurst, burst < 1 { throw StoreError.invalid("the burst ceiling must be at least 1") }
+        return try db.transaction { () throws(SQLiteError) -> Int in
+            if ceiling.isNone {
+                try db.prepare("DELETE FROM tenant_ceilings WHERE tenant = ?").run(tenant)
+                return 0
+            }
+            try db.prepare("""
+                INSERT INTO tenant_ceilings (tenant, max_rate, max_burst) VALUES (?1, ?2, ?3)
+                ON CONFLICT (tenant) DO UPDATE SET max_rate = ?2, max_burst = ?3
+                """).run(tenant, ceiling.maxRate, ceiling.maxBurst)
+            try db.prepare("""
+                UPDATE callers SET rate = min(rate, coalesce(?2, rate)), burst = min(burst, coalesce(?3, burst))
+                WHERE tenant = ?1 AND (rate > coalesce(?2, rate) OR burst > coalesce(?3, burst))
+                """).run(tenant, ceiling.maxRate, ceiling.maxBurst)
+            return db.changes
+        }
+    }
+
     public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
         try db.prepare("""
             SELECT tenant, sum(environment = 'production'), sum(environment = 'sandbox')

@@ -30,6 +30,10 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
         try reader.withLock { try CallerRegistry($0).caller(callerId, tenant: tenant) }
     }
 
+    public func ceiling(tenant: String) throws -> TenantCeiling {
+        try reader.withLock { try CallerRegistry($0).ceiling(tenant: tenant) }
+    }
+
     public func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
                              completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         writer.submit({ db in

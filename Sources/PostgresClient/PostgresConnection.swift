@@ -12,6 +12,8 @@ internal import Glibc
 /// throws `.connectionLost`; open a new one.
 public final class PostgresConnection {
     let handle: OpaquePointer
+    /// Cuts the URL's password out of every message libpq gives this connection.
+    private let redaction: Redaction
     /// The SQL of each statement prepared on this connection, by its caller-chosen name.
     private var prepared: [String: String] = [:]
 
@@ -20,9 +22,17 @@ public final class PostgresConnection {
     /// `connectTimeout` (whole seconds, at least 2 by libpq's rule) overrides any
     /// `connect_timeout` the URL gives. `defaults` are further libpq connection keywords
     /// (`keepalives_idle`, `tcp_user_timeout`, `application_name`, …) that the URL may override.
-    /// The error never contains the URL's password.
+    /// The error never contains the URL's password: a URI is first read strictly
+    /// (`PostgresURL`), and one libpq would misread (a password holding an unescaped `/` or `@`)
+    /// is refused before libpq sees it, since libpq would quote pieces of it.
     public init(url: String, connectTimeout: Int = 5, defaults: [(keyword: String, value: String)] = [])
         throws(PostgresError) {
+        if PostgresURL.hasScheme(url) {
+            do { _ = try PostgresURL(parsing: url) } catch {
+                throw PostgresError(kind: .connect, message: "the connection URI \(error)")
+            }
+        }
+        let redaction = Redaction(connectionString: url)
         // Read in order, the last value of a keyword winning: the defaults, then what the URL
         // sets, then the connect timeout.
         let keys = defaults.map(\.keyword) + ["dbname", "connect_timeout"]
@@ -38,12 +48,13 @@ public final class PostgresConnection {
             throw PostgresError(kind: .connect, message: "out of memory")
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Redaction(connectionString: url).apply(Self.libpqMessage(connection))
+            let message = redaction.apply(Self.libpqMessage(connection))
             PQfinish(connection)
             throw PostgresError(kind: .connect, message: message)
         }
         insightd_pq_silence_notices(connection)
         self.handle = connection
+        self.redaction = redaction
     }
 
     deinit { PQfinish(handle) }
@@ -194,16 +205,16 @@ public final class PostgresConnection {
     func error(from result: OpaquePointer) -> PostgresError {
         guard let state = PQresultErrorField(result, insightd_pg_diag_sqlstate) else {
             if !isConnected { return connectionError() }
-            return PostgresError(kind: .client, message: Self.trimmed(String(cString: PQresultErrorMessage(result))))
+            return PostgresError(kind: .client, message: redaction.apply(Self.trimmed(String(cString: PQresultErrorMessage(result)))))
         }
         let primary = PQresultErrorField(result, insightd_pg_diag_message_primary).map { String(cString: $0) }
         let constraint = PQresultErrorField(result, insightd_pg_diag_constraint_name).map { String(cString: $0) }
-        return PostgresError(kind: .server, sqlState: String(cString: state), message: primary ?? "",
+        return PostgresError(kind: .server, sqlState: String(cString: state), message: redaction.apply(primary ?? ""),
                              constraint: constraint)
     }
 
     func connectionError() -> PostgresError {
-        PostgresError(kind: isConnected ? .client : .connectionLost, message: Self.libpqMessage(handle))
+        PostgresError(kind: isConnected ? .client : .connectionLost, message: redaction.apply(Self.libpqMessage(handle)))
     }
 
     private static func libpqMessage(_ connection: OpaquePointer) -> String {

@@ -1,6 +1,7 @@
-/// The secrets a connection string carries, to be cut out of libpq's messages: libpq quotes
-/// parts of a URL it cannot parse (a bad percent-escape, an unterminated IPv6 address), and
-/// those parts may be the password.
+/// The secrets a connection string carries, to be cut out of every message libpq gives: libpq
+/// quotes parts of a URL it cannot parse (a bad percent-escape, an unterminated IPv6 address),
+/// and those parts may be the password. (A URI libpq would misread is refused before it is
+/// used: `PostgresURL`.)
 struct Redaction: Sendable {
     private let secrets: [String]
 
@@ -28,7 +29,7 @@ struct Redaction: Sendable {
         var secrets: [String] = []
         for raw in found where !raw.isEmpty {
             secrets.append(String(raw))
-            if let decoded = Self.percentDecoded(raw), decoded != String(raw) { secrets.append(decoded) }
+            if let decoded = PostgresURL.percentDecoded(raw.utf8), decoded != String(raw), !decoded.isEmpty { secrets.append(decoded) }
         }
         // Longest first, so that a secret containing another is cut whole.
         self.secrets = secrets.sorted { $0.count > $1.count }
@@ -37,20 +38,8 @@ struct Redaction: Sendable {
     /// `text` with every secret replaced.
     func apply(_ text: String) -> String {
         var text = text
-        for secret in secrets { text = text.replacing(secret, with: "[redacted]") }
+        for secret in secrets where text.contains(secret) { text = text.replacing(secret, with: "[redacted]") }
         return text
-    }
-
-    private static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard let high = iterator.next().flatMap(hexDigitValue), let low = iterator.next().flatMap(hexDigitValue)
-            else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
     }
 }
 

@@ -1,4 +1,5 @@
 internal import CSQLite
+internal import Glibc
 
 /// Process-wide SQLite settings, applied once before the first connection opens.
 private let processSettings: Void = {
@@ -28,12 +29,24 @@ public final class SQLiteConnection {
         case deferred = "DEFERRED"
     }
 
-    /// Opens (creating if asked) the database at `path`.
+    /// Opens (creating if asked) the database at `path`. A database this call creates is
+    /// readable by its owner only (0600), whatever the umask; SQLite gives its `-wal`, `-shm`
+    /// and journal files the mode of the database file.
     public init(path: String, readOnly: Bool = false, create: Bool = true) throws(SQLiteError) {
         _ = processSettings
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
-        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        if create && !readOnly {
+            flags |= SQLITE_OPEN_CREATE
+        }
+        if create && !readOnly && !path.isEmpty && path != ":memory:" && !path.hasPrefix("file:") {
+            // SQLite would create it 0644 less the umask: create it private first.
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if fd >= 0 {
+                _ = fchmod(fd, 0o600)
+                close(fd)
+            }
+        }
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {

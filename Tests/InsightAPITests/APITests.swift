@@ -28,6 +28,27 @@ final class APITests: XCTestCase {
         try daemon.request("POST", "/v1/evaluations", key: key ?? self.key, json: json)
     }
 
+    /// Answers that say who a caller or a person is are never stored by a browser or proxy
+    /// (`Cache-Control: no-store`), refusals included; the evaluation path is left alone.
+    func testAdminAndSubjectAnswersAreNotStored() throws {
+        let admin = try daemon.createCaller(roles: [.admin])
+        let subject = #"{"subject":{"account":"acct-cache"}}"#
+        let requests: [(String, String, String, String?)] = [
+            ("GET", "/admin/v1/callers", admin.key, nil), ("GET", "/admin/v1/callers/\(callerId)", admin.key, nil),
+            ("GET", "/admin/v1/callers/\(callerId)/rate-limit", admin.key, nil), ("GET", "/admin/v1/rate-limits", admin.key, nil),
+            ("GET", "/admin/v1/callers/\(callerId)/keys", admin.key, nil), ("GET", "/admin/v1/decisions", admin.key, nil),
+            ("GET", "/admin/v1/health", admin.key, nil), ("GET", "/admin/v1/callers/nobody", admin.key, nil),
+            ("GET", "/admin/v1/callers", key, nil),
+            ("POST", "/v1/subjects/transparency", key, subject), ("POST", "/v1/authorization/query", key, subject),
+            ("POST", "/v1/subjects/erasure", admin.key, subject), ("POST", "/v1/subjects/transparency", key, "{"),
+        ]
+        for (method, path, key, body) in requests {
+            let r = try daemon.request(method, path, key: key, json: body)
+            XCTAssertEqual(r.headers["cache-control"], "no-store", "\(method) \(path) answered \(r.status)")
+        }
+        XCTAssertNil(try evaluate(Self.body()).headers["cache-control"])
+    }
+
     // MARK: Evaluate
 
     func testEvaluateAnswersTheContractShape() throws {

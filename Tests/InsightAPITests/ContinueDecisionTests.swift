@@ -31,7 +31,7 @@ final class ContinueDecisionTests: XCTestCase {
             XCTAssertTrue(try connection.readsEndOfStream())
         }
         // Counted and logged like any other answer.
-        let metrics = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let metrics = try daemon.scrape()
         XCTAssertTrue(metrics.contains(#"insightd_http_request_duration_seconds_count{route="/v1/evaluations",method="POST",status="401"} 3"#),
                       metrics)
     }
@@ -73,7 +73,7 @@ final class ContinueDecisionTests: XCTestCase {
             keys[role] = try daemon.createCaller(roles: Set(Role.allCases).subtracting([role])).key
         }
         let routes: [Route] = [.evaluations, .consumption(eventId: "e"), .labels, .authorization, .authorizationQuery, .insights,
-                               .livez, .readyz, .metrics, .adminCallers, .adminCaller(callerId: "c"),
+                               .livez, .readyz, .adminCallers, .adminCaller(callerId: "c"),
                                .adminRateLimit(callerId: "c"), .adminRateLimitReset(callerId: "c")]
         for route in routes {
             let path = route.name.replacingOccurrences(of: "{eventId}", with: "e").replacingOccurrences(of: "{callerId}", with: "c")

@@ -38,7 +38,7 @@ final class DashboardTests: XCTestCase {
 
     /// The metric families `/metrics` declares (`# TYPE name type`), with their types.
     func exportedFamilies(_ daemon: LiveDaemon) throws -> [String: String] {
-        let response = try daemon.request("GET", "/metrics")
+        let response = try daemon.metricsRequest()
         XCTAssertEqual(response.status, 200)
         var families: [String: String] = [:]
         for line in String(decoding: response.body, as: UTF8.self).split(separator: "\n") where line.hasPrefix("# TYPE ") {

@@ -165,7 +165,7 @@ final class DecisionAPITests: XCTestCase {
         }
         XCTAssertEqual(decision(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body(initiator: Self.agentNotRequested))),
                        ["block", "default-1", "agentNotRequestedByPerson"])
-        let metrics = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let metrics = try daemon.scrape()
         for line in [
             #"insightd_decision_shadow_disagreements_total{tenant="default",rule="accountChangesBlocked",shadow_action="block",action="proceed"} 3"#,
             #"insightd_decision_shadow_disagreements_total{tenant="default",rule="accountChangesBlocked",shadow_action="block",action="block"} 1"#,
@@ -179,7 +179,7 @@ final class DecisionAPITests: XCTestCase {
         let agreeing = try LiveDaemon { $0.decisionPolicyShadowFile = same }
         let agreeingKey = try agreeing.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(try agreeing.request("POST", "/v1/evaluations", key: agreeingKey, json: Self.body()).status, 200)
-        XCTAssertFalse(String(decoding: try agreeing.request("GET", "/metrics").body, as: UTF8.self)
+        XCTAssertFalse(try agreeing.scrape()
             .contains("insightd_decision_shadow_disagreements_total{"))
     }
 

@@ -29,6 +29,7 @@ final class LiveDaemon: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var settings = Settings()
         settings.listenPort = 0
+        settings.metricsListen = ListenAddress(host: "127.0.0.1", port: 0)
         settings.threads = 2
         settings.stateDirectory = directory.appendingPathComponent("state").path
         settings.modelsDirectory = directory.appendingPathComponent("no-models").path
@@ -93,7 +94,8 @@ final class LiveDaemon: @unchecked Sendable {
 
     /// Sends one request on a new connection and reads the whole response.
     func request(_ method: String, _ path: String, key: String? = nil, json: String? = nil,
-                 contentType: String? = "application/json", headers: [String: String] = [:]) throws -> Response {
+                 contentType: String? = "application/json", headers: [String: String] = [:],
+                 port: Int? = nil) throws -> Response {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
         if let key { head += "Authorization: Bearer \(key)\r\n" }
         let body = Array((json ?? "").utf8)
@@ -103,16 +105,26 @@ final class LiveDaemon: @unchecked Sendable {
         }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"
-        return try exchange(Array(head.utf8) + body)
+        return try exchange(Array(head.utf8) + body, port: port)
+    }
+
+    /// A request to the metrics listener (`INSIGHTD_METRICS_LISTEN`).
+    func metricsRequest(_ method: String = "GET", _ path: String = "/metrics") throws -> Response {
+        try request(method, path, port: try XCTUnwrap(service.metricsPort, "the metrics listener is off"))
+    }
+
+    /// The metrics listener's `/metrics` page.
+    func scrape() throws -> String {
+        String(decoding: try metricsRequest().body, as: UTF8.self)
     }
 
     /// A socket connected to the daemon, whose reads give up after `receiveTimeout` seconds.
-    func connectedSocket(receiveTimeout: Int = 10) throws -> Int32 {
+    func connectedSocket(receiveTimeout: Int = 10, port: Int? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw AppError("socket failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_port = in_port_t(UInt16(port ?? self.port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -127,8 +139,8 @@ final class LiveDaemon: @unchecked Sendable {
     }
 
     /// Sends raw bytes and parses the response (the server closes after answering).
-    func exchange(_ bytes: [UInt8]) throws -> Response {
-        let fd = try connectedSocket()
+    func exchange(_ bytes: [UInt8], port: Int? = nil) throws -> Response {
+        let fd = try connectedSocket(port: port)
         defer { close(fd) }
         var sent = 0
         while sent < bytes.count {

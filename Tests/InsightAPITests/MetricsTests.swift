@@ -13,7 +13,7 @@ final class MetricsTests: XCTestCase {
         for _ in 0..<3 { XCTAssertEqual(try daemon.request("GET", "/livez").status, 200) }
         clock.advance(ms: -3_600_000)
         for _ in 0..<3 { XCTAssertEqual(try daemon.request("GET", "/livez").status, 200) }
-        let samples = try Self.parse(String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self))
+        let samples = try Self.parse(try daemon.scrape())
         let livez = samples.filter { $0.labels["route"] == "/livez" }
         let count = try XCTUnwrap(livez.first { $0.name == "insightd_http_request_duration_seconds_count" }?.value)
         let sum = try XCTUnwrap(livez.first { $0.name == "insightd_http_request_duration_seconds_sum" }?.value)
@@ -37,7 +37,7 @@ final class MetricsTests: XCTestCase {
                                           json: #"{"status":"usedUnchangedFriction"}"#).status, 204)
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: "{").status, 400)
 
-        let r = try daemon.request("GET", "/metrics")
+        let r = try daemon.metricsRequest()
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
         let text = String(decoding: r.body, as: UTF8.self)
@@ -69,6 +69,35 @@ final class MetricsTests: XCTestCase {
         XCTAssertFalse(samples.contains { $0.labels.values.contains { $0.contains(eventIds[1]) } })
     }
 
+    /// The series name tenants and count what each does: the API's port does not serve them to
+    /// anyone (no key, or another tenant's admin key); only the metrics listener does, and it
+    /// serves nothing else.
+    func testTenantSeriesAreServedOnlyOnTheMetricsListener() throws {
+        let daemon = try LiveDaemon()
+        let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
+        let globexAdmin = try daemon.createCaller(roles: [.admin, .evaluate], tenant: "globex").key
+        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: acme,
+                                          json: #"{"subject":{"account":"a-1"},"status":"denied"}"#).status, 200)
+        for key in [nil, globexAdmin] {
+            let r = try daemon.request("GET", "/metrics", key: key)
+            XCTAssertEqual(r.status, 404, "/metrics on the API's port")
+            XCTAssertFalse(String(decoding: r.body, as: UTF8.self).contains("acme"))
+        }
+        let scraped = try daemon.metricsRequest()
+        XCTAssertEqual(scraped.status, 200)
+        XCTAssertEqual(scraped.headers["cache-control"], "no-store")
+        XCTAssertTrue(String(decoding: scraped.body, as: UTF8.self).contains(#"insightd_denials{tenant="acme""#))
+        for path in ["/livez", "/v1/evaluations", "/metrics/", "/"] {
+            let r = try daemon.metricsRequest("GET", path)
+            XCTAssertEqual(r.status, 404, path)
+            XCTAssertEqual(r.code, "notFound", path)
+        }
+        let post = try daemon.metricsRequest("POST")
+        XCTAssertEqual(post.status, 405)
+        XCTAssertEqual(post.headers["allow"], "GET, HEAD")
+        XCTAssertNotEqual(daemon.service.metricsPort, daemon.port)
+    }
+
     func testInventedMethodsShareOneSeries() throws {
         let daemon = try LiveDaemon()
         for i in 0..<20 {
@@ -76,7 +105,7 @@ final class MetricsTests: XCTestCase {
             _ = try daemon.request("X-\(i)", "/no-such-route")
         }
         XCTAssertEqual(try daemon.request("PATCH", "/v1/evaluations").status, 405)
-        let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let text = try daemon.scrape()
         let methods = Set(try Self.parse(text).filter { $0.name == "insightd_http_request_duration_seconds_count" }
             .compactMap { $0.labels["method"] })
         XCTAssertEqual(methods, ["other", "PATCH"], "invented methods must not become label values")
@@ -93,7 +122,7 @@ final class MetricsTests: XCTestCase {
         var seconds = 0.0
         while seconds == 0, Date() < deadline {
             Thread.sleep(forTimeInterval: 0.2)
-            let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+            let text = try daemon.scrape()
             seconds = try XCTUnwrap(Self.parse(text).first { $0.name == "insightd_compliance_recount_seconds" }).value
         }
         XCTAssertGreaterThan(seconds, 0, "no recount within 10 s at a 1 s interval")

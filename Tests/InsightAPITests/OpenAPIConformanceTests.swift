@@ -71,7 +71,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         let undocumented = ["/", "/v1", "/v1/", "/v1/evaluations/", "/v1/evaluations/x", "/v1/evaluations//consumption",
                             "/v1/evaluations/x/consumption/", "/v1/evaluations/x/consumption/extra", "/v1/evaluations/x/y",
                             "/v1/labels/", "/v1/insights/", "/v1/insights/isLikelyBeingCoached", "/livez/", "/readyz/x",
-                            "/V1/evaluations", "/v2/evaluations", "/metrics/", "/v1/signing-keys/", "/v1/signing-keys/x", "/v1/authorization/", "/v1/authorization/x", "/admin/v1/callers/",
+                            "/V1/evaluations", "/v2/evaluations", "/metrics", "/metrics/", "/v1/signing-keys/", "/v1/signing-keys/x", "/v1/authorization/", "/v1/authorization/x", "/admin/v1/callers/",
                             "/admin/v1/callers/x/rate-limit/extra", "/admin/v1/callers/x/y", "/admin/v2/callers", "/admin"]
         for path in undocumented {
             for method in Self.probeMethods {
@@ -145,6 +145,10 @@ final class OpenAPIConformanceTests: XCTestCase {
         // One token each: the first write goes through, the next is refused.
         let scarce = try daemon.createCaller(roles: [.evaluate, .labels], rate: 0.001, burst: 1).key
         let scarceLabels = try daemon.createCaller(roles: [.labels], rate: 0.001, burst: 1).key
+        let scarceQuery = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 1).key
+        // A transparency page costs five: one page, then the refusal.
+        let scarcePages = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 9).key
+        let scarceAdmin = try daemon.createCaller(roles: [.admin], rate: 0.001, burst: 1).key
         let cramped = try LiveDaemon { $0.maxDenialsPerTenant = 1 }
         let crampedKey = try cramped.createCaller(roles: [.evaluate]).key
 
@@ -428,6 +432,9 @@ final class OpenAPIConformanceTests: XCTestCase {
                   json: #"{"subject":{"account":"a"},"status":"denied"}"#),
             Probe(Q, "/v1/authorization/query", 503, "serverError", "credentials cannot be checked", key: broken.key,
                   json: #"{"subject":{"account":"a"}}"#),
+            Probe(Q, "/v1/authorization/query", 200, nil, "within the quota", key: scarceQuery, json: #"{"subject":{"account":"a"}}"#),
+            Probe(Q, "/v1/authorization/query", 429, "rateLimitExceeded", "quota used up", key: scarceQuery,
+                  json: #"{"subject":{"account":"b"}}"#),
         ]
         // The admin API.
         let admin = try daemon.createCaller(roles: [.admin])
@@ -448,6 +455,9 @@ final class OpenAPIConformanceTests: XCTestCase {
                   json: #"{"subject":{"account":"a"},"cursor":"x"}"#),
             Probe(T, "/v1/subjects/transparency", 503, "serverError", "credentials cannot be checked", key: broken.key,
                   json: #"{"subject":{"account":"a"}}"#),
+            Probe(T, "/v1/subjects/transparency", 200, nil, "five of nine tokens", key: scarcePages, json: #"{"subject":{"account":"a"}}"#),
+            Probe(T, "/v1/subjects/transparency", 429, "rateLimitExceeded", "four left, a page costs five", key: scarcePages,
+                  json: #"{"subject":{"account":"b"}}"#),
             Probe(X, "/v1/subjects/erasure", 200, nil, "an account and a device", key: admin.key,
                   json: #"{"subject":{"account":"probe-erased","device":"probe-erased-d"}}"#),
             Probe(X, "/v1/subjects/erasure", 400, "contextInvalid", "not JSON", key: admin.key, json: "["),
@@ -459,6 +469,9 @@ final class OpenAPIConformanceTests: XCTestCase {
                   json: #"{"subject":{"account":"a"},"tenant":"elsewhere"}"#, schema: .notExpressible),
             Probe(X, "/v1/subjects/erasure", 503, "serverError", "write queue full", key: busyAdmin.key,
                   json: #"{"subject":{"account":"a"}}"#, target: .overloaded),
+            Probe(X, "/v1/subjects/erasure", 200, nil, "within the quota", key: scarceAdmin, json: #"{"subject":{"account":"a"}}"#),
+            Probe(X, "/v1/subjects/erasure", 429, "rateLimitExceeded", "quota used up", key: scarceAdmin,
+                  json: #"{"subject":{"account":"b"}}"#),
         ]
         let callerPath = "/admin/v1/callers/\(admin.callerId)", missingPath = "/admin/v1/callers/caller_0000000000000000"
         for method in ["GET", "HEAD"] {
@@ -608,7 +621,6 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe("\(method) /livez", "/livez", 200, nil, "alive", key: nil),
                 Probe("\(method) /livez", "/livez", 200, nil, "credentials ignored", key: "not-a-key"),
                 Probe("\(method) /readyz", "/readyz", 200, nil, "ready", key: nil),
-                Probe("\(method) /metrics", "/metrics", 200, nil, "scrape", key: nil),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "public keys", key: nil),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "credentials ignored", key: "not-a-key"),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "another entity tag", key: nil,

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import InsightApp
 import InsightControl
@@ -194,6 +195,55 @@ final class PrivacyTests: XCTestCase {
         let registered = try SQLiteConnection(path: daemon.service.settings.databasePath)
             .prepare("SELECT key_id FROM hash_keys").query { $0.text(0) ?? "" }
         XCTAssertEqual(Set(registered), Set(daemon.service.hashKeys.current.all.map(\.keyId)))
+    }
+
+    /// A hash key or signing key file that becomes readable by others while the daemon runs is
+    /// refused at reload as it is at start: the keys in use stay, and the refusal is logged.
+    func testAKeyFileMadeReadableIsRefusedAtReloadAsAtStart() throws {
+        let daemon = try LiveDaemon()
+        let stateDir = daemon.service.settings.stateDirectory
+        let keyFile = daemon.service.settings.resolvedHashKeyFile
+        let before = daemon.service.hashKeys.current.active.keyId
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash-keys", "rotate"], environment: [:]), 0)
+        XCTAssertEqual(chmod(keyFile, 0o644), 0)
+        daemon.service.reloadHashKeysIfChanged()
+        XCTAssertEqual(daemon.service.hashKeys.current.active.keyId, before, "a readable key file was taken up")
+
+        let signingDirectory = daemon.service.settings.resolvedSigningKeyDirectory
+        let signingBefore = daemon.service.signingKeys.set.keys.map(\.keyId)
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "signing-keys", "rotate", "--activate-after", "0"],
+                                         environment: [:]), 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: signingDirectory) {
+            XCTAssertEqual(chmod(signingDirectory + "/" + name, 0o644), 0)
+        }
+        daemon.service.reloadSigningKeysIfChanged()
+        XCTAssertEqual(daemon.service.signingKeys.set.keys.map(\.keyId), signingBefore, "a readable signing key was taken up")
+        let log = String(decoding: try daemon.logText(), as: UTF8.self)
+        XCTAssertTrue(log.contains("hash key file \(keyFile) is readable by other users"), log)
+        XCTAssertTrue(log.contains("signing key file"), log)
+        XCTAssertThrowsError(try daemon.restart(), "and at start") { XCTAssertTrue("\($0)".contains("readable by other users"), "\($0)") }
+    }
+
+    /// `insightctl hash` takes the identifier from standard input (`-`), so that it need never be
+    /// on a command line (ps, shell history); the hashes are those of the identifier itself.
+    func testInsightctlHashReadsTheIdentifierFromStandardInput() throws {
+        let daemon = try LiveDaemon()
+        let stateDir = daemon.service.settings.stateDirectory
+        let fromInput = withStandardInput("acct-STDIN-77\n") {
+            captureStandardOutput { AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash", "--kind", "account", "-"],
+                                                      environment: [:]) }
+        }
+        XCTAssertEqual(fromInput.status, 0, fromInput.output)
+        let fromArgument = captureStandardOutput {
+            AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash", "--kind", "account", "acct-STDIN-77"], environment: [:])
+        }
+        XCTAssertEqual(fromInput.output, fromArgument.output)
+        let expected = Hex.encode(daemon.service.hashKeys.current.active.hash("acct-STDIN-77", kind: .account))
+        XCTAssertTrue(fromInput.output.hasPrefix(expected), fromInput.output)
+        let empty = withStandardInput("") {
+            AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash", "--kind", "account", "-"], environment: [:])
+        }
+        XCTAssertEqual(empty, 1, "no identifier on standard input")
     }
 
     func testRotationKeepsOptOutsAndInvestigationsMatching() throws {

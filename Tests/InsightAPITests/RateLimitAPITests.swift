@@ -8,6 +8,43 @@ import XCTest
 final class RateLimitAPITests: XCTestCase {
     static let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#
 
+    /// Every endpoint that reads or changes a subject takes tokens of the caller's bucket (a
+    /// transparency page five), answers with the RateLimit fields, and 429 once they are gone:
+    /// a key cannot guess identifiers faster than its rate.
+    func testSubjectLookUpsCostTokensOfTheCallersQuota() throws {
+        let daemon = try LiveDaemon()
+        let guesser = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 10).key
+        for i in 0..<10 {
+            let r = try daemon.request("POST", "/v1/authorization/query", key: guesser, json: #"{"subject":{"account":"guess-\#(i)"}}"#)
+            XCTAssertEqual(r.status, 200, "guess \(i)")
+            XCTAssertEqual(r.headers["ratelimit"].map { $0.hasPrefix("\"caller\";r=\(9 - i);") }, true, r.headers["ratelimit"] ?? "no RateLimit")
+            XCTAssertEqual(r.headers["ratelimit-policy"].map { $0.hasPrefix("\"caller\";q=10;") }, true)
+        }
+        let refused = try daemon.request("POST", "/v1/authorization/query", key: guesser, json: #"{"subject":{"account":"guess-10"}}"#)
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(refused.object?["reason"]?.stringValue, "callerRate")
+        XCTAssertNotNil(refused.headers["retry-after"])
+        XCTAssertEqual(try daemon.request("POST", "/v1/subjects/transparency", key: guesser,
+                                          json: #"{"subject":{"account":"guess-10"}}"#).status, 429)
+
+        let reader = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 12).key
+        for expected in [7, 2] {
+            let page = try daemon.request("POST", "/v1/subjects/transparency", key: reader, json: #"{"subject":{"account":"p"}}"#)
+            XCTAssertEqual(page.status, 200)
+            XCTAssertEqual(page.headers["ratelimit"].map { $0.hasPrefix("\"caller\";r=\(expected);") }, true, page.headers["ratelimit"] ?? "")
+        }
+        XCTAssertEqual(try daemon.request("POST", "/v1/subjects/transparency", key: reader,
+                                          json: #"{"subject":{"account":"p"}}"#).status, 429, "two tokens bought a page")
+        XCTAssertEqual(try daemon.request("POST", "/v1/authorization/query", key: reader,
+                                          json: #"{"subject":{"account":"p"}}"#).status, 200, "a query costs one")
+
+        let admin = try daemon.createCaller(roles: [.admin], rate: 0.001, burst: 1).key
+        let erased = try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"p"}}"#)
+        XCTAssertEqual(erased.status, 200)
+        XCTAssertNotNil(erased.headers["ratelimit"])
+        XCTAssertEqual(try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"q"}}"#).status, 429)
+    }
+
     func testASkippingCallerIsThrottledWithAnExplanationWhileAReporterIsNot() throws {
         let clock = ManualClock(SystemClock().now())
         let daemon = try LiveDaemon(clock: clock) {

@@ -13,7 +13,6 @@ final class RouterTests: XCTestCase {
             ("/v1/insights", .insights),
             ("/livez", .livez),
             ("/readyz", .readyz),
-            ("/metrics", .metrics),
             ("/v1/signing-keys", .signingKeys),
             ("/admin/v1/callers", .adminCallers),
             ("/admin/v1/callers/c-1", .adminCaller(callerId: "c-1")),
@@ -28,7 +27,7 @@ final class RouterTests: XCTestCase {
     func testNearMissesAreNotRoutes() {
         for path in ["", "/", "v1/evaluations", "/v1/evaluations/", "//v1/evaluations", "/v1//evaluations",
                      "/V1/evaluations", "/v1/evaluations/ev-1", "/v1/evaluations//consumption",
-                     "/v1/evaluations/ev-1/consumption/", "/v1/labels/x", "/livez/", "/v1/signing-keys/", "/admin/v1/callers/",
+                     "/v1/evaluations/ev-1/consumption/", "/v1/labels/x", "/livez/", "/metrics", "/v1/signing-keys/", "/admin/v1/callers/",
                      "/admin/v1/callers//rate-limit", "/admin/v1/callers/c-1/rate-limit/reset/x", "/v2/evaluations"] {
             XCTAssertNil(Route.match(path), path)
         }

@@ -17,6 +17,7 @@ final class ServiceStartTests: XCTestCase {
     func settings() -> Settings {
         var s = Settings()
         s.listenPort = 0
+        s.metricsListen = nil
         s.stateDirectory = directory.appendingPathComponent("state").path
         s.modelsDirectory = directory.appendingPathComponent("models").path
         return s
@@ -25,6 +26,17 @@ final class ServiceStartTests: XCTestCase {
     func start(_ s: Settings) throws -> InsightService {
         try InsightService.start(settings: s, logger: Logger(minimumLevel: .error,
                                                              sink: FileHandle(forWritingAtPath: "/dev/null")!))
+    }
+
+    /// A metrics listener that cannot bind stops the start, saying which listener, and leaves
+    /// nothing running (the API's port is free again).
+    func testAMetricsPortInUseStopsTheStartNamingTheListener() throws {
+        let other = try LiveDaemon()
+        var s = settings()
+        s.metricsListen = ListenAddress(host: "127.0.0.1", port: try XCTUnwrap(other.service.metricsPort))
+        XCTAssertThrowsError(try start(s)) { XCTAssertTrue("\($0)".contains("INSIGHTD_METRICS_LISTEN"), "\($0)") }
+        s.metricsListen = nil
+        try start(s).stop()
     }
 
     func testFirstStartCreatesStateDatabaseAndPrivateHashKey() throws {

@@ -155,7 +155,7 @@ final class ShadowModelTests: XCTestCase {
         XCTAssertTrue(shadowLine.hasSuffix(String(format: "%.3f of 520", Self.psi([0, 1], [0.6, 0.4]))), shadowLine)
 
         // The metric, once a version and category hold 500 scores: payment only.
-        let metrics = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let metrics = try daemon.scrape()
         let samples = metrics.split(separator: "\n").filter { $0.hasPrefix("insightd_model_score_psi{") }
         XCTAssertEqual(samples.count, 2, metrics)
         for (version, expected) in [("2.0", Self.psi([1, 0], [0.3, 0.7])), ("1.0", Self.psi([0, 1], [0.6, 0.4]))] {

@@ -68,7 +68,7 @@ final class SubjectAPITests: XCTestCase {
         let again = try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"\#(account)"}}"#)
         XCTAssertEqual(again.json?["evaluations"]?.numberValue, 0, "idempotent")
 
-        let metrics = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let metrics = try daemon.scrape()
         XCTAssertTrue(metrics.contains(#"insightd_subject_erasures_total{tenant="default"} 2"#), metrics)
         let log = String(decoding: try daemon.logText(), as: UTF8.self)
         XCTAssertTrue(log.contains(#""msg":"subject erased""#) || log.contains("subject erased"), "the audit line")
@@ -84,6 +84,38 @@ final class SubjectAPITests: XCTestCase {
         for raw in [account, device] { XCTAssertNil(bytes.range(of: Data(raw.utf8))) }
     }
 
+    /// A transparency cursor is sealed: it works for callers of the tenant and environment it
+    /// was handed to, any change to it, a forged position or another tenant's use is 422, and it
+    /// does not show the store's sequence (how many evaluations the store holds).
+    func testTransparencyCursorsCannotBeForgedReadOrCarriedToAnotherTenant() throws {
+        let daemon = try LiveDaemon()
+        let bank = try daemon.createCaller(roles: [.evaluate]).key
+        let colleague = try daemon.createCaller(roles: [.evaluate]).key
+        let sandbox = try daemon.createCaller(roles: [.evaluate], environment: .sandbox).key
+        let other = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
+        for _ in 0..<3 {
+            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: bank, json: Self.evaluation(account: "acct-cursor")).status, 200)
+        }
+        let first = try show(daemon, bank, #"{"subject":{"account":"acct-cursor"},"limit":1}"#)
+        let cursor = try XCTUnwrap(first.string("cursor"))
+        XCTAssertEqual(cursor.count, 43)
+        XCTAssertFalse(cursor.contains("00000000"), "a position in clear: \(cursor)")
+        func next(_ key: String, _ cursor: String) throws -> LiveDaemon.Response {
+            try show(daemon, key, #"{"subject":{"account":"acct-cursor"},"limit":1,"cursor":"\#(cursor)"}"#)
+        }
+        XCTAssertEqual(try next(colleague, cursor).status, 200, "any caller of the tenant and environment")
+        var altered = Array(cursor)
+        altered[30] = altered[30] == "A" ? "B" : "A"
+        let forged = [String(altered), "0000019391c5a8f0000000000000a3f1", String(repeating: "A", count: 43)]
+        for text in forged {
+            let refused = try next(bank, text)
+            XCTAssertEqual(refused.status, 422, text)
+            XCTAssertEqual(refused.string("field"), "cursor")
+        }
+        XCTAssertEqual(try next(other, cursor).status, 422, "another tenant")
+        XCTAssertEqual(try next(sandbox, cursor).status, 422, "another environment")
+    }
+
     func testVelocityAndTheOptOutsInMemoryForgetTheErasedAccount() throws {
         let daemon = try LiveDaemon()
         let key = try daemon.createCaller(roles: [.evaluate]).key
@@ -94,7 +126,7 @@ final class SubjectAPITests: XCTestCase {
         XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: key,
                                           json: #"{"subject":{"account":"acct-v"},"status":"denied"}"#).status, 200)
         func gauge(_ series: String) throws -> String? {
-            String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+            try daemon.scrape()
                 .split(separator: "\n").first { $0.hasPrefix(series + " ") }.map { String($0.dropFirst(series.count + 1)) }
         }
         XCTAssertEqual(try gauge("insightd_velocity_tracked_subjects"), "1")

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import InsightControl
 import InsightDomain
 import InsightStorage
 import InsightTesting
@@ -120,6 +121,47 @@ final class TenantTests: XCTestCase {
         XCTAssertEqual(try daemon.request("PATCH", "/admin/v1/callers/\(acmeCaller)", key: acmeAdmin, json: #"{"rate":5}"#).status, 200)
     }
 
+    /// A tenant's admin can change its callers' quotas, itself included, but not past the
+    /// ceiling the operator set on the tenant; setting it lowers the callers above it, and other
+    /// tenants are not bound by it.
+    func testTenantAdminsCannotRaiseQuotasPastTheOperatorsCeiling() throws {
+        let daemon = try LiveDaemon()
+        let acme = try daemon.createCaller(roles: [.admin, .evaluate], tenant: "acme", rate: 10, burst: 20)
+        let busy = try daemon.createCaller(roles: [.evaluate], tenant: "acme", rate: 500, burst: 1000)
+        let globex = try daemon.createCaller(roles: [.admin], tenant: "globex", rate: 10, burst: 20)
+        func patch(_ caller: (callerId: String, key: String), _ body: String) throws -> LiveDaemon.Response {
+            try daemon.request("PATCH", "/admin/v1/callers/\(caller.callerId)", key: caller.key, json: body)
+        }
+        // With no ceiling, an admin may raise itself to the most the API allows.
+        XCTAssertEqual(try patch(acme, #"{"rate":1000000}"#).status, 200)
+        let ctl = captureStandardOutput {
+            AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory, "tenants", "update", "acme",
+                                          "--max-rate", "50", "--max-burst", "100", "--json"], environment: [:])
+        }
+        XCTAssertEqual(ctl.status, 0, ctl.output)
+        let answer = try XCTUnwrap(try JSONParser.parse(Array(ctl.output.utf8)).objectValue)
+        XCTAssertEqual(answer["callersLowered"]?.numberValue, 2, "the admin at 1000000/s and the caller at 500/s")
+        let lowered = try daemon.request("GET", "/admin/v1/callers/\(busy.callerId)", key: acme.key)
+        XCTAssertEqual(lowered.json?["rate"]?.numberValue, 50)
+        XCTAssertEqual(lowered.json?["burst"]?.numberValue, 100)
+
+        let tooFast = try patch(acme, #"{"rate":51}"#)
+        XCTAssertEqual(tooFast.status, 422)
+        XCTAssertEqual(tooFast.string("field"), "rate")
+        XCTAssertTrue(tooFast.string("detail")?.contains("ceiling of 50 per second") == true, tooFast.string("detail") ?? "")
+        let tooBig = try patch(acme, #"{"burst":101}"#)
+        XCTAssertEqual(tooBig.status, 422)
+        XCTAssertEqual(tooBig.string("field"), "burst")
+        XCTAssertEqual(try patch(acme, #"{"rate":50,"burst":100}"#).status, 200, "the ceiling itself is allowed")
+        XCTAssertEqual(try daemon.request("GET", "/admin/v1/callers/\(acme.callerId)", key: acme.key).json?["rate"]?.numberValue, 50)
+        XCTAssertEqual(try patch(globex, #"{"rate":1000000}"#).status, 200, "another tenant is not bound by acme's ceiling")
+
+        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory, "tenants", "update",
+                                                     "acme", "--max-rate", "none"], environment: [:]), 0)
+        XCTAssertEqual(try patch(acme, #"{"rate":51}"#).status, 200, "the rate ceiling was removed")
+        XCTAssertEqual(try patch(acme, #"{"burst":101}"#).status, 422, "the burst ceiling stays")
+    }
+
     func testTenantNamesAreValidated() throws {
         let daemon = try LiveDaemon()
         for bad in ["", "Acme", "acme corp", "-acme", String(repeating: "a", count: 64), "acme@example.com"] {
@@ -201,7 +243,7 @@ final class WriteQuotaTests: XCTestCase {
                                           json: #"{"subject":{"account":"a-2"},"status":"authorized"}"#).status, 200)
         XCTAssertEqual(try deny(acme, "a-3").status, 200)
         // Operators see each tenant's count approach the cap.
-        let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let text = try daemon.scrape()
         let samples = try MetricsTests.parse(text).filter { $0.name == "insightd_denials" }
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: samples.map { ($0.labels["tenant"] ?? "?", $0.value) }), ["acme": 2, "globex": 1])
         XCTAssertEqual(Set(samples.compactMap { $0.labels["environment"] }), ["production"])

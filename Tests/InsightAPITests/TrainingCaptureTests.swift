@@ -48,7 +48,7 @@ final class TrainingCaptureTests: XCTestCase {
     }
 
     func metric(_ daemon: LiveDaemon, _ sample: String) throws -> String? {
-        let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let text = try daemon.scrape()
         return text.split(separator: "\n").first { $0.hasPrefix(sample + " ") }.map { String($0.dropFirst(sample.count + 1)) }
     }
 

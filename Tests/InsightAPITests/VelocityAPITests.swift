@@ -60,7 +60,7 @@ final class VelocityAPITests: XCTestCase {
         let tenth = try evaluate(account: "busy")
         XCTAssertEqual(tenth.value, "medium")
         XCTAssertTrue(tenth.reasons.contains("accountVelocity"))
-        let metrics = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+        let metrics = try daemon.scrape()
         XCTAssertTrue(metrics.contains(#"insightd_velocity_rules_total{tenant="default",rule="accountVelocity",mode="enforce"}"#), metrics)
     }
 
@@ -75,7 +75,7 @@ final class VelocityAPITests: XCTestCase {
         let key = try shadowed.createCaller(roles: [.evaluate]).key
         let body = #"{"operationCategory":"account","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"s"}}"#
         for _ in 0..<5 { XCTAssertEqual(try shadowed.request("POST", "/v1/evaluations", key: key, json: body).status, 200) }
-        let metrics = String(decoding: try shadowed.request("GET", "/metrics").body, as: UTF8.self)
+        let metrics = try shadowed.scrape()
         XCTAssertTrue(metrics.contains(#"insightd_velocity_rules_total{tenant="default",rule="accountVelocity",mode="shadow"} 3"#),
                       metrics.split(separator: "\n").filter { $0.contains("velocity") }.joined(separator: "\n"))
         try "{\"version\":1,\"rules\":{\"nope\":{}}}".write(to: policy, atomically: true, encoding: .utf8)

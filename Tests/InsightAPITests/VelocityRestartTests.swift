@@ -24,7 +24,7 @@ final class VelocityRestartTests: XCTestCase {
             return (r.status, r.string("velocity"))
         }
         func velocityReadyMetric() throws -> String? {
-            let text = String(decoding: try daemon.request("GET", "/metrics").body, as: UTF8.self)
+            let text = try daemon.scrape()
             return text.split(separator: "\n").first { $0.hasPrefix("insightd_velocity_ready ") }
                 .map { String($0.dropFirst("insightd_velocity_ready ".count)) }
         }

@@ -42,6 +42,24 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(Set(Settings.variables.map(\.name)).count, Settings.variables.count)
     }
 
+    /// `/metrics` is served apart from the API: on loopback unless the operator says where, or
+    /// not at all, and never on the API's own port.
+    func testTheMetricsListenerIsApartFromTheAPI() throws {
+        XCTAssertEqual(try Settings.load(from: [:]).get().metricsListen, ListenAddress(host: "127.0.0.1", port: 9464))
+        XCTAssertEqual(try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "[::]:9100"]).get().metricsListen,
+                       ListenAddress(host: "::", port: 9100))
+        XCTAssertNil(try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "off"]).get().metricsListen)
+        XCTAssertNil(try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "off"]).get().metricsHTTPConfiguration)
+        let configuration = try XCTUnwrap(try Settings.load(from: ["INSIGHTD_TLS_CERT": "/c", "INSIGHTD_TLS_KEY": "/k"]).get()
+            .metricsHTTPConfiguration)
+        XCTAssertNil(configuration.tls)
+        XCTAssertEqual(configuration.threads, 1)
+        for (api, metrics) in [("0.0.0.0:9464", "127.0.0.1:9464"), ("127.0.0.1:9100", "[::]:9100")] {
+            XCTAssertThrowsError(try Settings.load(from: ["INSIGHTD_LISTEN": api, "INSIGHTD_METRICS_LISTEN": metrics]).get(), api)
+        }
+        XCTAssertNoThrow(try Settings.load(from: ["INSIGHTD_LISTEN": "127.0.0.1:0", "INSIGHTD_METRICS_LISTEN": "127.0.0.1:0"]).get())
+    }
+
     func testEveryProblemIsReported() {
         let cases: [(String, String)] = [
             ("INSIGHTD_LISTEN", "8080"), ("INSIGHTD_LISTEN", "host:99999"), ("INSIGHTD_LISTEN", ":80"),
@@ -52,7 +70,8 @@ final class SettingsTests: XCTestCase {
             ("INSIGHTD_TLS_CLIENT_CA", "/ca.pem"), ("INSIGHTD_RETENTION_DAYS", "0"), ("INSIGHTD_AUTHORIZATION_COOLDOWN", "-1"),
             ("INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", "-1"), ("INSIGHTD_SIGNING_KEY_DIR", ""),
             ("INSIGHTD_SIGNING_KEY_RETENTION", "-1"), ("INSIGHTD_SIGNING_KEY_RETENTION", "315360001"),
-            ("INSIGHTD_SIGNING_KEY_RETENTION", "30d"),
+            ("INSIGHTD_SIGNING_KEY_RETENTION", "30d"), ("INSIGHTD_METRICS_LISTEN", "9464"),
+            ("INSIGHTD_METRICS_LISTEN", ""), ("INSIGHTD_METRICS_LISTEN", "127.0.0.1:8080"),
         ]
         for (name, value) in cases {
             guard case .failure(let error) = Settings.load(from: [name: value]) else {
@@ -64,6 +83,32 @@ final class SettingsTests: XCTestCase {
             return XCTFail("accepted")
         }
         XCTAssertEqual(error.problems.count, 2)
+    }
+
+    /// A database URL whose password holds an unescaped reserved character is refused at start
+    /// and by --check-config (both read `Settings.load`), naming the problem and no piece of the
+    /// password; percent-encoded, the same password is accepted.
+    func testADatabaseURLLibpqWouldMisreadIsRefusedWithoutItsPassword() throws {
+        let shared = ["INSIGHTD_REDIS_URL": "redis://cache:6379/0", "INSIGHTD_HASH_KEY_FILE": "/run/key",
+                      "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys"]
+        for character in ["/", "@", "?", "#", "[", "]", " ", "%", "\""] {
+            var environment = shared
+            environment["INSIGHTD_DATABASE_URL"] = "postgres://insightd:Qx7\(character)Zk4@db:5432/insightd?sslmode=require"
+            guard case .failure(let error) = Settings.load(from: environment) else {
+                XCTFail("a password holding \(character) as is was accepted"); continue
+            }
+            XCTAssertEqual(error.problems.count, 1, "\(error)")
+            XCTAssertTrue(error.description.contains("INSIGHTD_DATABASE_URL: the user name or password holds a character that must be percent-encoded"),
+                          "\(error)")
+            XCTAssertFalse(error.description.contains("Qx7") || error.description.contains("Zk4"), "\(error)")
+            let escaped = character.utf8.map { "%" + String($0, radix: 16, uppercase: true) }.joined()
+            environment["INSIGHTD_DATABASE_URL"] = "postgres://insightd:Qx7\(escaped)Zk4@db:5432/insightd?sslmode=require"
+            XCTAssertNoThrow(try Settings.load(from: environment).get(), character)
+        }
+        for (url, problem) in [("mysql://u:p@db/x", "must be a PostgreSQL connection URI"), ("postgres://db:99999/x", "port"),
+                               ("postgres://u:p@db/x?sslmode=%zz", "%25")] {
+            XCTAssertTrue(Settings.databaseURLProblem(url)?.contains(problem) == true, url)
+        }
     }
 
     func testTheSharedEnginesGoTogetherWithOneHashKeyFile() throws {

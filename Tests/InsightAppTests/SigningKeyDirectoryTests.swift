@@ -36,7 +36,6 @@ final class SigningKeyDirectoryTests: XCTestCase {
         XCTAssertEqual(try files(), [key.keyId + ".key"])
         XCTAssertEqual(try mode(directory), 0o700)
         XCTAssertEqual(try mode(directory + "/" + key.keyId + ".key"), 0o600)
-        XCTAssertEqual(SigningKeyDirectory.exposedFiles(directory: directory), [])
         // Loading again reads the same key; nothing new is created.
         let again = try SigningKeyDirectory.keySet(directory: directory, createIfEmpty: true, now: t0 + 1)
         XCTAssertEqual(again.keys.map(\.keyId), [key.keyId])
@@ -170,10 +169,33 @@ final class SigningKeyDirectoryTests: XCTestCase {
         XCTAssertTrue(SigningKeyDirectory.problem(shared, now: t0)?.contains("bad.key") ?? false)
     }
 
-    func testExposedFilesAreReported() throws {
+    /// A key file others can read, or a group other than insightd's, is refused wherever keys
+    /// are read (start, reload, --check-config); one its own group reads (a Kubernetes Secret
+    /// mounted 0440 with the pod's fsGroup) is not.
+    func testExposedKeyFilesAreRefused() throws {
         let key = try SigningKeyDirectory.rotate(directory: directory, now: t0, activateAfter: 0)
         let file = directory + "/" + key.keyId + ".key"
-        chmod(file, 0o640)
-        XCTAssertEqual(SigningKeyDirectory.exposedFiles(directory: directory), [file])
+        let hashKey = root + "/hash.key"
+        _ = try KeyringFile.keyring(path: hashKey, createIfMissing: true, now: t0)
+        for path in [file, hashKey] {
+            let load = { () throws -> Void in
+                if path == file { _ = try SigningKeyDirectory.keySet(directory: self.directory, createIfEmpty: false, now: self.t0) }
+                else { _ = try KeyringFile.keyring(path: hashKey, createIfMissing: false, now: self.t0) }
+            }
+            XCTAssertNoThrow(try load())
+            chmod(path, 0o604)
+            XCTAssertThrowsError(try load()) { XCTAssertTrue("\($0)".contains("readable by other users"), "\($0)") }
+            chmod(path, 0o640)
+            XCTAssertNoThrow(try load(), "the daemon's own group")
+            XCTAssertEqual(chown(path, getuid(), getegid() &+ 4242), 0)
+            XCTAssertThrowsError(try load()) { XCTAssertTrue("\($0)".contains("readable by its group"), "\($0)") }
+            chmod(path, 0o600)
+            XCTAssertNoThrow(try load(), "a group that cannot read it")
+        }
+        var settings = Settings()
+        settings.stateDirectory = root
+        XCTAssertNil(SigningKeyDirectory.problem(settings, now: t0))
+        chmod(file, 0o644)
+        XCTAssertTrue(SigningKeyDirectory.problem(settings, now: t0)?.contains("readable by other users") ?? false, "--check-config")
     }
 }

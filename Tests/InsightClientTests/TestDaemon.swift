@@ -25,6 +25,7 @@ final class TestDaemon: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var settings = Settings()
         settings.listenPort = 0
+        settings.metricsListen = nil
         settings.threads = 2
         settings.stateDirectory = directory.appendingPathComponent("state").path
         settings.modelsDirectory = models ? Self.modelsDirectory : directory.appendingPathComponent("no-models").path

@@ -148,5 +148,12 @@ final class DecisionPolicyTests: XCTestCase {
         let many = (0...DecisionPolicy.maxRules).map { #"{"id": "r\#($0)", "action": "proceed"}"# }.joined(separator: "\n")
         XCTAssertEqual(error(header + many), "line \(DecisionPolicy.maxRules + 2): more than \(DecisionPolicy.maxRules) rules")
         XCTAssertEqual(error(header + "\r\n" + #"{"id": "a", "action": "block"}"# + "\r\n"), "accepted", "CRLF line ends")
+        // Limits that comments do not escape, and a policy that says nothing.
+        XCTAssertEqual(error(header + "# " + String(repeating: "x", count: 5000) + "\n" + #"{"id": "a", "action": "block"}"#),
+                       "line 2: longer than 4096 bytes")
+        let comments = String(repeating: "# " + String(repeating: "x", count: 1000) + "\n", count: 1100)
+        XCTAssertEqual(error(header + comments + #"{"id": "a", "action": "block"}"#), "larger than 1048576 bytes (comment lines included)")
+        XCTAssertEqual(error(header), "line 2: no rule after the header; a policy needs at least one (to proceed always, say so: {\"id\": \"always\", \"action\": \"proceed\"})")
+        XCTAssertTrue(error(header + "# rules to come\n").hasPrefix("line 3: no rule after the header"))
     }
 }

@@ -97,3 +97,39 @@ final class DomainTests: XCTestCase {
         XCTAssertGreaterThan(now, 1_700_000_000_000)
     }
 }
+
+/// The transparency cursor's seal (`TransparencyCursor`).
+final class TransparencyCursorTests: XCTestCase {
+    let key = Array(repeating: UInt8(7), count: 32)
+
+    func testACursorOpensOnlyWhereItWasSealed() {
+        let position = SubjectHistoryCursor(time: 1_765_000_000_000, sequence: 41_337)
+        let text = TransparencyCursor.seal(position, tenant: "acme", environment: .production, key: key)
+        XCTAssertEqual(TransparencyCursor.open(text, tenant: "acme", environment: .production, key: key), position)
+        XCTAssertNil(TransparencyCursor.open(text, tenant: "globex", environment: .production, key: key))
+        XCTAssertNil(TransparencyCursor.open(text, tenant: "acme", environment: .sandbox, key: key))
+        XCTAssertNil(TransparencyCursor.open(text, tenant: "acme", environment: .production, key: Array(repeating: 8, count: 32)))
+        // Every byte matters; the next position looks unrelated.
+        for i in text.indices {
+            var altered = text
+            altered.replaceSubrange(i...i, with: text[i] == "A" ? "B" : "A")
+            XCTAssertNil(TransparencyCursor.open(altered, tenant: "acme", environment: .production, key: key))
+        }
+        let following = TransparencyCursor.seal(SubjectHistoryCursor(time: position.time, sequence: position.sequence + 1),
+                                                tenant: "acme", environment: .production, key: key)
+        XCTAssertNotEqual(text.prefix(22), following.prefix(22))
+        XCTAssertNotEqual(text.suffix(21), following.suffix(21))
+    }
+}
+
+/// Which names a caller may have (`Caller.validName`).
+final class CallerNameTests: XCTestCase {
+    func testPrintableTextOfAnyScriptIsANameAndControlOrFormatCharactersAreNot() {
+        XCTAssertEqual(Caller.validName("  Zahlungsverkehr – Bänk 🏦\t"), "Zahlungsverkehr – Bänk 🏦")
+        XCTAssertEqual(Caller.validName("مدفوعات"), "مدفوعات", "right-to-left letters are letters")
+        for name in ["", " ", "pay\u{202E}ments", "pay\u{202A}x", "pay\u{2067}x\u{2069}", "pay\u{200B}ments", "pay\u{200F}",
+                     "pay\u{FEFF}", "a\nb", "a\u{1B}[0m", "a\u{85}b", "a\u{2029}b", "a\u{E000}b", String(repeating: "é", count: 51)] {
+            XCTAssertNil(Caller.validName(name), name.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " "))
+        }
+    }
+}

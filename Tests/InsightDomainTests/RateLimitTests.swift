@@ -25,6 +25,30 @@ final class GCRATests: XCTestCase {
         XCTAssertEqual(gcra.windowSeconds, 1)
     }
 
+    /// A request of `cost` tokens takes that many at once, and never more than the burst (a
+    /// dearer one could never go).
+    func testACostlyRequestTakesSeveralTokens() {
+        let gcra = GCRA(rate: 10, burst: 12)
+        let first = gcra.decide(now: 0, tat: nil, cost: 5)
+        XCTAssertTrue(first.allowed)
+        XCTAssertEqual(first.remaining, 7)
+        let second = gcra.decide(now: 0, tat: first.tat, cost: 5)
+        XCTAssertTrue(second.allowed)
+        XCTAssertEqual(second.remaining, 2)
+        let third = gcra.decide(now: 0, tat: second.tat, cost: 5)
+        XCTAssertFalse(third.allowed, "two tokens left, five asked")
+        XCTAssertEqual(third.retryAfter, 300, accuracy: 1e-9)
+        XCTAssertTrue(GCRA(rate: 1, burst: 3).decide(now: 0, tat: nil, cost: 5).allowed, "a cost above the burst is the burst")
+        let limiter = RateLimiter(settings: RateLimitSettings(), clock: ManualClock())
+        let caller = Caller(callerId: "caller_cost", name: "c", environment: .production, roles: [.evaluate],
+                            rate: 1, burst: 10, createdAt: 0)
+        guard case .allowed(let status) = limiter.admit(caller, cost: 5) else { return XCTFail("refused") }
+        XCTAssertEqual(status.remaining, 5)
+        guard case .allowed = limiter.admit(caller, cost: 5), case .throttled = limiter.admit(caller) else {
+            return XCTFail("ten tokens did not buy two pages and nothing more")
+        }
+    }
+
     func testAClockSteppedBackDoesNotHoldTheBucketEmptyForTheStep() {
         let gcra = GCRA(rate: 10, burst: 5)  // a window of 500 ms
         var tat: Double?

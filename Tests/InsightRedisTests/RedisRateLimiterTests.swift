@@ -56,6 +56,19 @@ final class RedisRateLimiterTests: XCTestCase {
         assertSixthRefused([b, a])
     }
 
+    /// A request that costs several tokens (a transparency page) takes them from the one bucket,
+    /// in Redis as in memory.
+    func testACostlyRequestTakesSeveralTokensOfTheSharedBucket() throws {
+        let (a, b, _) = try pair()
+        let who = caller("caller_cost_\(UInt32.random(in: 0...UInt32.max))", rate: 0.01, burst: 12)
+        guard case .allowed(let first) = a.admit(who, cost: 5) else { return XCTFail("the first page was refused") }
+        XCTAssertEqual(first.remaining, 7)
+        guard case .allowed(let second) = b.admit(who, cost: 5) else { return XCTFail("the second page was refused") }
+        XCTAssertEqual(second.remaining, 2)
+        guard case .throttled(.callerRate, _, _) = a.admit(who, cost: 5) else { return XCTFail("two tokens bought a page") }
+        guard case .allowed = b.admit(who, cost: 2) else { return XCTFail("the two tokens left were refused") }
+    }
+
     func testAnInstanceWhoseClockIsSkewedDecidesTheSame() throws {
         // An hour ahead: with its own clock it would see a full bucket at every call.
         let (a, b, _) = try pair(clockB: SkewedClock(offset: 3_600_000))

@@ -143,6 +143,11 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         return try inner.caller(callerId, tenant: tenant)
     }
 
+    func ceiling(tenant: String) throws -> TenantCeiling {
+        try checkRead()
+        return try inner.ceiling(tenant: tenant)
+    }
+
     func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
                       completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }

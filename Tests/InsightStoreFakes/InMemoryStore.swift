@@ -60,6 +60,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         var authorizations: [SubjectKey: AuthorizationRecord] = [:]
         /// Every receipt head, in the order made (one per evaluation: each is its own batch).
         var heads: [LoggedHead] = []
+        var ceilings: [String: TenantCeiling] = [:]
 
         func callerIndex(_ id: String) -> Int? { callers.firstIndex { $0.caller.callerId == id } }
 
@@ -218,8 +219,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         guard !roles.isEmpty else { throw InMemoryStoreError.invalid("a caller needs at least one role") }
         guard rate > 0, rate.isFinite else { throw InMemoryStoreError.invalid("rate must be a positive number") }
         guard burst >= 1 else { throw InMemoryStoreError.invalid("burst must be at least 1") }
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else { throw InMemoryStoreError.invalid("name must be 1 to 100 characters") }
+        guard let trimmed = Caller.validName(name) else { throw InMemoryStoreError.invalid(Caller.nameRule) }
         let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
                             rate: rate, burst: burst, createdAt: now)
         let key = APIKey.generate()
@@ -278,6 +278,29 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         state.withLock { state in state.keys.filter { $0.callerId == callerId }.sorted { $0.createdAt < $1.createdAt } }
     }
 
+    public func ceiling(tenant: String) throws -> TenantCeiling {
+        state.withLock { $0.ceilings[tenant] ?? TenantCeiling() }
+    }
+
+    public func setCeiling(_ ceiling: TenantCeiling, tenant: String) throws -> Int {
+        guard Tenant.isValidName(tenant) else { throw InMemoryStoreError.invalid("\(tenant) is not a tenant name") }
+        if let rate = ceiling.maxRate, !(rate > 0 && rate.isFinite) { throw InMemoryStoreError.invalid("the rate ceiling must be a positive number") }
+        if let burst = ceiling.maxBurst, burst < 1 { throw InMemoryStoreError.invalid("the burst ceiling must be at least 1") }
+        return state.withLock { state in
+            state.ceilings[tenant] = ceiling.isNone ? nil : ceiling
+            var lowered = 0
+            for index in state.callers.indices where state.callers[index].caller.tenant == tenant {
+                var caller = state.callers[index].caller
+                let before = (caller.rate, caller.burst)
+                caller.rate = min(caller.rate, ceiling.maxRate ?? caller.rate)
+                caller.burst = min(caller.burst, ceiling.maxBurst ?? caller.burst)
+                if before != (caller.rate, caller.burst) { lowered += 1 }
+                state.callers[index].caller = caller
+            }
+            return lowered
+        }
+    }
+
     public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
         state.withLock { state in
             var counts: [String: (production: Int, sandbox: Int)] = [:]
@@ -304,8 +327,9 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant else { return .success(nil) }
             if let rate, !(rate > 0 && rate.isFinite) { return .failure(.unavailable("rate must be a positive number")) }
             if let burst, burst < 1 { return .failure(.unavailable("burst must be at least 1")) }
-            if let rate { state.callers[index].caller.rate = rate }
-            if let burst { state.callers[index].caller.burst = burst }
+            let ceiling = state.ceilings[tenant] ?? TenantCeiling()
+            if let rate { state.callers[index].caller.rate = min(rate, ceiling.maxRate ?? rate) }
+            if let burst { state.callers[index].caller.burst = min(burst, ceiling.maxBurst ?? burst) }
             if let trainingCapture { state.callers[index].caller.trainingCapture = trainingCapture }
             return .success(state.callers[index].caller)
         }

@@ -46,6 +46,53 @@ final class PostgresClientTests: XCTestCase {
         }
     }
 
+    /// A generated password may hold any reserved character. Percent-encoded, each connects;
+    /// written as is, each either connects (the characters RFC 3986 allows in a password) or is
+    /// refused before libpq reads it (those it does not: libpq would take a piece of the password
+    /// for the host, port or database and quote it), and no refusal shows any piece of it.
+    func testPasswordsHoldingEachReservedCharacter() throws {
+        let admin = try connect()
+        let pieces = ["Qx7", "Zk4", "Wm2"]
+        let allowedAsIs = Set("!$&'()*+,;=:")
+        for (n, character) in ":/?#[]@!$&'()*+,;=% \"".enumerated() {
+            let password = pieces.joined(separator: String(character))
+            let role = "reserved_\(n)"
+            try admin.execute("CREATE ROLE \(role) LOGIN PASSWORD '\(password.replacingOccurrences(of: "'", with: "''"))'")
+            let escaped = password.utf8.map { byte -> String in
+                let c = Character(UnicodeScalar(byte))
+                return c.isLetter || c.isNumber ? String(c) : "%" + String(byte, radix: 16, uppercase: true)
+            }.joined()
+            let connected = try PostgresConnection(url: "postgres://\(role):\(escaped)@127.0.0.1:\(server.port)/\(database!)")
+            XCTAssertEqual(try connected.query("SELECT current_user::text")[0].text(0), role)
+            let asIs = "postgres://\(role):\(password)@127.0.0.1:\(server.port)/\(database!)"
+            if allowedAsIs.contains(character) {
+                XCTAssertNoThrow(try PostgresURL(parsing: asIs), "\(character)")
+                XCTAssertEqual(try PostgresURL(parsing: asIs).password, password)
+                XCTAssertNoThrow(try PostgresConnection(url: asIs), "a password holding \(character) as is")
+                continue
+            }
+            XCTAssertThrowsError(try PostgresURL(parsing: asIs), "\(character)") { error in
+                XCTAssertEqual(error as? PostgresURL.Problem, .unescapedUserInformation)
+            }
+            XCTAssertThrowsError(try PostgresConnection(url: asIs), "a password holding \(character) as is") { error in
+                let text = "\(error)"
+                XCTAssertTrue(text.contains("percent-encoded"), text)
+                for piece in pieces { XCTAssertFalse(text.contains(piece), "\(character): \(text)") }
+            }
+        }
+    }
+
+    /// Whatever libpq says of a connection, the URL's password is cut out of it.
+    func testLibpqMessagesAreRedacted() throws {
+        // A well-formed URL whose password is also the name of the database: the server's
+        // "database does not exist" names it, and it comes back redacted.
+        let url = "postgres://\(server.user):\(server.password)@127.0.0.1:\(server.port)/\(server.password)"
+        XCTAssertThrowsError(try PostgresConnection(url: url)) { error in
+            XCTAssertTrue("\(error)".contains("[redacted]"), "\(error)")
+            XCTAssertFalse("\(error)".contains(server.password), "\(error)")
+        }
+    }
+
     func testAWrongPasswordIsRefused() throws {
         let url = "postgres://insightd:wrong-password@127.0.0.1:\(server.port)/postgres"
         XCTAssertThrowsError(try PostgresConnection(url: url)) { error in

@@ -237,6 +237,13 @@ let registrationCases: [ContractCase] = [
         try expectThrows("no roles") { try create(roles: []) }
         try expectThrows("a blank name") { try create(name: "  ") }
         try expectThrows("a long name") { try create(name: String(repeating: "n", count: 101)) }
+        // Characters that would reorder or hide what a console, a table or a log shows around them.
+        for (what, name) in [("a right-to-left override", "pay\u{202E}stneme"), ("a left-to-right isolate", "pay\u{2066}x\u{2069}"),
+                             ("a zero-width joiner", "pay\u{200D}ments"), ("a newline", "pay\nments"), ("an escape", "pay\u{1B}[31m"),
+                             ("a carriage return", "payments\r"), ("a NUL", "pay\u{0}ments"), ("a line separator", "pay\u{2028}ments"),
+                             ("a delete", "pay\u{7F}")] {
+            try expectThrows(what) { try create(name: name) }
+        }
         try expectThrows("rate 0") { try create(rate: 0) }
         try expectThrows("an infinite rate") { try create(rate: .infinity) }
         try expectThrows("burst 0") { try create(burst: 0) }
@@ -304,6 +311,25 @@ let administrationCases: [ContractCase] = [
         try expectEqual(try s.credentials.credential(keyId: try s.registration.keys(callerId: "a1")[0].keyId)?.caller.rate, 50,
                         "the change is seen by authentication, the invalid one is not")
         try expectEqual(try s.administration.caller("a1", tenant: "acme")?.burst, 7)
+    },
+    contractCase(.administration, "a tenant's ceiling lowers its callers above it and caps every later change") { s in
+        try s.caller("a1", tenant: "acme")
+        try s.caller("g1", tenant: "globex")
+        _ = try value { s.administration.updateQuota(callerId: "a1", tenant: "acme", rate: 500, burst: 900, completion: $0) }
+        try expectEqual(try s.administration.ceiling(tenant: "acme"), TenantCeiling(), "no ceiling at first")
+        try expectEqual(try s.registration.setCeiling(TenantCeiling(maxRate: 40, maxBurst: 80), tenant: "acme"), 1)
+        try expectEqual(try s.registration.ceiling(tenant: "acme"), TenantCeiling(maxRate: 40, maxBurst: 80))
+        try expectEqual(try s.administration.ceiling(tenant: "acme"), TenantCeiling(maxRate: 40, maxBurst: 80))
+        try expectEqual(try s.administration.caller("a1", tenant: "acme").map { [$0.rate, Double($0.burst)] }, [40, 80])
+        let capped = try value { s.administration.updateQuota(callerId: "a1", tenant: "acme", rate: 1000, burst: 5, completion: $0) }
+        try expectEqual(capped.map { [$0.rate, Double($0.burst)] }, [40, 5], "a change past the ceiling is stored as the ceiling")
+        let other = try value { s.administration.updateQuota(callerId: "g1", tenant: "globex", rate: 1000, burst: nil, completion: $0) }
+        try expectEqual(other?.rate, 1000, "another tenant is not bound")
+        try expectEqual(try s.registration.setCeiling(TenantCeiling(maxBurst: 80), tenant: "acme"), 0)
+        let freed = try value { s.administration.updateQuota(callerId: "a1", tenant: "acme", rate: 1000, burst: nil, completion: $0) }
+        try expectEqual(freed?.rate, 1000, "the rate ceiling was removed")
+        _ = try s.registration.setCeiling(TenantCeiling(), tenant: "acme")
+        try expectEqual(try s.administration.ceiling(tenant: "acme"), TenantCeiling())
     },
     contractCase(.administration, "a penalty reset answers false for another tenant's caller") { s in
         try s.caller("a1", tenant: "acme")

@@ -34,6 +34,7 @@ final class LiveHandler: @unchecked Sendable {
             settings.stateDirectory = directory
             settings.listenHost = "127.0.0.1"
             settings.listenPort = 0
+            settings.metricsListen = nil
             settings.threads = 1
             settings.modelsDirectory = ProcessInfo.processInfo.environment["INSIGHTD_MODELS_DIR"] ?? "models"
             settings.credentialCacheSeconds = 60

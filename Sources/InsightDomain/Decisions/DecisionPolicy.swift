@@ -130,6 +130,9 @@ public struct DecisionPolicy: Sendable, Equatable {
 
     public static let maxRules = 256
     public static let maxLineLength = 4096
+    /// The largest policy file, comment and blank lines included: 256 rules of a full line
+    /// each fit, and a file that is mostly comments cannot make every reload read megabytes.
+    public static let maxBytes = 1 << 20
     /// The facts a rule may name, in the order messages list them.
     public static let factNames = ["coaching", "velocity", "category", "newCounterparty", "amountBand", "initiator",
                                    "userRequested", "untrustedContext", "argumentsFromUntrustedContext", "sideEffects"]
@@ -137,18 +140,20 @@ public struct DecisionPolicy: Sendable, Equatable {
     /// Reads a policy file: UTF-8 text, one JSON object per line; blank lines and lines starting
     /// with `#` are skipped. The first object is the header `{"policyVersion": "…"}`; each one
     /// after it is a rule `{"id": "…", "when": {fact: condition, …}, "action": "…"}`. Errors
-    /// name the line, and the member at fault.
+    /// name the line, and the member at fault. A file larger than `maxBytes`, a line longer than
+    /// `maxLineLength` (a comment too) and a policy without a rule are refused.
     public static func parse(_ text: String) throws(PolicyError) -> DecisionPolicy {
+        guard text.utf8.count <= maxBytes else { throw PolicyError("larger than \(maxBytes) bytes (comment lines included)") }
         var version: String?
         var rules: [DecisionRule] = []
         var number = 0
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             number += 1
             let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
-            let trimmed = line.drop { $0 == " " || $0 == "\t" }
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             func fail(_ message: String) -> PolicyError { PolicyError("line \(number): \(message)") }
             guard line.utf8.count <= maxLineLength else { throw fail("longer than \(maxLineLength) bytes") }
+            let trimmed = line.drop { $0 == " " || $0 == "\t" }
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             let value: JSONValue
             do { value = try JSONParser.parse(Array(line.utf8)) } catch { throw fail("not a JSON object: \(error)") }
             guard case .object(let object) = value else { throw fail("must be a JSON object, not \(value.kindDescription)") }
@@ -164,6 +169,11 @@ public struct DecisionPolicy: Sendable, Equatable {
             rules.append(rule)
         }
         guard let version else { throw PolicyError("line \(number): no header {\"policyVersion\": \"…\"} before the end of the file") }
+        // A header alone would answer proceed to everything: more likely a truncated file than
+        // a wish, so it is refused (a policy that means it says so with a rule).
+        guard !rules.isEmpty else {
+            throw PolicyError("line \(number): no rule after the header; a policy needs at least one (to proceed always, say so: {\"id\": \"always\", \"action\": \"proceed\"})")
+        }
         return DecisionPolicy(version: version, rules: rules)
     }
 

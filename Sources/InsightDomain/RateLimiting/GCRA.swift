@@ -46,10 +46,11 @@ public struct GCRA: Sendable, Equatable {
         return tat - now > 2 * capacity ? now : min(tat, now + capacity)
     }
 
-    /// Decides one request arriving at `now` against stored `tat` (nil: a full bucket).
-    public func decide(now: Double, tat: Double?) -> Decision {
+    /// Decides one request arriving at `now` against stored `tat` (nil: a full bucket), taking
+    /// `cost` tokens (at least 1, at most `burst`: a dearer request could never go).
+    public func decide(now: Double, tat: Double?, cost: Int = 1) -> Decision {
         let start = current(tat, now: now)
-        let newTat = start + emissionInterval
+        let newTat = start + emissionInterval * Double(min(max(cost, 1), burst))
         let used = newTat - now
         if used <= capacity + 1e-9 {
             return Decision(allowed: true, tat: newTat,

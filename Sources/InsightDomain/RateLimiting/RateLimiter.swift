@@ -117,21 +117,20 @@ public final class RateLimiter: RateLimits {
     // MARK: Decisions
 
     /// Admits one request of `caller` against its (possibly penalised) rate: an evaluation, a
-    /// label batch or an authorization change; every request that makes the daemon keep
-    /// something costs the same token.
-    public func admit(_ caller: Caller) -> Admission {
+    /// label batch, a subject's look-up or change; `cost` tokens of the same bucket.
+    public func admit(_ caller: Caller, cost: Int) -> Admission {
         let now = clock.now()
         // The caller's state is changed in place: one look-up of its id, and no copy of its
         // insight quotas (reading it out and writing it back hashed the id twice and copied them).
         return callers.withLock { all in
-            admit(caller, now: now, state: &all[caller.callerId, default: CallerState()])
+            admit(caller, cost: cost, now: now, state: &all[caller.callerId, default: CallerState()])
         }
     }
 
-    private func admit(_ caller: Caller, now: Milliseconds, state: inout CallerState) -> Admission {
+    private func admit(_ caller: Caller, cost: Int, now: Milliseconds, state: inout CallerState) -> Admission {
         advance(&state, now: now)
         let (configured, effective) = policies(caller, step: state.step)
-        let decision = effective.decide(now: Double(now), tat: state.tat)
+        let decision = effective.decide(now: Double(now), tat: state.tat, cost: cost)
         var status = QuotaStatus(configured: configured, effective: effective, penaltyStep: state.step,
                                  remaining: decision.remaining,
                                  resetSeconds: Int((decision.resetAfter / 1000).rounded(.up)))

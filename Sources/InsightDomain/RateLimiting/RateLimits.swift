@@ -7,8 +7,9 @@
 public protocol RateLimits: Sendable {
     var settings: RateLimitSettings { get }
 
-    /// Admits one request of `caller` against its (possibly penalised) rate.
-    func admit(_ caller: Caller) -> Admission
+    /// Admits one request of `caller` against its (possibly penalised) rate, taking `cost`
+    /// tokens of its bucket (at most its burst).
+    func admit(_ caller: Caller, cost: Int) -> Admission
     /// Admits one evaluation for a device (its hash); nil when within the hourly limit, else the
     /// seconds until it may try again.
     func admitDevice(_ hash: [UInt8], environment: Environment, caller: Caller) -> Int?
@@ -24,6 +25,11 @@ public protocol RateLimits: Sendable {
     func refresh(from source: any ReportingStatsSource) throws
     /// Forgets a caller's bucket, penalty and throttling history (after the store recorded the reset).
     func reset(callerId: String)
+}
+
+extension RateLimits {
+    /// Admits one request of `caller` that costs one token.
+    public func admit(_ caller: Caller) -> Admission { admit(caller, cost: 1) }
 }
 
 extension CompliancePolicy {
