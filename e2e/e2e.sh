@@ -50,7 +50,7 @@ printf '{"coaching": "unknown", "expect": "block"}\n' >"$WORK/cases.jsonl"
 grep -q 'MISMATCH' "$WORK/cases.out" || fail "policy test did not mark the mismatch: $(cat "$WORK/cases.out")"
 pass "insightctl policy test"
 
-"$BIN/insightctl" migrate | grep -q "applied: 0001_initial" || fail "insightctl migrate"
+"$BIN/insightctl" init | grep -q "created the store at .*; applied: 0001_initial" || fail "insightctl init"
 start
 B="http://127.0.0.1:$PORT"
 # The daemon executes itself once under a larger malloc thread cache (same process id). (The

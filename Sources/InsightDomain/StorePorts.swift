@@ -118,6 +118,9 @@ public protocol CallerRegistration {
     /// Turns training capture on or off for a caller (docs/privacy.md, "Training capture");
     /// returns the updated caller. Throws if there is no such caller.
     func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller
+    /// Changes a caller's rate and/or burst (nil leaves one as it is); a value above its tenant's
+    /// ceiling is stored as the ceiling. Returns the updated caller; throws if there is none.
+    func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller
     /// The ceiling the operator set on `tenant`'s quotas (`TenantCeiling()` when none).
     func ceiling(tenant: String) throws -> TenantCeiling
     /// Sets `tenant`'s ceiling (a nil member: none on it) and, in the same transaction, lowers

@@ -266,6 +266,16 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         }
     }
 
+    public func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller {
+        try state.withLock { state in
+            guard let index = state.callerIndex(callerId) else { throw InMemoryStoreError.notFound("no caller \(callerId)") }
+            let ceiling = state.ceilings[state.callers[index].caller.tenant] ?? TenantCeiling()
+            if let rate { state.callers[index].caller.rate = min(rate, ceiling.maxRate ?? rate) }
+            if let burst { state.callers[index].caller.burst = min(burst, ceiling.maxBurst ?? burst) }
+            return state.callers[index].caller
+        }
+    }
+
     public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {
         try state.withLock { state in
             guard let index = state.callerIndex(callerId) else { throw InMemoryStoreError.notFound("no caller \(callerId)") }
