@@ -76,9 +76,10 @@ let package = Package(
                                          "Crypto", "SQLiteClient"]),
 
         // The Swift client library for calling services, and the example a new integrator runs.
-        // Crypto: verifying the Ed25519 signatures of answers (OpenSSL).
+        // Crypto: verifying the Ed25519 signatures of answers (OpenSSL). HTTPServer: the demo's
+        // --web payment page; page/ holds that page's files, read at run time.
         .target(name: "InsightClient", dependencies: ["Crypto"]),
-        .executableTarget(name: "insightd-demo", dependencies: ["InsightClient"]),
+        .executableTarget(name: "insightd-demo", dependencies: ["InsightClient", "HTTPServer"], exclude: ["page"]),
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], exclude: ["Fixtures"]),
         .testTarget(name: "SQLiteClientTests", dependencies: ["SQLiteClient"]),

@@ -52,7 +52,8 @@ def post(path, key, payload, headers=None):
 # A short session (the model scores it, and the shadow version beside it).
 INTERACTION = {"events": [{"t": 0, "type": "sessionStart"}, {"t": 900, "type": "fieldFocus", "field": "payee"},
                           {"t": 1200, "type": "keyDown", "field": "payee"}, {"t": 5000, "type": "submit"}],
-               "device": {"activeCall": True}}
+               "device": {"activeCall": True},
+               "source": {"kit": "insight-capture-ios", "version": "1.0.0", "platform": "ios"}}
 
 
 def evaluate(key, account, answer=None):
@@ -254,8 +255,10 @@ try:
     # 1.0 runs as a shadow of 2.0 (INSIGHTD_MODEL_SHADOW=1.0): marked in both tables, with drift.
     assert "shadow" in versions, versions
     assert "1.0 (shadow) · " in report and "Drift of each version" in report, report[:800]
+    # The evaluations name their capture kit: the report splits by it.
+    assert "By capture kit" in report and "ios · insight-capture-ios 1.0.0" in report, report[:1200]
     shoot("models")
-    step("models page: versions (1.0 a shadow), report with the shadow's rows and drift, charts, immature marked")
+    step("models page: versions (1.0 a shadow), report with the shadow's rows and drift, by capture kit, charts, immature marked")
 
     go("Velocity", "Velocity")
     wait.until(lambda d: "accountVelocity" in d.find_element(By.ID, "velocity").text)

@@ -8,8 +8,12 @@ PACKAGES="libevent-dev libsqlite3-dev libssl-dev libsodium-dev pkg-config sqlite
 # nginx-light: the load balancer in front of the instances of e2e/cluster.sh; binutils: readelf
 # for scripts/check-container-libraries.sh; python3-cryptography: the independent verifier of
 # receipts (e2e/verify_receipt.py); chromium and chromium-driver: the real browser the admin
-# console is tested in (e2e/console.sh, through the pinned Selenium of e2e/requirements-console.txt).
+# console and the capture kit are tested in (e2e/console.sh and e2e/capture.sh, through the pinned
+# Selenium of e2e/requirements-console.txt).
 [ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server nginx-light binutils python3-cryptography chromium chromium-driver"
+# nodejs: `node --test` runs the capture kit's unit tests (capture/web/tests). Debian's package only
+# when no node is on the PATH: a newer Node installed another way serves as well.
+[ "${1:-}" = test ] && ! command -v node >/dev/null 2>&1 && PACKAGES="$PACKAGES nodejs"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -158,20 +158,31 @@ class Session:
         """n characters typed from memory, with typos corrected by deletions."""
         rng = self.rng
         p = self.persona
-        for _ in range(n):
+        left = n
+        while left > 0:
             self.wait(self.key_gap() * stress)
             if rng.random() < p.think:
                 self.wait(lognormal(rng, 1800.0, 0.5))
-            self.emit("keyDown", field)
-            if rng.random() < p.typo * stress:
+            typed = self.keystroke(field, left)
+            left -= typed
+            if typed == 1 and rng.random() < p.typo * stress:
                 extra = 1 if rng.random() < 0.7 else 2
                 for _ in range(extra):
                     self.wait(self.key_gap())
                     self.emit("keyDown", field)
                 self.wait(lognormal(rng, p.reaction, 0.4))
                 for _ in range(extra + (1 if rng.random() < 0.3 else 0)):
-                    self.emit("delete", field)
+                    self.emit(self.correction(), field)
                     self.wait(self.rng.uniform(90, 220))
+
+    def keystroke(self, field, left):
+        """One key press with `left` characters still to type; answers how many it typed."""
+        self.emit("keyDown", field)
+        return 1
+
+    def correction(self):
+        """The event of one key press that corrects a typo."""
+        return "delete"
 
     def chunked(self, field, n, chunk_lo, chunk_hi, pause_median, pause_sigma):
         """n characters in chunks: copied from paper (short glances) or dictated (listening)."""
@@ -312,34 +323,19 @@ class WebSession(Session):
             return
         super().focus(field)
 
-    def keystrokes(self, field, n, stress=1.0):
-        if not self.device.ime:
-            return super().keystrokes(field, n, stress)
+    def keystroke(self, field, left):
         rng = self.rng
-        p = self.persona
-        left = n
-        while left > 0:
-            self.wait(self.key_gap() * stress)
-            if rng.random() < p.think:
-                self.wait(lognormal(rng, 1800.0, 0.5))
-            if left >= 3 and rng.random() < 0.08:
-                # A suggestion picked: the rest of the word arrives as one composition update.
-                self.wait(lognormal(rng, 700.0, 0.4))
-                self.emit("keyDown", field)
-                left -= rng.randint(2, min(6, left))
-                continue
+        if self.device.ime and left >= 3 and rng.random() < 0.08:
+            # A suggestion picked: the rest of the word arrives as one composition update.
+            self.wait(lognormal(rng, 700.0, 0.4))
             self.emit("keyDown", field)
-            left -= 1
-            if rng.random() < p.typo * stress:
-                extra = 1 if rng.random() < 0.7 else 2
-                for _ in range(extra):
-                    self.wait(self.key_gap())
-                    self.emit("keyDown", field)
-                self.wait(lognormal(rng, p.reaction, 0.4))
-                for _ in range(extra + (1 if rng.random() < 0.3 else 0)):
-                    # Inside the composed word a backspace updates the composition.
-                    self.emit("keyDown" if rng.random() < 0.8 else "delete", field)
-                    self.wait(self.rng.uniform(90, 220))
+            return rng.randint(2, min(6, left))
+        return super().keystroke(field, left)
+
+    def correction(self):
+        if self.device.ime and self.rng.random() < 0.8:
+            return "keyDown"  # inside the composed word a backspace updates the composition
+        return "delete"
 
     def scroll_gesture(self):
         if self.device.mobile:

@@ -4,15 +4,20 @@
 //
 //   INSIGHTD_API_KEY=<sandbox key> insightd-demo --url http://127.0.0.1:8080
 //
+// With --web, the same backend serves a payment page that captures the interaction in the
+// browser with capture/web/insight-capture.js (WebDemo.swift).
+//
 // Create a sandbox key with:
 //   insightctl callers create --name demo --roles evaluate --environment sandbox
 import Foundation
+import HTTPServer
 import InsightClient
 
 // MARK: - Arguments
 
 let usage = """
     usage: INSIGHTD_API_KEY=KEY insightd-demo [--url URL] [--no-overrides]
+           INSIGHTD_API_KEY=KEY insightd-demo --web [--listen HOST:PORT] [--url URL]
 
       INSIGHTD_API_KEY  an API key with the evaluate role, preferably a sandbox key. Create one with:
                         insightctl callers create --name demo --roles evaluate --environment sandbox
@@ -20,18 +25,25 @@ let usage = """
                         user of the machine through ps)
       --url URL         insightd's base URL (default http://127.0.0.1:8080)
       --no-overrides    skip step 3, which forces each outcome with the sandbox Insight-Override header
+      --web             serve a payment page that captures the interaction in the browser (the kit of
+                        capture/web) and evaluates each payment, until stopped (Ctrl-C)
+      --listen H:P      where --web serves the page (default 127.0.0.1:8090; port 0: a free one)
 
     """
 
 var urlText = "http://127.0.0.1:8080"
 var apiKey = ProcessInfo.processInfo.environment["INSIGHTD_API_KEY"]
 var showOverrides = true
+var web = false
+var listen = "127.0.0.1:8090"
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--url": urlText = arguments.popFirst() ?? ""
     case "--key": apiKey = arguments.popFirst()
     case "--no-overrides": showOverrides = false
+    case "--web": web = true
+    case "--listen": listen = arguments.popFirst() ?? ""
     case "--help", "-h": print(usage, terminator: ""); exit(0)
     default: FileHandle.standardError.write(Data("unknown argument \(argument)\n\(usage)".utf8)); exit(2)
     }
@@ -76,40 +88,6 @@ func coachedSession() -> Interaction {
                                                screenSharing: true, remoteAccessApp: false))
 }
 
-// MARK: - Your decision logic
-
-/// How the payment flow changes with the insight, and the consumption status that says so.
-/// The insight is one input among your others: it adds friction, it never blocks on its own.
-func decide(_ insight: IsLikelyBeingCoached?) -> (flow: [String], status: ConsumptionStatus, used: [String]) {
-    guard let insight else {
-        return (["No insight was returned: run your usual risk checks."], .notUsedError, [])
-    }
-    switch insight.outcome {
-    case .success(.unknown):
-        return (["unknown = no evidence of coaching (not \"low risk\").",
-                 "Flow: no extra friction from this insight; your usual checks still apply."],
-                .usedUnchangedFriction, [insight.insightID])
-    case .success(.medium):
-        return (["medium = some evidence of coaching.",
-                 "Flow: show a warning (\"Is someone on the phone telling you what to do?\")",
-                 "      and delay the transfer, e.g. 4 hours, so the person can think it over."],
-                .usedIncreasedFriction, [insight.insightID])
-    case .success(.high):
-        return (["high = significant evidence of coaching.",
-                 "Flow: inform the person of the risk before anything else, hold the payment,",
-                 "      and offer a call-back from your fraud team on a number you already know."],
-                .usedIncreasedFriction, [insight.insightID])
-    case .success(.unrecognized(let value)):
-        return (["'\(value)' is a value this client version does not know.",
-                 "Flow: treat it like an error: your usual risk checks, nothing more."],
-                .notUsedError, [])
-    case .failure(let error):
-        return (["The insight failed (\(error.code)); the evaluation itself succeeded.",
-                 "Flow: your usual risk checks; do not read an error as \"no risk\"."],
-                .notUsedError, [])
-    }
-}
-
 // MARK: - The story
 
 let evaluator = InsightEvaluator(baseURL: baseURL, apiKey: apiKey)
@@ -117,6 +95,23 @@ var failures = 0
 /// Identifiers of this run's made-up customer (insightd hashes them on arrival and never stores
 /// them raw); fresh each run so velocity checks from earlier runs do not colour the story.
 let runID = UUID().uuidString.prefix(8).lowercased()
+
+if web {
+    let server: HTTPServer
+    do {
+        server = try servePaymentPage(listen: listen, evaluator: evaluator, account: "demo-account-\(runID)")
+    } catch {
+        FileHandle.standardError.write(Data("insightd-demo: \(error)\n".utf8)); exit(1)
+    }
+    let host = server.configuration.host
+    printLine("insightd-demo: the payment page is at http://\(host):\(server.boundPort)/ (insightd at \(baseURL.absoluteString)); Ctrl-C stops it")
+    // The server is used after every sleep: an optimised build otherwise releases it right
+    // after the line above, and its deinit stops the server.
+    while true {
+        try? await Task.sleep(for: .seconds(3600))
+        withExtendedLifetime(server) {}
+    }
+}
 
 func say(_ lines: String...) { for line in lines { print(line) } }
 

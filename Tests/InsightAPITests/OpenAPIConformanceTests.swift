@@ -1,3 +1,4 @@
+import CoachingModel
 import Foundation
 import InsightAPI
 import InsightDomain
@@ -759,6 +760,8 @@ final class OpenAPIConformanceTests: XCTestCase {
         XCTAssertEqual(enumeration("\(schemas)/Environment"), Environment.allCases.map(\.rawValue))
         XCTAssertEqual(enumeration("\(schemas)/InsightCatalogEntry/properties/type"), InsightType.allCases.map(\.rawValue))
         XCTAssertEqual(enumeration("\(schemas)/InteractionSource/properties/platform"), ClientPlatform.allCases.map(\.rawValue))
+        // The models' manifests name the same platforms for thresholds of their own.
+        XCTAssertEqual(CoachingModelVersion.platforms, ClientPlatform.allCases.map(\.rawValue))
         XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/kit/maxLength")?.numberValue,
                        Double(InteractionSource.maxKitLength))
         XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/version/maxLength")?.numberValue,

@@ -109,7 +109,16 @@ export function modelsPage(root) {
     const drifts = table("Drift of each version's scores against its reference (PSI: below 0.1 stable, above 0.2 shifted)",
       ["Version · category", "PSI", "Scores"],
       rows.map((r) => [name(r), drift(r), fmt.int(r.psi ? r.psi.sample : null)]), { numeric: [2] });
-    report.replaceChildren(maturity, summary, drifts, charts);
+    // The same per capture kit (interaction.source), where callers name theirs: a kit version
+    // whose flagged share or PSI stands apart from its platform's others moved the scores.
+    const kits = rows.flatMap((r) => r.bySource.map((k) => {
+      const flagged = k.evaluations ? (k.values.medium + k.values.high) / k.evaluations : null;
+      return [name(r), k.platform === null ? "no source" : `${k.platform} · ${k.kit} ${k.kitVersion}`, fmt.int(k.evaluations),
+              flagged === null ? "–" : fmt.pct(flagged), drift(k)];
+    }));
+    const byKit = kits.length === 0 ? [] : [table("By capture kit (PSI of a web kit against the web profile's reference)",
+      ["Version · category", "Capture kit", "Evaluations", "Medium or high", "PSI"], kits, { numeric: [2, 3] })];
+    report.replaceChildren(maturity, summary, drifts, ...byKit, charts);
   }
 
   load();
