@@ -255,7 +255,8 @@ pass "errors"
 # Durability: every evaluation answered 200 survives kill -9.
 : >"$WORK/events"
 for i in $(seq 1 30); do
-    [ "$(post /v1/evaluations "$KEY" "$EVAL")" = 200 ] || fail "evaluate $i"
+    # A requestId of its own each: the same one again would be answered with the first evaluation.
+    [ "$(post /v1/evaluations "$KEY" "$(printf '%s' "$EVAL" | sed "s/\"txn-1\"/\"txn-kill-$i\"/")")" = 200 ] || fail "evaluate $i"
     jq -r .eventId "$WORK/body" >>"$WORK/events"
 done
 kill -9 "$PID"; wait "$PID" 2>/dev/null || true; PID=""
