@@ -425,6 +425,8 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(A, "/v1/authorization", 503, "serverError", "credentials cannot be checked", key: broken.key,
                   json: #"{"subject":{"account":"a"},"status":"denied"}"#),
             Probe(Q, "/v1/authorization/query", 200, nil, "query", key: key, json: #"{"subject":{"account":"probe-1"}}"#),
+            Probe(Q, "/v1/authorization/query", 200, nil, "the other identifier null", key: key,
+                  json: #"{"subject":{"account":"probe-1","device":null}}"#),
             Probe(Q, "/v1/authorization/query", 400, "contextInvalid", "not JSON", key: key, json: "["),
             Probe(Q, "/v1/authorization/query", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"}}"#),
             Probe(Q, "/v1/authorization/query", 403, "forbidden", "labels role only", key: labelsOnly, json: #"{"subject":{"account":"a"}}"#),
@@ -574,6 +576,8 @@ final class OpenAPIConformanceTests: XCTestCase {
         table += [
             Probe(P, callerPath, 200, nil, "rate and burst", key: admin.key, json: #"{"rate":50000,"burst":50000}"#),
             Probe(P, callerPath, 200, nil, "rate only", key: admin.key, json: #"{"rate":20000.5}"#),
+            Probe(P, callerPath, 200, nil, "rate, and null for the others", key: admin.key, json: #"{"rate":20000.5,"burst":null}"#),
+            Probe(P, callerPath, 422, "contextInvalid", "only nulls: nothing to change", key: admin.key, json: #"{"rate":null}"#),
             Probe(P, callerPath, 400, "contextInvalid", "not JSON", key: admin.key, json: "{"),
             Probe(P, callerPath, 401, "unauthorized", "no key", key: nil, json: #"{"rate":1}"#),
             Probe(P, callerPath, 403, "forbidden", "no admin role", key: key, json: #"{"rate":1}"#),
