@@ -152,7 +152,7 @@ struct BodyMember<Value>: Sendable {
             if let item = E(utf8: text) {
                 set(&value, item)
             } else {
-                guard text.count <= maxLength, InteractionSource.isToken(text) else { return false }
+                guard (1...maxLength).contains(text.count), InteractionSource.isToken(text) else { return false }
                 skip(&value)
             }
             return true

@@ -92,6 +92,8 @@ extension EvaluationRequest {
             var summary = SummaryFeatures()
             summary.features.reserveCapacity(object.members.count)
             for member in object.members {
+                // A feature sent as null is absent (a name that is no feature is refused whatever its value).
+                if member.value == .null, Feature(name: member.key) != nil { continue }
                 guard case .number(let number) = member.value else {
                     // A name that is no feature is refused as such (its value does not matter),
                     // and never named: only a feature's own name goes into `field`.

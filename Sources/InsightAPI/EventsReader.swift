@@ -70,7 +70,7 @@ enum EventsReader {
                 if let value = InteractionEventType(utf8: text) {
                     type = value
                 } else {
-                    guard text.count <= EvaluationSchema.maxEventTypeLength, InteractionSource.isToken(text) else { return nil }
+                    guard (1...EvaluationSchema.maxEventTypeLength).contains(text.count), InteractionSource.isToken(text) else { return nil }
                     skipped = true
                 }
             } else if field == nil && !fieldNull, cursor.takeName(EvaluationSchema.EventMember.field) {

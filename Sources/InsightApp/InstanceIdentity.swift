@@ -19,7 +19,8 @@ enum InstanceIdentity {
         }
         let name = make(host: ProcessInfo.processInfo.hostName)
         do {
-            try Data((name + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            // Private like every state file, whatever the umask.
+            try PrivateFile.write(Array((name + "\n").utf8), to: path)
         } catch {
             throw AppError("cannot write \(path): \(error.localizedDescription)")
         }

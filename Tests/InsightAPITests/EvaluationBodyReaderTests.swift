@@ -70,6 +70,10 @@ final class EvaluationBodyReaderTests: XCTestCase {
         check(Self.body(subject: #"{"account":"a","device":null}"#), .read)
         check(Self.body(interaction: #"{"device":{"activeCall":null},"summary":null,"source":null}"#), .read)
         check(Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart","field":null}]}"#), .read)
+        check(Self.body(interaction: #"{"summary":{"sessionSeconds":12.5,"payeePasted":null}}"#), .either)
+        let summary = try EvaluationRequest.decode(body: Array(Self.body(interaction: #"{"summary":{"sessionSeconds":12.5,"payeePasted":null}}"#).utf8))
+        guard case .summary(let features, _) = summary.interaction else { return XCTFail("no summary") }
+        XCTAssertEqual(features.features.count, 1, "a feature sent as null is absent")
         let absent = try EvaluationRequest.decode(body: Array(Self.body(subject: #"{"account":"a"}"#).utf8))
         let null = try EvaluationRequest.decode(body: Array(Self.body(requestId: "null", subject: #"{"account":"a","device":null}"#).utf8))
         XCTAssertNil(null.requestId)
@@ -116,6 +120,7 @@ final class EvaluationBodyReaderTests: XCTestCase {
             Self.body(interaction: #"{"summary":{"sessionSeconds":"long"}}"#),  // the tree path names the feature
             Self.body(interaction: #"{"events":[{"t":5,"type":"scroll"},{"t":1,"type":"scroll"}]}"#),
             Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":"two words"}]}"#),
+            Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":""}]}"#),
             Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":"\#(String(repeating: "z", count: 65))"}]}"#),
             Self.body(transaction: #"{"amountBand":"huge"}"#), Self.body(transaction: #"{"newCounterparty":1}"#),
             Self.body(transaction: #"{"newCounterparty":truex}"#), Self.body(transaction: #"{"newCounterparty":true,"newCounterparty":true}"#),
