@@ -40,7 +40,7 @@ extension InsightAPIHandler {
     /// A whole number in `range` written in decimal digits, or `fallback` when absent.
     static func integer(_ text: String?, _ name: String, default fallback: Int64, in range: ClosedRange<Int64>) throws(Problem) -> Int64 {
         guard let text else { return fallback }
-        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
               let value = Int64(text), range.contains(value) else {
             throw Problem.invalid(name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }

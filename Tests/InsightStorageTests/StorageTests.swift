@@ -1,7 +1,9 @@
+import Crypto
 import Foundation
 import InsightDomain
 @testable import InsightStorage
 import SQLiteClient
+import Synchronization
 import XCTest
 
 /// What is particular to the SQLite stores (migrations, query plans, the row layout, the
@@ -503,6 +505,58 @@ final class StorageTests: XCTestCase {
         let check = try Database.open(path: path)
         XCTAssertEqual(try check.scalarText("SELECT count(*) FROM evaluations"), "\(stored + 1)")
         XCTAssertEqual(try check.scalarText("PRAGMA integrity_check"), "ok")
+    }
+
+    /// The answers of one batch share one signed head, stored with the batch; a job that fails
+    /// (here a duplicate event id, run again in its own savepoint) is no leaf of it; an issuer
+    /// resumed from the database continues the chain after the last stored head.
+    func testOneBatchIsOneSignedHeadAndAFailedEvaluationIsNoLeafOfIt() throws {
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let receipts = ReceiptIssuer.withEphemeralKey(instance: "batch")
+        receipts.resume(after: try SQLiteReceiptLog.tip(of: "batch", in: db))
+        let first = GroupCommitWriter(connection: db, receipts: receipts)
+        first.start()
+        try wait { SQLiteLedger(writer: first).record(evaluation("taken"), answer: [0], completion: $0) }.map { _ in () }.get()
+        first.stop()
+        let writer = GroupCommitWriter(connection: db, receipts: receipts)  // started below: the jobs wait for one batch
+        let ledger = SQLiteLedger(writer: writer)
+        let answers = Mutex<[String: Result<Receipt, StoreFailure>]>([:])
+        let done = DispatchGroup()
+        for id in ["a", "taken", "b", "c"] {
+            done.enter()
+            ledger.record(evaluation(id), answer: Array(id.utf8)) { result in
+                answers.withLock { $0[id] = result }
+                done.leave()
+            }
+        }
+        writer.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        writer.stop()
+        let results = answers.withLock { $0 }
+        guard case .failure = results["taken"] else { return XCTFail("a duplicate event id was stored") }
+        var heads: Set<String> = []
+        for id in ["a", "b", "c"] {
+            guard case .success(let receipt) = results[id] else { return XCTFail("\(id) failed") }
+            heads.insert(receipt.head.jws)
+            XCTAssertEqual(receipt.head.head.size, 3, "three leaves: the failed job is none")
+            XCTAssertEqual(MerkleTree.root(fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: Array(id.utf8)),
+                                           index: receipt.index, size: 3), receipt.head.head.root, id)
+        }
+        XCTAssertEqual(heads.count, 1, "one head for the batch")
+        XCTAssertEqual(Set(["a", "b", "c"].compactMap { id -> Int? in if case .success(let r) = results[id] { r.index } else { nil } }),
+                       [0, 1, 2])
+        let log = try SQLiteReceiptLog(path: path)
+        let stored = try log.heads(instance: "batch", from: 0, limit: 10, withLeaves: true)
+        XCTAssertEqual(stored.map(\.signed.head.sequence), [0, 1])
+        XCTAssertEqual(stored.last?.signed.jws, heads.first)
+        XCTAssertEqual(stored.last?.leaves.count, 3 * 32)
+
+        // Opened again, the chain goes on after the last stored head.
+        let reopened = ReceiptIssuer.withEphemeralKey(instance: "batch")
+        reopened.resume(after: try SQLiteReceiptLog.tip(of: "batch", in: try Database.open(path: path)))
+        let next = try XCTUnwrap(reopened.issue(leafHashes: [MerkleTree.leafHash(of: [1])]))
+        XCTAssertEqual(next.head.head.sequence, 2)
+        XCTAssertEqual(next.head.head.previous, stored.last?.signed.hash)
     }
 
     func testAFullQueueAnswersOverloadedAndAStoppedWriterUnavailable() throws {
