@@ -106,8 +106,8 @@ let package = Package(
         .target(name: "InsightTesting", dependencies: ["InsightDomain"], path: "Tests/InsightTesting"),
         // The behaviour every backend of the store ports must have (a library, so that a backend's
         // own test target runs it), the in-memory fakes, and the suite run against SQLite and the fakes.
-        .target(name: "StoreContract", dependencies: ["InsightDomain"], path: "Tests/StoreContract"),
-        .target(name: "InsightStoreFakes", dependencies: ["InsightDomain"], path: "Tests/InsightStoreFakes"),
+        .target(name: "StoreContract", dependencies: ["InsightDomain", "Crypto"], path: "Tests/StoreContract"),
+        .target(name: "InsightStoreFakes", dependencies: ["InsightDomain", "Crypto"], path: "Tests/InsightStoreFakes"),
         .testTarget(name: "StoreContractTests",
                     dependencies: ["StoreContract", "InsightStoreFakes", "InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightDomainTests", dependencies: ["InsightDomain", "Crypto", "InsightTesting"]),

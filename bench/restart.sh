@@ -48,7 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT
 export INSIGHTD_STATE_DIR="${STATE:-$WORK/state}"
-CREATED=$("$BIN/insightctl" callers create --name restart --roles evaluate --environment production --rate 100000 --burst 100000 --json)
+CREATED=$("$BIN/insightctl" --create callers create --name restart --roles evaluate --environment production --rate 100000 --burst 100000 --json)
 KEY=$(echo "$CREATED" | jq -r .apiKey)
 if [ -z "$STATE" ]; then
     say "== fill: $COUNT evaluations over the last 7 days"

@@ -51,7 +51,7 @@ trap 'exit 130' INT TERM
 # lifted because generated requests reuse a handful of device identifiers (it has its own tests).
 export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" \
        INSIGHTD_DEVICE_LIMIT_PER_HOUR=1000000 INSIGHTD_THREADS=2
-"$BIN/insightctl" migrate >/dev/null
+"$BIN/insightctl" init >/dev/null
 "$BIN/insightd" 2>>"$LOG" &
 PID=$!
 . "$(dirname "$0")/lib.sh"

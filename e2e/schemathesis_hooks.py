@@ -77,6 +77,7 @@ def before_call(context, case, kwargs):
             _known_insights(case)
     elif label == "POST /v1/evaluations":
         _thin_override_header(case)
+        _fresh_request_id(case)
         if _is_positive(case):
             _order_events(case)
     elif label == "POST /v1/evaluations/{eventId}/consumption":
@@ -94,6 +95,9 @@ def before_call(context, case, kwargs):
         if _is_positive(case):
             _own_tenant(case)
             _handed_out_cursor(case)
+    elif label in ("GET /v1/receipts/heads", "HEAD /v1/receipts/heads"):
+        if _is_positive(case):
+            _chain_parameters_with_an_instance(case)
 
 
 def _known_event(case):
@@ -178,6 +182,20 @@ def _period_within_limits(case):
         query["to"] = start
 
 
+def _chain_parameters_with_an_instance(case):
+    """In positive receipt-head cases, drop `from` and `limit` when `instance` is absent.
+
+    Without `instance` the answer is the latest head of each instance, and `from` and `limit`
+    (which page one chain) are a documented 422 that JSON Schema cannot relate to `instance`
+    (openapi.json says it in the parameters' descriptions), which the positive-data check would
+    report. Negative cases stay as generated.
+    """
+    query = case.query
+    if isinstance(query, MutableMapping) and "instance" not in query:
+        query.pop("from", None)
+        query.pop("limit", None)
+
+
 def _own_tenant(case):
     """In positive subject cases, name the key's own tenant in the optional `tenant` guard.
 
@@ -248,6 +266,25 @@ def _thin_override_header(case):
     if meta.phase.name == "fuzzing" and isinstance(headers[names[0]], str) and len(headers[names[0]]) % 4 == 0:
         return
     del headers[names[0]]
+
+
+def _fresh_request_id(case):
+    """Give every evaluation its own `requestId` when it names a valid one.
+
+    Generated cases reuse a few requestId values with different bodies; the server then answers
+    the documented `422 idempotencyKeyReused` (the same requestId with other bytes is not a
+    retry: docs/api.md, "Retries"), which the positive-data check reports as a valid request
+    refused. A valid string is replaced by a fresh one of the same length from 16 characters on
+    (so the 128-character boundary is still sent), else by a fresh 17-character one; it starts
+    with a letter, so that it never looks like a card number. Anything else is left alone.
+    """
+    body = case.body
+    if not isinstance(body, dict):
+        return
+    value = body.get("requestId")
+    if isinstance(value, str) and 1 <= len(value) <= 128 and all(ord(c) > 0x1F and not 0x7F <= ord(c) <= 0x9F for c in value):
+        fresh = "t" + uuid.uuid4().hex + secrets.token_hex(64)
+        body["requestId"] = fresh[: max(len(value), 17)]
 
 
 def _fresh_idempotency_key(case):

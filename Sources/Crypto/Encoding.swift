@@ -131,3 +131,46 @@ public enum Base64URL {
         }
     }
 }
+
+/// Base64 with padding (RFC 4648 §4): the byte sequences of HTTP structured fields (RFC 8941
+/// §3.3.5). Made from the base64url coder: the two alphabets differ in two characters.
+public enum Base64 {
+    /// Appends `bytes` as padded base64 to `out`.
+    public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        let start = out.count
+        Base64URL.append(bytes, to: &out)
+        for i in start..<out.count {
+            if out[i] == UInt8(ascii: "-") { out[i] = UInt8(ascii: "+") } else if out[i] == UInt8(ascii: "_") { out[i] = UInt8(ascii: "/") }
+        }
+        while (out.count - start) % 4 != 0 { out.append(UInt8(ascii: "=")) }
+    }
+
+    /// `bytes` as padded base64.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out = [UInt8]()
+        bytes.withUnsafeBytes { append($0, to: &out) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes padded base64; nil for any other character, missing or extra padding, or
+    /// non-zero unused bits (one byte sequence has one encoding).
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var chars = Array(text.utf8)
+        guard chars.count % 4 == 0 else { return nil }
+        var padding = 0
+        while padding < 2, chars.last == UInt8(ascii: "=") {
+            chars.removeLast()
+            padding += 1
+        }
+        guard padding == 0 || chars.count % 4 != 0 else { return nil }
+        for i in chars.indices {
+            switch chars[i] {
+            case UInt8(ascii: "+"): chars[i] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): chars[i] = UInt8(ascii: "_")
+            case UInt8(ascii: "-"), UInt8(ascii: "_"): return nil
+            default: break
+            }
+        }
+        return Base64URL.decode(String(decoding: chars, as: UTF8.self))
+    }
+}

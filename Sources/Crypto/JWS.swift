@@ -1,13 +1,12 @@
-/// Signs payloads as JWS (RFC 7515) compact serializations with a detached payload,
-/// `BASE64URL(header)..BASE64URL(signature)`, under one Ed25519 key (`alg` `EdDSA`, RFC 8037).
-/// The protected header `{"alg":"EdDSA","kid":"…"}` and its encoding are made once, here.
-public final class DetachedJWSSigner: Sendable {
+/// Signs payloads as JWS (RFC 7515) compact serializations,
+/// `BASE64URL(header).BASE64URL(payload).BASE64URL(signature)`, under one Ed25519 key (`alg`
+/// `EdDSA`, RFC 8037). The protected header `{"alg":"EdDSA","kid":"…"}` and its encoding are
+/// made once, here.
+public final class JWSSigner: Sendable {
     public let keyId: String
     private let key: Ed25519SigningKey
     /// `BASE64URL(protected header) || '.'`: the start of every signing input.
     private let signingInputPrefix: [UInt8]
-    /// `BASE64URL(protected header) || '..'`: the start of every serialization.
-    private let serializationPrefix: [UInt8]
 
     public init(key: Ed25519SigningKey, keyId: String) {
         self.key = key
@@ -15,7 +14,6 @@ public final class DetachedJWSSigner: Sendable {
         var header = Base64URL.encode(Array(Self.protectedHeader(keyId: keyId).utf8))
         header += "."
         signingInputPrefix = Array(header.utf8)
-        serializationPrefix = signingInputPrefix + [UInt8(ascii: ".")]
     }
 
     /// The protected header of a key id. The key id is base64url (a JWK thumbprint): nothing in
@@ -24,15 +22,15 @@ public final class DetachedJWSSigner: Sendable {
         #"{"alg":"EdDSA","kid":"\#(keyId)"}"#
     }
 
-    /// The compact serialization of `payload`'s signature, the payload left out; nil only if
-    /// OpenSSL fails.
-    public func detachedSignature(of payload: [UInt8]) -> String? {
-        var input = [UInt8]()
-        input.reserveCapacity(signingInputPrefix.count + Base64URL.encodedCount(payload.count))
-        input += signingInputPrefix
-        payload.withUnsafeBytes { Base64URL.append($0, to: &input) }
-        guard let signature = input.withUnsafeBytes({ key.signature(for: $0) }) else { return nil }
-        var out = serializationPrefix
+    /// The compact serialization of `payload` signed; nil only if the signature fails.
+    public func compactSerialization(of payload: [UInt8]) -> String? {
+        var out = [UInt8]()
+        out.reserveCapacity(signingInputPrefix.count + Base64URL.encodedCount(payload.count) + 1
+                            + Base64URL.encodedCount(Ed25519SigningKey.signatureLength))
+        out += signingInputPrefix
+        payload.withUnsafeBytes { Base64URL.append($0, to: &out) }
+        guard let signature = out.withUnsafeBytes({ key.signature(for: $0) }) else { return nil }
+        out.append(UInt8(ascii: "."))
         signature.withUnsafeBytes { Base64URL.append($0, to: &out) }
         return String(decoding: out, as: UTF8.self)
     }

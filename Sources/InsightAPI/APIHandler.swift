@@ -109,6 +109,7 @@ public final class InsightAPIHandler: HTTPHandler {
             case .livez: exchange.send(Self.json(200, .object(["status": .string("ok")])))
             case .readyz: readyz(exchange)
             case .signingKeys: signingKeys(exchange)
+            case .receiptHeads: try receiptHeads(exchange)
             case .insights: try insights(exchange)
             case .evaluations: try evaluate(exchange)
             case .consumption(let eventId): try consume(exchange, eventId: eventId)

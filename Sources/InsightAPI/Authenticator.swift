@@ -51,12 +51,17 @@ extension InsightAPIHandler {
     /// that says who may call what); nil for an open route.
     func authenticate(_ request: HTTPRequest, route: Route) throws(Problem) -> Caller? {
         let role: Role?
+        var oneOf: [Role] = []
         switch route.access {
         case .open: return nil
         case .anyCaller: role = nil
         case .role(let required): role = required
+        case .anyRole(let roles): (role, oneOf) = (nil, roles)
         }
         let token = try Authenticator.token(in: request.headers)
-        do { return try useCases.credentials.caller(for: token, requiring: role) } catch { throw Problem(error) }
+        let caller: Caller
+        do { caller = try useCases.credentials.caller(for: token, requiring: role) } catch { throw Problem(error) }
+        if let first = oneOf.first, !oneOf.contains(where: caller.roles.contains) { throw Problem(.forbidden(missing: first)) }
+        return caller
     }
 }

@@ -14,6 +14,9 @@ indirect enum BodyKind: Sendable {
     case boolean
     /// One of these names.
     case oneOf([String])
+    /// One of these names, or another token of at most `maxLength` characters (letters, digits,
+    /// `.`, `_`, `+`, `-`), with which its object is skipped: what a newer client may send.
+    case oneOfOrSkipped([String], maxLength: Int)
     /// An array of these names, with this many elements.
     case namesOf([String], count: ClosedRange<Int>)
     case object([BodyField])
@@ -133,6 +136,37 @@ struct BodyMember<Value>: Sendable {
             return true
         }, decode: { reader, value throws(Problem) in
             if let item = try reader.enumeration(key, E.self, required: required) { set(&value, item) }
+        })
+    }
+
+    /// An enumeration a newer client may extend: a name of `E` is `set`; another token of at
+    /// most `maxLength` characters calls `skip` (its object is then left out, never stored or
+    /// echoed: no text enters); anything else is refused.
+    static func enumerationOrSkipped<E: BodyEnumeration>(_ name: StaticString, _: E.Type, maxLength: Int, required: Bool = false,
+                                                         skip: @escaping @Sendable (inout Value) -> Void,
+                                                         _ set: @escaping @Sendable (inout Value, E) -> Void) -> BodyMember {
+        let key = name.description
+        let names = E.allCases.map(\.rawValue)
+        return BodyMember(name, kind: .oneOfOrSkipped(names, maxLength: maxLength), required: required, read: { cursor, value in
+            guard let text = cursor.plainString() else { return false }
+            if let item = E(utf8: text) {
+                set(&value, item)
+            } else {
+                guard (1...maxLength).contains(text.count), InteractionSource.isToken(text) else { return false }
+                skip(&value)
+            }
+            return true
+        }, decode: { reader, value throws(Problem) in
+            guard let text = try reader.string(key, maxLength: maxLength, required: required) else { return }
+            if let item = E(rawValue: text) {
+                set(&value, item)
+            } else {
+                guard InteractionSource.isToken(text.utf8) else {
+                    throw Problem.invalid(reader.field(key), "must be one of \(names.joined(separator: ", ")), or another name "
+                                          + "(letters, digits and . _ + -), which is skipped")
+                }
+                skip(&value)
+            }
         })
     }
 
@@ -266,7 +300,15 @@ final class BodyObject<Value: Sendable>: Sendable {
                     found = i
                     break
                 }
-                guard let i = found, cursor.takeColon(), members[i].read(&cursor, &value) else { return nil }
+                guard let i = found, cursor.takeColon() else { return nil }
+                // `null` means absent: an optional member is left as it is; a required one is
+                // missing, which the tree path names.
+                cursor.skipWhitespace()
+                if cursor.takeNull() {
+                    guard !members[i].required else { return nil }
+                } else {
+                    guard members[i].read(&cursor, &value) else { return nil }
+                }
                 seen |= 1 << i
                 cursor.skipWhitespace()
             } while cursor.take(UInt8(ascii: ","))

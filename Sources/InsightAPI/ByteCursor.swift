@@ -176,6 +176,9 @@ struct ByteCursor {
         return nil
     }
 
+    /// `null` (an optional member sent as absent).
+    mutating func takeNull() -> Bool { takeLiteral("null") }
+
     private mutating func takeLiteral(_ literal: StaticString) -> Bool {
         guard index + literal.utf8CodeUnitCount <= bytes.count, matches(literal, at: index) else { return false }
         index += literal.utf8CodeUnitCount

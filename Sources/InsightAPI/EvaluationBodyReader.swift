@@ -8,9 +8,9 @@ import InsightServices
 /// path (`EvaluationRequest.decode(_:)`) would accept and read the same way: an object of the
 /// known members, each at most once; strings of printable ASCII without escapes, within their
 /// limits; integers written plainly, within theirs; `true`/`false` for flags;
-/// `interaction.events` and `.summary` as `EventsReader` and `SummaryReader` read them;
-/// whitespace where JSON allows it and nothing after the object. Anything else — an unknown or
-/// repeated member, a null, an escape, a non-ASCII or over-long string, an unknown category, a
+/// `interaction.events` and `.summary` as `EventsReader` and `SummaryReader` read them; `null`
+/// for an optional member, read as absent; whitespace where JSON allows it and nothing after the
+/// object. Anything else — an unknown or repeated member, a required member sent as null, an escape, a non-ASCII or over-long string, an unknown category, a
 /// request id that looks like personal data, any syntax error — makes it decline, and the parser
 /// and the tree path take over and name the offending field. A differential test holds the two
 /// paths to the same result.

@@ -17,7 +17,7 @@ extension EvaluationRequest {
     /// `decode(body:)` through the parser and the tree path (still reading the interaction from
     /// the bytes when it can): what `EvaluationBodyReader` declines, and its reference in tests.
     static func decodeParsing(_ body: [UInt8]) throws(Problem) -> EvaluationRequest {
-        var events: [InteractionEvent]?
+        var events: EventsReader.Read?
         var summary: SummaryFeatures?
         // Positions in `interaction` of the members read here (the interception is offered
         // each member of `interaction` in order), for the positions errors name.
@@ -27,10 +27,10 @@ extension EvaluationRequest {
             switch key {
             case "events":
                 guard let read = EventsReader.read(bytes, from: start) else { return nil }
-                events = read.events
+                events = read
                 readAt.append(member)
                 // The array, and each event with its t, type and field if it has one.
-                return (read.end, read.events.reduce(1) { $0 + ($1.field == nil ? 3 : 4) })
+                return (read.end, read.values)
             case "summary":
                 guard let read = SummaryReader.read(bytes, from: start) else { return nil }
                 summary = read.summary
@@ -46,39 +46,42 @@ extension EvaluationRequest {
     /// Validates a parsed body, naming the first offending field. `events` and `summary` are the
     /// interaction's when they were read from the bytes, and so are not in `body`;
     /// `interactionReadAt` are their positions among the members of `interaction`.
-    static func decode(_ body: JSONValue, events readEvents: [InteractionEvent]? = nil,
+    static func decode(_ body: JSONValue, events readEvents: EventsReader.Read? = nil,
                        summary readSummary: SummaryFeatures? = nil,
                        interactionReadAt: [Int] = []) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "", allowed: EvaluationSchema.root.names)
         var request = try EvaluationSchema.root.decodeMembers(root)
         let source: SourceMember?
-        (request.interaction, source) = try decodeInteraction(root, events: readEvents, summary: readSummary, readAt: interactionReadAt)
+        (request.interaction, source, request.skippedEvents) = try decodeInteraction(root, events: readEvents, summary: readSummary,
+                                                                                     readAt: interactionReadAt)
         (request.source, request.droppedEvents) = (source?.source, source?.droppedEvents)
         return request
     }
 
-    /// The interaction and the source it names (nil when it names none).
-    private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?, summary readSummary: SummaryFeatures?,
-                                          readAt: [Int]) throws(Problem) -> (InteractionInput, SourceMember?) {
+    /// The interaction, the source it names (nil when it names none) and the events skipped.
+    private static func decodeInteraction(_ root: ObjectReader, events readEvents: EventsReader.Read?, summary readSummary: SummaryFeatures?,
+                                          readAt: [Int]) throws(Problem) -> (InteractionInput, SourceMember?, Int) {
         let schema = EvaluationSchema.interaction
         guard let interaction = try root.object("interaction", allowed: schema.names, readElsewhere: readAt) else {
-            return (.none, nil)
+            return (.none, nil, 0)
         }
         // The device facts and the source; events and summary have the rules below.
         let parts = try schema.decodeMembers(interaction)
-        return (try decodeObservations(interaction, parts: parts, events: readEvents, summary: readSummary), parts.source)
+        let (input, skipped) = try decodeObservations(interaction, parts: parts, events: readEvents, summary: readSummary)
+        return (input, parts.source, skipped)
     }
 
-    /// The events or summary of `interaction`, with the device facts in `parts`.
-    private static func decodeObservations(_ interaction: ObjectReader, parts: InteractionParts, events readEvents: [InteractionEvent]?,
-                                           summary readSummary: SummaryFeatures?) throws(Problem) -> InteractionInput {
+    /// The events or summary of `interaction`, with the device facts in `parts`, and the events
+    /// skipped (of types this version does not know).
+    private static func decodeObservations(_ interaction: ObjectReader, parts: InteractionParts, events readEvents: EventsReader.Read?,
+                                           summary readSummary: SummaryFeatures?) throws(Problem) -> (InteractionInput, Int) {
         let device = parts.device ?? DeviceFacts()
         let eventValues = try interaction.array("events", count: EvaluationSchema.eventCount)
         let summaryValue = interaction.value("summary")
         if (eventValues != nil || readEvents != nil) && (summaryValue != nil || readSummary != nil) {
             throw Problem.invalid("interaction", "must carry either events or summary, not both")
         }
-        if let readSummary { return .summary(readSummary, device) }
+        if let readSummary { return (.summary(readSummary, device), 0) }
         if let summaryValue {
             guard case .object(let object) = summaryValue else {
                 throw Problem.invalid("interaction.summary", "must be an object, not \(summaryValue.kindDescription)")
@@ -89,6 +92,8 @@ extension EvaluationRequest {
             var summary = SummaryFeatures()
             summary.features.reserveCapacity(object.members.count)
             for member in object.members {
+                // A feature sent as null is absent (a name that is no feature is refused whatever its value).
+                if member.value == .null, Feature(name: member.key) != nil { continue }
                 guard case .number(let number) = member.value else {
                     // A name that is no feature is refused as such (its value does not matter),
                     // and never named: only a feature's own name goes into `field`.
@@ -97,17 +102,19 @@ extension EvaluationRequest {
                 }
                 summary.append(name: member.key, value: number)
             }
-            return .summary(summary, device)
+            return (.summary(summary, device), 0)
         }
-        if let readEvents { return .events(readEvents, device) }
-        guard let eventValues else { return parts.input ?? .none }  // device facts alone, or nothing
+        if let readEvents { return (.events(readEvents.events, device), readEvents.skipped) }
+        guard let eventValues else { return (parts.input ?? .none, 0) }  // device facts alone, or nothing
         var events: [InteractionEvent] = []
         events.reserveCapacity(eventValues.count)
+        var skipped = 0, previous: Int64?
         let path = interaction.field("events")
         for (i, value) in eventValues.enumerated() {
-            events.append(try EvaluationSchema.event.decode(value, path: "\(path)[\(i)]",
-                                                             from: EvaluationSchema.event(after: events.last)))
+            let wire = try EvaluationSchema.event.decode(value, path: "\(path)[\(i)]", from: EvaluationSchema.event(after: previous))
+            previous = wire.event.t
+            if wire.skipped { skipped += 1 } else { events.append(wire.event) }
         }
-        return .events(events, device)
+        return (.events(events, device), skipped)
     }
 }

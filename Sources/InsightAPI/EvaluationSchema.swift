@@ -40,6 +40,7 @@ enum EvaluationSchema {
             request.interaction = input
             request.source = parts.source?.source
             request.droppedEvents = parts.source?.droppedEvents
+            request.skippedEvents = parts.skippedEvents
             return true
         },
         // Facts for the decision policy: closed values only, never amounts or names.
@@ -83,6 +84,7 @@ enum EvaluationSchema {
         .custom("events", kind: .array(of: event.fields, count: eventCount)) { cursor, parts in
             guard let read = EventsReader.read(cursor.bytes, from: cursor.index) else { return false }
             parts.events = read.events
+            parts.skippedEvents = read.skipped
             cursor.index = read.end
             return true
         },
@@ -116,19 +118,26 @@ enum EvaluationSchema {
         static let field: StaticString = "field"
     }
 
+    /// The longest event type name: a type this version does not know is a name of at most
+    /// this many token characters, and its event is skipped.
+    static let maxEventTypeLength = 64
+
     /// One event, decoded from `event(after:)`: it starts with the previous event's `t`, which
-    /// its own must not be earlier than.
+    /// its own must not be earlier than. An event of a type this version does not know (a newer
+    /// capture kit's) is skipped: validated like any, then neither scored, stored nor echoed,
+    /// only counted (`skippedEvents`), so that a newer kit never breaks an older daemon.
     static let event = BodyObject(start: event(after: nil), [
         .integer(EventMember.t, in: eventTimes, required: true, refuse: { previous, t in
-            t < previous.t ? "must not be earlier than the previous event's t (events are in time order)" : nil
-        }) { $0.t = $1 },
-        .enumeration(EventMember.type, InteractionEventType.self, required: true) { $0.type = $1 },
-        .enumeration(EventMember.field, InteractionField.self) { $0.field = $1 },
+            t < previous.event.t ? "must not be earlier than the previous event's t (events are in time order)" : nil
+        }) { $0.event.t = $1 },
+        .enumerationOrSkipped(EventMember.type, InteractionEventType.self, maxLength: maxEventTypeLength, required: true,
+                              skip: { $0.skipped = true }) { $0.event.type = $1 },
+        .enumeration(EventMember.field, InteractionField.self) { $0.event.field = $1 },
     ])
 
-    /// The start of the event after `previous` (the first event when nil).
-    static func event(after previous: InteractionEvent?) -> InteractionEvent {
-        InteractionEvent(t: previous?.t ?? 0, type: .sessionStart)
+    /// The start of the event after one at `previous` (the first event when nil).
+    static func event(after previous: Int64?) -> WireEvent {
+        WireEvent(event: InteractionEvent(t: previous ?? 0, type: .sessionStart))
     }
 
     static let device = BodyObject(start: DeviceFacts(), [
@@ -139,9 +148,17 @@ enum EvaluationSchema {
     ])
 }
 
+/// An event as sent: the event, or one of a type this version does not know, to skip.
+struct WireEvent: Sendable {
+    var event: InteractionEvent
+    var skipped = false
+}
+
 /// The members of `interaction` as read, before its rules make an `InteractionInput` of them.
 struct InteractionParts: Sendable {
     var events: [InteractionEvent]?
+    /// Events of types this version does not know, left out of `events`.
+    var skippedEvents = 0
     var summary: SummaryFeatures?
     var device: DeviceFacts?
     var source: SourceMember?

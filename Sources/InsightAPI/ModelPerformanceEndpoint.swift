@@ -91,7 +91,8 @@ extension InsightAPIHandler {
 }
 
 /// A request's query string as `name=value` pairs: each name at most once and known, values
-/// plain (dates, enumerations: nothing to percent-decode, so a `%` is refused with the rest).
+/// plain (dates, enumerations, numbers, instance names: nothing to percent-decode, so a `%` is
+/// refused with the rest).
 struct QueryParameters {
     private var values: [String: String] = [:]
 
@@ -105,9 +106,9 @@ struct QueryParameters {
             }
             guard values[name] == nil else { throw Problem.invalid(name, "must be given once") }
             let value = parts.count == 2 ? String(parts[1]) : ""
-            guard value.utf8.count <= 32, value.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
-                || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
-                throw Problem.invalid(name, "must be a date or a name of letters, digits and dashes")
+            guard value.utf8.count <= 64, value.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+                || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
+                throw Problem.invalid(name, "must be a date, a number or a name of letters, digits, dots and dashes")
             }
             values[name] = value
         }

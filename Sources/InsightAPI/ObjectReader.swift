@@ -29,9 +29,13 @@ struct ObjectReader {
 
     func field(_ key: String) -> String { Self.join(path, key) }
 
-    /// The member, if present. An explicit JSON null is not "absent": it fails the member's
-    /// type check, as the document's closed schemas say (absent members are simply left out).
-    func value(_ key: String) -> JSONValue? { object[key] }
+    /// The member, if present. A JSON `null` means absent (what serializers such as Jackson's
+    /// and Python's write for an unset optional member by default); a required member sent as
+    /// `null` is missing.
+    func value(_ key: String) -> JSONValue? {
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
 
     func require(_ key: String) throws(Problem) -> JSONValue {
         guard let value = value(key) else { throw Problem.invalid(field(key), "is required") }

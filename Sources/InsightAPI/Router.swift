@@ -14,6 +14,7 @@ enum Route: Equatable, Sendable {
     case livez
     case readyz
     case signingKeys
+    case receiptHeads
     case adminCallers
     case adminCaller(callerId: String)
     case adminRateLimit(callerId: String)
@@ -41,7 +42,7 @@ enum Route: Equatable, Sendable {
     /// The routes without an id.
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
-        .readyz, .signingKeys, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
+        .readyz, .signingKeys, .receiptHeads, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
         .adminModels, .adminVelocity, .adminHealth,
     ]
 
@@ -77,7 +78,7 @@ enum Route: Equatable, Sendable {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
              .subjectErasure, .adminKeyRevoke: return ["POST"]
         case .authorization: return ["PUT"]
-        case .insights, .livez, .readyz, .signingKeys, .adminCallers, .adminRateLimit, .adminDecisions,
+        case .insights, .livez, .readyz, .signingKeys, .receiptHeads, .adminCallers, .adminRateLimit, .adminDecisions,
              .adminModelPerformance, .adminRateLimits, .adminCallerKeys, .adminModels, .adminVelocity, .adminHealth,
              .console: return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
@@ -92,6 +93,8 @@ enum Route: Equatable, Sendable {
         case anyCaller
         /// A valid key holding this role.
         case role(Role)
+        /// A valid key holding one of these roles (the first is named when it holds none).
+        case anyRole([Role])
     }
 
     /// Who may call the route: `InsightAPIHandler.authenticate` checks every request of it
@@ -102,6 +105,7 @@ enum Route: Equatable, Sendable {
         // with the key the person signs in with).
         case .livez, .readyz, .signingKeys, .console: return .open
         case .insights: return .anyCaller
+        case .receiptHeads: return .anyRole([.evaluate, .admin])
         case .evaluations, .consumption, .authorization, .authorizationQuery, .subjectTransparency: return .role(.evaluate)
         case .subjectErasure: return .role(.admin)
         case .labels: return .role(.labels)
@@ -152,6 +156,7 @@ enum Route: Equatable, Sendable {
         case .livez: return "/livez"
         case .readyz: return "/readyz"
         case .signingKeys: return "/v1/signing-keys"
+        case .receiptHeads: return "/v1/receipts/heads"
         case .adminCallers: return "/admin/v1/callers"
         case .adminCaller: return "/admin/v1/callers/{callerId}"
         case .adminRateLimit: return "/admin/v1/callers/{callerId}/rate-limit"

@@ -4,28 +4,12 @@ import InsightDomain
 import JSON
 
 extension InsightAPIHandler {
-    /// The header that carries an answer's signature: a JWS compact serialization with a
-    /// detached payload (RFC 7515 appendix F), `alg` `EdDSA`, over the body's exact bytes.
-    static let signatureHeader = "Insight-Signature"
-
     /// How long verifiers and caches may keep the JWKS. A new key is published before it signs
     /// (`insightctl signing-keys rotate --activate-after`), and a verifier that meets an unknown
     /// `kid` fetches again with `Cache-Control: no-cache`.
     static let signingKeysMaxAge = 300
 
-    /// `response` with `Insight-Signature` over its body: every `200` of `POST /v1/evaluations`.
-    /// Without a key that signs, the answer is a `500` rather than an unsigned `200`.
-    static func signed(_ response: HTTPResponse, with keys: SigningKeys?) -> HTTPResponse {
-        guard let keys else { return response }
-        guard let signature = keys.detachedSignature(of: response.body) else {
-            return Problem(500, .serverError, "An unexpected error occurred; it was logged.").response
-        }
-        var response = response
-        response.headers.add(signatureHeader, signature)
-        return response
-    }
-
-    /// `GET /v1/signing-keys`: the public keys that verify answers (RFC 7517 JWKS of RFC 8037
+    /// `GET /v1/signing-keys`: the public keys that verify the heads of receipts (RFC 7517 JWKS of RFC 8037
     /// `OKP` keys): the current key, keys about to sign, and retired keys until their
     /// publication ends. No authentication: the keys are public.
     /// Its entity tag is the set's own hash, so a verifier that asks again with `If-None-Match`

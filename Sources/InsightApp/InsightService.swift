@@ -20,7 +20,7 @@ public final class InsightService: Sendable {
     public let metrics: MetricsRegistry
     /// The identifier hash keys; replaced when the key file changes (a rotation).
     public let hashKeys: HashKeys
-    /// The keys that sign answers; replaced when their directory changes (a rotation).
+    /// The keys that sign the heads of receipts; replaced when their directory changes (a rotation).
     public let signingKeys: SigningKeys
     /// The rate limits and velocity (in memory, or shared in Redis).
     private let shared: SharedState
@@ -76,7 +76,10 @@ public final class InsightService: Sendable {
         self.signingKeys = signingKeys
         signingKeyWatch = SigningKeyWatch.watch(signingKeys, directory: signingDirectory, interval: settings.complianceRefresh,
                                                 clock: clock, logger: logger)
-        let store = try StoreBackend(settings: settings, now: clock.now(), metrics: metrics, logger: logger)
+        // The answers this instance commits are proven by its own chain of heads.
+        let receipts = ReceiptIssuer(instance: try InstanceIdentity.load(stateDirectory: settings.stateDirectory),
+                                     keys: signingKeys, clock: clock)
+        let store = try StoreBackend(settings: settings, now: clock.now(), receipts: receipts, metrics: metrics, logger: logger)
         self.store = store
 
         let keyPath = settings.resolvedHashKeyFile
@@ -174,6 +177,7 @@ public final class InsightService: Sendable {
                                                  maturityDays: settings.labelMaturityDays, models: models),
             clock: clock)
         useCases.decisionReports = DecisionReportService(source: store.decisions, administration: administration, clock: clock)
+        useCases.receipts = ReceiptLogService(log: store.receiptLog)
         handler = InsightAPIHandler(APIDependencies(
             useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
             onRequest: { summary in

@@ -62,7 +62,8 @@ final class RetentionJob: Sendable {
                                                         ("labels", .number(Double(total.labels))),
                                                         ("labelSubmissions", .number(Double(total.labelSubmissions))),
                                                         ("authorizations", .number(Double(total.authorizations))),
-                                                        ("trainingVectors", .number(Double(total.trainingVectors)))])
+                                                        ("trainingVectors", .number(Double(total.trainingVectors))),
+                                                        ("receiptHeads", .number(Double(total.receiptHeads)))])
                     }
                     completion?(total)
                 case .failure(let failure):

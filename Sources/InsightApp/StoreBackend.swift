@@ -39,6 +39,8 @@ public struct StoreBackend: Sendable {
     /// Model performance counts (PRODUCT.md §13).
     let performance: any ModelPerformanceSource
     let hashKeyRegistry: any HashKeyRegistry
+    /// Every instance's chain of signed receipt heads.
+    let receiptLog: any ReceiptLog
     /// The embedded store's subject index (its history, and the erasure's way to the rows);
     /// nil on PostgreSQL, whose database indexes the hashes itself.
     let subjects: SQLiteSubjectIndex?
@@ -53,8 +55,9 @@ public struct StoreBackend: Sendable {
     private let startWrites: @Sendable () -> Void
     private let stopWrites: @Sendable () -> Void
 
-    /// Opens the store the settings name (applying pending migrations, logged) and the ports over it.
-    init(settings: Settings, now: Milliseconds, metrics: MetricsRegistry, logger: Logger) throws {
+    /// Opens the store the settings name (applying pending migrations, logged) and the ports over
+    /// it; its writer signs the heads of the answers it commits with `receipts`.
+    init(settings: Settings, now: Milliseconds, receipts: ReceiptIssuer, metrics: MetricsRegistry, logger: Logger) throws {
         let observer = Self.commitObserver(metrics: metrics, logger: logger)
         let applied: [String]
         let depth: @Sendable () -> Int
@@ -62,8 +65,10 @@ public struct StoreBackend: Sendable {
         case .sqlite:
             let db: SQLiteConnection
             (db, applied) = try Database.openMigrated(path: settings.databasePath, now: now, cacheKiB: Database.writerCacheKiB)
+            receipts.resume(after: try SQLiteReceiptLog.tip(of: receipts.instance, in: db))
             let writer = GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
-                                           observer: observer)
+                                           receipts: receipts, observer: observer)
+            receiptLog = try SQLiteReceiptLog(path: settings.databasePath)
             let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
             let subjects = try SQLiteSubjectIndex(databasePath: settings.databasePath)
             self.subjects = subjects
@@ -100,7 +105,7 @@ public struct StoreBackend: Sendable {
             subjects = nil
             let store: PostgresStore
             do {
-                (store, applied) = try PostgresStore.open(settings: postgres, now: now, observer: observer)
+                (store, applied) = try PostgresStore.open(settings: postgres, now: now, receipts: receipts, observer: observer)
             } catch {
                 throw AppError("cannot open the PostgreSQL store (INSIGHTD_DATABASE_URL): \(error)")
             }
@@ -116,6 +121,7 @@ public struct StoreBackend: Sendable {
             performance = administration
             erasure = store.erasure
             hashKeyRegistry = store.hashKeyRegistry
+            receiptLog = store.receiptLog
             leadership = store.leadership
             isReachable = { store.isReachable }
             unreachableReason = { store.unreachableReason }
@@ -149,6 +155,17 @@ public struct StoreBackend: Sendable {
         switch location {
         case .sqlite(let directory): SQLiteTrainingVectors(try openForTools(stateDirectory: directory, now: now))
         case .postgres(let url): try PostgresStore.trainingVectors(settings: PostgresSettings(url: url), now: now)
+        }
+    }
+
+    /// The stored receipt heads, for an operator's check (`insightctl receipts verify`).
+    public static func receiptLog(_ location: StoreLocation, now: Milliseconds) throws -> any ReceiptLog {
+        switch location {
+        case .sqlite(let directory):
+            _ = try openForTools(stateDirectory: directory, now: now)
+            return try SQLiteReceiptLog(path: Settings.databasePath(stateDirectory: directory))
+        case .postgres(let url):
+            return try PostgresStore.open(settings: PostgresSettings(url: url), now: now).store.receiptLog
         }
     }
 

@@ -18,8 +18,8 @@ struct APIClient: Sendable {
     struct Response: Sendable {
         let status: Int
         let body: Data
-        /// The value of `Insight-Signature`, when the response carries one.
-        var signature: String? = nil
+        /// The value of `Insight-Receipt`, when the response carries one.
+        var receipt: String? = nil
     }
 
     /// The URL of an API path; each segment is percent-encoded, so an id can never add a path
@@ -76,7 +76,7 @@ struct APIClient: Sendable {
                 }
                 if (200...299).contains(http.statusCode) {
                     return Response(status: http.statusCode, body: data,
-                                    signature: http.value(forHTTPHeaderField: "Insight-Signature"))
+                                    receipt: http.value(forHTTPHeaderField: "Insight-Receipt"))
                 }
                 failure = EvaluationError.from(status: http.statusCode,
                                                retryAfter: parseRetryAfter(http.value(forHTTPHeaderField: "Retry-After")),

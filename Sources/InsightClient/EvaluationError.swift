@@ -47,9 +47,11 @@ public enum EvaluationError: Error, Sendable, Hashable, CustomStringConvertible 
     case requestIDMismatch(sent: String, received: String?)
     /// The task was cancelled.
     case cancelled
-    /// The answer's `Insight-Signature` is missing, malformed, names a key the service's JWKS
-    /// does not list, or does not match the body: the answer must not be trusted. Not retried.
-    case signatureInvalid(detail: String)
+    /// The answer's `Insight-Receipt` is missing or malformed, its head names a key the
+    /// service's JWKS does not list or is not signed by it, the body does not lead to the head's
+    /// root, the head does not follow the instance's head seen before, or the answer names
+    /// another tenant or environment than expected: the answer must not be trusted. Not retried.
+    case receiptInvalid(detail: String)
     /// A 4xx problem `code` without a case of its own in this client version (for example
     /// `payloadTooLarge`, `unsupportedMediaType`, or a code a later service version adds). An
     /// unknown code on a 5xx or 429 is reported as ``serverError(status:retryAfter:)`` or
@@ -84,7 +86,7 @@ public enum EvaluationError: Error, Sendable, Hashable, CustomStringConvertible 
         case .requestIDMismatch(let sent, let received):
             return "requestIDMismatch: sent \(sent), received \(received ?? "none")"
         case .cancelled: return "cancelled"
-        case .signatureInvalid(let detail): return "signatureInvalid: \(detail)"
+        case .receiptInvalid(let detail): return "receiptInvalid: \(detail)"
         case .unknown(let code, let status, let detail): return "\(code) (\(status)): \(detail)"
         }
     }

@@ -10,6 +10,8 @@ public final class InsightEvaluation: Sendable {
     public let eventID: String
     /// The `requestId` sent and verified on the way back: yours, or the one the evaluator generated.
     public let requestID: String
+    /// The tenant whose caller was answered (nil from a service that does not name it).
+    public let tenant: String?
     /// The environment that answered: `production`, or `sandbox` for a sandbox key.
     public let environment: Environment
     /// When the service computed the evaluation (UTC, millisecond precision).
@@ -18,10 +20,10 @@ public final class InsightEvaluation: Sendable {
     public let reportConsumptionBy: Date
     /// Every insight result, in the order they were requested.
     public let insights: [InsightResult]
-    /// The verified signature of the answer and its exact bytes, the proof to store with your
-    /// transaction; nil when the evaluator's ``SignatureVerification`` is `disabled` (or the
+    /// The verified receipt of the answer and its exact bytes, the proof to store with your
+    /// transaction; nil when the evaluator's ``ReceiptVerification`` is `disabled` (or the
     /// evaluation was made from its parts).
-    public let signature: AnswerSignature?
+    public let receipt: AnswerReceipt?
     /// What the service's decision policy answers for the operation; `nil` only from a service
     /// that predates decisions.
     public let decision: Decision?
@@ -32,22 +34,23 @@ public final class InsightEvaluation: Sendable {
     /// evaluation created this way cannot report its consumption.
     public convenience init(eventID: String, requestID: String, environment: Environment, serverTimestamp: Date,
                             reportConsumptionBy: Date, insights: [InsightResult], decision: Decision? = nil) {
-        self.init(eventID: eventID, requestID: requestID, environment: environment, serverTimestamp: serverTimestamp,
+        self.init(eventID: eventID, requestID: requestID, tenant: nil, environment: environment, serverTimestamp: serverTimestamp,
                   reportConsumptionBy: reportConsumptionBy, insights: insights, decision: decision, client: nil)
     }
 
-    init(eventID: String, requestID: String, environment: Environment, serverTimestamp: Date,
+    init(eventID: String, requestID: String, tenant: String?, environment: Environment, serverTimestamp: Date,
          reportConsumptionBy: Date, insights: [InsightResult], decision: Decision? = nil, client: APIClient?,
-         signature: AnswerSignature? = nil) {
+         receipt: AnswerReceipt? = nil) {
         self.eventID = eventID
         self.requestID = requestID
+        self.tenant = tenant
         self.environment = environment
         self.serverTimestamp = serverTimestamp
         self.reportConsumptionBy = reportConsumptionBy
         self.insights = insights
         self.decision = decision
         self.client = client
-        self.signature = signature
+        self.receipt = receipt
     }
 
     /// The results of one insight type, typed, in request order (two when you asked for the
@@ -126,6 +129,7 @@ struct WireEvaluationResponse: Decodable {
     }
     let eventId: String
     let requestId: String?
+    let tenant: String?
     let environment: String
     let serverTimestamp: String
     let reportConsumptionBy: String
@@ -144,7 +148,7 @@ extension InsightEvaluation {
     /// Decodes and verifies a `200` body: the request id first, then that it answers each
     /// requested insight, in order, with exactly one of a value or an error.
     static func decode(_ data: Data, sentRequestID: String, requested: [InsightRequest],
-                       client: APIClient?, signature: AnswerSignature? = nil) throws(EvaluationError) -> InsightEvaluation {
+                       client: APIClient?, receipt: AnswerReceipt? = nil) throws(EvaluationError) -> InsightEvaluation {
         let wire = try APIClient.decode(WireEvaluationResponse.self, data)
         try verifyRequestID(sent: sentRequestID, received: wire.requestId)
         guard wire.insights.count == requested.count else {
@@ -172,7 +176,7 @@ extension InsightEvaluation {
             throw .unexpectedResponse(detail: "a timestamp is not RFC 3339")
         }
         guard !wire.eventId.isEmpty else { throw .unexpectedResponse(detail: "eventId is empty") }
-        return InsightEvaluation(eventID: wire.eventId, requestID: sentRequestID,
+        return InsightEvaluation(eventID: wire.eventId, requestID: sentRequestID, tenant: wire.tenant,
                                  environment: Environment(rawValue: wire.environment),
                                  serverTimestamp: serverTimestamp, reportConsumptionBy: reportConsumptionBy,
                                  insights: insights,
@@ -180,6 +184,6 @@ extension InsightEvaluation {
                                      Decision(action: DecisionAction(rawValue: $0.action), reasons: $0.reasons,
                                               policyVersion: $0.policyVersion)
                                  },
-                                 client: client, signature: signature)
+                                 client: client, receipt: receipt)
     }
 }

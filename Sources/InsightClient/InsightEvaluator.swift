@@ -26,8 +26,8 @@ public final class InsightEvaluator: Sendable {
     public static let apiVersion = "v1"
 
     let client: APIClient
-    /// The JWKS that verifies answers; nil when verification is disabled.
-    let signingKeys: SigningKeyCache?
+    /// Verifies answers' receipts; nil when verification is disabled.
+    let receipts: ReceiptVerifier?
 
     /// Creates an evaluator.
     /// - Parameters:
@@ -35,13 +35,18 @@ public final class InsightEvaluator: Sendable {
     ///   - apiKey: a key with the `evaluate` role; a sandbox key reaches the sandbox environment.
     ///   - session: the URL session to send requests with.
     ///   - retryPolicy: when a failed request is retried; see ``RetryPolicy``.
-    ///   - signatureVerification: whether each answer's `Insight-Signature` is verified against
-    ///     the service's JWKS (`GET /v1/signing-keys`, fetched when first needed and again when
-    ///     an answer names a key it does not list). Required by default.
+    ///   - receiptVerification: whether each answer's `Insight-Receipt` is verified: its head
+    ///     against the service's JWKS (`GET /v1/signing-keys`, fetched when first needed and
+    ///     again when a head names a key it does not list), the body's path to the head's root,
+    ///     and the head's place after the instance's head this evaluator saw before. Required by
+    ///     default.
+    ///   - expectedScope: the tenant and environment of `apiKey`; every answer must name them.
+    ///     Without it, every answer must name those of the first (one key answers for one tenant
+    ///     and environment), so a sandbox answer cannot pass for a production one.
     public init(baseURL: URL, apiKey: String, session: URLSession = .shared, retryPolicy: RetryPolicy = .default,
-                signatureVerification: SignatureVerification = .required) {
+                receiptVerification: ReceiptVerification = .required, expectedScope: AnswerScope? = nil) {
         client = APIClient(baseURL: baseURL, apiKey: apiKey, session: session, retryPolicy: retryPolicy)
-        signingKeys = signatureVerification == .required ? SigningKeyCache(client: client) : nil
+        receipts = receiptVerification == .required ? ReceiptVerifier(client: client, scope: expectedScope) : nil
     }
 
     /// Requests an evaluation (`POST /v1/evaluations`).
@@ -60,7 +65,7 @@ public final class InsightEvaluator: Sendable {
     ///     generated one, available as ``InsightEvaluation/requestID``.
     ///   - options: per-request options, e.g. a sandbox ``RequestOptions/insightOverride``.
     /// - Returns: the evaluation, with one result per requested insight and, unless verification
-    ///   is disabled, its verified ``InsightEvaluation/signature``.
+    ///   is disabled, its verified ``InsightEvaluation/receipt``.
     /// - Throws: ``EvaluationError`` when the evaluation as a whole failed; per-insight failures
     ///   are returned in each insight's `outcome`.
     public func requestEvaluation(context: InsightContext,
@@ -68,10 +73,10 @@ public final class InsightEvaluator: Sendable {
         let requestID = context.requestID ?? Self.generateRequestID()
         let body = try APIClient.encode(WireEvaluationRequest(context, requestID: requestID))
         let response = try await client.send("POST", [Self.apiVersion, "evaluations"], body: body, options: options)
-        // The signature first: nothing of an answer that fails it is read.
-        let signature = try await signingKeys?.verify(body: response.body, signature: response.signature)
+        // The receipt first: nothing of an answer that fails it is read.
+        let receipt = try await receipts?.verify(body: response.body, receipt: response.receipt)
         return try InsightEvaluation.decode(response.body, sentRequestID: requestID,
-                                            requested: context.requestedInsights, client: client, signature: signature)
+                                            requested: context.requestedInsights, client: client, receipt: receipt)
     }
 
     /// Reports consumption for an evaluation known only by its ``InsightEvaluation/eventID`` —

@@ -59,17 +59,22 @@ struct DaemonConnection {
 /// keys reach them within their credential cache time.
 public enum AdminCommand {
     static let usage = """
-        usage: insightctl [--state-dir DIR] COMMAND
+        usage: insightctl [--state-dir DIR] [--create] COMMAND
+               insightctl COMMAND --help               (that command's lines only)
 
         commands:
-          migrate                                   apply pending schema migrations
+          init                                      create the store (the state directory's database, or the
+                                                    PostgreSQL schema) and apply the migrations
+          migrate                                   apply pending schema migrations to the existing store
           callers create --name NAME --roles evaluate,labels,admin
                          --environment production|sandbox [--tenant T] [--rate R] [--burst B] [--json]
-                                                    create a caller and print its API key (shown once)
+                                                    create a caller and print its API key (shown once);
+                                                    names are unique within a tenant
           callers list [--tenant T] [--json]        list callers (of one tenant)
           callers show CALLER_ID [--json]           one caller
-          callers update CALLER_ID --training-capture on|off [--json]
-                                                    keep (or stop keeping) the feature vectors of the caller's
+          callers update CALLER_ID [--rate R] [--burst B] [--training-capture on|off] [--json]
+                                                    change the caller's quota (capped at its tenant's ceiling),
+                                                    and keep (or stop keeping) the feature vectors of its
                                                     evaluations for training (docs/privacy.md)
           tenants list [--json]                     list tenants, their callers per environment and ceilings
           tenants update NAME [--max-rate R|none] [--max-burst B|none] [--json]
@@ -81,12 +86,16 @@ public enum AdminCommand {
           hash-keys list [--json]                   the identifier hash keys (ids and dates, never the keys)
           hash-keys rotate                          add a new active key; lookups keep trying the old ones
           hash-keys retire KEY_ID                   drop an old key (its hashes stop matching)
-          signing-keys list [--json]                the keys that sign answers: id, dates, status (never the keys)
+          signing-keys list [--json]                the keys that sign the heads of receipts: id, dates, status (never the keys)
           signing-keys rotate [--activate-after SECONDS]
                                                     add a key, published at once and signing after SECONDS
                                                     (default 0; 300 with INSIGHTD_DATABASE_URL); the old one stays published
           signing-keys retire KEY_ID                stop signing with a key; it stays published for
                                                     $INSIGHTD_SIGNING_KEY_RETENTION seconds (default 30 days)
+          receipts verify [--instance NAME] [--from SEQUENCE] [--json]
+                                                    walk each instance's chain of receipt heads (or one, from
+                                                    SEQUENCE): signatures, sequence, previous, time, leaves;
+                                                    report the first break (status 1)
           hash --kind account|device|counterparty [--tenant T] -
                                                     (VALUE on standard input, so that it stays out of the
                                                     shell's history and ps; a VALUE in place of - works too)
@@ -127,7 +136,8 @@ public enum AdminCommand {
 
         The store is the PostgreSQL database of $INSIGHTD_DATABASE_URL when it is set (several
         instances; migrated first when empty), else SQLite in the state directory, which defaults
-        to $INSIGHTD_STATE_DIR, then /var/lib/insightd. The models directory is --models-dir, else
+        to $INSIGHTD_STATE_DIR, then /var/lib/insightd. A state directory without a database is
+        refused (it is most likely not the daemon's): create one with init, or give --create. The models directory is --models-dir, else
         $INSIGHTD_MODELS_DIR, else ./models; every change to it is checked by loading it as the
         daemon does, and served on the daemon's next reload (SIGHUP, systemctl reload insightd).
         Default rate 50/s and burst 100.
@@ -141,18 +151,31 @@ public enum AdminCommand {
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
                                                    "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
                                                    "limit", "cursor", "activate-after", "policy", "from", "to", "category",
-                                                   "models-dir", "training-capture", "out", "max-rate", "max-burst"])
-            if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
+                                                   "models-dir", "training-capture", "out", "instance", "max-rate", "max-burst"])
+            if args.flag("help") || args.positional.isEmpty {
+                print(args.positional.isEmpty ? usage : help(for: args.positional[0]), terminator: "")
+                return args.positional.isEmpty && !args.flag("help") ? 2 : 0
+            }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
                                           environment: environment)
             let json = args.flag("json")
             let command = args.positional
             let now = SystemClock().now()
+            // A command that opens the store on a state directory without one refuses, unless asked to create it.
+            let create = args.flag("create") || command == ["init"]
+            if !create, Self.storeCommands.contains(command[0]) { try requireStore(store) }
             func registration() throws -> any CallerRegistration {
                 try StoreBackend.registration(store, now: now)
             }
             switch command {
+            case ["init"]:
+                try args.checkAllConsumed()
+                let existed = try storeExists(store)
+                let applied = try StoreBackend.migrate(store, now: now)
+                let place = describe(store)
+                print((existed ? "the store at \(place) exists; " : "created the store at \(place); ")
+                      + (applied.isEmpty ? "schema is up to date" : "applied: \(applied.joined(separator: ", "))"))
             case ["migrate"]:
                 try args.checkAllConsumed()
                 let applied = try StoreBackend.migrate(store, now: now)
@@ -181,6 +204,10 @@ public enum AdminCommand {
                 } ?? 100
                 let tenant = args.option("tenant") ?? Tenant.defaultName
                 try args.checkAllConsumed()
+                // A name is how an operator finds a caller again: two of one tenant may not share one.
+                if let same = try registration().list(tenant: tenant).first(where: { $0.name == name }) {
+                    throw AppError("tenant \(tenant) already has a caller named '\(name)' (\(same.callerId)); choose another name")
+                }
                 let (caller, key) = try registration().create(
                     name: name, tenant: tenant, environment: callerEnvironment, roles: roles, rate: rate, burst: burst, now: now,
                     callerId: "caller_" + Hex.encode(SecureRandom.bytes(8)))
@@ -202,13 +229,30 @@ public enum AdminCommand {
                 }
             case let words where words.count == 3 && words[0] == "callers" && ["show", "update"].contains(words[1]):
                 var caller: Caller
+                var changes: [String] = []
                 if words[1] == "update" {
-                    guard let text = args.option("training-capture") else {
-                        throw AppError("callers update needs --training-capture on|off")
+                    let capture = try args.option("training-capture").map { text -> Bool in
+                        guard let on = ["on": true, "off": false][text] else { throw AppError("--training-capture must be on or off") }
+                        return on
                     }
-                    guard let on = ["on": true, "off": false][text] else { throw AppError("--training-capture must be on or off") }
+                    let rate = try args.option("rate").map { text -> Double in
+                        guard let v = Double(text), v > 0, v.isFinite else { throw AppError("--rate must be a positive number") }
+                        return v
+                    }
+                    let burst = try args.option("burst").map { text -> Int in
+                        guard let v = Int(text), v >= 1 else { throw AppError("--burst must be a whole number of at least 1") }
+                        return v
+                    }
+                    guard capture != nil || rate != nil || burst != nil else {
+                        throw AppError("callers update needs --rate R, --burst B or --training-capture on|off")
+                    }
                     try args.checkAllConsumed()
-                    caller = try registration().setTrainingCapture(callerId: words[2], on)
+                    let registry = try registration()
+                    guard let before = try registry.caller(words[2], tenant: nil) else { throw AppError("no caller \(words[2])") }
+                    caller = before
+                    if rate != nil || burst != nil { caller = try registry.setQuota(callerId: words[2], rate: rate, burst: burst) }
+                    if let capture { caller = try registry.setTrainingCapture(callerId: words[2], capture) }
+                    changes = Self.changes(from: before, to: caller, asked: (rate, burst))
                 } else {
                     try args.checkAllConsumed()
                     guard let found = try registration().caller(words[2], tenant: nil) else {
@@ -221,6 +265,10 @@ public enum AdminCommand {
                 } else {
                     printCallers([caller])
                     if words[1] == "update" {
+                        print(changes.isEmpty ? "nothing changed" : "changed: \(changes.joined(separator: "; ")) "
+                              + "(running daemons apply it within their credential cache time)")
+                    }
+                    if words[1] == "update" && args.option("training-capture") != nil {
                         print(caller.trainingCapture
                               ? "training capture is on: the feature vectors of this caller's evaluations are kept (docs/privacy.md); running daemons apply it within their credential cache time"
                               : "training capture is off: no more vectors are kept for this caller (those kept stay until retention or erasure)")
@@ -371,6 +419,18 @@ public enum AdminCommand {
                 let target = words[1]
                 let pages = try StoreBackend.backup(store, to: target)
                 print("backed up \(pages) pages to \(target) (integrity ok); the hash key file is not included: back it up separately")
+            case ["receipts", "verify"]:
+                let instance = args.option("instance")
+                let from = try args.option("from").map { text -> Int64 in
+                    guard let v = Int64(text), v >= 0 else { throw AppError("--from must be a sequence: a whole number from 0") }
+                    return v
+                } ?? 0
+                if args.option("from") != nil && instance == nil { throw AppError("--from needs --instance") }
+                let directory = try signingKeyDirectory(stateDirectory: stateDirectory, environment: environment)
+                try args.checkAllConsumed()
+                let keys = try SigningKeyDirectory.load(directory: directory, createIfEmpty: false, now: now)
+                return try verifyReceipts(StoreBackend.receiptLog(store, now: now), keys: keys.map(\.signingKey),
+                                          instance: instance, from: from, json: json)
             case ["purge"]:
                 guard let text = args.option("older-than"), let days = Int(text), days >= 1 else {
                     throw AppError("--older-than DAYS is required (a whole number of at least 1)")
@@ -383,6 +443,9 @@ public enum AdminCommand {
                 try args.checkAllConsumed()
                 let path = "admin/v1/callers/\(words[2])/rate-limit" + (words[1] == "reset" ? "/reset" : "")
                 let view = try daemon.send(words[1] == "reset" ? "POST" : "GET", path, body: nil)
+                if words[1] == "reset" && !json {
+                    print("reset \(words[2]): its bucket is full and its overdue reports are forgiven (penalty step 0); as it is now:")
+                }
                 print(json ? JSONWriter.string(view) : renderRateLimit(view))
             case ["subjects", "show"], ["subjects", "erase"]:
                 let showing = command[1] == "show"
@@ -511,6 +574,71 @@ public enum AdminCommand {
     /// The store insightctl acts on: the PostgreSQL database of INSIGHTD_DATABASE_URL when it is
     /// set (then --state-dir, which names an embedded store, is a contradiction), else SQLite in
     /// the state directory.
+    /// The commands that open the store (the others use files, the daemon's API or nothing).
+    static let storeCommands: Set<String> = ["migrate", "callers", "tenants", "keys", "receipts", "backup", "purge", "training"]
+
+    /// Whether the store exists: the state directory's database (a PostgreSQL database is
+    /// migrated when empty, and a wrong URL does not connect).
+    static func storeExists(_ store: StoreLocation) throws -> Bool {
+        switch store {
+        case .sqlite(let directory): FileManager.default.fileExists(atPath: Settings.databasePath(stateDirectory: directory))
+        case .postgres: true
+        }
+    }
+
+    /// Refuses a state directory without a database: most likely not the daemon's, where a
+    /// new database would hold callers and keys the daemon never sees.
+    static func requireStore(_ store: StoreLocation) throws {
+        guard try !storeExists(store) else { return }
+        throw AppError("""
+            no store at \(describe(store)): is this the daemon's state directory (--state-dir, else $INSIGHTD_STATE_DIR, \
+            else /var/lib/insightd)? Create a new store with 'insightctl init', or add --create
+            """)
+    }
+
+    static func describe(_ store: StoreLocation) -> String {
+        switch store {
+        case .sqlite(let directory): Settings.databasePath(stateDirectory: directory)
+        case .postgres: "INSIGHTD_DATABASE_URL"
+        }
+    }
+
+    /// What `callers update` changed, said plainly; a value asked for above the tenant's
+    /// ceiling says it was capped (also when it was at the ceiling already).
+    static func changes(from before: Caller, to after: Caller, asked: (rate: Double?, burst: Int?)) -> [String] {
+        var said: [String] = []
+        if let rate = asked.rate, rate != after.rate {
+            said.append("rate \(format(before.rate))/s -> \(format(after.rate))/s (\(format(rate))/s asked: the tenant's ceiling)")
+        } else if before.rate != after.rate {
+            said.append("rate \(format(before.rate))/s -> \(format(after.rate))/s")
+        }
+        if let burst = asked.burst, burst != after.burst {
+            said.append("burst \(before.burst) -> \(after.burst) (\(burst) asked: the tenant's ceiling)")
+        } else if before.burst != after.burst {
+            said.append("burst \(before.burst) -> \(after.burst)")
+        }
+        if before.trainingCapture != after.trainingCapture {
+            said.append("training capture \(before.trainingCapture ? "on" : "off") -> \(after.trainingCapture ? "on" : "off")")
+        }
+        return said
+    }
+
+    /// The usage lines of the commands that start with `word` (each with its continuation lines),
+    /// or the whole usage when none does.
+    static func help(for word: String) -> String {
+        var lines: [String] = [], taking = false
+        for line in usage.split(separator: "\n", omittingEmptySubsequences: false) {
+            guard line.hasPrefix("  ") else { taking = false; continue }
+            let body = line.dropFirst(2)
+            if !body.hasPrefix(" ") {
+                taking = body.split(separator: " ").first.map(String.init) == word
+            }
+            if taking { lines.append(String(line)) }
+        }
+        guard !lines.isEmpty else { return usage }
+        return "usage: insightctl [--state-dir DIR] [--create] \(word) ...\n\n" + lines.joined(separator: "\n") + "\n"
+    }
+
     static func storeLocation(stateDirectory: String, explicit: Bool, environment: [String: String]) throws -> StoreLocation {
         guard let url = environment["INSIGHTD_DATABASE_URL"] else { return .sqlite(stateDirectory: stateDirectory) }
         guard !explicit else {
@@ -553,6 +681,49 @@ public enum AdminCommand {
         case .success(let settings): return settings.signingKeyRetention
         case .failure(let error): throw AppError(error.description)
         }
+    }
+
+    /// Walks the chain of `instance` from `from`, or of every instance from its oldest stored
+    /// head, and prints what held and the first break of each; status 1 when one broke.
+    static func verifyReceipts(_ log: any ReceiptLog, keys: [SigningKey], instance: String?, from: Int64, json: Bool) throws -> Int32 {
+        var verifying: [String: Ed25519VerifyingKey] = [:]
+        for key in keys { verifying[key.keyId] = Ed25519VerifyingKey(rawRepresentation: key.publicKey) }
+        let instances = try instance.map { [$0] } ?? log.latestHeads().map(\.head.instance)
+        var audits: [ReceiptChainAudit] = []
+        for name in instances {
+            var audit = ReceiptChainAudit(instance: name, keys: verifying)
+            var next = from
+            walk: while true {
+                let page = try log.heads(instance: name, from: next, limit: 500, withLeaves: true)
+                for head in page {
+                    guard audit.check(head) else { break walk }
+                    next = head.signed.head.sequence + 1
+                }
+                if page.count < 500 { break }
+            }
+            audits.append(audit)
+        }
+        if json {
+            print(JSONWriter.string(.array(audits.map { audit in
+                .object(["instance": .string(audit.instance),
+                         "first": audit.first.map { .number(Double($0.head.sequence)) } ?? .null,
+                         "last": audit.last.map { .number(Double($0.head.sequence)) } ?? .null,
+                         "heads": .number(Double(audit.heads)), "answers": .number(Double(audit.answers)),
+                         "brokenAt": audit.broken.map { .number(Double($0.sequence)) } ?? .null,
+                         "reason": audit.broken.map { .string($0.reason) } ?? .null])
+            })))
+        } else if audits.isEmpty {
+            print("no receipt heads stored")
+        }
+        for audit in audits where !json {
+            let span = audit.first.map { "heads \($0.head.sequence)-\(audit.last!.head.sequence)" } ?? "no head"
+            let start = audit.first.map { $0.head.previous == nil ? " from the chain's start" : " (the first names a head before it)" } ?? ""
+            print("instance \(audit.instance): \(span) verified\(start), \(audit.heads) heads, \(audit.answers) answers")
+            if let broken = audit.broken {
+                print("instance \(audit.instance): head \(broken.sequence) breaks the chain: \(broken.reason)")
+            }
+        }
+        return audits.contains { $0.broken != nil } ? 1 : 0
     }
 
     static func listSigningKeys(directory: String, now: Milliseconds, json: Bool) throws {

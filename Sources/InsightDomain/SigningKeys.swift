@@ -1,12 +1,12 @@
 import Crypto
 import Synchronization
 
-/// One key that signs answers (PRODUCT.md §12), with its life: created, signing from
+/// One key that signs the heads of answers' receipts (PRODUCT.md §12), with its life: created, signing from
 /// `activatesAt` (a rotation may publish a key before it signs, so that every instance and
 /// every cache lists it first), and, once retired, published until `publishedUntil` so that
 /// answers it signed stay verifiable.
 public struct SigningKey: Sendable {
-    public let signer: DetachedJWSSigner
+    public let signer: JWSSigner
     /// The public key (32 bytes): a JWK's `x`.
     public let publicKey: [UInt8]
     public let createdAt: Milliseconds
@@ -21,7 +21,7 @@ public struct SigningKey: Sendable {
 
     public init(key: Ed25519SigningKey, createdAt: Milliseconds, activatesAt: Milliseconds,
                 retiredAt: Milliseconds? = nil, publishedUntil: Milliseconds? = nil) {
-        signer = DetachedJWSSigner(key: key, keyId: Ed25519JWK.thumbprint(publicKey: key.publicKey))
+        signer = JWSSigner(key: key, keyId: Ed25519JWK.thumbprint(publicKey: key.publicKey))
         publicKey = key.publicKey
         self.createdAt = createdAt
         self.activatesAt = activatesAt
@@ -37,7 +37,7 @@ public struct SigningKey: Sendable {
 public enum SigningKeyStatus: String, Sendable {
     /// Published; signs from its `activatesAt`, after the current key.
     case next
-    /// Signs every answer now.
+    /// Signs every head now.
     case current
     /// Published, no longer signing (a newer key took over), not retired.
     case previous
@@ -108,12 +108,12 @@ public final class SigningKeys: Sendable {
 
     public func replace(_ set: SigningKeySet) { state.withLock { $0 = set } }
 
-    /// The detached JWS of `payload` under the current key; nil only if OpenSSL fails (a set
-    /// always has a key that signs: `SigningKeySet.init` checks it).
-    public func detachedSignature(of payload: [UInt8]) -> String? {
+    /// The compact JWS of `payload` under the current key; nil only if the signature fails (a
+    /// set always has a key that signs: `SigningKeySet.init` checks it).
+    public func sign(_ payload: [UInt8]) -> String? {
         let now = clock.now()
         guard let signer = state.withLock({ $0.current(at: now)?.signer }) else { return nil }
-        return signer.detachedSignature(of: payload)
+        return signer.compactSerialization(of: payload)
     }
 
     /// The keys of the JWKS now.

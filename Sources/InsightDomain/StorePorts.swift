@@ -31,9 +31,19 @@ public struct StoreCommit: Sendable {
 
 /// Durable writes of evaluations, consumption reports and labels.
 public protocol EvaluationLedger: Sendable {
-    /// Stores an evaluation; `completion` runs after the commit (on a store thread).
-    func record(_ evaluation: EvaluationRecord,
-                completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void)
+    /// Stores an evaluation whose answer's bytes are `answer`; the answer is a leaf of the tree
+    /// its batch's signed head commits to. `completion` runs after the commit (on a store
+    /// thread) with the answer's receipt.
+    func record(_ evaluation: EvaluationRecord, answer: [UInt8],
+                completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
+
+    /// The live retry entry whose key is one of `keys` (one request's key under each hash key of
+    /// its tenant), or nil: none, or only one that expired by `now`.
+    func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry?
+
+    /// Makes a receipt for an answer given again (a retry's): its leaf joins the tree of the
+    /// writer's next batch, whose signed head is stored as any other; nothing else is written.
+    func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
 
     /// Applies a consumption report atomically (lookup, checks and insert in one transaction).
     func report(_ report: ConsumptionReport,
@@ -108,6 +118,9 @@ public protocol CallerRegistration {
     /// Turns training capture on or off for a caller (docs/privacy.md, "Training capture");
     /// returns the updated caller. Throws if there is no such caller.
     func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller
+    /// Changes a caller's rate and/or burst (nil leaves one as it is); a value above its tenant's
+    /// ceiling is stored as the ceiling. Returns the updated caller; throws if there is none.
+    func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller
     /// The ceiling the operator set on `tenant`'s quotas (`TenantCeiling()` when none).
     func ceiling(tenant: String) throws -> TenantCeiling
     /// Sets `tenant`'s ceiling (a nil member: none on it) and, in the same transaction, lowers
@@ -124,17 +137,21 @@ public struct RetentionReport: Sendable, Equatable {
     public var authorizations = 0
     /// Captured training vectors (docs/privacy.md, "Training capture").
     public var trainingVectors = 0
+    /// Signed receipt heads with their leaf hashes, oldest first (docs/api.md, "Receipts").
+    public var receiptHeads = 0
     public var isEmpty: Bool {
         evaluations == 0 && labels == 0 && labelSubmissions == 0 && authorizations == 0 && trainingVectors == 0
+            && receiptHeads == 0
     }
 
     public init(evaluations: Int = 0, labels: Int = 0, labelSubmissions: Int = 0, authorizations: Int = 0,
-                trainingVectors: Int = 0) {
+                trainingVectors: Int = 0, receiptHeads: Int = 0) {
         self.evaluations = evaluations
         self.labels = labels
         self.labelSubmissions = labelSubmissions
         self.authorizations = authorizations
         self.trainingVectors = trainingVectors
+        self.receiptHeads = receiptHeads
     }
 
     public mutating func add(_ other: RetentionReport) {
@@ -143,6 +160,7 @@ public struct RetentionReport: Sendable, Equatable {
         labelSubmissions += other.labelSubmissions
         authorizations += other.authorizations
         trainingVectors += other.trainingVectors
+        receiptHeads += other.receiptHeads
     }
 }
 
@@ -152,7 +170,8 @@ public protocol RetentionPurge: Sendable {
     /// Deletes at most one batch of each kind older than `cutoff`: evaluations created before it
     /// (with their insights and consumption report), labels and label submissions received
     /// before it, authorizations last renewed before it, captured training vectors created
-    /// before `trainingCutoff` or whose evaluation goes now. Completes with what it deleted; call
+    /// before `trainingCutoff` or whose evaluation goes now, receipt heads made before it (a
+    /// chain then starts at its oldest kept head). Completes with what it deleted; call
     /// again until the report is empty.
     func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
                     completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void)

@@ -254,7 +254,7 @@ public final class PostgresRetention: RetentionPurge {
         guard let row = results.first?.first else { throw PostgresStoreError("no answer to a purge") }
         return RetentionReport(evaluations: Int(row.int64(0) ?? 0), labels: Int(row.int64(1) ?? 0),
                                labelSubmissions: Int(row.int64(2) ?? 0), authorizations: Int(row.int64(3) ?? 0),
-                               trainingVectors: Int(row.int64(4) ?? 0))
+                               trainingVectors: Int(row.int64(4) ?? 0), receiptHeads: Int(row.int64(5) ?? 0))
     }
 
     /// $1 the cutoff, $2 the batch size, $3 the training vectors' cutoff. Evaluations are found
@@ -289,9 +289,13 @@ public final class PostgresRetention: RetentionPurge {
         gone_authorizations AS (
             DELETE FROM subject_authorizations WHERE (environment, kind, subject_hash) IN (
                 SELECT environment, kind, subject_hash FROM subject_authorizations WHERE renewed_at < $1::bigint LIMIT $2::bigint)
+            RETURNING 1),
+        gone_heads AS (
+            DELETE FROM receipt_heads WHERE (instance, sequence) IN (
+                SELECT instance, sequence FROM receipt_heads WHERE made_at < $1::bigint LIMIT $2::bigint)
             RETURNING 1)
         SELECT (SELECT count(*) FROM gone_evaluations), (SELECT count(*) FROM gone_labels),
                (SELECT count(*) FROM gone_submissions), (SELECT count(*) FROM gone_authorizations),
-               (SELECT count(*) FROM gone_vectors)
+               (SELECT count(*) FROM gone_vectors), (SELECT count(*) FROM gone_heads)
         """
 }

@@ -79,6 +79,23 @@ public final class PostgresCallerRegistry: CallerRegistration {
             """, [.text(callerId)]).map { PostgresRows.key($0, from: 0) }
     }
 
+    public func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller {
+        if let rate, !(rate > 0 && rate.isFinite) { throw PostgresStoreError("rate must be a positive number") }
+        if let burst, burst < 1 { throw PostgresStoreError("burst must be at least 1") }
+        // A value above the tenant's ceiling is stored as the ceiling (as the SQLite store does).
+        let updated = try db.query("""
+            UPDATE callers SET
+                rate = LEAST(COALESCE($1::float8, rate),
+                             COALESCE((SELECT max_rate FROM tenant_ceilings t WHERE t.tenant = callers.tenant), COALESCE($1::float8, rate))),
+                burst = LEAST(COALESCE($2::bigint, burst),
+                              COALESCE((SELECT max_burst FROM tenant_ceilings t WHERE t.tenant = callers.tenant), COALESCE($2::bigint, burst)))
+            WHERE caller_id = $3
+            RETURNING caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture
+            """, [rate.map { .double($0) }, burst.map { .int64(Int64($0)) }, .text(callerId)])
+        guard let row = updated.first else { throw PostgresStoreError("no caller \(callerId)") }
+        return try PostgresRows.caller(row)
+    }
+
     public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {
         let updated = try db.query("""
             UPDATE callers SET training_capture = $1 WHERE caller_id = $2

@@ -24,23 +24,27 @@ public final class PostgresStore: Sendable {
     public let leadership: PostgresJobLeadership
     /// The hash key ids the store has seen.
     public let hashKeyRegistry: PostgresHashKeyRegistry
+    /// Every instance's chain of signed receipt heads.
+    public let receiptLog: PostgresReceiptLog
     let writer: PostgresWriter
     private let reads: PostgresReadPool
 
     /// Connects, applies pending migrations and makes the ports; returns the store and the
     /// names of the migrations applied now. `observer` sees every commit of the writer (as
-    /// `GroupCommitWriter`'s). Throws when the server cannot be reached or a migration fails.
-    public static func open(settings: PostgresSettings, now: Milliseconds,
+    /// `GroupCommitWriter`'s); `receipts` signs the heads of the answers this instance commits
+    /// (nil: the store takes no evaluation). Throws when the server cannot be reached or a
+    /// migration fails.
+    public static func open(settings: PostgresSettings, now: Milliseconds, receipts: ReceiptIssuer? = nil,
                             observer: (@Sendable (PostgresWriter.Commit) -> Void)? = nil) throws
         -> (store: PostgresStore, applied: [String]) {
         let applied = try migrate(settings: settings, now: now)
-        return (PostgresStore(settings: settings, observer: observer), applied)
+        return (PostgresStore(settings: settings, receipts: receipts, observer: observer), applied)
     }
 
-    init(settings: PostgresSettings, observer: (@Sendable (PostgresWriter.Commit) -> Void)?) {
-        writer = PostgresWriter(settings: settings, observer: observer)
+    init(settings: PostgresSettings, receipts: ReceiptIssuer?, observer: (@Sendable (PostgresWriter.Commit) -> Void)?) {
+        writer = PostgresWriter(settings: settings, receipts: receipts, observer: observer)
         reads = PostgresReadPool(settings: settings)
-        ledger = PostgresLedger(writer: writer)
+        ledger = PostgresLedger(writer: writer, reads: reads)
         credentials = PostgresCredentialDirectory(reads: reads)
         administration = PostgresAdministration(reads: reads, writer: writer)
         authorizations = PostgresAuthorizationStore(reads: reads, writer: writer)
@@ -48,6 +52,7 @@ public final class PostgresStore: Sendable {
         erasure = PostgresSubjectErasure(writer: writer, settings: settings)
         leadership = PostgresJobLeadership(settings: settings)
         hashKeyRegistry = PostgresHashKeyRegistry(reads: reads)
+        receiptLog = PostgresReceiptLog(reads: reads)
     }
 
     /// Starts taking writes.

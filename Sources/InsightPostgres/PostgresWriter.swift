@@ -30,6 +30,12 @@ struct WriteStatement: Sendable {
 /// fails, the batch is sent again with each evaluation's own statement, and the rule above finds
 /// the job that fails.
 ///
+/// The answers of a batch's evaluations are the leaves of one Merkle tree: each attempt's head is
+/// signed by the `ReceiptIssuer` and inserted by the attempt's last statement, in the batch's
+/// transaction, so each evaluation completes with its receipt. The chain's tip is read from the
+/// database on every new connection and after the head's statement fails (a batch whose commit
+/// was not acknowledged may have stored its head): the chain never forks.
+///
 /// When the connection breaks with a batch in flight (the server crashed, or failed over to its
 /// standby), whether the batch committed is unknown: the writer connects again, to whichever
 /// server takes writes now, and asks (`CommitMark`, for up to `failoverWaitSeconds`). A
@@ -45,12 +51,15 @@ public final class PostgresWriter: @unchecked Sendable {
     private struct Job {
         /// What the job writes; a build that threw fails the job.
         let work: Result<Work, any Error>
-        let finish: ([PostgresResult]?, (any Error)?) -> Void
+        /// The leaf hash of the answer the job stores (an evaluation's); such a job completes
+        /// with its receipt.
+        var leaf: [UInt8]? = nil
+        let finish: ([PostgresResult]?, (any Error)?, Receipt?) -> Void
     }
 
     /// A job's statements, or an evaluation's rows: their own statement, or their part of the
     /// batch's merged one.
-    private enum Work {
+    enum Work {
         case statements([WriteStatement])
         case evaluation(EvaluationRows)
 
@@ -84,14 +93,20 @@ public final class PostgresWriter: @unchecked Sendable {
     /// Times a batch is sent again after a deadlock or serialization failure before its job fails.
     static let transientRetries = 3
     private let observer: (@Sendable (Commit) -> Void)?
+    /// Signs the head of each batch's answers; nil for a writer that stores no evaluation.
+    private let receipts: ReceiptIssuer?
+    /// Whether the chain's tip must be read from the database before the next head: at the
+    /// start, on a new connection, and after a head's statement failed.
+    private var tipUnknown = true
     /// Merged statements committed so far (tests see with it which path a batch took).
     let mergedStatementsCommitted = Atomic<Int>(0)
 
-    init(settings: PostgresSettings, observer: (@Sendable (Commit) -> Void)? = nil) {
+    init(settings: PostgresSettings, receipts: ReceiptIssuer? = nil, observer: (@Sendable (Commit) -> Void)? = nil) {
         self.settings = settings
         queue = WriterQueue(threadName: "insightd-pg-writer", capacity: settings.writeQueueCapacity,
                             maxBatch: settings.commitBatch)
         self.observer = observer
+        self.receipts = receipts
     }
 
     /// Starts the writer thread.
@@ -112,7 +127,7 @@ public final class PostgresWriter: @unchecked Sendable {
     func submit<T>(_ build: () throws -> [WriteStatement],
                    decode: @escaping @Sendable ([PostgresResult]) throws -> T,
                    completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void) {
-        enqueue(Job(work: Result { .statements(try build()) }, finish: { results, error in
+        enqueue(Job(work: Result { .statements(try build()) }, finish: { results, error, _ in
             if let error { return completion(.failure(Self.failure(error))) }
             do {
                 completion(.success(try decode(results ?? [])))
@@ -123,11 +138,14 @@ public final class PostgresWriter: @unchecked Sendable {
     }
 
     /// Queues the evaluation `build` makes (on the caller's thread), which the writer writes with
-    /// the other evaluations of its batch; `completion` gets success once it is committed.
-    func submit(evaluation build: () throws -> EvaluationRows,
-                completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
-        enqueue(Job(work: Result { .evaluation(try build()) }, finish: { _, error in
-            completion(error.map { .failure(Self.failure($0)) } ?? .success(()))
+    /// the other evaluations of its batch; its answer's leaf hash is `leaf`, and `completion`
+    /// gets the answer's receipt once the batch, its head included, is committed.
+    func submit(evaluation build: () throws -> Work, leaf: [UInt8],
+                completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        guard receipts != nil else { return completion(.failure(.unavailable("this writer issues no receipts"))) }
+        enqueue(Job(work: Result { try build() }, leaf: leaf, finish: { _, error, receipt in
+            if let receipt, error == nil { return completion(.success(receipt)) }
+            completion(.failure(Self.failure(error ?? PostgresStoreError("no receipt"))))
         }), refuse: { completion(.failure($0)) })
     }
 
@@ -163,12 +181,31 @@ public final class PostgresWriter: @unchecked Sendable {
             observer(Commit(size: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
                             failed: failures.count, firstError: failures.first.map(Self.describe)))
         }
-        for (job, outcome) in zip(batch, outcomes) { job.finish(outcome.results, outcome.error) }
+        for (job, outcome) in zip(batch, outcomes) { job.finish(outcome.results, outcome.error, outcome.receipt) }
     }
 
     private struct Outcome {
         var results: [PostgresResult]?
         var error: (any Error)?
+        var receipt: Receipt?
+    }
+
+    /// The statement that stores a batch's head and leaves.
+    private static func headStatement(_ batch: ReceiptBatch) -> WriteStatement {
+        let head = batch.head.head
+        return WriteStatement(name: "insightd_receipt_head", sql: """
+            INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves) VALUES ($1, $2, $3, $4, $5)
+            """, parameters: [.text(head.instance), .int64(head.sequence), .int64(head.time), .text(batch.head.jws),
+                              .bytea(batch.leaves)])
+    }
+
+    /// Reads where this instance's chain stands in the database, once it is unknown.
+    private func learnTip(_ connection: PostgresConnection) throws(PostgresError) {
+        guard let receipts, tipUnknown else { return }
+        let rows = try connection.query("SELECT jws FROM receipt_heads WHERE instance = $1 ORDER BY sequence DESC LIMIT 1",
+                                        [.text(receipts.instance)])
+        receipts.resume(after: rows.first.flatMap { $0.text(0) }.flatMap(SignedHead.init(jws:)).map(ChainTip.init))
+        tipUnknown = false
     }
 
     /// Sends the batch until it commits, leaving out each job whose statement failed.
@@ -220,8 +257,33 @@ public final class PostgresWriter: @unchecked Sendable {
                     unprepared = (jobs, error)
                 }
             }
+            // The head of this attempt's answers, last: its leaves are the evaluations sent now.
+            var attempt: (batch: ReceiptBatch, leafOf: [Int: Int])?
+            if unprepared == nil, receipts != nil, pending.contains(where: { batch[$0].leaf != nil }) {
+                do {
+                    try learnTip(connection)
+                    var leaves: [[UInt8]] = [], leafOf: [Int: Int] = [:]
+                    for index in pending {
+                        guard let leaf = batch[index].leaf else { continue }
+                        leafOf[index] = leaves.count
+                        leaves.append(leaf)
+                    }
+                    guard let signed = receipts?.issue(leafHashes: leaves) else {
+                        for index in leafOf.keys { outcomes[index] = Outcome(error: PostgresStoreError("the receipt head could not be signed")) }
+                        pending.removeAll { leafOf[$0] != nil }
+                        continue
+                    }
+                    let statement = Self.headStatement(signed)
+                    queries.append(.prepared(try connection.prepare(statement.name, statement.sql), statement.parameters))
+                    owners.append([])
+                    attempt = (signed, leafOf)
+                } catch {
+                    unprepared = ([], error)
+                }
+            }
             if let unprepared {
-                if unprepared.error.isConnectionFailure || !connection.isConnected {
+                if unprepared.error.isConnectionFailure || !connection.isConnected || unprepared.jobs.isEmpty {
+                    if unprepared.jobs.isEmpty { tipUnknown = true }
                     dropConnection(unprepared.error)
                     for index in pending { outcomes[index] = Outcome(error: unprepared.error) }
                     break
@@ -240,7 +302,9 @@ public final class PostgresWriter: @unchecked Sendable {
                 marked = try connection.pipeline([.prepared(try connection.prepare(statement.name, statement.sql),
                                                             statement.parameters)] + queries)
             } catch {
-                // The connection broke: whether the server committed the batch is unknown until asked.
+                // The connection broke: whether the server committed the batch (its head included) is
+                // unknown until asked; the chain's tip is read again either way.
+                tipUnknown = true
                 dropConnection(error)
                 let outcome = resolveLostBatch()
                 if outcome == .notCommitted && lostBatchResends < Self.lostBatchResends {
@@ -249,7 +313,9 @@ public final class PostgresWriter: @unchecked Sendable {
                 }
                 for index in pending {
                     switch CommitMark.answer(outcome, isEvaluation: works[index]?.evaluation != nil) {
-                    case .success: outcomes[index] = Outcome(results: [])
+                    case .success:
+                        // Committed with the batch's head: the evaluation's receipt holds.
+                        outcomes[index] = Outcome(results: [], receipt: attempt?.leafOf[index].map { attempt!.batch.receipt(at: $0) })
                     case .failure(let failure): outcomes[index] = Outcome(error: failure)
                     }
                 }
@@ -268,9 +334,17 @@ public final class PostgresWriter: @unchecked Sendable {
             let results = Array(marked.dropFirst())
             if let failed = results.firstIndex(where: { if case .failure(let e) = $0 { e.kind != .pipelineAborted } else { false } }),
                case .failure(let error) = results[failed] {
-                if error.isRetryableTransactionFailure && transientFailures < Self.transientRetries {
+                // A head that could not be stored: its sequence was taken (a batch whose commit was not
+                // acknowledged stored it), so the tip is read again and the batch sent again.
+                let headFailed = owners[failed].isEmpty
+                if headFailed { tipUnknown = true }
+                if (error.isRetryableTransactionFailure || headFailed) && transientFailures < Self.transientRetries {
                     transientFailures += 1
                     continue
+                }
+                if headFailed {
+                    for index in pending { outcomes[index] = Outcome(error: error) }
+                    break
                 }
                 if Self.failsEveryJob(error) {
                     if !connection.isConnected || error.isReadOnlySession { dropConnection(error) }
@@ -288,14 +362,18 @@ public final class PostgresWriter: @unchecked Sendable {
                 continue
             }
             var byJob: [Int: [PostgresResult]] = [:]
-            for (jobs, result) in zip(owners, results) {
+            for (jobs, result) in zip(owners, results) where !jobs.isEmpty {
                 if jobs.count > 1 {
                     mergedStatementsCommitted.add(1, ordering: .relaxed)
                     continue
                 }
                 if case .success(let rows) = result { byJob[jobs[0], default: []].append(rows) }
             }
-            for index in pending { outcomes[index] = Outcome(results: byJob[index] ?? []) }
+            if let attempt { receipts?.committed(attempt.batch) }
+            for index in pending {
+                outcomes[index] = Outcome(results: byJob[index] ?? [],
+                                          receipt: attempt?.leafOf[index].map { attempt!.batch.receipt(at: $0) })
+            }
             pending.removeAll()
         }
         return outcomes.map { $0 ?? Outcome(error: StoreFailure.unavailable("not committed")) }
@@ -361,6 +439,7 @@ public final class PostgresWriter: @unchecked Sendable {
         do {
             let connection = try settings.connect()
             self.connection = connection
+            tipUnknown = true
             return connection
         } catch {
             lastConnectError = "\(error)"
@@ -371,6 +450,7 @@ public final class PostgresWriter: @unchecked Sendable {
 
     private func dropConnection(_ error: any Error) {
         connection = nil
+        tipUnknown = true
         lastConnectError = Self.describe(error)
     }
 }

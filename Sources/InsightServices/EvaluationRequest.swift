@@ -38,6 +38,9 @@ public enum InteractionInput: Sendable {
 /// A validated evaluation request, as the API's decoders build it.
 public struct EvaluationRequest: Sendable {
     public var requestId: String?
+    /// SHA-256 of the request as sent (its body and sandbox override), which a retry under the
+    /// same `requestId` must repeat; set by the API when `requestId` is.
+    public var bodyDigest: [UInt8]?
     public var category: OperationCategory
     public var insights: [InsightRequest]
     public var subject: RawSubject
@@ -46,6 +49,9 @@ public struct EvaluationRequest: Sendable {
     public var source: InteractionSource?
     /// Events the capture kit says it left out at its event limit (counted, never stored).
     public var droppedEvents: Int64?
+    /// Events of types this version does not know (a newer capture kit's), left out of the
+    /// interaction: counted in `insightd_interaction_skipped_events_total` and in the answer.
+    public var skippedEvents = 0
     /// Facts of the transaction (PRODUCT.md §12), read by the decision policy.
     public var transaction: TransactionFacts
     /// Who chose the operation, and an agent's facts (PRODUCT.md §12), read by the decision policy.

@@ -15,7 +15,9 @@ public final class ServiceMetrics: Sendable {
     let decisions: CounterFamily
     let shadowDisagreements: CounterFamily
     let trainingVectors: CounterFamily
+    let retries: CounterFamily
     let droppedEvents: CounterFamily
+    let skippedEvents: CounterFamily
     private let registry: MetricsRegistry
 
     public init(registry: MetricsRegistry) {
@@ -50,10 +52,18 @@ public final class ServiceMetrics: Sendable {
         trainingVectors = registry.counter("insightd_training_vectors_captured_total",
                                            help: "Feature vectors kept for training (callers with training capture on), by tenant and environment.",
                                            labels: ["tenant", "environment"])
+        retries = registry.counter("insightd_evaluation_retries_total",
+                                   help: "Evaluation requests repeating an earlier requestId, by tenant and outcome (replayed: answered with the stored answer; refused: other bytes, 422 idempotencyKeyReused).",
+                                   labels: ["tenant", "outcome"])
+        skippedEvents = registry.counter("insightd_interaction_skipped_events_total",
+                                         help: "Events of types this version does not know (a newer capture kit's), skipped, by the kit's platform (unknown: no interaction.source).",
+                                         labels: ["platform"])
         droppedEvents = registry.counter("insightd_interaction_dropped_events_total",
                                          help: "Events capture kits said they left out at the event limit (interaction.source.droppedEvents), by platform.",
                                          labels: ["platform"])
     }
+
+    func retried(tenant: String, replayed: Bool) { retries.increment(tenant, replayed ? "replayed" : "refused") }
 
     func evaluated(_ record: EvaluationRecord, tenant: String) {
         for insight in record.insights {
@@ -78,6 +88,12 @@ public final class ServiceMetrics: Sendable {
     func dropped(_ count: Int64?, by source: InteractionSource?) {
         guard let count, count > 0, let source else { return }
         droppedEvents.increment(source.platform.rawValue, by: Double(count))
+    }
+
+    /// Counts the events of unknown types an evaluation skipped.
+    func skipped(_ count: Int, by source: InteractionSource?) {
+        guard count > 0 else { return }
+        skippedEvents.increment(source?.platform.rawValue ?? "unknown", by: Double(count))
     }
 
     func consumed(_ status: ConsumptionStatus, _ timeliness: Timeliness) {

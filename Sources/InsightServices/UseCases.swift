@@ -22,6 +22,8 @@ public struct UseCases: Sendable {
     /// Decisions against consumption reports (the admin view); nil answers `503`.
     public var decisionReports: DecisionReportService?
     public var performance: ModelPerformanceService
+    /// The log of receipt heads; nil answers `503`.
+    public var receipts: ReceiptLogService?
     /// The time the use cases read (decoders check dates against it).
     public var clock: any Clock
 

@@ -54,8 +54,7 @@ public struct CallerRegistry: CallerRegistration {
         }
     }
 
-    /// Changes a caller's rate and burst (nil leaves a value as it is).
-    /// Changes rate and/or burst; a value above the tenant's ceiling (as it stands in this
+    /// Changes rate and/or burst (nil leaves a value as it is); a value above the tenant's ceiling (as it stands in this
     /// transaction) is stored as the ceiling.
     public func updateQuota(callerId: String, rate: Double?, burst: Int?) throws {
         if let rate, !(rate > 0 && rate.isFinite) { throw StoreError.invalid("rate must be a positive number") }
@@ -69,6 +68,12 @@ public struct CallerRegistry: CallerRegistration {
             WHERE caller_id = ?3
             """).run(rate, burst, callerId)
         guard db.changes == 1 else { throw StoreError.notFound("no caller \(callerId)") }
+    }
+
+    public func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller {
+        try updateQuota(callerId: callerId, rate: rate, burst: burst)
+        guard let caller = try caller(callerId) else { throw StoreError.notFound("no caller \(callerId)") }
+        return caller
     }
 
     public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {

@@ -7,6 +7,11 @@ import SQLiteClient
 /// completes the jobs; when a job fails, the batch is run again with each job in its own
 /// savepoint, so one failing job undoes only its own writes. One fsync thus covers a whole
 /// batch, and no completion ever reports data that a crash could still lose.
+///
+/// The answers of a batch's evaluations are the leaves of one Merkle tree: before the commit,
+/// the writer has its `ReceiptIssuer` sign the tree's head and stores the head in the batch's
+/// transaction, so that each evaluation completes with its receipt and no answer waits for a
+/// signature of its own.
 public final class GroupCommitWriter: @unchecked Sendable {
     // @unchecked: the connection is touched only by the queue's thread.
     private struct Job {
@@ -14,7 +19,10 @@ public final class GroupCommitWriter: @unchecked Sendable {
         /// Runs after the batch's commit, outside any transaction (a WAL checkpoint); its
         /// failure fails the job.
         var afterCommit: ((SQLiteConnection) throws -> Void)? = nil
-        let finish: (Error?) -> Void
+        /// The leaf hash of the answer the job stores (an evaluation's); such a job completes
+        /// with its receipt.
+        var leaf: [UInt8]? = nil
+        let finish: (Error?, Receipt?) -> Void
     }
 
     private let connection: SQLiteConnection
@@ -28,12 +36,18 @@ public final class GroupCommitWriter: @unchecked Sendable {
 
     /// Called on the writer thread after each commit.
     private let observer: (@Sendable (Commit) -> Void)?
+    /// Signs the head of each batch's answers; nil for a writer that stores no evaluation (a
+    /// tool's), which refuses an answer's job.
+    private let receipts: ReceiptIssuer?
 
+    /// A writer on `connection`; `receipts` must have resumed its instance's chain from the
+    /// database (`SQLiteReceiptLog.tip`).
     public init(connection: SQLiteConnection, capacity: Int = 10_000, maxBatch: Int = 256,
-                observer: (@Sendable (Commit) -> Void)? = nil) {
+                receipts: ReceiptIssuer? = nil, observer: (@Sendable (Commit) -> Void)? = nil) {
         self.connection = connection
         queue = WriterQueue(threadName: "insightd-writer", capacity: capacity, maxBatch: maxBatch)
         self.observer = observer
+        self.receipts = receipts
     }
 
     /// Starts the writer thread.
@@ -44,6 +58,9 @@ public final class GroupCommitWriter: @unchecked Sendable {
     /// Jobs waiting now.
     public var depth: Int { queue.depth }
 
+    /// The file the writer writes (a reader opens its own connection to it).
+    public var databasePath: String { connection.path }
+
     /// Queues `work`; `completion` runs on the writer thread after the commit (or failure).
     /// Answers `.overloaded` at once when the queue is full, `.unavailable` after `stop()`.
     public func submit<T>(_ work: @escaping @Sendable (SQLiteConnection) throws -> T,
@@ -51,7 +68,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
         nonisolated(unsafe) var result: T?  // written and read only on the writer thread
         enqueue(Job(
             work: { db in result = try work(db) },
-            finish: { error in
+            finish: { error, _ in
                 if let error {
                     completion(.failure(Self.failure(error)))
                 } else {
@@ -69,7 +86,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
         enqueue(Job(
             work: { db in result = try work(db) },
             afterCommit: afterCommit,
-            finish: { error in
+            finish: { error, _ in
                 if let error {
                     completion(.failure(Self.failure(error)))
                 } else {
@@ -84,7 +101,21 @@ public final class GroupCommitWriter: @unchecked Sendable {
                        completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
         enqueue(Job(
             work: work,
-            finish: { error in completion(error.map { .failure(Self.failure($0)) } ?? .success(())) }),
+            finish: { error, _ in completion(error.map { .failure(Self.failure($0)) } ?? .success(())) }),
+            completion: { completion(.failure($0)) })
+    }
+
+    /// `submit` for the work that stores an answer whose leaf hash is `leaf` (an evaluation):
+    /// `completion` gets the answer's receipt once the batch, its head included, is committed.
+    public func submit(leaf: [UInt8], _ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
+                       completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        guard receipts != nil else { return completion(.failure(.unavailable("this writer issues no receipts"))) }
+        enqueue(Job(
+            work: work, leaf: leaf,
+            finish: { error, receipt in
+                if let receipt, error == nil { return completion(.success(receipt)) }
+                completion(.failure(Self.failure(error ?? StoreError.invalid("no receipt"))))
+            }),
             completion: { completion(.failure($0)) })
     }
 
@@ -101,7 +132,8 @@ public final class GroupCommitWriter: @unchecked Sendable {
 
     private func commit(_ batch: [Job]) {
         let started = DispatchTime.now().uptimeNanoseconds
-        var errors = commitTogether(batch)
+        let (committed, receipts) = commitTogether(batch)
+        var errors = committed
         for (i, job) in batch.enumerated() where errors[i] == nil {
             guard let afterCommit = job.afterCommit else { continue }
             do { try afterCommit(connection) } catch { errors[i] = error }
@@ -111,7 +143,35 @@ public final class GroupCommitWriter: @unchecked Sendable {
             observer(Commit(size: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
                             failed: failures.count, firstError: failures.first.map { "\($0)" }))
         }
-        for (job, error) in zip(batch, errors) { job.finish(error) }
+        for (i, job) in batch.enumerated() { job.finish(errors[i], receipts?.receipt(ofJob: i)) }
+    }
+
+    /// A committed batch's receipts, and which leaf each job's answer is (nil: none).
+    private struct BatchReceipts {
+        let batch: ReceiptBatch
+        let leafOfJob: [Int?]
+
+        func receipt(ofJob job: Int) -> Receipt? { leafOfJob[job].map(batch.receipt(at:)) }
+    }
+
+    /// Signs the head of the answers of the batch's jobs that did not fail and stores it in the
+    /// open transaction; nil when no such job stores an answer. Throws when the head cannot be
+    /// signed or stored: the transaction is then rolled back, as for a failed commit.
+    private func appendHead(_ batch: [Job], failed: [Error?]) throws -> BatchReceipts? {
+        guard let receipts else { return nil }
+        var leaves: [[UInt8]] = []
+        var leafOfJob = [Int?](repeating: nil, count: batch.count)
+        for (i, job) in batch.enumerated() where failed[i] == nil {
+            guard let leaf = job.leaf else { continue }
+            leafOfJob[i] = leaves.count
+            leaves.append(leaf)
+        }
+        if leaves.isEmpty { return nil }
+        guard let signed = receipts.issue(leafHashes: leaves) else {
+            throw StoreError.invalid("the receipt head could not be signed")
+        }
+        try SQLiteReceiptLog.insert(signed, into: connection)
+        return BatchReceipts(batch: signed, leafOfJob: leafOfJob)
     }
 
     /// A job's failure, told apart from a failure of BEGIN or COMMIT.
@@ -124,26 +184,31 @@ public final class GroupCommitWriter: @unchecked Sendable {
     /// sub-journal first, and the jobs of a batch touch the same index pages: a measurable share
     /// of the writer's time.) If a job fails, the transaction is rolled back and the batch runs
     /// again with a savepoint per job, so that only the failing jobs fail.
-    private func commitTogether(_ batch: [Job]) -> [Error?] {
+    private func commitTogether(_ batch: [Job]) -> ([Error?], BatchReceipts?) {
+        let none = [Error?](repeating: nil, count: batch.count)
+        var receipts: BatchReceipts?
         do {
             try connection.transaction {
                 for job in batch {
                     do { try job.work(connection) } catch { throw JobFailure(error: error) }
                 }
+                receipts = try appendHead(batch, failed: none)
             }
-            return [Error?](repeating: nil, count: batch.count)
+            if let receipts { self.receipts?.committed(receipts.batch) }
+            return (none, receipts)
         } catch let failure as JobFailure {
-            if batch.count == 1 { return [failure.error] }
+            if batch.count == 1 { return ([failure.error], nil) }
             return commitIsolated(batch)
         } catch {
-            // BEGIN or COMMIT failed: nothing of the batch is durable.
-            return [Error?](repeating: error, count: batch.count)
+            // BEGIN, the head or COMMIT failed: nothing of the batch is durable.
+            return ([Error?](repeating: error, count: batch.count), nil)
         }
     }
 
     /// Runs the batch in one transaction, each job in its own savepoint.
-    private func commitIsolated(_ batch: [Job]) -> [Error?] {
+    private func commitIsolated(_ batch: [Job]) -> ([Error?], BatchReceipts?) {
         var errors = [Error?](repeating: nil, count: batch.count)
+        var receipts: BatchReceipts?
         do {
             try connection.transaction {
                 for (i, job) in batch.enumerated() {
@@ -153,11 +218,14 @@ public final class GroupCommitWriter: @unchecked Sendable {
                         errors[i] = error
                     }
                 }
+                receipts = try appendHead(batch, failed: errors)
             }
+            if let receipts { self.receipts?.committed(receipts.batch) }
         } catch {
-            // The commit itself failed: nothing of the batch is durable.
+            // The head or the commit itself failed: nothing of the batch is durable.
             for i in errors.indices { errors[i] = errors[i] ?? error }
+            receipts = nil
         }
-        return errors
+        return (errors, receipts)
     }
 }

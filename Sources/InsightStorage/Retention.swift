@@ -76,6 +76,13 @@ public struct Retention {
                 (SELECT rowid FROM subject_authorizations WHERE renewed_at < ? LIMIT ?)
             """).run(cutoff, batchSize)
         report.authorizations = db.changes
+        // A head goes whole, with its leaf hashes, oldest first: what remains of a chain still
+        // verifies from its oldest kept head.
+        try db.cached("""
+            DELETE FROM receipt_heads WHERE rowid IN
+                (SELECT rowid FROM receipt_heads WHERE made_at < ? LIMIT ?)
+            """).run(cutoff, batchSize)
+        report.receiptHeads = db.changes
         return report
     }
 

@@ -1,17 +1,50 @@
+import Crypto
 import InsightDomain
 import SQLiteClient
+import Synchronization
 
 /// The durable record of evaluations, consumption reports and labels, written through the
 /// group-commit writer. Each operation's reads and writes run in one transaction on the
 /// writer thread, so concurrent reports for one evaluation cannot both win.
 public final class SQLiteLedger: EvaluationLedger {
     private let writer: GroupCommitWriter
+    /// The connection retry entries are read through, opened on the first read.
+    private let reader = Mutex<SQLiteConnection?>(nil)
 
     public init(writer: GroupCommitWriter) { self.writer = writer }
 
-    public func record(_ evaluation: EvaluationRecord,
-                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
-        writer.submit({ db in try Self.insert(evaluation, into: db) }, completion: completion)
+    public func record(_ evaluation: EvaluationRecord, answer: [UInt8],
+                       completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        // Hashed here, on the caller's thread: the writer, which every evaluation waits for,
+        // only pairs hashes.
+        writer.submit(leaf: MerkleTree.leafHash(of: answer), { db in try Self.insert(evaluation, into: db) },
+                      completion: completion)
+    }
+
+    public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
+        try reader.withLock { reader in
+            let db: SQLiteConnection
+            if let open = reader {
+                db = open
+            } else {
+                db = try Database.open(path: writer.databasePath, create: false)
+                reader = db
+            }
+            let find = try db.cached("""
+                SELECT digest, event_id, answer, expires_at FROM retry_entries WHERE request_key = ? AND expires_at > ?
+                """)
+            for key in keys {
+                if let entry = try find.first([key, now], row: {
+                    RetryEntry(key: key, digest: $0.blob(0) ?? [], eventId: $0.text(1) ?? "", answer: $0.blob(2) ?? [],
+                               expiresAt: $0.int64(3))
+                }) { return entry }
+            }
+            return nil
+        }
+    }
+
+    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        writer.submit(leaf: MerkleTree.leafHash(of: answer), { _ in }, completion: completion)
     }
 
     public func report(_ report: ConsumptionReport,
@@ -31,6 +64,8 @@ public final class SQLiteLedger: EvaluationLedger {
               e.shadowInsights.count <= InsightSlots.perEvaluation - InsightSlots.firstShadow else {
             throw StoreError.invalid("an evaluation holds at most \(InsightSlots.firstShadow) insights and as many shadow answers")
         }
+        // First, so that a request racing another under the same key fails before writing more.
+        if let retry = e.retry { try insert(retry, now: e.createdAt, into: db) }
         // Bound straight from the record (`run(count:)`): this runs on the writer thread, which
         // every evaluation waits for, so each copy and release of a value is paid by all of them.
         try db.cached("""
@@ -81,6 +116,19 @@ public final class SQLiteLedger: EvaluationLedger {
                 }
             }
         }
+    }
+
+    /// Keeps what a retry of the evaluation's request is answered from. The key's expired entry
+    /// and up to two other expired ones go first; a live entry under the key makes the insert
+    /// fail (the unique key), and with it the evaluation.
+    static func insert(_ retry: RetryEntry, now: Milliseconds, into db: SQLiteConnection) throws {
+        try db.cached("""
+            DELETE FROM retry_entries WHERE (request_key = ?1 AND expires_at <= ?2)
+                OR rowid IN (SELECT rowid FROM retry_entries WHERE expires_at <= ?2 LIMIT 2)
+            """).run(retry.key, now)
+        try db.cached("""
+            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at) VALUES (?, ?, ?, ?, ?)
+            """).run(retry.key, retry.digest, retry.eventId, retry.answer, retry.expiresAt)
     }
 
     /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's transaction.

@@ -157,12 +157,23 @@ enum RequestPathBenchmarks {
             MicroBenchmark(name: "crypto.uuid2", note: "SecureRandom.uuid twice (event id + insight id)") { o in
                 measure("crypto.uuid2", "", o) { SecureRandom.uuid().utf8.count &+ SecureRandom.uuid().utf8.count }
             },
-            MicroBenchmark(name: "crypto.ed25519.signAnswer",
-                           note: "Insight-Signature of one answer: base64url of the body, Ed25519 through OpenSSL, the JWS") { o in
-                let signer = DetachedJWSSigner(key: Ed25519SigningKey.generate().key, keyId: "bench")
+            MicroBenchmark(name: "crypto.receipt.leaf", note: "an answer's leaf hash, SHA-256(0x00 || body): every answer") { o in
                 let body = JSONWriter.bytes(sampleResponse())
-                return measure("crypto.ed25519.signAnswer", "\(body.count)-byte body", o) {
-                    signer.detachedSignature(of: body)?.utf8.count ?? 0
+                return measure("crypto.receipt.leaf", "\(body.count)-byte body", o) { MerkleTree.leafHash(of: body).count }
+            },
+            MicroBenchmark(name: "crypto.receipt.head1",
+                           note: "a batch of one answer: its tree, the head's payload, Ed25519 (libsodium), the JWS") { o in
+                let issuer = ReceiptIssuer.withEphemeralKey(instance: "bench")
+                let leaves = [MerkleTree.leafHash(of: JSONWriter.bytes(sampleResponse()))]
+                return measure("crypto.receipt.head1", "1 leaf", o) { issuer.issue(leafHashes: leaves)?.head.jws.utf8.count ?? 0 }
+            },
+            MicroBenchmark(name: "crypto.receipt.head64",
+                           note: "a batch of 64 answers: the tree, the signed head, and every answer's audit path") { o in
+                let issuer = ReceiptIssuer.withEphemeralKey(instance: "bench")
+                let leaves = (0..<64).map { MerkleTree.leafHash(of: [UInt8(truncatingIfNeeded: $0)]) }
+                return measure("crypto.receipt.head64", "64 leaves", o) {
+                    guard let batch = issuer.issue(leafHashes: leaves) else { return 0 }
+                    return (0..<64).reduce(0) { $0 &+ batch.receipt(at: $1).path.count }
                 }
             },
         ]

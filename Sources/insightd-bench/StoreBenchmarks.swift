@@ -54,7 +54,8 @@ enum StoreBenchmarks {
         let path = directory.appendingPathComponent("insightd.db").path
 
         let (connection, _) = try Database.openMigrated(path: path, now: 1, cacheKiB: Database.writerCacheKiB)
-        let writer = GroupCommitWriter(connection: connection, capacity: 10_000, maxBatch: 256)
+        let receipts = ReceiptIssuer.withEphemeralKey(instance: "bench")
+        let writer = GroupCommitWriter(connection: connection, capacity: 10_000, maxBatch: 256, receipts: receipts)
         writer.start()
         let ledger = SQLiteLedger(writer: writer)
         let shared = Shared()
@@ -79,7 +80,7 @@ enum StoreBenchmarks {
                             features: (0..<28).map { Double(index &+ $0) * 0.25 })
                     }
                     let t0 = monotonicNanoseconds()
-                    ledger.record(evaluation) { result in
+                    ledger.record(evaluation, answer: Array(evaluation.eventId.utf8)) { result in
                         if case .failure = result { shared.failures.wrappingAdd(1, ordering: .relaxed) }
                         semaphore.signal()
                     }
@@ -109,7 +110,7 @@ enum StoreBenchmarks {
     private static func recordAndWait(_ ledger: SQLiteLedger, _ evaluation: EvaluationRecord) throws {
         let semaphore = DispatchSemaphore(value: 0)
         let failed = Atomic<Bool>(false)
-        ledger.record(evaluation) { result in
+        ledger.record(evaluation, answer: Array(evaluation.eventId.utf8)) { result in
             if case .failure = result { failed.store(true, ordering: .relaxed) }
             semaphore.signal()
         }

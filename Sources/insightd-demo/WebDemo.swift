@@ -119,7 +119,7 @@ struct PaymentPage: HTTPHandler {
         let insight = evaluation.isLikelyBeingCoached
         let coaching = insight.map { (try? $0.outcome.get().rawValue) ?? "error" } ?? "none"
         let action = evaluation.decision?.action.rawValue ?? "proceed"
-        let usage = decide(insight)
+        let usage = decide(evaluation)
         var consumption = usage.status.rawValue
         do {
             try await evaluation.reportConsumption(usage.status, insightIDsUsed: usage.used)

@@ -142,7 +142,7 @@ func run(title: String, interaction: Interaction, transaction: TransactionContex
         say("   isLikelyBeingCoached = \(value)   model \(insight.modelVersion ?? "-")"
             + (insight.reasons.isEmpty ? "" : "   reasons: \(insight.reasons.joined(separator: ", "))"))
     }
-    let decision = decide(insight)
+    let decision = decide(evaluation)
     for line in decision.flow { say("   " + line) }
     // Mandatory: say how the answer was used, before reportConsumptionBy. Unreported
     // evaluations lower your caller's rate limit.

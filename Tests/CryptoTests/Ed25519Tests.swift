@@ -55,23 +55,23 @@ final class Ed25519Tests: XCTestCase {
         XCTAssertEqual(Ed25519JWK.thumbprint(publicKey: x), "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k")
     }
 
-    /// The compact serialization: `BASE64URL(header)..BASE64URL(signature)`, signing
-    /// `BASE64URL(header).BASE64URL(payload)`.
-    func testDetachedJWSSignsTheSigningInput() throws {
+    /// The compact serialization: `BASE64URL(header).BASE64URL(payload).BASE64URL(signature)`,
+    /// signing `BASE64URL(header).BASE64URL(payload)`.
+    func testCompactJWSSignsTheSigningInput() throws {
         let seed = try XCTUnwrap(Hex.decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"))
         let key = try XCTUnwrap(Ed25519SigningKey(seed: seed))
-        let signer = DetachedJWSSigner(key: key, keyId: "k1")
-        let payload = Array(#"{"eventId":"e"}"#.utf8)
-        let jws = try XCTUnwrap(signer.detachedSignature(of: payload))
+        let signer = JWSSigner(key: key, keyId: "k1")
+        let payload = Array(#"{"sequence":0}"#.utf8)
+        let jws = try XCTUnwrap(signer.compactSerialization(of: payload))
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         XCTAssertEqual(parts.count, 3)
-        XCTAssertEqual(parts[1], "")
         XCTAssertEqual(Base64URL.decode(parts[0]).map { String(decoding: $0, as: UTF8.self) }, #"{"alg":"EdDSA","kid":"k1"}"#)
-        let input = Array((String(parts[0]) + "." + Base64URL.encode(payload)).utf8)
+        XCTAssertEqual(Base64URL.decode(parts[1]), payload)
+        let input = Array((String(parts[0]) + "." + String(parts[1])).utf8)
         let verifier = try XCTUnwrap(Ed25519VerifyingKey(rawRepresentation: key.publicKey))
         XCTAssertTrue(verifier.isValidSignature(try XCTUnwrap(Base64URL.decode(parts[2])), for: input))
         // Ed25519 is deterministic: the same payload, the same serialization.
-        XCTAssertEqual(signer.detachedSignature(of: payload), jws)
+        XCTAssertEqual(signer.compactSerialization(of: payload), jws)
     }
 
     func testBase64URLRoundTripsAndRefusesNonCanonicalText() throws {

@@ -108,7 +108,7 @@ final class APITests: XCTestCase {
             (Self.body(#","transaction":{"amountBand":"huge"}"#), 422, "transaction.amountBand"),
             (Self.body(#","interaction":{"events":[{"t":-1,"type":"sessionStart"}]}"#), 422, "interaction.events[0].t"),
             (Self.body(#","interaction":{"events":[{"t":5,"type":"sessionStart"},{"t":4,"type":"tap"}]}"#), 422, "interaction.events[1].t"),
-            (Self.body(#","interaction":{"events":[{"t":0,"type":"typedCharacter"}]}"#), 422, "interaction.events[0].type"),
+            (Self.body(#","interaction":{"events":[{"t":0,"type":"typed character"}]}"#), 422, "interaction.events[0].type"),
             (Self.body(#","interaction":{"events":[{"t":0,"type":"tap","field":"iban"}]}"#), 422, "interaction.events[0].field"),
             (Self.body(#","interaction":{"events":[{"t":0,"type":"tap","chars":"1234"}]}"#), 422, "interaction.events[0]"),
             (Self.body(#","interaction":{"events":[],"summary":{}}"#), 422, "interaction"),

@@ -85,6 +85,7 @@ final class ContinueDecisionTests: XCTestCase {
             case .open: cases = [(nil, nil)]
             case .anyCaller: cases = [(nil, 401)] + Role.allCases.map { (keys[$0], nil) }
             case .role(let role): cases = [(nil, 401), (keys[role], 403)]
+            case .anyRole: cases = [(nil, 401)]
             }
             for (key, refusal) in cases {
                 let connection = try WireConnection(port: daemon.port)

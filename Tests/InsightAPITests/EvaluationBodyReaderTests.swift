@@ -62,9 +62,40 @@ final class EvaluationBodyReaderTests: XCTestCase {
         check(" \n\t{ \"operationCategory\" : \"payment\" ,\r\n \"insights\" : [ { \"type\" : \"x\" , \"schemaVersion\" : 1 } ] , \"transaction\" : { \"amountBand\" : \"low\" } } \n", .read)
     }
 
+    /// `null` for an optional member means absent, on both paths; events of types this version
+    /// does not know are skipped and counted, on both paths.
+    func testNullIsAbsentAndUnknownEventTypesAreSkipped() throws {
+        check(Self.body(requestId: "null"), .read)
+        check(Self.body(subject: "null"), .read)
+        check(Self.body(subject: #"{"account":"a","device":null}"#), .read)
+        check(Self.body(interaction: #"{"device":{"activeCall":null},"summary":null,"source":null}"#), .read)
+        check(Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart","field":null}]}"#), .read)
+        check(Self.body(interaction: #"{"summary":{"sessionSeconds":12.5,"payeePasted":null}}"#), .either)
+        let summary = try EvaluationRequest.decode(body: Array(Self.body(interaction: #"{"summary":{"sessionSeconds":12.5,"payeePasted":null}}"#).utf8))
+        guard case .summary(let features, _) = summary.interaction else { return XCTFail("no summary") }
+        XCTAssertEqual(features.features.count, 1, "a feature sent as null is absent")
+        let absent = try EvaluationRequest.decode(body: Array(Self.body(subject: #"{"account":"a"}"#).utf8))
+        let null = try EvaluationRequest.decode(body: Array(Self.body(requestId: "null", subject: #"{"account":"a","device":null}"#).utf8))
+        XCTAssertNil(null.requestId)
+        XCTAssertNil(null.subject.device)
+        XCTAssertEqual(null.subject.account, absent.subject.account)
+        let newer = #"{"events":[{"t":0,"type":"sessionStart"},{"t":3,"type":"pointerHover","field":"payee"},{"t":5,"type":"tap"},{"t":6,"type":"stylusPressure"}]}"#
+        check(Self.body(interaction: newer), .read)
+        let request = try EvaluationRequest.decode(body: Array(Self.body(interaction: newer).utf8))
+        XCTAssertEqual(request.skippedEvents, 2)
+        guard case .events(let events, _) = request.interaction else { return XCTFail("no events") }
+        XCTAssertEqual(events.map(\.type), [.sessionStart, .tap], "the known events, in order")
+        XCTAssertEqual(try EvaluationRequest.decodeParsing(Array(Self.body(interaction: newer).utf8)).skippedEvents, 2)
+        XCTAssertEqual(try EvaluationRequest.decode(try Problem.parseBody(Array(Self.body(interaction: newer).utf8))).skippedEvents, 2)
+        // A name with digits and . _ + - is one too (the tree path reads it).
+        let dotted = #"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":"stylus.pressure_2+b-1"}]}"#
+        check(Self.body(interaction: dotted), .either)
+        XCTAssertEqual(try EvaluationRequest.decode(body: Array(Self.body(interaction: dotted).utf8)).skippedEvents, 1)
+    }
+
     func testDeclinesWhatTheTreePathRefusesOrReadsDifferently() {
         let declined = [
-            Self.body(requestId: "null"), Self.body(requestId: #""""#), Self.body(requestId: "7"),
+            Self.body(requestId: #""""#), Self.body(requestId: "7"),
             Self.body(requestId: "\"" + String(repeating: "r", count: 129) + "\""),
             Self.body(requestId: #""alice@example.com""#),           // personal data: the tree path names it
             Self.body(requestId: #""4111 1111 1111 1111""#),
@@ -78,16 +109,19 @@ final class EvaluationBodyReaderTests: XCTestCase {
             Self.body(insights: #"[{"type":"x","schemaVersion":01}]"#),
             Self.body(insights: #"[{"type":"x","schemaVersion":1,"modelVersion":"\#(String(repeating: "9", count: 33))"}]"#),
             Self.body(insights: #"[{"type":"x","schemaVersion":1,"type":"y"}]"#), Self.body(insights: #"[{"type":"x","schemaVersion":1,"extra":1}]"#),
-            Self.body(subject: #"{"account":"a","account":"b"}"#), Self.body(subject: #"{"email":"a"}"#), Self.body(subject: "null"),
+            Self.body(subject: #"{"account":"a","account":"b"}"#), Self.body(subject: #"{"email":"a"}"#),
             Self.body(subject: #"{"account":""}"#), Self.body(subject: #"{"account":1}"#),
             Self.body(subject: "{\"device\":\"" + String(repeating: "d", count: 257) + "\"}"),
             Self.body(interaction: #"{"events":\#(Self.events),"summary":\#(Self.summary)}"#),
             Self.body(interaction: #"{"summary":\#(Self.summary),"events":[]}"#),
-            Self.body(interaction: #"{"device":{"activeCall":"yes"}}"#), Self.body(interaction: #"{"device":{"activeCall":null}}"#),
+            Self.body(interaction: #"{"device":{"activeCall":"yes"}}"#), Self.body(insights: #"[{"type":null,"schemaVersion":1}]"#),
             Self.body(interaction: #"{"device":{"camera":true}}"#), Self.body(interaction: #"{"device":{"activeCall":true,"activeCall":false}}"#),
             Self.body(interaction: #"{"other":1}"#), Self.body(interaction: "[]"),
             Self.body(interaction: #"{"summary":{"sessionSeconds":"long"}}"#),  // the tree path names the feature
             Self.body(interaction: #"{"events":[{"t":5,"type":"scroll"},{"t":1,"type":"scroll"}]}"#),
+            Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":"two words"}]}"#),
+            Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":""}]}"#),
+            Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":"\#(String(repeating: "z", count: 65))"}]}"#),
             Self.body(transaction: #"{"amountBand":"huge"}"#), Self.body(transaction: #"{"newCounterparty":1}"#),
             Self.body(transaction: #"{"newCounterparty":truex}"#), Self.body(transaction: #"{"newCounterparty":true,"newCounterparty":true}"#),
             Self.body() + "x", Self.body() + "{}", "[" + Self.body() + "]", "", " ", "{}", "null",

@@ -47,10 +47,16 @@ final class EvaluationSchemaTests: XCTestCase {
             let memberPath = path.isEmpty ? field.name : "\(path).\(field.name)"
             guard memberPath != left else { continue }
             let at = steps + [.key(field.name)]
+            // `null` means absent: an optional member sent as null is left out, a required one is missing.
             if field.required {
                 assertRefused(editing(base, at: at, to: nil), in: base, field: memberPath, detail: "is required")
+                assertRefused(editing(base, at: at, to: JSONValue.null), in: base, field: memberPath, detail: "is required")
             } else {
                 assertAccepted(editing(base, at: at, to: nil), in: base, changes: false)
+                assertAccepted(editing(base, at: at, to: JSONValue.null), in: base, changes: false)
+                XCTAssertEqual(describe(try! EvaluationRequest.decode(body: JSONWriter.bytes(editing(base, at: at, to: JSONValue.null)))),
+                               describe(try! EvaluationRequest.decode(body: JSONWriter.bytes(editing(base, at: at, to: nil)))),
+                               "\(memberPath): null is absent")
             }
             switch field.kind {
             case .string(let maxLength):
@@ -84,6 +90,19 @@ final class EvaluationSchemaTests: XCTestCase {
                 }
                 assertRefused(editing(base, at: at, to: .string("zzUnknown")), in: base, field: memberPath,
                               detail: "must be one of \(names.joined(separator: ", "))")
+            case .oneOfOrSkipped(let names, let maxLength):
+                for (i, name) in names.enumerated() {
+                    assertAccepted(editing(base, at: at, to: .string(name)), in: base, changes: i > 0)
+                }
+                // Another name skips its object (and says so), whatever its length up to the limit.
+                assertAccepted(editing(base, at: at, to: .string("zzUnknown")), in: base)
+                assertAccepted(editing(base, at: at, to: .string(String(repeating: "z", count: maxLength))), in: base)
+                assertRefused(editing(base, at: at, to: .string(String(repeating: "z", count: maxLength + 1))), in: base,
+                              field: memberPath, detail: "must be at most \(maxLength) characters")
+                for text in ["two words", "a/b", "ä"] {
+                    assertRefused(editing(base, at: at, to: .string(text)), in: base, field: memberPath,
+                                  detail: "must be one of \(names.joined(separator: ", ")), or another name")
+                }
             case .namesOf(let names, let count):
                 assertAccepted(editing(base, at: at, to: .array(names.map { .string($0) })), in: base)
                 assertAccepted(editing(base, at: at, to: .array([])), in: base)
@@ -128,7 +147,7 @@ final class EvaluationSchemaTests: XCTestCase {
         case .string, .token: return .string("a")
         case .integer(let range): return .number(Double(range.lowerBound))
         case .boolean: return .bool(true)
-        case .oneOf(let names): return .string(names[0])
+        case .oneOf(let names), .oneOfOrSkipped(let names, _): return .string(names[0])
         case .namesOf(let names, _): return .array([.string(names[0])])
         case .object(let fields):
             return .object(JSONObject(fields.compactMap { field in

@@ -102,8 +102,18 @@ final class OpenAPIConformanceTests: XCTestCase {
             }
             XCTAssertEqual(try send(op.method, path, key: nil, json: body, headers: headers).status, 401, op.id)
             let role = op.value["x-required-role"]
-            XCTAssertNotNil(role, "\(op.id): x-required-role (null for any role)")
-            if let name = role?.stringValue {
+            XCTAssertNotNil(role, "\(op.id): x-required-role (null for any role, a list for any of its roles)")
+            if let names = role?.oaArray?.compactMap(\.stringValue) {
+                for role in Role.allCases {
+                    let r = try send(op.method, path, key: keys[role], json: body, headers: headers)
+                    if names.contains(role.rawValue) {
+                        XCTAssertFalse([401, 403].contains(r.status), "\(op.id) with only \(role.rawValue)")
+                    } else {
+                        XCTAssertEqual(r.status, 403, "\(op.id) with only \(role.rawValue)")
+                        check(r, op: op, context: "\(op.id) with only \(role.rawValue)")
+                    }
+                }
+            } else if let name = role?.stringValue {
                 let required = try XCTUnwrap(Role(rawValue: name), "\(op.id): unknown role \(name)")
                 let refused = try send(op.method, path, key: allBut[required], json: body, headers: headers)
                 XCTAssertEqual(refused.status, 403, "\(op.id) without \(name)")
@@ -181,6 +191,9 @@ final class OpenAPIConformanceTests: XCTestCase {
         let (secondEventId, _) = try evaluation(key)
         let (othersEventId, _) = try evaluation(evaluateOnly)
         let (_, labelInsight) = try evaluation(key)
+        // An answer whose requestId is then sent again: as a retry, and with other bytes.
+        let retried = body(#","requestId":"probe-retry""#)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: retried).status, 200)
         let consume = "/v1/evaluations/\(eventId)/consumption"
 
         let label = { (id: String, rest: String) in #"{"insightId":"\#(id)",\#(rest)}"# }
@@ -214,6 +227,9 @@ final class OpenAPIConformanceTests: XCTestCase {
         var table: [Probe] = [
             // POST /v1/evaluations
             Probe(E, "/v1/evaluations", 200, nil, "minimal", key: key, json: body()),
+            Probe(E, "/v1/evaluations", 200, nil, "a retry", key: key, json: retried),
+            Probe(E, "/v1/evaluations", 422, "idempotencyKeyReused", "requestId again with other bytes", key: key,
+                  json: body(#","requestId":"probe-retry","subject":{"account":"other"}"#)),
             Probe(E, "/v1/evaluations", 200, nil, "every member", key: key, json: body(
                 #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"},"initiator":{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial","destructive"]}}"#,
                 insights: ins + #",{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#)),
@@ -301,8 +317,12 @@ final class OpenAPIConformanceTests: XCTestCase {
                   json: body(#","interaction":{"events":[\#(events(1)),{"t":1.5,"type":"tap"}]}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "events out of order", key: key,
                   json: body(#","interaction":{"events":[\#(events(1)),{"t":5,"type":"tap"},{"t":4,"type":"tap"}]}"#), schema: .notExpressible),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown event type", key: key,
-                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"typedCharacter"}]}"#)),
+            Probe(E, "/v1/evaluations", 200, nil, "an event type of a newer kit, skipped", key: key,
+                  json: body(#","interaction":{"events":[\#(events(2)),{"t":1,"type":"typedCharacter"}]}"#)),
+            Probe(E, "/v1/evaluations", 422, "contextInvalid", "an event type that is no name", key: key,
+                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"typed character"}]}"#)),
+            Probe(E, "/v1/evaluations", 200, nil, "null for optional members", key: key,
+                  json: body(#","requestId":null,"subject":{"account":"a","device":null},"interaction":{"device":{"activeCall":null}}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown field", key: key,
                   json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"tap","field":"iban"}]}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "typed characters", key: key,
@@ -405,6 +425,8 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(A, "/v1/authorization", 503, "serverError", "credentials cannot be checked", key: broken.key,
                   json: #"{"subject":{"account":"a"},"status":"denied"}"#),
             Probe(Q, "/v1/authorization/query", 200, nil, "query", key: key, json: #"{"subject":{"account":"probe-1"}}"#),
+            Probe(Q, "/v1/authorization/query", 200, nil, "the other identifier null", key: key,
+                  json: #"{"subject":{"account":"probe-1","device":null}}"#),
             Probe(Q, "/v1/authorization/query", 400, "contextInvalid", "not JSON", key: key, json: "["),
             Probe(Q, "/v1/authorization/query", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"}}"#),
             Probe(Q, "/v1/authorization/query", 403, "forbidden", "labels role only", key: labelsOnly, json: #"{"subject":{"account":"a"}}"#),
@@ -554,6 +576,8 @@ final class OpenAPIConformanceTests: XCTestCase {
         table += [
             Probe(P, callerPath, 200, nil, "rate and burst", key: admin.key, json: #"{"rate":50000,"burst":50000}"#),
             Probe(P, callerPath, 200, nil, "rate only", key: admin.key, json: #"{"rate":20000.5}"#),
+            Probe(P, callerPath, 200, nil, "rate, and null for the others", key: admin.key, json: #"{"rate":20000.5,"burst":null}"#),
+            Probe(P, callerPath, 422, "contextInvalid", "only nulls: nothing to change", key: admin.key, json: #"{"rate":null}"#),
             Probe(P, callerPath, 400, "contextInvalid", "not JSON", key: admin.key, json: "{"),
             Probe(P, callerPath, 401, "unauthorized", "no key", key: nil, json: #"{"rate":1}"#),
             Probe(P, callerPath, 403, "forbidden", "no admin role", key: key, json: #"{"rate":1}"#),
@@ -573,6 +597,24 @@ final class OpenAPIConformanceTests: XCTestCase {
                   key: busyAdmin.key, target: .overloaded),
         ]
         let jwksTag = try XCTUnwrap(try send("GET", "/v1/signing-keys", key: nil, json: nil).headers["etag"], "the key set's ETag")
+        let instance = try String(contentsOfFile: daemon.service.settings.stateDirectory + "/instance", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        for method in ["GET", "HEAD"] {
+            let R = "\(method) /v1/receipts/heads", path = "/v1/receipts/heads"
+            table += [
+                Probe(R, path, 200, nil, "each instance's latest head", key: key),
+                Probe(R, path, 200, nil, "an admin", key: adminOnly),
+                Probe(R, path + "?instance=\(instance)&from=0&limit=1", 200, nil, "a chain, a page", key: key),
+                Probe(R, path + "?instance=another", 200, nil, "an instance without heads", key: key),
+                Probe(R, path, 401, "unauthorized", "no key", key: nil),
+                Probe(R, path, 403, "forbidden", "neither evaluate nor admin", key: labelsOnly),
+                Probe(R, path + "?limit=10", 422, "contextInvalid", "a limit without an instance", key: key),
+                Probe(R, path + "?instance=\(instance)&limit=1001", 422, "contextInvalid", "a page too long", key: key),
+                Probe(R, path + "?instance=\(instance)&from=-1", 422, "contextInvalid", "a negative sequence", key: key),
+                Probe(R, path + "?instance=a%20b", 422, "contextInvalid", "an encoded name", key: key),
+                Probe(R, path, 503, "serverError", "credentials cannot be checked", key: broken.key),
+            ]
+        }
         for method in ["GET", "HEAD"] {
             let I = "\(method) /v1/insights"
             table += [
@@ -739,7 +781,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         let events = try String(contentsOf: model.appendingPathComponent("InteractionEvent.swift"), encoding: .utf8)
         let extractor = try String(contentsOf: model.appendingPathComponent("FeatureExtractor.swift"), encoding: .utf8)
         let vector = try String(contentsOf: model.appendingPathComponent("FeatureVector.swift"), encoding: .utf8)
-        XCTAssertEqual(enumeration("\(schemas)/InteractionEvent/properties/type"), SourceScanner.enumCases("InteractionEventType", in: events))
+        XCTAssertEqual(enumeration("\(schemas)/InteractionEvent/properties/type/anyOf/0"), SourceScanner.enumCases("InteractionEventType", in: events))
         XCTAssertEqual(enumeration("\(schemas)/InteractionEvent/properties/field"), SourceScanner.enumCases("InteractionField", in: events))
         XCTAssertEqual(spec.root.oaPointer("\(schemas)/Interaction/properties/events/maxItems")?.numberValue,
                        SourceScanner.integer(after: "static let maxEvents = ", in: extractor).map(Double.init))
@@ -975,7 +1017,7 @@ final class OpenAPIConformanceTests: XCTestCase {
 
     static let transportCodes: Set<String> = ["malformedRequest", "requestTimeout", "payloadTooLarge", "headersTooLarge",
                                               "notImplemented", "httpVersionNotSupported"]
-    static let watchedHeaders = ["Allow", "Retry-After", "WWW-Authenticate", "Idempotent-Replayed", "Insight-Signature"]
+    static let watchedHeaders = ["Allow", "Retry-After", "WWW-Authenticate", "Idempotent-Replayed", "Insight-Receipt"]
 
     /// The answer must be documented for `op`; then as `check(_:response:method:context:)`.
     private func check(_ r: LiveDaemon.Response, op: OpenAPISpec.Operation, context: String) {

@@ -27,7 +27,7 @@ final class TrainingExportPostgresTests: XCTestCase {
 
         // What a daemon on this store would write for an evaluation of that caller, and a label.
         let settings = PostgresSettings(url: url)
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1)
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey())
         store.start()
         defer { store.stop() }
         let now = SystemClock().now()
@@ -39,7 +39,7 @@ final class TrainingExportPostgresTests: XCTestCase {
                 insights: [InsightRecord(insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
                                          newestModelVersion: "2.0", outcome: .value(.high, reasons: []))],
                 trainingVector: vector ? TrainingVector(insightId: insightId, modelVersion: "2.0", tenant: "default", features: features) : nil)
-            XCTAssertNoThrow(try completed { store.ledger.record(record, completion: $0) })
+            XCTAssertNoThrow(try completed { store.ledger.record(record, answer: [7], completion: $0) })
         }
         let labelled = try completed { done in
             store.ledger.submit(LabelSubmission(callerId: callerId, environment: .production, items: [

@@ -23,11 +23,11 @@ final class SigningKeysTests: XCTestCase {
         let clock = ManualClock(t0 + 1000)
         let keys = SigningKeys(try SigningKeySet(keys: [second, first], now: clock.now()), clock: clock)
         XCTAssertEqual(keys.set.keys.map(\.keyId), [first.keyId, second.keyId], "oldest first")
-        XCTAssertEqual(try kid(of: keys.detachedSignature(of: [1, 2, 3])), first.keyId)
+        XCTAssertEqual(try kid(of: keys.sign([1, 2, 3])), first.keyId)
         XCTAssertEqual(keys.published().map(\.keyId), [first.keyId, second.keyId], "published before it signs")
         XCTAssertEqual(keys.set.status(of: second, at: clock.now()), .next)
         clock.advance(ms: 299_000)
-        XCTAssertEqual(try kid(of: keys.detachedSignature(of: [1, 2, 3])), second.keyId)
+        XCTAssertEqual(try kid(of: keys.sign([1, 2, 3])), second.keyId)
         XCTAssertEqual(keys.set.status(of: first, at: clock.now()), .previous)
         XCTAssertEqual(keys.set.status(of: second, at: clock.now()), .current)
     }
@@ -40,7 +40,7 @@ final class SigningKeysTests: XCTestCase {
         let clock = ManualClock(t0)
         let keys = SigningKeys(try SigningKeySet(keys: [first, second], now: clock.now()), clock: clock)
         clock.step(ms: -3_600_000)
-        XCTAssertEqual(try kid(of: keys.detachedSignature(of: [1])), first.keyId)
+        XCTAssertEqual(try kid(of: keys.sign([1])), first.keyId)
         XCTAssertEqual(keys.set.status(of: first, at: clock.now()), .current)
         XCTAssertEqual(keys.set.status(of: second, at: clock.now()), .next)
     }

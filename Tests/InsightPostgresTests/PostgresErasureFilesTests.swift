@@ -17,7 +17,7 @@ final class PostgresErasureFilesTests: XCTestCase {
     func testWhatAnErasureLeavesInPostgreSQLsFiles() throws {
         let server = try TemporaryPostgres.shared()
         let settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1)
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey())
         store.start()
         defer { store.stop() }
         var generator = SystemRandomNumberGenerator()
@@ -31,7 +31,7 @@ final class PostgresErasureFilesTests: XCTestCase {
                 subject: HashedSubject(account: i % 10 == 3 ? erased : (i == 4 ? kept : random()), device: random(),
                                        keyId: "k1"),
                 insights: [])
-            try Self.wait { store.ledger.record(evaluation, completion: $0) }
+            _ = try Self.wait { store.ledger.record(evaluation, answer: [7], completion: $0) }
         }
         _ = try Self.wait {
             store.authorizations.apply(.denied, for: SubjectHashes(environment: .production, kind: .account, hashes: [erased],

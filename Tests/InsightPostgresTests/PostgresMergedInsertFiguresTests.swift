@@ -17,7 +17,7 @@ final class PostgresMergedInsertFiguresTests: XCTestCase {
                           "a benchmark (INSIGHTD_BENCH_FIGURES=1)")
         let server = try TemporaryPostgres.shared()
         let settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1, observer: nil)
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey(), observer: nil)
         store.stop()
         let connection = try settings.connect()
         let backend = Int(try connection.query("SELECT pg_backend_pid()").first!.int64(0)!)

@@ -16,7 +16,7 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
         let answers = Answers()
         try holdingTheNextBatch(of: store) {
             for evaluation in evaluations {
-                store.ledger.record(evaluation, completion: answers.completion(evaluation.eventId))
+                store.ledger.record(evaluation, answer: [7], completion: answers.completion(evaluation.eventId))
             }
         }
         let all = answers.wait(for: evaluations.count)
@@ -29,7 +29,7 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
 
         // The same evaluations, each by its own statement, into another database.
         let reference = PostgresSettings(url: server.url(database: try server.createDatabase()))
-        let (migrated, _) = try PostgresStore.open(settings: reference, now: 1, observer: nil)
+        let (migrated, _) = try PostgresStore.open(settings: reference, now: 1, receipts: .withEphemeralKey(), observer: nil)
         migrated.stop()
         let alone = try reference.connect()
         for evaluation in evaluations {
@@ -46,7 +46,7 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
         let store = try instance(observer: { commit in commits.withLock { $0.append(commit) } })
         let answers = Answers()
         for id in ["dup", "reported"] {
-            store.ledger.record(Self.evaluation(id, insights: ["\(id)-i"]), completion: answers.completion("pre-\(id)"))
+            store.ledger.record(Self.evaluation(id, insights: ["\(id)-i"]), answer: [7], completion: answers.completion("pre-\(id)"))
         }
         XCTAssertEqual(answers.wait(for: 2).values.filter { if case .success = $0 { true } else { false } }.count, 2)
         let ids = (0..<12).map { "e\($0)" }
@@ -57,14 +57,14 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
         try holdingTheNextBatch(of: store) {
             for (n, id) in ids.enumerated() {
                 store.ledger.record(Self.evaluation(id, insights: (0..<(n % 4)).map { "\(id)-i\($0)" }),
-                                    completion: answers.completion(id))
+                                    answer: [7], completion: answers.completion(id))
                 if n == 3 {
                     // The same event id as a stored evaluation.
-                    store.ledger.record(Self.evaluation("dup"), completion: answers.completion("dup"))
+                    store.ledger.record(Self.evaluation("dup"), answer: [7], completion: answers.completion("dup"))
                 }
                 if n == 5 {
                     // A new evaluation whose insight id another evaluation keeps.
-                    store.ledger.record(Self.evaluation("taken", insights: ["reported-i"]), completion: answers.completion("taken"))
+                    store.ledger.record(Self.evaluation("taken", insights: ["reported-i"]), answer: [7], completion: answers.completion("taken"))
                     otherJobs.enter()
                     store.ledger.report(ConsumptionReport(eventId: "reported", callerId: "c1", environment: .production,
                                                           status: .usedIncreasedFriction, insightIdsUsed: ["reported-i"],
@@ -77,7 +77,7 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
                     var vector = Self.evaluation("vector", insights: ["vector-i"])
                     vector.trainingVector = TrainingVector(insightId: "vector-i", modelVersion: "2.0", tenant: "default",
                                                            features: [1, .nan, 3])
-                    store.ledger.record(vector, completion: answers.completion("vector"))
+                    store.ledger.record(vector, answer: [7], completion: answers.completion("vector"))
                     otherJobs.enter()
                     store.ledger.submit(LabelSubmission(
                         callerId: "c1", environment: .production,
@@ -143,9 +143,9 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
         private let results = Mutex<[String: Result<Void, StoreFailure>]>([:])
         private let arrived = DispatchSemaphore(value: 0)
 
-        func completion(_ name: String) -> @Sendable (Result<Void, StoreFailure>) -> Void {
+        func completion(_ name: String) -> @Sendable (Result<Receipt, StoreFailure>) -> Void {
             { result in
-                self.results.withLock { $0[name] = result }
+                self.results.withLock { $0[name] = result.map { _ in () } }
                 self.arrived.signal()
             }
         }

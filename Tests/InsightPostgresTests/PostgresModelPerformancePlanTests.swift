@@ -14,7 +14,7 @@ final class PostgresModelPerformancePlanTests: XCTestCase {
     func testAWeekIsARangeOfTheCallersIndex() throws {
         let server = try TemporaryPostgres.shared()
         let settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1)
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey())
         defer { store.stop() }
         let db = try PostgresConnection(url: settings.url)
         // 100,000 evaluations over 365 days by 5 callers (c4 of tenant acme), insight ids made

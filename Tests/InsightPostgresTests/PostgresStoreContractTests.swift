@@ -11,7 +11,8 @@ final class PostgresStoreContractTests: XCTestCase {
     static func makeStores() throws -> StoreSet {
         let server = try TemporaryPostgres.shared()
         let settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1)
+        let receipts = ReceiptIssuer.withEphemeralKey(instance: "postgres-contract")
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: receipts)
         store.start()
         return StoreSet(
             ledger: store.ledger, credentials: store.credentials,
@@ -20,7 +21,7 @@ final class PostgresStoreContractTests: XCTestCase {
             reporting: store.administration, velocity: store.administration, history: store.administration,
             retention: store.retention, erasure: store.erasure, decisions: store.administration,
             performance: store.administration, training: try PostgresStore.trainingVectors(settings: settings, now: 1),
-            close: { store.stop() })
+            receiptLog: store.receiptLog, receipts: receipts, close: { store.stop() })
     }
 
     /// Every case of every area, each on a fresh database; a failure names its area and case.

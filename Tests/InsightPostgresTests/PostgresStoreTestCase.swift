@@ -1,3 +1,4 @@
+import InsightDomain
 import InsightPostgres
 import PostgresTesting
 import XCTest
@@ -19,12 +20,14 @@ class PostgresStoreTestCase: XCTestCase {
         stores = []
     }
 
-    /// A started store on the test's database: one instance.
-    func instance(_ configure: (inout PostgresSettings) -> Void = { _ in },
+    /// A started store on the test's database: one instance, with a chain of receipt heads of
+    /// its own unless `receipts` is given.
+    func instance(_ configure: (inout PostgresSettings) -> Void = { _ in }, receipts: ReceiptIssuer? = nil,
                   observer: (@Sendable (PostgresWriter.Commit) -> Void)? = nil) throws -> PostgresStore {
         var settings = self.settings!
         configure(&settings)
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1, observer: observer)
+        let receipts = receipts ?? .withEphemeralKey(instance: "instance-\(stores.count)")
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: receipts, observer: observer)
         store.start()
         stores.append(store)
         return store

@@ -39,7 +39,7 @@ final class PostgresStoreTests: PostgresStoreTestCase {
     }
 
     func record(_ store: PostgresStore, _ evaluation: EvaluationRecord, file: StaticString = #filePath, line: UInt = #line) {
-        guard case .success = wait({ store.ledger.record(evaluation, completion: $0) }, file: file, line: line) else {
+        guard case .success = wait({ store.ledger.record(evaluation, answer: [7], completion: $0) }, file: file, line: line) else {
             return XCTFail("\(evaluation.eventId) not recorded", file: file, line: line)
         }
     }
@@ -191,8 +191,8 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         let ids = (0..<10).map { "e\($0)" }
         for id in ids.prefix(5) + ["dup"] + ids.suffix(5) {
             done.enter()
-            store.ledger.record(Self.evaluation(id, insights: ["\(id)-i"])) { result in
-                results.withLock { $0[id] = result }
+            store.ledger.record(Self.evaluation(id, insights: ["\(id)-i"]), answer: [7]) { result in
+                results.withLock { $0[id] = result.map { _ in () } }
                 done.leave()
             }
         }
@@ -214,13 +214,13 @@ final class PostgresStoreTests: PostgresStoreTestCase {
     func testAFullQueueAnswersOverloaded() throws {
         var settings = self.settings!
         settings.writeQueueCapacity = 2
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1)
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey())
         let results = Mutex<[Result<Void, StoreFailure>]>([])
         let done = DispatchGroup()
         for i in 0..<3 {
             done.enter()
-            store.ledger.record(Self.evaluation("e\(i)")) { result in
-                results.withLock { $0.append(result) }
+            store.ledger.record(Self.evaluation("e\(i)"), answer: [7]) { result in
+                results.withLock { $0.append(result.map { _ in () }) }
                 done.leave()
             }
         }
@@ -282,7 +282,7 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         defer { own.destroy() }
         var settings = PostgresSettings(url: own.url())
         settings.connectTimeoutSeconds = 2
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1)
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey())
         store.start()
         defer { store.stop() }
         let registration = try PostgresStore.registration(settings: settings, now: 1)
@@ -295,7 +295,7 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         try own.stop(mode: .immediate)
         for attempt in 0..<3 {
             let started = Date()
-            let written = wait { store.ledger.record(Self.evaluation("down\(attempt)"), completion: $0) }
+            let written = wait { store.ledger.record(Self.evaluation("down\(attempt)"), answer: [7], completion: $0) }
             guard case .failure(.unavailable) = written else { return XCTFail("a write while down: \(String(describing: written))") }
             XCTAssertThrowsError(try store.credentials.credential(keyId: key.keyId)) { error in
                 guard case .unavailable = error as? StoreFailure else { return XCTFail("\(error)") }
@@ -309,7 +309,7 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         try own.start()
         let deadline = Date(timeIntervalSinceNow: 20)
         while true {
-            if case .success = wait({ store.ledger.record(Self.evaluation("after"), completion: $0) }) { break }
+            if case .success = wait({ store.ledger.record(Self.evaluation("after"), answer: [7], completion: $0) }) { break }
             guard Date() < deadline else { return XCTFail("the writer did not reconnect by itself") }
             Thread.sleep(forTimeInterval: 0.2)
         }
@@ -321,13 +321,31 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         XCTAssertEqual(stored, ["before", "after"], "what was acknowledged is there; nothing failed was stored")
     }
 
+    // MARK: Receipts
+
+    /// Two writers that extend one chain, each committing after the other: each finds its
+    /// cached tip taken (the head's statement fails on its sequence), reads the tip again and
+    /// signs anew. This is what a writer meets after a commit whose acknowledgement was lost; the
+    /// chain stays one line, every head following the one before it.
+    func testAWriterWhoseTipWasTakenReadsItAgainAndTheChainNeverForks() throws {
+        let keys = ReceiptIssuer.withEphemeralKey(instance: "shared").keys
+        let a = try instance(receipts: ReceiptIssuer(instance: "shared", keys: keys, clock: SystemClock()))
+        let b = try instance(receipts: ReceiptIssuer(instance: "shared", keys: keys, clock: SystemClock()))
+        for i in 0..<6 { record(i % 2 == 0 ? a : b, Self.evaluation("e\(i)")) }
+        let heads = try a.receiptLog.heads(instance: "shared", from: 0, limit: 100, withLeaves: false).map(\.signed)
+        XCTAssertEqual(heads.map(\.head.sequence), Array(0..<6))
+        XCTAssertNil(heads[0].head.previous)
+        for k in 1..<heads.count { XCTAssertEqual(heads[k].head.previous, heads[k - 1].hash, "head \(k)") }
+        XCTAssertEqual(try connect().query("SELECT count(*) FROM evaluations").first?.int64(0), 6)
+    }
+
     // MARK: Privacy
 
     func testAKeysSecretNeverReachesTheServersFiles() throws {
         let own = try TemporaryPostgres()
         defer { own.destroy() }
         let settings = PostgresSettings(url: own.url())
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1)
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey())
         store.start()
         let registration = try PostgresStore.registration(settings: settings, now: 1)
         let (_, key) = try registration.create(name: "c", tenant: "default", environment: .production, roles: [.evaluate],

@@ -12,7 +12,7 @@ final class PostgresSubjectHistoryPlanTests: XCTestCase {
     func testEachKindIsARangeOfItsIndex() throws {
         let server = try TemporaryPostgres.shared()
         let settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1)
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey())
         defer { store.stop() }
         let db = try PostgresConnection(url: settings.url)
         // 100,000 evaluations by 5 callers, random hashes (every other one without a

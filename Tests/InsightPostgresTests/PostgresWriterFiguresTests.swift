@@ -17,7 +17,7 @@ final class PostgresWriterFiguresTests: XCTestCase {
         let server = try TemporaryPostgres.shared()
         let settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
         let commits = Mutex<[PostgresWriter.Commit]>([])
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1, observer: { commit in
+        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey(), observer: { commit in
             commits.withLock { $0.append(commit) }
         })
         store.start()
@@ -33,7 +33,7 @@ final class PostgresWriterFiguresTests: XCTestCase {
             for i in stride(from: producer, to: total, by: 8) {
                 window.wait()
                 done.enter()
-                store.ledger.record(Self.evaluation(i)) { result in
+                store.ledger.record(Self.evaluation(i), answer: [7]) { result in
                     if case .failure = result { failed.add(1, ordering: .relaxed) }
                     window.signal()
                     done.leave()
@@ -52,7 +52,7 @@ final class PostgresWriterFiguresTests: XCTestCase {
         for i in 0..<300 {
             let before = DispatchTime.now().uptimeNanoseconds
             let finished = DispatchSemaphore(value: 0)
-            store.ledger.record(Self.evaluation(total + i)) { result in
+            store.ledger.record(Self.evaluation(total + i), answer: [7]) { result in
                 if case .failure = result { failed.add(1, ordering: .relaxed) }
                 finished.signal()
             }

@@ -62,7 +62,7 @@ final class ModelPerformancePlanTests: XCTestCase {
     /// costs a small fraction of the year.
     func testAWeeksCountsAreTheWeeksRowsOnly() throws {
         _ = try filledDatabase()
-        let writer = GroupCommitWriter(connection: try Database.open(path: path, create: false))
+        let writer = GroupCommitWriter(connection: try Database.open(path: path, create: false), receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         let source = try SQLiteAdministration(path: path, writer: writer)

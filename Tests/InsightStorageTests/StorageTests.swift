@@ -1,7 +1,9 @@
+import Crypto
 import Foundation
 import InsightDomain
 @testable import InsightStorage
 import SQLiteClient
+import Synchronization
 import XCTest
 
 /// What is particular to the SQLite stores (migrations, query plans, the row layout, the
@@ -122,7 +124,7 @@ final class StorageTests: XCTestCase {
 
     func makeLedger(capacity: Int = 1000) throws -> (SQLiteLedger, GroupCommitWriter) {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
-        let writer = GroupCommitWriter(connection: db, capacity: capacity)
+        let writer = GroupCommitWriter(connection: db, capacity: capacity, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         return (SQLiteLedger(writer: writer), writer)
     }
@@ -161,7 +163,7 @@ final class StorageTests: XCTestCase {
             _ = try registry.create(name: id, environment: .production, roles: [.evaluate], rate: 10, burst: 10,
                                     now: 1, callerId: id)
         }
-        let writer = GroupCommitWriter(connection: db)
+        let writer = GroupCommitWriter(connection: db, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         let ledger = SQLiteLedger(writer: writer)
@@ -170,7 +172,7 @@ final class StorageTests: XCTestCase {
             var e = evaluation(id, caller: caller)
             e.createdAt = created
             e.reportConsumptionBy = due
-            try wait { ledger.record(e, completion: $0) }.get()
+            _ = try wait { ledger.record(e, answer: [7], completion: $0) }.get()
         }
         func report(_ id: String, _ caller: String, at: Int64) throws {
             _ = try wait { ledger.report(ConsumptionReport(eventId: id, callerId: caller, environment: .production,
@@ -219,7 +221,7 @@ final class StorageTests: XCTestCase {
             var record = evaluation(e.id, caller: e.caller)
             record.createdAt = e.at
             record.subject = HashedSubject(account: [e.account], device: nil, counterparty: nil, keyId: "k")
-            try wait { ledger.record(record, completion: $0) }.get()
+            _ = try wait { ledger.record(record, answer: [7], completion: $0) }.get()
         }
         let (db, _) = try Database.openMigrated(path: path, now: 1)
         let indexes = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").query { $0.text(0) ?? "" }
@@ -242,15 +244,15 @@ final class StorageTests: XCTestCase {
     func testInsightsAreFoundByTheirEvaluationsSlots() throws {
         let (ledger, writer) = try makeLedger()
         defer { writer.stop() }
-        XCTAssertNoThrow(try wait { ledger.record(evaluation("e1", insights: ["a", "b", "c", "d"]), completion: $0) }.get())
-        XCTAssertNoThrow(try wait { ledger.record(evaluation("e2", insights: ["x"]), completion: $0) }.get())
+        XCTAssertNoThrow(try wait { ledger.record(evaluation("e1", insights: ["a", "b", "c", "d"]), answer: [7], completion: $0) }.get())
+        XCTAssertNoThrow(try wait { ledger.record(evaluation("e2", insights: ["x"]), answer: [7], completion: $0) }.get())
         // Each evaluation sees its own insights only, all four of e1's.
         XCTAssertEqual(report(ledger, "e2", ["a"]), .success(.unknownInsightIds(["a"])))
         XCTAssertEqual(report(ledger, "e1", ["x"]), .success(.unknownInsightIds(["x"])))
         XCTAssertEqual(report(ledger, "e1", ["d", "a"]), .success(.recorded(.onTime)))
         // More insights than an evaluation has served slots for are refused, and nothing is stored.
         let tooMany = (0..<5).map { "many-\($0)" }
-        XCTAssertThrowsError(try wait { ledger.record(evaluation("e3", insights: tooMany), completion: $0) }.get())
+        XCTAssertThrowsError(try wait { ledger.record(evaluation("e3", insights: tooMany), answer: [7], completion: $0) }.get())
         let db = try Database.open(path: path)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations WHERE event_id = 'e3'"), "0")
         XCTAssertEqual(try db.scalarText("""
@@ -270,10 +272,10 @@ final class StorageTests: XCTestCase {
             InsightRecord(insightId: id, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "3.\(k)",
                           newestModelVersion: "2.0", outcome: .value(.medium, reasons: []), scoreBin: k)
         }
-        XCTAssertNoThrow(try wait { ledger.record(record, completion: $0) }.get())
+        XCTAssertNoThrow(try wait { ledger.record(record, answer: [7], completion: $0) }.get())
         var later = evaluation("e2", insights: ["x"])
         later.createdAt = 9_000
-        XCTAssertNoThrow(try wait { ledger.record(later, completion: $0) }.get())
+        XCTAssertNoThrow(try wait { ledger.record(later, answer: [7], completion: $0) }.get())
         let db = try Database.open(path: path)
         XCTAssertEqual(try db.scalarText("""
             SELECT group_concat((i.slot % 8) || ':' || coalesce(i.score_bin, '-')) FROM insights i
@@ -319,12 +321,12 @@ final class StorageTests: XCTestCase {
         defer { writer.stop() }
         let made = EvaluationIdentifiers.make(insights: 2, milliseconds: 1000)
         var record = evaluation(made.eventId, insights: made.insightIds)
-        XCTAssertNoThrow(try wait { ledger.record(record, completion: $0) }.get())
+        XCTAssertNoThrow(try wait { ledger.record(record, answer: [7], completion: $0) }.get())
         let other = EvaluationIdentifiers.make(insights: 1, milliseconds: 1000)
         record = evaluation(other.eventId, environment: .sandbox, insights: other.insightIds)
-        XCTAssertNoThrow(try wait { ledger.record(record, completion: $0) }.get())
+        XCTAssertNoThrow(try wait { ledger.record(record, answer: [7], completion: $0) }.get())
         let legacy = evaluation("e-legacy", insights: ["legacy-id"])
-        XCTAssertNoThrow(try wait { ledger.record(legacy, completion: $0) }.get())
+        XCTAssertNoThrow(try wait { ledger.record(legacy, answer: [7], completion: $0) }.get())
 
         // Made ids are not stored, so no index entry is written for them; other ids are.
         let db = try Database.open(path: path)
@@ -375,7 +377,7 @@ final class StorageTests: XCTestCase {
         XCTAssertThrowsError(try db.execute("INSERT INTO insights (slot, insight_id, type, schema_version) VALUES (10, 'i1', 't', 1)"))
         XCTAssertEqual(try db.scalarText("PRAGMA integrity_check"), "ok")
         // The ids stay known to consumption and labels.
-        let writer = GroupCommitWriter(connection: db, capacity: 10)
+        let writer = GroupCommitWriter(connection: db, capacity: 10, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         let ledger = SQLiteLedger(writer: writer)
@@ -397,7 +399,7 @@ final class StorageTests: XCTestCase {
         done.expectedFulfillmentCount = count
         let records = (0..<count).map { evaluation("e\($0)") }
         DispatchQueue.concurrentPerform(iterations: count) { i in
-            ledger.record(records[i]) { result in
+            ledger.record(records[i], answer: [7]) { result in
                 if case .success = result { done.fulfill() }
             }
         }
@@ -418,7 +420,7 @@ final class StorageTests: XCTestCase {
         done.expectedFulfillmentCount = 3
         // The same event id twice: the second insert violates the primary key.
         for id in ["dup", "dup", "fine"] {
-            ledger.record(evaluation(id)) { result in
+            ledger.record(evaluation(id), answer: [7]) { result in
                 results.append(id, (try? result.get()) != nil)
                 done.fulfill()
             }
@@ -434,7 +436,7 @@ final class StorageTests: XCTestCase {
     func testAFailingJobInABatchFailsAloneWhenTheBatchRunsAgain() throws {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
         let batches = ResultsBox()
-        let writer = GroupCommitWriter(connection: db, capacity: 100) { commit in
+        let writer = GroupCommitWriter(connection: db, capacity: 100, receipts: .withEphemeralKey(instance: "test")) { commit in
             batches.append("\(commit.size)", commit.failed == 1 && commit.firstError?.contains("UNIQUE") == true)
         }
         let ledger = SQLiteLedger(writer: writer)
@@ -442,7 +444,7 @@ final class StorageTests: XCTestCase {
         let done = expectation(description: "all four")
         done.expectedFulfillmentCount = 4
         for id in ["first", "dup", "dup", "last"] {
-            ledger.record(evaluation(id)) { result in
+            ledger.record(evaluation(id), answer: [7]) { result in
                 results.append(id, (try? result.get()) != nil)
                 done.fulfill()
             }
@@ -467,7 +469,7 @@ final class StorageTests: XCTestCase {
         let pages = try XCTUnwrap(Int(try db.scalarText("PRAGMA page_count") ?? ""))
         try db.execute("PRAGMA max_page_count = \(pages + 4)")  // four pages of room
         let commits = ResultsBox()
-        let writer = GroupCommitWriter(connection: db, capacity: 100) { commit in
+        let writer = GroupCommitWriter(connection: db, capacity: 100, receipts: .withEphemeralKey(instance: "test")) { commit in
             if let error = commit.firstError { commits.append(error, commit.failed == 1) }
         }
         let ledger = SQLiteLedger(writer: writer)
@@ -477,7 +479,7 @@ final class StorageTests: XCTestCase {
         func record(_ id: String) -> Result<Void, StoreFailure> {
             let box = ResultBox<Void>()
             let done = expectation(description: id)
-            ledger.record(evaluation(id)) { box.value = $0; done.fulfill() }
+            ledger.record(evaluation(id), answer: [7]) { box.value = $0.map { _ in () }; done.fulfill() }
             wait(for: [done], timeout: 10)
             return box.value!
         }
@@ -505,19 +507,71 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(try check.scalarText("PRAGMA integrity_check"), "ok")
     }
 
+    /// The answers of one batch share one signed head, stored with the batch; a job that fails
+    /// (here a duplicate event id, run again in its own savepoint) is no leaf of it; an issuer
+    /// resumed from the database continues the chain after the last stored head.
+    func testOneBatchIsOneSignedHeadAndAFailedEvaluationIsNoLeafOfIt() throws {
+        let (db, _) = try Database.openMigrated(path: path, now: 1)
+        let receipts = ReceiptIssuer.withEphemeralKey(instance: "batch")
+        receipts.resume(after: try SQLiteReceiptLog.tip(of: "batch", in: db))
+        let first = GroupCommitWriter(connection: db, receipts: receipts)
+        first.start()
+        try wait { SQLiteLedger(writer: first).record(evaluation("taken"), answer: [0], completion: $0) }.map { _ in () }.get()
+        first.stop()
+        let writer = GroupCommitWriter(connection: db, receipts: receipts)  // started below: the jobs wait for one batch
+        let ledger = SQLiteLedger(writer: writer)
+        let answers = Mutex<[String: Result<Receipt, StoreFailure>]>([:])
+        let done = DispatchGroup()
+        for id in ["a", "taken", "b", "c"] {
+            done.enter()
+            ledger.record(evaluation(id), answer: Array(id.utf8)) { result in
+                answers.withLock { $0[id] = result }
+                done.leave()
+            }
+        }
+        writer.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        writer.stop()
+        let results = answers.withLock { $0 }
+        guard case .failure = results["taken"] else { return XCTFail("a duplicate event id was stored") }
+        var heads: Set<String> = []
+        for id in ["a", "b", "c"] {
+            guard case .success(let receipt) = results[id] else { return XCTFail("\(id) failed") }
+            heads.insert(receipt.head.jws)
+            XCTAssertEqual(receipt.head.head.size, 3, "three leaves: the failed job is none")
+            XCTAssertEqual(MerkleTree.root(fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: Array(id.utf8)),
+                                           index: receipt.index, size: 3), receipt.head.head.root, id)
+        }
+        XCTAssertEqual(heads.count, 1, "one head for the batch")
+        XCTAssertEqual(Set(["a", "b", "c"].compactMap { id -> Int? in if case .success(let r) = results[id] { r.index } else { nil } }),
+                       [0, 1, 2])
+        let log = try SQLiteReceiptLog(path: path)
+        let stored = try log.heads(instance: "batch", from: 0, limit: 10, withLeaves: true)
+        XCTAssertEqual(stored.map(\.signed.head.sequence), [0, 1])
+        XCTAssertEqual(stored.last?.signed.jws, heads.first)
+        XCTAssertEqual(stored.last?.leaves.count, 3 * 32)
+
+        // Opened again, the chain goes on after the last stored head.
+        let reopened = ReceiptIssuer.withEphemeralKey(instance: "batch")
+        reopened.resume(after: try SQLiteReceiptLog.tip(of: "batch", in: try Database.open(path: path)))
+        let next = try XCTUnwrap(reopened.issue(leafHashes: [MerkleTree.leafHash(of: [1])]))
+        XCTAssertEqual(next.head.head.sequence, 2)
+        XCTAssertEqual(next.head.head.previous, stored.last?.signed.hash)
+    }
+
     func testAFullQueueAnswersOverloadedAndAStoppedWriterUnavailable() throws {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
-        let writer = GroupCommitWriter(connection: db, capacity: 1)  // not started: nothing drains
+        let writer = GroupCommitWriter(connection: db, capacity: 1, receipts: .withEphemeralKey(instance: "test"))  // not started: nothing drains
         let ledger = SQLiteLedger(writer: writer)
         let results = ResultsBox()
-        ledger.record(evaluation("a")) { _ in results.append("a", true) }
-        ledger.record(evaluation("b")) { result in
+        ledger.record(evaluation("a"), answer: [7]) { _ in results.append("a", true) }
+        ledger.record(evaluation("b"), answer: [7]) { result in
             if case .failure(.overloaded) = result { results.append("b", true) } else { results.append("b", false) }
         }
         XCTAssertEqual(results.values.first { $0.0 == "b" }?.1, true)
         writer.start()
         writer.stop()
-        ledger.record(evaluation("c")) { result in
+        ledger.record(evaluation("c"), answer: [7]) { result in
             if case .failure(.unavailable) = result { results.append("c", true) } else { results.append("c", false) }
         }
         XCTAssertEqual(results.values.map(\.0).sorted(), ["a", "b", "c"])

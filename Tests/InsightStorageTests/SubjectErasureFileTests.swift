@@ -52,7 +52,7 @@ final class SubjectErasureFileTests: XCTestCase {
 
     func testNoByteOfAnErasedHashRemainsInTheDatabaseFiles() throws {
         let (db, _) = try Database.openMigrated(path: path, now: 1, cacheKiB: Database.writerCacheKiB)
-        let writer = GroupCommitWriter(connection: db)
+        let writer = GroupCommitWriter(connection: db, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         let index = try SQLiteSubjectIndex(databasePath: path, pace: .init(batch: 500, interval: .milliseconds(5)))
@@ -81,7 +81,7 @@ final class SubjectErasureFileTests: XCTestCase {
                 // A reader between batches, as request threads read beside the writer.
                 _ = try reader.scalarText("SELECT count(*) FROM evaluations")
             }
-            try wait { ledger.record(evaluation, completion: $0) }
+            _ = try wait { ledger.record(evaluation, answer: [7], completion: $0) }
         }
         for (hash, kind) in [(erased.account[0], AuthorizableKind.account), (erased.account[1], .account),
                              (erased.device, .device)] {
@@ -127,7 +127,7 @@ final class SubjectErasureFileTests: XCTestCase {
     /// them afterwards must leave none of their bytes.
     func testErasedOptOutsAmongThousandsLeaveNoByte() throws {
         let (db, _) = try Database.openMigrated(path: path, now: 1, cacheKiB: Database.writerCacheKiB)
-        let writer = GroupCommitWriter(connection: db)
+        let writer = GroupCommitWriter(connection: db, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         let index = try SQLiteSubjectIndex(databasePath: path, pace: .init(batch: 500, interval: .milliseconds(5)))

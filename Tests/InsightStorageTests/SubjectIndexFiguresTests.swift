@@ -93,7 +93,7 @@ final class SubjectIndexFiguresTests: XCTestCase {
         defer { restarted.stop() }
         try store.waitIndexed(restarted)
         let (db, _) = try Database.openMigrated(path: store.path, now: 1)
-        let writer = GroupCommitWriter(connection: db)
+        let writer = GroupCommitWriter(connection: db, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         started = Date()

@@ -89,7 +89,7 @@ final class SubjectIndexTests: XCTestCase {
     func testErasureWhileTheIndexerLagsLeavesNoKeyBehind() throws {
         let store = try SubjectStore(name: "index-erase")
         let (db, _) = try Database.openMigrated(path: store.path, now: 1)
-        let writer = GroupCommitWriter(connection: db)
+        let writer = GroupCommitWriter(connection: db, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         let index = try SQLiteSubjectIndex(databasePath: store.path, pace: .init(batch: 20, interval: .milliseconds(1)))
@@ -112,7 +112,7 @@ final class SubjectIndexTests: XCTestCase {
                     eventId: "r\(round)-\(i)", callerId: "c\(i % 3)", environment: .production, category: .payment,
                     createdAt: Milliseconds(1_000 + i), reportConsumptionBy: 9_000,
                     subject: HashedSubject(account: hash, device: nil, counterparty: mine ? subject : nil, keyId: "k1"),
-                    insights: [])) { _ in group.leave() }
+                    insights: []), answer: [7]) { _ in group.leave() }
                 if i == 1_000 { group.wait() }
             }
             let report = try completed {
@@ -138,7 +138,7 @@ final class SubjectIndexTests: XCTestCase {
         let store = try SubjectStore(name: "index-race")
         try store.fill(300)
         let (db, _) = try Database.openMigrated(path: store.path, now: 1)
-        let writer = GroupCommitWriter(connection: db)
+        let writer = GroupCommitWriter(connection: db, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         let index = try SQLiteSubjectIndex(databasePath: store.path, pace: .init(batch: 1_000, interval: .milliseconds(1)))
@@ -180,7 +180,7 @@ final class SubjectIndexTests: XCTestCase {
         let store = try SubjectStore(name: "index-retention")
         try store.fill(5_000)
         let (db, _) = try Database.openMigrated(path: store.path, now: 1)
-        let writer = GroupCommitWriter(connection: db)
+        let writer = GroupCommitWriter(connection: db, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         let index = try SQLiteSubjectIndex(databasePath: store.path, pace: .init(batch: 700, interval: .milliseconds(2)))

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import InsightDomain
 import Synchronization
@@ -13,7 +14,7 @@ public enum InMemoryStoreError: Error, Sendable, Equatable {
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
 public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
     AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure, DecisionReporting,
-    ModelPerformanceSource, TrainingVectorSource {
+    ModelPerformanceSource, TrainingVectorSource, ReceiptLog {
     /// Rows each kind loses per retention batch (as `Retention.batchSize`).
     public let batchSize: Int
 
@@ -48,6 +49,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         var keys: [StoredKey] = []
         /// In the order stored (the store's commit order).
         var evaluations: [EvaluationRecord] = []
+        /// Retry entries by key (as the stores' unique key).
+        var retries: [[UInt8]: RetryEntry] = [:]
         /// Each evaluation's sequence (the store's order, like SQLite's rowid), by event id.
         var sequences: [String: Int64] = [:]
         var lastSequence: Int64 = 0
@@ -55,6 +58,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         var labels: [StoredLabel] = []
         var submissions: [SubmissionKey: Submission] = [:]
         var authorizations: [SubjectKey: AuthorizationRecord] = [:]
+        /// Every receipt head, in the order made (one per evaluation: each is its own batch).
+        var heads: [LoggedHead] = []
         var ceilings: [String: TenantCeiling] = [:]
 
         func callerIndex(_ id: String) -> Int? { callers.firstIndex { $0.caller.callerId == id } }
@@ -65,24 +70,78 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     private let state = Mutex(State())
 
-    public init(batchSize: Int = 1000) { self.batchSize = batchSize }
+    /// Signs the head of each evaluation's answer (a batch of one).
+    public let receipts: ReceiptIssuer
+
+    public init(batchSize: Int = 1000, receipts: ReceiptIssuer = .withEphemeralKey(instance: "in-memory")) {
+        self.batchSize = batchSize
+        self.receipts = receipts
+    }
 
     // MARK: EvaluationLedger
 
-    public func record(_ evaluation: EvaluationRecord,
-                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
-        let result: Result<Void, StoreFailure> = state.withLock { state in
+    public func record(_ evaluation: EvaluationRecord, answer: [UInt8],
+                       completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        let result: Result<Receipt, StoreFailure> = state.withLock { state in
             guard evaluation.insights.count <= EvaluationRecord.maxServedInsights,
                   evaluation.shadowInsights.count <= EvaluationRecord.maxShadowInsights,
                   !state.evaluations.contains(where: { $0.eventId == evaluation.eventId }) else {
                 return .failure(.unavailable("evaluation \(evaluation.eventId) is invalid or already stored"))
             }
+            if let retry = evaluation.retry {
+                if let live = state.retries[retry.key], live.expiresAt > evaluation.createdAt {
+                    return .failure(.unavailable("a live retry entry holds this request key"))
+                }
+                state.retries[retry.key] = retry
+            }
+            guard let batch = receipts.issue(leafHashes: [MerkleTree.leafHash(of: answer)]) else {
+                return .failure(.unavailable("the receipt head could not be signed"))
+            }
+            receipts.committed(batch)
+            state.heads.append(LoggedHead(signed: batch.head, leaves: batch.leaves))
             state.evaluations.append(evaluation)
             state.lastSequence += 1
             state.sequences[evaluation.eventId] = state.lastSequence
-            return .success(())
+            return .success(batch.receipt(at: 0))
         }
         completion(result)
+    }
+
+    public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
+        state.withLock { state in
+            for key in keys { if let entry = state.retries[key], entry.expiresAt > now { return entry } }
+            return nil
+        }
+    }
+
+    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        let result: Result<Receipt, StoreFailure> = state.withLock { state in
+            guard let batch = receipts.issue(leafHashes: [MerkleTree.leafHash(of: answer)]) else {
+                return .failure(.unavailable("the receipt head could not be signed"))
+            }
+            receipts.committed(batch)
+            state.heads.append(LoggedHead(signed: batch.head, leaves: batch.leaves))
+            return .success(batch.receipt(at: 0))
+        }
+        completion(result)
+    }
+
+    // MARK: ReceiptLog
+
+    public func heads(instance: String, from: Int64, limit: Int, withLeaves: Bool) throws -> [LoggedHead] {
+        state.withLock { state in
+            state.heads.filter { $0.signed.head.instance == instance && $0.signed.head.sequence >= from }
+                .sorted { $0.signed.head.sequence < $1.signed.head.sequence }
+                .prefix(limit).map { LoggedHead(signed: $0.signed, leaves: withLeaves ? $0.leaves : []) }
+        }
+    }
+
+    public func latestHeads() throws -> [SignedHead] {
+        state.withLock { state in
+            Dictionary(grouping: state.heads, by: \.signed.head.instance).values
+                .compactMap { $0.max { $0.signed.head.sequence < $1.signed.head.sequence }?.signed }
+                .sorted { $0.head.instance < $1.head.instance }
+        }
     }
 
     public func report(_ r: ConsumptionReport,
@@ -204,6 +263,16 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     public func caller(_ callerId: String, tenant: String? = nil) throws -> Caller? {
         state.withLock { state in
             state.callerIndex(callerId).map { state.callers[$0].caller }.flatMap { tenant == nil || $0.tenant == tenant ? $0 : nil }
+        }
+    }
+
+    public func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller {
+        try state.withLock { state in
+            guard let index = state.callerIndex(callerId) else { throw InMemoryStoreError.notFound("no caller \(callerId)") }
+            let ceiling = state.ceilings[state.callers[index].caller.tenant] ?? TenantCeiling()
+            if let rate { state.callers[index].caller.rate = min(rate, ceiling.maxRate ?? rate) }
+            if let burst { state.callers[index].caller.burst = min(burst, ceiling.maxBurst ?? burst) }
+            return state.callers[index].caller
         }
     }
 
@@ -536,6 +605,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             let authorizations = state.authorizations.filter { $0.value.renewedAt < cutoff }.prefix(batchSize).map(\.key)
             for key in authorizations { state.authorizations[key] = nil }
             report.authorizations = authorizations.count
+            report.receiptHeads = Self.removeBatch(from: &state.heads, limit: batchSize) { $0.signed.head.time < cutoff }
             return report
         }
         completion(.success(report))

@@ -82,7 +82,7 @@ let consumptionCases: [ContractCase] = [
         try s.record("e1", insights: ["a"], due: 2_000)
         let again = EvaluationRecord(eventId: "e1", callerId: "c1", environment: .production, category: .payment,
                                      createdAt: 1_000, reportConsumptionBy: 9_000, subject: HashedSubject(), insights: [])
-        if case .success = try wait({ s.ledger.record(again, completion: $0) }) {
+        if case .success = try wait({ s.ledger.record(again, answer: [1], completion: $0) }) {
             throw ContractFailure(description: "a second evaluation e1 was stored")
         }
         try expectEqual(try s.report("e1", ids: ["a"], at: 3_000), .recorded(.late), "the first one stands")
@@ -100,13 +100,13 @@ let consumptionCases: [ContractCase] = [
                 shadowInsights: (0..<shadows).map { insight("\(id)-s\($0)") })
         }
         for (served, shadows) in [(EvaluationRecord.maxServedInsights + 1, 0), (1, EvaluationRecord.maxShadowInsights + 1)] {
-            if case .success = try wait({ s.ledger.record(evaluation("e1", served: served, shadows: shadows), completion: $0) }) {
+            if case .success = try wait({ s.ledger.record(evaluation("e1", served: served, shadows: shadows), answer: [1], completion: $0) }) {
                 throw ContractFailure(description: "an evaluation of \(served) insights and \(shadows) shadow answers was stored")
             }
         }
         try expectEqual(try s.report("e1"), .evaluationNotFound)
         try value { s.ledger.record(evaluation("e2", served: EvaluationRecord.maxServedInsights,
-                                               shadows: EvaluationRecord.maxShadowInsights), completion: $0) }
+                                               shadows: EvaluationRecord.maxShadowInsights), answer: [2], completion: $0) }
         try expectEqual(try s.report("e2", ids: ["e2-s0"]), .unknownInsightIds(["e2-s0"]), "a shadow answer was never returned")
         try expectEqual(try s.report("e2", ids: ["e2-i\(EvaluationRecord.maxServedInsights - 1)"]), .recorded(.onTime))
     },

@@ -18,7 +18,7 @@ extension StoreSet {
                               modelVersion: insight.type == "unknownType" ? nil : "2.0", newestModelVersion: nil,
                               outcome: insight.outcome)
             }, decision: decision)
-        try value(line: line) { ledger.record(evaluation, completion: $0) }
+        try value(line: line) { ledger.record(evaluation, answer: Array(evaluation.eventId.utf8), completion: $0) }
     }
 
     func page(_ kind: IdentifierKind, _ hashes: [[UInt8]], tenant: String = Tenant.defaultName,

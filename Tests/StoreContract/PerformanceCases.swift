@@ -23,7 +23,7 @@ extension StoreSet {
                               newestModelVersion: nil,
                               outcome: insight.value.map { .value($0, reasons: []) } ?? .error(.insightEvaluationFailed, detail: "x"))
             }, source: source)
-        try value(line: line) { ledger.record(evaluation, completion: $0) }
+        try value(line: line) { ledger.record(evaluation, answer: Array(evaluation.eventId.utf8), completion: $0) }
         return ids
     }
 

@@ -25,7 +25,7 @@ extension StoreSet {
             eventId: ids.eventId, callerId: caller, environment: .production, category: category, createdAt: created,
             reportConsumptionBy: created + 1_000, subject: HashedSubject(account: account, keyId: "k1"),
             insights: zip(ids.insightIds, served).map(record), shadowInsights: zip(shadowIds, shadows).map(record))
-        try value(line: line) { ledger.record(evaluation, completion: $0) }
+        try value(line: line) { ledger.record(evaluation, answer: Array(evaluation.eventId.utf8), completion: $0) }
         return (ids.eventId, ids.insightIds, shadowIds)
     }
 }

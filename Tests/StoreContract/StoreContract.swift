@@ -17,6 +17,9 @@ public struct StoreSet {
     public var erasure: any SubjectErasure
     public var decisions: any DecisionReporting
     public var training: any TrainingVectorSource
+    public var receiptLog: any ReceiptLog
+    /// The issuer the ledger's writer signs heads with (its instance and keys).
+    public var receipts: ReceiptIssuer
     /// Releases the stores (stops writers, deletes files).
     public var close: () -> Void
 
@@ -25,7 +28,7 @@ public struct StoreSet {
                 reporting: any ReportingStatsSource, velocity: any VelocityHistory, history: any SubjectHistory,
                 retention: any RetentionPurge, erasure: any SubjectErasure, decisions: any DecisionReporting,
                 performance: any ModelPerformanceSource, training: any TrainingVectorSource,
-                close: @escaping () -> Void = {}) {
+                receiptLog: any ReceiptLog, receipts: ReceiptIssuer, close: @escaping () -> Void = {}) {
         self.ledger = ledger
         self.credentials = credentials
         self.registration = registration
@@ -39,6 +42,8 @@ public struct StoreSet {
         self.erasure = erasure
         self.decisions = decisions
         self.training = training
+        self.receiptLog = receiptLog
+        self.receipts = receipts
         self.close = close
     }
 }
@@ -61,7 +66,7 @@ public struct ContractCase: Sendable {
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
         case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure,
-             decisions, performance, training
+             decisions, performance, training, receipts, retries
     }
 
     /// Runs every case of every area, each on a store set from `make`; answers the failures, each
@@ -88,7 +93,7 @@ public enum StoreContract {
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
             + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
-            + performanceCases + shadowCases + trainingCases
+            + performanceCases + shadowCases + trainingCases + receiptCases + retryCases
     }
 }
 
@@ -129,6 +134,7 @@ func wait<T: Sendable>(line: UInt = #line,
 }
 
 /// Waits for an operation that must succeed.
+@discardableResult
 func value<T: Sendable>(line: UInt = #line,
                         _ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void) throws -> T {
     switch try wait(line: line, body) {
@@ -153,8 +159,20 @@ extension StoreSet {
                 account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
                 tracked: InsightValue? = .high, raisedByVelocity: Bool = false, decision: Decision? = nil,
                 vector: TrainingVector? = nil, line: UInt = #line) throws {
+        let evaluation = Self.evaluation(id, caller: caller, environment: environment, insights: insights, created: created,
+                                         due: due, account: account, category: category, tracked: tracked,
+                                         raisedByVelocity: raisedByVelocity, decision: decision, vector: vector)
+        try value(line: line) { ledger.record(evaluation, answer: Array(evaluation.eventId.utf8), completion: $0) }
+    }
+
+    /// The evaluation `record` stores.
+    static func evaluation(_ id: String, caller: String = "c1", environment: Environment = .production,
+                           insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
+                           account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
+                           tracked: InsightValue? = .high, raisedByVelocity: Bool = false, decision: Decision? = nil,
+                           vector: TrainingVector? = nil) -> EvaluationRecord {
         let ids = insights ?? ["\(id)-i0"]
-        let evaluation = EvaluationRecord(
+        return EvaluationRecord(
             eventId: id, callerId: caller, environment: environment, category: category, createdAt: created,
             reportConsumptionBy: due, subject: HashedSubject(account: account, device: [9], counterparty: [4], keyId: "k1"),
             insights: ids.map {
@@ -162,7 +180,6 @@ extension StoreSet {
                               newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
             },
             trackedValue: tracked, raisedByVelocity: raisedByVelocity, decision: decision, trainingVector: vector)
-        try value(line: line) { ledger.record(evaluation, completion: $0) }
     }
 
     func report(_ id: String, caller: String = "c1", environment: Environment = .production,

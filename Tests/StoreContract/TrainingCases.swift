@@ -79,7 +79,7 @@ extension StoreContract {
                         eventId: "e\(i)", callerId: "c1", environment: .production, category: .payment,
                         createdAt: Milliseconds(10_000 - i / 3), reportConsumptionBy: 20_000, subject: HashedSubject(),
                         insights: [], trainingVector: vector("e\(i)-i0", trainingFeatures(Double(i))))
-                    s.ledger.record(e) { result in
+                    s.ledger.record(e, answer: Array(e.eventId.utf8)) { result in
                         if case .failure = result { failures.withLock { $0 += 1 } }
                         done.leave()
                     }

@@ -13,7 +13,9 @@ final class SQLiteStoreContractTests: XCTestCase {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("insightd.db").path
         let (db, _) = try Database.openMigrated(path: path, now: 1)
-        let writer = GroupCommitWriter(connection: db)
+        let receipts = ReceiptIssuer.withEphemeralKey(instance: "sqlite-contract")
+        receipts.resume(after: try SQLiteReceiptLog.tip(of: receipts.instance, in: db))
+        let writer = GroupCommitWriter(connection: db, receipts: receipts)
         writer.start()
         let administration = try SQLiteAdministration(path: path, writer: writer)
         // The indexer runs as in the daemon: each case reads some evaluations from the side
@@ -28,6 +30,7 @@ final class SQLiteStoreContractTests: XCTestCase {
             retention: SQLiteRetention(writer: writer, index: subjects),
             erasure: SQLiteSubjectErasure(writer: writer, index: subjects), decisions: administration,
             performance: administration, training: SQLiteTrainingVectors(try Database.open(path: path, create: false)),
+            receiptLog: try SQLiteReceiptLog(path: path), receipts: receipts,
             close: {
                 writer.stop()
                 subjects.stop()
@@ -47,7 +50,8 @@ final class InMemoryStoreContractTests: XCTestCase {
         let store = InMemoryStore()
         return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
                         authorizations: store, reporting: store, velocity: store, history: store, retention: store,
-                        erasure: store, decisions: store, performance: store, training: store)
+                        erasure: store, decisions: store, performance: store, training: store, receiptLog: store,
+                        receipts: store.receipts)
     }
 
     /// Every case of every area, each on a fresh store; a failure names its area and case.

@@ -1,0 +1,63 @@
+import Crypto
+import HTTPServer
+import InsightDomain
+import InsightServices
+import JSON
+
+extension InsightAPIHandler {
+    /// `GET /v1/receipts/heads`: without `instance`, the latest head of each instance (where
+    /// each chain stands); with it, that instance's chain from sequence `from` (default 0), at
+    /// most `limit` heads (1-1000, default 100), and `next`, the path of the following page, while
+    /// there is one.
+    func receiptHeads(_ exchange: Exchange) throws {
+        let query = try QueryParameters(exchange.request.query, allowed: ["instance", "from", "limit"])
+        guard let service = useCases.receipts else {
+            throw Problem(503, .serverError, "The receipt log is not available on this instance.")
+        }
+        guard let instance = query.value("instance") else {
+            guard query.value("from") == nil, query.value("limit") == nil else {
+                throw Problem.invalid("instance", "is required with from and limit")
+            }
+            let heads: [SignedHead]
+            do { heads = try service.latest() } catch { throw Problem(error) }
+            return exchange.send(Self.json(200, .object(["heads": .array(heads.map(Self.render))])))
+        }
+        guard !instance.isEmpty else { throw Problem.invalid("instance", "must name an instance") }
+        let from = try Self.integer(query.value("from"), "from", default: 0, in: 0...Int64.max)
+        let limits = ReceiptLogService.limits
+        let limit = Int(try Self.integer(query.value("limit"), "limit", default: Int64(ReceiptLogService.defaultLimit),
+                                         in: Int64(limits.lowerBound)...Int64(limits.upperBound)))
+        let page: ReceiptLogService.Page
+        do { page = try service.chain(of: instance, from: from, limit: limit) } catch { throw Problem(error) }
+        var object = JSONObject()
+        object.append("heads", .array(page.heads.map(Self.render)))
+        if let next = page.next {
+            object.append("next", .string("/v1/receipts/heads?instance=\(instance)&from=\(next)&limit=\(limit)"))
+        }
+        exchange.send(Self.json(200, .object(object)))
+    }
+
+    /// A whole number in `range` written in decimal digits, or `fallback` when absent.
+    static func integer(_ text: String?, _ name: String, default fallback: Int64, in range: ClosedRange<Int64>) throws(Problem) -> Int64 {
+        guard let text else { return fallback }
+        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              let value = Int64(text), range.contains(value) else {
+            throw Problem.invalid(name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A head as the log lists it: its fields, and the compact JWS that signs them.
+    static func render(_ signed: SignedHead) -> JSONValue {
+        let head = signed.head
+        var object = JSONObject()
+        object.append("instance", .string(head.instance))
+        object.append("sequence", .number(Double(head.sequence)))
+        object.append("size", .number(Double(head.size)))
+        object.append("root", .string(Base64URL.encode(head.root)))
+        object.append("previous", head.previous.map { .string(Base64URL.encode($0)) } ?? .null)
+        object.append("time", .number(Double(head.time)))
+        object.append("head", .string(signed.jws))
+        return .object(object)
+    }
+}
