@@ -17,10 +17,11 @@ import (
 )
 
 // RetryPolicy bounds what the client retries on its own. Only what cannot do a thing twice is
-// retried: a 503 or 429 that carries Retry-After (the service recorded nothing); a transport
-// failure for idempotent requests (consumption reports, labels with their Idempotency-Key,
-// reads, the authorization switch); for an evaluation, only a failure before the request can
-// have reached the service (no connection was made).
+// retried. An idempotent request (a consumption report, labels with their Idempotency-Key, a
+// read, the authorization switch, an admin change) is sent again after a transport failure,
+// and after a 503 or 429 (waiting its Retry-After). An evaluation is sent again only when it
+// cannot have reached the service (no connection was made): once it may have arrived, a
+// second one would be an evaluation the caller did not ask for.
 type RetryPolicy struct {
 	MaxAttempts         int           // attempts in all, at least 1
 	MaxTotalDelay       time.Duration // waiting between attempts, in all
@@ -134,9 +135,10 @@ type request struct {
 }
 
 type response struct {
-	status int
-	header http.Header
-	body   []byte
+	attempts int
+	status   int
+	header   http.Header
+	body     []byte
 }
 
 // call sends req under the retry policy and returns a 2xx or 304 response, or the error.
@@ -172,17 +174,26 @@ func (c *Client) call(ctx context.Context, req request, opts []CallOption) (*res
 	for attempt := 1; ; attempt++ {
 		resp, err := c.attempt(ctx, req, timeout)
 		if err == nil && (resp.status < 300 || resp.status == http.StatusNotModified) {
+			resp.attempts = attempt
 			return resp, nil
 		}
 		var wait time.Duration
 		if err == nil {
 			err = problemFrom(resp.status, resp.header.Get, resp.body)
-			if apiErr, ok := err.(*APIError); ok && apiErr.MayRetry() {
-				wait = apiErr.RetryAfter
+			if apiErr, ok := err.(*APIError); ok {
+				apiErr.Attempts = attempt
+				if req.replaySafe && (apiErr.Status == 503 || apiErr.Status == 429) {
+					wait = apiErr.RetryAfter
+					if wait == 0 && apiErr.Status == 503 {
+						wait, transportDelay = transportDelay, transportDelay*2
+					}
+				}
 			}
-		} else if te, ok := err.(*TransportError); ok && transportDelay > 0 && (req.replaySafe || !te.MayHaveArrived) {
-			wait = transportDelay
-			transportDelay *= 2
+		} else if te, ok := err.(*TransportError); ok {
+			te.Attempts = attempt
+			if transportDelay > 0 && (req.replaySafe || !te.MayHaveArrived) {
+				wait, transportDelay = transportDelay, transportDelay*2
+			}
 		}
 		if wait == 0 || attempt >= policy.MaxAttempts || waited+wait > policy.MaxTotalDelay {
 			return nil, err
@@ -191,7 +202,7 @@ func (c *Client) call(ctx context.Context, req request, opts []CallOption) (*res
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return nil, &TransportError{Err: ctx.Err(), MayHaveArrived: true}
+			return nil, &TransportError{Err: ctx.Err(), MayHaveArrived: true, Attempts: attempt}
 		}
 	}
 }
@@ -327,7 +338,8 @@ func (v *receiptVerifier) verify(ctx context.Context, body []byte, header string
 
 // refresh fetches the JWKS, conditionally on the ETag held (304: unchanged).
 func (v *receiptVerifier) refresh(ctx context.Context) error {
-	req := request{method: http.MethodGet, path: "/v1/signing-keys", replaySafe: true, headers: http.Header{}}
+	req := opGetSigningKeys.request()
+	req.headers = http.Header{}
 	if v.keys != nil {
 		req.headers.Set("Cache-Control", "no-cache")
 		if v.etag != "" {

@@ -189,46 +189,56 @@ func TestATamperedAnswerIsRefused(t *testing.T) {
 	}
 }
 
-func TestAnEvaluationIsRetriedOnlyWhenNothingWasRecorded(t *testing.T) {
+func TestAnEvaluationThatReachedTheServiceIsNeverSentAgain(t *testing.T) {
 	f, _ := loadFixture(t)
 	rs, server := newReplayServer(t, f.JWKS)
 	client := newClient(t, server.URL, &RetryPolicy{MaxAttempts: 3, MaxTotalDelay: 5 * time.Second, TransportRetryDelay: 10 * time.Millisecond})
 	a := f.Answers[1]
 	ctx := context.Background()
 
-	rs.then(problem(503, "serverError", map[string]string{"Retry-After": "1"}), answer(a.Body, a.Receipt))
-	if _, err := client.Evaluate(ctx, requestOf(t, a.Body)); err != nil {
-		t.Fatal(err)
+	for _, refusal := range []http.HandlerFunc{
+		problem(503, "serverError", map[string]string{"Retry-After": "1"}),
+		problem(429, "rateLimitExceeded", map[string]string{"Retry-After": "1"}),
+		problem(500, "serverError", nil),
+		hangUp, // the request arrived and the connection was lost
+	} {
+		before := rs.requests("/v1/evaluations")
+		rs.then(refusal, answer(a.Body, a.Receipt))
+		_, err := client.Evaluate(ctx, requestOf(t, a.Body))
+		var apiErr *APIError
+		var te *TransportError
+		switch {
+		case errors.As(err, &apiErr):
+			if apiErr.Attempts != 1 {
+				t.Fatalf("%v: %d attempts", err, apiErr.Attempts)
+			}
+		case errors.As(err, &te):
+			if !te.MayHaveArrived || te.Attempts != 1 {
+				t.Fatalf("a lost answer: %+v", te)
+			}
+		default:
+			t.Fatalf("want the refusal, got %v", err)
+		}
+		if rs.requests("/v1/evaluations") != before+1 {
+			t.Fatalf("%v: the evaluation was sent again", err)
+		}
+		rs.handlers = nil
 	}
-	sent := strings.Split(strings.TrimSpace(string(rs.bodies["/v1/evaluations"])), "\n")
-	if len(sent) != 2 || sent[0] != sent[1] {
-		t.Fatalf("a 503 with Retry-After is retried with the same bytes: %q", sent)
-	}
-
-	// The request arrived and the connection was lost: never sent again.
-	rs.then(hangUp, answer(a.Body, a.Receipt))
-	_, err := client.Evaluate(ctx, requestOf(t, a.Body))
-	var te *TransportError
-	if !errors.As(err, &te) || !te.MayHaveArrived || rs.requests("/v1/evaluations") != 3 {
-		t.Fatalf("an evaluation that may have arrived was retried or misreported: %v, %d requests", err, rs.requests("/v1/evaluations"))
-	}
-	rs.handlers = nil
-
-	// A 5xx without Retry-After is not retried either.
-	rs.then(problem(500, "serverError", nil))
-	_, err = client.Evaluate(ctx, requestOf(t, a.Body))
-	if !errors.Is(err, ErrServerError) || rs.requests("/v1/evaluations") != 4 {
-		t.Fatalf("a 500 was retried: %v", err)
+	rs.then(answer(a.Body, a.Receipt))
+	if ev, err := client.Evaluate(ctx, requestOf(t, a.Body)); err != nil || ev.Attempts != 1 {
+		t.Fatalf("%v", err)
 	}
 }
 
-func TestAReportIsRetriedAfterTheConnectionIsLost(t *testing.T) {
+func TestAReportIsRetriedAfterA503WithTheSameBytes(t *testing.T) {
 	rs, server := newReplayServer(t, `{"keys":[]}`)
-	client := newClient(t, server.URL, &RetryPolicy{MaxAttempts: 3, MaxTotalDelay: time.Second, TransportRetryDelay: 10 * time.Millisecond})
-	rs.then(hangUp, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
-	err := client.ReportConsumption(context.Background(), "e1", ConsumptionReport{Status: NotUsedNotNeeded})
-	if err != nil || rs.requests("/v1/evaluations/e1/consumption") != 2 {
-		t.Fatalf("%v, %d requests", err, rs.requests("/v1/evaluations/e1/consumption"))
+	client := newClient(t, server.URL, &RetryPolicy{MaxAttempts: 3, MaxTotalDelay: 5 * time.Second, TransportRetryDelay: 10 * time.Millisecond})
+	rs.then(problem(503, "serverError", map[string]string{"Retry-After": "1"}), func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
+	started := time.Now()
+	err := client.ReportConsumption(context.Background(), "e1", ConsumptionReport{Status: UsedEvaluationOnly, InsightIDsUsed: []string{"i"}})
+	sent := strings.Split(strings.TrimSpace(string(rs.bodies["/v1/evaluations/e1/consumption"])), "\n")
+	if err != nil || len(sent) != 2 || sent[0] != sent[1] || time.Since(started) < time.Second {
+		t.Fatalf("%v %q", err, sent)
 	}
 }
 

@@ -11,14 +11,14 @@ import (
 // Evaluate asks for the insights of req (POST /v1/evaluations). The answer is verified
 // before it is returned: its requestId must be the one sent, its insights those asked for, and
 // (unless disabled) its Insight-Receipt must prove it; otherwise *UnexpectedResponseError or
-// *ReceiptError. A refusal is an *APIError. The evaluation is sent again only when the service
-// recorded nothing (a 503 or 429 with Retry-After) or the request cannot have arrived.
+// *ReceiptError. A refusal is an *APIError. The evaluation is sent again only when the request
+// cannot have arrived (no connection was made), never after a 503, a 429 or a lost answer.
 func (c *Client) Evaluate(ctx context.Context, req EvaluationRequest, opts ...CallOption) (*Evaluation, error) {
 	if req.RequestID == "" {
 		req.RequestID = randomToken("req-", 24)
 	}
 	var ev Evaluation
-	resp, err := c.jsonCall(ctx, request{method: http.MethodPost, path: "/v1/evaluations"}, req, &ev, opts)
+	resp, err := c.jsonCall(ctx, opCreateEvaluation.request(), req, &ev, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (c *Client) Evaluate(ctx context.Context, req EvaluationRequest, opts ...Ca
 			return nil, &UnexpectedResponseError{Detail: fmt.Sprintf("insight %d answers %s, not %s", i, ev.Insights[i].Type, asked.Type)}
 		}
 	}
-	ev.Body = resp.body
+	ev.Body, ev.Attempts = resp.body, resp.attempts
 	if c.verifier != nil {
 		receipt, err := c.verifier.verify(ctx, resp.body, resp.header.Get("Insight-Receipt"))
 		if err != nil {
@@ -48,8 +48,7 @@ func (c *Client) Evaluate(ctx context.Context, req EvaluationRequest, opts ...Ca
 // by its ReportConsumptionBy). The same report again changes nothing, so it is retried after
 // transport failures; a different one is ErrConsumptionConflict.
 func (c *Client) ReportConsumption(ctx context.Context, eventID string, report ConsumptionReport, opts ...CallOption) error {
-	_, err := c.jsonCall(ctx, request{method: http.MethodPost, path: "/v1/evaluations/" + url.PathEscape(eventID) + "/consumption",
-		replaySafe: true}, report, nil, opts)
+	_, err := c.jsonCall(ctx, opReportConsumption.request(eventID), report, nil, opts)
 	return err
 }
 
@@ -68,8 +67,9 @@ func (c *Client) SubmitLabels(ctx context.Context, labels []Label, idempotencyKe
 		return nil, fmt.Errorf("insightd: a submission holds 1 to %d labels, not %d", MaxLabelsPerSubmission, len(labels))
 	}
 	var out LabelResults
-	headers := http.Header{"Idempotency-Key": {idempotencyKey}}
-	resp, err := c.jsonCall(ctx, request{method: http.MethodPost, path: "/v1/labels", headers: headers, replaySafe: true},
+	req := opSubmitLabels.request()
+	req.headers = http.Header{"Idempotency-Key": {idempotencyKey}}
+	resp, err := c.jsonCall(ctx, req,
 		map[string][]Label{"labels": labels}, &out, opts)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (c *Client) SetAuthorization(ctx context.Context, subject AuthorizationSubj
 		Subject AuthorizationSubject `json:"subject"`
 		Status  AuthorizationStatus  `json:"status"`
 	}{subject, status}
-	_, err := c.jsonCall(ctx, request{method: http.MethodPut, path: "/v1/authorization", replaySafe: true}, body, &out, opts)
+	_, err := c.jsonCall(ctx, opSetAuthorization.request(), body, &out, opts)
 	return &out, err
 }
 
@@ -99,7 +99,7 @@ func (c *Client) QueryAuthorization(ctx context.Context, subject AuthorizationSu
 	body := struct {
 		Subject AuthorizationSubject `json:"subject"`
 	}{subject}
-	_, err := c.jsonCall(ctx, request{method: http.MethodPost, path: "/v1/authorization/query", replaySafe: true}, body, &out, opts)
+	_, err := c.jsonCall(ctx, opQueryAuthorization.request(), body, &out, opts)
 	return &out, err
 }
 
@@ -107,13 +107,13 @@ func (c *Client) QueryAuthorization(ctx context.Context, subject AuthorizationSu
 // (GET /v1/insights).
 func (c *Client) Catalog(ctx context.Context, opts ...CallOption) (*Catalog, error) {
 	var out Catalog
-	_, err := c.jsonCall(ctx, request{method: http.MethodGet, path: "/v1/insights", replaySafe: true}, nil, &out, opts)
+	_, err := c.jsonCall(ctx, opListInsights.request(), nil, &out, opts)
 	return &out, err
 }
 
 // SigningKeys fetches the service's JWKS (GET /v1/signing-keys, no credentials needed).
 func (c *Client) SigningKeys(ctx context.Context, opts ...CallOption) (*KeySet, error) {
-	resp, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/signing-keys", replaySafe: true}, opts)
+	resp, err := c.call(ctx, opGetSigningKeys.request(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -133,22 +133,10 @@ func (c *Client) ReceiptHeads(ctx context.Context, instance string, from int64, 
 	if limit > 0 {
 		query.Set("limit", strconv.Itoa(limit))
 	}
+	req := opListReceiptHeads.request()
+	req.query = query
 	var out ReceiptHeadList
-	_, err := c.jsonCall(ctx, request{method: http.MethodGet, path: "/v1/receipts/heads", query: query, replaySafe: true}, nil, &out, opts)
-	return &out, err
-}
-
-// Livez says whether the process serves (GET /livez).
-func (c *Client) Livez(ctx context.Context, opts ...CallOption) (*Liveness, error) {
-	var out Liveness
-	_, err := c.jsonCall(ctx, request{method: http.MethodGet, path: "/livez", replaySafe: true}, nil, &out, opts)
-	return &out, err
-}
-
-// Readyz says whether the instance takes traffic (GET /readyz; 503 while not ready).
-func (c *Client) Readyz(ctx context.Context, opts ...CallOption) (*Readiness, error) {
-	var out Readiness
-	_, err := c.jsonCall(ctx, request{method: http.MethodGet, path: "/readyz", replaySafe: true}, nil, &out, opts)
+	_, err := c.jsonCall(ctx, req, nil, &out, opts)
 	return &out, err
 }
 
@@ -156,7 +144,7 @@ func (c *Client) Readyz(ctx context.Context, opts ...CallOption) (*Readiness, er
 // subject, newest first (POST /v1/subjects/transparency); pass Cursor for the next page.
 func (c *Client) Transparency(ctx context.Context, query TransparencyQuery, opts ...CallOption) (*Transparency, error) {
 	var out Transparency
-	_, err := c.jsonCall(ctx, request{method: http.MethodPost, path: "/v1/subjects/transparency", replaySafe: true}, query, &out, opts)
+	_, err := c.jsonCall(ctx, opSubjectTransparency.request(), query, &out, opts)
 	return &out, err
 }
 
@@ -164,6 +152,6 @@ func (c *Client) Transparency(ctx context.Context, query TransparencyQuery, opts
 // admin). Erasing again answers zeros, so it is retried after transport failures.
 func (c *Client) Erase(ctx context.Context, req ErasureRequest, opts ...CallOption) (*ErasureResult, error) {
 	var out ErasureResult
-	_, err := c.jsonCall(ctx, request{method: http.MethodPost, path: "/v1/subjects/erasure", replaySafe: true}, req, &out, opts)
+	_, err := c.jsonCall(ctx, opSubjectErasure.request(), req, &out, opts)
 	return &out, err
 }

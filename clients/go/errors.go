@@ -60,6 +60,10 @@ const (
 // RateLimitReasons lists the reasons this client version knows.
 var RateLimitReasons = []RateLimitReason{ReasonCallerRate, ReasonReportingPenalty, ReasonDeviceRate, ReasonDenialCapacity}
 
+// ThrottleReasons lists the reasons a caller's rate-limit state records (RateLimitState's
+// lastReason): denialCapacity is the tenant's, not a throttle of the caller.
+var ThrottleReasons = []RateLimitReason{ReasonCallerRate, ReasonReportingPenalty, ReasonDeviceRate}
+
 // APIError is a request the service refused: its status and RFC 9457 problem. Match a code
 // with errors.Is(err, insight.ErrDenied) (any APIError of that code) or read it with
 // errors.As(err, &apiErr).
@@ -74,6 +78,8 @@ type APIError struct {
 	// RetryAfter is the service's advice (Retry-After, or the problem's retryAfterSeconds);
 	// zero when it gave none. With it, a 503 or 429 recorded nothing and may be retried.
 	RetryAfter time.Duration
+	// Attempts is how many times the client sent the request.
+	Attempts int
 }
 
 func (e *APIError) Error() string {
@@ -96,7 +102,8 @@ func (e *APIError) Is(target error) bool {
 	return ok && t.Status == 0 && t.Code == e.Code
 }
 
-// MayRetry says whether the service said a retry may succeed: a 503 or 429 with RetryAfter.
+// MayRetry says whether the service said a retry may succeed: a 503 or 429 with RetryAfter
+// (nothing was recorded). The client has retried already where that was safe.
 func (e *APIError) MayRetry() bool {
 	return e.RetryAfter > 0 && (e.Status == 429 || e.Status >= 500)
 }
@@ -133,6 +140,8 @@ type TransportError struct {
 	// MayHaveArrived is false when the request cannot have reached the service (no
 	// connection was made), true when it may have been received and acted on.
 	MayHaveArrived bool
+	// Attempts is how many times the client tried.
+	Attempts int
 }
 
 func (e *TransportError) Error() string { return "insightd: transport: " + e.Err.Error() }

@@ -189,6 +189,9 @@ var SideEffects = []SideEffect{EffectFinancial, EffectExternalCommunication, Eff
 // InsightTypeIsLikelyBeingCoached is the insight type insightd serves.
 const InsightTypeIsLikelyBeingCoached = "isLikelyBeingCoached"
 
+// InsightTypes lists the insight types this client version knows.
+var InsightTypes = []string{InsightTypeIsLikelyBeingCoached}
+
 // EvaluationRequest is the body of POST /v1/evaluations. Leave optional members nil or empty.
 type EvaluationRequest struct {
 	// RequestID is yours (1–128 characters), echoed and checked; generated when empty.
@@ -281,6 +284,9 @@ type Evaluation struct {
 	Receipt *Receipt `json:"-"`
 	// Body is the response body, byte for byte: what the receipt proves.
 	Body []byte `json:"-"`
+	// Attempts is how many times the client sent the request (more than one only when the
+	// earlier attempts could not reach the service).
+	Attempts int `json:"-"`
 }
 
 // InsightResult is one requested insight's answer, in request order.
@@ -439,6 +445,10 @@ const (
 // AuthorizationStatuses lists the statuses this client version knows.
 var AuthorizationStatuses = []AuthorizationStatus{Authorized, DenialPending, Denied}
 
+// AuthorizationChanges lists the statuses a person's choice sets (SetAuthorization);
+// DenialPending is the service's, while a denial waits for its cooldown.
+var AuthorizationChanges = []AuthorizationStatus{Denied, Authorized}
+
 // AuthorizationSubject names one account or one device (exactly one).
 type AuthorizationSubject struct {
 	Account string `json:"account,omitempty"`
@@ -468,21 +478,21 @@ type CatalogEntry struct {
 
 // ModelVersion is a model version of the catalog.
 type ModelVersion struct {
-	Version string `json:"version"`
-	Status  string `json:"status"`
-	Current bool   `json:"current"`
+	Version string             `json:"version"`
+	Status  ModelVersionStatus `json:"status"`
+	Current bool               `json:"current"`
 }
 
-// Liveness is GET /livez.
-type Liveness struct {
-	Status string `json:"status"`
-}
+// ModelVersionStatus says whether a model version may still be asked for.
+type ModelVersionStatus string
 
-// Readiness is GET /readyz.
-type Readiness struct {
-	Status   string `json:"status"`
-	Velocity string `json:"velocity"`
-}
+const (
+	ModelActive    ModelVersionStatus = "active"
+	ModelWithdrawn ModelVersionStatus = "withdrawn"
+)
+
+// ModelVersionStatuses lists the statuses this client version knows.
+var ModelVersionStatuses = []ModelVersionStatus{ModelActive, ModelWithdrawn}
 
 // ReceiptHead is a signed tree head as GET /v1/receipts/heads lists it.
 type ReceiptHead struct {
