@@ -2,6 +2,7 @@ package insight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -55,6 +56,10 @@ func (c *Client) ReportConsumption(ctx context.Context, eventID string, report C
 // MaxLabelsPerSubmission is the most labels one POST /v1/labels takes.
 const MaxLabelsPerSubmission = 1000
 
+// ErrBatchTooLarge is a label submission of no label or more than MaxLabelsPerSubmission,
+// refused before anything is sent: split the batch.
+var ErrBatchTooLarge = errors.New("insightd: a submission holds 1 to 1,000 labels")
+
 // NewIdempotencyKey returns a fresh key for a label batch.
 func NewIdempotencyKey() string { return randomToken("labels-", 24) }
 
@@ -64,7 +69,7 @@ func NewIdempotencyKey() string { return randomToken("labels-", 24) }
 // ErrIdempotencyKeyReused.
 func (c *Client) SubmitLabels(ctx context.Context, labels []Label, idempotencyKey string, opts ...CallOption) (*LabelResults, error) {
 	if len(labels) == 0 || len(labels) > MaxLabelsPerSubmission {
-		return nil, fmt.Errorf("insightd: a submission holds 1 to %d labels, not %d", MaxLabelsPerSubmission, len(labels))
+		return nil, fmt.Errorf("%w: %d labels", ErrBatchTooLarge, len(labels))
 	}
 	var out LabelResults
 	req := opSubmitLabels.request()
