@@ -247,7 +247,7 @@ func TestReceiptHeaderParsing(t *testing.T) {
 	for _, bad := range []string{"", `head="a.b.c", index=3`, `head="a.b.c", index=3, path=(:AAAA:),`,
 		`head=a.b.c, index=3, path=()`, `head="a.b.c", index=x, path=()`, `head="a.b.c", index=3, path=(:-_8=:)`,
 		`head="a.b.c", index=3, path=(:AAAA::AAAA:)`, `head="a.b.c" index=3, path=()`, `Head="a", index=3, path=()`,
-		`head="a.b.c", index=1234567890123456, path=()`} {
+		`head="a.b.c", index=1234567890123456, path=()`, `head="a.b.c", index=3, path=(:AB==:)`} {
 		if _, err := parseReceiptHeader(bad); err == nil {
 			t.Fatalf("accepted %q", bad)
 		}
