@@ -2,9 +2,14 @@ package io.insightd.client;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 
 /** The types of the admin API (role admin): callers, their rate limits and keys. */
 public final class Admin {
+    /** The reasons a caller's rate-limit state records ({@code throttled.lastReason}): {@code DENIAL_CAPACITY} is the tenant's. */
+    public static final Set<RateLimitReason> THROTTLE_REASONS =
+            Set.of(RateLimitReason.CALLER_RATE, RateLimitReason.REPORTING_PENALTY, RateLimitReason.DEVICE_RATE);
+
     private Admin() {}
 
     /** A registered caller of the admin's tenant. */
