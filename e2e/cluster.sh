@@ -129,17 +129,18 @@ codes=$(burst6 "$KEY")
 [ "$codes" = "200 200 200 200 200 429" ] || fail "burst 5 over three instances answered: $codes"
 step "one bucket across instances: $codes"
 
-# --- every instance signs with a key every instance publishes -------------------------------
+# --- every instance proves its answers with heads signed by a key every instance publishes ------
 for i in 1 2 3; do
-    curl -s -D "$WORK/sig-headers" -o "$WORK/signed$i" -X POST "$(url "$i")/v1/evaluations" -H "Authorization: Bearer $WIDE" \
+    curl -s -D "$WORK/receipt-headers" -o "$WORK/proven$i" -X POST "$(url "$i")/v1/evaluations" -H "Authorization: Bearer $WIDE" \
         -H 'Content-Type: application/json' -d "$(eval_body g g g)"
-    sig=$(tr -d '\r' <"$WORK/sig-headers" | sed -n 's/^[Ii]nsight-[Ss]ignature: //p')
+    receipt=$(tr -d '\r' <"$WORK/receipt-headers" | sed -n 's/^[Ii]nsight-[Rr]eceipt: //p')
     other=$((i % 3 + 1))
     curl -sf "$(url "$other")/v1/signing-keys" -o "$WORK/jwks$other" || fail "GET /v1/signing-keys on instance $other"
-    python3 e2e/verify_signature.py "$WORK/jwks$other" "$WORK/signed$i" "$sig" >/dev/null \
-        || fail "an answer of instance $i does not verify against instance $other's JWKS"
+    python3 e2e/verify_receipt.py "$WORK/jwks$other" "$WORK/proven$i" "$receipt" --tenant default --environment sandbox \
+        >"$WORK/verified$i" || fail "an answer of instance $i does not verify against instance $other's JWKS"
 done
-step "signed answers: each instance's answer verifies against another instance's JWKS"
+[ "$(cut -d' ' -f1 "$WORK"/verified[123] | sort -u | wc -l)" = 3 ] || fail "three instances, not three chains: $(cat "$WORK"/verified[123])"
+step "receipts: each instance's answer verifies against another instance's JWKS, each instance its own chain"
 
 # --- velocity sees every instance ---------------------------------------------------------------
 reasons() { head -1 | jq -r '.insights[0].reasons | join(",")'; }
@@ -365,6 +366,15 @@ failed=$(cat "$WORK"/status-* | grep -vc '^200$' || true)
 [ "$failed" = 0 ] || fail "rolling restart behind nginx: $failed of $total requests failed ($(cat "$WORK"/status-* | sort | uniq -c | tr '\n' ' '))"
 check_nothing_lost "rolling restart of three instances behind nginx ($total requests, none failed)"
 
+# --- receipts after SIGKILL, PostgreSQL stopped and restarts: every chain verifies -----------------
+heads=$(curl -sf "$(url 1)/v1/receipts/heads" -H "Authorization: Bearer $WIDE") || fail "GET /v1/receipts/heads"
+[ "$(echo "$heads" | jq '.heads | length')" = 3 ] || fail "the latest head of three instances: $heads"
 for i in 1 2 3; do kill -TERM "$(eval echo "\$I$i")"; wait "$(eval echo "\$I$i")" || fail "instance $i: final stop"; done
 I1=""; I2=""; I3=""
+ctl receipts verify >"$WORK/receipts-verify" || fail "receipts verify: $(cat "$WORK/receipts-verify")"
+[ "$(grep -c 'verified from the chain.s start' "$WORK/receipts-verify")" = 3 ] \
+    || fail "three chains verified from their start: $(cat "$WORK/receipts-verify")"
+chain2=$(cut -d' ' -f1 "$WORK/verified2")
+grep -q "instance $chain2: heads 0-" "$WORK/receipts-verify" || fail "instance 2 (killed, restarted) chains: $(cat "$WORK/receipts-verify")"
+step "receipts: the chains of all three instances verify and chain after SIGKILL, a PostgreSQL stop and restarts ($(awk '{s+=$(NF-1)} END {print s}' "$WORK/receipts-verify") answers)"
 echo "cluster: ok"

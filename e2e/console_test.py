@@ -266,8 +266,15 @@ try:
     wait.until(lambda d: "Writes committed" in d.find_element(By.ID, "health").text)
     health = driver.find_element(By.ID, "health").text
     assert "Ready for traffic\nyes" in health, health
+    # The latest signed head of this instance's chain, as the receipt log lists it.
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#health tr[data-instance]"))
+    listed = json.loads(urllib.request.urlopen(urllib.request.Request(
+        URL + "/v1/receipts/heads", headers={"Authorization": "Bearer " + ADMIN_KEY})).read())["heads"]
+    rows = driver.find_elements(By.CSS_SELECTOR, "#health tr[data-instance]")
+    assert [r.get_attribute("data-instance") for r in rows] == [h["instance"] for h in listed], (listed, health)
+    assert "Receipt chains" in driver.find_element(By.ID, "health").text, health
     shoot("health")
-    step("health page")
+    step("health page: readiness, writes, the latest receipt head of each instance")
 
     # The skipper becomes penalised with its overdue count once the grace has passed.
     go("Callers", "Callers")

@@ -205,37 +205,45 @@ pass "subjects show/erase: a person seen by two callers, erased, no hash left in
 "$BIN/insightctl" backup "$WORK/backup.db" 2>/dev/null && fail "backup replaced an existing file"
 ls "$WORK" | grep -q '\.tmp-' && fail "a temporary file was left behind: $(ls "$WORK")"
 pass "hash key file and backup are private (0600)"
-# Signed answers: Python's `cryptography` (independent of the daemon's OpenSSL calls) verifies a
-# real answer against the JWKS; a tampered body fails; an answer signed before a rotation still
-# verifies after it; the key files are 0600 outside the database.
-VERIFY="$(dirname "$0")/verify_signature.py"
-signed() { curl -s -D "$WORK/headers" -o "$WORK/$1" -X POST "$B/v1/evaluations" -H "Authorization: Bearer $KEY" \
-    -H 'Content-Type: application/json' --data-binary "$EVAL"; tr -d '\r' <"$WORK/headers" | sed -n 's/^[Ii]nsight-[Ss]ignature: //p'; }
-SIG1=$(signed signed1)
-[ -n "$SIG1" ] || fail "a 200 of POST /v1/evaluations without Insight-Signature"
+# Receipts: Python's `cryptography` and `hashlib` (independent of the daemon's code) verify a real
+# answer's receipt against the JWKS and the tenant and environment it names; a tampered body
+# fails; an answer proven before a rotation still verifies after it; the key files are 0600
+# outside the database; the stored chain verifies (insightctl receipts verify).
+VERIFY="$(dirname "$0")/verify_receipt.py"
+proven() { curl -s -D "$WORK/headers" -o "$WORK/$1" -X POST "$B/v1/evaluations" -H "Authorization: Bearer $KEY" \
+    -H 'Content-Type: application/json' --data-binary "$EVAL"; tr -d '\r' <"$WORK/headers" | sed -n 's/^[Ii]nsight-[Rr]eceipt: //p'; }
+kid_of() { python3 -c 'import base64,json,re,sys; h=re.match(r"head=\"([^.]+)", sys.argv[1]).group(1); print(json.loads(base64.urlsafe_b64decode(h+"="*(-len(h)%4)))["kid"])' "$1"; }
+R1=$(proven proven1)
+[ -n "$R1" ] || fail "a 200 of POST /v1/evaluations without Insight-Receipt"
+grep -qi '^insight-signature:' "$WORK/headers" && fail "an answer still carries Insight-Signature"
 curl -sf "$B/v1/signing-keys" -o "$WORK/jwks" || fail "GET /v1/signing-keys"
-KID1=$(python3 "$VERIFY" "$WORK/jwks" "$WORK/signed1" "$SIG1") || fail "python could not verify a real answer"
-sed 's/production/productiom/' "$WORK/signed1" >"$WORK/tampered"
-python3 "$VERIFY" "$WORK/jwks" "$WORK/tampered" "$SIG1" 2>/dev/null && fail "a tampered body verified"
+ENVIRONMENT=$(jq -r .environment "$WORK/proven1")
+python3 "$VERIFY" "$WORK/jwks" "$WORK/proven1" "$R1" --tenant default --environment "$ENVIRONMENT" >/dev/null \
+    || fail "python could not verify a real answer's receipt"
+KID1=$(kid_of "$R1")
+sed 's/production/productiom/' "$WORK/proven1" >"$WORK/tampered"
+python3 "$VERIFY" "$WORK/jwks" "$WORK/tampered" "$R1" 2>/dev/null && fail "a tampered body verified"
+python3 "$VERIFY" "$WORK/jwks" "$WORK/proven1" "$R1" --tenant another 2>/dev/null && fail "another tenant's answer passed"
 KEYFILE="$INSIGHTD_STATE_DIR/signing-keys/$KID1.key"
 [ "$(stat -c %a "$KEYFILE")" = 600 ] || fail "signing key mode $(stat -c %a "$KEYFILE")"
 SEED=$(sed -n 's/^seed //p' "$KEYFILE")
 grep -qi "$SEED" "$LOG" "$INSIGHTD_STATE_DIR"/insightd.db* && fail "the signing key is in the log or the database"
 "$BIN/insightctl" signing-keys rotate | grep -q "published now, signs from now" || fail "signing-keys rotate"
 for _ in $(seq 1 100); do
-    SIG2=$(signed signed2)
-    KID2=$(python3 -c 'import base64,json,sys; h=sys.argv[1].split(".")[0]; print(json.loads(base64.urlsafe_b64decode(h+"="*(-len(h)%4)))["kid"])' "$SIG2")
+    R2=$(proven proven2)
+    KID2=$(kid_of "$R2")
     [ "$KID2" != "$KID1" ] && break
     sleep 0.1
 done
 [ "$KID2" != "$KID1" ] || fail "the daemon did not pick up the rotated signing key"
 curl -sf "$B/v1/signing-keys" -o "$WORK/jwks" || fail "GET /v1/signing-keys after rotation"
-[ "$(python3 "$VERIFY" "$WORK/jwks" "$WORK/signed1" "$SIG1")" = "$KID1" ] || fail "an answer signed before the rotation does not verify after it"
-[ "$(python3 "$VERIFY" "$WORK/jwks" "$WORK/signed2" "$SIG2")" = "$KID2" ] || fail "an answer of the new key does not verify"
+python3 "$VERIFY" "$WORK/jwks" "$WORK/proven1" "$R1" | grep -q " $KID1\$" || fail "an answer proven before the rotation does not verify after it"
+python3 "$VERIFY" "$WORK/jwks" "$WORK/proven2" "$R2" | grep -q " $KID2\$" || fail "an answer of the new key does not verify"
 "$BIN/insightctl" signing-keys retire "$KID2" 2>/dev/null && fail "the current signing key was retired"
 "$BIN/insightctl" signing-keys retire "$KID1" | grep -q "stays published until" || fail "signing-keys retire"
 "$BIN/insightctl" signing-keys list | grep -q "^$KID1 .* retired " || fail "signing-keys list: $("$BIN/insightctl" signing-keys list)"
-pass "signed answers: verified by python cryptography, tamper detected, rotation keeps old answers verifiable"
+"$BIN/insightctl" receipts verify | grep -q "verified from the chain's start" || fail "receipts verify: $("$BIN/insightctl" receipts verify)"
+pass "receipts: verified by python cryptography and hashlib, tamper and another tenant detected, rotation keeps old answers verifiable, the chain verifies"
 
 # Errors are problem+json with a code.
 code=$(curl -s -o "$WORK/body" -w '%{http_code}' "$B/nope")

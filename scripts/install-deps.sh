@@ -7,9 +7,12 @@ set -eu
 PACKAGES="libevent-dev libsqlite3-dev libssl-dev libsodium-dev pkg-config sqlite3 curl jq openssl python3-venv libpq-dev libhiredis-dev"
 # nginx-light: the load balancer in front of the instances of e2e/cluster.sh; binutils: readelf
 # for scripts/check-container-libraries.sh; python3-cryptography: the independent verifier of
-# signed answers (e2e/verify_signature.py); chromium and chromium-driver: the real browser the admin
+# receipts (e2e/verify_receipt.py); chromium and chromium-driver: the real browser the admin
 # console is tested in (e2e/console.sh, through the pinned Selenium of e2e/requirements-console.txt).
 [ "${1:-}" = test ] && PACKAGES="$PACKAGES postgresql-15 redis-server nginx-light binutils python3-cryptography chromium chromium-driver"
+# node-typescript: Debian's tsc compiles the TypeScript client (clients/typescript; Node's own
+# fetch and crypto, no npm registry); python3-cryptography above verifies the Python client's receipts.
+[ "${1:-}" = test ] && ! command -v tsc >/dev/null 2>&1 && PACKAGES="$PACKAGES node-typescript"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -19,7 +19,7 @@ public final class InsightService: Sendable {
     public let metrics: MetricsRegistry
     /// The identifier hash keys; replaced when the key file changes (a rotation).
     public let hashKeys: HashKeys
-    /// The keys that sign answers; replaced when their directory changes (a rotation).
+    /// The keys that sign the heads of receipts; replaced when their directory changes (a rotation).
     public let signingKeys: SigningKeys
     /// The rate limits and velocity (in memory, or shared in Redis).
     private let shared: SharedState

@@ -11,7 +11,7 @@ public struct Settings: Sendable, Equatable {
     public var listenPort = 8080
     public var stateDirectory = "/var/lib/insightd"
     public var hashKeyFile: String?
-    /// The directory of the keys that sign answers; nil: `signing-keys` in the state directory.
+    /// The directory of the keys that sign the heads of receipts; nil: `signing-keys` in the state directory.
     public var signingKeyDirectory: String?
     /// Seconds a retired signing key stays published (read by `insightctl signing-keys retire`).
     public var signingKeyRetention = 2_592_000
@@ -92,7 +92,7 @@ public struct Settings: Sendable, Equatable {
         hashKeyFile ?? (stateDirectory as NSString).appendingPathComponent("hash.key")
     }
 
-    /// Where the keys that sign answers are read from (a first key is created there when the
+    /// Where the keys that sign the heads of receipts are read from (a first key is created there when the
     /// directory holds none, in the embedded mode).
     public var resolvedSigningKeyDirectory: String {
         signingKeyDirectory ?? (stateDirectory as NSString).appendingPathComponent("signing-keys")
@@ -112,7 +112,7 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_LISTEN", meaning: "host:port to listen on (port 0: any free port)", defaultValue: "127.0.0.1:8080"),
         Variable(name: "INSIGHTD_STATE_DIR", meaning: "directory of the SQLite database and the generated hash key; created if missing", defaultValue: "/var/lib/insightd"),
         Variable(name: "INSIGHTD_HASH_KEY_FILE", meaning: "file holding the identifier hash key (32+ bytes); generated with mode 0600 when it is the default and missing", defaultValue: "$INSIGHTD_STATE_DIR/hash.key"),
-        Variable(name: "INSIGHTD_SIGNING_KEY_DIR", meaning: "directory of the Ed25519 keys that sign answers (one 0600 file per key, managed by insightctl signing-keys); in the embedded mode a first key is created when it holds none", defaultValue: "$INSIGHTD_STATE_DIR/signing-keys"),
+        Variable(name: "INSIGHTD_SIGNING_KEY_DIR", meaning: "directory of the Ed25519 keys that sign receipts' heads (one 0600 file per key, managed by insightctl signing-keys); in the embedded mode a first key is created when it holds none", defaultValue: "$INSIGHTD_STATE_DIR/signing-keys"),
         Variable(name: "INSIGHTD_SIGNING_KEY_RETENTION", meaning: "seconds a signing key retired by insightctl signing-keys retire stays published for verification (0-315360000)", defaultValue: "2592000 (30 days)"),
         Variable(name: "INSIGHTD_MODELS_DIR", meaning: "directory of model versions; when unset and missing, insights answer insightUnavailable", defaultValue: "models"),
         Variable(name: "INSIGHTD_MODEL_CURRENT", meaning: "model version to serve as current", defaultValue: "as the models directory says"),

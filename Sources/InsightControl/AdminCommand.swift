@@ -78,12 +78,16 @@ public enum AdminCommand {
           hash-keys list [--json]                   the identifier hash keys (ids and dates, never the keys)
           hash-keys rotate                          add a new active key; lookups keep trying the old ones
           hash-keys retire KEY_ID                   drop an old key (its hashes stop matching)
-          signing-keys list [--json]                the keys that sign answers: id, dates, status (never the keys)
+          signing-keys list [--json]                the keys that sign the heads of receipts: id, dates, status (never the keys)
           signing-keys rotate [--activate-after SECONDS]
                                                     add a key, published at once and signing after SECONDS
                                                     (default 0; 300 with INSIGHTD_DATABASE_URL); the old one stays published
           signing-keys retire KEY_ID                stop signing with a key; it stays published for
                                                     $INSIGHTD_SIGNING_KEY_RETENTION seconds (default 30 days)
+          receipts verify [--instance NAME] [--from SEQUENCE] [--json]
+                                                    walk each instance's chain of receipt heads (or one, from
+                                                    SEQUENCE): signatures, sequence, previous, time, leaves;
+                                                    report the first break (status 1)
           hash --kind account|device|counterparty [--tenant T] VALUE
                                                     the stored hash of VALUE in tenant T, to find a subject's records
           backup PATH                               a consistent copy of the database, taken online
@@ -136,7 +140,7 @@ public enum AdminCommand {
                                      valueOptions: ["state-dir", "name", "roles", "environment", "rate", "burst", "caller", "url", "key",
                                                    "key-file", "kind", "older-than", "tenant", "account", "device", "counterparty",
                                                    "limit", "cursor", "activate-after", "policy", "from", "to", "category",
-                                                   "models-dir", "training-capture", "out"])
+                                                   "models-dir", "training-capture", "out", "instance"])
             if args.flag("help") || args.positional.isEmpty { print(usage, terminator: ""); return args.positional.isEmpty && !args.flag("help") ? 2 : 0 }
             let stateDirectory = args.option("state-dir") ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
             let store = try storeLocation(stateDirectory: stateDirectory, explicit: args.option("state-dir") != nil,
@@ -332,6 +336,18 @@ public enum AdminCommand {
                 let target = words[1]
                 let pages = try StoreBackend.backup(store, to: target)
                 print("backed up \(pages) pages to \(target) (integrity ok); the hash key file is not included: back it up separately")
+            case ["receipts", "verify"]:
+                let instance = args.option("instance")
+                let from = try args.option("from").map { text -> Int64 in
+                    guard let v = Int64(text), v >= 0 else { throw AppError("--from must be a sequence: a whole number from 0") }
+                    return v
+                } ?? 0
+                if args.option("from") != nil && instance == nil { throw AppError("--from needs --instance") }
+                let directory = try signingKeyDirectory(stateDirectory: stateDirectory, environment: environment)
+                try args.checkAllConsumed()
+                let keys = try SigningKeyDirectory.load(directory: directory, createIfEmpty: false, now: now)
+                return try verifyReceipts(StoreBackend.receiptLog(store, now: now), keys: keys.map(\.signingKey),
+                                          instance: instance, from: from, json: json)
             case ["purge"]:
                 guard let text = args.option("older-than"), let days = Int(text), days >= 1 else {
                     throw AppError("--older-than DAYS is required (a whole number of at least 1)")
@@ -514,6 +530,49 @@ public enum AdminCommand {
         case .success(let settings): return settings.signingKeyRetention
         case .failure(let error): throw AppError(error.description)
         }
+    }
+
+    /// Walks the chain of `instance` from `from`, or of every instance from its oldest stored
+    /// head, and prints what held and the first break of each; status 1 when one broke.
+    static func verifyReceipts(_ log: any ReceiptLog, keys: [SigningKey], instance: String?, from: Int64, json: Bool) throws -> Int32 {
+        var verifying: [String: Ed25519VerifyingKey] = [:]
+        for key in keys { verifying[key.keyId] = Ed25519VerifyingKey(rawRepresentation: key.publicKey) }
+        let instances = try instance.map { [$0] } ?? log.latestHeads().map(\.head.instance)
+        var audits: [ReceiptChainAudit] = []
+        for name in instances {
+            var audit = ReceiptChainAudit(instance: name, keys: verifying)
+            var next = from
+            walk: while true {
+                let page = try log.heads(instance: name, from: next, limit: 500, withLeaves: true)
+                for head in page {
+                    guard audit.check(head) else { break walk }
+                    next = head.signed.head.sequence + 1
+                }
+                if page.count < 500 { break }
+            }
+            audits.append(audit)
+        }
+        if json {
+            print(JSONWriter.string(.array(audits.map { audit in
+                .object(["instance": .string(audit.instance),
+                         "first": audit.first.map { .number(Double($0.head.sequence)) } ?? .null,
+                         "last": audit.last.map { .number(Double($0.head.sequence)) } ?? .null,
+                         "heads": .number(Double(audit.heads)), "answers": .number(Double(audit.answers)),
+                         "brokenAt": audit.broken.map { .number(Double($0.sequence)) } ?? .null,
+                         "reason": audit.broken.map { .string($0.reason) } ?? .null])
+            })))
+        } else if audits.isEmpty {
+            print("no receipt heads stored")
+        }
+        for audit in audits where !json {
+            let span = audit.first.map { "heads \($0.head.sequence)-\(audit.last!.head.sequence)" } ?? "no head"
+            let start = audit.first.map { $0.head.previous == nil ? " from the chain's start" : " (the first names a head before it)" } ?? ""
+            print("instance \(audit.instance): \(span) verified\(start), \(audit.heads) heads, \(audit.answers) answers")
+            if let broken = audit.broken {
+                print("instance \(audit.instance): head \(broken.sequence) breaks the chain: \(broken.reason)")
+            }
+        }
+        return audits.contains { $0.broken != nil } ? 1 : 0
     }
 
     static func listSigningKeys(directory: String, now: Milliseconds, json: Bool) throws {

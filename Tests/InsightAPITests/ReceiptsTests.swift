@@ -4,6 +4,7 @@ import InsightApp
 import InsightControl
 import InsightDomain
 import JSON
+import SQLiteClient
 import Synchronization
 import XCTest
 
@@ -217,6 +218,52 @@ final class ReceiptsTests: XCTestCase {
             XCTAssertNil(verdict.kid, why)
             XCTAssertFalse(verdict.reason.isEmpty)
         }
+    }
+
+    /// `insightctl receipts verify` walks the stored chain and reports its first break; an
+    /// erasure leaves the chain whole (the leaf hashes stay, the answers' rows are unlinked).
+    func testInsightctlVerifiesTheStoredChainAndReportsItsFirstBreak() throws {
+        let (_, admin) = try daemon.createCaller(roles: [.admin])
+        let account = "acct-receipts-\(UUID().uuidString.prefix(8))"
+        for k in 0..<4 {
+            let body = #"{"operationCategory":"payment","subject":{"account":"\#(account)"},"insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"n":\#(k)}"#
+            let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body.replacingOccurrences(of: #","n":\#(k)"#, with: ""))
+            XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        }
+        XCTAssertEqual(try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"\#(account)"}}"#).status, 200)
+        func verify(_ words: String...) -> (status: Int32, output: String) {
+            captureStandardOutput {
+                AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "receipts", "verify"] + words, environment: [:])
+            }
+        }
+        var result = verify()
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.contains("heads 0-3 verified from the chain's start, 4 heads, 4 answers"), result.output)
+        let instance = try String(contentsOfFile: stateDirectory + "/instance", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        result = verify("--instance", instance, "--from", "2", "--json")
+        XCTAssertEqual(result.status, 0, result.output)
+        let report = try XCTUnwrap(JSONParser.parse(Array(result.output.utf8))[0])
+        XCTAssertEqual(report["first"]?.intValue, 2)
+        XCTAssertEqual(report["heads"]?.intValue, 2)
+        XCTAssertEqual(report["brokenAt"], .null)
+        XCTAssertEqual(verify("--from", "1").status, 1, "--from needs --instance")
+        XCTAssertEqual(verify("--instance", instance, "--from", "-1").status, 1)
+
+        // Breaks, made in the database: a leaf changed, then a head gone.
+        daemon.service.stop()
+        let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
+        try db.execute("UPDATE receipt_heads SET leaves = zeroblob(32) WHERE sequence = 2")
+        result = verify()
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.output.contains("heads 0-1 verified"), result.output)
+        XCTAssertTrue(result.output.contains("head 2 breaks the chain: its stored leaves do not give its root"), result.output)
+        try db.execute("DELETE FROM receipt_heads WHERE sequence = 2")
+        result = verify()
+        XCTAssertTrue(result.output.contains("head 3 breaks the chain: head 2 is missing: the next stored is 3"), result.output)
+        // From any point: the chain after the gap still verifies on its own.
+        result = verify("--instance", instance, "--from", "3")
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.contains("heads 3-3 verified (the first names a head before it)"), result.output)
     }
 
     func testRotationKeepsEarlierAnswersVerifiableAndRetiredKeysLeaveAfterTheirPeriod() throws {
