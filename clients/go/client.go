@@ -18,8 +18,9 @@ import (
 
 // RetryPolicy bounds what the client retries on its own. Only what cannot do a thing twice is
 // retried. An idempotent request (a consumption report, labels with their Idempotency-Key, a
-// read, the authorization switch, an admin change) is sent again after a transport failure,
-// and after a 503 or 429 (waiting its Retry-After). An evaluation is sent again only when it
+// read, the authorization switch, an admin change) is sent again after a transport failure
+// and after a 503 (waiting its Retry-After). A 429 is not retried: the caller's quota is the
+// caller's to spend. An evaluation is sent again only when it
 // cannot have reached the service (no connection was made): once it may have arrived, a
 // second one would be an evaluation the caller did not ask for.
 type RetryPolicy struct {
@@ -182,9 +183,9 @@ func (c *Client) call(ctx context.Context, req request, opts []CallOption) (*res
 			err = problemFrom(resp.status, resp.header.Get, resp.body)
 			if apiErr, ok := err.(*APIError); ok {
 				apiErr.Attempts = attempt
-				if req.replaySafe && (apiErr.Status == 503 || apiErr.Status == 429) {
+				if req.replaySafe && apiErr.Status == 503 {
 					wait = apiErr.RetryAfter
-					if wait == 0 && apiErr.Status == 503 {
+					if wait == 0 {
 						wait, transportDelay = transportDelay, transportDelay*2
 					}
 				}

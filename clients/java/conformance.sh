@@ -17,7 +17,7 @@ describe | run)
     javac -nowarn -d "$BUILD" -cp "$JACKSON" $(find src/main/java conformance -name '*.java')
     java -cp "$BUILD:$JACKSON" Driver "$1" ;;
 test)
-    mvn -q -o -Dmaven.repo.local=/usr/share/maven-repo test
+    mvn -B -q -o -Dmaven.repo.local=/usr/share/maven-repo test
     cat target/surefire-reports/*.txt | grep "^Tests run" ;;
 *) echo "usage: conformance.sh describe|run|test" >&2; exit 2 ;;
 esac

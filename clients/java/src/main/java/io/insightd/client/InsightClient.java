@@ -337,8 +337,8 @@ public final class InsightClient {
                 }
                 ProblemException problem = problem(response, attempt);
                 failure = problem;
-                if (op.replaySafe() && (problem.status() == 503 || problem.status() == 429)) {
-                    wait = problem.retryAfter().orElse(problem.status() == 503 ? transportDelay : Duration.ZERO);
+                if (op.replaySafe() && problem.status() == 503) {
+                    wait = problem.retryAfter().orElse(transportDelay);
                     if (problem.retryAfter().isEmpty()) {
                         transportDelay = transportDelay.multipliedBy(2);
                     }

@@ -5,10 +5,10 @@ import java.time.Duration;
 /**
  * What the client retries on its own. Only what cannot do a thing twice is retried: an
  * idempotent request (a consumption report, labels with their {@code Idempotency-Key}, a read,
- * the authorization switch, an admin change) after a transport failure, a 503 or a 429 (waiting
- * its {@code Retry-After}); an evaluation only when it cannot have reached the service (no
- * connection was made): once it may have arrived, another would be an evaluation the caller
- * did not ask for.
+ * the authorization switch, an admin change) after a transport failure or a 503 (waiting its
+ * {@code Retry-After}); a 429 is not retried (the caller's quota is the caller's to spend). An
+ * evaluation is sent again only when it cannot have reached the service (no connection was
+ * made): once it may have arrived, another would be an evaluation the caller did not ask for.
  *
  * @param maxAttempts attempts in all, at least 1
  * @param maxTotalDelay waiting between attempts, in all
