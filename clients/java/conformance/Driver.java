@@ -92,6 +92,8 @@ public class Driver {
     }
 
     static final class Failed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
         Failed(String message) { super(message); }
     }
 

@@ -9,6 +9,8 @@ package io.insightd.client;
  */
 public abstract sealed class InsightException extends Exception
         permits ProblemException, TransportException, ReceiptException, UnexpectedResponseException {
+    private static final long serialVersionUID = 1L;
+
     InsightException(String message, Throwable cause) {
         super(message, cause);
     }

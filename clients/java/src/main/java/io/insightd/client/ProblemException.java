@@ -9,6 +9,8 @@ import java.util.Optional;
  * nothing); the client has already retried where that was safe.
  */
 public final class ProblemException extends InsightException {
+    private static final long serialVersionUID = 1L;
+
     private final int status;
     private final ProblemCode code;
     private final String rawCode;

@@ -7,6 +7,8 @@ package io.insightd.client;
  * retried: do not trust the answer.
  */
 public final class ReceiptException extends InsightException {
+    private static final long serialVersionUID = 1L;
+
     ReceiptException(String detail) {
         super("insightd: receipt invalid: " + detail, null);
     }

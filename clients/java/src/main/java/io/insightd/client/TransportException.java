@@ -2,6 +2,8 @@ package io.insightd.client;
 
 /** A request that got no HTTP answer: the host could not be reached, the connection was lost, or the timeout passed. */
 public final class TransportException extends InsightException {
+    private static final long serialVersionUID = 1L;
+
     private final boolean mayHaveArrived;
     private final int attempts;
 

@@ -5,6 +5,8 @@ package io.insightd.client;
  * another {@code requestId}, insights that do not match the request). Do not use it.
  */
 public final class UnexpectedResponseException extends InsightException {
+    private static final long serialVersionUID = 1L;
+
     UnexpectedResponseException(String detail, Throwable cause) {
         super("insightd: unexpected response: " + detail, cause);
     }
