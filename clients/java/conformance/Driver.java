@@ -239,7 +239,10 @@ public class Driver {
             JsonNode want = expect.get("problem");
             check(error instanceof ProblemException, "expected problem " + want.path("code").asText() + ", got " + error);
             ProblemException p = (ProblemException) error;
-            check(p.code().wire() != null && p.code().wire().equals(want.path("code").asText()), "expected problem " + want.path("code").asText() + ", got " + p.code());
+            String code = want.path("code").asText();
+            check(code.equals(p.code().wire()), "expected problem " + code + ", got " + p.code());
+            String type = Character.toUpperCase(code.charAt(0)) + code.substring(1) + "Exception";
+            check(p.getClass().getSimpleName().equals(type), "expected " + type + ", got " + p.getClass().getSimpleName());
             check(p.status() == want.path("status").asInt(), "expected status " + want.path("status") + ", got " + p.status());
             if (want.path("retryAfter").asBoolean(false)) {
                 check(p.retryAfter().map(d -> !d.isZero()).orElse(false), "no retryAfter");

@@ -393,7 +393,7 @@ public final class InsightClient {
             }
         }
         RateLimitReason reason = problem != null && problem.path("reason").isTextual() ? RateLimitReason.of(problem.path("reason").asText()) : null;
-        return new ProblemException(status, code, problem == null ? null : problem.path("detail").asText(null),
+        return ProblemException.of(status, code, problem == null ? null : problem.path("detail").asText(null),
                 problem == null ? null : problem.path("field").asText(null), reason, retryAfter, attempt);
     }
 

@@ -261,7 +261,7 @@ class InsightClientTest {
     void problemsAreTypedWithTheirRetryAfter() throws Exception {
         InsightClient client = client(RetryPolicy.NEVER);
         then(problem(429, "rateLimitExceeded", "7"));
-        ProblemException e = assertThrows(ProblemException.class, () -> client.evaluate(requestOf(f.answers.get(0))));
+        RateLimitExceededException e = assertThrows(RateLimitExceededException.class, () -> client.evaluate(requestOf(f.answers.get(0))));
         assertEquals(ProblemCode.RATE_LIMIT_EXCEEDED, e.code());
         assertEquals(Duration.ofSeconds(7), e.retryAfter().orElseThrow());
         assertEquals(RateLimitReason.CALLER_RATE, e.reason().orElseThrow());
@@ -271,14 +271,18 @@ class InsightClientTest {
                 continue;
             }
             then(problem(422, code.wire(), null));
-            assertEquals(code, assertThrows(ProblemException.class, client::catalog).code());
+            ProblemException refused = assertThrows(ProblemException.class, client::catalog);
+            assertEquals(code, refused.code());
+            String type = Character.toUpperCase(code.wire().charAt(0)) + code.wire().substring(1) + "Exception";
+            assertEquals(type, refused.getClass().getSimpleName(), "each code has its own exception");
         }
         then(problem(409, "somethingNew", null));
         ProblemException later = assertThrows(ProblemException.class, client::catalog);
+        assertEquals(ProblemException.class, later.getClass());
         assertEquals(ProblemCode.UNRECOGNIZED, later.code());
         assertEquals("somethingNew", later.rawCode());
         then(exchange -> send(exchange, 502, ""));
-        assertEquals(ProblemCode.SERVER_ERROR, assertThrows(ProblemException.class, client::catalog).code());
+        assertThrows(ServerErrorException.class, client::catalog, "a proxy's 502 without a problem");
     }
 
     @Test
