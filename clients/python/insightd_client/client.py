@@ -1,4 +1,5 @@
 """`Client`: insightd's API over HTTP(S) with the standard library (`http.client`)."""
+import dataclasses
 import http.client
 import json
 import secrets
@@ -8,8 +9,9 @@ import string
 import time
 import urllib.parse
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Optional
 
 from . import __version__
 from .enums import AuthorizationChoice
@@ -21,7 +23,7 @@ from .models import (APIKeyList, AuthorizationChange, AuthorizationQuery, Author
                      InsightCatalog, JSONWebKeySet, Label, LabelSubmissionResult, Problem,
                      RateLimitList, RateLimitState, ReceiptHeadList, SubjectIdentifiers,
                      Transparency, TransparencyQuery, APIKeyInfo)
-from .receipts import ReceiptVerifier
+from .receipts import Receipt, ReceiptVerifier
 from .wire import decode, encode
 
 MAX_LABELS = 1000
@@ -55,21 +57,16 @@ OPERATIONS = {
 }
 
 
-class Evaluation:
-    """An evaluation's answer: `response` (the typed body, whose fields it also answers),
-    `receipt` (its verified proof, None when verification is off), `body` (the exact bytes the
-    receipt covers), `attempts`, and `replayed` (insightd answered a retry from the first
-    evaluation: `Idempotent-Replayed`)."""
-
-    def __init__(self, response, receipt, body, attempts, replayed=False):
-        self.response = response
-        self.receipt = receipt
-        self.body = body
-        self.attempts = attempts
-        self.replayed = replayed
-
-    def __getattr__(self, name):
-        return getattr(self.response, name)
+@dataclass
+class Evaluation(EvaluationResponse):
+    """An evaluation's answer (every field of the typed body), with `receipt` (its verified
+    proof, None when verification is off), `body` (the exact bytes the receipt covers),
+    `attempts`, and `replayed` (insightd answered a retry from the first evaluation:
+    `Idempotent-Replayed`)."""
+    receipt: Optional[Receipt] = None
+    body: bytes = b""
+    attempts: int = 1
+    replayed: bool = False
 
     @property
     def verified(self):
@@ -140,8 +137,9 @@ class Client:
             raise UnexpectedResponseError("the answer does not answer each requested insight")
         if receipt is not None:
             self._check_scope(response)
-        return Evaluation(response, receipt, answer.body, answer.attempts,
-                          answer.headers.get("idempotent-replayed") == "true")
+        fields = {f.name: getattr(response, f.name) for f in dataclasses.fields(EvaluationResponse)}
+        return Evaluation(**fields, receipt=receipt, body=answer.body, attempts=answer.attempts,
+                          replayed=answer.headers.get("idempotent-replayed") == "true")
 
     def _check_scope(self, response):
         if self._expected_tenant is None:
