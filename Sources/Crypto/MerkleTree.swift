@@ -54,17 +54,25 @@ public struct MerkleTree: Sendable {
     /// The audit path of the leaf at `index` (RFC 9162 §2.1.3.1): the hashes that, with the
     /// leaf's, give the root, the leaf's neighbour first; empty for a tree of one leaf.
     public func auditPath(for index: Int) -> [[UInt8]] {
-        precondition(index >= 0 && index < size, "leaf index out of range")
         var path: [[UInt8]] = []
+        visitAuditPath(for: index) { path.append(Array($0)) }
+        return path
+    }
+
+    /// Hands each hash of the leaf's audit path to `visit`, in order, without copying it (an
+    /// answer's header is written from them on every request).
+    public func visitAuditPath(for index: Int, _ visit: (UnsafeRawBufferPointer) -> Void) {
+        precondition(index >= 0 && index < size, "leaf index out of range")
         var i = index, count = size
         for level in levels.dropLast() {
             let sibling = i ^ 1
             // An unpaired last node has no neighbour at this level: it is carried up as it is.
-            if sibling < count { path.append(Array(level[sibling * 32..<(sibling + 1) * 32])) }
+            if sibling < count {
+                level.withUnsafeBytes { visit(UnsafeRawBufferPointer(rebasing: $0[sibling * 32..<(sibling + 1) * 32])) }
+            }
             i /= 2
             count = (count + 1) / 2
         }
-        return path
     }
 
     /// `SHA-256(0x00 ‖ leaf)`.

@@ -7,20 +7,22 @@ import InsightDomain
 enum ReceiptHeader {
     static let name = "Insight-Receipt"
 
-    /// The header's value. The JWS is base64url and dots: nothing in it needs escaping.
+    /// The header's value, written into one buffer (it is made for every answer). The JWS is
+    /// base64url and dots: nothing in it needs escaping.
     static func value(of receipt: Receipt) -> String {
-        let path = receipt.path
         var out = [UInt8]()
-        out.reserveCapacity(receipt.head.jws.utf8.count + 32 + path.count * 47)
-        out += Array(#"head=""#.utf8)
-        out += Array(receipt.head.jws.utf8)
-        out += Array(#"", index="#.utf8)
-        out += Array(String(receipt.index).utf8)
-        out += Array(", path=(".utf8)
-        for (k, hash) in path.enumerated() {
-            if k > 0 { out.append(UInt8(ascii: " ")) }
+        out.reserveCapacity(receipt.head.jws.utf8.count + 40 + (Int.bitWidth - receipt.head.head.size.leadingZeroBitCount) * 47)
+        out.append(contentsOf: #"head=""#.utf8)
+        out.append(contentsOf: receipt.head.jws.utf8)
+        out.append(contentsOf: #"", index="#.utf8)
+        out.append(contentsOf: String(receipt.index).utf8)
+        out.append(contentsOf: ", path=(".utf8)
+        var first = true
+        receipt.visitPath { hash in
+            if !first { out.append(UInt8(ascii: " ")) }
+            first = false
             out.append(UInt8(ascii: ":"))
-            hash.withUnsafeBytes { Base64.append($0, to: &out) }
+            Base64.append(hash, to: &out)
             out.append(UInt8(ascii: ":"))
         }
         out.append(UInt8(ascii: ")"))

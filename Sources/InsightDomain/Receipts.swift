@@ -89,6 +89,9 @@ public struct Receipt: Sendable {
 
     /// The audit path (RFC 9162 §2.1.3.1), the leaf's neighbour first.
     public var path: [[UInt8]] { tree.auditPath(for: index) }
+
+    /// Hands each hash of the audit path to `visit`, in order, without copying it.
+    public func visitPath(_ visit: (UnsafeRawBufferPointer) -> Void) { tree.visitAuditPath(for: index, visit) }
 }
 
 /// The receipts of one batch: its tree, its signed head, and its leaves as stored beside the head.
