@@ -99,6 +99,7 @@ type got struct {
 	apiKeys      []insight.APIKeyInfo
 	revokedKey   *insight.APIKeyInfo
 	heads        *insight.ReceiptHeadList
+	erasure      *insight.ErasureResult
 }
 
 type runner struct {
@@ -205,6 +206,9 @@ func (r *runner) act(s Step) (*got, error) {
 			return nil, err
 		}
 		return &got{transparency: result, auth: result.Authorization}, nil
+	case "erase":
+		result, err := c.Erase(ctx, insight.ErasureRequest{Subject: s.Subject})
+		return &got{erasure: result}, err
 	case "rateLimit":
 		state, err := c.RateLimit(ctx, callerID(s.Caller))
 		return &got{rateLimit: state}, err
@@ -375,6 +379,12 @@ func (r *runner) expect(s Step, g *got, err error) {
 	}
 	if n, ok := expect["minEvaluations"]; ok {
 		check(len(g.transparency.Evaluations) >= num(n), "%d evaluations", len(g.transparency.Evaluations))
+	}
+	if n, ok := expect["erasedEvaluations"]; ok {
+		e := g.erasure
+		check(e.Evaluations == int64(num(n)) && e.Authorizations == int64(num(expect["erasedAuthorizations"])),
+			"erased %d evaluations, %d authorizations", e.Evaluations, e.Authorizations)
+		check(e.Tenant == os.Getenv("INSIGHT_TENANT") && e.HashKeys >= 1, "erasure %+v", e)
 	}
 	if n, ok := expect["minThrottled"]; ok {
 		check(g.rateLimit.Throttled.Count >= int64(num(n)), "throttled %d", g.rateLimit.Throttled.Count)

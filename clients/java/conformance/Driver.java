@@ -118,6 +118,7 @@ public class Driver {
         List<Admin.ApiKeyInfo> keys;
         Admin.ApiKeyInfo revokedKey;
         ReceiptHeads heads;
+        Subjects.ErasureResult erasure;
     }
 
     final JsonNode scenario;
@@ -196,6 +197,11 @@ public class Driver {
                 got.transparency = client.transparency(new Subjects.TransparencyQuery(
                         new Subjects.Identifiers(text(s, "account"), text(s, "device"), text(s, "counterparty")), null, null, null));
                 got.authorization = got.transparency.authorization();
+            }
+            case "erase" -> {
+                JsonNode s = step.path("subject");
+                got.erasure = client.erase(new Subjects.ErasureRequest(
+                        new Subjects.Identifiers(text(s, "account"), text(s, "device"), text(s, "counterparty")), null));
             }
             case "rateLimit" -> got.rateLimit = client.rateLimit(callerId(step.path("caller").asText()));
             case "resetRateLimit" -> got.rateLimit = client.resetRateLimit(callerId(step.path("caller").asText()));
@@ -330,6 +336,13 @@ public class Driver {
         }
         if (expect.has("minEvaluations")) {
             check(got.transparency.evaluations().size() >= expect.get("minEvaluations").asInt(), got.transparency.evaluations().size() + " evaluations");
+        }
+        if (expect.has("erasedEvaluations")) {
+            Subjects.ErasureResult erasure = got.erasure;
+            check(erasure.evaluations() == expect.get("erasedEvaluations").asLong()
+                    && erasure.authorizations() == expect.path("erasedAuthorizations").asLong(),
+                    "erased " + erasure.evaluations() + " evaluations, " + erasure.authorizations() + " authorizations");
+            check(erasure.tenant().equals(System.getenv("INSIGHT_TENANT")) && erasure.hashKeys() >= 1, "erasure " + erasure);
         }
         if (expect.has("minThrottled")) {
             check(got.rateLimit.throttled().count() >= expect.get("minThrottled").asInt(), "throttled " + got.rateLimit.throttled().count());

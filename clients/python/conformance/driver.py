@@ -104,6 +104,9 @@ class Run:
         result = self.client(step["key"]).transparency(insight.SubjectIdentifiers(**step["subject"]))
         return {"transparency": result, "authorization": result.authorization}
 
+    def do_erase(self, step):
+        return {"erasure": self.client(step["key"]).erase_subject(insight.SubjectIdentifiers(**step["subject"]))}
+
     def do_rateLimit(self, step):
         return {"rateLimit": self.client(step["key"]).caller_rate_limit(self.caller_id(step["caller"]))}
 
@@ -204,6 +207,11 @@ class Run:
             check(got["authorization"].status == expect["authorization"], "authorization %s" % got["authorization"].status)
         if "minEvaluations" in expect:
             check(len(got["transparency"].evaluations) >= expect["minEvaluations"], "%d evaluations" % len(got["transparency"].evaluations))
+        if "erasedEvaluations" in expect:
+            erasure = got["erasure"]
+            check((erasure.evaluations, erasure.authorizations) == (expect["erasedEvaluations"], expect["erasedAuthorizations"]),
+                  "erased %d evaluations, %d authorizations" % (erasure.evaluations, erasure.authorizations))
+            check(erasure.tenant == os.environ["INSIGHT_TENANT"] and erasure.hash_keys >= 1, "erasure %s" % erasure)
         if "minThrottled" in expect:
             check(got["rateLimit"].throttled.count >= expect["minThrottled"], "throttled %d" % got["rateLimit"].throttled.count)
         if "includesCaller" in expect:

@@ -1,4 +1,5 @@
 """`Client`: insightd's API over HTTP(S) with the standard library (`http.client`)."""
+import dataclasses
 import http.client
 import json
 import secrets
@@ -8,8 +9,9 @@ import string
 import time
 import urllib.parse
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Optional
 
 from . import __version__
 from .enums import AuthorizationChoice
@@ -21,7 +23,7 @@ from .models import (APIKeyList, AuthorizationChange, AuthorizationQuery, Author
                      InsightCatalog, JSONWebKeySet, Label, LabelSubmissionResult, Problem,
                      RateLimitList, RateLimitState, ReceiptHeadList, SubjectIdentifiers,
                      Transparency, TransparencyQuery, APIKeyInfo)
-from .receipts import ReceiptVerifier
+from .receipts import Receipt, ReceiptVerifier
 from .wire import decode, encode
 
 MAX_LABELS = 1000
@@ -55,18 +57,16 @@ OPERATIONS = {
 }
 
 
-class Evaluation:
-    """An evaluation's answer: `response` (the typed body), `receipt` (its verified proof, None
-    when verification is off), `body` (the exact bytes the receipt covers) and `attempts`."""
-
-    def __init__(self, response, receipt, body, attempts):
-        self.response = response
-        self.receipt = receipt
-        self.body = body
-        self.attempts = attempts
-
-    def __getattr__(self, name):
-        return getattr(self.response, name)
+@dataclass
+class Evaluation(EvaluationResponse):
+    """An evaluation's answer (every field of the typed body), with `receipt` (its verified
+    proof, None when verification is off), `body` (the exact bytes the receipt covers),
+    `attempts`, and `replayed` (insightd answered a retry from the first evaluation:
+    `Idempotent-Replayed`)."""
+    receipt: Optional[Receipt] = None
+    body: bytes = b""
+    attempts: int = 1
+    replayed: bool = False
 
     @property
     def verified(self):
@@ -89,10 +89,15 @@ class Client:
       GET /v1/signing-keys before the answer is decoded; a failure raises ReceiptInvalidError.
     - `expected_tenant`, `expected_environment`: the tenant and environment the answers must
       name (the receipt binds them); by default those of the first verified answer.
+    - `idempotent_evaluations`: set it for an insightd that replays an evaluation sent again with
+      the same `requestId` (docs/api.md, "Retries: requestId"): an evaluation whose `request_id`
+      you set is then retried like a read, the same bytes. Off by default, and never for a
+      `request_id` the client generated: an insightd without it would evaluate twice.
     """
 
     def __init__(self, base_url, api_key, *, timeout=10.0, max_retries=2, backoff=0.2, max_wait=5.0,
-                 verify_receipts=True, expected_tenant=None, expected_environment=None, ssl_context=None):
+                 verify_receipts=True, expected_tenant=None, expected_environment=None, ssl_context=None,
+                 idempotent_evaluations=False):
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("base_url must be an http or https URL")
@@ -103,6 +108,7 @@ class Client:
         self.verify_receipts = verify_receipts
         self._expected_tenant, self._expected_environment = expected_tenant, expected_environment
         self._ssl_context = ssl_context
+        self.idempotent_evaluations = idempotent_evaluations
         self._verifier = ReceiptVerifier(self._fetch_signing_keys)
 
     # ---- evaluations
@@ -116,10 +122,11 @@ class Client:
         leaves it unknown whether an evaluation exists."""
         if isinstance(request, dict):
             request = decode(EvaluationRequest, request)
+        retry = "safe" if self.idempotent_evaluations and request.request_id is not None else None
         if request.request_id is None:
             request = replace(request, request_id="req-" + "".join(secrets.choice(string.ascii_letters) for _ in range(24)))
         headers = {"Insight-Override": override} if override is not None else {}
-        answer = self._call("createEvaluation", body=encode(request), headers=headers)
+        answer = self._call("createEvaluation", body=encode(request), headers=headers, retry=retry)
         receipt = None
         if self.verify_receipts:
             receipt = self._verifier.verify(answer.body, answer.headers.get("insight-receipt"))
@@ -130,7 +137,9 @@ class Client:
             raise UnexpectedResponseError("the answer does not answer each requested insight")
         if receipt is not None:
             self._check_scope(response)
-        return Evaluation(response, receipt, answer.body, answer.attempts)
+        fields = {f.name: getattr(response, f.name) for f in dataclasses.fields(EvaluationResponse)}
+        return Evaluation(**fields, receipt=receipt, body=answer.body, attempts=answer.attempts,
+                          replayed=answer.headers.get("idempotent-replayed") == "true")
 
     def _check_scope(self, response):
         if self._expected_tenant is None:
@@ -259,8 +268,9 @@ class Client:
             raise UnexpectedResponseError("%s: %s" % (cls.__name__, error))
 
     def _call(self, operation, path_parameters=None, *, body=None, headers=None, query=None,
-              authenticate=True, expect=None):
-        method, template, retry = OPERATIONS[operation]
+              authenticate=True, expect=None, retry=None):
+        method, template, default_retry = OPERATIONS[operation]
+        retry = retry or default_retry
         path = self._prefix + template.format(**{k: urllib.parse.quote(str(v), safe="") for k, v in (path_parameters or {}).items()})
         if query:
             path += "?" + urllib.parse.urlencode(query)

@@ -184,10 +184,13 @@ class ReceiptVerifier:
         with self._lock:
             last = self._last_heads.get(head.instance)
             if last is not None:
-                sequence, last_jws = last
+                sequence, last_jws, last_time = last
                 if head.sequence == sequence and jws != last_jws:
                     raise ReceiptInvalidError("two heads claim sequence %d of instance %s" % (sequence, head.instance))
-                if head.sequence == sequence + 1 and head.previous != b64url_encode(hashlib.sha256(last_jws.encode()).digest()):
-                    raise ReceiptInvalidError("the head's previous is not the hash of the head before it")
+                if head.sequence == sequence + 1:
+                    if head.previous != b64url_encode(hashlib.sha256(last_jws.encode()).digest()):
+                        raise ReceiptInvalidError("the head's previous is not the hash of the head before it")
+                    if head.time < last_time:
+                        raise ReceiptInvalidError("the head is older than the head before it")
             if last is None or head.sequence > last[0]:
-                self._last_heads[head.instance] = (head.sequence, jws)
+                self._last_heads[head.instance] = (head.sequence, jws, head.time)

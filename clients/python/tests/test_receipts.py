@@ -102,8 +102,34 @@ class ReceiptTests(unittest.TestCase):
         with self.assertRaises(ReceiptInvalidError):
             self.verifier.verify(self.bodies[0], receipt(forged_previous, 0, self.paths[0]))
         previous = b64url_encode(hashlib.sha256(self.jws.encode()).digest())
+        older = self.signer.head(dict(self.payload, sequence=1, previous=previous, time=0))
+        with self.assertRaises(ReceiptInvalidError):
+            self.verifier.verify(self.bodies[0], receipt(older, 0, self.paths[0]))
         successor = self.signer.head(dict(self.payload, sequence=1, previous=previous))
         self.assertEqual(self.verifier.verify(self.bodies[0], receipt(successor, 0, self.paths[0])).head.sequence, 1)
+
+
+class WorkedExampleTests(unittest.TestCase):
+    """docs/api.md's worked example: three answers, the head signed by RFC 8032's first test key."""
+
+    JWK = SigningKey("OKP", "Ed25519", "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+                     "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", "sig", "EdDSA")
+    HEAD = ("eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ.eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwic2VxdWVuY2UiOjQxLCJzaXplIjozLCJyb290IjoiQzBnZ2J4Z1lmdEt3dWd6TWFzNHE3WFlFbEotSUlTU3FqNkxBNXMyRWtEQSIsInByZXZpb3VzIjoieGdOd2ZyVkFDUUlKU0VKMUZoUTJlMl9yY0hmaE9BbmpKT3ZlQkFzaVJGUSIsInRpbWUiOjE3OTY1MjI2NjQxMDd9.MOU2PIvMci1x5_Yzf5DTmAqfLrpf788-BfQYDDuqMNVEim3hyRXSESsX2vOkjRKe6_TMqPk0QJiCtLjrK7ZrAQ")
+    BODIES = [b'{"eventId":"e0","tenant":"acme","environment":"production"}',
+              b'{"eventId":"e1","tenant":"acme","environment":"sandbox"}',
+              b'{"eventId":"e2","tenant":"globex","environment":"production"}']
+    PATHS = ["(:Euu5lAAHET5Atm1jyvmGifWaaHH8KNyW6jnBaHnS6Oc=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:)",
+             "(:O9poCmCk5ytQPU4R69+eZiNCZT9qSVezfHD1iHJDdfA=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:)",
+             "(:WKaG4afrKIlvzCaW/UV0mM+GlPRiFF5aNIz+0H5yqBA=:)"]
+
+    def test_each_leaf_of_the_documented_tree_verifies(self):
+        verifier = ReceiptVerifier(lambda etag: (JSONWebKeySet([self.JWK]), None))
+        for index, (body, path) in enumerate(zip(self.BODIES, self.PATHS)):
+            receipt = verifier.verify(body, 'head="%s", index=%d, path=%s' % (self.HEAD, index, path))
+            self.assertEqual((receipt.head.instance, receipt.head.sequence, receipt.kid),
+                             ("web-1-4f2a9c01", 41, self.JWK.kid))
+        with self.assertRaises(ReceiptInvalidError):
+            verifier.verify(self.BODIES[1], 'head="%s", index=0, path=%s' % (self.HEAD, self.PATHS[0]))
 
 
 if __name__ == "__main__":

@@ -93,6 +93,7 @@ class Run {
       const transparency = await this.client(step.key).transparency(step.subject);
       return { transparency, authorization: transparency.authorization };
     },
+    erase: async (step) => ({ erasure: await this.client(step.key).eraseSubject(step.subject) }),
     rateLimit: async (step) => ({ rateLimit: await this.client(step.key).callerRateLimit(this.callerId(step.caller)) }),
     rateLimits: async (step) => ({ callerIds: (await this.client(step.key).rateLimits()).map((entry) => entry.caller.callerId) }),
     resetRateLimit: async (step) => ({ rateLimit: await this.client(step.key).resetCallerRateLimit(this.callerId(step.caller)) }),
@@ -168,6 +169,12 @@ class Run {
     if ("replayed" in expect) check(got.labels.replayed === expect.replayed, `replayed is ${got.labels.replayed}`);
     if ("authorization" in expect) check(got.authorization?.status === expect.authorization, `authorization ${got.authorization?.status}`);
     if ("minEvaluations" in expect) check(got.transparency.evaluations.length >= expect.minEvaluations, `${got.transparency.evaluations.length} evaluations`);
+    if ("erasedEvaluations" in expect) {
+      const erasure = got.erasure;
+      check(erasure.evaluations === expect.erasedEvaluations && erasure.authorizations === expect.erasedAuthorizations,
+        `erased ${erasure.evaluations} evaluations, ${erasure.authorizations} authorizations`);
+      check(erasure.tenant === env("INSIGHT_TENANT") && erasure.hashKeys >= 1, `erasure ${JSON.stringify(erasure)}`);
+    }
     if ("minThrottled" in expect) check(got.rateLimit.throttled.count >= expect.minThrottled, `throttled ${got.rateLimit.throttled.count}`);
     if ("includesCaller" in expect) check(got.callerIds.includes(this.callerId(expect.includesCaller)), "caller not listed");
     if ("caller" in expect) {

@@ -19,3 +19,14 @@ declare module "node:assert/strict" {
   };
   export default assert;
 }
+declare module "node:http" {
+  interface IncomingMessage { on(event: "data" | "end", listener: (chunk?: unknown) => void): void }
+  interface ServerResponse { destroy(): void }
+  interface Server {
+    listen(port: number, host: string, callback: () => void): void;
+    address(): { port: number };
+    close(): void;
+    closeAllConnections(): void;
+  }
+  export function createServer(handler: (request: IncomingMessage, response: ServerResponse) => void): Server;
+}

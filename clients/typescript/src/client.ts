@@ -57,6 +57,13 @@ export interface ClientOptions {
   /** The tenant and environment answers must name; default those of the first verified answer. */
   expectedTenant?: string;
   expectedEnvironment?: Environment;
+  /**
+   * Set it for an insightd that replays an evaluation sent again with the same requestId
+   * (docs/api.md, "Retries: requestId"): an evaluation whose requestId you set is then retried
+   * like a read, the same bytes. Off by default, and never for a requestId the client generated:
+   * an insightd without it would evaluate twice.
+   */
+  idempotentEvaluations?: boolean;
 }
 
 /** An evaluation's answer, its verified receipt (undefined when verification is off), the exact body bytes. */
@@ -64,6 +71,8 @@ export interface Evaluation extends EvaluationResponse {
   receipt: Receipt | undefined;
   body: Uint8Array;
   attempts: number;
+  /** insightd answered a retry from the first evaluation (Idempotent-Replayed). */
+  replayed: boolean;
 }
 
 interface Answer { status: number; headers: Headers; body: Uint8Array; attempts: number }
@@ -84,6 +93,7 @@ export class InsightClient {
   private expectedTenant: string | undefined;
   private expectedEnvironment: string | undefined;
   private readonly verifier: ReceiptVerifier;
+  readonly idempotentEvaluations: boolean;
 
   constructor(baseUrl: string, private readonly apiKey: string, options: ClientOptions = {}) {
     const url = new URL(baseUrl);
@@ -96,6 +106,7 @@ export class InsightClient {
     this.verifyReceipts = options.verifyReceipts ?? true;
     this.expectedTenant = options.expectedTenant;
     this.expectedEnvironment = options.expectedEnvironment;
+    this.idempotentEvaluations = options.idempotentEvaluations ?? false;
     this.verifier = new ReceiptVerifier((etag) => this.fetchSigningKeys(etag));
   }
 
@@ -109,7 +120,8 @@ export class InsightClient {
    */
   async evaluate(request: EvaluationRequest, options: { override?: string } = {}): Promise<Evaluation> {
     const sent: EvaluationRequest = { ...request, requestId: request.requestId ?? "req-" + randomLetters(24) };
-    const answer = await this.call("createEvaluation", {}, { body: sent, headers: options.override === undefined ? {} : { "Insight-Override": options.override } });
+    const retry = this.idempotentEvaluations && request.requestId !== undefined ? "safe" : undefined;
+    const answer = await this.call("createEvaluation", {}, { body: sent, headers: options.override === undefined ? {} : { "Insight-Override": options.override }, retry });
     const receipt = this.verifyReceipts ? await this.verifier.verify(answer.body, answer.headers.get("insight-receipt")) : undefined;
     const response = this.decode<EvaluationResponse>(answer);
     if (typeof response.eventId !== "string" || !Array.isArray(response.insights) || typeof response.decision?.action !== "string") {
@@ -124,7 +136,7 @@ export class InsightClient {
         throw new ReceiptInvalidError(`the answer is ${response.tenant}/${response.environment}'s, not ${this.expectedTenant}/${this.expectedEnvironment}'s`);
       }
     }
-    return { ...response, receipt, body: answer.body, attempts: answer.attempts };
+    return { ...response, receipt, body: answer.body, attempts: answer.attempts, replayed: answer.headers.get("idempotent-replayed") === "true" };
   }
 
   /** POST /v1/evaluations/{eventId}/consumption: what you did with the evaluation. */
@@ -253,9 +265,13 @@ export class InsightClient {
   private async call(
     operation: Operation,
     pathParameters: Record<string, string> = {},
-    options: { body?: unknown; headers?: Record<string, string>; query?: Record<string, string | number | undefined>; authenticate?: boolean; expect?: number[] } = {},
+    options: {
+      body?: unknown; headers?: Record<string, string>; query?: Record<string, string | number | undefined>; authenticate?: boolean;
+      expect?: number[]; retry?: "safe" | "unsent";
+    } = {},
   ): Promise<Answer> {
-    const [method, template, retry] = OPERATIONS[operation];
+    const [method, template, defaultRetry] = OPERATIONS[operation];
+    const retry = options.retry ?? defaultRetry;
     let path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(pathParameters[name]));
     const query = Object.entries(options.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
     if (query.length) path += "?" + query.join("&");

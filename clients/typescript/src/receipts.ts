@@ -137,7 +137,7 @@ export type KeyFetcher = (etag: string | undefined) => Promise<{ keys: JSONWebKe
 export class ReceiptVerifier {
   private keys: Map<string, CryptoKey> | undefined;
   private etag: string | undefined;
-  private readonly lastHeads = new Map<string, { sequence: number; jws: string }>();
+  private readonly lastHeads = new Map<string, { sequence: number; jws: string; time: number }>();
 
   constructor(private readonly fetchKeys: KeyFetcher) {}
 
@@ -205,10 +205,13 @@ export class ReceiptVerifier {
       if (head.sequence === last.sequence && jws !== last.jws) {
         throw new ReceiptInvalidError(`two heads claim sequence ${head.sequence} of instance ${head.instance}`);
       }
-      if (head.sequence === last.sequence + 1 && head.previous !== base64UrlEncode(await sha256(encoder.encode(last.jws)))) {
-        throw new ReceiptInvalidError("the head's previous is not the hash of the head before it");
+      if (head.sequence === last.sequence + 1) {
+        if (head.previous !== base64UrlEncode(await sha256(encoder.encode(last.jws)))) {
+          throw new ReceiptInvalidError("the head's previous is not the hash of the head before it");
+        }
+        if (head.time < last.time) throw new ReceiptInvalidError("the head is older than the head before it");
       }
     }
-    if (!last || head.sequence > last.sequence) this.lastHeads.set(head.instance, { sequence: head.sequence, jws });
+    if (!last || head.sequence > last.sequence) this.lastHeads.set(head.instance, { sequence: head.sequence, jws, time: head.time });
   }
 }

@@ -92,7 +92,10 @@ test("the chain: a forged previous fails, the true successor passes", async () =
   await f.verifier.verify(f.bodies[0], receipt(f.jws, 0, f.paths[0]));
   const forged = await f.key.head({ ...f.payload, sequence: 1, previous: base64UrlEncode(new Uint8Array(32)) });
   await assert.rejects(f.verifier.verify(f.bodies[0], receipt(forged, 0, f.paths[0])), ReceiptInvalidError);
-  const successor = await f.key.head({ ...f.payload, sequence: 1, previous: base64UrlEncode(await sha256(encoder.encode(f.jws))) });
+  const previous = base64UrlEncode(await sha256(encoder.encode(f.jws)));
+  const older = await f.key.head({ ...f.payload, sequence: 1, previous, time: 0 });
+  await assert.rejects(f.verifier.verify(f.bodies[0], receipt(older, 0, f.paths[0])), ReceiptInvalidError, "older than the head before it");
+  const successor = await f.key.head({ ...f.payload, sequence: 1, previous });
   assert.equal((await f.verifier.verify(f.bodies[0], receipt(successor, 0, f.paths[0]))).head.sequence, 1);
 });
 
@@ -114,4 +117,19 @@ test("more than 1,000 labels are refused before sending; an unreachable daemon i
   await assert.rejects(client.submitLabels(Array(1001).fill(label)), BatchTooLargeError);
   await assert.rejects(client.evaluate({ operationCategory: "payment", insights: [{ type: "isLikelyBeingCoached", schemaVersion: 1 }] }),
     (error: unknown) => error instanceof TransportError && !error.mayHaveReachedServer);
+});
+
+test("docs/api.md's worked example: each leaf of the documented tree verifies", async () => {
+  const jwk = { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", kid: "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", use: "sig", alg: "EdDSA" };
+  const head = "eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ.eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwic2VxdWVuY2UiOjQxLCJzaXplIjozLCJyb290IjoiQzBnZ2J4Z1lmdEt3dWd6TWFzNHE3WFlFbEotSUlTU3FqNkxBNXMyRWtEQSIsInByZXZpb3VzIjoieGdOd2ZyVkFDUUlKU0VKMUZoUTJlMl9yY0hmaE9BbmpKT3ZlQkFzaVJGUSIsInRpbWUiOjE3OTY1MjI2NjQxMDd9.MOU2PIvMci1x5_Yzf5DTmAqfLrpf788-BfQYDDuqMNVEim3hyRXSESsX2vOkjRKe6_TMqPk0QJiCtLjrK7ZrAQ";
+  const bodies = ['{"eventId":"e0","tenant":"acme","environment":"production"}', '{"eventId":"e1","tenant":"acme","environment":"sandbox"}',
+    '{"eventId":"e2","tenant":"globex","environment":"production"}'].map((b) => encoder.encode(b));
+  const paths = ["(:Euu5lAAHET5Atm1jyvmGifWaaHH8KNyW6jnBaHnS6Oc=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:)",
+    "(:O9poCmCk5ytQPU4R69+eZiNCZT9qSVezfHD1iHJDdfA=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:)", "(:WKaG4afrKIlvzCaW/UV0mM+GlPRiFF5aNIz+0H5yqBA=:)"];
+  const verifier = new ReceiptVerifier(async () => ({ keys: { keys: [jwk] }, etag: undefined }));
+  for (let i = 0; i < 3; i++) {
+    const verified = await verifier.verify(bodies[i], `head="${head}", index=${i}, path=${paths[i]}`);
+    assert.deepEqual([verified.head.instance, verified.head.sequence, verified.kid], ["web-1-4f2a9c01", 41, jwk.kid]);
+  }
+  await assert.rejects(verifier.verify(bodies[1], `head="${head}", index=0, path=${paths[0]}`), ReceiptInvalidError);
 });
