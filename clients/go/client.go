@@ -307,7 +307,7 @@ type receiptVerifier struct {
 
 func (v *receiptVerifier) verify(ctx context.Context, body []byte, header string) (*Receipt, error) {
 	if header == "" {
-		return nil, &ReceiptError{"the answer carries no Insight-Receipt"}
+		return nil, &ReceiptError{Detail: "the answer carries no Insight-Receipt"}
 	}
 	parsed, err := parseReceiptHeader(header)
 	if err != nil {
@@ -320,8 +320,10 @@ func (v *receiptVerifier) verify(ctx context.Context, body []byte, header string
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.keys == nil || v.keys.keys[jws.kid] == nil {
+		// A failure here is the receipt's, not the evaluation's: the evaluation was recorded,
+		// and a transport error would invite the caller to evaluate again.
 		if err := v.refresh(ctx); err != nil {
-			return nil, err
+			return nil, &ReceiptError{Detail: "the service's keys could not be fetched: " + err.Error(), Err: err}
 		}
 	}
 	receipt, err := VerifyReceipt(v.keys, body, header)
@@ -370,7 +372,7 @@ func (v *receiptVerifier) checkScope(r *Receipt) error {
 		v.environment = r.Environment
 	}
 	if r.Tenant != v.tenant || r.Environment != v.environment {
-		return &ReceiptError{fmt.Sprintf("the answer is tenant %s's in %s, not %s's in %s", r.Tenant, r.Environment, v.tenant, v.environment)}
+		return &ReceiptError{Detail: fmt.Sprintf("the answer is tenant %s's in %s, not %s's in %s", r.Tenant, r.Environment, v.tenant, v.environment)}
 	}
 	return nil
 }
@@ -382,9 +384,9 @@ func (v *receiptVerifier) checkChain(r *Receipt) error {
 	switch {
 	case seen == nil:
 	case r.Sequence == seen.Sequence && r.Head != seen.Head:
-		return &ReceiptError{fmt.Sprintf("two heads %d of instance %s: its chain forked", r.Sequence, r.Instance)}
+		return &ReceiptError{Detail: fmt.Sprintf("two heads %d of instance %s: its chain forked", r.Sequence, r.Instance)}
 	case r.Sequence == seen.Sequence+1 && !bytes.Equal(r.Previous, seen.HeadHash()):
-		return &ReceiptError{fmt.Sprintf("head %d of instance %s does not follow head %d", r.Sequence, r.Instance, seen.Sequence)}
+		return &ReceiptError{Detail: fmt.Sprintf("head %d of instance %s does not follow head %d", r.Sequence, r.Instance, seen.Sequence)}
 	}
 	if seen == nil || r.Sequence > seen.Sequence {
 		v.newest[r.Instance] = r

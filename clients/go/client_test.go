@@ -26,6 +26,7 @@ type replayServer struct {
 	mu       sync.Mutex
 	jwks     string
 	etag     string
+	keysDown bool
 	keyGets  []http.Header
 	bodies   map[string][]byte // path -> request bodies received
 	handlers []http.HandlerFunc
@@ -37,8 +38,12 @@ func newReplayServer(t *testing.T, jwks string) (*replayServer, *httptest.Server
 		rs.mu.Lock()
 		if r.URL.Path == "/v1/signing-keys" {
 			rs.keyGets = append(rs.keyGets, r.Header.Clone())
-			jwks, etag := rs.jwks, rs.etag
+			jwks, etag, down := rs.jwks, rs.etag, rs.keysDown
 			rs.mu.Unlock()
+			if down {
+				problem(503, "serverError", nil)(w, r)
+				return
+			}
 			if r.Header.Get("If-None-Match") == etag {
 				w.WriteHeader(http.StatusNotModified)
 				return
@@ -186,6 +191,21 @@ func TestATamperedAnswerIsRefused(t *testing.T) {
 	rs.then(answer(a.Body, ""))
 	if ev, err := unverified.Evaluate(context.Background(), requestOf(t, a.Body)); err != nil || ev.Receipt != nil {
 		t.Fatalf("verification disabled: %v", err)
+	}
+}
+
+func TestKeysThatCannotBeFetchedFailTheReceiptNotTheEvaluation(t *testing.T) {
+	f, _ := loadFixture(t)
+	rs, server := newReplayServer(t, f.JWKS)
+	rs.keysDown = true
+	client := newClient(t, server.URL, &NoRetries)
+	a := f.Answers[2]
+	rs.then(answer(a.Body, a.Receipt))
+	_, err := client.Evaluate(context.Background(), requestOf(t, a.Body))
+	var te *TransportError
+	mustFailReceipt(t, "keys down", err)
+	if errors.As(err, &te) || !errors.Is(err, ErrServerError) {
+		t.Fatalf("the keys' failure must be a receipt error wrapping the 503: %v", err)
 	}
 }
 

@@ -150,10 +150,16 @@ func (e *TransportError) Unwrap() error { return e.Err }
 // ReceiptError is an answer whose Insight-Receipt does not prove it: missing or malformed,
 // signed by no key of the service's JWKS, a body that does not lead to the signed root, a head
 // that does not follow the instance's head seen before, or another tenant's or environment's
-// answer. Never retried: do not trust the answer.
-type ReceiptError struct{ Detail string }
+// answer, or keys that could not be fetched to check it (Err). Never retried: do not act on
+// the answer; it was recorded, so do not evaluate again either.
+type ReceiptError struct {
+	Detail string
+	// Err is why the service's keys could not be fetched, when that is why.
+	Err error
+}
 
 func (e *ReceiptError) Error() string { return "insightd: receipt invalid: " + e.Detail }
+func (e *ReceiptError) Unwrap() error { return e.Err }
 
 // UnexpectedResponseError is a response that breaks the API contract (not the JSON the
 // document promises, an answer to another requestId, an insight list that does not match the

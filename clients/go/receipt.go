@@ -105,10 +105,10 @@ func VerifyReceipt(keys *KeySet, body []byte, receipt string) (*Receipt, error) 
 	}
 	key, ok := keys.keys[jws.kid]
 	if !ok {
-		return nil, &ReceiptError{"key " + jws.kid + " is not in the service's JWKS"}
+		return nil, &ReceiptError{Detail: "key " + jws.kid + " is not in the service's JWKS"}
 	}
 	if !ed25519.Verify(key, jws.signingInput, jws.signature) {
-		return nil, &ReceiptError{"the head's signature does not verify (key " + jws.kid + ")"}
+		return nil, &ReceiptError{Detail: "the head's signature does not verify (key " + jws.kid + ")"}
 	}
 	head, err := jws.head()
 	if err != nil {
@@ -116,14 +116,14 @@ func VerifyReceipt(keys *KeySet, body []byte, receipt string) (*Receipt, error) 
 	}
 	root, ok := rootFromAuditPath(leafHash(body), parsed.index, head.size, parsed.path)
 	if !ok || !bytes.Equal(root, head.root) {
-		return nil, &ReceiptError{"the body and the audit path do not lead to the signed root"}
+		return nil, &ReceiptError{Detail: "the body and the audit path do not lead to the signed root"}
 	}
 	var scope struct {
 		Tenant      *string `json:"tenant"`
 		Environment *string `json:"environment"`
 	}
 	if json.Unmarshal(body, &scope) != nil || scope.Tenant == nil || scope.Environment == nil {
-		return nil, &ReceiptError{"the answer names no tenant and environment"}
+		return nil, &ReceiptError{Detail: "the answer names no tenant and environment"}
 	}
 	return &Receipt{Header: receipt, Head: parsed.head, KeyID: jws.kid, Instance: head.instance, Sequence: head.sequence,
 		Size: head.size, Root: head.root, Previous: head.previous, Time: head.time, Index: parsed.index, Path: parsed.path,
@@ -183,7 +183,7 @@ type receiptHeader struct {
 // strictly; members a later service may add are skipped.
 func parseReceiptHeader(text string) (*receiptHeader, error) {
 	malformed := func(what string) error {
-		return &ReceiptError{"Insight-Receipt is not an RFC 8941 dictionary (" + what + ")"}
+		return &ReceiptError{Detail: "Insight-Receipt is not an RFC 8941 dictionary (" + what + ")"}
 	}
 	s := &scanner{text: text}
 	s.skip(" ")
@@ -222,7 +222,7 @@ func parseReceiptHeader(text string) (*receiptHeader, error) {
 		}
 	}
 	if !seen["head"] || !seen["index"] || !seen["path"] {
-		return nil, &ReceiptError{"Insight-Receipt lacks head, index or path"}
+		return nil, &ReceiptError{Detail: "Insight-Receipt lacks head, index or path"}
 	}
 	return &out, nil
 }
@@ -373,31 +373,31 @@ type headJWS struct {
 func parseHeadJWS(text string) (*headJWS, error) {
 	parts := strings.Split(text, ".")
 	if len(parts) != 3 || parts[1] == "" {
-		return nil, &ReceiptError{"the receipt's head is not a JWS compact serialization"}
+		return nil, &ReceiptError{Detail: "the receipt's head is not a JWS compact serialization"}
 	}
 	headerBytes, err := b64url(parts[0])
 	var header map[string]interface{}
 	if err != nil || json.Unmarshal(headerBytes, &header) != nil {
-		return nil, &ReceiptError{"the JWS header is not base64url JSON"}
+		return nil, &ReceiptError{Detail: "the JWS header is not base64url JSON"}
 	}
 	if header["alg"] != "EdDSA" {
-		return nil, &ReceiptError{"the JWS alg is not EdDSA"}
+		return nil, &ReceiptError{Detail: "the JWS alg is not EdDSA"}
 	}
 	// RFC 7515 section 4.1.11: a critical extension this verifier does not know must fail.
 	if _, crit := header["crit"]; crit {
-		return nil, &ReceiptError{"the JWS header names critical extensions"}
+		return nil, &ReceiptError{Detail: "the JWS header names critical extensions"}
 	}
 	kid, _ := header["kid"].(string)
 	if kid == "" {
-		return nil, &ReceiptError{"the JWS header has no kid"}
+		return nil, &ReceiptError{Detail: "the JWS header has no kid"}
 	}
 	signature, err := b64url(parts[2])
 	if err != nil || len(signature) != ed25519.SignatureSize {
-		return nil, &ReceiptError{"the JWS signature is not 64 bytes of base64url"}
+		return nil, &ReceiptError{Detail: "the JWS signature is not 64 bytes of base64url"}
 	}
 	payload, err := b64url(parts[1])
 	if err != nil {
-		return nil, &ReceiptError{"the JWS payload is not base64url"}
+		return nil, &ReceiptError{Detail: "the JWS payload is not base64url"}
 	}
 	return &headJWS{kid: kid, signature: signature, signingInput: []byte(parts[0] + "." + parts[1]), payload: payload}, nil
 }
@@ -419,7 +419,7 @@ func (j *headJWS) head() (*treeHead, error) {
 		Previous *string `json:"previous"`
 		Time     *int64  `json:"time"`
 	}
-	bad := &ReceiptError{"the head's payload is not a tree head"}
+	bad := &ReceiptError{Detail: "the head's payload is not a tree head"}
 	if json.Unmarshal(j.payload, &wire) != nil || wire.Instance == nil || wire.Sequence == nil || wire.Size == nil ||
 		wire.Root == nil || wire.Time == nil || *wire.Size <= 0 || *wire.Sequence < 0 {
 		return nil, bad
@@ -432,7 +432,7 @@ func (j *headJWS) head() (*treeHead, error) {
 	if wire.Previous != nil {
 		previous, err := b64url(*wire.Previous)
 		if err != nil || len(previous) != sha256.Size {
-			return nil, &ReceiptError{"the head's previous is not a SHA-256 hash"}
+			return nil, &ReceiptError{Detail: "the head's previous is not a SHA-256 hash"}
 		}
 		head.previous = previous
 	}

@@ -35,7 +35,14 @@ final class ReceiptVerifier {
         Receipts.Header parsed = Receipts.Header.parse(header);
         String kid = Receipts.HeadJws.parse(parsed.head()).kid();
         if (keys == null || keys.key(kid) == null) {
-            Fetched fetched = source.fetch(keys == null ? null : etag);
+            Fetched fetched;
+            try {
+                fetched = source.fetch(keys == null ? null : etag);
+            } catch (InsightException e) {
+                // The receipt's failure, not the evaluation's: the evaluation was recorded, and a
+                // transport error would invite the caller to evaluate again.
+                throw new ReceiptException("the service's keys could not be fetched: " + e.getMessage(), e);
+            }
             if (fetched != null) {
                 keys = fetched.keys();
                 etag = fetched.etag();

@@ -42,6 +42,7 @@ class InsightClientTest {
     String url;
     volatile String jwks;
     volatile String etag = "\"1\"";
+    volatile boolean keysDown;
     final List<Map<String, List<String>>> keyGets = Collections.synchronizedList(new ArrayList<>());
     final Map<String, List<String>> bodies = Collections.synchronizedMap(new java.util.HashMap<>());
     final Deque<Reply> replies = new ArrayDeque<>();
@@ -55,7 +56,9 @@ class InsightClientTest {
             String path = exchange.getRequestURI().getPath();
             if (path.equals("/v1/signing-keys")) {
                 keyGets.add(Map.copyOf(exchange.getRequestHeaders()));
-                if (etag.equals(exchange.getRequestHeaders().getFirst("If-None-Match"))) {
+                if (keysDown) {
+                    problem(503, "serverError", null).answer(exchange);
+                } else if (etag.equals(exchange.getRequestHeaders().getFirst("If-None-Match"))) {
                     exchange.sendResponseHeaders(304, -1);
                 } else {
                     exchange.getResponseHeaders().set("ETag", etag);
@@ -199,6 +202,15 @@ class InsightClientTest {
         InsightClient unverified = InsightClient.builder(url, "k").verifyReceipts(false).build();
         then(answer(a.body(), null));
         assertFalse(unverified.evaluate(requestOf(a)).receipt().isPresent());
+    }
+
+    @Test
+    void keysThatCannotBeFetchedFailTheReceiptNotTheEvaluation() throws Exception {
+        keysDown = true;
+        Fixture.Answer a = f.answers.get(2);
+        then(answer(a.body(), a.receipt()));
+        ReceiptException e = assertThrows(ReceiptException.class, () -> client(RetryPolicy.NEVER).evaluate(requestOf(a)));
+        assertTrue(e.getCause() instanceof ServerErrorException, "the cause is the keys' 503");
     }
 
     @Test
