@@ -52,6 +52,10 @@ type Options struct {
 	// otherwise the first verified answer's tenant and environment are expected of the rest.
 	ExpectedTenant      string
 	ExpectedEnvironment Environment
+	// IdempotentEvaluations is for an insightd that replays an evaluation sent again with the
+	// same requestId (docs/api.md, "Retries: requestId"): an evaluation whose RequestID the
+	// caller set is then retried like a read. One whose requestId the client generated never is.
+	IdempotentEvaluations bool
 }
 
 // Client calls insightd. It is safe for concurrent use; create one per base URL and key.
@@ -62,6 +66,8 @@ type Client struct {
 	timeout  time.Duration
 	retry    RetryPolicy
 	verifier *receiptVerifier // nil when verification is disabled
+	// idempotentEvaluations: see Options.IdempotentEvaluations.
+	idempotentEvaluations bool
 }
 
 // New returns a client for opts.BaseURL with opts.APIKey.
@@ -70,7 +76,8 @@ func New(opts Options) (*Client, error) {
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("insightd: base URL %q is not an http(s) URL", opts.BaseURL)
 	}
-	c := &Client{base: base, apiKey: opts.APIKey, http: opts.HTTPClient, timeout: opts.Timeout, retry: DefaultRetryPolicy}
+	c := &Client{base: base, apiKey: opts.APIKey, http: opts.HTTPClient, timeout: opts.Timeout, retry: DefaultRetryPolicy,
+		idempotentEvaluations: opts.IdempotentEvaluations}
 	if c.http == nil {
 		c.http = &http.Client{}
 	}
@@ -378,7 +385,8 @@ func (v *receiptVerifier) checkScope(r *Receipt) error {
 }
 
 // checkChain checks the head's place in its instance's chain where this client saw a
-// neighbour: the same sequence is the same head, and the next names the newest as previous.
+// neighbour: the same sequence is the same head, and the next names the newest as previous,
+// with a time not earlier (docs/api.md, "Verifying a receipt", step 8).
 func (v *receiptVerifier) checkChain(r *Receipt) error {
 	seen := v.newest[r.Instance]
 	switch {
@@ -387,6 +395,8 @@ func (v *receiptVerifier) checkChain(r *Receipt) error {
 		return &ReceiptError{Detail: fmt.Sprintf("two heads %d of instance %s: its chain forked", r.Sequence, r.Instance)}
 	case r.Sequence == seen.Sequence+1 && !bytes.Equal(r.Previous, seen.HeadHash()):
 		return &ReceiptError{Detail: fmt.Sprintf("head %d of instance %s does not follow head %d", r.Sequence, r.Instance, seen.Sequence)}
+	case r.Sequence == seen.Sequence+1 && r.Time < seen.Time:
+		return &ReceiptError{Detail: fmt.Sprintf("head %d of instance %s is older than head %d", r.Sequence, r.Instance, seen.Sequence)}
 	}
 	if seen == nil || r.Sequence > seen.Sequence {
 		v.newest[r.Instance] = r

@@ -250,6 +250,35 @@ func TestAnEvaluationThatReachedTheServiceIsNeverSentAgain(t *testing.T) {
 	}
 }
 
+func TestIdempotentEvaluationsRetryOnlyTheCallersRequestID(t *testing.T) {
+	f, _ := loadFixture(t)
+	rs, server := newReplayServer(t, f.JWKS)
+	client, _ := New(Options{BaseURL: server.URL, APIKey: "k", IdempotentEvaluations: true,
+		Retry: &RetryPolicy{MaxAttempts: 3, MaxTotalDelay: time.Second, TransportRetryDelay: 10 * time.Millisecond}})
+	a := f.Answers[4]
+	replayed := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Idempotent-Replayed", "true")
+		answer(a.Body, a.Receipt)(w, r)
+	}
+	rs.then(hangUp, replayed)
+	ev, err := client.Evaluate(context.Background(), requestOf(t, a.Body))
+	if err != nil || !ev.Replayed || ev.Attempts != 2 || rs.requests("/v1/evaluations") != 2 {
+		t.Fatalf("the caller's requestId is retried: %v", err)
+	}
+	sent := strings.Split(strings.TrimSpace(string(rs.bodies["/v1/evaluations"])), "\n")
+	if sent[0] != sent[1] {
+		t.Fatalf("the retry is not the same bytes: %q", sent)
+	}
+	rs.handlers = nil
+	rs.then(hangUp, replayed)
+	generated := requestOf(t, a.Body)
+	generated.RequestID = ""
+	var te *TransportError
+	if _, err := client.Evaluate(context.Background(), generated); !errors.As(err, &te) || rs.requests("/v1/evaluations") != 3 {
+		t.Fatalf("a generated requestId was retried: %v", err)
+	}
+}
+
 func TestAReportIsRetriedAfterA503WithTheSameBytes(t *testing.T) {
 	rs, server := newReplayServer(t, `{"keys":[]}`)
 	client := newClient(t, server.URL, &RetryPolicy{MaxAttempts: 3, MaxTotalDelay: 5 * time.Second, TransportRetryDelay: 10 * time.Millisecond})

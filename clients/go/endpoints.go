@@ -13,13 +13,19 @@ import (
 // before it is returned: its requestId must be the one sent, its insights those asked for, and
 // (unless disabled) its Insight-Receipt must prove it; otherwise *UnexpectedResponseError or
 // *ReceiptError. A refusal is an *APIError. The evaluation is sent again only when the request
-// cannot have arrived (no connection was made), never after a 503, a 429 or a lost answer.
+// cannot have arrived (no connection was made), never after a 503, a 429 or a lost answer;
+// unless Options.IdempotentEvaluations is set and the caller set the requestId: then it is
+// retried like a read, and a replayed answer says so (Evaluation.Replayed).
 func (c *Client) Evaluate(ctx context.Context, req EvaluationRequest, opts ...CallOption) (*Evaluation, error) {
+	call := opCreateEvaluation.request()
+	// The caller's own requestId names one evaluation, so a service that replays by requestId
+	// answers a retry with it; a generated one would not survive the caller's own retry.
+	call.replaySafe = c.idempotentEvaluations && req.RequestID != ""
 	if req.RequestID == "" {
 		req.RequestID = randomToken("req-", 24)
 	}
 	var ev Evaluation
-	resp, err := c.jsonCall(ctx, opCreateEvaluation.request(), req, &ev, opts)
+	resp, err := c.jsonCall(ctx, call, req, &ev, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -35,6 +41,7 @@ func (c *Client) Evaluate(ctx context.Context, req EvaluationRequest, opts ...Ca
 		}
 	}
 	ev.Body, ev.Attempts = resp.body, resp.attempts
+	ev.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
 	if c.verifier != nil {
 		receipt, err := c.verifier.verify(ctx, resp.body, resp.header.Get("Insight-Receipt"))
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -275,6 +276,11 @@ func TestChainAndScopeChecks(t *testing.T) {
 	if err := v.checkChain(&next); err == nil {
 		t.Fatal("a forged previous passed")
 	}
+	older := last
+	older.Sequence, older.Previous, older.Head, older.Time = last.Sequence+1, last.HeadHash(), "x.y.z", last.Time-1
+	if err := v.checkChain(&older); err == nil {
+		t.Fatal("a successor older than its predecessor passed")
+	}
 	fork := last
 	fork.Head = "x.y.z"
 	if err := v.checkChain(&fork); err == nil {
@@ -285,4 +291,35 @@ func TestChainAndScopeChecks(t *testing.T) {
 	mustFailReceipt(t, "another tenant", v.checkScope(&other))
 	expecting := &receiptVerifier{environment: Production}
 	mustFailReceipt(t, "another environment", expecting.checkScope(receipts[0]))
+}
+
+// The worked example of docs/api.md ("Verifying a receipt"): three answers committed together,
+// signed by the key of RFC 8032's first test vector.
+func TestTheWorkedExampleOfTheAPIDocumentVerifies(t *testing.T) {
+	keys, err := ParseKeySet([]byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k","use":"sig","alg":"EdDSA"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ." +
+		"eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwic2VxdWVuY2UiOjQxLCJzaXplIjozLCJyb290IjoiQzBnZ2J4Z1lmdEt3dWd6TWFzNHE3WFlFbEotSUlTU3FqNkxBNXMyRWtEQSIsInByZXZpb3VzIjoieGdOd2ZyVkFDUUlKU0VKMUZoUTJlMl9yY0hmaE9BbmpKT3ZlQkFzaVJGUSIsInRpbWUiOjE3OTY1MjI2NjQxMDd9." +
+		"MOU2PIvMci1x5_Yzf5DTmAqfLrpf788-BfQYDDuqMNVEim3hyRXSESsX2vOkjRKe6_TMqPk0QJiCtLjrK7ZrAQ"
+	leaves := []struct{ body, path, tenant string }{
+		{`{"eventId":"e0","tenant":"acme","environment":"production"}`, `:Euu5lAAHET5Atm1jyvmGifWaaHH8KNyW6jnBaHnS6Oc=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:`, "acme"},
+		{`{"eventId":"e1","tenant":"acme","environment":"sandbox"}`, `:O9poCmCk5ytQPU4R69+eZiNCZT9qSVezfHD1iHJDdfA=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:`, "acme"},
+		{`{"eventId":"e2","tenant":"globex","environment":"production"}`, `:WKaG4afrKIlvzCaW/UV0mM+GlPRiFF5aNIz+0H5yqBA=:`, "globex"},
+	}
+	for i, leaf := range leaves {
+		receipt := fmt.Sprintf(`head="%s", index=%d, path=(%s)`, head, i, leaf.path)
+		r, err := VerifyReceipt(keys, []byte(leaf.body), receipt)
+		if err != nil {
+			t.Fatalf("leaf %d: %v", i, err)
+		}
+		if r.Instance != "web-1-4f2a9c01" || r.Sequence != 41 || r.Size != 3 || r.Tenant != leaf.tenant ||
+			r.KeyID != "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k" {
+			t.Fatalf("leaf %d: %+v", i, r)
+		}
+		other := fmt.Sprintf(`head="%s", index=%d, path=(%s)`, head, (i+1)%3, leaf.path)
+		_, err = VerifyReceipt(keys, []byte(leaf.body), other)
+		mustFailReceipt(t, "another index", err)
+	}
 }

@@ -287,6 +287,9 @@ type Evaluation struct {
 	// Attempts is how many times the client sent the request (more than one only when the
 	// earlier attempts could not reach the service).
 	Attempts int `json:"-"`
+	// Replayed is true when the service answered a retry with the evaluation it had recorded
+	// for this requestId (Idempotent-Replayed; Options.IdempotentEvaluations).
+	Replayed bool `json:"-"`
 }
 
 // InsightResult is one requested insight's answer, in request order.

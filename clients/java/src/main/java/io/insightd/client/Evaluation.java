@@ -40,12 +40,14 @@ public final class Evaluation {
     private final byte[] body;
     private final Receipt receipt;
     private final int attempts;
+    private final boolean replayed;
 
-    Evaluation(Wire wire, byte[] body, Receipt receipt, int attempts) {
+    Evaluation(Wire wire, byte[] body, Receipt receipt, int attempts, boolean replayed) {
         this.wire = wire;
         this.body = body.clone();
         this.receipt = receipt;
         this.attempts = attempts;
+        this.replayed = replayed;
     }
 
     /** The evaluation's id: store it with the transaction (consumption reports name it). */
@@ -86,4 +88,7 @@ public final class Evaluation {
 
     /** How many times the client sent the request (more than one only when the earlier could not reach the service). */
     public int attempts() { return attempts; }
+
+    /** Whether the service answered a retry with the evaluation it had recorded for this {@code requestId} ({@code Idempotent-Replayed}). */
+    public boolean replayed() { return replayed; }
 }

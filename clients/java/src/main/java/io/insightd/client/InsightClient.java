@@ -40,6 +40,7 @@ public final class InsightClient {
     private final Duration timeout;
     private final RetryPolicy retry;
     private final ReceiptVerifier verifier;
+    private final boolean idempotentEvaluations;
 
     private InsightClient(Builder b) {
         this.baseUrl = b.baseUrl.replaceAll("/+$", "");
@@ -49,6 +50,7 @@ public final class InsightClient {
         this.timeout = b.timeout;
         this.retry = b.retry;
         this.verifier = b.verifyReceipts ? new ReceiptVerifier(this::fetchKeys, b.tenant, b.environment) : null;
+        this.idempotentEvaluations = b.idempotentEvaluations;
     }
 
     /** Starts a client for {@code baseUrl} (e.g. {@code http://127.0.0.1:8080}) with an API key. */
@@ -66,6 +68,7 @@ public final class InsightClient {
         private boolean verifyReceipts = true;
         private String tenant;
         private Environment environment;
+        private boolean idempotentEvaluations;
 
         private Builder(String baseUrl, String apiKey) {
             URI uri = URI.create(Objects.requireNonNull(baseUrl));
@@ -90,6 +93,13 @@ public final class InsightClient {
         /** The tenant and environment every answer must name (otherwise: the first answer's). */
         public Builder expectedScope(String tenantName, Environment env) { tenant = tenantName; environment = env; return this; }
 
+        /**
+         * For an insightd that replays an evaluation sent again with the same {@code requestId}
+         * (docs/api.md, "Retries: requestId"): an evaluation whose {@code requestId} the caller
+         * set is then retried like a read. One whose {@code requestId} the client generated never is.
+         */
+        public Builder idempotentEvaluations(boolean value) { idempotentEvaluations = value; return this; }
+
         public InsightClient build() { return new InsightClient(this); }
     }
 
@@ -104,13 +114,17 @@ public final class InsightClient {
      * Asks for the insights of {@code request} ({@code POST /v1/evaluations}). The answer is
      * verified before it is returned: its {@code requestId} must be the one sent, its insights
      * those asked for ({@link UnexpectedResponseException}), and unless disabled its receipt
-     * must prove it ({@link ReceiptException}). Sent again only when it cannot have arrived.
+     * must prove it ({@link ReceiptException}). Sent again only when it cannot have arrived,
+     * unless {@link Builder#idempotentEvaluations} is on and the caller set the {@code requestId}.
      */
     public Evaluation evaluate(EvaluationRequest request, CallOptions options) throws InsightException {
+        // The caller's own requestId names one evaluation, so a service that replays by requestId
+        // answers a retry with it; a generated one would not survive the caller's own retry.
+        boolean replaySafe = idempotentEvaluations && request.requestId() != null;
         if (request.requestId() == null) {
             request = request.withRequestId("req-" + randomToken(24));
         }
-        Response response = send(Operation.CREATE_EVALUATION, new String[0], null, request, Map.of(), options);
+        Response response = send(Operation.CREATE_EVALUATION, replaySafe, new String[0], null, request, Map.of(), options);
         Evaluation.Wire wire = decode(response, Json.MAPPER.constructType(Evaluation.Wire.class));
         if (!Objects.equals(wire.requestId(), request.requestId())) {
             throw new UnexpectedResponseException("the answer is to requestId " + wire.requestId() + ", not " + request.requestId(), null);
@@ -125,7 +139,8 @@ public final class InsightClient {
             }
         }
         Receipt receipt = verifier == null ? null : verifier.verify(response.body(), response.headers().firstValue("Insight-Receipt").orElse(null));
-        return new Evaluation(wire, response.body(), receipt, response.attempts());
+        boolean replayed = response.headers().firstValue("Idempotent-Replayed").map("true"::equals).orElse(false);
+        return new Evaluation(wire, response.body(), receipt, response.attempts(), replayed);
     }
 
     /** {@link #reportConsumption(String, ConsumptionStatus, List, CallOptions)} without options. */
@@ -303,6 +318,11 @@ public final class InsightClient {
     /** Sends the operation under the retry policy; answers a 2xx or 304, or throws. */
     Response send(Operation op, String[] parameters, Map<String, String> query, Object body, Map<String, String> headers,
                   CallOptions options) throws InsightException {
+        return send(op, op.replaySafe(), parameters, query, body, headers, options);
+    }
+
+    private Response send(Operation op, boolean replaySafe, String[] parameters, Map<String, String> query, Object body,
+                          Map<String, String> headers, CallOptions options) throws InsightException {
         byte[] bytes;
         try {
             bytes = body == null ? null : Json.MAPPER.writeValueAsBytes(body);
@@ -337,7 +357,7 @@ public final class InsightClient {
                 }
                 ProblemException problem = problem(response, attempt);
                 failure = problem;
-                if (op.replaySafe() && problem.status() == 503) {
+                if (replaySafe && problem.status() == 503) {
                     wait = problem.retryAfter().orElse(transportDelay);
                     if (problem.retryAfter().isEmpty()) {
                         transportDelay = transportDelay.multipliedBy(2);
@@ -349,7 +369,7 @@ public final class InsightClient {
             } catch (IOException e) {
                 boolean arrived = !(e instanceof ConnectException || e instanceof HttpConnectTimeoutException);
                 failure = new TransportException(e, arrived, attempt);
-                if (op.replaySafe() || !arrived) {
+                if (replaySafe || !arrived) {
                     wait = transportDelay;
                     transportDelay = transportDelay.multipliedBy(2);
                 }

@@ -67,7 +67,11 @@ final class ReceiptVerifier {
         }
     }
 
-    /** The head's place in its instance's chain where this client saw a neighbour. */
+    /**
+     * The head's place in its instance's chain where this client saw a neighbour: the same
+     * sequence is the same head, and the next names the newest as previous, with a time not
+     * earlier (docs/api.md, "Verifying a receipt", step 8).
+     */
     void checkChain(Receipt receipt) throws ReceiptException {
         Receipt seen = newest.get(receipt.instance());
         if (seen != null && receipt.sequence() == seen.sequence() && !receipt.head().equals(seen.head())) {
@@ -75,6 +79,10 @@ final class ReceiptVerifier {
         }
         if (seen != null && receipt.sequence() == seen.sequence() + 1 && !Arrays.equals(receipt.previous(), seen.headHash())) {
             throw new ReceiptException("head " + receipt.sequence() + " of instance " + receipt.instance() + " does not follow head "
+                    + seen.sequence());
+        }
+        if (seen != null && receipt.sequence() == seen.sequence() + 1 && receipt.time() < seen.time()) {
+            throw new ReceiptException("head " + receipt.sequence() + " of instance " + receipt.instance() + " is older than head "
                     + seen.sequence());
         }
         if (seen == null || receipt.sequence() > seen.sequence()) {

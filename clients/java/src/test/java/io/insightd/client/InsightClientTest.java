@@ -242,6 +242,29 @@ class InsightClientTest {
     }
 
     @Test
+    void idempotentEvaluationsRetryOnlyTheCallersRequestId() throws Exception {
+        InsightClient client = InsightClient.builder(url, "k").idempotentEvaluations(true)
+                .retryPolicy(new RetryPolicy(3, Duration.ofSeconds(1), Duration.ofMillis(10))).build();
+        Fixture.Answer a = f.answers.get(4);
+        Reply replayed = exchange -> {
+            exchange.getResponseHeaders().set("Idempotent-Replayed", "true");
+            answer(a.body(), a.receipt()).answer(exchange);
+        };
+        then(problem(503, "serverError", null), replayed);
+        Evaluation e = client.evaluate(requestOf(a));
+        assertTrue(e.replayed());
+        assertEquals(2, e.attempts());
+        List<String> sent = bodies.get("/v1/evaluations");
+        assertEquals(sent.get(0), sent.get(1), "the retry is the same bytes");
+        replies.clear();
+        then(problem(503, "serverError", null), replayed);
+        EvaluationRequest generated = new EvaluationRequest(null, OperationCategory.PAYMENT,
+                List.of(EvaluationRequest.InsightRequest.isLikelyBeingCoached()), null, null, null, null);
+        assertThrows(ServerErrorException.class, () -> client.evaluate(generated), "a generated requestId is never retried");
+        assertEquals(3, requests("/v1/evaluations"));
+    }
+
+    @Test
     void aReportIsRetriedAfterA503WithTheSameBytes() throws Exception {
         InsightClient client = client(new RetryPolicy(3, Duration.ofSeconds(5), Duration.ofMillis(10)));
         then(problem(503, "serverError", "1"), exchange -> send(exchange, 204, ""));

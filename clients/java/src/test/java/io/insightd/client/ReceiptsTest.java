@@ -207,10 +207,42 @@ class ReceiptsTest {
         Receipt fork = new Receipt(end.header(), "x.y.z", end.keyId(), end.instance(), end.sequence(), end.size(), end.root(),
                 end.previous(), end.time(), end.index(), end.path(), end.tenant(), end.environment());
         assertThrows(ReceiptException.class, () -> verifier.checkChain(fork));
+        Receipt older = new Receipt(end.header(), "x.y.z", end.keyId(), end.instance(), end.sequence() + 1, end.size(), end.root(),
+                end.headHash(), end.time() - 1, end.index(), end.path(), end.tenant(), end.environment());
+        assertThrows(ReceiptException.class, () -> verifier.checkChain(older), "a successor older than its predecessor");
         Receipt otherTenant = new Receipt(end.header(), end.head(), end.keyId(), end.instance(), end.sequence(), end.size(), end.root(),
                 end.previous(), end.time(), end.index(), end.path(), "other", end.environment());
         assertThrows(ReceiptException.class, () -> verifier.checkScope(otherTenant));
         ReceiptVerifier production = new ReceiptVerifier(etag -> null, "default", Environment.PRODUCTION);
         assertThrows(ReceiptException.class, () -> production.checkScope(end));
+    }
+
+    /** The worked example of docs/api.md ("Verifying a receipt"), signed by the key of RFC 8032's first test vector. */
+    @Test
+    void theWorkedExampleOfTheApiDocumentVerifies() throws Exception {
+        KeySet keys = KeySet.parse(("{\"keys\":[{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo\","
+                + "\"kid\":\"kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k\",\"use\":\"sig\",\"alg\":\"EdDSA\"}]}").getBytes(StandardCharsets.UTF_8));
+        String head = "eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ."
+                + "eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwic2VxdWVuY2UiOjQxLCJzaXplIjozLCJyb290IjoiQzBnZ2J4Z1lmdEt3dWd6TWFzNHE3WFlFbEotSUlTU3FqNkxBNXMyRWtEQSIsInByZXZpb3VzIjoieGdOd2ZyVkFDUUlKU0VKMUZoUTJlMl9yY0hmaE9BbmpKT3ZlQkFzaVJGUSIsInRpbWUiOjE3OTY1MjI2NjQxMDd9."
+                + "MOU2PIvMci1x5_Yzf5DTmAqfLrpf788-BfQYDDuqMNVEim3hyRXSESsX2vOkjRKe6_TMqPk0QJiCtLjrK7ZrAQ";
+        String[][] leaves = {
+            {"{\"eventId\":\"e0\",\"tenant\":\"acme\",\"environment\":\"production\"}",
+             ":Euu5lAAHET5Atm1jyvmGifWaaHH8KNyW6jnBaHnS6Oc=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:", "acme"},
+            {"{\"eventId\":\"e1\",\"tenant\":\"acme\",\"environment\":\"sandbox\"}",
+             ":O9poCmCk5ytQPU4R69+eZiNCZT9qSVezfHD1iHJDdfA=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:", "acme"},
+            {"{\"eventId\":\"e2\",\"tenant\":\"globex\",\"environment\":\"production\"}",
+             ":WKaG4afrKIlvzCaW/UV0mM+GlPRiFF5aNIz+0H5yqBA=:", "globex"},
+        };
+        for (int i = 0; i < leaves.length; i++) {
+            byte[] body = leaves[i][0].getBytes(StandardCharsets.UTF_8);
+            Receipt r = Receipts.verify(keys, body, "head=\"" + head + "\", index=" + i + ", path=(" + leaves[i][1] + ")");
+            assertEquals("web-1-4f2a9c01", r.instance());
+            assertEquals(41, r.sequence());
+            assertEquals(3, r.size());
+            assertEquals(leaves[i][2], r.tenant());
+            assertEquals("kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", r.keyId());
+            String other = "head=\"" + head + "\", index=" + ((i + 1) % 3) + ", path=(" + leaves[i][1] + ")";
+            assertThrows(ReceiptException.class, () -> Receipts.verify(keys, body, other), "another index");
+        }
     }
 }
