@@ -197,6 +197,32 @@ for n in $(seq 1 10); do
 done
 step "reports and labels on other instances; 10 races of two conflicting reports: exactly one won each time"
 
+# --- one requestId, one evaluation, whichever instance answers ----------------------------------
+# A retry on another instance gets the first answer's bytes, marked; two requests sent at once to
+# two instances with one requestId store one evaluation and both get its answer.
+retry_body() {  # requestId
+    printf '{"requestId":"%s","operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"retrying"}}' "$1"
+}
+evaluations_before=$(psql_q "SELECT count(*) FROM evaluations")
+evaluate 1 "$WIDE" "$(retry_body txn-retry)" | head -1 >"$WORK/retry1"
+curl -s -D "$WORK/retry-headers" -o "$WORK/retry2" -X POST "$(url 2)/v1/evaluations" -H "Authorization: Bearer $WIDE" \
+    -H 'Content-Type: application/json' -d "$(retry_body txn-retry)"
+printf '\n' >>"$WORK/retry2"
+cmp -s "$WORK/retry1" "$WORK/retry2" || fail "a retry on instance 2 answered $(cat "$WORK/retry2"), not $(cat "$WORK/retry1")"
+tr -d '\r' <"$WORK/retry-headers" | grep -qi '^idempotent-replayed: true$' || fail "a retry on instance 2 was not marked Idempotent-Replayed"
+for n in $(seq 1 10); do
+    evaluate $(( n % 3 + 1 )) "$WIDE" "$(retry_body "txn-race-$n")" >"$WORK/rrace1" & r1=$!
+    evaluate $(( (n + 1) % 3 + 1 )) "$WIDE" "$(retry_body "txn-race-$n")" >"$WORK/rrace2" & r2=$!
+    wait "$r1" "$r2"
+    [ "$(tail -1 "$WORK/rrace1") $(tail -1 "$WORK/rrace2")" = "200 200" ] \
+        || fail "two racing requests with one requestId answered $(tail -1 "$WORK/rrace1") $(tail -1 "$WORK/rrace2")"
+    [ "$(head -1 "$WORK/rrace1" | jq -r .eventId)" = "$(head -1 "$WORK/rrace2" | jq -r .eventId)" ] \
+        || fail "two racing requests with one requestId got two evaluations: $(head -1 "$WORK/rrace1") / $(head -1 "$WORK/rrace2")"
+done
+stored=$(( $(psql_q "SELECT count(*) FROM evaluations") - evaluations_before ))
+[ "$stored" = 11 ] || fail "eleven requestIds stored $stored evaluations"
+step "one requestId, one evaluation: a retry on another instance replayed, 10 races of two instances each stored one"
+
 # --- load: workers spread over the instances record what was acknowledged -------------------------
 # worker ID TARGETS...: evaluates round robin over TARGETS (base URLs) until $WORK/stop-load exists;
 # every other acknowledged evaluation is labelled. Statuses go to status-ID, one a line. Accounts

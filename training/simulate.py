@@ -35,12 +35,23 @@ Signals are noisy and missing at realistic rates: a share of clients sends no de
 (web, old SDKs); Android sees cellular calls only (VoIP calls are invisible to it); iOS cannot
 see remote-access apps; many apps never enable the proximity sensor.
 
+Two profiles of client:
+  app   (the default) what an app SDK sends: the platforms' device facts, call and proximity
+        events where they can be seen, 15% web clients without them. The built-in models are
+        trained on it.
+  web   exactly what the web capture kit (capture/web/insight-capture.js) emits, and nothing
+        a page cannot know: see WebDevice and WebSession below for what it assumes.
+
 Usage: python simulate.py --count 100 --seed 7 > sessions.jsonl   (one JSON session per line)
+       python simulate.py --profile web --count 100 > web.jsonl
+       python simulate.py --profile web --print-one coached        (one typical session as the
+                                                                    `interaction` JSON of a request)
 """
 
 import argparse
 import json
 import math
+import os
 import random
 import sys
 
@@ -84,6 +95,9 @@ class Device:
         self.reports_taps = rng.random() < 0.9
         self.reports_scrolls = rng.random() < 0.8
 
+    def new_session(self, rng, persona):
+        return Session(rng, self, persona)
+
 
 class Persona:
     def __init__(self, rng, slow=False):
@@ -113,6 +127,8 @@ class Session:
         self.ear_prob = 0.0
         self.near_spans = []
         self.orientation_times = []
+        # The form asks for the person's own data in its `other` field (login, sign-up).
+        self.own_data_form = False
 
     def wait(self, ms):
         self.t += max(0, int(round(ms)))
@@ -181,7 +197,10 @@ class Session:
     def scrolls(self, k):
         for _ in range(k):
             self.wait(lognormal(self.rng, 900.0, 0.6))
-            self.emit("scroll")
+            self.scroll_gesture()
+
+    def scroll_gesture(self):
+        self.emit("scroll")
 
     def leave_app(self, away_ms):
         self.wait(lognormal(self.rng, 400.0, 0.4))
@@ -189,11 +208,175 @@ class Session:
         self.wait(away_ms)
         self.emit("appForeground")
 
+    def fill_own(self, field, n, stress):
+        """A field of the person's own data (name, e-mail, password, OTP): typed. The web
+        profile lets an autofill or a password manager fill it instead."""
+        self.keystrokes(field, n, stress)
+
     def submit(self, review_ms):
         self.wait(review_ms)
         self.emit("tap")
         self.wait(self.rng.uniform(30, 150))
         self.emit("submit")
+
+
+# ---------------------------------------------------------------------------- the web profile
+
+# The source the web capture kit names (capture/web/insight-capture.js).
+WEB_SOURCE = {"kit": "insight-capture-web", "version": "1.0.0", "platform": "web"}
+
+
+class WebDevice:
+    """A browser running the web capture kit: what it can observe and how it maps what browsers
+    deliver onto the event vocabulary (docs/capture.md). Assumptions, each a guess at a share:
+
+    - No device facts ever (a page cannot know calls, screen sharing or remote-access apps), no
+      call, screen-share or proximity events.
+    - Every pointerdown is a `tap` (so is the touch that starts a scroll on a phone); `scroll` at
+      most once per 250 ms, so a scroll gesture is a short burst of them.
+    - Each character inserted by typing is a `keyDown`, each deletion a `delete` (one per input
+      event: a held backspace repeats, a selection deleted at once is one). An IME or an Android
+      keyboard composes: each composition update is one `keyDown`, a correction inside the
+      composed word too (it updates the composition), and picking a suggestion inserts the rest
+      of the word as one `keyDown`.
+    - Autofill and password managers fill a field with no key event at all (the kit records
+      nothing for `insertReplacementText` or an input without an inputType): the person's own
+      data only (name, e-mail, password, a one-time code offered from the SMS), never a new
+      payee's details.
+    - `appBackground`/`appForeground` are visibilitychange: on a phone, leaving the browser for
+      another app hides the page, and so does the screen turning off when the phone goes to the
+      ear during a call (assumed for 40% of phones: only where the call's proximity sensor is
+      active with the browser in front); on a desktop, another tab or a minimised window hides
+      it but another window beside it does not (assumed hidden 60% of the time).
+    - `orientationChange` only when a phone is actually rotated (5% of phone sessions), never
+      from the phone going to the ear.
+    - Desktop users switch fields with Tab (30% of them, most of the time: no tap), paste with
+      Ctrl+V (no tap) and submit with Enter (20%: no tap before submit).
+    """
+
+    def __init__(self, rng):
+        self.platform = "web"
+        self.mobile = rng.random() < 0.45
+        self.reports_facts = False
+        self.emits_call_events = False
+        self.sees_voip = False
+        self.sees_share = False
+        self.sees_remote_app = False
+        self.proximity = False
+        self.orientation = False
+        self.reports_taps = True
+        self.reports_scrolls = True
+        self.ime = rng.random() < (0.25 if self.mobile else 0.05)
+        self.autofill = rng.random() < 0.6
+        self.password_manager = rng.random() < 0.5
+        self.one_time_code = self.mobile and rng.random() < 0.4
+        self.tab_navigation = not self.mobile and rng.random() < 0.3
+        self.enter_submits = not self.mobile and rng.random() < 0.2
+        self.hidden_when_away = 1.0 if self.mobile else 0.6
+        self.screen_off_at_ear = self.mobile and rng.random() < 0.4
+
+    def new_session(self, rng, persona):
+        return WebSession(rng, self, persona)
+
+    def page_events(self, rng, near_spans, end):
+        """Events the page sees that the session's own steps do not make: the screen going off
+        at the ear (visibilitychange) and the rare rotation of a phone."""
+        out = []
+        if self.screen_off_at_ear:
+            for start, stop in near_spans:
+                if stop is not None and stop < end and stop - start > 1000:
+                    out.append((max(1, start), "appBackground", None))
+                    out.append((stop, "appForeground", None))
+        if self.mobile and rng.random() < 0.05:
+            for _ in range(rng.randint(1, 2)):
+                out.append((int(rng.uniform(1, max(2, end))), "orientationChange", None))
+        return out
+
+
+class WebSession(Session):
+    """A session as the web capture kit records it (WebDevice lists the assumptions)."""
+
+    last_scroll = -250
+
+    def emit(self, typ, field=None):
+        if typ == "scroll":
+            if self.t - self.last_scroll < 250:
+                return  # the kit records at most one scroll event per 250 ms
+            self.last_scroll = self.t
+        super().emit(typ, field)
+
+    def focus(self, field):
+        if self.device.tab_navigation and self.rng.random() < 0.8:
+            self.wait(lognormal(self.rng, 450.0, 0.5))  # Tab: no pointer
+            self.emit("fieldFocus", field)
+            return
+        super().focus(field)
+
+    def keystrokes(self, field, n, stress=1.0):
+        if not self.device.ime:
+            return super().keystrokes(field, n, stress)
+        rng = self.rng
+        p = self.persona
+        left = n
+        while left > 0:
+            self.wait(self.key_gap() * stress)
+            if rng.random() < p.think:
+                self.wait(lognormal(rng, 1800.0, 0.5))
+            if left >= 3 and rng.random() < 0.08:
+                # A suggestion picked: the rest of the word arrives as one composition update.
+                self.wait(lognormal(rng, 700.0, 0.4))
+                self.emit("keyDown", field)
+                left -= rng.randint(2, min(6, left))
+                continue
+            self.emit("keyDown", field)
+            left -= 1
+            if rng.random() < p.typo * stress:
+                extra = 1 if rng.random() < 0.7 else 2
+                for _ in range(extra):
+                    self.wait(self.key_gap())
+                    self.emit("keyDown", field)
+                self.wait(lognormal(rng, p.reaction, 0.4))
+                for _ in range(extra + (1 if rng.random() < 0.3 else 0)):
+                    # Inside the composed word a backspace updates the composition.
+                    self.emit("keyDown" if rng.random() < 0.8 else "delete", field)
+                    self.wait(self.rng.uniform(90, 220))
+
+    def scroll_gesture(self):
+        if self.device.mobile:
+            self.emit("tap")  # the touch that starts the scroll is a pointerdown
+        for k in range(min(8, 1 + int(lognormal(self.rng, 450.0, 0.6) // 250))):
+            if k:
+                self.wait(250 + self.rng.uniform(0, 30))
+            self.emit("scroll")
+
+    def leave_app(self, away_ms):
+        if self.rng.random() < self.device.hidden_when_away:
+            return super().leave_app(away_ms)
+        self.wait(lognormal(self.rng, 400.0, 0.4))  # another window beside the page: no event
+        self.wait(away_ms)
+
+    def paste(self, field):
+        if self.device.mobile or self.rng.random() < 0.4:
+            return super().paste(field)
+        self.wait(lognormal(self.rng, 450.0, 0.4))  # Ctrl+V
+        self.emit("paste", field)
+
+    def fill_own(self, field, n, stress):
+        d, rng = self.device, self.rng
+        filled = ((field == "password" and d.password_manager and rng.random() < 0.85)
+                  or (field == "other" and d.autofill and rng.random() < 0.7)
+                  or (field == "otp" and d.one_time_code))
+        if filled:
+            self.wait(lognormal(rng, 1100.0, 0.5))  # picks the browser's suggestion: no page event
+            return
+        super().fill_own(field, n, stress)
+
+    def submit(self, review_ms):
+        if self.device.enter_submits:
+            self.wait(review_ms)
+            self.emit("submit")
+            return
+        super().submit(review_ms)
 
 
 def field_plan(rng, category):
@@ -272,6 +455,8 @@ def finish(rng, s, overlay, label, scenario, category):
                 extra.append((t, "orientationChange", None))
     if overlay.share and device.sees_share and device.emits_call_events and overlay.share_start:
         extra.append((overlay.share_start, "screenShareStart", None))
+    if device.platform == "web" and isinstance(device, WebDevice):
+        extra.extend(device.page_events(rng, overlay.near_spans, end))
     for e in extra:
         events.append((min(e[0], end), e[1], e[2]))
     # Stable sort: at equal t the app's own events keep their order and overlay events follow.
@@ -290,7 +475,7 @@ def finish(rng, s, overlay, label, scenario, category):
             facts["remoteAccessApp"] = overlay.remote_app
         if rng.random() < 0.05:  # partial reports from flaky SDK versions
             facts.pop(rng.choice(list(facts.keys())), None)
-    return {
+    session = {
         "label": label,
         "scenario": scenario,
         "category": category,
@@ -303,6 +488,11 @@ def finish(rng, s, overlay, label, scenario, category):
             "device": facts,
         },
     }
+    if isinstance(device, WebDevice):
+        # What the kit sends beside the events: its source, and no device facts at all.
+        session["profile"] = "web"
+        session["interaction"] = {"events": session["interaction"]["events"], "source": dict(WEB_SOURCE)}
+    return session
 
 
 def fill_form(s, plan, *, saved_payee=False, paste_payee=False, fetch_first=False,
@@ -328,7 +518,9 @@ def fill_form(s, plan, *, saved_payee=False, paste_payee=False, fetch_first=Fals
             s.chunked(field, n, 3, 6, 900.0, 0.45)
         elif field == "otp":
             s.wait(lognormal(rng, 4000.0, 0.6))  # wait for the SMS
-            s.keystrokes(field, n, stress)
+            s.fill_own(field, n, stress)
+        elif field == "password" or (field == "other" and s.own_data_form):
+            s.fill_own(field, n, stress)
         else:
             s.keystrokes(field, n, stress)
         s.blur(field)
@@ -351,7 +543,8 @@ def maybe_revisit(s, plan, p):
 def genuine(rng, scenario, category, device):
     slow = scenario == "slowTypist" or (scenario in ("onCall", "firstTime") and rng.random() < 0.15)
     p = Persona(rng, slow=slow)
-    s = Session(rng, device, p)
+    s = device.new_session(rng, p)
+    s.own_data_form = category == "account"
     ov = Overlay()
     plan = field_plan(rng, category)
     s.wait(lognormal(rng, 1500.0 if not slow else 3000.0, 0.6))
@@ -421,7 +614,8 @@ def genuine(rng, scenario, category, device):
 def coached(rng, scenario, category, device):
     slow = rng.random() < (0.45 if scenario == "techSupport" else 0.2)  # RAT victims skew older
     p = Persona(rng, slow=slow)
-    s = Session(rng, device, p)
+    s = device.new_session(rng, p)
+    s.own_data_form = category == "account"
     ov = Overlay()
     plan = field_plan(rng, category)
 
@@ -504,12 +698,17 @@ def coached(rng, scenario, category, device):
     return finish(rng, s, ov, 1, scenario, category)
 
 
-def session(seed, index):
-    """One session, a pure function of (seed, index): generation order and parallelism never
-    change the data."""
-    rng = random.Random(seed * 1_000_003 + index)
-    category = rng.choices(CATEGORIES, CATEGORY_WEIGHTS)[0]
-    device = Device(rng)
+def session(seed, index, profile="app"):
+    """One session, a pure function of (seed, index, profile): generation order and parallelism
+    never change the data. The web profile draws from a stream of its own."""
+    if profile == "web":
+        rng = random.Random(f"web:{seed}:{index}")
+        category = rng.choices(CATEGORIES, CATEGORY_WEIGHTS)[0]
+        device = WebDevice(rng)
+    else:
+        rng = random.Random(seed * 1_000_003 + index)
+        category = rng.choices(CATEGORIES, CATEGORY_WEIGHTS)[0]
+        device = Device(rng)
     if rng.random() < COACHED_SHARE:
         scenario = rng.choices(COACHED_SCENARIOS, COACHED_WEIGHTS)[0]
         if scenario == "techSupport" and category in ("communication",):
@@ -521,12 +720,41 @@ def session(seed, index):
     return genuine(rng, scenario, category, device)
 
 
-def generate(count, seed, start=0):
-    return [session(seed, start + i) for i in range(count)]
+def generate(count, seed, start=0, profile="app"):
+    return [session(seed, start + i, profile) for i in range(count)]
 
 
 def events_as_tuples(s):
     return [(e["t"], e["type"], e.get("field")) for e in s["interaction"]["events"]]
+
+
+def typical(kind, seed, models_dir):
+    """A typical web-profile payment session of `kind`, as the current model judges it with its
+    web thresholds: `coached`, the first dictated one (authority scenario, payee typed) it
+    answers `medium` or `high`; `genuine`, the first routine one with a typed payee it answers
+    `unknown`. Answers (session, level, raw score, model version)."""
+    import train  # the trainer's scorer (LightGBM's walk in Python): only this option needs it
+    import features as F
+    with open(os.path.join(models_dir, "registry.json")) as fh:
+        version = json.load(fh)["current"]
+    with open(os.path.join(models_dir, version, "manifest.json")) as fh:
+        manifest = json.load(fh)
+    with open(os.path.join(models_dir, version, "model.json")) as fh:
+        model = json.load(fh)
+    cols = [F.INDEX[n] for n in manifest["features"]]
+    scenario = "authority" if kind == "coached" else "routine"
+    for index in range(100_000):
+        s = session(seed, index, "web")
+        types = [(e["type"], e.get("field")) for e in s["interaction"]["events"]]
+        if s["scenario"] != scenario or s["category"] != "payment" or ("keyDown", "payee") not in types:
+            continue
+        x = F.extract(events_as_tuples(s), {})
+        raw = train.raw_score(model, [x[c] for c in cols])
+        level = train.level_for(raw, manifest["platformThresholds"]["web"]["payment"],
+                                F.has_sufficient_evidence(x, train.EVIDENCE_RULE))
+        if (level != "unknown") == (kind == "coached"):
+            return s, level, raw, version
+    raise SystemExit(f"no typical {kind} session in 100,000")
 
 
 def main():
@@ -534,8 +762,23 @@ def main():
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--seed", type=int, default=20261202)
     ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--profile", choices=["app", "web"], default="app",
+                    help="app: what app SDKs send (the built-in models' training data); web: what the web capture kit emits")
+    ap.add_argument("--print-one", choices=["coached", "genuine"], metavar="KIND",
+                    help="print one typical web-profile payment session of KIND (coached or genuine) as the "
+                         "`interaction` of a request, with what the current model answers on standard error")
+    ap.add_argument("--models", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"),
+                    help="models directory for --print-one")
     args = ap.parse_args()
-    for s in generate(args.count, args.seed, args.start):
+    if args.print_one:
+        s, level, raw, version = typical(args.print_one, args.seed, args.models)
+        events = s["interaction"]["events"]
+        print(f"{s['label'] and 'coached' or 'genuine'}.{s['scenario']} {s['category']}: {len(events)} events over "
+              f"{events[-1]['t'] / 1000:.1f} s; model {version} with its web thresholds: {level} (raw score {raw:.3f})",
+              file=sys.stderr)
+        sys.stdout.write(json.dumps(s["interaction"], separators=(",", ":")) + "\n")
+        return
+    for s in generate(args.count, args.seed, args.start, args.profile):
         sys.stdout.write(json.dumps(s, separators=(",", ":")) + "\n")
 
 

@@ -119,5 +119,72 @@ class FromExportTests(unittest.TestCase):
         self.assertIn("--from-export trains one new version: give --version", r.stderr)
 
 
+class WebProfileTests(unittest.TestCase):
+    """simulate.py --profile web: what the web capture kit emits, and nothing a page cannot know."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sessions = simulate.generate(3000, 11, profile="web")
+
+    def test_only_what_a_page_can_observe(self):
+        allowed = {"sessionStart", "fieldFocus", "fieldBlur", "keyDown", "delete", "paste", "tap", "scroll",
+                   "appBackground", "appForeground", "orientationChange", "submit"}
+        for s in self.sessions:
+            interaction = s["interaction"]
+            self.assertEqual(set(interaction), {"events", "source"}, "no device facts, not even empty ones")
+            self.assertEqual(interaction["source"], {"kit": "insight-capture-web", "version": "1.0.0", "platform": "web"})
+            events = interaction["events"]
+            self.assertLessEqual({e["type"] for e in events}, allowed)
+            self.assertEqual(events[0], {"t": 0, "type": "sessionStart"})
+            self.assertEqual(events[-1]["type"], "submit")
+            F.validate(simulate.events_as_tuples(s))
+            for e in events:
+                if e["type"] in ("tap", "scroll", "appBackground", "appForeground", "orientationChange"):
+                    self.assertNotIn("field", e, "the kit names no field for page events")
+            scrolls = [e["t"] for e in events if e["type"] == "scroll"]
+            self.assertTrue(all(b - a >= 250 for a, b in zip(scrolls, scrolls[1:])), "scroll is throttled to 250 ms")
+
+    def test_web_behaviours_occur(self):
+        """Autofill and password managers leave focused fields without a key; phones rotate
+        rarely; pages are hidden by app switches; both classes are present."""
+        def filled_without_keys(s):
+            events, focused, typed = s["interaction"]["events"], None, False
+            for e in events:
+                if e["type"] == "fieldFocus":
+                    focused, typed = e.get("field"), False
+                elif e["type"] in ("keyDown", "delete", "paste"):
+                    typed = True
+                elif e["type"] == "fieldBlur" and focused in ("password", "otp") and not typed:
+                    return True
+            return False
+        self.assertGreater(sum(filled_without_keys(s) for s in self.sessions), 50)
+        types = [{e["type"] for e in s["interaction"]["events"]} for s in self.sessions]
+        self.assertGreater(sum("appBackground" in t for t in types), 100)
+        self.assertGreater(sum("orientationChange" in t for t in types), 5)
+        self.assertLess(sum("orientationChange" in t for t in types), 200)
+        labels = [s["label"] for s in self.sessions]
+        self.assertGreater(sum(labels), 500)
+        self.assertGreater(len(labels) - sum(labels), 1500)
+
+    def test_the_app_profile_is_unchanged_by_the_web_one(self):
+        """The web profile draws from its own stream: the app sessions (the built-in models'
+        training data) are the same whether or not web sessions are generated in between."""
+        before = simulate.generate(50, 7)
+        simulate.generate(50, 7, profile="web")
+        self.assertEqual(before, simulate.generate(50, 7))
+        self.assertNotEqual(simulate.session(7, 3, "web")["interaction"]["events"], before[3]["interaction"]["events"])
+
+    def test_print_one_prints_an_interaction_the_model_judges_as_its_kind(self):
+        for kind, expected in (("coached", ("medium", "high")), ("genuine", ("unknown",))):
+            r = subprocess.run([sys.executable, os.path.join(HERE, "simulate.py"), "--print-one", kind],
+                               cwd=HERE, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            interaction = json.loads(r.stdout)
+            self.assertEqual(set(interaction), {"events", "source"})
+            self.assertEqual(interaction["events"][0], {"t": 0, "type": "sessionStart"})
+            self.assertTrue(any(level in r.stderr for level in expected), r.stderr)
+            self.assertIn("web thresholds", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

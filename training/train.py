@@ -12,8 +12,10 @@ runs give byte-identical files.
 For each version in VERSIONS it writes models/<version>/:
   model.json     the LightGBM ensemble in a compact form exported from Booster.dump_model()
                  (format described in docs/model-card.md and export_model below)
-  manifest.json  feature order, per-category thresholds, evidence and reason parameters,
-                 training description, seed, held-out metrics, sha256 of model.json
+  manifest.json  feature order, per-category thresholds (and per platform where a client
+                 profile needs its own: web, from `simulate.py --profile web`), evidence and
+                 reason parameters, training description, seed, held-out metrics, sha256 of
+                 model.json
   fixtures.json  held-out sessions: raw events -> features -> LightGBM raw score -> level ->
                  reasons, plus edge rows that put features exactly on split thresholds, at zero
                  and missing. The Swift tests replay every row.
@@ -36,6 +38,12 @@ import simulate
 
 SEED = 20261202
 SESSIONS = 100_000
+# Sessions of the web profile (simulate.py --profile web: what the web capture kit emits), as
+# many as the app profile's so that their thresholds are as well estimated. The models are not
+# trained on them (a 2.0 trained with their training part added detected one point more of the
+# web's coached sessions: not worth a version); their validation part (30,000) sets the web
+# thresholds per category, their test part gives the web figures of the model card.
+WEB_SESSIONS = 100_000
 SPLIT = (0.40, 0.30, 0.30)  # train, validation (thresholds), test (reported metrics, fixtures)
 FIXTURE_SESSIONS = 2000
 FIXTURE_EDGE_ROWS = 300
@@ -335,10 +343,56 @@ def r6(x):
     return float(round(x, 6))
 
 
+def category_thresholds(raw, cats, genuine):
+    """Per category, the thresholds over the scores `raw` of the sessions where `genuine` (genuine
+    and passing the evidence rule): `high` lets at most HIGH_GENUINE_SHARE of them score above,
+    `medium` MEDIUM_GENUINE_SHARE; a category with fewer than MIN_CATEGORY_GENUINE takes the
+    pooled threshold."""
+    pooled = {
+        "medium": threshold_for(raw[genuine], MEDIUM_GENUINE_SHARE),
+        "high": threshold_for(raw[genuine], HIGH_GENUINE_SHARE),
+    }
+    thresholds = {}
+    for cat in CATEGORIES:
+        sel = genuine & (cats == cat)
+        t = {}
+        for level, share in (("medium", MEDIUM_GENUINE_SHARE), ("high", HIGH_GENUINE_SHARE)):
+            value = threshold_for(raw[sel], share) if sel.sum() >= MIN_CATEGORY_GENUINE else pooled[level]
+            t[level] = {"raw": value, "score": 1.0 / (1.0 + math.exp(-value))}
+        t["validationGenuineSessions"] = int(sel.sum())
+        thresholds[cat] = t
+    return thresholds
+
+
+def rates(levels, y, mask):
+    """Detection and false alarms of `levels` among the sessions of `mask`."""
+    flagged = levels != "unknown"
+    high = levels == "high"
+    pos = mask & (y == 1)
+    neg = mask & (y == 0)
+    return {
+        "sessions": int(mask.sum()),
+        "coached": int(pos.sum()),
+        "detectionRateMediumOrHigh": r6(flagged[pos].mean()) if pos.any() else None,
+        "detectionRateHigh": r6(high[pos].mean()) if pos.any() else None,
+        "genuineMediumOrHighRate": r6(flagged[neg].mean()) if neg.any() else None,
+        "genuineHighRate": r6(high[neg].mean()) if neg.any() else None,
+    }
+
+
+def by_scenario(levels, scenarios):
+    out = {}
+    for name in sorted(set(scenarios)):
+        m = scenarios == name
+        out[name] = {"sessions": int(m.sum()), "mediumOrHighRate": r6((levels[m] != "unknown").mean()),
+                     "highRate": r6((levels[m] == "high").mean())}
+    return out
+
+
 REFERENCE_BINS = 10  # deciles of the held-out raw scores per category (fewer where scores tie)
 
 
-def score_reference(raw, cats):
+def score_reference(raw, cats, platforms=None):
     """The reference distribution the daemon measures drift against (population stability
     index, docs/operations.md "Drift"), per category: `edges`, strictly increasing raw scores
     (log-odds) that cut the held-out sessions of the category into deciles, and `shares`, the
@@ -353,6 +407,15 @@ def score_reference(raw, cats):
         edges = sorted(set(cuts))
         counts = np.bincount(np.searchsorted(np.array(edges), s, side="right"), minlength=len(edges) + 1)
         out[cat] = {"edges": edges, "shares": [r6(c / len(s)) for c in counts]}
+        # The same bins over another client profile's held-out sessions (`platforms`: name ->
+        # (raw, cats)): what that platform's scores are expected to look like, so that its drift
+        # is measured against its own traffic, not against the mix above.
+        for name, (p_raw, p_cats) in sorted((platforms or {}).items()):
+            p = np.asarray(p_raw)[np.asarray(p_cats) == cat]
+            if len(p) < REFERENCE_BINS * 10:
+                continue
+            p_counts = np.bincount(np.searchsorted(np.array(edges), p, side="right"), minlength=len(edges) + 1)
+            out[cat].setdefault("platformShares", {})[name] = [r6(c / len(p)) for c in p_counts]
     return {"scale": "raw", "split": "test", "bins": out}
 
 
@@ -452,10 +515,23 @@ def load_export(path):
     return sessions, X, y, idx
 
 
+class Dataset:
+    def __init__(self, sessions, X, y, idx):
+        self.sessions, self.X, self.y, self.idx = sessions, X, y, idx
+        self.categories = np.array([s["category"] for s in sessions])
+        self.evidence = np.array([F.has_sufficient_evidence(list(x), EVIDENCE_RULE) for x in X])
+        self.scenarios = np.array([("coached." if s["label"] else "genuine.") + s["scenario"] for s in sessions])
+
+
+def build_web_dataset():
+    """The web-profile sessions, split as the others (their training part is not used)."""
+    return Dataset(*build_dataset(simulate.generate(WEB_SESSIONS, SEED, profile="web")))
+
+
 def build_dataset(sessions=None):
     if sessions is None:
         sessions = simulate.generate(SESSIONS, SEED)
-    X = np.array([F.extract(simulate.events_as_tuples(s), s["interaction"]["device"])
+    X = np.array([F.extract(simulate.events_as_tuples(s), s["interaction"].get("device", {}))
                   for s in sessions], dtype=np.float64)
     y = np.array([s["label"] for s in sessions], dtype=np.int64)
     n = len(sessions)
@@ -501,21 +577,27 @@ def jnum(v):
     return None if math.isnan(v) else v
 
 
-def fixture_rows(model, manifest, sessions, X, ids, rng):
+WEB_FIXTURE_SESSIONS = 400  # rows of the web profile, judged with the web thresholds
+
+
+def fixture_rows(model, manifest, sessions, X, ids, rng, web=None):
     names = model["featureNames"]
     cols = [F.INDEX[n] for n in names]
     rows = []
 
-    def row(full, session):
+    def row(full, session, platform=None):
         x = [full[c] for c in cols]
         raw = raw_score(model, x)
         category = session["category"] if session else rng.choice(CATEGORIES)
         evidence = F.has_sufficient_evidence(full, EVIDENCE_RULE)
-        level = level_for(raw, manifest["thresholds"][category], evidence)
+        table = manifest["platformThresholds"][platform] if platform else manifest["thresholds"]
+        level = level_for(raw, table[category], evidence)
         r = {"category": category}
+        if platform:
+            r["platform"] = platform
         if session is not None and "interaction" in session:
             r["events"] = encode_events(simulate.events_as_tuples(session))
-            dev = session["interaction"]["device"]
+            dev = session["interaction"].get("device", {})
             r["device"] = [dev.get(k) for k in DEVICE_KEYS]
         r["features"] = [jnum(v) for v in full]
         r["raw"] = raw
@@ -550,6 +632,11 @@ def fixture_rows(model, manifest, sessions, X, ids, rng):
                 v = 1e-36
             base[cols[j]] = v
         rows.append(row(base, None))
+
+    # Web-profile sessions after the others (which stay as they were), with the web thresholds.
+    if web is not None:
+        for i in web.idx["test"][:WEB_FIXTURE_SESSIONS]:
+            rows.append(row(list(web.X[i]), web.sessions[i], platform="web"))
     return rows
 
 
@@ -559,7 +646,7 @@ def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def train_version(version, spec, sessions, X, y, idx, out_dir, data_description, fixture_offset):
+def train_version(version, spec, sessions, X, y, idx, out_dir, data_description, fixture_offset, web=None):
     names = spec["features"]
     cols = [F.INDEX[n] for n in names]
     params = dict(LGB_PARAMS)
@@ -594,19 +681,7 @@ def train_version(version, spec, sessions, X, y, idx, out_dir, data_description,
     val_raw = scores(val_ids)
     val_cat = np.array([sessions[i]["category"] for i in val_ids])
     val_gen = (y[val_ids] == 0) & evidence[val_ids]
-    thresholds = {}
-    pooled = {
-        "medium": threshold_for(val_raw[val_gen], MEDIUM_GENUINE_SHARE),
-        "high": threshold_for(val_raw[val_gen], HIGH_GENUINE_SHARE),
-    }
-    for cat in CATEGORIES:
-        sel = val_gen & (val_cat == cat)
-        t = {}
-        for level, share in (("medium", MEDIUM_GENUINE_SHARE), ("high", HIGH_GENUINE_SHARE)):
-            raw = threshold_for(val_raw[sel], share) if sel.sum() >= MIN_CATEGORY_GENUINE else pooled[level]
-            t[level] = {"raw": raw, "score": 1.0 / (1.0 + math.exp(-raw))}
-        t["validationGenuineSessions"] = int(sel.sum())
-        thresholds[cat] = t
+    thresholds = category_thresholds(val_raw, val_cat, val_gen)
 
     # Held-out metrics on the test split.
     test_raw = lgb_raw
@@ -615,40 +690,48 @@ def train_version(version, spec, sessions, X, y, idx, out_dir, data_description,
     plat_test = np.array([sessions[i]["platform"] for i in test_ids])
     levels = np.array([level_for(r, thresholds[c], e)
                        for r, c, e in zip(test_raw, cat_test, evidence[test_ids])])
-    flagged = levels != "unknown"
-    high = levels == "high"
 
-    def rates(mask):
-        pos = mask & (y_test == 1)
-        neg = mask & (y_test == 0)
-        return {
-            "sessions": int(mask.sum()),
-            "coached": int(pos.sum()),
-            "detectionRateMediumOrHigh": r6(flagged[pos].mean()) if pos.any() else None,
-            "detectionRateHigh": r6(high[pos].mean()) if pos.any() else None,
-            "genuineMediumOrHighRate": r6(flagged[neg].mean()) if neg.any() else None,
-            "genuineHighRate": r6(high[neg].mean()) if neg.any() else None,
-        }
+    def rate(mask):
+        return rates(levels, y_test, mask)
 
     metrics = {
         "split": "test",
         "rocAuc": r6(roc_auc(y_test, test_raw)),
         "prAuc": r6(pr_auc(y_test, test_raw)),
-        "overall": rates(np.ones(len(test_ids), dtype=bool)),
-        "byCategory": {c: rates(cat_test == c) for c in CATEGORIES},
+        "overall": rate(np.ones(len(test_ids), dtype=bool)),
+        "byCategory": {c: rate(cat_test == c) for c in CATEGORIES},
         # Web clients and old SDKs send no device facts: the behaviour-only case.
-        "byPlatform": {p: rates(plat_test == p) for p in sorted(set(plat_test))},
-        "byScenario": {},
+        "byPlatform": {p: rate(plat_test == p) for p in sorted(set(plat_test))},
+        "byScenario": by_scenario(levels, np.array([("coached." if sessions[i]["label"] else "genuine.")
+                                                    + sessions[i]["scenario"] for i in test_ids])),
     }
-    scen = np.array([("coached." if sessions[i]["label"] else "genuine.") + sessions[i]["scenario"]
-                     for i in test_ids])
-    for name in sorted(set(scen)):
-        m = scen == name
-        metrics["byScenario"][name] = {
-            "sessions": int(m.sum()),
-            "mediumOrHighRate": r6(flagged[m].mean()),
-            "highRate": r6(high[m].mean()),
+
+    # The web profile (what the web capture kit emits): its own thresholds per category, set on
+    # its validation sessions by the same rule, and its figures on its test sessions, beside
+    # what the app thresholds would have given it.
+    platform_thresholds, platform_reference = {}, {}
+    if web is not None:
+        w_val, w_test = web.idx["validation"], web.idx["test"]
+        w_val_raw = booster.predict(web.X[w_val][:, cols], raw_score=True)
+        web_thresholds = category_thresholds(w_val_raw, web.categories[w_val], (web.y[w_val] == 0) & web.evidence[w_val])
+        platform_thresholds["web"] = web_thresholds
+        w_raw = booster.predict(web.X[w_test][:, cols], raw_score=True)
+        w_y, w_cat, w_ev = web.y[w_test], web.categories[w_test], web.evidence[w_test]
+        w_levels = np.array([level_for(r, web_thresholds[c], e) for r, c, e in zip(w_raw, w_cat, w_ev)])
+        app_levels = np.array([level_for(r, thresholds[c], e) for r, c, e in zip(w_raw, w_cat, w_ev)])
+        every = np.ones(len(w_test), dtype=bool)
+        metrics["webProfile"] = {
+            "data": f"simulate.py --profile web, seed {SEED}: {len(w_test)} test sessions "
+                    f"({int(w_y.sum())} coached), thresholds set on {len(w_val)} validation sessions",
+            "rocAuc": r6(roc_auc(w_y, w_raw)),
+            "prAuc": r6(pr_auc(w_y, w_raw)),
+            "overall": rates(w_levels, w_y, every),
+            "byCategory": {c: rates(w_levels, w_y, w_cat == c) for c in CATEGORIES},
+            "byScenario": by_scenario(w_levels, web.scenarios[w_test]),
+            "withAppThresholds": {"overall": rates(app_levels, w_y, every),
+                                  "byCategory": {c: rates(app_levels, w_y, w_cat == c) for c in CATEGORIES}},
         }
+        platform_reference["web"] = (w_raw, w_cat)
 
     vdir = os.path.join(out_dir, version)
     os.makedirs(vdir, exist_ok=True)
@@ -674,7 +757,7 @@ def train_version(version, spec, sessions, X, y, idx, out_dir, data_description,
                        for c in CATEGORIES},
         "evidenceRule": EVIDENCE_RULE,
         "reasons": REASON_RULE,
-        "scoreReference": score_reference(test_raw, cat_test),
+        "scoreReference": score_reference(test_raw, cat_test, platform_reference),
         "training": {
             "data": data_description,
             "seed": SEED,
@@ -691,9 +774,16 @@ def train_version(version, spec, sessions, X, y, idx, out_dir, data_description,
         },
         "metrics": metrics,
     }
+    if platform_thresholds:
+        # Requests whose interaction.source names the platform take these; the others the above.
+        manifest["platformThresholds"] = {
+            name: {c: {"medium": t[c]["medium"], "high": t[c]["high"]} for c in CATEGORIES}
+            for name, t in platform_thresholds.items()}
+        manifest["training"]["thresholdRule"]["platformValidationGenuineSessions"] = {
+            name: {c: t[c]["validationGenuineSessions"] for c in CATEGORIES} for name, t in platform_thresholds.items()}
 
     rng = random.Random(f"{SEED}:{version}")
-    rows = fixture_rows(model, manifest, sessions, X, test_ids[fixture_offset:], rng)
+    rows = fixture_rows(model, manifest, sessions, X, test_ids[fixture_offset:], rng, web)
     # LightGBM itself, not only the exported walk, must agree with every fixture row.
     full = np.array([[np.nan if v is None else v for v in r["features"]] for r in rows])
     check = booster.predict(full[:, cols], raw_score=True)
@@ -735,6 +825,7 @@ def main():
                          "to train --version on")
     args = ap.parse_args()
     out_dir = os.path.abspath(args.out)
+    web = None  # the web profile, where the simulator is the data
 
     if args.from_export:
         if args.sessions:
@@ -759,6 +850,7 @@ def main():
     else:
         data = "synthetic sessions from training/simulate.py (no real user data)"
         sessions, X, y, idx = build_dataset()
+        web = build_web_dataset()
 
     if args.version:
         if not all(p.isdigit() for p in args.version.split(".")):
@@ -771,12 +863,18 @@ def main():
                 for v, spec in VERSIONS.items()]
 
     for version, spec, offset in plan:
-        m = train_version(version, spec, sessions, X, y, idx, out_dir, data, offset)
+        m = train_version(version, spec, sessions, X, y, idx, out_dir, data, offset, web)
         o = m["metrics"]["overall"]
         print(f"{version}: ROC-AUC {m['metrics']['rocAuc']:.4f}  PR-AUC {m['metrics']['prAuc']:.4f}  "
               f"detected medium+ {o['detectionRateMediumOrHigh']:.3f} high {o['detectionRateHigh']:.3f}  "
               f"genuine medium+ {o['genuineMediumOrHighRate']:.4f} high {o['genuineHighRate']:.4f}",
               file=sys.stderr)
+        if "webProfile" in m["metrics"]:
+            w = m["metrics"]["webProfile"]["overall"]
+            print(f"{version} web profile: ROC-AUC {m['metrics']['webProfile']['rocAuc']:.4f}  "
+                  f"detected medium+ {w['detectionRateMediumOrHigh']:.3f} high {w['detectionRateHigh']:.3f}  "
+                  f"genuine medium+ {w['genuineMediumOrHighRate']:.4f} high {w['genuineHighRate']:.4f}",
+                  file=sys.stderr)
 
     current = args.version if args.version and args.make_current else None if args.version else CURRENT
     if current is not None:

@@ -46,10 +46,20 @@ public struct ScoreReference: Sendable, Equatable {
     public struct Bins: Sendable, Equatable {
         public let edges: [Double]
         public let shares: [Double]
+        /// The share of each bin over the held-out sessions of a client platform that has its
+        /// own profile (`web`): the reference for the scores of that platform's traffic alone.
+        public let platformShares: [String: [Double]]
 
-        public init(edges: [Double], shares: [Double]) {
+        public init(edges: [Double], shares: [Double], platformShares: [String: [Double]] = [:]) {
             self.edges = edges
             self.shares = shares
+            self.platformShares = platformShares
+        }
+
+        /// The expected shares for the scores of `platform`'s traffic (its own where the
+        /// manifest has them, else the mix's).
+        public func shares(for platform: String?) -> [Double] {
+            platform.flatMap { platformShares[$0] } ?? shares
         }
 
         /// The bin of raw score `raw` (NaN is not a score any model gives; it falls in bin 0).
@@ -103,6 +113,9 @@ struct EvidenceRule: Sendable {
 public final class CoachingModelVersion: Sendable {
     /// The operation categories every manifest must give thresholds for.
     public static let categories = ["payment", "account", "resourceUse", "communication", "other"]
+    /// The client platforms a manifest may give thresholds of their own for
+    /// (`interaction.source.platform`).
+    public static let platforms = ["web", "ios", "android", "other"]
 
     /// The version string, e.g. "2.0".
     public let version: String
@@ -112,6 +125,10 @@ public final class CoachingModelVersion: Sendable {
     public let features: [String]
     /// Thresholds per operation category.
     public let thresholds: [String: CoachingThresholds]
+    /// Thresholds per client platform and operation category, for the platforms whose sessions
+    /// score differently from the mix the `thresholds` were set on (the web capture kit's: no
+    /// device facts, its own event granularity); a platform not listed takes `thresholds`.
+    public let platformThresholds: [String: [String: CoachingThresholds]]
     /// Lowercase hex sha256 of model.json, as verified at load.
     public let modelSHA256: String
     /// Number of trees in the ensemble.
@@ -135,9 +152,11 @@ public final class CoachingModelVersion: Sendable {
 
     init(version: String, withdrawn: Bool, inputs: [Feature], ensemble: TreeEnsemble,
          thresholds: [String: CoachingThresholds], evidence: EvidenceRule, maxReasons: Int,
-         minContribution: Double, modelSHA256: String, reference: ScoreReference? = nil)
+         minContribution: Double, modelSHA256: String, reference: ScoreReference? = nil,
+         platformThresholds: [String: [String: CoachingThresholds]] = [:])
     {
         self.reference = reference
+        self.platformThresholds = platformThresholds
         self.version = version
         self.withdrawn = withdrawn
         self.inputs = inputs
@@ -170,12 +189,15 @@ public final class CoachingModelVersion: Sendable {
     }
 
     /// The level, score and reasons for `features` in operation `category` (one of
-    /// `categories`; anything else is judged with the `other` thresholds).
-    public func assess(_ features: FeatureVector, category: String) -> CoachingAssessment {
+    /// `categories`; anything else is judged with the `other` thresholds), from a client of
+    /// `platform` (`interaction.source.platform`): its own thresholds where the manifest has
+    /// them, else those of the category; nil, as for a request without a source, takes the
+    /// category's.
+    public func assess(_ features: FeatureVector, category: String, platform: String? = nil) -> CoachingAssessment {
         let x = input(features)
         let bins = reference?.bins[category]
         guard evidence.isSatisfied(by: features),
-              let t = thresholds[category] ?? thresholds["other"]
+              let t = thresholds(category: category, platform: platform)
         else {
             let raw = ensemble.rawScore(x)
             return CoachingAssessment(level: .unknown, score: Self.sigmoid(raw), reasons: [], scoreBin: bins?.bin(of: raw))
@@ -188,6 +210,12 @@ public final class CoachingModelVersion: Sendable {
     }
 
     private static func sigmoid(_ raw: Double) -> Double { 1.0 / (1.0 + exp(-raw)) }
+
+    /// The thresholds that judge `category` for `platform`.
+    public func thresholds(category: String, platform: String?) -> CoachingThresholds? {
+        if let platform, let table = platformThresholds[platform] { return table[category] ?? table["other"] }
+        return thresholds[category] ?? thresholds["other"]
+    }
 
     /// The raw score (log-odds) LightGBM would give `features`.
     public func rawScore(_ features: FeatureVector) -> Double {

@@ -188,17 +188,18 @@ public struct ModelRegistry: Sendable {
         }
 
         guard let thresholdTable = m["thresholds"]?.objectValue else { throw bad("thresholds is missing") }
-        var thresholds: [String: CoachingThresholds] = [:]
-        for category in CoachingModelVersion.categories {
-            guard let entry = thresholdTable[category]?.objectValue,
-                  let medium = entry["medium"]?.objectValue?["raw"]?.numberValue,
-                  let high = entry["high"]?.objectValue?["raw"]?.numberValue
-            else { throw bad("thresholds.\(category) lacks medium.raw and high.raw numbers") }
-            guard high >= medium else { throw bad("thresholds.\(category): high is below medium") }
-            thresholds[category] = CoachingThresholds(medium: medium, high: high)
-        }
-        for category in thresholdTable.keys where !CoachingModelVersion.categories.contains(category) {
-            throw bad("thresholds names an unknown category \(category)")
+        let thresholds = try categoryThresholds(thresholdTable, path: "thresholds", bad)
+        // Optional: thresholds of their own for the platforms that need them (web).
+        var platformThresholds: [String: [String: CoachingThresholds]] = [:]
+        if let platforms = m["platformThresholds"] {
+            guard let table = platforms.objectValue else { throw bad("platformThresholds is not an object") }
+            for (platform, entry) in table.members {
+                guard CoachingModelVersion.platforms.contains(platform) else {
+                    throw bad("platformThresholds names an unknown platform \(platform)")
+                }
+                guard let categories = entry.objectValue else { throw bad("platformThresholds.\(platform) is not an object") }
+                platformThresholds[platform] = try categoryThresholds(categories, path: "platformThresholds.\(platform)", bad)
+            }
         }
 
         guard let rule = m["evidenceRule"]?.objectValue,
@@ -249,7 +250,28 @@ public struct ModelRegistry: Sendable {
             thresholds: thresholds,
             evidence: EvidenceRule(minUserActions: minActions, minSessionSeconds: minSeconds,
                                    deviceSignals: signals),
-            maxReasons: maxReasons, minContribution: minContribution, modelSHA256: actual, reference: reference)
+            maxReasons: maxReasons, minContribution: minContribution, modelSHA256: actual, reference: reference,
+            platformThresholds: platformThresholds)
+    }
+
+    /// A table of thresholds by category at `path`: every category, each `medium.raw` and
+    /// `high.raw` numbers, high not below medium, no other name.
+    private static func categoryThresholds(_ table: JSONObject, path: String, _ bad: (String) -> ModelLoadError)
+        throws(ModelLoadError) -> [String: CoachingThresholds]
+    {
+        var thresholds: [String: CoachingThresholds] = [:]
+        for category in CoachingModelVersion.categories {
+            guard let entry = table[category]?.objectValue,
+                  let medium = entry["medium"]?.objectValue?["raw"]?.numberValue,
+                  let high = entry["high"]?.objectValue?["raw"]?.numberValue
+            else { throw bad("\(path).\(category) lacks medium.raw and high.raw numbers") }
+            guard high >= medium else { throw bad("\(path).\(category): high is below medium") }
+            thresholds[category] = CoachingThresholds(medium: medium, high: high)
+        }
+        for category in table.keys where !CoachingModelVersion.categories.contains(category) {
+            throw bad("\(path) names an unknown category \(category)")
+        }
+        return thresholds
     }
 
     /// The manifest's optional `scoreReference`: `{"scale": "raw", "bins": {category: {"edges":
@@ -270,17 +292,31 @@ public struct ModelRegistry: Sendable {
             guard let edgeList = entry.objectValue?["edges"]?.arrayValue,
                   let shareList = entry.objectValue?["shares"]?.arrayValue
             else { throw bad("scoreReference.\(category) lacks edges and shares lists") }
-            let edges = edgeList.compactMap(\.numberValue), shares = shareList.compactMap(\.numberValue)
+            let edges = edgeList.compactMap(\.numberValue)
             guard edges.count == edgeList.count, edges.allSatisfy(\.isFinite),
                   zip(edges, edges.dropFirst()).allSatisfy({ $0 < $1 })
             else { throw bad("scoreReference.\(category).edges are not strictly increasing numbers") }
-            guard shares.count == shareList.count, shares.count == edges.count + 1,
-                  shares.count <= ScoreReference.maxBins,
-                  shares.allSatisfy({ $0 >= 0 && $0 <= 1 }), abs(shares.reduce(0, +) - 1) <= 0.001
-            else {
+            func valid(_ list: [JSONValue]) -> [Double]? {
+                let shares = list.compactMap(\.numberValue)
+                guard shares.count == list.count, shares.count == edges.count + 1, shares.count <= ScoreReference.maxBins,
+                      shares.allSatisfy({ $0 >= 0 && $0 <= 1 }), abs(shares.reduce(0, +) - 1) <= 0.001 else { return nil }
+                return shares
+            }
+            guard let shares = valid(shareList) else {
                 throw bad("scoreReference.\(category).shares are not one more than the edges (at most \(ScoreReference.maxBins)), each in [0, 1], adding up to 1")
             }
-            bins[category] = ScoreReference.Bins(edges: edges, shares: shares)
+            // Optional: the same bins' shares over one platform's own held-out sessions.
+            var platformShares: [String: [Double]] = [:]
+            if let value = entry.objectValue?["platformShares"] {
+                guard let table = value.objectValue else { throw bad("scoreReference.\(category).platformShares is not an object") }
+                for (platform, list) in table.members {
+                    guard CoachingModelVersion.platforms.contains(platform), let list = list.arrayValue, let shares = valid(list) else {
+                        throw bad("scoreReference.\(category).platformShares.\(platform) are not shares of the edges' bins for a known platform")
+                    }
+                    platformShares[platform] = shares
+                }
+            }
+            bins[category] = ScoreReference.Bins(edges: edges, shares: shares, platformShares: platformShares)
         }
         return ScoreReference(bins: bins)
     }

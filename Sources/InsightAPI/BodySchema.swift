@@ -1,3 +1,4 @@
+import InsightDomain
 import JSON
 
 /// What a member of a request body may hold, with its limits: the declarative side of a
@@ -5,6 +6,9 @@ import JSON
 indirect enum BodyKind: Sendable {
     /// A non-empty string of at most this many characters, without control characters.
     case string(maxLength: Int)
+    /// A non-empty token of at most this many characters: letters, digits and `.`, `_`, `+`, `-`
+    /// (a name or a version number, never text).
+    case token(maxLength: Int)
     /// An integer in the range.
     case integer(ClosedRange<Int64>)
     case boolean
@@ -68,6 +72,30 @@ struct BodyMember<Value>: Sendable {
             set(&value, text)
         })
     }
+
+    /// A token member (`BodyKind.token`): a string of at most `maxLength` token characters that
+    /// does not look like personal data.
+    static func token(_ name: StaticString, maxLength: Int, required: Bool = false,
+                      _ set: @escaping @Sendable (inout Value, String) -> Void) -> BodyMember {
+        let key = name.description
+        return BodyMember(name, kind: .token(maxLength: maxLength), required: required, read: { cursor, value in
+            guard let text = cursor.printableString(maxLength: maxLength), InteractionSource.isToken(text.utf8),
+                  PIIGuard.detect(text) == nil else { return false }
+            set(&value, text)
+            return true
+        }, decode: { reader, value throws(Problem) in
+            guard let text = try reader.string(key, maxLength: maxLength, required: required) else { return }
+            guard InteractionSource.isToken(text.utf8) else { throw Problem.invalid(reader.field(key), tokenRule) }
+            // A token is stored: a card or phone number written as one is refused like a request id.
+            if let kind = PIIGuard.detect(text) {
+                throw Problem.invalid(reader.field(key), "looks like personal data (\(kind.description)); send a name or a version number")
+            }
+            set(&value, text)
+        })
+    }
+
+    /// What a token member refuses, in its problem's detail.
+    static var tokenRule: String { "must hold only letters, digits and . _ + - (a name or a version number)" }
 
     /// An integer member; `refuse` as for strings.
     static func integer(_ name: StaticString, in range: ClosedRange<Int64>, required: Bool = false,

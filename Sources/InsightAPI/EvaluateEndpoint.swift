@@ -1,4 +1,5 @@
 import HTTPServer
+import Crypto
 import InsightDomain
 import InsightServices
 import JSON
@@ -10,24 +11,28 @@ extension InsightAPIHandler {
     func evaluate(_ exchange: Exchange) throws {
         let caller = try exchange.authenticated()
         var sandboxOverride: SandboxOverride?
-        let request: EvaluationRequest
+        var request: EvaluationRequest
         do {
-            if let header = exchange.request.headers[SandboxOverride.header] {
+            let header = exchange.request.headers[SandboxOverride.header]
+            if let header {
                 try useCases.evaluation.permitOverride(for: caller)
                 sandboxOverride = try SandboxOverride.parse(header)
             }
-            request = try EvaluationRequest.decode(body: try jsonBytes(exchange.request))
+            let body = try jsonBytes(exchange.request)
+            request = try EvaluationRequest.decode(body: body)
+            // A retry must repeat the request as sent: its body and its override.
+            if request.requestId != nil { request.bodyDigest = SHA256.digest(body + [0] + Array((header ?? "").utf8)) }
         } catch {
             try useCases.quota.chargeRefusal(of: caller)
             throw error
         }
-        let answered = exchange, requestId = request.requestId
-        try useCases.evaluation.evaluate(request, by: caller, override: sandboxOverride,
-                                         answer: { record, tenant in Self.render(record, tenant: tenant, requestId: requestId) },
+        let answered = exchange
+        try useCases.evaluation.evaluate(request, by: caller, override: sandboxOverride, answer: EvaluationAnswer(),
                                          resume: exchange.resume) { result in
             answered.complete(result) { evaluated in
                 var headers = Throttling.headers(evaluated.quota)
                 headers.append((ReceiptHeader.name, ReceiptHeader.value(of: evaluated.receipt)))
+                if evaluated.replayed { headers.append((EvaluationAnswer.replayedHeader, "true")) }
                 return Self.json(200, bytes: evaluated.answer, headers: headers)
             }
         }
@@ -37,22 +42,9 @@ extension InsightAPIHandler {
     /// tenant and environment that answered, so that its receipt binds them: a sandbox answer
     /// cannot pass for a production one, nor one tenant's for another's.
     static func render(_ record: EvaluationRecord, tenant: String, requestId: String?) -> [UInt8] {
-        var object = JSONObjectWriter()
-        object.member("eventId", record.eventId)
-        if let requestId { object.member("requestId", requestId) }
-        object.member("tenant", tenant)
-        object.member("environment", record.environment.rawValue)
-        object.member("serverTimestamp", timestamp: record.createdAt)
-        object.member("reportConsumptionBy", timestamp: record.reportConsumptionBy)
-        object.member("insights", objects: record.insights) { object, insight in render(insight, into: &object) }
-        if let decision = record.decision {
-            object.member("decision") { object in
-                object.member("action", decision.action.rawValue)
-                object.member("reasons", strings: decision.reasons)
-                object.member("policyVersion", decision.policyVersion)
-            }
-        }
-        return object.bytes()
+        let answer = EvaluationAnswer()
+        let bare = answer.answer(record, tenant: tenant)
+        return requestId.map { answer.naming(bare, eventId: record.eventId, requestId: $0) } ?? bare
     }
 
     static func render(_ insight: InsightRecord, into object: inout JSONObjectWriter) {
@@ -76,5 +68,49 @@ extension InsightAPIHandler {
                 }
             }
         }
+    }
+}
+
+/// The body of `POST /v1/evaluations`' 200, written directly. Its members, in order: `eventId`,
+/// `requestId` (when sent), `tenant`, `environment`, `serverTimestamp`, `reportConsumptionBy`,
+/// `insights`, `decision`. What a retry is answered from is the body without `requestId`; the
+/// member is put back after `eventId`, so that a retry gets the first answer byte for byte.
+struct EvaluationAnswer: AnswerWriter {
+    /// Marks an answer given before, to an earlier request with the same `requestId` and bytes.
+    static let replayedHeader = "Idempotent-Replayed"
+
+    func answer(_ record: EvaluationRecord, tenant: String) -> [UInt8] {
+        var object = JSONObjectWriter()
+        object.member("eventId", record.eventId)
+        object.member("tenant", tenant)
+        object.member("environment", record.environment.rawValue)
+        object.member("serverTimestamp", timestamp: record.createdAt)
+        object.member("reportConsumptionBy", timestamp: record.reportConsumptionBy)
+        object.member("insights", objects: record.insights) { object, insight in
+            InsightAPIHandler.render(insight, into: &object)
+        }
+        if let decision = record.decision {
+            object.member("decision") { object in
+                object.member("action", decision.action.rawValue)
+                object.member("reasons", strings: decision.reasons)
+                object.member("policyVersion", decision.policyVersion)
+            }
+        }
+        return object.bytes()
+    }
+
+    func naming(_ answer: [UInt8], eventId: String, requestId: String) -> [UInt8] {
+        // `{"eventId":"…"` is the same in both; what follows it in `answer` (`,"tenant"…`) follows
+        // the requestId member.
+        var first = JSONObjectWriter()
+        first.member("eventId", eventId)
+        let eventIdEnd = first.bytes().count - 1
+        var named = JSONObjectWriter()
+        named.member("eventId", eventId)
+        named.member("requestId", requestId)
+        var bytes = named.bytes()
+        bytes.removeLast()
+        bytes.append(contentsOf: answer[eventIdEnd...])
+        return bytes
     }
 }

@@ -51,18 +51,27 @@ extension EvaluationRequest {
                        interactionReadAt: [Int] = []) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "", allowed: EvaluationSchema.root.names)
         var request = try EvaluationSchema.root.decodeMembers(root)
-        request.interaction = try decodeInteraction(root, events: readEvents, summary: readSummary, readAt: interactionReadAt)
+        let source: SourceMember?
+        (request.interaction, source) = try decodeInteraction(root, events: readEvents, summary: readSummary, readAt: interactionReadAt)
+        (request.source, request.droppedEvents) = (source?.source, source?.droppedEvents)
         return request
     }
 
-    private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?,
-                                          summary readSummary: SummaryFeatures?, readAt: [Int]) throws(Problem) -> InteractionInput {
+    /// The interaction and the source it names (nil when it names none).
+    private static func decodeInteraction(_ root: ObjectReader, events readEvents: [InteractionEvent]?, summary readSummary: SummaryFeatures?,
+                                          readAt: [Int]) throws(Problem) -> (InteractionInput, SourceMember?) {
         let schema = EvaluationSchema.interaction
         guard let interaction = try root.object("interaction", allowed: schema.names, readElsewhere: readAt) else {
-            return .none
+            return (.none, nil)
         }
-        // The device facts; events and summary have the rules below.
+        // The device facts and the source; events and summary have the rules below.
         let parts = try schema.decodeMembers(interaction)
+        return (try decodeObservations(interaction, parts: parts, events: readEvents, summary: readSummary), parts.source)
+    }
+
+    /// The events or summary of `interaction`, with the device facts in `parts`.
+    private static func decodeObservations(_ interaction: ObjectReader, parts: InteractionParts, events readEvents: [InteractionEvent]?,
+                                           summary readSummary: SummaryFeatures?) throws(Problem) -> InteractionInput {
         let device = parts.device ?? DeviceFacts()
         let eventValues = try interaction.array("events", count: EvaluationSchema.eventCount)
         let summaryValue = interaction.value("summary")

@@ -36,8 +36,10 @@ enum EvaluationSchema {
         .array("insights", of: insight, count: 1...EvaluationRequest.maxInsights, required: true) { $0.insights = $1 },
         .object("subject", subject) { $0.subject = $1 },
         .custom("interaction", kind: .object(interaction.fields)) { cursor, request in
-            guard let input = interaction.read(&cursor)?.input else { return false }
+            guard let parts = interaction.read(&cursor), let input = parts.input else { return false }
             request.interaction = input
+            request.source = parts.source?.source
+            request.droppedEvents = parts.source?.droppedEvents
             return true
         },
         // Facts for the decision policy: closed values only, never amounts or names.
@@ -91,6 +93,15 @@ enum EvaluationSchema {
             cursor.index = read.end
             return true
         },
+        .object("source", source) { $0.source = $1 },
+    ])
+
+    /// Which capture kit produced the interaction: names and a version number, never text.
+    static let source = BodyObject(start: SourceMember(source: InteractionSource(kit: "", version: "", platform: .other)), [
+        .token("kit", maxLength: InteractionSource.maxKitLength, required: true) { $0.source.kit = $1 },
+        .token("version", maxLength: InteractionSource.maxVersionLength, required: true) { $0.source.version = $1 },
+        .enumeration("platform", ClientPlatform.self, required: true) { $0.source.platform = $1 },
+        .integer("droppedEvents", in: 0...InteractionSource.maxDroppedEvents) { $0.droppedEvents = $1 },
     ])
 
     static let eventCount = 0...FeatureExtractor.maxEvents
@@ -133,6 +144,7 @@ struct InteractionParts: Sendable {
     var events: [InteractionEvent]?
     var summary: SummaryFeatures?
     var device: DeviceFacts?
+    var source: SourceMember?
 
     /// The input they make; nil when both events and a summary came (the tree path names that).
     /// Device facts without timing are evidence of their own: they go to the model as a summary
@@ -147,6 +159,13 @@ struct InteractionParts: Sendable {
     }
 }
 
+/// `interaction.source` as read: the kit, stored with the evaluation, and what it says it
+/// dropped, which is only counted.
+struct SourceMember: Sendable {
+    var source: InteractionSource
+    var droppedEvents: Int64?
+}
+
 extension OperationCategory: BodyEnumeration {}
 extension TransactionFacts.AmountBand: BodyEnumeration {}
 extension InitiatorKind: BodyEnumeration {}
@@ -154,3 +173,4 @@ extension UntrustedSource: BodyEnumeration {}
 extension SideEffect: BodyEnumeration {}
 extension InteractionEventType: BodyEnumeration {}
 extension InteractionField: BodyEnumeration {}
+extension ClientPlatform: BodyEnumeration {}

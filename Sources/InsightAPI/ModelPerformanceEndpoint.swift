@@ -45,16 +45,31 @@ extension InsightAPIHandler {
         return .object(object)
     }
 
+    /// A row of the report: its version, category and role, its figures, then the same figures
+    /// per capture kit.
     static func render(_ row: ModelPerformanceRow) -> JSONValue {
+        var object = JSONObject()
+        object.append("modelVersion", .string(row.modelVersion))
+        object.append("category", .string(row.category.rawValue))
+        object.append("role", .string(row.role.rawValue))
+        appendFigures(of: row, to: &object)
+        object.append("bySource", .array(row.bySource.map { source in
+            var object = JSONObject()
+            object.append("platform", source.source.map { .string($0.platform.rawValue) } ?? .null)
+            object.append("kit", source.source.map { .string($0.kit) } ?? .null)
+            object.append("kitVersion", source.source.map { .string($0.version) } ?? .null)
+            appendFigures(of: source, to: &object)
+            return .object(object)
+        }))
+        return .object(object)
+    }
+
+    private static func appendFigures(of row: ModelPerformanceRow, to object: inout JSONObject) {
         func values(_ counts: [InsightValue: Int]) -> JSONValue {
             .object(JSONObject(InsightValue.allCases.map { (key: $0.rawValue, value: .number(Double(counts[$0] ?? 0))) }))
         }
         var consumption = JSONObject(ConsumptionStatus.allCases.map { (key: $0.rawValue, value: .number(Double(row.consumption[$0] ?? 0))) })
         consumption.append("notReported", .number(Double(row.consumption[nil] ?? 0)))
-        var object = JSONObject()
-        object.append("modelVersion", .string(row.modelVersion))
-        object.append("category", .string(row.category.rawValue))
-        object.append("role", .string(row.role.rawValue))
         object.append("evaluations", .number(Double(row.evaluations)))
         object.append("values", values(row.values))
         object.append("consumption", .object(consumption))
@@ -63,7 +78,6 @@ extension InsightAPIHandler {
         object.append("recall", .object(["mediumOrHigh": render(row.recallMediumOrHigh), "high": render(row.recallHigh)]))
         object.append("matureShare", .number(row.matureShare))
         object.append("psi", row.psi.map { .object(["value": .number($0.psi), "sample": .number(Double($0.sample))]) } ?? .null)
-        return .object(object)
     }
 
     static func render(_ proportion: Proportion) -> JSONValue {

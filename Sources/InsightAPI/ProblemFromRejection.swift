@@ -39,6 +39,10 @@ extension Problem {
         case .idempotencyKeyReused:
             self.init(422, .idempotencyKeyReused,
                       "This Idempotency-Key was used before with a different body; use a new key for a new request.")
+        case .requestIdReused:
+            self.init(422, .idempotencyKeyReused,
+                      "This requestId was sent before with other content; a retry repeats the request byte for byte, a new request takes a new requestId.",
+                      field: "requestId")
         case .callerNotFound:
             self.init(404, .callerNotFound, "No caller with this id.")
         case .keyNotFound:

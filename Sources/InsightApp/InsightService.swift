@@ -4,6 +4,7 @@ import HTTPServer
 import InsightAPI
 import InsightDomain
 import InsightServices
+import JSON
 import Synchronization
 import Telemetry
 
@@ -134,14 +135,22 @@ public final class InsightService: Sendable {
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
         // Drift of each version's scores on this instance's last hour or two (no identifier is logged).
-        let drift = ScoreDrift(models: models, clock: clock) { version, category, stability in
-            logger.warning("model score drift: the population stability index passed 0.2",
-                           [("modelVersion", .string(version)), ("category", .string(category.rawValue)),
-                            ("psi", .number((stability.psi * 1000).rounded() / 1000)), ("sample", .number(Double(stability.sample)))])
+        // A capture kit's name and version are the caller's tokens, never identifiers.
+        let drift = ScoreDrift(models: models, clock: clock) { version, category, source, stability in
+            var fields: [(String, JSONValue)] = [("modelVersion", .string(version)), ("category", .string(category.rawValue))]
+            if let source {
+                fields += [("platform", .string(source.platform.rawValue)), ("kit", .string(source.kit)),
+                           ("kitVersion", .string(source.version))]
+            }
+            fields += [("psi", .number((stability.psi * 1000).rounded() / 1000)), ("sample", .number(Double(stability.sample)))]
+            logger.warning("model score drift: the population stability index passed 0.2", fields)
         }
         metrics.collect("insightd_model_score_psi",
                         help: "Population stability index of each model version's scores (served and shadow) per category against its manifest's reference, over this instance's last full hour and the current one, once they hold 500 scores; 0.1 moderate, 0.2 a shift.",
                         type: .gauge, labels: ["version", "category"]) { drift.samples() }
+        metrics.collect("insightd_model_score_source_psi",
+                        help: "The same index over the evaluations of one capture kit (interaction.source: platform, kit, kit version), so that a kit version that moves the scores shows; at most 24 kits by name, the others as kit and kit_version other.",
+                        type: .gauge, labels: ["version", "category", "platform", "kit", "kit_version"]) { drift.sourceSamples() }
         let ledger = store.ledger
         let authorization = AuthorizationService(store: authorizations, denials: denials, hashKeys: hashKeys, clock: clock,
                                                  metrics: serviceMetrics,

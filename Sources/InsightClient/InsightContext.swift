@@ -113,7 +113,8 @@ public struct TransactionContext: Sendable, Hashable {
 
 /// What the client app observed: timing only, never typed characters. Either raw events (the
 /// service extracts features) or a feature summary computed on the device, each optionally with
-/// device facts; or device facts alone.
+/// device facts; or device facts alone. Each may name the capture kit that produced it
+/// (``InteractionSource``).
 public struct Interaction: Sendable, Hashable {
     /// The timed events, when the interaction was built with ``events(_:device:)``.
     public let events: [InteractionEvent]?
@@ -121,26 +122,53 @@ public struct Interaction: Sendable, Hashable {
     public let summary: InteractionSummary?
     /// Platform facts about the session.
     public let device: DeviceFacts?
+    /// The capture kit that produced the interaction.
+    public let source: InteractionSource?
 
-    private init(events: [InteractionEvent]?, summary: InteractionSummary?, device: DeviceFacts?) {
+    private init(events: [InteractionEvent]?, summary: InteractionSummary?, device: DeviceFacts?, source: InteractionSource?) {
         self.events = events
         self.summary = summary
         self.device = device
+        self.source = source
     }
 
     /// Timed events in order: the first is `sessionStart` at time 0, and times never decrease.
-    public static func events(_ events: [InteractionEvent], device: DeviceFacts? = nil) -> Interaction {
-        Interaction(events: events, summary: nil, device: device)
+    public static func events(_ events: [InteractionEvent], device: DeviceFacts? = nil,
+                              source: InteractionSource? = nil) -> Interaction {
+        Interaction(events: events, summary: nil, device: device, source: source)
     }
 
     /// A feature vector computed on the device (names and bounds in `docs/features.md`).
-    public static func summary(_ summary: InteractionSummary, device: DeviceFacts? = nil) -> Interaction {
-        Interaction(events: nil, summary: summary, device: device)
+    public static func summary(_ summary: InteractionSummary, device: DeviceFacts? = nil,
+                               source: InteractionSource? = nil) -> Interaction {
+        Interaction(events: nil, summary: summary, device: device, source: source)
     }
 
     /// Device facts alone; judged without any timing feature.
-    public static func device(_ device: DeviceFacts) -> Interaction {
-        Interaction(events: nil, summary: nil, device: device)
+    public static func device(_ device: DeviceFacts, source: InteractionSource? = nil) -> Interaction {
+        Interaction(events: nil, summary: nil, device: device, source: source)
+    }
+}
+
+/// The capture kit that produced an interaction: stored with the evaluation, so that the
+/// service's model-performance report and drift split by platform and kit version.
+public struct InteractionSource: Sendable, Hashable {
+    /// The kit's name, e.g. `insight-capture-ios`: 1–32 letters, digits, `.`, `_`, `+`, `-`.
+    public var kit: String
+    /// The kit's version, e.g. `1.0.0`: 1–32 of the same characters.
+    public var version: String
+    /// Where the kit runs.
+    public var platform: ClientPlatform
+    /// Events the kit observed but left out at its event limit, if it says.
+    public var droppedEvents: Int?
+
+    /// Names the kit; a malformed name or version is refused with
+    /// ``EvaluationError/contextInvalid(field:detail:)`` naming `interaction.source.kit` or `.version`.
+    public init(kit: String, version: String, platform: ClientPlatform, droppedEvents: Int? = nil) {
+        self.kit = kit
+        self.version = version
+        self.platform = platform
+        self.droppedEvents = droppedEvents
     }
 }
 

@@ -120,7 +120,10 @@ struct WireEvaluationRequest: Encodable {
     struct Device: Encodable {
         let activeCall: Bool?; let callStartedBeforeSession: Bool?; let screenSharing: Bool?; let remoteAccessApp: Bool?
     }
-    struct WireInteraction: Encodable { let events: [Event]?; let summary: [String: Double]?; let device: Device? }
+    struct Source: Encodable { let kit: String; let version: String; let platform: String; let droppedEvents: Int? }
+    struct WireInteraction: Encodable {
+        let events: [Event]?; let summary: [String: Double]?; let device: Device?; let source: Source?
+    }
     struct Transaction: Encodable { let newCounterparty: Bool?; let amountBand: String? }
     struct Agent: Encodable {
         let userRequested: Bool; let untrustedContext: [String]; let argumentsFromUntrustedContext: Bool; let sideEffects: [String]
@@ -156,6 +159,9 @@ struct WireEvaluationRequest: Encodable {
                 device: interaction.device.map {
                     Device(activeCall: $0.activeCall, callStartedBeforeSession: $0.callStartedBeforeSession,
                            screenSharing: $0.screenSharing, remoteAccessApp: $0.remoteAccessApp)
+                },
+                source: interaction.source.map {
+                    Source(kit: $0.kit, version: $0.version, platform: $0.platform.rawValue, droppedEvents: $0.droppedEvents)
                 })
         }
         transaction = context.transaction.map {

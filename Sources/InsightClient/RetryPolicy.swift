@@ -14,8 +14,8 @@ import Foundation
 /// error is thrown.
 ///
 /// An evaluation retried after a transport failure is sent again byte for byte, with the same
-/// `requestId`. If the first attempt had in fact reached the service, it left an evaluation you
-/// never saw; the shared `requestId` links the two in the service's records.
+/// `requestId`. If the first attempt had in fact reached the service, the service answers the
+/// retry with that first evaluation (`Idempotent-Replayed: true`): one evaluation, one report.
 public struct RetryPolicy: Sendable, Hashable {
     /// Attempts in total, the first included (1 means never retry).
     public var maxAttempts: Int

@@ -29,6 +29,29 @@ public struct OperationCategory: RawRepresentable, Hashable, Sendable, CustomStr
     public var description: String { rawValue }
 }
 
+/// The platform a capture kit runs on (``InteractionSource/platform``).
+///
+/// The set is open: compare with the static members, and keep a default branch for values a
+/// later version of the service may add.
+public struct ClientPlatform: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The wire value, e.g. `web`.
+    public let rawValue: String
+    /// Wraps a wire value; use the static members for the values this client version knows.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Web pages and web views.
+    public static let web = ClientPlatform(rawValue: "web")
+    /// iOS and iPadOS apps.
+    public static let ios = ClientPlatform(rawValue: "ios")
+    /// Android apps.
+    public static let android = ClientPlatform(rawValue: "android")
+    /// Anything else.
+    public static let other = ClientPlatform(rawValue: "other")
+
+    /// The wire value.
+    public var description: String { rawValue }
+}
+
 /// Which model version answers an insight request.
 public enum ModelVersion: Hashable, Sendable {
     /// The service's current model; almost always the right choice.

@@ -627,7 +627,8 @@ public enum AdminCommand {
         return lines.joined(separator: "\n")
     }
 
-    /// The model performance report as a table: each proportion as value [95 % interval] of its sample.
+    /// The model performance report as a table: each proportion as value [95 % interval] of its
+    /// sample; under each row, a row per capture kit (`· web insight-capture-web 1.0.0`).
     static func renderModelPerformance(_ v: JSONValue) -> String {
         func n(_ value: JSONValue?) -> String { value?.numberValue.map(format) ?? "-" }
         func proportion(_ p: JSONValue?) -> String {
@@ -643,14 +644,23 @@ public enum AdminCommand {
         guard !rows.isEmpty else { return (lines + ["no evaluations"]).joined(separator: "\n") }
         let header = ["VERSION", "ROLE", "CATEGORY", "EVALUATIONS", "HIGH", "MEDIUM", "UNKNOWN", "LABELLED FRAUD", "LABELLED LEGIT",
                       "PRECISION M|H", "RECALL M|H", "PRECISION H", "RECALL H", "MATURE", "PSI"]
-        let table = rows.map { row -> [String] in
+        // Each row, then the same figures per capture kit under it (version and role left blank).
+        let rowsAndKits = rows.flatMap { row in
+            [(row, "")] + (row["bySource"]?.arrayValue ?? []).map { source in
+                let kit = [source["platform"], source["kit"], source["kitVersion"]].compactMap { $0?.stringValue }
+                return (source, "· " + (kit.isEmpty ? "no source" : kit.joined(separator: " ")))
+            }
+        }
+        let table = rowsAndKits.map { row, source -> [String] in
             func labelled(_ outcome: String) -> String {
                 format((row["labelled"]?[outcome]?.objectValue?.members ?? []).compactMap { $0.value.numberValue }.reduce(0, +))
             }
             // The drift index with its sample, or "-" when the version has no reference.
             let psi = row["psi"]?["value"]?.numberValue.map { String(format: "%.3f of ", $0) + n(row["psi"]?["sample"]) } ?? "-"
-            return [row["modelVersion"]?.stringValue ?? "?", row["role"]?.stringValue ?? "served", row["category"]?.stringValue ?? "?",
-                    n(row["evaluations"]),
+            let identity = source.isEmpty
+                ? [row["modelVersion"]?.stringValue ?? "?", row["role"]?.stringValue ?? "served", row["category"]?.stringValue ?? "?"]
+                : ["", "", source]
+            return identity + [n(row["evaluations"]),
                     n(row["values"]?["high"]), n(row["values"]?["medium"]), n(row["values"]?["unknown"]),
                     labelled("confirmedFraud"), labelled("confirmedLegitimate"),
                     proportion(row["precision"]?["mediumOrHigh"]), proportion(row["recall"]?["mediumOrHigh"]),
@@ -659,8 +669,11 @@ public enum AdminCommand {
         }
         let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
         for row in [header] + table {
-            lines.append(row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
-                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            // Trailing blanks only: a kit's row starts blank, under its version's category.
+            var line = row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ")
+            while line.last == " " { line.removeLast() }
+            lines.append(line)
         }
         return lines.joined(separator: "\n")
     }

@@ -60,10 +60,14 @@ public struct ModelPerformanceCell: Sendable, Hashable {
     public var shadow: Bool
     /// The bin of the version's reference distribution the scores fell in; nil: none stored.
     public var scoreBin: Int?
+    /// The capture kit of the evaluations (`interaction.source`); nil: they named none.
+    public var source: InteractionSource?
 
     public init(modelVersion: String, category: OperationCategory, value: InsightValue, consumption: ConsumptionStatus?,
-                label: LabelOutcome?, count: Int, mature: Int, shadow: Bool = false, scoreBin: Int? = nil) {
+                label: LabelOutcome?, count: Int, mature: Int, shadow: Bool = false, scoreBin: Int? = nil,
+                source: InteractionSource? = nil) {
         self.shadow = shadow
+        self.source = source
         self.scoreBin = scoreBin
         self.modelVersion = modelVersion
         self.category = category
@@ -93,7 +97,8 @@ public struct ModelPerformanceCell: Sendable, Hashable {
     /// The key cells are merged and sorted by.
     public var sortKey: String {
         [modelVersion, category.rawValue, value.rawValue, consumption?.rawValue ?? "", label?.rawValue ?? "",
-         shadow ? "shadow" : "", scoreBin.map { String($0) } ?? ""]
+         shadow ? "shadow" : "", scoreBin.map { String($0) } ?? "", source?.platform.rawValue ?? "", source?.kit ?? "",
+         source?.version ?? ""]
             .joined(separator: "\u{1}")
     }
 }
@@ -173,7 +178,28 @@ public enum PopulationStability {
 
 /// The reference shares of each model version's score bins, by version and category
 /// (the manifests' `scoreReference`); a version or category missing has no drift figure.
-public typealias ScoreReferences = [String: [OperationCategory: [Double]]]
+public typealias ScoreReferences = [String: [OperationCategory: ReferenceShares]]
+
+/// The expected share of each score bin of one version and category: over the mix of sessions
+/// the thresholds were set on, and over the sessions of the platforms that have their own
+/// profile (web), against which the scores of that platform's capture kits are measured.
+public struct ReferenceShares: Sendable, Equatable, ExpressibleByArrayLiteral {
+    public var shares: [Double]
+    public var byPlatform: [ClientPlatform: [Double]]
+
+    public init(shares: [Double], byPlatform: [ClientPlatform: [Double]] = [:]) {
+        self.shares = shares
+        self.byPlatform = byPlatform
+    }
+
+    /// The mix's shares.
+    public init(arrayLiteral shares: Double...) { self.init(shares: shares) }
+
+    /// The shares the scores of `platform`'s clients are expected to fall in.
+    public func shares(for platform: ClientPlatform?) -> [Double] {
+        platform.flatMap { byPlatform[$0] } ?? shares
+    }
+}
 
 /// The report of one model version on one category over a period (PRODUCT.md §13).
 public struct ModelPerformanceRow: Sendable, Equatable {
@@ -201,10 +227,22 @@ public struct ModelPerformanceRow: Sendable, Equatable {
     public var recallHigh: Proportion
     /// The share of `evaluations` created before the maturity cutoff.
     public var matureShare: Double
+    /// In a row of `bySource`: the capture kit of its evaluations (nil: they named none).
+    public var source: InteractionSource?
+    /// The same figures per capture kit (`interaction.source`: platform, kit and kit version),
+    /// most evaluations first, so that a kit version that moves the scores (its `psi`, its share
+    /// of `medium` and `high`) stands out beside the others; empty when no evaluation of the row
+    /// named a source. Callers choose the names, so past `ModelPerformanceReport.maxSources`
+    /// rows the least used kits are added up per platform (and those that named none) under
+    /// kit and version `other`: at most `maxSources - 1` named rows and one per platform.
+    public var bySource: [ModelPerformanceRow] = []
 }
 
 /// The report over a period: one row per model version and category, by version then category.
 public struct ModelPerformanceReport: Sendable, Equatable {
+    /// The most capture kits a row is split by (`ModelPerformanceRow.bySource`).
+    public static let maxSources = 20
+
     public var rows: [ModelPerformanceRow]
     /// Whether the whole period is older than the label maturity (`ModelPerformanceQuery.matureBefore`).
     public var mature: Bool
@@ -215,19 +253,21 @@ public struct ModelPerformanceReport: Sendable, Equatable {
         for cell in cells {
             grouped[cell.modelVersion + "\u{1}" + cell.category.rawValue + (cell.shadow ? "\u{1}shadow" : ""), default: []].append(cell)
         }
-        rows = grouped.values.map { Self.row($0, references: references) }.sorted {
+        rows = grouped.values.map { Self.row($0, references: references, splittingBySource: true) }.sorted {
             ($0.modelVersion, $0.category.rawValue, $0.role.rawValue) < ($1.modelVersion, $1.category.rawValue, $1.role.rawValue)
         }
     }
 
-    static func row(_ cells: [ModelPerformanceCell], references: ScoreReferences) -> ModelPerformanceRow {
+    static func row(_ cells: [ModelPerformanceCell], references: ScoreReferences, splittingBySource: Bool) -> ModelPerformanceRow {
         var bins: [Int] = []
         for cell in cells {
             guard let bin = cell.scoreBin, bin >= 0, bin < 1_000 else { continue }
             if bins.count <= bin { bins += [Int](repeating: 0, count: bin + 1 - bins.count) }
             bins[bin] += cell.count
         }
-        let expected = references[cells[0].modelVersion]?[cells[0].category]
+        // A capture kit's scores against its platform's own reference where there is one.
+        let expected = references[cells[0].modelVersion]?[cells[0].category]?
+            .shares(for: splittingBySource ? nil : cells[0].source?.platform)
         let psi = expected.flatMap { PopulationStability.index(counts: bins, expected: $0) }
         var values: [InsightValue: Int] = [:]
         var consumption: [ConsumptionStatus?: Int] = [:]
@@ -253,6 +293,41 @@ public struct ModelPerformanceReport: Sendable, Equatable {
             precisionHigh: Proportion(successes: fraudHigh, of: fraudHigh + legitimateHigh),
             recallMediumOrHigh: Proportion(successes: fraudHigh + fraudMedium, of: allFraud),
             recallHigh: Proportion(successes: fraudHigh, of: allFraud),
-            matureShare: evaluations == 0 ? 0 : Double(mature) / Double(evaluations))
+            matureShare: evaluations == 0 ? 0 : Double(mature) / Double(evaluations),
+            source: splittingBySource ? nil : cells[0].source,
+            bySource: splittingBySource ? bySource(cells, references: references) : [])
+    }
+
+    /// `cells` split by capture kit, most evaluations first (then by platform, kit and version),
+    /// the kits past `maxSources` added up per platform as kit and version `other` (after the
+    /// others); empty when none of them named a kit.
+    static func bySource(_ cells: [ModelPerformanceCell], references: ScoreReferences) -> [ModelPerformanceRow] {
+        guard cells.contains(where: { $0.source != nil }) else { return [] }
+        var groups: [InteractionSource?: [ModelPerformanceCell]] = [:]
+        for cell in cells { groups[cell.source, default: []].append(cell) }
+        func evaluations(_ cells: [ModelPerformanceCell]) -> Int { cells.reduce(0) { $0 + $1.count } }
+        func key(_ source: InteractionSource?) -> [String] {
+            [source?.platform.rawValue ?? "", source?.kit ?? "", source?.version ?? ""]
+        }
+        var ranked = groups.map { (source: $0.key, cells: $0.value, evaluations: evaluations($0.value)) }
+        ranked.sort { a, b in
+            a.evaluations != b.evaluations ? a.evaluations > b.evaluations : key(a.source).lexicographicallyPrecedes(key(b.source))
+        }
+        if ranked.count > maxSources {
+            // Past the cap, what callers named is folded per platform: the platforms are closed.
+            var folded: [InteractionSource?: [ModelPerformanceCell]] = [:]
+            for group in ranked[(maxSources - 1)...] {
+                let source = group.source.map { InteractionSource(kit: "other", version: "other", platform: $0.platform) }
+                folded[source, default: []] += group.cells.map { cell in
+                    var cell = cell
+                    cell.source = source
+                    return cell
+                }
+            }
+            ranked = Array(ranked[..<(maxSources - 1)])
+            ranked += folded.map { (source: $0.key, cells: $0.value, evaluations: evaluations($0.value)) }
+                .sorted { key($0.source).lexicographicallyPrecedes(key($1.source)) }
+        }
+        return ranked.map { row($0.cells, references: references, splittingBySource: false) }
     }
 }

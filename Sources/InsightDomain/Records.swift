@@ -128,13 +128,20 @@ public struct EvaluationRecord: Sendable, Equatable {
     /// The model's input kept for training, stored in the evaluation's transaction; nil unless
     /// the caller opted in and the evaluation had interaction features.
     public var trainingVector: TrainingVector?
+    /// What a retry of the request is answered from, stored in the evaluation's transaction;
+    /// nil when the request had no `requestId`.
+    public var retry: RetryEntry?
+    /// The capture kit that produced the interaction (`interaction.source`); nil when the caller
+    /// named none. The model-performance report and drift split by it.
+    public var source: InteractionSource?
 
     public init(eventId: String, callerId: String, environment: Environment,
                 category: OperationCategory, createdAt: Milliseconds,
                 reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord],
                 trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false, decision: Decision? = nil,
-                shadowInsights: [InsightRecord] = [], trainingVector: TrainingVector? = nil) {
+                shadowInsights: [InsightRecord] = [], trainingVector: TrainingVector? = nil, source: InteractionSource? = nil) {
         self.eventId = eventId
+        self.source = source
         self.shadowInsights = shadowInsights
         self.callerId = callerId
         self.environment = environment
@@ -147,6 +154,34 @@ public struct EvaluationRecord: Sendable, Equatable {
         self.raisedByVelocity = raisedByVelocity
         self.decision = decision
         self.trainingVector = trainingVector
+    }
+}
+
+/// What an evaluation whose request named a `requestId` keeps so that a retry of the request
+/// gets the same answer (docs/api.md, "Retries"): only keyed hashes of the requestId and of the
+/// request's bytes, and the answer without its `requestId` member, so that nothing the caller
+/// chose is stored. At most one entry per key is live (the stores' unique index): of two
+/// requests racing under one key, one evaluation is stored and the other is answered as a retry.
+public struct RetryEntry: Sendable, Equatable {
+    /// `SubjectHasher.requestKey` under the tenant's active hash key.
+    public var key: [UInt8]
+    /// `SubjectHasher.requestDigest` of the request's bytes, under the same key.
+    public var digest: [UInt8]
+    /// The evaluation the entry answers with.
+    public var eventId: String
+    /// The answer's bytes without the `requestId` member: the answer given is these bytes with
+    /// the retry's `requestId` put back, byte for byte the first answer.
+    public var answer: [UInt8]
+    /// When the entry stops answering (the evaluation's consumption deadline); a request under
+    /// the same key after it is a new evaluation.
+    public var expiresAt: Milliseconds
+
+    public init(key: [UInt8], digest: [UInt8], eventId: String, answer: [UInt8], expiresAt: Milliseconds) {
+        self.key = key
+        self.digest = digest
+        self.eventId = eventId
+        self.answer = answer
+        self.expiresAt = expiresAt
     }
 }
 

@@ -37,6 +37,14 @@ public protocol EvaluationLedger: Sendable {
     func record(_ evaluation: EvaluationRecord, answer: [UInt8],
                 completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
 
+    /// The live retry entry whose key is one of `keys` (one request's key under each hash key of
+    /// its tenant), or nil: none, or only one that expired by `now`.
+    func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry?
+
+    /// Makes a receipt for an answer given again (a retry's): its leaf joins the tree of the
+    /// writer's next batch, whose signed head is stored as any other; nothing else is written.
+    func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
+
     /// Applies a consumption report atomically (lookup, checks and insert in one transaction).
     func report(_ report: ConsumptionReport,
                 completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void)

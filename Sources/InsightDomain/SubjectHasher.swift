@@ -30,6 +30,21 @@ public struct SubjectHasher: Sendable {
             }
         }
     }
+
+    /// The keyed hash that names a caller's `requestId` for its retries (docs/api.md,
+    /// "Retries"): HMAC-SHA256(key, "request" || 0x00 || caller id || 0x00 || requestId). The
+    /// key is the tenant's, so the hash binds tenant, caller and requestId, and the requestId
+    /// (which may be an identifier) is never stored.
+    public func requestKey(callerId: String, requestId: String) -> [UInt8] {
+        key.authenticationCode(for: Array("request\u{0}\(callerId)\u{0}".utf8) + Array(requestId.utf8))
+    }
+
+    /// The keyed digest of a request's bytes (given as their SHA-256), kept to tell a retry from
+    /// another request under the same `requestId`: keyed, since a body holds raw identifiers
+    /// that a plain digest would let anyone test guesses against.
+    public func requestDigest(_ sha256: [UInt8]) -> [UInt8] {
+        key.authenticationCode(for: Array("request body\u{0}".utf8) + sha256)
+    }
 }
 
 /// A hash key that cannot be used.

@@ -10,7 +10,8 @@ import PostgresClient
 /// statement of arrays for a batch costs the server less CPU per evaluation than one statement
 /// per evaluation (docs/performance.md).
 struct EvaluationRows: Sendable {
-    /// The 15 values of the `evaluations` row, in `PostgresLedger.recordSQL`'s order.
+    /// The 18 values of the `evaluations` row, in `PostgresLedger.recordSQL`'s order.
+    static let evaluationColumns = 18
     let evaluation: [PostgresValue?]
     /// The insights: each one's position (0 to 3 served, 4 to 7 shadow) and its 8 values.
     let insights: [(position: Int, values: [PostgresValue?])]
@@ -36,6 +37,7 @@ struct EvaluationRows: Sendable {
             e.decision.map { .int64(Int64($0.action.code)) },
             e.decision.flatMap { $0.reasons.isEmpty ? nil : .text($0.reasons.joined(separator: ",")) },
             e.decision.map { .text($0.policyVersion) },
+            e.source.map { .text($0.platform.rawValue) }, e.source.map { .text($0.kit) }, e.source.map { .text($0.version) },
         ]
         let positioned = e.insights.enumerated().map { ($0.offset, $0.element) }
             + e.shadowInsights.enumerated().map { (firstShadow + $0.offset, $0.element) }
@@ -67,7 +69,7 @@ struct EvaluationRows: Sendable {
     /// of the insights, as one array, the insights naming their evaluation by its index in the
     /// arrays. One SQL text whatever the batch, so it is prepared once per connection.
     static func statement(merging all: [EvaluationRows]) -> WriteStatement {
-        var parameters: [PostgresValue?] = (0..<15).map { column in
+        var parameters: [PostgresValue?] = (0..<evaluationColumns).map { column in
             SQLValues.arrayLiteral(all.map { $0.evaluationElements[column] })
         }
         let insights = all.enumerated().flatMap { index, rows in rows.insightElements.map { (index + 1, $0) } }
@@ -76,23 +78,24 @@ struct EvaluationRows: Sendable {
         return WriteStatement(name: "insightd_record_merged", sql: mergedSQL, parameters: parameters)
     }
 
-    /// $1…$15 the evaluations' columns (as `recordSQL`); $16 each insight's evaluation (its index
-    /// in $1, from 1), $17 its position, $18…$25 its columns. The insights find their evaluation's
+    /// $1…$18 the evaluations' columns (as `recordSQL`); $19 each insight's evaluation (its index
+    /// in $1, from 1), $20 its position, $21…$28 its columns. The insights find their evaluation's
     /// number through its event id, which the insert returns with it.
     static let mergedSQL = """
         WITH e AS (
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
                                      account_hash, device_hash, counterparty_hash, tracked_value, raised_by_velocity,
-                                     decision_action, decision_reasons, policy_version)
+                                     decision_action, decision_reasons, policy_version, source_platform, source_kit,
+                                     source_version)
             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[],
                                  $8::bytea[], $9::bytea[], $10::bytea[], $11::text[], $12::bigint[], $13::bigint[],
-                                 $14::text[], $15::text[])
+                                 $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
             RETURNING event_id, number)
         INSERT INTO insights (slot, insight_id, type, schema_version, model_version, value, error_code, reasons, score_bin)
         SELECT e.number * \(PostgresLedger.slotsPerEvaluation) + v.position, v.insight_id, v.type, v.schema_version,
                v.model_version, v.value, v.error_code, v.reasons, v.score_bin
-        FROM unnest($16::bigint[], $17::bigint[], $18::text[], $19::text[], $20::bigint[], $21::text[], $22::text[],
-                    $23::text[], $24::text[], $25::bigint[])
+        FROM unnest($19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::bigint[], $24::text[], $25::text[],
+                    $26::text[], $27::text[], $28::bigint[])
             AS v(evaluation, position, insight_id, type, schema_version, model_version, value, error_code, reasons, score_bin)
         JOIN e ON e.event_id = ($1::text[])[v.evaluation]
         """

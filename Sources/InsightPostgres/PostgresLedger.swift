@@ -19,18 +19,43 @@ import PostgresClient
 /// sees what the first committed.
 public final class PostgresLedger: EvaluationLedger {
     private let writer: PostgresWriter
+    /// Retry entries are read through the pool, whichever instance wrote them.
+    private let reads: PostgresReadPool
 
-    init(writer: PostgresWriter) { self.writer = writer }
+    init(writer: PostgresWriter, reads: PostgresReadPool) {
+        self.writer = writer
+        self.reads = reads
+    }
 
     public func record(_ evaluation: EvaluationRecord, answer: [UInt8],
                        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
         // Hashed here, on the caller's thread: the writer only pairs hashes.
         let leaf = MerkleTree.leafHash(of: answer)
-        guard let vector = evaluation.trainingVector else {
+        guard evaluation.trainingVector != nil || evaluation.retry != nil else {
             return writer.submit(evaluation: { .evaluation(try EvaluationRows(evaluation)) }, leaf: leaf, completion: completion)
         }
-        writer.submit(evaluation: { .statements([try Self.insert(evaluation), Self.insert(vector, of: evaluation)]) },
-                      leaf: leaf, completion: completion)
+        // With rows of other tables, the evaluation is written by statements of its own.
+        writer.submit(evaluation: {
+            .statements((evaluation.retry.map { Self.insert($0, now: evaluation.createdAt) } ?? []) + [try Self.insert(evaluation)]
+                        + (evaluation.trainingVector.map { [Self.insert($0, of: evaluation)] } ?? []))
+        }, leaf: leaf, completion: completion)
+    }
+
+    public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
+        guard !keys.isEmpty else { return nil }
+        return try reads.read { db in
+            try db.query("""
+                SELECT request_key, digest, event_id, answer, expires_at FROM retry_entries
+                WHERE request_key = ANY($1::bytea[]) AND expires_at > $2::bigint
+                """, [SQLValues.arrayLiteral(keys.map { SQLValues.arrayElement(PostgresValue.bytea($0)) }), .int64(now)]).first.map {
+                RetryEntry(key: $0.bytea(0) ?? [], digest: $0.bytea(1) ?? [], eventId: $0.text(2) ?? "",
+                           answer: $0.bytea(3) ?? [], expiresAt: $0.int64(4) ?? 0)
+            }
+        }
+    }
+
+    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        writer.submit(evaluation: { .statements([]) }, leaf: MerkleTree.leafHash(of: answer), completion: completion)
     }
 
     public func report(_ report: ConsumptionReport,
@@ -64,6 +89,23 @@ public final class PostgresLedger: EvaluationLedger {
         try EvaluationRows(e).statement
     }
 
+    /// Keeps what a retry of the evaluation's request is answered from (as the SQLite store
+    /// does): the key's expired entry and up to two other expired ones (not locked by another
+    /// writer) go first; a live entry under the key fails the insert (the unique key), and the
+    /// evaluation's transaction with it.
+    static func insert(_ retry: RetryEntry, now: Milliseconds) -> [WriteStatement] {
+        [WriteStatement(name: "insightd_retry_expired", sql: """
+            DELETE FROM retry_entries WHERE (request_key = $1::bytea AND expires_at <= $2::bigint)
+                OR request_key IN (SELECT request_key FROM retry_entries WHERE expires_at <= $2::bigint
+                                   LIMIT 2 FOR UPDATE SKIP LOCKED)
+            """, parameters: [.bytea(retry.key), .int64(now)]),
+         WriteStatement(name: "insightd_retry_entry", sql: """
+            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at)
+            VALUES ($1::bytea, $2::bytea, $3::text, $4::bytea, $5::bigint)
+            """, parameters: [.bytea(retry.key), .bytea(retry.digest), .text(retry.eventId), .bytea(retry.answer),
+                              .int64(retry.expiresAt)])]
+    }
+
     /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's
     /// transaction, under the number its insert gave it.
     static func insert(_ vector: TrainingVector, of e: EvaluationRecord) -> WriteStatement {
@@ -88,12 +130,13 @@ public final class PostgresLedger: EvaluationLedger {
         let evaluation = """
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
                                      account_hash, device_hash, counterparty_hash, tracked_value, raised_by_velocity,
-                                     decision_action, decision_reasons, policy_version)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                                     decision_action, decision_reasons, policy_version, source_platform, source_kit,
+                                     source_version)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
             """
         guard !positions.isEmpty else { return evaluation }
         let rows = positions.enumerated().map { k, position in
-            let p = 15 + k * 8
+            let p = EvaluationRows.evaluationColumns + k * 8
             return "(\(position), $\(p + 1)::text, $\(p + 2)::text, $\(p + 3)::bigint, $\(p + 4)::text, $\(p + 5)::text, "
                 + "$\(p + 6)::text, $\(p + 7)::text, $\(p + 8)::bigint)"
         }

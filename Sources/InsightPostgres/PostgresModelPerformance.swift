@@ -20,7 +20,8 @@ enum PostgresModelPerformance {
                                         consumption: row.text(3).flatMap(ConsumptionStatus.init(rawValue:)),
                                         label: row.text(4).flatMap(LabelOutcome.init(rawValue:)),
                                         count: Int(row.int64(5) ?? 0), mature: Int(row.int64(6) ?? 0),
-                                        shadow: row.bool(7) ?? false, scoreBin: row.int64(8).map { Int($0) })
+                                        shadow: row.bool(7) ?? false, scoreBin: row.int64(8).map { Int($0) },
+                                        source: InteractionSource.stored(platform: row.text(9), kit: row.text(10), version: row.text(11)))
         }
     }
 
@@ -37,10 +38,12 @@ enum PostgresModelPerformance {
     /// of the type (positions 0 to 3).
     static let sql = """
         SELECT i.model_version, e.category, i.value, r.status, l.outcome, count(*)::bigint,
-               count(*) FILTER (WHERE e.created_at < $5::bigint)::bigint, i.slot - e.number * 8 >= 4 AS shadow, i.score_bin
+               count(*) FILTER (WHERE e.created_at < $5::bigint)::bigint, i.slot - e.number * 8 >= 4 AS shadow, i.score_bin,
+               e.source_platform, e.source_kit, e.source_version
         FROM callers c
         CROSS JOIN LATERAL (
-            SELECT e.number, e.event_id, e.environment, e.category, e.created_at FROM evaluations e
+            SELECT e.number, e.event_id, e.environment, e.category, e.created_at, e.source_platform, e.source_kit, e.source_version
+            FROM evaluations e
             WHERE e.caller_id = c.caller_id AND e.created_at >= $3::bigint AND e.created_at < $4::bigint
               AND e.environment = $2::text AND ($6::text IS NULL OR e.category = $6::text)
             OFFSET 0) e
@@ -63,6 +66,7 @@ enum PostgresModelPerformance {
               AND l.environment = e.environment
             LIMIT 1) l ON true
         WHERE c.tenant = $1::text AND c.environment = $2::text
-        GROUP BY i.model_version, e.category, i.value, r.status, l.outcome, shadow, i.score_bin
+        GROUP BY i.model_version, e.category, i.value, r.status, l.outcome, shadow, i.score_bin,
+                 e.source_platform, e.source_kit, e.source_version
         """
 }

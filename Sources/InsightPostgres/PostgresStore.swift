@@ -44,7 +44,7 @@ public final class PostgresStore: Sendable {
     init(settings: PostgresSettings, receipts: ReceiptIssuer?, observer: (@Sendable (PostgresWriter.Commit) -> Void)?) {
         writer = PostgresWriter(settings: settings, receipts: receipts, observer: observer)
         reads = PostgresReadPool(settings: settings)
-        ledger = PostgresLedger(writer: writer)
+        ledger = PostgresLedger(writer: writer, reads: reads)
         credentials = PostgresCredentialDirectory(reads: reads)
         administration = PostgresAdministration(reads: reads, writer: writer)
         authorizations = PostgresAuthorizationStore(reads: reads, writer: writer)

@@ -38,10 +38,17 @@ public enum InteractionInput: Sendable {
 /// A validated evaluation request, as the API's decoders build it.
 public struct EvaluationRequest: Sendable {
     public var requestId: String?
+    /// SHA-256 of the request as sent (its body and sandbox override), which a retry under the
+    /// same `requestId` must repeat; set by the API when `requestId` is.
+    public var bodyDigest: [UInt8]?
     public var category: OperationCategory
     public var insights: [InsightRequest]
     public var subject: RawSubject
     public var interaction: InteractionInput
+    /// The capture kit that produced the interaction, when the caller names it.
+    public var source: InteractionSource?
+    /// Events the capture kit says it left out at its event limit (counted, never stored).
+    public var droppedEvents: Int64?
     /// Facts of the transaction (PRODUCT.md §12), read by the decision policy.
     public var transaction: TransactionFacts
     /// Who chose the operation, and an agent's facts (PRODUCT.md §12), read by the decision policy.
@@ -49,12 +56,14 @@ public struct EvaluationRequest: Sendable {
 
     public init(requestId: String?, category: OperationCategory, insights: [InsightRequest], subject: RawSubject,
                 interaction: InteractionInput, transaction: TransactionFacts = TransactionFacts(),
-                initiator: Initiator = Initiator()) {
+                initiator: Initiator = Initiator(), source: InteractionSource? = nil, droppedEvents: Int64? = nil) {
         self.requestId = requestId
         self.category = category
         self.insights = insights
         self.subject = subject
         self.interaction = interaction
+        self.source = source
+        self.droppedEvents = droppedEvents
         self.transaction = transaction
         self.initiator = initiator
     }

@@ -1,19 +1,32 @@
 import CoachingModel
+import Crypto
 import InsightDomain
 
-/// A stored evaluation, its answer's bytes and their receipt, and the caller's quota after its
-/// token (the answer's RateLimit fields).
+/// An evaluation's answer: its bytes and their receipt, the caller's quota (the answer's
+/// RateLimit fields), and whether it was given before (a retry's).
 public struct Evaluated: Sendable {
-    public let record: EvaluationRecord
+    /// The evaluation stored now; nil for a retry's answer, which stores none.
+    public let record: EvaluationRecord?
+    public let eventId: String
     /// The answer's body, byte for byte: the leaf its receipt proves.
     public let answer: [UInt8]
     public let receipt: Receipt
     public let quota: QuotaStatus
+    /// True when the answer is the one given to an earlier request with the same `requestId`
+    /// and bytes (docs/api.md, "Retries").
+    public let replayed: Bool
 }
 
-/// Writes an evaluation's answer (the API's body) for the caller's tenant: the answer is made
-/// before the evaluation is stored, since its exact bytes are the leaf its receipt proves.
-public typealias AnswerWriter = @Sendable (_ record: EvaluationRecord, _ tenant: String) -> [UInt8]
+/// Writes an evaluation's answer (the API's body): the answer is made before the evaluation is
+/// stored, since its exact bytes are the leaf its receipt proves. It is made without the
+/// caller's `requestId`, which `naming` puts in, so that what a retry is answered from holds
+/// nothing the caller chose.
+public protocol AnswerWriter: Sendable {
+    /// The answer to `record` for the caller's `tenant`, without a `requestId` member.
+    func answer(_ record: EvaluationRecord, tenant: String) -> [UInt8]
+    /// `answer` (of event `eventId`) with its `requestId` member: the bytes the caller gets.
+    func naming(_ answer: [UInt8], eventId: String, requestId: String) -> [UInt8]
+}
 
 /// Evaluating a risky moment (PRODUCT.md §2, §3, §5, §8): the sandbox override, the interaction's
 /// features, the subject's keyed hashes, opt-outs, the device limit, each insight's answer,
@@ -79,11 +92,18 @@ public struct EvaluationService: Sendable {
     /// stored; otherwise stores the evaluation and completes with it, and the quota after its
     /// token, once it is durable.
     /// The answer's bytes are written by `answer`.
+    /// A request with a `requestId` answered before (within its consumption grace) is answered
+    /// again from the store, whichever instance answered it, and takes no token, velocity count
+    /// or evaluation (docs/api.md, "Retries").
     public func evaluate(_ request: EvaluationRequest, by caller: Caller, override: SandboxOverride? = nil,
-                         answer: @escaping AnswerWriter,
+                         answer: any AnswerWriter,
                          resume: @escaping Resume, completion: @escaping Completion<Evaluated>) throws(Rejection) {
         let quota = self.quota
         if override != nil { try quota.chargingRefusals(of: caller) { () throws(Rejection) in try permitOverride(for: caller) } }
+        let retry = RetryKey(request, caller: caller, keyring: hashKeys.current(tenant: caller.tenant))
+        if let retry, let entry = try quota.chargingRefusals(of: caller, { () throws(Rejection) in try storedAnswer(retry) }) {
+            return replay(entry, retry: retry, by: caller, writer: answer, resume: resume, completion: completion)
+        }
         if let forced = override?.evaluationError {
             var exhausted = try quota.admit(caller)
             exhausted.remaining = 0
@@ -91,7 +111,7 @@ public struct EvaluationService: Sendable {
                                                            view: limiter.view(caller), compliance: limiter.settings.compliance))
         }
         let (gateRequest, pending) = try quota.chargingRefusals(of: caller) { () throws(Rejection) in
-            try prepare(request, by: caller, override: override)
+            try prepare(request, by: caller, override: override, retry: retry)
         }
         // A shared backend answers on a thread of its own; the evaluation goes on on its loop.
         let answered = gate.pass(gateRequest) { gateAnswer in
@@ -109,9 +129,10 @@ public struct EvaluationService: Sendable {
     /// What `request` asks of the gate, and what the evaluation made of it meanwhile; throws what
     /// refuses it before the gate (an interaction whose events make no features, an opted-out
     /// subject).
-    private func prepare(_ request: EvaluationRequest, by caller: Caller,
-                         override: SandboxOverride?) throws(Rejection) -> (GateRequest, PendingEvaluation) {
-        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction, override: override)
+    private func prepare(_ request: EvaluationRequest, by caller: Caller, override: SandboxOverride?,
+                         retry: RetryKey?) throws(Rejection) -> (GateRequest, PendingEvaluation) {
+        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction,
+                                           platform: request.source?.platform, override: override)
         // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
         // hashed once under every key of the caller's tenant (active first): the active hash is
         // stored, all are looked up.
@@ -143,7 +164,7 @@ public struct EvaluationService: Sendable {
             insightTypes: zip(request.insights, asksQuota).filter(\.1).map(\.0.type),
             velocity: velocity.isRebuilding ? nil : query)
         return (gateRequest, PendingEvaluation(request: request, caller: caller, override: override, answerer: answerer,
-                                               subject: subject, asksQuota: asksQuota, now: now))
+                                               subject: subject, asksQuota: asksQuota, now: now, retry: retry))
     }
 
     /// What an evaluation made of its request before its gate answered.
@@ -156,11 +177,13 @@ public struct EvaluationService: Sendable {
         /// Per requested insight: whether it takes a unit of its type's quota.
         let asksQuota: [Bool]
         let now: Milliseconds
+        /// The request's retry key, when it named a `requestId`.
+        let retry: RetryKey?
     }
 
     /// The evaluation once its gate answered: the caller's and the device's verdicts, each
     /// insight's answer, escalation by velocity, the decision, and the durable record.
-    private func proceed(_ pending: PendingEvaluation, gate gateAnswer: GateAnswer, answer writeAnswer: AnswerWriter,
+    private func proceed(_ pending: PendingEvaluation, gate gateAnswer: GateAnswer, answer writeAnswer: any AnswerWriter,
                          resume: @escaping Resume, completion: @escaping Completion<Evaluated>) throws(Rejection) {
         let (request, caller, answerer, now) = (pending.request, pending.caller, pending.answerer, pending.now)
         let tenant = caller.tenant
@@ -192,36 +215,95 @@ public struct EvaluationService: Sendable {
         // otherwise), and never for a sandbox override's forced answers.
         let trainingVector = caller.trainingCapture && pending.override == nil
             ? Self.trainingVector(answerer.features, insights: insights, tenant: tenant) : nil
-        let record = EvaluationRecord(
+        var record = EvaluationRecord(
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: pending.subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
-            shadowInsights: shadows, trainingVector: trainingVector)
+            shadowInsights: shadows, trainingVector: trainingVector, source: request.source)
         let initiator = request.initiator.effectiveKind
         let metrics = self.metrics, velocity = self.velocity, drift = self.drift
-        let answer = writeAnswer(record, tenant)
-        ledger.record(record, answer: answer) { result in
+        let bare = writeAnswer.answer(record, tenant: tenant)
+        let answer = pending.retry.map { writeAnswer.naming(bare, eventId: record.eventId, requestId: $0.requestId) } ?? bare
+        if let retry = pending.retry {
+            record.retry = RetryEntry(key: retry.keys[0], digest: retry.digests[0], eventId: record.eventId, answer: bare,
+                                      expiresAt: record.reportConsumptionBy)
+        }
+        let stored = record
+        ledger.record(stored, answer: answer) { result in
             let receipt: Receipt
             switch result {
             case .success(let made): receipt = made
-            case .failure(let failure): return resume { completion(.failure(.store(failure))) }
+            case .failure(let failure):
+                // Of two requests racing under one requestId, the store kept the other's
+                // evaluation (the key is unique): this one is answered as its retry.
+                guard let retry = pending.retry else { return resume { completion(.failure(.store(failure))) } }
+                return resume {
+                    do throws(Rejection) {
+                        guard let entry = try self.storedAnswer(retry) else { throw .store(failure) }
+                        self.replay(entry, retry: retry, by: caller, writer: writeAnswer, resume: resume, completion: completion)
+                    } catch {
+                        completion(.failure(error))
+                    }
+                }
             }
             // Velocity records the evaluation before it is answered, so that the next evaluation
             // on any instance counts it; a shared backend records many at once from a thread of
             // its own, so no loop waits for it.
-            let event = VelocityEvent(environment: record.environment, time: record.createdAt,
-                                      account: record.subject.account, device: record.subject.device,
-                                      counterparty: record.subject.counterparty,
-                                      isPayment: record.category == .payment, value: record.trackedValue,
-                                      raisedByVelocity: record.raisedByVelocity)
+            let event = VelocityEvent(environment: stored.environment, time: stored.createdAt,
+                                      account: stored.subject.account, device: stored.subject.device,
+                                      counterparty: stored.subject.counterparty,
+                                      isPayment: stored.category == .payment, value: stored.trackedValue,
+                                      raisedByVelocity: stored.raisedByVelocity)
             velocity.record(event) {
                 resume {
-                    metrics.evaluated(record, tenant: tenant)
-                    drift?.record(record)
-                    metrics.captured(record)
-                    metrics.decided(decision.action, record, initiator: initiator)
+                    metrics.evaluated(stored, tenant: tenant)
+                    drift?.record(stored)
+                    metrics.captured(stored)
+                    metrics.dropped(request.droppedEvents, by: stored.source)
+                    metrics.decided(decision.action, stored, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
-                    completion(.success(Evaluated(record: record, answer: answer, receipt: receipt, quota: quotaStatus)))
+                    completion(.success(Evaluated(record: stored, eventId: stored.eventId, answer: answer, receipt: receipt,
+                                                  quota: quotaStatus, replayed: false)))
+                }
+            }
+        }
+    }
+
+    /// The stored answer a request with `retry`'s key is answered with, if any; throws
+    /// `requestIdReused` when it was given to other bytes.
+    private func storedAnswer(_ retry: RetryKey) throws(Rejection) -> RetryEntry? {
+        let found: RetryEntry?
+        do {
+            found = try ledger.retryEntry(keys: retry.keys, now: clock.now())
+        } catch {
+            throw .unreadable(.evaluations)
+        }
+        guard let entry = found else { return nil }
+        // The entry was made under one of the tenant's keys; its digest is compared under the same key.
+        guard let index = retry.keys.firstIndex(of: entry.key),
+              ConstantTime.equals(retry.digests[index], entry.digest) else {
+            metrics.retried(tenant: retry.tenant, replayed: false)
+            throw .requestIdReused
+        }
+        return entry
+    }
+
+    /// Answers a retry with the stored answer, its `requestId` put back (the first answer's bytes
+    /// exactly) and a receipt of its own: the answer is a leaf of the writer's next batch. No
+    /// token is taken: the quota is as it stands.
+    private func replay(_ entry: RetryEntry, retry: RetryKey, by caller: Caller, writer: any AnswerWriter,
+                        resume: @escaping Resume, completion: @escaping Completion<Evaluated>) {
+        let answer = writer.naming(entry.answer, eventId: entry.eventId, requestId: retry.requestId)
+        let quota = limiter.status(caller), metrics = self.metrics
+        ledger.reissue(answer: answer) { result in
+            resume {
+                switch result {
+                case .success(let receipt):
+                    metrics.retried(tenant: retry.tenant, replayed: true)
+                    completion(.success(Evaluated(record: nil, eventId: entry.eventId, answer: answer, receipt: receipt,
+                                                  quota: quota, replayed: true)))
+                case .failure(let failure):
+                    completion(.failure(.store(failure)))
                 }
             }
         }
@@ -278,4 +360,23 @@ public struct EvaluationService: Sendable {
     }
 
     static func rank(_ value: InsightValue) -> Int { InsightValue.allCases.firstIndex(of: value) ?? 0 }
+}
+
+/// What names a request with a `requestId` for its retries: its key and the digest of its bytes
+/// under each of the tenant's hash keys, active first (an entry made before a rotation is still
+/// found).
+struct RetryKey: Sendable {
+    let requestId: String
+    let tenant: String
+    let keys: [[UInt8]]
+    let digests: [[UInt8]]
+
+    /// Nil for a request without a `requestId` (or whose bytes the API did not digest).
+    init?(_ request: EvaluationRequest, caller: Caller, keyring: HashKeyring) {
+        guard let requestId = request.requestId, let body = request.bodyDigest else { return nil }
+        self.requestId = requestId
+        tenant = caller.tenant
+        keys = keyring.all.map { $0.requestKey(callerId: caller.callerId, requestId: requestId) }
+        digests = keyring.all.map { $0.requestDigest(body) }
+    }
 }

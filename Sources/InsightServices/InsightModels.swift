@@ -26,14 +26,19 @@ struct InsightAnswerer: Sendable {
     let features: FeatureVector?
     /// Outcomes forced by a sandbox caller, by insight type.
     let override: SandboxOverride?
+    /// The client platform the capture kit named (`interaction.source.platform`): the models
+    /// judge it with its own thresholds where their manifests have them; nil, the category's.
+    let platform: ClientPlatform?
 
     /// The schema versions of `isLikelyBeingCoached` this server answers.
     static let supportedSchemaVersions = [1]
 
     /// Extracts the features, turning a hostile or inconsistent interaction into `contextInvalid`.
-    init(registry: ModelRegistry?, interaction: InteractionInput, override: SandboxOverride? = nil) throws(Rejection) {
+    init(registry: ModelRegistry?, interaction: InteractionInput, platform: ClientPlatform? = nil,
+         override: SandboxOverride? = nil) throws(Rejection) {
         self.registry = registry
         self.override = override
+        self.platform = platform
         do {
             switch interaction {
             case .none: features = nil
@@ -108,7 +113,7 @@ struct InsightAnswerer: Sendable {
             return record(model.version, newest, .value(.unknown, reasons: []))
         }
         var answer = record(model.version, newest, .value(.unknown, reasons: []))
-        (answer.outcome, answer.scoreBin) = Self.assess(model, features, category: category)
+        (answer.outcome, answer.scoreBin) = Self.assess(model, features, category: category, platform: platform)
         return answer
     }
 
@@ -131,15 +136,15 @@ struct InsightAnswerer: Sendable {
                 insightId: EvaluationIdentifiers.insightId(eventId: eventId, position: position) ?? "\(eventId)-shadow\(k)",
                 type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: model.version,
                 newestModelVersion: registry.currentVersion, outcome: .value(.unknown, reasons: []))
-            (answer.outcome, answer.scoreBin) = Self.assess(model, features, category: category)
+            (answer.outcome, answer.scoreBin) = Self.assess(model, features, category: category, platform: platform)
             return answer
         }
     }
 
-    /// `model`'s value, reasons and score bin for `features` in `category`.
+    /// `model`'s value, reasons and score bin for `features` in `category` from `platform`.
     private static func assess(_ model: CoachingModelVersion, _ features: FeatureVector,
-                               category: OperationCategory) -> (InsightOutcome, Int?) {
-        let assessment = model.assess(features, category: category.rawValue)
+                               category: OperationCategory, platform: ClientPlatform?) -> (InsightOutcome, Int?) {
+        let assessment = model.assess(features, category: category.rawValue, platform: platform?.rawValue)
         let value: InsightValue
         switch assessment.level {
         case .unknown: value = .unknown

@@ -92,9 +92,14 @@ public struct ModelPerformanceService: Sendable {
         var out: ScoreReferences = [:]
         for model in registry?.versions ?? [] {
             guard let reference = model.reference else { continue }
-            var byCategory: [OperationCategory: [Double]] = [:]
+            var byCategory: [OperationCategory: ReferenceShares] = [:]
             for (name, bins) in reference.bins {
-                if let category = OperationCategory(rawValue: name) { byCategory[category] = bins.shares }
+                guard let category = OperationCategory(rawValue: name) else { continue }
+                var byPlatform: [ClientPlatform: [Double]] = [:]
+                for (platform, shares) in bins.platformShares {
+                    if let platform = ClientPlatform(rawValue: platform) { byPlatform[platform] = shares }
+                }
+                byCategory[category] = ReferenceShares(shares: bins.shares, byPlatform: byPlatform)
             }
             out[model.version] = byCategory
         }

@@ -32,6 +32,9 @@ public enum Rejection: Error, Sendable, Equatable {
     case unknownInsightId(index: Int)
     /// The idempotency key was used before with a different body.
     case idempotencyKeyReused
+    /// The evaluation's `requestId` was used before (within the consumption grace) by a
+    /// request with other bytes.
+    case requestIdReused
     /// No caller with this id in the admin's tenant.
     case callerNotFound
     /// The caller (of the admin's tenant) has no key with this id.

@@ -15,6 +15,8 @@ public final class ServiceMetrics: Sendable {
     let decisions: CounterFamily
     let shadowDisagreements: CounterFamily
     let trainingVectors: CounterFamily
+    let retries: CounterFamily
+    let droppedEvents: CounterFamily
     private let registry: MetricsRegistry
 
     public init(registry: MetricsRegistry) {
@@ -49,7 +51,15 @@ public final class ServiceMetrics: Sendable {
         trainingVectors = registry.counter("insightd_training_vectors_captured_total",
                                            help: "Feature vectors kept for training (callers with training capture on), by tenant and environment.",
                                            labels: ["tenant", "environment"])
+        retries = registry.counter("insightd_evaluation_retries_total",
+                                   help: "Evaluation requests repeating an earlier requestId, by tenant and outcome (replayed: answered with the stored answer; refused: other bytes, 422 idempotencyKeyReused).",
+                                   labels: ["tenant", "outcome"])
+        droppedEvents = registry.counter("insightd_interaction_dropped_events_total",
+                                         help: "Events capture kits said they left out at the event limit (interaction.source.droppedEvents), by platform.",
+                                         labels: ["platform"])
     }
+
+    func retried(tenant: String, replayed: Bool) { retries.increment(tenant, replayed ? "replayed" : "refused") }
 
     func evaluated(_ record: EvaluationRecord, tenant: String) {
         for insight in record.insights {
@@ -67,6 +77,13 @@ public final class ServiceMetrics: Sendable {
     func captured(_ record: EvaluationRecord) {
         guard let vector = record.trainingVector else { return }
         trainingVectors.increment(vector.tenant, record.environment.rawValue)
+    }
+
+    /// Counts the events a capture kit said it dropped, by its platform (the count comes in the
+    /// source, so there is always one with it).
+    func dropped(_ count: Int64?, by source: InteractionSource?) {
+        guard let count, count > 0, let source else { return }
+        droppedEvents.increment(source.platform.rawValue, by: Double(count))
     }
 
     func consumed(_ status: ConsumptionStatus, _ timeliness: Timeliness) {

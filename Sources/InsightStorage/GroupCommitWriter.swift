@@ -58,6 +58,9 @@ public final class GroupCommitWriter: @unchecked Sendable {
     /// Jobs waiting now.
     public var depth: Int { queue.depth }
 
+    /// The file the writer writes (a reader opens its own connection to it).
+    public var databasePath: String { connection.path }
+
     /// Queues `work`; `completion` runs on the writer thread after the commit (or failure).
     /// Answers `.overloaded` at once when the queue is full, `.unavailable` after `stop()`.
     public func submit<T>(_ work: @escaping @Sendable (SQLiteConnection) throws -> T,

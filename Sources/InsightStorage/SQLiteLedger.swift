@@ -1,12 +1,15 @@
 import Crypto
 import InsightDomain
 import SQLiteClient
+import Synchronization
 
 /// The durable record of evaluations, consumption reports and labels, written through the
 /// group-commit writer. Each operation's reads and writes run in one transaction on the
 /// writer thread, so concurrent reports for one evaluation cannot both win.
 public final class SQLiteLedger: EvaluationLedger {
     private let writer: GroupCommitWriter
+    /// The connection retry entries are read through, opened on the first read.
+    private let reader = Mutex<SQLiteConnection?>(nil)
 
     public init(writer: GroupCommitWriter) { self.writer = writer }
 
@@ -16,6 +19,32 @@ public final class SQLiteLedger: EvaluationLedger {
         // only pairs hashes.
         writer.submit(leaf: MerkleTree.leafHash(of: answer), { db in try Self.insert(evaluation, into: db) },
                       completion: completion)
+    }
+
+    public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
+        try reader.withLock { reader in
+            let db: SQLiteConnection
+            if let open = reader {
+                db = open
+            } else {
+                db = try Database.open(path: writer.databasePath, create: false)
+                reader = db
+            }
+            let find = try db.cached("""
+                SELECT digest, event_id, answer, expires_at FROM retry_entries WHERE request_key = ? AND expires_at > ?
+                """)
+            for key in keys {
+                if let entry = try find.first([key, now], row: {
+                    RetryEntry(key: key, digest: $0.blob(0) ?? [], eventId: $0.text(1) ?? "", answer: $0.blob(2) ?? [],
+                               expiresAt: $0.int64(3))
+                }) { return entry }
+            }
+            return nil
+        }
+    }
+
+    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        writer.submit(leaf: MerkleTree.leafHash(of: answer), { _ in }, completion: completion)
     }
 
     public func report(_ report: ConsumptionReport,
@@ -35,20 +64,24 @@ public final class SQLiteLedger: EvaluationLedger {
               e.shadowInsights.count <= InsightSlots.perEvaluation - InsightSlots.firstShadow else {
             throw StoreError.invalid("an evaluation holds at most \(InsightSlots.firstShadow) insights and as many shadow answers")
         }
+        // First, so that a request racing another under the same key fails before writing more.
+        if let retry = e.retry { try insert(retry, now: e.createdAt, into: db) }
         // Bound straight from the record (`run(count:)`): this runs on the writer thread, which
         // every evaluation waits for, so each copy and release of a value is paid by all of them.
         try db.cached("""
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by,
                                      hash_key_id, account_hash, device_hash, counterparty_hash,
-                                     tracked_value, raised_by_velocity, decision_action, decision_reasons, policy_version)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run(count: 15) { b in
+                                     tracked_value, raised_by_velocity, decision_action, decision_reasons, policy_version,
+                                     source_platform, source_kit, source_version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run(count: 18) { b in
                 b.text(e.eventId); b.text(e.callerId); b.text(e.environment.rawValue); b.text(e.category.rawValue)
                 b.integer(e.createdAt); b.integer(e.reportConsumptionBy); b.text(e.subject.keyId)
                 b.blob(e.subject.account); b.blob(e.subject.device); b.blob(e.subject.counterparty)
                 b.text(e.trackedValue?.rawValue); b.integer(e.raisedByVelocity ? 1 : 0)
                 b.integer(e.decision.map { Int64($0.action.code) })
                 b.text(e.decision.flatMap { $0.reasons.isEmpty ? nil : joined($0.reasons) }); b.text(e.decision?.policyVersion)
+                b.text(e.source?.platform.rawValue); b.text(e.source?.kit); b.text(e.source?.version)
             }
         let rowid = db.lastInsertRowid
         let firstSlot = InsightSlots.first(ofEvaluation: rowid)
@@ -83,6 +116,19 @@ public final class SQLiteLedger: EvaluationLedger {
                 }
             }
         }
+    }
+
+    /// Keeps what a retry of the evaluation's request is answered from. The key's expired entry
+    /// and up to two other expired ones go first; a live entry under the key makes the insert
+    /// fail (the unique key), and with it the evaluation.
+    static func insert(_ retry: RetryEntry, now: Milliseconds, into db: SQLiteConnection) throws {
+        try db.cached("""
+            DELETE FROM retry_entries WHERE (request_key = ?1 AND expires_at <= ?2)
+                OR rowid IN (SELECT rowid FROM retry_entries WHERE expires_at <= ?2 LIMIT 2)
+            """).run(retry.key, now)
+        try db.cached("""
+            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at) VALUES (?, ?, ?, ?, ?)
+            """).run(retry.key, retry.digest, retry.eventId, retry.answer, retry.expiresAt)
     }
 
     /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's transaction.

@@ -20,7 +20,8 @@ enum SQLiteModelPerformance {
                                         consumption: row.text(3).flatMap(ConsumptionStatus.init(rawValue:)),
                                         label: row.text(4).flatMap(LabelOutcome.init(rawValue:)),
                                         count: row.int(5), mature: row.int(6), shadow: row.int(7) != 0,
-                                        scoreBin: row.isNull(8) ? nil : row.int(8))
+                                        scoreBin: row.isNull(8) ? nil : row.int(8),
+                                        source: InteractionSource.stored(platform: row.text(9), kit: row.text(10), version: row.text(11)))
         }
     }
 
@@ -34,7 +35,7 @@ enum SQLiteModelPerformance {
     /// insight ids are all made from event ids) instead of reading each evaluation's slots.
     static let countsQuery: StaticString = """
         SELECT i.model_version, e.category, i.value, r.status, l.outcome, count(*), sum(e.created_at < ?5),
-               i.slot - e.rowid * ?8 >= ?9 AS shadow, i.score_bin
+               i.slot - e.rowid * ?8 >= ?9 AS shadow, i.score_bin, e.source_platform, e.source_kit, e.source_version
         FROM callers c
         CROSS JOIN evaluations e ON e.caller_id = c.caller_id AND e.created_at >= ?3 AND e.created_at < ?4
         CROSS JOIN insights i ON i.slot BETWEEN e.rowid * ?8 AND e.rowid * ?8 + ?8 - 1
@@ -48,6 +49,7 @@ enum SQLiteModelPerformance {
             AND l.environment = e.environment
         WHERE c.tenant = ?1 AND c.environment = ?2 AND e.environment = ?2 AND (?6 IS NULL OR e.category = ?6)
           AND +i.type = ?7 AND i.value IS NOT NULL AND i.model_version IS NOT NULL
-        GROUP BY i.model_version, e.category, i.value, r.status, l.outcome, shadow, i.score_bin
+        GROUP BY i.model_version, e.category, i.value, r.status, l.outcome, shadow, i.score_bin,
+                 e.source_platform, e.source_kit, e.source_version
         """
 }

@@ -12,6 +12,8 @@ final class FixtureParityTests: XCTestCase {
 
     struct Row {
         var category: String
+        /// The client platform of a web-profile row (judged with that platform's thresholds).
+        var platform: String?
         var events: [InteractionEvent]?
         var device: DeviceFacts
         var features: [Double]
@@ -58,7 +60,8 @@ final class FixtureParityTests: XCTestCase {
                                      screenSharing: d[2].boolValue, remoteAccessApp: d[3].boolValue)
             let features = try XCTUnwrap(o["features"]?.arrayValue).map { $0.numberValue ?? .nan }
             rows.append(Row(
-                category: try XCTUnwrap(o["category"]?.stringValue), events: events, device: device,
+                category: try XCTUnwrap(o["category"]?.stringValue), platform: o["platform"]?.stringValue,
+                events: events, device: device,
                 features: features, raw: try XCTUnwrap(o["raw"]?.numberValue),
                 level: try XCTUnwrap(o["level"]?.stringValue),
                 reasons: try XCTUnwrap(o["reasons"]?.arrayValue).compactMap(\.stringValue)))
@@ -119,11 +122,28 @@ final class FixtureParityTests: XCTestCase {
                 let raw = model.rawScore(vector)
                 worst = max(worst, abs(raw - row.raw))
                 XCTAssertTrue(close(raw, row.raw), "\(model.version) row \(i): \(raw) vs LightGBM \(row.raw)")
-                let assessment = model.assess(vector, category: row.category)
+                let assessment = model.assess(vector, category: row.category, platform: row.platform)
                 XCTAssertEqual(assessment.level.rawValue, row.level, "\(model.version) row \(i)")
                 XCTAssertEqual(assessment.reasons, row.reasons, "\(model.version) row \(i)")
             }
             XCTAssertLessThanOrEqual(worst, FixtureParityTests.tolerance)
+        }
+    }
+
+    /// The web-profile rows (what the web capture kit emits) are judged with the web thresholds,
+    /// and some of them land where the web and the category thresholds disagree.
+    func testWebProfileRowsAreJudgedWithTheWebThresholds() throws {
+        for model in try registry(underTest: true).versions where model.platformThresholds["web"] != nil {
+            let rows = try loadFixtures(model.version).filter { $0.platform == "web" }
+            XCTAssertGreaterThanOrEqual(rows.count, 300, model.version)
+            XCTAssertTrue(rows.allSatisfy { $0.events != nil && $0.device == DeviceFacts() }, "web rows carry events and no device facts")
+            XCTAssertTrue(rows.contains { $0.level != "unknown" }, model.version)
+            let web = try XCTUnwrap(model.platformThresholds["web"])
+            XCTAssertNotEqual(web, model.thresholds, "\(model.version): the web thresholds are set on their own sessions")
+            // Rows whose level the category's thresholds would get wrong: the replay above then
+            // fails for a scorer that ignores the platform.
+            let differing = rows.filter { model.assess(FeatureVector(values: $0.features), category: $0.category).level.rawValue != $0.level }
+            XCTAssertFalse(differing.isEmpty, model.version)
         }
     }
 

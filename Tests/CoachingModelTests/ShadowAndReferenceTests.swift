@@ -70,6 +70,56 @@ final class ShadowAndReferenceTests: XCTestCase {
         XCTAssertEqual([-5, -1, -0.5, 0, 1.99, 2, 9].map(edges.bin(of:)), [0, 1, 1, 2, 2, 3, 3])
     }
 
+    /// The committed versions carry the web profile's own shares over the same bins, and its
+    /// thresholds: a request from the web kit is judged with those, one without a source (or
+    /// from a platform without its own) with the category's.
+    func testTheWebProfileHasItsOwnSharesAndThresholds() throws {
+        for model in try ModelRegistry.load(directory: repositoryModels).versions {
+            let reference = try XCTUnwrap(model.reference, model.version)
+            for (category, bins) in reference.bins {
+                let web = try XCTUnwrap(bins.platformShares["web"], "\(model.version) \(category)")
+                XCTAssertEqual(web.count, bins.shares.count)
+                XCTAssertEqual(web.reduce(0, +), 1, accuracy: 0.001)
+                XCTAssertEqual(bins.shares(for: "web"), web)
+                XCTAssertEqual(bins.shares(for: "ios"), bins.shares)
+                XCTAssertEqual(bins.shares(for: nil), bins.shares)
+            }
+            XCTAssertEqual(Set(model.platformThresholds.keys), ["web"])
+            for category in CoachingModelVersion.categories {
+                XCTAssertEqual(model.thresholds(category: category, platform: "web"), model.platformThresholds["web"]?[category])
+                XCTAssertEqual(model.thresholds(category: category, platform: "android"), model.thresholds[category])
+                XCTAssertEqual(model.thresholds(category: category, platform: nil), model.thresholds[category])
+            }
+        }
+    }
+
+    /// A manifest's platform thresholds are checked as the category ones are; absent, every
+    /// platform takes the category's.
+    func testPlatformThresholdsAreCheckedOrAbsent() throws {
+        let cases: [(Any?, String?)] = [
+            (nil, nil),
+            (["tv": [:]], "platformThresholds names an unknown platform tv"),
+            ("web", "platformThresholds is not an object"),
+            (["web": ["payment": ["medium": ["raw": 1], "high": ["raw": 2]]]], "platformThresholds.web.account lacks medium.raw and high.raw numbers"),
+        ]
+        for (value, expected) in cases {
+            let dir = try temporaryModelsCopy()
+            defer { removeTemporary(dir) }
+            let url = URL(fileURLWithPath: "\(dir)/1.0/manifest.json")
+            var manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+            manifest["platformThresholds"] = value
+            try JSONSerialization.data(withJSONObject: manifest).write(to: url)
+            guard let expected else {
+                let model = try XCTUnwrap(try ModelRegistry.load(directory: dir).model(version: "1.0"))
+                XCTAssertEqual(model.platformThresholds.count, 0)
+                XCTAssertEqual(model.thresholds(category: "payment", platform: "web"), model.thresholds["payment"])
+                continue
+            }
+            let error = try XCTUnwrap(loadError(dir), expected)
+            XCTAssertEqual(error.problem, expected)
+        }
+    }
+
     func testAManifestWithoutAReferenceLoadsWithNone() throws {
         let dir = try temporaryModelsCopy()
         defer { removeTemporary(dir) }
@@ -100,6 +150,12 @@ final class ShadowAndReferenceTests: XCTestCase {
              "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"),
             (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [-0.2, 0.7, 0.5]]]],
              "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"),
+            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3], "platformShares": ["web": [0.5, 0.5]]]]],
+             "scoreReference.payment.platformShares.web are not shares of the edges' bins for a known platform"),
+            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3], "platformShares": ["tv": [0.2, 0.5, 0.3]]]]],
+             "scoreReference.payment.platformShares.tv are not shares of the edges' bins for a known platform"),
+            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3], "platformShares": [0.2, 0.5, 0.3]]]],
+             "scoreReference.payment.platformShares is not an object"),
         ]
         for (reference, expected) in cases {
             let dir = try temporaryModelsCopy()

@@ -30,7 +30,8 @@ final class EvaluationSchemaTests: XCTestCase {
     func testTheTableListsTheContractsMembers() {
         XCTAssertEqual(EvaluationSchema.root.names,
                        ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction", "initiator"])
-        XCTAssertEqual(EvaluationSchema.interaction.names, ["events", "device", "summary"])
+        XCTAssertEqual(EvaluationSchema.interaction.names, ["events", "device", "summary", "source"])
+        XCTAssertEqual(EvaluationSchema.source.names, ["kit", "version", "platform", "droppedEvents"])
     }
 
     // MARK: - Walking the table
@@ -57,6 +58,17 @@ final class EvaluationSchemaTests: XCTestCase {
                 assertRefused(editing(base, at: at, to: .string(String(repeating: "a", count: maxLength + 1))), in: base,
                               field: memberPath, detail: "must be at most \(maxLength) characters")
                 assertRefused(editing(base, at: at, to: .string("")), in: base, field: memberPath, detail: "must not be empty")
+            case .token(let maxLength):
+                assertAccepted(editing(base, at: at, to: .string(String(repeating: "a", count: maxLength))), in: base)
+                assertAccepted(editing(base, at: at, to: .string("Kit_2.0+b-1")), in: base)
+                assertRefused(editing(base, at: at, to: .string(String(repeating: "a", count: maxLength + 1))), in: base,
+                              field: memberPath, detail: "must be at most \(maxLength) characters")
+                assertRefused(editing(base, at: at, to: .string("")), in: base, field: memberPath, detail: "must not be empty")
+                for text in ["two words", "a/b", "ä", "a\"b", "{x}"] {
+                    assertRefused(editing(base, at: at, to: .string(text)), in: base, field: memberPath,
+                                  detail: "must hold only letters, digits")
+                }
+                assertRefused(editing(base, at: at, to: .number(1)), in: base, field: memberPath, detail: "must be a string, not a number")
             case .integer(let range):
                 let refusal = "must be an integer from \(range.lowerBound) to \(range.upperBound)"
                 assertAccepted(editing(base, at: at, to: .number(Double(range.upperBound))), in: base)
@@ -113,7 +125,7 @@ final class EvaluationSchemaTests: XCTestCase {
     /// strings, the lowest integers, `true`, the first name, one array element, one feature.
     private func sample(_ kind: BodyKind, path: String, leaving left: String) -> JSONValue {
         switch kind {
-        case .string: return .string("a")
+        case .string, .token: return .string("a")
         case .integer(let range): return .number(Double(range.lowerBound))
         case .boolean: return .bool(true)
         case .oneOf(let names): return .string(names[0])

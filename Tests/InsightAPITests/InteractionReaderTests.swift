@@ -1,5 +1,6 @@
 import CoachingModel
 @testable import InsightAPI
+import InsightDomain
 import InsightServices
 import InsightTesting
 import JSON
@@ -17,12 +18,13 @@ final class InteractionReaderTests: XCTestCase {
     private func outcome(_ decode: () throws(Problem) -> EvaluationRequest) -> String {
         do {
             let request = try decode()
+            let source = request.source.map { "\($0) dropped \(request.droppedEvents.map { String($0) } ?? "-")" } ?? "no source"
             switch request.interaction {
             case .events(let events, let device):
-                return "events \(events.map { "\($0.t):\($0.type.rawValue):\($0.field?.rawValue ?? "-")" }) \(device)"
+                return "events \(events.map { "\($0.t):\($0.type.rawValue):\($0.field?.rawValue ?? "-")" }) \(device) \(source)"
             case .summary(let summary, let device):
-                return "summary \(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknown.map { "\($0.name)@\($0.position)" } ?? "-") \(device)"
-            case .none: return "none"
+                return "summary \(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknown.map { "\($0.name)@\($0.position)" } ?? "-") \(device) \(source)"
+            case .none: return "none \(source)"
             }
         } catch {
             return "problem \(error.status) \(error.code) \(error.field ?? "-") \(error.detail)"
@@ -96,6 +98,41 @@ final class InteractionReaderTests: XCTestCase {
         assertSame(body("[" + many.dropLast().joined(separator: ",") + "]"))
         // "events" elsewhere in the document is not intercepted
         assertSame(Array(#"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"events":[{"t":1,"type":"tap"}]}"#.utf8))
+    }
+
+    /// `interaction.source` beside events, a summary or alone: read the same way by every path,
+    /// and each malformed source refused by all of them with the member it names.
+    func testSourceIsReadLikeTheTreeAndRefusedNamingItsMember() {
+        let events = #"[{"t":0,"type":"sessionStart"},{"t":5,"type":"keyDown","field":"payee"}]"#
+        let good = #""source":{"kit":"insight-capture-web","version":"1.0.0","platform":"web","droppedEvents":3}"#
+        assertSame(body(events, interaction: "," + good))
+        assertSame(summaryBody(#"{"sessionSeconds":1}"#, interaction: "," + good))
+        let alone = Array(#"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{\#(good)}}"#.utf8)
+        assertSame(alone)
+        let read = try? EvaluationRequest.decode(body: alone)
+        XCTAssertEqual(read?.source, InteractionSource(kit: "insight-capture-web", version: "1.0.0", platform: .web))
+        XCTAssertEqual(read?.droppedEvents, 3)
+        XCTAssertNotNil(EvaluationBodyReader.read(alone), "the byte reader declined a well-formed source")
+        let refused: [(String, String)] = [
+            (#"{"kit":"my kit","version":"1","platform":"web"}"#, "interaction.source.kit"),
+            (#"{"kit":"k","version":"1.0 beta","platform":"web"}"#, "interaction.source.version"),
+            (#"{"kit":"k","version":"\#(String(repeating: "9", count: 33))","platform":"web"}"#, "interaction.source.version"),
+            (#"{"kit":"k","version":"1","platform":"tv"}"#, "interaction.source.platform"),
+            (#"{"kit":"k","version":"1","platform":"Web"}"#, "interaction.source.platform"),
+            (#"{"kit":"k","version":"1"}"#, "interaction.source.platform"),
+            (#"{"version":"1","platform":"web"}"#, "interaction.source.kit"),
+            (#"{"kit":"k","version":"1","platform":"web","droppedEvents":-1}"#, "interaction.source.droppedEvents"),
+            (#"{"kit":"k","version":"1","platform":"web","droppedEvents":1.5}"#, "interaction.source.droppedEvents"),
+            (#"{"kit":"k","version":"1","platform":"web","userAgent":"Mozilla"}"#, "interaction.source"),
+            (#"{"kit":"k x","version":"1","platform":"web"}"#, "interaction.source.kit"),
+            (#""web""#, "interaction.source"),
+        ]
+        for (source, field) in refused {
+            let bytes = body(events, interaction: #","source":\#(source)"#)
+            assertSame(bytes)
+            let answer = outcome { () throws(Problem) in try EvaluationRequest.decode(body: bytes) }
+            XCTAssertTrue(answer.hasPrefix("problem 422 contextInvalid \(field) "), "\(source): \(answer)")
+        }
     }
 
     private func summaryBody(_ summary: String, interaction extra: String = "") -> [UInt8] {

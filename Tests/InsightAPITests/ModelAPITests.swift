@@ -75,6 +75,41 @@ final class ModelAPITests: XCTestCase {
         XCTAssertEqual(missing["outcome"]?["error"]?["code"]?.stringValue, "insightVersionUnavailable")
     }
 
+    /// A payment typed as the web capture kit records dictation: no device facts, a first input
+    /// after 10 s, the payee in chunks of three characters 4.5 s apart, 10 s before paying. Its
+    /// score lies between the web profile's `high` threshold for payments and the category's:
+    /// named as the web kit's (`interaction.source`), it is judged with the web thresholds;
+    /// without a source, or from another platform, with the category's.
+    static let webDictatedEvents: String = {
+        var events = [#"{"t":0,"type":"sessionStart"}"#, #"{"t":10000,"type":"tap"}"#, #"{"t":10030,"type":"fieldFocus","field":"payee"}"#]
+        var t = 10030
+        for k in 0..<22 {
+            t += k > 0 && k % 3 == 0 ? 4500 : 200
+            events.append(#"{"t":\#(t),"type":"keyDown","field":"payee"}"#)
+        }
+        t += 300; events.append(#"{"t":\#(t),"type":"fieldBlur","field":"payee"}"#)
+        t += 600; events.append(#"{"t":\#(t),"type":"tap"}"#)
+        t += 30; events.append(#"{"t":\#(t),"type":"fieldFocus","field":"amount"}"#)
+        for k in 0..<3 { t += k == 0 ? 400 : 200; events.append(#"{"t":\#(t),"type":"keyDown","field":"amount"}"#) }
+        t += 300; events.append(#"{"t":\#(t),"type":"fieldBlur","field":"amount"}"#)
+        t += 10000; events.append(#"{"t":\#(t),"type":"tap"}"#)
+        t += 60; events.append(#"{"t":\#(t),"type":"submit"}"#)
+        return events.joined(separator: ",")
+    }()
+
+    func testTheWebKitsSessionsAreJudgedWithTheWebThresholds() throws {
+        func value(source: String?) throws -> String? {
+            let member = source.map { #","source":{"kit":"insight-capture-web","version":"1.0.0","platform":"\#($0)"}"# } ?? ""
+            let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(Self.webDictatedEvents)]\#(member)}}"#
+            let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
+            XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+            return r.json?["insights"]?[0]?["outcome"]?["value"]?.stringValue
+        }
+        XCTAssertEqual(try value(source: "web"), "high")
+        XCTAssertEqual(try value(source: nil), "medium", "no source: the category's thresholds, as before sources existed")
+        XCTAssertEqual(try value(source: "android"), "medium", "a platform without thresholds of its own")
+    }
+
     func testHostileInteractionIsContextInvalid() throws {
         // Far past the session bound of the feature extractor, yet within the edge limit.
         let r = try daemon.request("POST", "/v1/evaluations", key: key,

@@ -1,4 +1,5 @@
 import Foundation
+@testable import InsightControl
 import InsightDomain
 import InsightTesting
 import JSON
@@ -20,7 +21,13 @@ final class ModelPerformanceLoopTests: XCTestCase {
         var insights: [String: (id: String, value: InsightValue)]
         var consumption: ConsumptionStatus?
         var labelled: LabelOutcome?
+        /// The capture kit it named (`interaction.source`): platform, kit, version.
+        var source: [String]?
     }
+
+    /// The kits the traffic names, in turn with evaluations that name none.
+    static let sources: [[String]?] = [["web", "insight-capture-web", "1.0.0"], nil, ["web", "insight-capture-web", "1.1.0"],
+                                       ["ios", "insight-capture-ios", "1.0.0"]]
 
     func testTheReportCountsWhatWasEvaluatedReportedAndLabelled() throws {
         let clock = ManualClock(Self.start)
@@ -39,7 +46,9 @@ final class ModelPerformanceLoopTests: XCTestCase {
                 let n = day * 15 + i
                 let coached = n % 3 == 0
                 let category: OperationCategory = n % 4 == 0 ? .account : .payment
-                let body = #"{"operationCategory":"\#(category.rawValue)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"2.0"}],"interaction":{"events":[\#(coached ? ModelAPITests.coachedEvents : ModelAPITests.genuineEvents)],"device":\#(coached ? onCall : noCall)}}"#
+                let source = Self.sources[n % Self.sources.count]
+                let sourceMember = source.map { #","source":{"platform":"\#($0[0])","kit":"\#($0[1])","version":"\#($0[2])"}"# } ?? ""
+                let body = #"{"operationCategory":"\#(category.rawValue)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"2.0"}],"interaction":{"events":[\#(coached ? ModelAPITests.coachedEvents : ModelAPITests.genuineEvents)],"device":\#(coached ? onCall : noCall)\#(sourceMember)}}"#
                 let r = try daemon.request("POST", "/v1/evaluations", key: caller.key, json: body)
                 XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
                 let eventId = try XCTUnwrap(r.string("eventId"))
@@ -57,7 +66,8 @@ final class ModelPerformanceLoopTests: XCTestCase {
                                                     json: #"{"status":"\#(status.rawValue)","insightIdsUsed":["\#(used)"]}"#)
                     XCTAssertEqual(report.status, 204, String(decoding: report.body, as: UTF8.self))
                 }
-                sent.append(Sent(category: category, coached: coached, eventId: eventId, insights: insights, consumption: status))
+                sent.append(Sent(category: category, coached: coached, eventId: eventId, insights: insights, consumption: status,
+                                 source: source))
                 clock.advance(seconds: 600)
             }
             clock.advance(ms: Self.day - 15 * 600_000)
@@ -88,6 +98,13 @@ final class ModelPerformanceLoopTests: XCTestCase {
         try check(report.json, against: sent, matureShare: 0, mature: false)
         XCTAssertEqual(try openAPISchemaErrors(try XCTUnwrap(report.json), schema: "ModelPerformance"), [],
                        "the report as openapi.json describes it")
+        // insightctl models report prints each capture kit's row under its version's.
+        let table = AdminCommand.renderModelPerformance(try XCTUnwrap(report.json)).split(separator: "\n").map(String.init)
+        let kitRows = table.filter { $0.hasPrefix(" ") }
+        XCTAssertEqual(kitRows.count, 2 * (1 + 3), table.joined(separator: "\n"))  // per version: account has one kit, payment three
+        XCTAssertTrue(kitRows.allSatisfy { $0.dropFirst(17).hasPrefix("· ") }, table.joined(separator: "\n"))
+        XCTAssertTrue(table.contains { $0.contains("· web insight-capture-web 1.1.0") }, table.joined(separator: "\n"))
+        XCTAssertTrue(table.contains { $0.contains("· no source") }, table.joined(separator: "\n"))
 
         // One category only.
         report = try daemon.request("GET", path + "&category=account", key: admin.key)
@@ -124,35 +141,54 @@ final class ModelPerformanceLoopTests: XCTestCase {
                 let context = "\(version) \(category.rawValue)"
                 let row = try XCTUnwrap(rows.first { $0["modelVersion"]?.stringValue == version && $0["category"]?.stringValue == category.rawValue },
                                         context, file: file, line: line)
-                func count(_ include: (Sent, InsightValue) -> Bool) -> Double {
-                    Double(mine.filter { include($0, $0.insights[version]!.value) }.count)
-                }
-                XCTAssertEqual(row["evaluations"]?.numberValue, Double(mine.count), context, file: file, line: line)
-                for value in InsightValue.allCases {
-                    XCTAssertEqual(row["values"]?[value.rawValue]?.numberValue, count { $1 == value }, "\(context) \(value)", file: file, line: line)
-                    for outcome in LabelOutcome.allCases {
-                        XCTAssertEqual(row["labelled"]?[outcome.rawValue]?[value.rawValue]?.numberValue,
-                                       count { $0.labelled == outcome && $1 == value }, "\(context) \(outcome) \(value)", file: file, line: line)
-                    }
-                }
-                for status in ConsumptionStatus.allCases {
-                    XCTAssertEqual(row["consumption"]?[status.rawValue]?.numberValue, count { s, _ in s.consumption == status },
-                                   "\(context) \(status)", file: file, line: line)
-                }
-                XCTAssertEqual(row["consumption"]?["notReported"]?.numberValue, count { s, _ in s.consumption == nil },
+                try checkFigures(row, of: mine, version: version, matureShare: matureShare, context, file: file, line: line)
+                // The same figures per capture kit, most evaluations first.
+                let bySource = try XCTUnwrap(row["bySource"]?.arrayValue, context, file: file, line: line)
+                let kits = Set(mine.map { $0.source?.joined(separator: " ") ?? "-" })
+                XCTAssertEqual(bySource.count, kits.count, context, file: file, line: line)
+                XCTAssertEqual(bySource.map { $0["evaluations"]?.numberValue ?? 0 }, bySource.map { $0["evaluations"]?.numberValue ?? 0 }.sorted(by: >),
                                context, file: file, line: line)
-                let flagged = { (v: InsightValue) in v == .medium || v == .high }
-                let labelledFlagged = count { $0.labelled != nil && flagged($1) }, fraudFlagged = count { $0.labelled == .confirmedFraud && flagged($1) }
-                let labelledHigh = count { $0.labelled != nil && $1 == .high }, fraudHigh = count { $0.labelled == .confirmedFraud && $1 == .high }
-                let fraud = count { s, _ in s.labelled == .confirmedFraud }
-                try checkProportion(row["precision"]?["mediumOrHigh"], fraudFlagged, labelledFlagged, "\(context) precision m|h", file: file, line: line)
-                try checkProportion(row["precision"]?["high"], fraudHigh, labelledHigh, "\(context) precision h", file: file, line: line)
-                try checkProportion(row["recall"]?["mediumOrHigh"], fraudFlagged, fraud, "\(context) recall m|h", file: file, line: line)
-                try checkProportion(row["recall"]?["high"], fraudHigh, fraud, "\(context) recall h", file: file, line: line)
-                XCTAssertEqual(row["matureShare"]?.numberValue, matureShare, context, file: file, line: line)
+                for entry in bySource {
+                    let source = [entry["platform"], entry["kit"], entry["kitVersion"]].map { $0?.stringValue }
+                    let kit = source.contains(nil) ? nil : source.compactMap { $0 }
+                    XCTAssertTrue(source.allSatisfy { $0 == nil } || kit != nil, "\(context) \(source)", file: file, line: line)
+                    try checkFigures(entry, of: mine.filter { $0.source == kit }, version: version, matureShare: matureShare,
+                                     "\(context) \(kit?.joined(separator: " ") ?? "no source")", file: file, line: line)
+                }
             }
         }
         XCTAssertEqual(rows.count, expectedRows, file: file, line: line)
+    }
+
+    /// Compares one row's figures (or one capture kit's) with counts made from `mine` for `version`.
+    func checkFigures(_ row: JSONValue, of mine: [Sent], version: String, matureShare: Double, _ context: String,
+                      file: StaticString, line: UInt) throws {
+        func count(_ include: (Sent, InsightValue) -> Bool) -> Double {
+            Double(mine.filter { include($0, $0.insights[version]!.value) }.count)
+        }
+        XCTAssertEqual(row["evaluations"]?.numberValue, Double(mine.count), context, file: file, line: line)
+        for value in InsightValue.allCases {
+            XCTAssertEqual(row["values"]?[value.rawValue]?.numberValue, count { $1 == value }, "\(context) \(value)", file: file, line: line)
+            for outcome in LabelOutcome.allCases {
+                XCTAssertEqual(row["labelled"]?[outcome.rawValue]?[value.rawValue]?.numberValue,
+                               count { $0.labelled == outcome && $1 == value }, "\(context) \(outcome) \(value)", file: file, line: line)
+            }
+        }
+        for status in ConsumptionStatus.allCases {
+            XCTAssertEqual(row["consumption"]?[status.rawValue]?.numberValue, count { s, _ in s.consumption == status },
+                           "\(context) \(status)", file: file, line: line)
+        }
+        XCTAssertEqual(row["consumption"]?["notReported"]?.numberValue, count { s, _ in s.consumption == nil },
+                       context, file: file, line: line)
+        let flagged = { (v: InsightValue) in v == .medium || v == .high }
+        let labelledFlagged = count { $0.labelled != nil && flagged($1) }, fraudFlagged = count { $0.labelled == .confirmedFraud && flagged($1) }
+        let labelledHigh = count { $0.labelled != nil && $1 == .high }, fraudHigh = count { $0.labelled == .confirmedFraud && $1 == .high }
+        let fraud = count { s, _ in s.labelled == .confirmedFraud }
+        try checkProportion(row["precision"]?["mediumOrHigh"], fraudFlagged, labelledFlagged, "\(context) precision m|h", file: file, line: line)
+        try checkProportion(row["precision"]?["high"], fraudHigh, labelledHigh, "\(context) precision h", file: file, line: line)
+        try checkProportion(row["recall"]?["mediumOrHigh"], fraudFlagged, fraud, "\(context) recall m|h", file: file, line: line)
+        try checkProportion(row["recall"]?["high"], fraudHigh, fraud, "\(context) recall h", file: file, line: line)
+        XCTAssertEqual(row["matureShare"]?.numberValue, matureShare, context, file: file, line: line)
     }
 
     func checkProportion(_ json: JSONValue?, _ successes: Double, _ sample: Double, _ context: String,

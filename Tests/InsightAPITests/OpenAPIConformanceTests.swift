@@ -186,6 +186,9 @@ final class OpenAPIConformanceTests: XCTestCase {
         let (secondEventId, _) = try evaluation(key)
         let (othersEventId, _) = try evaluation(evaluateOnly)
         let (_, labelInsight) = try evaluation(key)
+        // An answer whose requestId is then sent again: as a retry, and with other bytes.
+        let retried = body(#","requestId":"probe-retry""#)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: retried).status, 200)
         let consume = "/v1/evaluations/\(eventId)/consumption"
 
         let label = { (id: String, rest: String) in #"{"insightId":"\#(id)",\#(rest)}"# }
@@ -219,6 +222,9 @@ final class OpenAPIConformanceTests: XCTestCase {
         var table: [Probe] = [
             // POST /v1/evaluations
             Probe(E, "/v1/evaluations", 200, nil, "minimal", key: key, json: body()),
+            Probe(E, "/v1/evaluations", 200, nil, "a retry", key: key, json: retried),
+            Probe(E, "/v1/evaluations", 422, "idempotencyKeyReused", "requestId again with other bytes", key: key,
+                  json: body(#","requestId":"probe-retry","subject":{"account":"other"}"#)),
             Probe(E, "/v1/evaluations", 200, nil, "every member", key: key, json: body(
                 #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"},"initiator":{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial","destructive"]}}"#,
                 insights: ins + #",{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#)),
@@ -736,6 +742,13 @@ final class OpenAPIConformanceTests: XCTestCase {
         XCTAssertEqual(enumeration("\(schemas)/LabelResultStatus"), LabelResultStatus.allCases.map(\.rawValue))
         XCTAssertEqual(enumeration("\(schemas)/Environment"), Environment.allCases.map(\.rawValue))
         XCTAssertEqual(enumeration("\(schemas)/InsightCatalogEntry/properties/type"), InsightType.allCases.map(\.rawValue))
+        XCTAssertEqual(enumeration("\(schemas)/InteractionSource/properties/platform"), ClientPlatform.allCases.map(\.rawValue))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/kit/maxLength")?.numberValue,
+                       Double(InteractionSource.maxKitLength))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/version/maxLength")?.numberValue,
+                       Double(InteractionSource.maxVersionLength))
+        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/droppedEvents/maximum")?.numberValue,
+                       Double(InteractionSource.maxDroppedEvents))
         XCTAssertEqual(spec.root.oaPointer("\(schemas)/LabelSummary/required")?.oaArray?.compactMap(\.stringValue),
                        LabelResultStatus.allCases.map(\.rawValue))
 
@@ -778,6 +791,13 @@ final class OpenAPIConformanceTests: XCTestCase {
             (#"{"events":[{"t":0,"type":"sessionStart"},{"t":\#(maxT + 1),"type":"submit"}]}"#, false),
             (#"{"summary":{}}"#, true),
             (#"{"summary":{"typedText":1}}"#, false),
+            (#"{"source":{"kit":"insight-capture-web","version":"1.0.0+b2","platform":"web","droppedEvents":0}}"#, true),
+            (#"{"summary":{},"source":{"kit":"k","version":"1","platform":"android"}}"#, true),
+            (#"{"source":{"kit":"insight capture","version":"1","platform":"web"}}"#, false),
+            (#"{"source":{"kit":"k","version":"\#(String(repeating: "1", count: 33))","platform":"web"}}"#, false),
+            (#"{"source":{"kit":"k","version":"1","platform":"tv"}}"#, false),
+            (#"{"source":{"kit":"k","version":"1"}}"#, false),
+            (#"{"source":{"kit":"k","version":"1","platform":"ios","droppedEvents":-1}}"#, false),
         ]
         for (name, feature) in spec.root.oaPointer("#/components/schemas/Interaction/properties/summary/properties")?.oaMembers ?? [] {
             if let values = feature["enum"]?.oaArray?.compactMap(\.numberValue) {

@@ -136,6 +136,27 @@ final class ReceiptsTests: XCTestCase {
         XCTAssertNil(refused.headers["insight-receipt"])
     }
 
+    /// A retry (docs/api.md, "Retries") gets the first answer's bytes, with a receipt of its own
+    /// that Python verifies like the first; the two receipts are in different heads.
+    func testARetrysAnswerVerifiesWithItsOwnReceipt() throws {
+        let keys = try jwks()
+        let body = #"{"requestId":"txn-receipt-1","operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#
+        let first = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
+        let again = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
+        XCTAssertEqual(first.status, 200)
+        XCTAssertEqual(again.status, 200)
+        XCTAssertEqual(again.headers["idempotent-replayed"], "true")
+        XCTAssertNil(first.headers["idempotent-replayed"])
+        XCTAssertEqual(again.body, first.body, "the first answer, byte for byte")
+        let receipts = try [first, again].map { try XCTUnwrap($0.headers["insight-receipt"]) }
+        XCTAssertNotEqual(try members(of: receipts[0]).head, try members(of: receipts[1]).head, "a receipt of its own")
+        for receipt in receipts {
+            let verdict = try pythonVerifies(jwks: keys, body: again.body, receipt: receipt,
+                                             options: ["--tenant", "default", "--environment", "sandbox"])
+            XCTAssertNotNil(verdict.kid, verdict.reason)
+        }
+    }
+
     /// Answers committed together share a tree: a swapped path fails, and the heads of one
     /// instance chain; a head that names a forged `previous`, or another instance's, does not
     /// pass as the next one.

@@ -24,7 +24,9 @@ final class LiveEvaluationTests: XCTestCase {
         let context = InsightContext(
             operationCategory: .payment, requestedInsights: [.isLikelyBeingCoached()], requestID: "txn-2026-000123",
             subject: Subject(account: "cust-88121", device: "inst-5f2a", counterparty: "payee-7712"),
-            interaction: .events(Sessions.genuine, device: DeviceFacts(activeCall: false)),
+            interaction: .events(Sessions.genuine, device: DeviceFacts(activeCall: false),
+                                 source: InteractionSource(kit: "insight-capture-ios", version: "1.0.0+b7", platform: .ios,
+                                                           droppedEvents: 0)),
             transaction: TransactionContext(newCounterparty: false, amountBand: .low))
         let evaluation = try await evaluator.requestEvaluation(context: context)
 
@@ -133,6 +135,12 @@ final class LiveEvaluationTests: XCTestCase {
             (InsightContext(operationCategory: .payment, interaction: .summary(["noSuchFeature": 1])),
              "interaction.summary"),
             (InsightContext(operationCategory: .payment, subject: Subject(account: "")), "subject.account"),
+            (InsightContext(operationCategory: .payment,
+                            interaction: .events(Sessions.genuine, source: InteractionSource(kit: "my kit", version: "1", platform: .web))),
+             "interaction.source.kit"),
+            (InsightContext(operationCategory: .payment,
+                            interaction: .events(Sessions.genuine, source: InteractionSource(kit: "k", version: "1", platform: ClientPlatform(rawValue: "tv")))),
+             "interaction.source.platform"),
         ]
         for (context, field) in cases {
             let error = await evaluationError { () async throws(EvaluationError) in

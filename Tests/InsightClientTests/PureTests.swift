@@ -138,7 +138,8 @@ final class PureTests: XCTestCase {
             requestedInsights: [.isLikelyBeingCoached(), .isLikelyBeingCoached(model: .specific(versionNumber: "1.0"))],
             requestID: "txn-9", subject: Subject(account: "a"),
             interaction: .events([InteractionEvent(at: 0, .sessionStart), InteractionEvent(at: 5, .paste, field: .payee)],
-                                 device: DeviceFacts(activeCall: true)),
+                                 device: DeviceFacts(activeCall: true),
+                                 source: InteractionSource(kit: "insight-capture-ios", version: "1.2.0", platform: .ios)),
             transaction: TransactionContext(amountBand: .high))
         let json = try JSONSerialization.jsonObject(with: try APIClient.encode(WireEvaluationRequest(context, requestID: "txn-9")))
         let expected: NSDictionary = [
@@ -147,7 +148,8 @@ final class PureTests: XCTestCase {
                          ["type": "isLikelyBeingCoached", "schemaVersion": 1, "modelVersion": "1.0"]],
             "subject": ["account": "a"],
             "interaction": ["events": [["t": 0, "type": "sessionStart"], ["t": 5, "type": "paste", "field": "payee"]],
-                            "device": ["activeCall": true]],
+                            "device": ["activeCall": true],
+                            "source": ["kit": "insight-capture-ios", "version": "1.2.0", "platform": "ios"]],
             "transaction": ["amountBand": "high"],
         ]
         XCTAssertEqual(json as? NSDictionary, expected)

@@ -50,6 +50,53 @@ final class ModelPerformanceTests: XCTestCase {
         var young = query
         young.matureBefore = 999
         XCTAssertFalse(ModelPerformanceReport(cells: [], query: young).mature)
+        XCTAssertEqual(row.bySource, [], "no evaluation named a capture kit: nothing to split")
+    }
+
+    /// Each row splits by capture kit with the same figures, its index against the same
+    /// reference, most evaluations first; past the cap the least used kits add up per platform.
+    func testRowsSplitByCaptureKitAndFoldTheLeastUsedKits() throws {
+        let query = ModelPerformanceQuery(tenant: "default", environment: .production, from: 0, to: 10, matureBefore: 0)
+        func web(_ version: String) -> InteractionSource { InteractionSource(kit: "insight-capture-web", version: version, platform: .web) }
+        func cell(_ value: InsightValue, _ count: Int, _ source: InteractionSource?, bin: Int, label: LabelOutcome? = nil) -> ModelPerformanceCell {
+            ModelPerformanceCell(modelVersion: "2.0", category: .payment, value: value, consumption: nil, label: label, count: count,
+                                 mature: 0, scoreBin: bin, source: source)
+        }
+        let report = ModelPerformanceReport(cells: [
+            cell(.unknown, 40, web("1.0.0"), bin: 0), cell(.high, 2, web("1.0.0"), bin: 1, label: .confirmedFraud),
+            cell(.high, 30, web("1.1.0"), bin: 1), cell(.unknown, 5, nil, bin: 0),
+        ], query: query, references: ["2.0": [.payment: [0.5, 0.5]]])
+        let row = try XCTUnwrap(report.rows.first)
+        XCTAssertEqual(row.evaluations, 77)
+        XCTAssertEqual(row.bySource.map(\.source), [web("1.0.0"), web("1.1.0"), nil])
+        XCTAssertEqual(row.bySource.map(\.evaluations), [42, 30, 5])
+        XCTAssertEqual(row.bySource[0].recallHigh, Proportion(successes: 2, of: 2))
+        XCTAssertEqual(row.bySource[0].psi, PopulationStability.index(counts: [40, 2], expected: [0.5, 0.5]))
+        XCTAssertEqual(row.bySource[1].psi, PopulationStability.index(counts: [0, 30], expected: [0.5, 0.5]), "the kit that moved")
+        XCTAssertTrue(row.bySource.allSatisfy { $0.bySource.isEmpty && $0.modelVersion == "2.0" })
+        // Where the manifest has its platform's own shares, a kit is measured against those.
+        let own = ModelPerformanceReport(cells: [cell(.unknown, 40, web("1.0.0"), bin: 0), cell(.high, 2, web("1.0.0"), bin: 1),
+                                                 cell(.unknown, 5, nil, bin: 0)],
+                                         query: query, references: ["2.0": [.payment: ReferenceShares(shares: [0.5, 0.5], byPlatform: [.web: [0.9, 0.1]])]])
+        let ownRow = try XCTUnwrap(own.rows.first)
+        XCTAssertEqual(ownRow.psi, PopulationStability.index(counts: [45, 2], expected: [0.5, 0.5]), "the row: every evaluation, the mix")
+        XCTAssertEqual(ownRow.bySource[0].psi, PopulationStability.index(counts: [40, 2], expected: [0.9, 0.1]))
+        XCTAssertEqual(ownRow.bySource[1].psi, PopulationStability.index(counts: [5, 0], expected: [0.5, 0.5]))
+
+        // 30 kit versions, on two platforms: the 19 most used keep their names, the rest add up per platform.
+        var cells: [ModelPerformanceCell] = []
+        for k in 0..<30 {
+            let platform: ClientPlatform = k % 2 == 0 ? .web : .android
+            cells.append(cell(.unknown, 100 - k, InteractionSource(kit: "kit", version: "1.\(k)", platform: platform), bin: 0))
+        }
+        let folded = try XCTUnwrap(ModelPerformanceReport(cells: cells, query: query).rows.first).bySource
+        let cap = ModelPerformanceReport.maxSources
+        XCTAssertEqual(folded.count, cap + 1)
+        XCTAssertEqual(folded.prefix(cap - 1).map { $0.source?.version }, (0..<(cap - 1)).map { "1.\($0)" })
+        XCTAssertEqual(folded.suffix(2).map(\.source), [InteractionSource(kit: "other", version: "other", platform: .android),
+                                                        InteractionSource(kit: "other", version: "other", platform: .web)])
+        XCTAssertEqual(folded.reduce(0) { $0 + $1.evaluations }, (0..<30).reduce(0) { $0 + 100 - $1 })
+        XCTAssertEqual(folded.last?.evaluations, stride(from: cap - 1, to: 30, by: 1).filter { $0 % 2 == 0 }.reduce(0) { $0 + 100 - $1 })
     }
 }
 

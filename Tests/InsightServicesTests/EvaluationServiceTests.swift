@@ -31,6 +31,21 @@ final class EvaluationAnswerTests: XCTestCase {
         XCTAssertEqual(f.store.received.evaluations, [record], "completed before (or without) storing")
     }
 
+    /// The capture kit is stored with the evaluation; the events it dropped are only counted.
+    func testTheCaptureKitIsStoredAndItsDroppedEventsCounted() throws {
+        let f = Fixture()
+        let caller = f.caller()
+        var request = Fixture.request()
+        let kit = InteractionSource(kit: "insight-capture-web", version: "1.0.0", platform: .web)
+        (request.source, request.droppedEvents) = (kit, 42)
+        let record = try f.evaluate(request, by: caller)
+        XCTAssertEqual(record.source, kit)
+        XCTAssertEqual(f.store.received.evaluations.map(\.source), [kit])
+        XCTAssertEqual(f.counter("insightd_interaction_dropped_events_total", ["platform": "web"]), 42)
+        XCTAssertNil(try f.evaluate(Fixture.request(), by: caller).source, "none named: none stored")
+        XCTAssertEqual(f.counter("insightd_interaction_dropped_events_total"), 42)
+    }
+
     func testWithoutAModelACoachingInsightIsUnavailableNeverAnInventedValue() throws {
         let f = Fixture()
         let record = try f.evaluate(Fixture.request(interaction: Fixture.coachedSession), by: f.caller())

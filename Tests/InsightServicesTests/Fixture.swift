@@ -97,10 +97,9 @@ final class Fixture {
     func evaluate(_ request: EvaluationRequest, by caller: Caller,
                   override: SandboxOverride? = nil) throws(Rejection) -> EvaluationRecord {
         try completed { done throws(Rejection) in
-            try useCases.evaluation.evaluate(request, by: caller, override: override,
-                                             answer: { record, tenant in Array("\(tenant) \(record.eventId)".utf8) },
+            try useCases.evaluation.evaluate(request, by: caller, override: override, answer: PlainAnswer(),
                                              resume: { $0() }, completion: done)
-        }.record
+        }.record!
     }
 
     /// `caller`'s consumption report on evaluation `eventId`, naming the insights in `used`.
@@ -263,4 +262,10 @@ func rejection<T>(_ body: () throws(Rejection) -> T, file: StaticString = #fileP
     } catch {
         return error
     }
+}
+
+/// An answer that is its tenant and event id (and requestId), for tests that need no JSON.
+struct PlainAnswer: AnswerWriter {
+    func answer(_ record: EvaluationRecord, tenant: String) -> [UInt8] { Array("\(tenant) \(record.eventId)".utf8) }
+    func naming(_ answer: [UInt8], eventId: String, requestId: String) -> [UInt8] { answer + Array(" \(requestId)".utf8) }
 }

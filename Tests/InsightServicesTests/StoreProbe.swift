@@ -22,6 +22,8 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
     private let handed = Mutex(Handed())
     private let writeFailure = Mutex<StoreFailure?>(nil)
     private let readsFail = Mutex(false)
+    private let retryLookupsMissed = Mutex(0)
+    private let reissued = Mutex<[[UInt8]]>([])
 
     init(_ inner: InMemoryStore) { self.inner = inner }
 
@@ -33,6 +35,13 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
 
     /// Makes every synchronous read throw.
     func failReads(_ fail: Bool) { readsFail.withLock { $0 = fail } }
+
+    /// Makes the next `count` retry lookups find nothing, as for a request racing another under
+    /// its requestId (each looked before either was stored).
+    func missRetryLookups(_ count: Int) { retryLookupsMissed.withLock { $0 = count } }
+
+    /// The answers given again, in order.
+    var reissuedAnswers: [[UInt8]] { reissued.withLock { $0 } }
 
     private struct ReadFailure: Error {}
 
@@ -54,6 +63,21 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         note(evaluation) { $0.evaluations.append(evaluation) }
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
         inner.record(evaluation, answer: answer, completion: completion)
+    }
+
+    func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
+        try checkRead()
+        let missed = retryLookupsMissed.withLock { missed in
+            defer { missed = max(0, missed - 1) }
+            return missed > 0
+        }
+        return missed ? nil : try inner.retryEntry(keys: keys, now: now)
+    }
+
+    func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        reissued.withLock { $0.append(answer) }
+        if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
+        inner.reissue(answer: answer, completion: completion)
     }
 
     func report(_ report: ConsumptionReport, completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {

@@ -51,6 +51,7 @@ final class StorageTests: XCTestCase {
             "0013_decisions": "ccc931bdca1431e2af42611063072f58af46eb17e420087c16189228800ce1c1",
             "0014_training_capture": "946a3174a8f14fa96359fbaa8046a2b266e2474e81e6dba85b6b09bd02a0c6c4",
             "0015_shadow_and_score_bins": "9e0b7413001e194818f69dcdd54b7eaf4d64fa469eb9a858ce843ac15f5c705f",
+            "0017_interaction_sources": "90140e5b1dd25af925f95a388036aec7dd322ac4c3e34e712b1ea765de0df8b0",
         ]
         let bundled = try Migrator.bundled()
         XCTAssertGreaterThanOrEqual(bundled.count, recorded.count)

@@ -49,6 +49,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         var keys: [StoredKey] = []
         /// In the order stored (the store's commit order).
         var evaluations: [EvaluationRecord] = []
+        /// Retry entries by key (as the stores' unique key).
+        var retries: [[UInt8]: RetryEntry] = [:]
         /// Each evaluation's sequence (the store's order, like SQLite's rowid), by event id.
         var sequences: [String: Int64] = [:]
         var lastSequence: Int64 = 0
@@ -85,6 +87,12 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                   !state.evaluations.contains(where: { $0.eventId == evaluation.eventId }) else {
                 return .failure(.unavailable("evaluation \(evaluation.eventId) is invalid or already stored"))
             }
+            if let retry = evaluation.retry {
+                if let live = state.retries[retry.key], live.expiresAt > evaluation.createdAt {
+                    return .failure(.unavailable("a live retry entry holds this request key"))
+                }
+                state.retries[retry.key] = retry
+            }
             guard let batch = receipts.issue(leafHashes: [MerkleTree.leafHash(of: answer)]) else {
                 return .failure(.unavailable("the receipt head could not be signed"))
             }
@@ -93,6 +101,25 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             state.evaluations.append(evaluation)
             state.lastSequence += 1
             state.sequences[evaluation.eventId] = state.lastSequence
+            return .success(batch.receipt(at: 0))
+        }
+        completion(result)
+    }
+
+    public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
+        state.withLock { state in
+            for key in keys { if let entry = state.retries[key], entry.expiresAt > now { return entry } }
+            return nil
+        }
+    }
+
+    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+        let result: Result<Receipt, StoreFailure> = state.withLock { state in
+            guard let batch = receipts.issue(leafHashes: [MerkleTree.leafHash(of: answer)]) else {
+                return .failure(.unavailable("the receipt head could not be signed"))
+            }
+            receipts.committed(batch)
+            state.heads.append(LoggedHead(signed: batch.head, leaves: batch.leaves))
             return .success(batch.receipt(at: 0))
         }
         completion(result)
@@ -402,7 +429,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                                                       consumption: state.reports[e.eventId]?.report.status,
                                                       label: label?.label.outcome, count: 1,
                                                       mature: e.createdAt < query.matureBefore ? 1 : 0,
-                                                      shadow: shadow, scoreBin: insight.scoreBin))
+                                                      shadow: shadow, scoreBin: insight.scoreBin, source: e.source))
                 }
             }
             return ModelPerformanceCell.merged(cells)

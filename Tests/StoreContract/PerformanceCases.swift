@@ -10,7 +10,8 @@ extension StoreSet {
     @discardableResult
     func scored(_ id: String, caller: String = "c1", environment: Environment = .production, created: Milliseconds,
                 category: OperationCategory = .payment, insights: [(version: String?, value: InsightValue?)],
-                type: String = "isLikelyBeingCoached", made: Bool = false, line: UInt = #line) throws -> (eventId: String, insightIds: [String]) {
+                type: String = "isLikelyBeingCoached", made: Bool = false, source: InteractionSource? = nil,
+                line: UInt = #line) throws -> (eventId: String, insightIds: [String]) {
         let ids: (eventId: String, insightIds: [String]) = made
             ? EvaluationIdentifiers.make(insights: insights.count, milliseconds: created)
             : (id, insights.indices.map { "\(id)-i\($0)" })
@@ -21,7 +22,7 @@ extension StoreSet {
                 InsightRecord(insightId: insightId, type: type, schemaVersion: 1, modelVersion: insight.version,
                               newestModelVersion: nil,
                               outcome: insight.value.map { .value($0, reasons: []) } ?? .error(.insightEvaluationFailed, detail: "x"))
-            })
+            }, source: source)
         try value(line: line) { ledger.record(evaluation, answer: Array(evaluation.eventId.utf8), completion: $0) }
         return ids
     }
@@ -35,9 +36,10 @@ extension StoreSet {
 }
 
 func cell(_ version: String, _ category: OperationCategory = .payment, _ value: InsightValue,
-          _ consumption: ConsumptionStatus? = nil, _ label: LabelOutcome? = nil, count: Int = 1, mature: Int = 0) -> ModelPerformanceCell {
+          _ consumption: ConsumptionStatus? = nil, _ label: LabelOutcome? = nil, count: Int = 1, mature: Int = 0,
+          source: InteractionSource? = nil) -> ModelPerformanceCell {
     ModelPerformanceCell(modelVersion: version, category: category, value: value, consumption: consumption, label: label,
-                         count: count, mature: mature)
+                         count: count, mature: mature, source: source)
 }
 
 let performanceCases: [ContractCase] = [
@@ -95,6 +97,24 @@ let performanceCases: [ContractCase] = [
             cell("1.0", .payment, .medium, .usedReducedFriction, nil),
             cell("2.0", .payment, .high, .usedReducedFriction, .confirmedFraud),
             cell("3.0", .payment, .unknown, .usedReducedFriction, .confirmedLegitimate),
+        ])
+    },
+    contractCase(.performance, "each evaluation's capture kit is kept with it and splits the counts") { s in
+        try s.caller("c1")
+        let web1 = InteractionSource(kit: "insight-capture-web", version: "1.0.0", platform: .web)
+        let web2 = InteractionSource(kit: "insight-capture-web", version: "1.1.0-beta.1+b7", platform: .web)
+        let ios = InteractionSource(kit: "insight-capture-web", version: "1.0.0", platform: .ios)
+        try s.scored("e1", created: 1_000, insights: [("2.0", .high)], source: web1)
+        try s.scored("e2", created: 1_100, insights: [("2.0", .high)], source: web1)
+        try s.scored("e3", created: 1_200, insights: [("2.0", .high)], source: web2)
+        try s.scored("e4", created: 1_300, insights: [("2.0", .high)], source: ios)
+        try s.scored("e5", created: 1_400, insights: [("2.0", .high)])
+        _ = try s.label([fraud("e3-i0")])
+        try expectEqual(try s.performance(), [
+            cell("2.0", .payment, .high),
+            cell("2.0", .payment, .high, source: ios),
+            cell("2.0", .payment, .high, count: 2, source: web1),
+            cell("2.0", .payment, .high, nil, .confirmedFraud, source: web2),
         ])
     },
 ]

@@ -66,7 +66,7 @@ public struct ContractCase: Sendable {
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
         case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure,
-             decisions, performance, training, receipts
+             decisions, performance, training, receipts, retries
     }
 
     /// Runs every case of every area, each on a store set from `make`; answers the failures, each
@@ -93,7 +93,7 @@ public enum StoreContract {
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
             + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
-            + performanceCases + shadowCases + trainingCases + receiptCases
+            + performanceCases + shadowCases + trainingCases + receiptCases + retryCases
     }
 }
 

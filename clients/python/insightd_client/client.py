@@ -89,15 +89,15 @@ class Client:
       GET /v1/signing-keys before the answer is decoded; a failure raises ReceiptInvalidError.
     - `expected_tenant`, `expected_environment`: the tenant and environment the answers must
       name (the receipt binds them); by default those of the first verified answer.
-    - `idempotent_evaluations`: set it for an insightd that replays an evaluation sent again with
-      the same `requestId` (docs/api.md, "Retries: requestId"): an evaluation whose `request_id`
-      you set is then retried like a read, the same bytes. Off by default, and never for a
-      `request_id` the client generated: an insightd without it would evaluate twice.
+    - `idempotent_evaluations` (on by default): insightd replays an evaluation sent again with the
+      same `requestId` (docs/api.md, "Retries: requestId"), so an evaluation whose `request_id`
+      you set is retried like a read, the same bytes. Never one whose `request_id` the client
+      generated: you could not find it again. False for an insightd older than that.
     """
 
     def __init__(self, base_url, api_key, *, timeout=10.0, max_retries=2, backoff=0.2, max_wait=5.0,
                  verify_receipts=True, expected_tenant=None, expected_environment=None, ssl_context=None,
-                 idempotent_evaluations=False):
+                 idempotent_evaluations=True):
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("base_url must be an http or https URL")
@@ -117,9 +117,10 @@ class Client:
         """POST /v1/evaluations: an `Evaluation` whose receipt verified (unless verification is
         off). `override`: the sandbox's Insight-Override, e.g. "isLikelyBeingCoached=high"
         (a production key gets OverrideNotAllowedError). Raises the problem's error class, or
-        ReceiptInvalidError, UnexpectedResponseError, TransportError. Not retried once the
-        request may have reached insightd: a TransportError with `may_have_reached_server`
-        leaves it unknown whether an evaluation exists."""
+        ReceiptInvalidError, UnexpectedResponseError, TransportError. Retried like a read
+        when you set `request_id` (insightd replays the first evaluation); otherwise not once
+        the request may have reached insightd: a TransportError with `may_have_reached_server`
+        then leaves it unknown whether an evaluation exists."""
         if isinstance(request, dict):
             request = decode(EvaluationRequest, request)
         retry = "safe" if self.idempotent_evaluations and request.request_id is not None else None

@@ -48,6 +48,14 @@ class EventField(str, Enum):
     OTHER = "other"
 
 
+class Platform(str, Enum):
+    """Where a capture kit runs (`InteractionSource.platform`): `WEB` for web pages and web views."""
+    WEB = "web"
+    IOS = "ios"
+    ANDROID = "android"
+    OTHER = "other"
+
+
 class AmountBand(str, Enum):
     LOW = "low"
     MEDIUM = "medium"
@@ -208,6 +216,7 @@ ENUMERATIONS = {
     "OperationCategory": _values(OperationCategory),
     "InteractionEvent.type": _values(EventType),
     "InteractionEvent.field": _values(EventField),
+    "InteractionSource.platform": _values(Platform),
     "Transaction.amountBand": _values(AmountBand),
     "Initiator.kind": _values(InitiatorKind),
     "AgentFacts.untrustedContext": _values(UntrustedContext),

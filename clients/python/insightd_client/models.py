@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Union
 from .enums import (AmountBand, AuthorizationChoice, AuthorizationStatus, ConsumptionStatus,
                     DecisionAction, Environment, EventField, EventType, FraudType, InitiatorKind,
                     InsightErrorCode, InsightType, InsightValue, LabelOutcome, LabelResultStatus,
-                    ModelStatus, OperationCategory, Role, SideEffect, ThrottleReason, UntrustedContext)
+                    ModelStatus, OperationCategory, Platform, Role, SideEffect, ThrottleReason, UntrustedContext)
 
 # ---- POST /v1/evaluations: the request
 
@@ -51,12 +51,24 @@ class DeviceFacts:
 
 
 @dataclass
+class InteractionSource:
+    """Which capture kit produced the interaction (`kit`, `version`: tokens, never text); the
+    platform selects the model's thresholds."""
+    kit: str
+    version: str
+    platform: Union[Platform, str]
+    dropped_events: Optional[int] = None
+
+
+@dataclass
 class Interaction:
     """`events` (insightd extracts the features) or `summary` (features computed on the device,
-    named as docs/features.md says), not both; `device` alone is judged without timing."""
+    named as docs/features.md says), not both; `device` alone is judged without timing;
+    `source`: the capture kit that observed it."""
     events: Optional[List[InteractionEvent]] = None
     summary: Optional[Dict[str, float]] = None
     device: Optional[DeviceFacts] = None
+    source: Optional[InteractionSource] = None
 
 
 @dataclass

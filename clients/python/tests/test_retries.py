@@ -43,11 +43,11 @@ class RetryTests(unittest.TestCase):
     def test_an_evaluation_that_may_have_arrived_is_not_sent_again(self):
         self.assertEqual(self.sent(lambda c: c.evaluate(REQUEST)), 1)
 
-    def test_with_idempotent_evaluations_only_your_request_id_is_sent_again(self):
-        self.assertEqual(self.sent(lambda c: c.evaluate(REQUEST), idempotent_evaluations=True), 1)
-        self.server.requests = 0
+    def test_only_an_evaluation_with_your_request_id_is_sent_again(self):
         mine = dict(REQUEST, requestId="txn-1")
-        self.assertEqual(self.sent(lambda c: c.evaluate(mine), idempotent_evaluations=True), 3)
+        self.assertEqual(self.sent(lambda c: c.evaluate(mine)), 3)
+        self.server.requests = 0
+        self.assertEqual(self.sent(lambda c: c.evaluate(mine), idempotent_evaluations=False), 1)
 
     def test_reads_and_idempotent_writes_are_sent_again(self):
         self.assertEqual(self.sent(lambda c: c.catalog()), 3)

@@ -54,6 +54,16 @@ class Run {
     return evaluation;
   }
 
+  private request(step: Step): EvaluationRequest {
+    const request = { ...this.scenario.contexts[step.context] };
+    if (step.requestId !== undefined) {
+      const name = `request:${step.requestId}`;
+      if (!this.idempotencyKeys.has(name)) this.idempotencyKeys.set(name, `${step.requestId}-${crypto.randomUUID()}`);
+      request.requestId = this.idempotencyKeys.get(name);
+    }
+    return request;
+  }
+
   private readonly actions: Record<string, (step: Step) => Promise<Got>> = {
     catalog: async () => ({ catalog: await this.client("sandbox").catalog() }),
     signingKeys: async () => ({ jwks: await new InsightClient(env("INSIGHT_URL"), "").signingKeys() }),
@@ -62,7 +72,7 @@ class Run {
       const deadline = Date.now() + 15_000;
       let evaluation: Evaluation;
       for (;;) {
-        evaluation = await client.evaluate(this.scenario.contexts[step.context], { override: step.override });
+        evaluation = await client.evaluate(this.request(step), { override: step.override });
         const from = step.untilKidDiffersFrom;
         if (from === undefined || evaluation.receipt?.kid !== this.evaluation(from).receipt?.kid || Date.now() > deadline) break;
         await new Promise((resolve) => setTimeout(resolve, 500));
@@ -154,6 +164,8 @@ class Run {
       check(Object.values(DecisionAction).includes(evaluation.decision.action as any), `decision ${evaluation.decision.action}`);
       if ("kidDiffersFrom" in expect) check(evaluation.receipt?.kid !== this.evaluation(expect.kidDiffersFrom).receipt?.kid, "the signing key did not change");
       if ("attempts" in expect) check(evaluation.attempts === expect.attempts, `${evaluation.attempts} attempts`);
+      if ("replayed" in expect) check(evaluation.replayed === expect.replayed, `replayed is ${evaluation.replayed}`);
+      if ("sameEventAs" in expect) check(evaluation.eventId === this.evaluation(expect.sameEventAs).eventId, "another eventId");
     }
     if ("insightTypes" in expect) {
       const types = got.catalog.insights.map((entry: { type: string }) => entry.type);
@@ -166,7 +178,7 @@ class Run {
       check(JSON.stringify(statuses) === JSON.stringify(expect.results), `label results ${statuses}`);
       check(got.labels.summary.accepted === statuses.filter((s: string) => s === "accepted").length, "summary");
     }
-    if ("replayed" in expect) check(got.labels.replayed === expect.replayed, `replayed is ${got.labels.replayed}`);
+    if ("replayed" in expect && got.labels) check(got.labels.replayed === expect.replayed, `replayed is ${got.labels.replayed}`);
     if ("authorization" in expect) check(got.authorization?.status === expect.authorization, `authorization ${got.authorization?.status}`);
     if ("minEvaluations" in expect) check(got.transparency.evaluations.length >= expect.minEvaluations, `${got.transparency.evaluations.length} evaluations`);
     if ("erasedEvaluations" in expect) {

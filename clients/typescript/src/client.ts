@@ -58,10 +58,10 @@ export interface ClientOptions {
   expectedTenant?: string;
   expectedEnvironment?: Environment;
   /**
-   * Set it for an insightd that replays an evaluation sent again with the same requestId
-   * (docs/api.md, "Retries: requestId"): an evaluation whose requestId you set is then retried
-   * like a read, the same bytes. Off by default, and never for a requestId the client generated:
-   * an insightd without it would evaluate twice.
+   * On by default: insightd replays an evaluation sent again with the same requestId
+   * (docs/api.md, "Retries: requestId"), so an evaluation whose requestId you set is retried like
+   * a read, the same bytes. Never one whose requestId the client generated: you could not find it
+   * again. False for an insightd older than that.
    */
   idempotentEvaluations?: boolean;
 }
@@ -106,7 +106,7 @@ export class InsightClient {
     this.verifyReceipts = options.verifyReceipts ?? true;
     this.expectedTenant = options.expectedTenant;
     this.expectedEnvironment = options.expectedEnvironment;
-    this.idempotentEvaluations = options.idempotentEvaluations ?? false;
+    this.idempotentEvaluations = options.idempotentEvaluations ?? true;
     this.verifier = new ReceiptVerifier((etag) => this.fetchSigningKeys(etag));
   }
 
@@ -115,8 +115,9 @@ export class InsightClient {
   /**
    * POST /v1/evaluations: the answer, its receipt verified (unless verification is off).
    * `override`: the sandbox's Insight-Override, e.g. "isLikelyBeingCoached=high". Throws the
-   * problem's error class, or ReceiptInvalidError, UnexpectedResponseError, TransportError. Not
-   * retried once the request may have reached insightd (TransportError.mayHaveReachedServer).
+   * problem's error class, or ReceiptInvalidError, UnexpectedResponseError, TransportError.
+   * Retried like a read when you set requestId (insightd replays the first evaluation); otherwise
+   * not once the request may have reached insightd (TransportError.mayHaveReachedServer).
    */
   async evaluate(request: EvaluationRequest, options: { override?: string } = {}): Promise<Evaluation> {
     const sent: EvaluationRequest = { ...request, requestId: request.requestId ?? "req-" + randomLetters(24) };

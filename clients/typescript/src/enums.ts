@@ -21,6 +21,10 @@ export type EventType = Open<(typeof EventType)[keyof typeof EventType]>;
 export const EventField = { payee: "payee", amount: "amount", reference: "reference", otp: "otp", password: "password", other: "other" } as const;
 export type EventField = Open<(typeof EventField)[keyof typeof EventField]>;
 
+/** Where a capture kit runs (InteractionSource.platform): `web` for web pages and web views. */
+export const Platform = { web: "web", ios: "ios", android: "android", other: "other" } as const;
+export type Platform = Open<(typeof Platform)[keyof typeof Platform]>;
+
 export const AmountBand = { low: "low", medium: "medium", high: "high" } as const;
 export type AmountBand = Open<(typeof AmountBand)[keyof typeof AmountBand]>;
 
@@ -114,6 +118,7 @@ export const ENUMERATIONS: Record<string, string[]> = {
   "OperationCategory": values(OperationCategory),
   "InteractionEvent.type": values(EventType),
   "InteractionEvent.field": values(EventField),
+  "InteractionSource.platform": values(Platform),
   "Transaction.amountBand": values(AmountBand),
   "Initiator.kind": values(InitiatorKind),
   "AgentFacts.untrustedContext": values(UntrustedContext),

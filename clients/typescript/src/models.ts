@@ -2,7 +2,7 @@
 import type {
   AmountBand, AuthorizationChoice, AuthorizationStatus, ConsumptionStatus, DecisionAction, Environment, EventField,
   EventType, FraudType, InitiatorKind, InsightErrorCode, InsightType, InsightValue, LabelOutcome, LabelResultStatus,
-  ModelStatus, OperationCategory, Role, SideEffect, ThrottleReason, UntrustedContext,
+  ModelStatus, OperationCategory, Platform, Role, SideEffect, ThrottleReason, UntrustedContext,
 } from "./enums.js";
 
 // ---- POST /v1/evaluations: the request
@@ -14,8 +14,10 @@ export interface Subject { account?: string; device?: string; counterparty?: str
 /** One moment of the session: `t` ms since `sessionStart`; timing only, never what was typed. */
 export interface InteractionEvent { t: number; type: EventType; field?: EventField }
 export interface DeviceFacts { activeCall?: boolean; callStartedBeforeSession?: boolean; screenSharing?: boolean; remoteAccessApp?: boolean }
-/** `events` (insightd extracts the features) or `summary` (docs/features.md), not both. */
-export interface Interaction { events?: InteractionEvent[]; summary?: Record<string, number>; device?: DeviceFacts }
+/** Which capture kit produced the interaction (kit, version: tokens); the platform selects the model's thresholds. */
+export interface InteractionSource { kit: string; version: string; platform: Platform; droppedEvents?: number }
+/** `events` (insightd extracts the features) or `summary` (docs/features.md), not both; `source`: the capture kit. */
+export interface Interaction { events?: InteractionEvent[]; summary?: Record<string, number>; device?: DeviceFacts; source?: InteractionSource }
 export interface Transaction { newCounterparty?: boolean; amountBand?: AmountBand }
 /** What an AI agent in your app did to choose the operation (docs/decisions.md). */
 export interface AgentFacts { userRequested?: boolean; untrustedContext?: UntrustedContext[]; argumentsFromUntrustedContext?: boolean; sideEffects?: SideEffect[] }

@@ -30,9 +30,9 @@ test("an evaluation that may have arrived is not sent again", async () => {
   assert.equal(await sent((c) => c.evaluate(request)), 1);
 });
 
-test("with idempotentEvaluations, only an evaluation with your requestId is sent again", async () => {
-  assert.equal(await sent((c) => c.evaluate(request), { idempotentEvaluations: true }), 1);
-  assert.equal(await sent((c) => c.evaluate({ ...request, requestId: "txn-1" }), { idempotentEvaluations: true }), 3);
+test("only an evaluation with your requestId is sent again", async () => {
+  assert.equal(await sent((c) => c.evaluate({ ...request, requestId: "txn-1" })), 3);
+  assert.equal(await sent((c) => c.evaluate({ ...request, requestId: "txn-1" }), { idempotentEvaluations: false }), 1);
 });
 
 test("reads and idempotent writes are sent again", async () => {

@@ -1,0 +1,83 @@
+import Crypto
+import Dispatch
+import InsightDomain
+import Synchronization
+
+// Retries of an evaluation (docs/api.md, "Retries", migration 0019): an evaluation may keep a
+// retry entry under its request's key, stored in its transaction; one live entry per key (a
+// second evaluation under a live key is not stored, of two racing exactly one is); an entry
+// answers until it expires, and a reissued answer gets a receipt without storing anything else.
+
+extension StoreSet {
+    /// The evaluation `id` with a retry entry under `key`, created at `created`, expiring at `expires`.
+    static func retried(_ id: String, key: [UInt8], created: Milliseconds = 1_000, expires: Milliseconds = 2_000) -> EvaluationRecord {
+        var evaluation = evaluation(id, created: created, due: expires)
+        evaluation.retry = RetryEntry(key: key, digest: Array("digest of \(id)".utf8), eventId: id,
+                                      answer: Array("answer of \(id)".utf8), expiresAt: expires)
+        return evaluation
+    }
+}
+
+let retryCases: [ContractCase] = [
+    contractCase(.retries, "a retry entry is found by any of its keys until it expires, and by no other key") { s in
+        try s.caller("c1")
+        let key = [UInt8](repeating: 7, count: 32), other = [UInt8](repeating: 8, count: 32)
+        let stored = StoreSet.retried("e1", key: key)
+        try value { s.ledger.record(stored, answer: Array("named answer of e1".utf8), completion: $0) }
+        try expectEqual(try s.ledger.retryEntry(keys: [other, key], now: 1_500), stored.retry, "found by its key, second of two")
+        try expectEqual(try s.ledger.retryEntry(keys: [other], now: 1_500), nil, "another key finds nothing")
+        try expectEqual(try s.ledger.retryEntry(keys: [], now: 1_500), nil, "no key finds nothing")
+        try expectEqual(try s.ledger.retryEntry(keys: [key], now: 2_000), nil, "expired at its time")
+    },
+
+    contractCase(.retries, "no second evaluation is stored under a live key; of two racing, exactly one is") { s in
+        try s.caller("c1")
+        let key = [UInt8](repeating: 7, count: 32)
+        try value { s.ledger.record(StoreSet.retried("e1", key: key), answer: [1], completion: $0) }
+        guard case .failure = try wait({ s.ledger.record(StoreSet.retried("e2", key: key, created: 1_500), answer: [2], completion: $0) }) else {
+            throw ContractFailure(description: "a second evaluation under a live key was stored")
+        }
+        try expectEqual(try s.report("e2", at: 1_600), .evaluationNotFound, "the refused evaluation left no row")
+        try expectEqual(try s.ledger.retryEntry(keys: [key], now: 1_600)?.eventId, "e1", "the first entry stands")
+        // Sent together, so that a writer that batches commits them in one batch.
+        let racing = [UInt8](repeating: 9, count: 32)
+        let results = Mutex<[String: Bool]>([:])
+        let done = DispatchSemaphore(value: 0)
+        for id in ["r1", "r2", "r3"] {
+            s.ledger.record(StoreSet.retried(id, key: racing), answer: Array(id.utf8)) { result in
+                results.withLock { $0[id] = (try? result.get()) != nil }
+                done.signal()
+            }
+        }
+        for _ in 0..<3 { guard done.wait(timeout: .now() + 10) == .success else { throw ContractFailure(description: "no completion") } }
+        let stored = results.withLock { $0.filter(\.value).map(\.key) }
+        try expectEqual(stored.count, 1, "exactly one of three racing evaluations is stored")
+        try expectEqual(try s.ledger.retryEntry(keys: [racing], now: 1_500)?.eventId, stored.first, "its entry answers")
+        for id in ["r1", "r2", "r3"] where id != stored.first {
+            try expectEqual(try s.report(id, at: 1_600), .evaluationNotFound, "\(id) left no row")
+        }
+    },
+
+    contractCase(.retries, "after its entry expired, a key serves a new evaluation") { s in
+        try s.caller("c1")
+        let key = [UInt8](repeating: 7, count: 32)
+        try value { s.ledger.record(StoreSet.retried("e1", key: key), answer: [1], completion: $0) }
+        try value { s.ledger.record(StoreSet.retried("e2", key: key, created: 2_500, expires: 3_500), answer: [2], completion: $0) }
+        try expectEqual(try s.ledger.retryEntry(keys: [key], now: 2_600)?.eventId, "e2", "the new evaluation's entry")
+        try expectEqual(try s.report("e1", at: 2_600), .recorded(.late), "the first evaluation stays")
+    },
+
+    contractCase(.retries, "a reissued answer gets a receipt of a signed head, and nothing else is stored") { s in
+        try s.caller("c1")
+        try s.record("e1")
+        let answer = Array("an answer given again".utf8)
+        let receipt = try value { s.ledger.reissue(answer: answer, completion: $0) }
+        let head = receipt.head.head
+        try expectEqual(MerkleTree.root(fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: answer), index: receipt.index,
+                                        size: head.size), head.root, "the path leads from the answer to the root")
+        try expect(signatureHolds(receipt.head.jws, keys: s.receipts.keys), "the head is signed by the writer's key")
+        let heads = try s.receiptLog.heads(instance: s.receipts.instance, from: 0, limit: 10, withLeaves: false)
+        try expectEqual(heads.last?.signed, receipt.head, "the head is stored")
+        try expectEqual(try s.report("e1", at: 1_500), .recorded(.onTime), "the evaluation stored before is untouched")
+    },
+]
