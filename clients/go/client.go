@@ -52,10 +52,12 @@ type Options struct {
 	// otherwise the first verified answer's tenant and environment are expected of the rest.
 	ExpectedTenant      string
 	ExpectedEnvironment Environment
-	// IdempotentEvaluations is for an insightd that replays an evaluation sent again with the
-	// same requestId (docs/api.md, "Retries: requestId"): an evaluation whose RequestID the
-	// caller set is then retried like a read. One whose requestId the client generated never is.
-	IdempotentEvaluations bool
+	// DisableIdempotentEvaluations is for an insightd older than the replay of an evaluation
+	// sent again with the same requestId (docs/api.md, "Retries: requestId"). By default an
+	// evaluation whose RequestID the caller set is retried like a read, since insightd answers
+	// the retry from the first evaluation; one whose requestId the client generated never is:
+	// the caller could not find it again.
+	DisableIdempotentEvaluations bool
 }
 
 // Client calls insightd. It is safe for concurrent use; create one per base URL and key.
@@ -66,7 +68,7 @@ type Client struct {
 	timeout  time.Duration
 	retry    RetryPolicy
 	verifier *receiptVerifier // nil when verification is disabled
-	// idempotentEvaluations: see Options.IdempotentEvaluations.
+	// idempotentEvaluations: see Options.DisableIdempotentEvaluations.
 	idempotentEvaluations bool
 }
 
@@ -77,7 +79,7 @@ func New(opts Options) (*Client, error) {
 		return nil, fmt.Errorf("insightd: base URL %q is not an http(s) URL", opts.BaseURL)
 	}
 	c := &Client{base: base, apiKey: opts.APIKey, http: opts.HTTPClient, timeout: opts.Timeout, retry: DefaultRetryPolicy,
-		idempotentEvaluations: opts.IdempotentEvaluations}
+		idempotentEvaluations: !opts.DisableIdempotentEvaluations}
 	if c.http == nil {
 		c.http = &http.Client{}
 	}

@@ -224,7 +224,9 @@ func TestAnEvaluationThatReachedTheServiceIsNeverSentAgain(t *testing.T) {
 	} {
 		before := rs.requests("/v1/evaluations")
 		rs.then(refusal, answer(a.Body, a.Receipt))
-		_, err := client.Evaluate(ctx, requestOf(t, a.Body))
+		generated := requestOf(t, a.Body)
+		generated.RequestID = "" // a requestId the client makes names nothing the caller can retry
+		_, err := client.Evaluate(ctx, generated)
 		var apiErr *APIError
 		var te *TransportError
 		switch {
@@ -250,11 +252,11 @@ func TestAnEvaluationThatReachedTheServiceIsNeverSentAgain(t *testing.T) {
 	}
 }
 
-func TestIdempotentEvaluationsRetryOnlyTheCallersRequestID(t *testing.T) {
+func TestOnlyAnEvaluationWithTheCallersRequestIDIsSentAgain(t *testing.T) {
 	f, _ := loadFixture(t)
 	rs, server := newReplayServer(t, f.JWKS)
-	client, _ := New(Options{BaseURL: server.URL, APIKey: "k", IdempotentEvaluations: true,
-		Retry: &RetryPolicy{MaxAttempts: 3, MaxTotalDelay: time.Second, TransportRetryDelay: 10 * time.Millisecond}})
+	retry := &RetryPolicy{MaxAttempts: 3, MaxTotalDelay: time.Second, TransportRetryDelay: 10 * time.Millisecond}
+	client, _ := New(Options{BaseURL: server.URL, APIKey: "k", Retry: retry})
 	a := f.Answers[4]
 	replayed := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Idempotent-Replayed", "true")
@@ -263,7 +265,7 @@ func TestIdempotentEvaluationsRetryOnlyTheCallersRequestID(t *testing.T) {
 	rs.then(hangUp, replayed)
 	ev, err := client.Evaluate(context.Background(), requestOf(t, a.Body))
 	if err != nil || !ev.Replayed || ev.Attempts != 2 || rs.requests("/v1/evaluations") != 2 {
-		t.Fatalf("the caller's requestId is retried: %v", err)
+		t.Fatalf("the caller's requestId is retried by default: %v", err)
 	}
 	sent := strings.Split(strings.TrimSpace(string(rs.bodies["/v1/evaluations"])), "\n")
 	if sent[0] != sent[1] {
@@ -276,6 +278,12 @@ func TestIdempotentEvaluationsRetryOnlyTheCallersRequestID(t *testing.T) {
 	var te *TransportError
 	if _, err := client.Evaluate(context.Background(), generated); !errors.As(err, &te) || rs.requests("/v1/evaluations") != 3 {
 		t.Fatalf("a generated requestId was retried: %v", err)
+	}
+	rs.handlers = nil
+	rs.then(hangUp, replayed)
+	older, _ := New(Options{BaseURL: server.URL, APIKey: "k", Retry: retry, DisableIdempotentEvaluations: true})
+	if _, err := older.Evaluate(context.Background(), requestOf(t, a.Body)); !errors.As(err, &te) || rs.requests("/v1/evaluations") != 4 {
+		t.Fatalf("with DisableIdempotentEvaluations the caller's requestId was retried: %v", err)
 	}
 }
 
@@ -377,5 +385,24 @@ func TestLabelsCarryTheirIdempotencyKeyAndDates(t *testing.T) {
 	want := `{"labels":[{"insightId":"i1","outcome":"confirmedFraud","fraudType":"other","discoveredAt":"2026-12-06"},{"insightId":"","outcome":"confirmedLegitimate","discoveredAt":"2026-12-06"}]}`
 	if got := strings.TrimSpace(string(rs.bodies["/v1/labels"])); got != want {
 		t.Fatalf("sent %s", got)
+	}
+}
+
+func TestInteractionSourceIsSentAsTheAPINamesIt(t *testing.T) {
+	dropped := 0
+	for _, c := range []struct {
+		source InteractionSource
+		want   string
+	}{
+		{InteractionSource{Kit: "web-kit", Version: "2.1.0", Platform: PlatformWeb},
+			`{"source":{"kit":"web-kit","version":"2.1.0","platform":"web"}}`},
+		{InteractionSource{Kit: "ios-kit", Version: "1.0.0", Platform: PlatformIOS, DroppedEvents: &dropped},
+			`{"source":{"kit":"ios-kit","version":"1.0.0","platform":"ios","droppedEvents":0}}`},
+	} {
+		source := c.source
+		data, err := json.Marshal(Interaction{Source: &source})
+		if err != nil || string(data) != c.want {
+			t.Fatalf("%s: %v", data, err)
+		}
 	}
 }

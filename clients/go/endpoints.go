@@ -13,9 +13,10 @@ import (
 // before it is returned: its requestId must be the one sent, its insights those asked for, and
 // (unless disabled) its Insight-Receipt must prove it; otherwise *UnexpectedResponseError or
 // *ReceiptError. A refusal is an *APIError. The evaluation is sent again only when the request
-// cannot have arrived (no connection was made), never after a 503, a 429 or a lost answer;
-// unless Options.IdempotentEvaluations is set and the caller set the requestId: then it is
-// retried like a read, and a replayed answer says so (Evaluation.Replayed).
+// cannot have arrived (no connection was made), never after a 503, a 429 or a lost answer,
+// unless the caller set the requestId: then it is retried like a read (insightd answers the
+// retry from the first evaluation; Evaluation.Replayed says so). Options.DisableIdempotentEvaluations
+// turns that off for an insightd older than the replay.
 func (c *Client) Evaluate(ctx context.Context, req EvaluationRequest, opts ...CallOption) (*Evaluation, error) {
 	call := opCreateEvaluation.request()
 	// The caller's own requestId names one evaluation, so a service that replays by requestId

@@ -88,6 +88,20 @@ const (
 // ConsumptionStatuses lists the statuses this client version knows.
 var ConsumptionStatuses = []ConsumptionStatus{UsedReducedFriction, UsedUnchangedFriction, UsedIncreasedFriction, NotUsedNotNeeded, NotUsedError, UsedEvaluationOnly}
 
+// Platform is where a capture kit runs (InteractionSource.Platform); PlatformWeb for web pages
+// and web views. The model's thresholds are chosen by it.
+type Platform string
+
+const (
+	PlatformWeb     Platform = "web"
+	PlatformIOS     Platform = "ios"
+	PlatformAndroid Platform = "android"
+	PlatformOther   Platform = "other"
+)
+
+// Platforms lists the platforms this client version knows.
+var Platforms = []Platform{PlatformWeb, PlatformIOS, PlatformAndroid, PlatformOther}
+
 // EventType is an interaction event's type (timing only, never what was typed).
 type EventType string
 
@@ -223,12 +237,24 @@ type Subject struct {
 	Counterparty string `json:"counterparty,omitempty"`
 }
 
-// Interaction is the session's timing: Events or Summary (not both), and Device facts.
+// Interaction is the session's timing: Events or Summary (not both), Device facts, and the
+// Source: the capture kit that observed it.
 type Interaction struct {
 	Events []InteractionEvent `json:"events,omitempty"`
 	// Summary is a feature vector computed on the device (names in docs/features.md).
 	Summary map[string]float64 `json:"summary,omitempty"`
 	Device  *DeviceFacts       `json:"device,omitempty"`
+	Source  *InteractionSource `json:"source,omitempty"`
+}
+
+// InteractionSource names the capture kit that produced the interaction: Kit and Version are
+// tokens, never text; Platform selects the model's thresholds; DroppedEvents, when the kit
+// counts them, is how many events it could not keep.
+type InteractionSource struct {
+	Kit           string   `json:"kit"`
+	Version       string   `json:"version"`
+	Platform      Platform `json:"platform"`
+	DroppedEvents *int     `json:"droppedEvents,omitempty"`
 }
 
 // InteractionEvent is one event, T milliseconds after sessionStart.
@@ -288,7 +314,7 @@ type Evaluation struct {
 	// earlier attempts could not reach the service).
 	Attempts int `json:"-"`
 	// Replayed is true when the service answered a retry with the evaluation it had recorded
-	// for this requestId (Idempotent-Replayed; Options.IdempotentEvaluations).
+	// for this requestId (Idempotent-Replayed): the same bytes, the same EventID.
 	Replayed bool `json:"-"`
 }
 

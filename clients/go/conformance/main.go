@@ -31,6 +31,7 @@ func describe() {
 		"OperationCategory":                   strs(insight.OperationCategories),
 		"InteractionEvent.type":               strs(insight.EventTypes),
 		"InteractionEvent.field":              strs(insight.Fields),
+		"InteractionSource.platform":          strs(insight.Platforms),
 		"Transaction.amountBand":              strs(insight.AmountBands),
 		"Environment":                         strs(insight.Environments),
 		"InsightValue":                        strs(insight.Values),
@@ -68,6 +69,7 @@ type Step struct {
 	Via                 string                 `json:"via"`
 	Verify              *bool                  `json:"verify"`
 	UntilKidDiffersFrom string                 `json:"untilKidDiffersFrom"`
+	RequestID           string                 `json:"requestId"`
 	Evaluation          string                 `json:"evaluation"`
 	Status              string                 `json:"status"`
 	IdempotencyKey      string                 `json:"idempotencyKey"`
@@ -128,6 +130,17 @@ func (r *runner) client(key, via string, verify bool) *insight.Client {
 	return c
 }
 
+// unique maps a scenario's name (an idempotency key, a requestId) to one value unique to the run:
+// the same name sends the same value.
+func (r *runner) unique(slot, name string) string {
+	value, ok := r.idempotencyKeys[slot]
+	if !ok {
+		value = name + "-" + insight.NewIdempotencyKey()
+		r.idempotencyKeys[slot] = value
+	}
+	return value
+}
+
 func callerID(name string) string { return os.Getenv("INSIGHT_CALLER_" + strings.ToUpper(name)) }
 
 func (r *runner) act(s Step) (*got, error) {
@@ -153,6 +166,9 @@ func (r *runner) act(s Step) (*got, error) {
 		deadline := time.Now().Add(15 * time.Second)
 		for {
 			req.RequestID = ""
+			if s.RequestID != "" {
+				req.RequestID = r.unique("request:"+s.RequestID, s.RequestID)
+			}
 			ev, err := c.Evaluate(ctx, req, opts...)
 			if err != nil {
 				return nil, err
@@ -186,12 +202,7 @@ func (r *runner) act(s Step) (*got, error) {
 					FraudType: insight.FraudType(item["fraudType"]), DiscoveredAt: time.Now()})
 			}
 		}
-		key, ok := r.idempotencyKeys[s.IdempotencyKey]
-		if !ok {
-			key = s.IdempotencyKey + "-" + insight.NewIdempotencyKey()
-			r.idempotencyKeys[s.IdempotencyKey] = key
-		}
-		results, err := c.SubmitLabels(ctx, labels, key)
+		results, err := c.SubmitLabels(ctx, labels, r.unique(s.IdempotencyKey, s.IdempotencyKey))
 		return &got{labels: results}, err
 	case "authorize":
 		state, err := c.SetAuthorization(ctx, insight.AuthorizationSubject{Account: s.Subject.Account, Device: s.Subject.Device},
@@ -343,6 +354,12 @@ func (r *runner) expect(s Step, g *got, err error) {
 		if attempts, ok := expect["attempts"]; ok {
 			check(ev.Attempts == num(attempts), "%d attempts", ev.Attempts)
 		}
+		if replayed, ok := expect["replayed"].(bool); ok {
+			check(ev.Replayed == replayed, "replayed is %v", ev.Replayed)
+		}
+		if name, ok := expect["sameEventAs"].(string); ok {
+			check(ev.EventID == r.saved[name].EventID, "another eventId")
+		}
 	}
 	if types, ok := expect["insightTypes"].([]interface{}); ok {
 		have := map[string]bool{}
@@ -371,7 +388,7 @@ func (r *runner) expect(s Step, g *got, err error) {
 		check(fmt.Sprint(statuses) == fmt.Sprint(want), "label results %v", statuses)
 		check(g.labels.Summary.Accepted == accepted, "summary %+v", g.labels.Summary)
 	}
-	if replayed, ok := expect["replayed"].(bool); ok {
+	if replayed, ok := expect["replayed"].(bool); ok && g.labels != nil {
 		check(g.labels.Replayed == replayed, "replayed is %v", g.labels.Replayed)
 	}
 	if status, ok := expect["authorization"].(string); ok {
