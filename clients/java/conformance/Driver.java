@@ -62,6 +62,7 @@ public class Driver {
         enums.put("OperationCategory", wires(io.insightd.client.OperationCategory.values()));
         enums.put("InteractionEvent.type", wires(io.insightd.client.EventType.values()));
         enums.put("InteractionEvent.field", wires(io.insightd.client.InputField.values()));
+        enums.put("InteractionSource.platform", wires(io.insightd.client.Platform.values()));
         enums.put("Transaction.amountBand", wires(io.insightd.client.AmountBand.values()));
         enums.put("Environment", wires(io.insightd.client.Environment.values()));
         enums.put("InsightValue", wires(io.insightd.client.InsightValue.values()));
@@ -126,6 +127,11 @@ public class Driver {
     final Map<String, Evaluation> saved = new HashMap<>();
     final Map<String, String> idempotencyKeys = new HashMap<>();
 
+    /** One value unique to the run for a scenario's name (an idempotency key, a requestId): the same name sends the same value. */
+    String unique(String slot, String name) {
+        return idempotencyKeys.computeIfAbsent(slot, n -> name + "-" + UUID.randomUUID());
+    }
+
     Driver(JsonNode scenario) {
         this.scenario = scenario;
     }
@@ -154,6 +160,9 @@ public class Driver {
             case "signingKeys" -> got.signingKeys = client("sandbox", null, true).signingKeys().keyIds().size();
             case "evaluate" -> {
                 EvaluationRequest request = JSON.treeToValue(scenario.path("contexts").path(step.path("context").asText()), EvaluationRequest.class);
+                if (step.hasNonNull("requestId")) {
+                    request = request.withRequestId(unique("request:" + step.get("requestId").asText(), step.get("requestId").asText()));
+                }
                 CallOptions options = step.hasNonNull("override") ? CallOptions.insightOverride(step.get("override").asText()) : CallOptions.defaults();
                 long deadline = System.nanoTime() + 15_000_000_000L;
                 String differsFrom = text(step, "untilKidDiffersFrom");
@@ -186,8 +195,7 @@ public class Driver {
                     }
                 }
                 String name = step.path("idempotencyKey").asText();
-                String key = idempotencyKeys.computeIfAbsent(name, n -> n + "-" + UUID.randomUUID());
-                got.labels = client.submitLabels(labels, key);
+                got.labels = client.submitLabels(labels, unique(name, name));
             }
             case "authorize" -> got.authorization = client.setAuthorization(subject(step),
                     Authorization.Choice.valueOf(step.path("status").asText().toUpperCase(Locale.ROOT)));
@@ -307,6 +315,12 @@ public class Driver {
             if (expect.has("attempts")) {
                 check(e.attempts() == expect.get("attempts").asInt(), e.attempts() + " attempts");
             }
+            if (expect.has("replayed")) {
+                check(e.replayed() == expect.get("replayed").asBoolean(), "replayed is " + e.replayed());
+            }
+            if (expect.has("sameEventAs")) {
+                check(e.eventId().equals(saved.get(expect.get("sameEventAs").asText()).eventId()), "another eventId");
+            }
         }
         if (expect.has("insightTypes")) {
             List<String> types = got.catalog.insights().stream().map(Catalog.Entry::type).toList();
@@ -327,7 +341,7 @@ public class Driver {
             check(statuses.equals(want), "label results " + statuses);
             check(got.labels.summary().accepted() == statuses.stream().filter("accepted"::equals).count(), "summary " + got.labels.summary());
         }
-        if (expect.has("replayed")) {
+        if (expect.has("replayed") && got.labels != null) {
             check(got.labels.replayed() == expect.get("replayed").asBoolean(), "replayed is " + got.labels.replayed());
         }
         if (expect.has("authorization")) {

@@ -24,8 +24,19 @@ public record EvaluationRequest(String requestId, OperationCategory operationCat
     /** The identifiers the service hashes on arrival (velocity, opt-outs). */
     public record Subject(String account, String device, String counterparty) {}
 
-    /** The session's timing: {@code events} or {@code summary} (not both), and {@code device} facts. */
-    public record Interaction(List<InteractionEvent> events, Map<String, Double> summary, DeviceFacts device) {}
+    /**
+     * The session's timing: {@code events} or {@code summary} (not both), {@code device} facts,
+     * and the {@code source}: the capture kit that observed it.
+     */
+    public record Interaction(List<InteractionEvent> events, Map<String, Double> summary, DeviceFacts device,
+                              InteractionSource source) {}
+
+    /**
+     * The capture kit that produced the interaction: {@code kit} and {@code version} are tokens,
+     * never text; the {@code platform} selects the model's thresholds; {@code droppedEvents}, when
+     * the kit counts them, is how many events it could not keep (null: not counted).
+     */
+    public record InteractionSource(String kit, String version, Platform platform, Integer droppedEvents) {}
 
     /** One event, {@code t} milliseconds after {@code sessionStart}. */
     public record InteractionEvent(int t, EventType type, InputField field) {}

@@ -68,7 +68,7 @@ public final class InsightClient {
         private boolean verifyReceipts = true;
         private String tenant;
         private Environment environment;
-        private boolean idempotentEvaluations;
+        private boolean idempotentEvaluations = true;
 
         private Builder(String baseUrl, String apiKey) {
             URI uri = URI.create(Objects.requireNonNull(baseUrl));
@@ -94,9 +94,10 @@ public final class InsightClient {
         public Builder expectedScope(String tenantName, Environment env) { tenant = tenantName; environment = env; return this; }
 
         /**
-         * For an insightd that replays an evaluation sent again with the same {@code requestId}
-         * (docs/api.md, "Retries: requestId"): an evaluation whose {@code requestId} the caller
-         * set is then retried like a read. One whose {@code requestId} the client generated never is.
+         * Whether an evaluation whose {@code requestId} the caller set is retried like a read (on by
+         * default): insightd answers an evaluation sent again with the same {@code requestId} from
+         * the first one (docs/api.md, "Retries: requestId"). One whose {@code requestId} the client
+         * generated never is: the caller could not find it again. Off for an insightd older than that.
          */
         public Builder idempotentEvaluations(boolean value) { idempotentEvaluations = value; return this; }
 
@@ -115,7 +116,9 @@ public final class InsightClient {
      * verified before it is returned: its {@code requestId} must be the one sent, its insights
      * those asked for ({@link UnexpectedResponseException}), and unless disabled its receipt
      * must prove it ({@link ReceiptException}). Sent again only when it cannot have arrived,
-     * unless {@link Builder#idempotentEvaluations} is on and the caller set the {@code requestId}.
+     * unless the caller set the {@code requestId}: then it is retried like a read, insightd answers
+     * the retry from the first evaluation and {@link Evaluation#replayed()} says so (see
+     * {@link Builder#idempotentEvaluations}).
      */
     public Evaluation evaluate(EvaluationRequest request, CallOptions options) throws InsightException {
         // The caller's own requestId names one evaluation, so a service that replays by requestId

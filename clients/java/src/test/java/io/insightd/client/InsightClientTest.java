@@ -136,6 +136,11 @@ class InsightClientTest {
                 .insight(EvaluationRequest.InsightRequest.isLikelyBeingCoached()).build();
     }
 
+    /** A request whose requestId the client generates: it names nothing the caller can retry. */
+    static EvaluationRequest generated() {
+        return EvaluationRequest.builder(OperationCategory.PAYMENT).insight(EvaluationRequest.InsightRequest.isLikelyBeingCoached()).build();
+    }
+
     InsightClient client(RetryPolicy retry) {
         return InsightClient.builder(url, "ik_test").retryPolicy(retry).timeout(Duration.ofSeconds(2)).build();
     }
@@ -221,7 +226,7 @@ class InsightClientTest {
         for (Reply refusal : refusals) {
             int before = requests("/v1/evaluations");
             then(refusal, answer(a.body(), a.receipt()));
-            ProblemException e = assertThrows(ProblemException.class, () -> client.evaluate(requestOf(a)));
+            ProblemException e = assertThrows(ProblemException.class, () -> client.evaluate(generated()));
             assertEquals(1, e.attempts());
             assertEquals(before + 1, requests("/v1/evaluations"));
             replies.clear();
@@ -235,16 +240,16 @@ class InsightClientTest {
         InsightClient client = client(new RetryPolicy(3, Duration.ofSeconds(5), Duration.ofMillis(10)));
         Fixture.Answer a = f.answers.get(1);
         then(HANG_UP);
-        TransportException e = assertThrows(TransportException.class, () -> client.evaluate(requestOf(a)));
+        TransportException e = assertThrows(TransportException.class, () -> client.evaluate(generated()));
         assertTrue(e.mayHaveArrived());
         assertEquals(1, e.attempts());
         assertEquals(1, requests("/v1/evaluations"));
     }
 
     @Test
-    void idempotentEvaluationsRetryOnlyTheCallersRequestId() throws Exception {
-        InsightClient client = InsightClient.builder(url, "k").idempotentEvaluations(true)
-                .retryPolicy(new RetryPolicy(3, Duration.ofSeconds(1), Duration.ofMillis(10))).build();
+    void onlyAnEvaluationWithTheCallersRequestIdIsSentAgain() throws Exception {
+        RetryPolicy retry = new RetryPolicy(3, Duration.ofSeconds(1), Duration.ofMillis(10));
+        InsightClient client = InsightClient.builder(url, "k").retryPolicy(retry).build();
         Fixture.Answer a = f.answers.get(4);
         Reply replayed = exchange -> {
             exchange.getResponseHeaders().set("Idempotent-Replayed", "true");
@@ -258,10 +263,27 @@ class InsightClientTest {
         assertEquals(sent.get(0), sent.get(1), "the retry is the same bytes");
         replies.clear();
         then(problem(503, "serverError", null), replayed);
-        EvaluationRequest generated = new EvaluationRequest(null, OperationCategory.PAYMENT,
-                List.of(EvaluationRequest.InsightRequest.isLikelyBeingCoached()), null, null, null, null);
-        assertThrows(ServerErrorException.class, () -> client.evaluate(generated), "a generated requestId is never retried");
+        assertThrows(ServerErrorException.class, () -> client.evaluate(generated()), "a generated requestId is never retried");
         assertEquals(3, requests("/v1/evaluations"));
+        replies.clear();
+        then(HANG_UP, replayed);
+        InsightClient older = InsightClient.builder(url, "k").retryPolicy(retry).idempotentEvaluations(false).build();
+        assertThrows(TransportException.class, () -> older.evaluate(requestOf(a)), "off: the caller's requestId is not retried");
+        assertEquals(4, requests("/v1/evaluations"));
+    }
+
+    @Test
+    void anInteractionSourceIsSentAsTheApiNamesIt() throws Exception {
+        EvaluationRequest request = generated().withRequestId("r-1");
+        EvaluationRequest.InteractionSource web = new EvaluationRequest.InteractionSource("web-kit", "2.1.0", Platform.WEB, null);
+        EvaluationRequest.InteractionSource ios = new EvaluationRequest.InteractionSource("ios-kit", "1.0.0", Platform.IOS, 0);
+        assertEquals("{\"source\":{\"kit\":\"web-kit\",\"version\":\"2.1.0\",\"platform\":\"web\"}}",
+                Json.MAPPER.writeValueAsString(new EvaluationRequest.Interaction(null, null, null, web)));
+        assertEquals("{\"source\":{\"kit\":\"ios-kit\",\"version\":\"1.0.0\",\"platform\":\"ios\",\"droppedEvents\":0}}",
+                Json.MAPPER.writeValueAsString(new EvaluationRequest.Interaction(null, null, null, ios)));
+        EvaluationRequest.Interaction read = Json.MAPPER.readValue("{\"source\":{\"kit\":\"k\",\"version\":\"1\",\"platform\":\"watch\"}}",
+                EvaluationRequest.Interaction.class);
+        assertEquals(Platform.UNRECOGNIZED, read.source().platform(), "a platform a later insightd adds still decodes");
     }
 
     @Test
