@@ -7,7 +7,7 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps deps-test build run run-cluster test test-unit test-training test-loop test-e2e test-cluster test-failover test-crash test-api test-console test-capture test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run run-cluster test test-unit test-training test-loop test-e2e test-cluster test-failover test-crash test-api test-console test-capture test-clients test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -43,7 +43,7 @@ run: build
 run-cluster: deps-test build
 	sh scripts/run-cluster.sh $(RELEASE_BIN)
 
-test: deps-test test-unit test-training test-loop test-e2e test-cluster test-failover test-docs test-crash test-api test-console test-capture
+test: deps-test test-unit test-training test-loop test-e2e test-cluster test-failover test-docs test-crash test-api test-console test-capture test-clients
 
 test-unit:
 	$(SWIFT) build --build-tests
@@ -90,6 +90,12 @@ test-capture: build
 	node --test capture/web/tests/
 	$(SWIFT) build -c release --product insightd-demo
 	sh $(TESTS_DIR)/capture.sh $(RELEASE_BIN)
+
+# The client libraries of clients/ (issue 39): each one's unit tests, its operations and
+# enumerations against openapi/, then the conformance scenario of clients/conformance/ run by each
+# one's driver against a live daemon (with a tampering proxy), in e2e/clients.sh.
+test-clients: build
+	sh $(TESTS_DIR)/clients.sh $(RELEASE_BIN)
 
 # Every shell example of README.md and docs/ against a real daemon, as a reader would run it
 # (markers and rules: $(TESTS_DIR)/docs-examples.sh); the demo is one of the examples. First,

@@ -12,6 +12,10 @@
 #   <!-- docs-example: run; needs CMD -->         ... unless CMD is not installed: then skipped
 #   <!-- docs-example: skip; REASON -->           not runnable here (root, systemd, a cluster):
 #                                                 listed as skipped with REASON
+#   <!-- docs-example: file PATH -->              a block of any language (a client's example
+#                                                 program): written to PATH, relative to the
+#                                                 repository root, where the page's later shell
+#                                                 blocks run it as the page says
 #
 # (`prints` and `needs` may be repeated and combined; TEXT cannot contain `;`; CMD is looked up
 # from the repository root, so it may be a path such as .build/release/insightd-demo.) A block without a marker, a marker not
@@ -38,7 +42,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/e2e/lib.sh"
 BIN=$(cd "${1:-$ROOT/.build/release}" && pwd)
 # The pages whose examples are checked, relative to the repository root.
-PAGES=(README.md docs/*.md)
+PAGES=(README.md docs/*.md clients/*/README.md)
 TIMEOUT=${DOCS_EXAMPLES_TIMEOUT:-120}
 for tool in insightd insightctl; do
     [ -x "$BIN/$tool" ] || { echo "docs-examples: $BIN/$tool not found (build with: make build)" >&2; exit 2; }
@@ -104,8 +108,11 @@ while IFS=$'\t' read -r n where kind marker; do
         if jq -e . "$WORK/blocks/$n" >/dev/null 2>"$WORK/out/$n"; then ok "$n" "$where (json parses)"; else fail "$n" "$where" "json does not parse: $(cat "$WORK/out/$n")"; fi
         continue ;;
     other)
-        [ -z "$marker" ] || fail "$n" "$where" "a docs-example marker on a block that is not shell"
-        continue ;;
+        case "$marker" in
+        file\ ?*) ;;
+        "") continue ;;
+        *) fail "$n" "$where" "a docs-example marker on a block that is not shell (only file PATH)"; continue ;;
+        esac ;;
     esac
     [ -n "$marker" ] || { fail "$n" "$where" "shell block without a <!-- docs-example: run|skip; REASON --> marker"; continue; }
     IFS=';' read -ra parts <<<"$marker"
@@ -116,7 +123,18 @@ while IFS=$'\t' read -r n where kind marker; do
         if [ -n "$reason" ]; then skip "$n" "$where" "$reason"; else fail "$n" "$where" "skip needs a reason: <!-- docs-example: skip; REASON -->"; fi
         continue ;;
     run) ;;
-    *) fail "$n" "$where" "unknown docs-example action '$action' (run or skip)"; continue ;;
+    file\ ?*)
+        # Written by a shell block of its own, queued in the page's order.
+        target=${action#file }
+        case "$target" in /* | *..*) fail "$n" "$where" "file PATH must be inside the repository"; continue ;; esac
+        { printf "cat >'%s' <<'__DOCS_EXAMPLE_FILE__'\n" "$target"; cat "$WORK/blocks/$n"; printf '__DOCS_EXAMPLE_FILE__\n'; } >"$WORK/blocks/$n.file"
+        mv "$WORK/blocks/$n.file" "$WORK/blocks/$n"
+        : >"$WORK/out/$n.prints"
+        [ -n "${queue[$page]:-}" ] || pages+=("$page")
+        queue[$page]="${queue[$page]:-} $n"
+        echo "$where (file $target)" >"$WORK/out/$n.where"
+        continue ;;
+    *) fail "$n" "$where" "unknown docs-example action '$action' (run, skip or file PATH)"; continue ;;
     esac
     missing="" bad=""
     : >"$WORK/out/$n.prints"

@@ -15,6 +15,16 @@ PACKAGES="libevent-dev libsqlite3-dev libssl-dev libsodium-dev pkg-config sqlite
 # nodejs: `node --test` runs the capture kit's unit tests (capture/web/tests). Debian's package only
 # when no node is on the PATH: a newer Node installed another way serves as well.
 [ "${1:-}" = test ] && ! command -v node >/dev/null 2>&1 && PACKAGES="$PACKAGES nodejs"
+# node-typescript: Debian's tsc compiles the TypeScript client (clients/typescript; Node's own
+# fetch and crypto, no npm registry); python3-cryptography above verifies the Python client's receipts.
+[ "${1:-}" = test ] && ! command -v tsc >/dev/null 2>&1 && PACKAGES="$PACKAGES node-typescript"
+# The Java client (clients/java) builds with Maven offline against Debian's repository
+# (/usr/share/maven-repo): Jackson, JUnit 5, and the Maven plugins its pom.xml names; a JDK
+# (javac) only when none is installed. The Go client (clients/go) needs Go 1.19 or later and
+# nothing else: Debian's golang-go only when no go is installed.
+[ "${1:-}" = test ] && PACKAGES="$PACKAGES maven libjackson2-databind-java junit5 libsurefire-java libmaven-compiler-plugin-java libmaven-resources-plugin-java libmaven-jar-plugin-java"
+[ "${1:-}" = test ] && ! command -v javac >/dev/null 2>&1 && PACKAGES="$PACKAGES default-jdk-headless"
+[ "${1:-}" = test ] && ! command -v go >/dev/null 2>&1 && PACKAGES="$PACKAGES golang-go"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,0 +1,3 @@
+module github.com/insightd/insightd/clients/go
+
+go 1.19

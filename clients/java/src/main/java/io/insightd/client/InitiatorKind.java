@@ -1,0 +1,35 @@
+package io.insightd.client;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonValue;
+
+/** Who chose the operation. {@code UNRECOGNIZED} stands for a value a later service version added. */
+public enum InitiatorKind {
+    PERSON("person"),
+    AGENT("agent"),
+    /** A value this client version does not know. */
+    UNRECOGNIZED(null);
+
+    private final String wire;
+
+    InitiatorKind(String wire) {
+        this.wire = wire;
+    }
+
+    /** The value as the API spells it; null for {@code UNRECOGNIZED}. */
+    @JsonValue
+    public String wire() {
+        return wire;
+    }
+
+    /** The constant the API's spelling names, or {@code UNRECOGNIZED}. */
+    @JsonCreator
+    public static InitiatorKind of(String wire) {
+        for (InitiatorKind value : values()) {
+            if (value.wire != null && value.wire.equals(wire)) {
+                return value;
+            }
+        }
+        return UNRECOGNIZED;
+    }
+}

@@ -1,0 +1,136 @@
+"""The receipt verifier on trees built here, signed with a key made here: each way an answer can
+be forged fails with ReceiptInvalidError."""
+import base64
+import hashlib
+import json
+import unittest
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from insightd_client import JSONWebKeySet, ReceiptInvalidError, SigningKey
+from insightd_client.receipts import ReceiptVerifier, b64url_encode, thumbprint
+
+
+def leaf(body):
+    return hashlib.sha256(b"\x00" + body).digest()
+
+
+def node(left, right):
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def tree(leaves):
+    """RFC 9162's MTH and each leaf's audit path, by its definition."""
+    if len(leaves) == 1:
+        return leaves[0], [[]]
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    left, left_paths = tree(leaves[:k])
+    right, right_paths = tree(leaves[k:])
+    return node(left, right), [p + [right] for p in left_paths] + [p + [left] for p in right_paths]
+
+
+class Signer:
+    def __init__(self):
+        self.key = Ed25519PrivateKey.generate()
+        x = b64url_encode(self.key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw))
+        self.jwk = SigningKey("OKP", "Ed25519", x, thumbprint(x), "sig", "EdDSA")
+
+    def head(self, payload):
+        header = b64url_encode(json.dumps({"alg": "EdDSA", "kid": self.jwk.kid}).encode())
+        body = b64url_encode(json.dumps(payload).encode())
+        return header + "." + body + "." + b64url_encode(self.key.sign((header + "." + body).encode()))
+
+
+def receipt(jws, index, path):
+    return 'head="%s", index=%d, path=(%s)' % (jws, index, " ".join(":%s:" % base64.b64encode(p).decode() for p in path))
+
+
+class ReceiptTests(unittest.TestCase):
+    def setUp(self):
+        self.signer = Signer()
+        self.fetches = 0
+        self.bodies = [b'{"n":%d}' % i for i in range(5)]
+        root, self.paths = tree([leaf(b) for b in self.bodies])
+        self.payload = {"instance": "a", "sequence": 0, "size": 5, "root": b64url_encode(root), "previous": None, "time": 1}
+        self.jws = self.signer.head(self.payload)
+        self.verifier = ReceiptVerifier(self.fetch)
+
+    def fetch(self, etag):
+        self.fetches += 1
+        return JSONWebKeySet([self.signer.jwk]), "etag"
+
+    def test_every_leaf_verifies(self):
+        for i, body in enumerate(self.bodies):
+            verified = self.verifier.verify(body, receipt(self.jws, i, self.paths[i]))
+            self.assertEqual((verified.head.size, verified.kid), (5, self.signer.jwk.kid))
+        self.assertEqual(self.fetches, 1, "the key set is cached")
+
+    def test_forgeries_fail(self):
+        forged = {
+            "a changed body": (b'{"n":9}', receipt(self.jws, 2, self.paths[2])),
+            "another leaf's path": (self.bodies[2], receipt(self.jws, 2, self.paths[3])),
+            "another index": (self.bodies[2], receipt(self.jws, 3, self.paths[2])),
+            "an index past the tree": (self.bodies[2], receipt(self.jws, 7, self.paths[2])),
+            "a head signed by another key": (self.bodies[2], receipt(Signer().head(self.payload), 2, self.paths[2])),
+            "a changed head": (self.bodies[2], receipt(self.jws.replace(".", ".e", 1), 2, self.paths[2])),
+            "no receipt": (self.bodies[2], None),
+            "a malformed receipt": (self.bodies[2], 'head="x", index=2'),
+        }
+        for what, (body, header) in forged.items():
+            with self.subTest(what):
+                with self.assertRaises(ReceiptInvalidError):
+                    self.verifier.verify(body, header)
+
+    def test_unknown_kid_fetches_again_once(self):
+        other = Signer()
+        with self.assertRaises(ReceiptInvalidError):
+            self.verifier.verify(self.bodies[0], receipt(other.head(self.payload), 0, self.paths[0]))
+        self.assertEqual(self.fetches, 1)
+        self.signer = other
+        self.verifier.verify(self.bodies[0], receipt(other.head(self.payload), 0, self.paths[0]))
+        self.assertEqual(self.fetches, 2)
+
+    def test_the_chain(self):
+        self.verifier.verify(self.bodies[0], receipt(self.jws, 0, self.paths[0]))
+        fork = self.signer.head(dict(self.payload, time=2))
+        with self.assertRaises(ReceiptInvalidError):
+            self.verifier.verify(self.bodies[0], receipt(fork, 0, self.paths[0]))
+        forged_previous = self.signer.head(dict(self.payload, sequence=1, previous=b64url_encode(b"\x00" * 32)))
+        with self.assertRaises(ReceiptInvalidError):
+            self.verifier.verify(self.bodies[0], receipt(forged_previous, 0, self.paths[0]))
+        previous = b64url_encode(hashlib.sha256(self.jws.encode()).digest())
+        older = self.signer.head(dict(self.payload, sequence=1, previous=previous, time=0))
+        with self.assertRaises(ReceiptInvalidError):
+            self.verifier.verify(self.bodies[0], receipt(older, 0, self.paths[0]))
+        successor = self.signer.head(dict(self.payload, sequence=1, previous=previous))
+        self.assertEqual(self.verifier.verify(self.bodies[0], receipt(successor, 0, self.paths[0])).head.sequence, 1)
+
+
+class WorkedExampleTests(unittest.TestCase):
+    """docs/api.md's worked example: three answers, the head signed by RFC 8032's first test key."""
+
+    JWK = SigningKey("OKP", "Ed25519", "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+                     "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", "sig", "EdDSA")
+    HEAD = ("eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ.eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwic2VxdWVuY2UiOjQxLCJzaXplIjozLCJyb290IjoiQzBnZ2J4Z1lmdEt3dWd6TWFzNHE3WFlFbEotSUlTU3FqNkxBNXMyRWtEQSIsInByZXZpb3VzIjoieGdOd2ZyVkFDUUlKU0VKMUZoUTJlMl9yY0hmaE9BbmpKT3ZlQkFzaVJGUSIsInRpbWUiOjE3OTY1MjI2NjQxMDd9.MOU2PIvMci1x5_Yzf5DTmAqfLrpf788-BfQYDDuqMNVEim3hyRXSESsX2vOkjRKe6_TMqPk0QJiCtLjrK7ZrAQ")
+    BODIES = [b'{"eventId":"e0","tenant":"acme","environment":"production"}',
+              b'{"eventId":"e1","tenant":"acme","environment":"sandbox"}',
+              b'{"eventId":"e2","tenant":"globex","environment":"production"}']
+    PATHS = ["(:Euu5lAAHET5Atm1jyvmGifWaaHH8KNyW6jnBaHnS6Oc=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:)",
+             "(:O9poCmCk5ytQPU4R69+eZiNCZT9qSVezfHD1iHJDdfA=: :pTY1mPp1bItRlBF4rvRajDpsBcOeXQiswBbpwUyUhEA=:)",
+             "(:WKaG4afrKIlvzCaW/UV0mM+GlPRiFF5aNIz+0H5yqBA=:)"]
+
+    def test_each_leaf_of_the_documented_tree_verifies(self):
+        verifier = ReceiptVerifier(lambda etag: (JSONWebKeySet([self.JWK]), None))
+        for index, (body, path) in enumerate(zip(self.BODIES, self.PATHS)):
+            receipt = verifier.verify(body, 'head="%s", index=%d, path=%s' % (self.HEAD, index, path))
+            self.assertEqual((receipt.head.instance, receipt.head.sequence, receipt.kid),
+                             ("web-1-4f2a9c01", 41, self.JWK.kid))
+        with self.assertRaises(ReceiptInvalidError):
+            verifier.verify(self.BODIES[1], 'head="%s", index=0, path=%s' % (self.HEAD, self.PATHS[0]))
+
+
+if __name__ == "__main__":
+    unittest.main()
