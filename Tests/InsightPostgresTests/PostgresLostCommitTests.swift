@@ -144,7 +144,7 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
             let report = ConsumptionReport(eventId: "e1", callerId: "c1", environment: .production, status: .notUsedNotNeeded,
                                            insightIdsUsed: [], reportedAt: 1_500)
             if job == "evaluation" {
-                store.ledger.record(PostgresStoreTests.evaluation("e2")) { outcome in
+                store.ledger.record(PostgresStoreTests.evaluation("e2"), answer: [7]) { outcome in
                     if case .failure(let f) = outcome { failure.withLock { $0 = f } }
                     answered.signal()
                 }
@@ -237,7 +237,7 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
 
     private func record(_ store: PostgresStore, _ id: String) {
         let done = DispatchSemaphore(value: 0), ok = Mutex(false)
-        store.ledger.record(PostgresStoreTests.evaluation(id, insights: ["\(id)-i"])) { result in
+        store.ledger.record(PostgresStoreTests.evaluation(id, insights: ["\(id)-i"]), answer: [7]) { result in
             if case .success = result { ok.withLock { $0 = true } }
             done.signal()
         }
