@@ -53,7 +53,7 @@ trap cleanup EXIT
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN="127.0.0.1:$PORT" INSIGHTD_METRICS_LISTEN=off INSIGHTD_MODELS_DIR="$ROOT/models"
 export INSIGHTD_DEVICE_LIMIT_PER_HOUR=1000000
-"$BIN/insightctl" migrate >/dev/null
+"$BIN/insightctl" init >/dev/null
 KEY=$("$BIN/insightctl" callers create --name instructions --roles evaluate --environment production \
     --rate 1000000 --burst 1000000 --json | sed -n 's/.*"apiKey" *: *"\([^"]*\)".*/\1/p')
 # Instrumentation starts off (start-up and warm-up are not counted) and is switched on for the run.

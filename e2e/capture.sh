@@ -42,7 +42,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 export INSIGHTD_STATE_DIR="$WORK/state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" INSIGHTD_THREADS=2
-"$BIN/insightctl" migrate >/dev/null
+"$BIN/insightctl" init >/dev/null
 "$BIN/insightd" 2>>"$LOG" &
 PID=$!
 . "$HERE/lib.sh"

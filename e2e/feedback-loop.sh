@@ -42,7 +42,7 @@ report() {
         fail "the report: $(cat "$1" 2>/dev/null)"
 }
 
-"$BIN/insightctl" migrate >/dev/null
+"$BIN/insightctl" init >/dev/null
 CREATED=$("$BIN/insightctl" callers create --name loop --roles evaluate,labels --environment production \
     --rate 100000 --burst 100000 --json)
 KEY=$(echo "$CREATED" | jq -r .apiKey)
