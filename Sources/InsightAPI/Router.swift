@@ -116,7 +116,7 @@ enum Route: Equatable, Sendable {
     }
 
     /// The tokens of the caller's quota (`QuotaGate`) a request costs, taken after
-    /// authentication and before the body is read (0: none): the writes of PRODUCT.md §8, and
+    /// authentication and before the body is read (0: none): the writes (docs/rate-limits.md "The caller quota"), and
     /// every look-up or change of a subject, so that a key cannot probe who is known faster than
     /// its rate. A transparency page costs more: it reads up to 500 evaluations. An evaluation
     /// costs one too, taken by its use case with the rest it asks of the rate limits and velocity

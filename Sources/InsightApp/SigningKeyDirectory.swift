@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import InsightDomain
 
-/// The directory of the keys that sign the heads of receipts (PRODUCT.md §12), kept outside the database:
+/// The directory of the keys that sign the heads of receipts (docs/operations.md "Receipts"), kept outside the database:
 /// one file per key, named `<kid>.key`, written like the hash keyring (`PrivateFile`: created
 /// 0600, synced, renamed). A file is text:
 ///

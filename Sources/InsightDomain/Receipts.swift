@@ -124,7 +124,7 @@ public struct ChainTip: Sendable, Equatable {
     }
 }
 
-/// Makes the receipts of one writer's batches (PRODUCT.md §12, docs/api.md "Receipts"): the
+/// Makes the receipts of one writer's batches (docs/api.md "Receipts"): the
 /// answers committed together are the leaves of a Merkle tree whose head is signed once,
 /// chained to the instance's previous head. Used only on its writer's thread, which drafts a
 /// batch's receipts before the batch commits and advances the chain once it committed: a head

@@ -1,7 +1,7 @@
 import Crypto
 import Synchronization
 
-/// One key that signs the heads of answers' receipts (PRODUCT.md §12), with its life: created, signing from
+/// One key that signs the heads of answers' receipts (docs/operations.md "Receipts"), with its life: created, signing from
 /// `activatesAt` (a rotation may publish a key before it signs, so that every instance and
 /// every cache lists it first), and, once retired, published until `publishedUntil` so that
 /// answers it signed stay verifiable.

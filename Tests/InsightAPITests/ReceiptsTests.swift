@@ -12,7 +12,7 @@ import XCTest
 import Glibc
 #endif
 
-/// Receipts (PRODUCT.md §12, docs/api.md "Receipts") on a real daemon and real key files: every
+/// Receipts (docs/api.md "Receipts") on a real daemon and real key files: every
 /// `200` of `POST /v1/evaluations` carries an `Insight-Receipt` whose head verifies against
 /// `GET /v1/signing-keys` and whose path leads from the body to the head's root — checked by
 /// Python's `cryptography` and `hashlib`, an implementation independent of the daemon's — and keeps
