@@ -58,11 +58,13 @@ public enum ModelsDirectory {
     /// if the directory no longer loads.
     static func replace(_ path: String, with text: String, checking directory: String) throws {
         let old = FileManager.default.contents(atPath: path)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        // PrivateFile rather than Foundation's `.atomic`, which on Linux leaves an empty
+        // /tmp/TemporaryDirectory.* behind for every write.
+        try PrivateFile.write(Array(text.utf8), to: path)
         do {
             _ = try load(directory)
         } catch {
-            if let old { try? old.write(to: URL(fileURLWithPath: path), options: .atomic) }
+            if let old { try? PrivateFile.write(Array(old), to: path) }
             throw AppError("the change was undone: \(error)")
         }
     }
