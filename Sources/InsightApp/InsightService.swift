@@ -126,16 +126,8 @@ public final class InsightService: Sendable {
                                  clock: clock, logger: logger)
 
         let serviceMetrics = ServiceMetrics(registry: metrics)
-        // Drift of each version's scores on this instance's last hour or two (no identifier is logged).
-        // A capture kit's name and version are the caller's tokens, never identifiers.
         let drift = ScoreDrift(models: models, clock: clock) { version, category, source, stability in
-            var fields: [(String, JSONValue)] = [("modelVersion", .string(version)), ("category", .string(category.rawValue))]
-            if let source {
-                fields += [("platform", .string(source.platform.rawValue)), ("kit", .string(source.kit)),
-                           ("kitVersion", .string(source.version))]
-            }
-            fields += [("psi", .number((stability.psi * 1000).rounded() / 1000)), ("sample", .number(Double(stability.sample)))]
-            logger.warning("model score drift: the population stability index passed 0.2", fields)
+            logger.scoreDrift(version: version, category: category, source: source, stability: stability)
         }
         metrics.collect("insightd_model_score_psi",
                         help: "Population stability index of each model version's scores (served and shadow) per category against its manifest's reference, over this instance's last full hour and the current one, once they hold 500 scores; 0.1 moderate, 0.2 a shift.",
@@ -160,14 +152,8 @@ public final class InsightService: Sendable {
             authorization: authorization,
             admin: CallerAdminService(administration: administration, limiter: limiter, clock: clock),
             subjects: SubjectService(history: ports.history, erasure: ports.erasure, authorization: authorization,
-                                     denials: denials, velocity: shared.velocity, hashKeys: hashKeys, metrics: serviceMetrics) { audit in
-                // The audit line of an erasure: who, which kinds, what it unlinked; never the identifier.
-                logger.info("subject erased", [("tenant", .string(audit.tenant)), ("adminCallerId", .string(audit.adminCallerId)),
-                                               ("kinds", .array(audit.kinds.map { .string($0.rawValue) })),
-                                               ("evaluations", .number(Double(audit.report.evaluations))),
-                                               ("authorizations", .number(Double(audit.report.authorizations))),
-                                               ("hashKeys", .number(Double(audit.hashKeys)))])
-            },
+                                     denials: denials, velocity: shared.velocity, hashKeys: hashKeys, metrics: serviceMetrics,
+                                     audit: { logger.subjectErased($0) }),
             performance: ModelPerformanceService(source: ports.performance, clock: clock,
                                                  maturityDays: settings.labelMaturityDays, models: models),
             clock: clock)
@@ -175,18 +161,7 @@ public final class InsightService: Sendable {
         useCases.receipts = ReceiptLogService(log: ports.receiptLog)
         handler = InsightAPIHandler(APIDependencies(
             useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
-            onRequest: { summary in
-                // Request lines may wait a moment to be written together; 5xx lines never do.
-                logger.log(summary.status >= 500 ? .error : .info, "request", deferred: summary.status < 500) { line in
-                    line.member("traceId", summary.traceId)
-                    line.member("method", summary.method)
-                    line.member("route", summary.route)
-                    line.member("status", Double(summary.status))
-                    line.member("durationMs", (summary.durationSeconds * 1000).rounded())
-                    if let code = summary.code { line.member("code", code) }
-                    if let caller = summary.callerId { line.member("callerId", caller) }
-                }
-            }))
+            onRequest: { logger.request($0) }))
         let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
         self.server = server
         let metricsServer = settings.metricsHTTPConfiguration.map {
