@@ -34,7 +34,10 @@ final class PeriodicJob: Service {
 
     /// No further run starts (one in progress finishes).
     func stop() {
-        timer.withLock { $0?.cancel() }
+        timer.withLock { timer in
+            timer?.cancel()
+            timer = nil
+        }
     }
 
     deinit {

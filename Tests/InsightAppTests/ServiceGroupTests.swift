@@ -1,4 +1,5 @@
 @testable import InsightApp
+import Foundation
 import Synchronization
 import XCTest
 
@@ -90,5 +91,24 @@ final class ServiceGroupTests: XCTestCase {
         XCTAssertThrowsError(try group.start())
         XCTAssertEqual(journal.stops, ["recount", "shared state", "store", "instance lock"])
         XCTAssertFalse(journal.all.contains("start readiness"))
+    }
+}
+
+/// An upkeep job runs only between its start and its stop.
+final class PeriodicJobTests: XCTestCase {
+    func testAJobRunsOnlyBetweenItsStartAndItsStop() throws {
+        let runs = Mutex<Int>(0)
+        let job = PeriodicJob("insightd.test", firstAfter: 0, every: 0.01) { runs.withLock { $0 += 1 } }
+        usleep(50_000)
+        XCTAssertEqual(runs.withLock { $0 }, 0, "built is not started")
+        job.start()
+        let deadline = Date().addingTimeInterval(10)
+        while runs.withLock({ $0 }) < 3, Date() < deadline { usleep(5_000) }
+        XCTAssertGreaterThanOrEqual(runs.withLock { $0 }, 3)
+        job.stop()
+        usleep(20_000)  // a run in progress at the stop finishes
+        let stopped = runs.withLock { $0 }
+        usleep(100_000)
+        XCTAssertEqual(runs.withLock { $0 }, stopped, "no run starts after the stop")
     }
 }
