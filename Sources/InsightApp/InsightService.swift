@@ -125,6 +125,35 @@ public final class InsightService: Sendable {
                                  retentionDays: settings.retentionDays, trainingCaptureDays: settings.trainingCaptureDays,
                                  clock: clock, logger: logger)
 
+        let useCases = Self.useCases(settings: settings, ports: ports, shared: shared, models: models, hashKeys: hashKeys,
+                                     denials: denials, decisions: decisions, escalation: escalation, metrics: metrics,
+                                     clock: clock, logger: logger)
+        handler = InsightAPIHandler(APIDependencies(
+            useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
+            onRequest: { logger.request($0) }))
+        let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
+        self.server = server
+        let metricsServer = settings.metricsHTTPConfiguration.map {
+            HTTPServer(configuration: $0, handler: MetricsHandler(registry: metrics))
+        }
+        self.metricsServer = metricsServer
+        lifecycle = .daemon(
+            instanceLock: instanceLock, store: backend, sharedState: shared,
+            upkeep: [recount.periodicJob(), keyringWatch.periodicJob(), signingKeyWatch.periodicJob(), retention.periodicJob(),
+                     denialSync?.periodicJob(), storeWatch?.periodicJob()],
+            metricsListener: metricsServer.map { Listener(server: $0, drainTimeout: 1, name: "metrics listener (INSIGHTD_METRICS_LISTEN)") },
+            apiListener: Listener(server: server, drainTimeout: Double(settings.shutdownTimeout)),
+            readiness: readiness, velocityRebuild: velocityRebuild)
+        registerGauges(models: models, tracker: tracker)
+    }
+
+    /// Each use case over the ports, the shared state, the models and keys it needs, with its
+    /// metrics and log lines.
+    private static func useCases(settings: Settings, ports: StorePorts, shared: SharedState, models: InsightModels,
+                                 hashKeys: HashKeys, denials: DenialIndex, decisions: DecisionPolicies,
+                                 escalation: EscalationPolicy, metrics: MetricsRegistry, clock: any Clock,
+                                 logger: Logger) -> UseCases {
+        let limiter = shared.limiter, administration = ports.administration, authorizations = ports.authorizations
         let serviceMetrics = ServiceMetrics(registry: metrics)
         let drift = ScoreDrift(models: models, clock: clock) { version, category, source, stability in
             logger.scoreDrift(version: version, category: category, source: source, stability: stability)
@@ -159,23 +188,7 @@ public final class InsightService: Sendable {
             clock: clock)
         useCases.decisionReports = DecisionReportService(source: ports.decisions, administration: administration, clock: clock)
         useCases.receipts = ReceiptLogService(log: ports.receiptLog)
-        handler = InsightAPIHandler(APIDependencies(
-            useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
-            onRequest: { logger.request($0) }))
-        let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
-        self.server = server
-        let metricsServer = settings.metricsHTTPConfiguration.map {
-            HTTPServer(configuration: $0, handler: MetricsHandler(registry: metrics))
-        }
-        self.metricsServer = metricsServer
-        lifecycle = .daemon(
-            instanceLock: instanceLock, store: backend, sharedState: shared,
-            upkeep: [recount.periodicJob(), keyringWatch.periodicJob(), signingKeyWatch.periodicJob(), retention.periodicJob(),
-                     denialSync?.periodicJob(), storeWatch?.periodicJob()],
-            metricsListener: metricsServer.map { Listener(server: $0, drainTimeout: 1, name: "metrics listener (INSIGHTD_METRICS_LISTEN)") },
-            apiListener: Listener(server: server, drainTimeout: Double(settings.shutdownTimeout)),
-            readiness: readiness, velocityRebuild: velocityRebuild)
-        registerGauges(models: models, tracker: tracker)
+        return useCases
     }
 
     /// The gauges read when `/metrics` is scraped.
