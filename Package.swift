@@ -44,12 +44,12 @@ let package = Package(
         .target(name: "InsightStorage",
                 dependencies: ["InsightDomain", "SQLiteClient", "Crypto"],
                 plugins: ["EmbedMigrations"]),
-        // The PostgreSQL store of the multi-instance mode (not linked into insightd yet).
+        // The PostgreSQL store of the multi-instance mode (`INSIGHTD_DATABASE_URL`).
         .target(name: "InsightPostgres",
                 dependencies: ["InsightDomain", "PostgresClient", "Crypto"],
                 plugins: ["EmbedMigrations"]),
-        // What every instance of the multi-instance mode must see at once, in Redis: rate limits
-        // and velocity (not linked into insightd yet).
+        // What every instance of the multi-instance mode must see at once, in Redis
+        // (`INSIGHTD_REDIS_URL`): rate limits and velocity.
         .target(name: "InsightRedis", dependencies: ["InsightDomain", "RedisClient", "Telemetry", "Locking"]),
         // The use cases: each rule of the product in one place, over the store ports.
         .target(name: "InsightServices", dependencies: ["InsightDomain", "CoachingModel", "Crypto", "Telemetry", "Locking"]),
@@ -83,9 +83,9 @@ let package = Package(
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], exclude: ["Fixtures"]),
         .testTarget(name: "SQLiteClientTests", dependencies: ["SQLiteClient"]),
-        // Test support: a real PostgreSQL server in a temporary directory, started as an ordinary process.
         // Test support: a free loopback port, for the tests that start servers of their own.
         .target(name: "LoopbackPort", path: "Tests/LoopbackPort"),
+        // Test support: a real PostgreSQL server in a temporary directory, started as an ordinary process.
         .target(name: "PostgresTesting", dependencies: ["PostgresClient", "Locking", "LoopbackPort"], path: "Tests/PostgresTesting"),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "PostgresTesting"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

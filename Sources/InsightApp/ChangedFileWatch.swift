@@ -13,7 +13,6 @@ final class ChangedFileWatch: Sendable {
     private let logger: Logger
     /// The fingerprint of what is in use.
     private let inUse: Locked<String?>
-    private let job = Locked<PeriodicJob?>(nil)
 
     /// `inUse` is the fingerprint of what was loaded at start; `reload` loads, puts in use and
     /// logs the new content; `failure` is the log message when it throws.
@@ -28,14 +27,10 @@ final class ChangedFileWatch: Sendable {
         self.reload = reload
     }
 
-    func start() {
-        let interval = Double(self.interval)
-        job.withLock { $0 = PeriodicJob(name, firstAfter: interval, every: interval) { [weak self] in
-            self?.reloadIfChanged()
-        } }
+    /// The polling's schedule: every interval, the first one interval after its start.
+    func periodicJob() -> PeriodicJob {
+        PeriodicJob(name, firstAfter: Double(interval), every: Double(interval)) { self.reloadIfChanged() }
     }
-
-    func stop() { job.withLock { $0?.stop(); $0 = nil } }
 
     /// Reloads if the fingerprint changed since what is in use was read.
     func reloadIfChanged() {

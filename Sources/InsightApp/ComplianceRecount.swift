@@ -18,7 +18,6 @@ final class ComplianceRecount: Sendable {
     private let duration: GaugeFamily
     /// When the next recount may run (`DispatchTime` nanoseconds).
     private let next = Locked<UInt64>(0)
-    private let job = Locked<PeriodicJob?>(nil)
 
     /// Share of one core the periodic recount may take. The recount reads every evaluation of the
     /// counting window (an hour by default): at 1,000 evaluations per second that is 3.6 million
@@ -46,14 +45,10 @@ final class ComplianceRecount: Sendable {
         max(Double(interval), duration / budget)
     }
 
-    func start() {
-        let interval = Double(self.interval)
-        job.withLock { $0 = PeriodicJob("insightd.compliance", firstAfter: interval, every: interval) { [weak self] in
-            self?.recountIfDue()
-        } }
+    /// The recount's schedule: every interval, the first one interval after its start.
+    func periodicJob() -> PeriodicJob {
+        PeriodicJob("insightd.compliance", firstAfter: Double(interval), every: Double(interval)) { self.recountIfDue() }
     }
-
-    func stop() { job.withLock { $0?.stop(); $0 = nil } }
 
     private func recountIfDue() {
         let started = DispatchTime.now().uptimeNanoseconds

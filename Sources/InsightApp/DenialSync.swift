@@ -24,7 +24,6 @@ final class DenialSync: Sendable {
     private let looks: Locked<Looks>
     /// The last look failed (logged once per streak of failures).
     private let failing = Locked<Bool>(false)
-    private let job = Locked<PeriodicJob?>(nil)
 
     /// `loadedAt`: when the index was loaded whole (at start).
     init(store: any AuthorizationStore, denials: DenialIndex, loadedAt: Milliseconds, interval: Int, clock: any Clock,
@@ -37,14 +36,10 @@ final class DenialSync: Sendable {
         looks = Locked(Looks(last: loadedAt, lastFull: loadedAt))
     }
 
-    func start() {
-        let interval = Double(self.interval)
-        job.withLock { $0 = PeriodicJob("insightd.denials", firstAfter: interval, every: interval) { [weak self] in
-            self?.sync()
-        } }
+    /// The looks' schedule: every interval, the first one interval after its start.
+    func periodicJob() -> PeriodicJob {
+        PeriodicJob("insightd.denials", firstAfter: Double(interval), every: Double(interval)) { self.sync() }
     }
-
-    func stop() { job.withLock { $0?.stop(); $0 = nil } }
 
     /// Looks now; a store that does not answer leaves the index as it is until the next look.
     func sync() {

@@ -10,8 +10,9 @@ import Telemetry
 
 /// The composition root: `start` builds insightd from its settings — state directory and
 /// instance lock, the store's ports (`StoreBackend`), the hash keys, the models, the use cases, the HTTP
-/// server and the upkeep jobs — and starts it in order; `stop` stops it in reverse. Everything
-/// it holds is built before anything starts, so a start that fails leaves nothing running.
+/// server and the upkeep jobs — then starts its parts in the order of one list
+/// (`ServiceGroup.daemon`); `stop` stops them in reverse, which is the drain. Everything it holds
+/// is built before anything starts, so a start that fails leaves nothing running.
 public final class InsightService: Sendable {
     public let settings: Settings
     public let logger: Logger
@@ -22,13 +23,10 @@ public final class InsightService: Sendable {
     public let hashKeys: HashKeys
     /// The keys that sign the heads of receipts; replaced when their directory changes (a rotation).
     public let signingKeys: SigningKeys
-    /// The rate limits and velocity (in memory, or shared in Redis).
-    private let shared: SharedState
     /// Subjects who switched insights off, indexed in memory.
     public let denials: DenialIndex
     /// The API, also callable in process (the fuzz targets call it so).
     public let handler: InsightAPIHandler
-    private let store: StoreBackend
     private let server: HTTPServer
     /// The metrics listener (`INSIGHTD_METRICS_LISTEN`); nil when it is off.
     private let metricsServer: HTTPServer?
@@ -36,15 +34,10 @@ public final class InsightService: Sendable {
     private let keyringWatch: ChangedFileWatch
     private let signingKeyWatch: ChangedFileWatch
     private let retention: RetentionJob
-    /// Other instances' opt-outs (several instances on one store only).
-    private let denialSync: DenialSync?
-    /// Whether the shared store answers (several instances on one store only).
-    private let storeWatch: StoreWatch?
-    /// The replay of the store's last 7 days into the in-memory tracker (the embedded mode only).
-    private let velocityRebuild: VelocityRebuild?
     private let modelLoader: ModelLoader
     private let decisionLoader: DecisionPolicyLoader
-    private let instanceLock: InstanceLock
+    /// Every part that runs between start and stop, in start order.
+    private let lifecycle: ServiceGroup
     private let stopped = Atomic<Bool>(false)
 
     /// Builds and starts insightd; throws with an operator-readable message when something is
@@ -66,7 +59,7 @@ public final class InsightService: Sendable {
         ProcessMetrics.register(on: metrics)
 
         try StoreBackend.createStateDirectory(settings.stateDirectory)
-        instanceLock = try InstanceLock(directory: settings.stateDirectory)
+        let instanceLock = try InstanceLock(directory: settings.stateDirectory)
         // The signing keys before the store: a directory without a usable key stops the start
         // before anything touches a (shared) database. Several instances never create a key:
         // each would sign with one the others do not publish.
@@ -79,15 +72,15 @@ public final class InsightService: Sendable {
         // The answers this instance commits are proven by its own chain of heads.
         let receipts = ReceiptIssuer(instance: try InstanceIdentity.load(stateDirectory: settings.stateDirectory),
                                      keys: signingKeys, clock: clock)
-        let store = try StoreBackend(settings: settings, now: clock.now(), receipts: receipts, metrics: metrics, logger: logger)
-        self.store = store
+        let backend = try StoreBackend(settings: settings, now: clock.now(), receipts: receipts, metrics: metrics, logger: logger)
+        let ports = backend.ports
 
         let keyPath = settings.resolvedHashKeyFile
         let hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil,
                                                         now: clock.now()))
         self.hashKeys = hashKeys
-        try KeyringWatch.register(hashKeys.current, in: store.hashKeyRegistry, now: clock.now())
-        keyringWatch = KeyringWatch.watch(hashKeys, registry: store.hashKeyRegistry, path: keyPath,
+        try KeyringWatch.register(hashKeys.current, in: ports.hashKeyRegistry, now: clock.now())
+        keyringWatch = KeyringWatch.watch(hashKeys, registry: ports.hashKeyRegistry, path: keyPath,
                                           interval: settings.complianceRefresh, clock: clock, logger: logger)
 
         let models = InsightModels(nil)
@@ -96,18 +89,17 @@ public final class InsightService: Sendable {
                                   shadow: settings.shadowModels, logger: logger)
         try modelLoader.reload()
 
-        let administration = store.administration, authorizations = store.authorizations
+        let administration = ports.administration, authorizations = ports.authorizations
         // What lives in memory is read from the store, so it survives a restart: reporting counts
         // (penalties) and opt-outs before traffic; velocity counters (the last 7 days, the
         // embedded mode) are replayed beside traffic, escalation by velocity waiting for them
         // (VelocityRebuild). With Redis, the shared state is there already.
-        let shared = try SharedState(settings: settings, history: administration, leadership: store.leadership, clock: clock,
+        let shared = try SharedState(settings: settings, history: administration, leadership: ports.leadership, clock: clock,
                                      metrics: metrics, logger: logger)
-        self.shared = shared
         let limiter = shared.limiter
         try limiter.refresh(from: administration)
-        recount = ComplianceRecount(limiter: limiter, source: administration, leadership: store.leadership,
-                                    callers: store.everyCaller,
+        recount = ComplianceRecount(limiter: limiter, source: administration, leadership: ports.leadership,
+                                    callers: { try administration.everyCaller() },
                                     interval: settings.complianceRefresh, logger: logger, metrics: metrics)
         let escalation = try Self.escalationPolicy(settings)
         let decisions = DecisionPolicies()
@@ -115,32 +107,56 @@ public final class InsightService: Sendable {
                                               shadowFile: settings.decisionPolicyShadowFile, logger: logger)
         try decisionLoader.reload()
         let tracker = shared.tracker
-        velocityRebuild = try tracker.map { try VelocityRebuild(history: administration, velocity: $0, clock: clock, logger: logger) }
+        let velocityRebuild = try tracker.map { try VelocityRebuild(history: administration, velocity: $0, clock: clock, logger: logger) }
         velocityRebuild?.register(on: metrics)
-        readiness = Readiness(storeReachable: store.isReachable, velocityRebuilding: { tracker?.isRebuilding ?? false })
+        let storeOfRecord = ports.store
+        readiness = Readiness(storeReachable: { storeOfRecord.isReachable }, velocityRebuilding: { tracker?.isRebuilding ?? false })
         let denials = DenialIndex(capacity: settings.maxDenialsPerTenant)
         self.denials = denials
         let denialsLoadedAt = clock.now()
         denials.load(try authorizations.denials())
-        storeWatch = settings.isShared ? StoreWatch(isReachable: store.isReachable, unreachableReason: store.unreachableReason,
-                                                       metrics: metrics, logger: logger) : nil
-        denialSync = settings.isShared ? DenialSync(store: authorizations, denials: denials, loadedAt: denialsLoadedAt,
-                                                    interval: settings.complianceRefresh, clock: clock, logger: logger) : nil
-        retention = RetentionJob(store: store.retention, leadership: store.leadership, denials: denials,
+        // Several instances on one store: whether it answers, and the opt-outs the others recorded.
+        let storeWatch = settings.isShared ? StoreWatch(isReachable: { storeOfRecord.isReachable },
+                                                        unreachableReason: { storeOfRecord.unreachableReason },
+                                                        metrics: metrics, logger: logger) : nil
+        let denialSync = settings.isShared ? DenialSync(store: authorizations, denials: denials, loadedAt: denialsLoadedAt,
+                                                        interval: settings.complianceRefresh, clock: clock, logger: logger) : nil
+        retention = RetentionJob(store: ports.retention, leadership: ports.leadership, denials: denials,
                                  retentionDays: settings.retentionDays, trainingCaptureDays: settings.trainingCaptureDays,
                                  clock: clock, logger: logger)
 
+        let useCases = Self.useCases(settings: settings, ports: ports, shared: shared, models: models, hashKeys: hashKeys,
+                                     denials: denials, decisions: decisions, escalation: escalation, metrics: metrics,
+                                     clock: clock, logger: logger)
+        handler = InsightAPIHandler(APIDependencies(
+            useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
+            onRequest: { logger.request($0) }))
+        let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
+        self.server = server
+        let metricsServer = settings.metricsHTTPConfiguration.map {
+            HTTPServer(configuration: $0, handler: MetricsHandler(registry: metrics))
+        }
+        self.metricsServer = metricsServer
+        lifecycle = .daemon(
+            instanceLock: instanceLock, store: backend, sharedState: shared,
+            upkeep: [recount.periodicJob(), keyringWatch.periodicJob(), signingKeyWatch.periodicJob(), retention.periodicJob(),
+                     denialSync?.periodicJob(), storeWatch?.periodicJob()],
+            metricsListener: metricsServer.map { Listener(server: $0, drainTimeout: 1, name: "metrics listener (INSIGHTD_METRICS_LISTEN)") },
+            apiListener: Listener(server: server, drainTimeout: Double(settings.shutdownTimeout)),
+            readiness: readiness, velocityRebuild: velocityRebuild)
+        registerGauges(models: models, tracker: tracker)
+    }
+
+    /// Each use case over the ports, the shared state, the models and keys it needs, with its
+    /// metrics and log lines.
+    private static func useCases(settings: Settings, ports: StorePorts, shared: SharedState, models: InsightModels,
+                                 hashKeys: HashKeys, denials: DenialIndex, decisions: DecisionPolicies,
+                                 escalation: EscalationPolicy, metrics: MetricsRegistry, clock: any Clock,
+                                 logger: Logger) -> UseCases {
+        let limiter = shared.limiter, administration = ports.administration, authorizations = ports.authorizations
         let serviceMetrics = ServiceMetrics(registry: metrics)
-        // Drift of each version's scores on this instance's last hour or two (no identifier is logged).
-        // A capture kit's name and version are the caller's tokens, never identifiers.
         let drift = ScoreDrift(models: models, clock: clock) { version, category, source, stability in
-            var fields: [(String, JSONValue)] = [("modelVersion", .string(version)), ("category", .string(category.rawValue))]
-            if let source {
-                fields += [("platform", .string(source.platform.rawValue)), ("kit", .string(source.kit)),
-                           ("kitVersion", .string(source.version))]
-            }
-            fields += [("psi", .number((stability.psi * 1000).rounded() / 1000)), ("sample", .number(Double(stability.sample)))]
-            logger.warning("model score drift: the population stability index passed 0.2", fields)
+            logger.scoreDrift(version: version, category: category, source: source, stability: stability)
         }
         metrics.collect("insightd_model_score_psi",
                         help: "Population stability index of each model version's scores (served and shadow) per category against its manifest's reference, over this instance's last full hour and the current one, once they hold 500 scores; 0.1 moderate, 0.2 a shift.",
@@ -148,12 +164,12 @@ public final class InsightService: Sendable {
         metrics.collect("insightd_model_score_source_psi",
                         help: "The same index over the evaluations of one capture kit (interaction.source: platform, kit, kit version), so that a kit version that moves the scores shows; at most 24 kits by name, the others as kit and kit_version other.",
                         type: .gauge, labels: ["version", "category", "platform", "kit", "kit_version"]) { drift.sourceSamples() }
-        let ledger = store.ledger
+        let ledger = ports.ledger
         let authorization = AuthorizationService(store: authorizations, denials: denials, hashKeys: hashKeys, clock: clock,
                                                  metrics: serviceMetrics,
                                                  cooldown: Milliseconds(settings.authorizationCooldown) * 1000)
         var useCases = UseCases(
-            credentials: CredentialCheck(directory: store.credentials, clock: clock,
+            credentials: CredentialCheck(directory: ports.credentials, clock: clock,
                                          cacheSeconds: Double(settings.credentialCacheSeconds)),
             quota: QuotaGate(limiter: limiter, metrics: serviceMetrics),
             evaluation: EvaluationService(ledger: ledger, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
@@ -164,46 +180,22 @@ public final class InsightService: Sendable {
             labels: LabelService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             authorization: authorization,
             admin: CallerAdminService(administration: administration, limiter: limiter, clock: clock),
-            subjects: SubjectService(history: store.history, erasure: store.erasure, authorization: authorization,
-                                     denials: denials, velocity: shared.velocity, hashKeys: hashKeys, metrics: serviceMetrics) { audit in
-                // The audit line of an erasure: who, which kinds, what it unlinked; never the identifier.
-                logger.info("subject erased", [("tenant", .string(audit.tenant)), ("adminCallerId", .string(audit.adminCallerId)),
-                                               ("kinds", .array(audit.kinds.map { .string($0.rawValue) })),
-                                               ("evaluations", .number(Double(audit.report.evaluations))),
-                                               ("authorizations", .number(Double(audit.report.authorizations))),
-                                               ("hashKeys", .number(Double(audit.hashKeys)))])
-            },
-            performance: ModelPerformanceService(source: store.performance, clock: clock,
+            subjects: SubjectService(history: ports.history, erasure: ports.erasure, authorization: authorization,
+                                     denials: denials, velocity: shared.velocity, hashKeys: hashKeys, metrics: serviceMetrics,
+                                     audit: { logger.subjectErased($0) }),
+            performance: ModelPerformanceService(source: ports.performance, clock: clock,
                                                  maturityDays: settings.labelMaturityDays, models: models),
             clock: clock)
-        useCases.decisionReports = DecisionReportService(source: store.decisions, administration: administration, clock: clock)
-        useCases.receipts = ReceiptLogService(log: store.receiptLog)
-        handler = InsightAPIHandler(APIDependencies(
-            useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
-            onRequest: { summary in
-                // Request lines may wait a moment to be written together; 5xx lines never do.
-                logger.log(summary.status >= 500 ? .error : .info, "request", deferred: summary.status < 500) { line in
-                    line.member("traceId", summary.traceId)
-                    line.member("method", summary.method)
-                    line.member("route", summary.route)
-                    line.member("status", Double(summary.status))
-                    line.member("durationMs", (summary.durationSeconds * 1000).rounded())
-                    if let code = summary.code { line.member("code", code) }
-                    if let caller = summary.callerId { line.member("callerId", caller) }
-                }
-            }))
-        server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
-        metricsServer = settings.metricsHTTPConfiguration.map {
-            HTTPServer(configuration: $0, handler: MetricsHandler(registry: metrics))
-        }
-        registerGauges(models: models)
+        useCases.decisionReports = DecisionReportService(source: ports.decisions, administration: administration, clock: clock)
+        useCases.receipts = ReceiptLogService(log: ports.receiptLog)
+        return useCases
     }
 
     /// The gauges read when `/metrics` is scraped.
-    private func registerGauges(models: InsightModels) {
+    private func registerGauges(models: InsightModels, tracker: VelocityTracker?) {
         let denials = self.denials, logger = self.logger
         let server = self.server
-        if let tracker = shared.tracker {
+        if let tracker {
             metrics.collect("insightd_velocity_tracked_subjects", help: "Subjects (accounts, devices, counterparties) velocity tracks.",
                             type: .gauge) { [(labels: [], value: Double(tracker.trackedSubjects))] }
         }
@@ -232,27 +224,13 @@ public final class InsightService: Sendable {
         }
     }
 
-    /// Starts the writer, the upkeep jobs, the server and velocity's replay, in that order.
+    /// Starts every part in order (`ServiceGroup.daemon`); a part that fails to start stops those
+    /// started before it.
     private func run() throws {
-        store.start()
-        shared.start()
-        recount.start()
-        keyringWatch.start()
-        signingKeyWatch.start()
-        retention.start()
-        denialSync?.start()
-        storeWatch?.start()
-        do {
-            do { try metricsServer?.start() } catch {
-                throw AppError("metrics listener (INSIGHTD_METRICS_LISTEN): \(error)")
-            }
-            try server.start()
-        } catch {
+        do { try lifecycle.start() } catch {
             stop()
             throw error
         }
-        readiness.set(true)
-        velocityRebuild?.start()
         var metricsListen: JSONValue = .string("off")
         if let address = settings.metricsListen, let port = metricsPort { metricsListen = .string("\(address.host):\(port)") }
         logger.info("insightd ready", [
@@ -311,23 +289,12 @@ public final class InsightService: Sendable {
         retention.purge(completion: completion)
     }
 
-    /// Drains and stops: readiness off, stop accepting, finish in-flight requests, then commit
-    /// what is queued and close the store. Only the first call does anything.
+    /// Drains and stops every part in reverse start order (`ServiceGroup.daemon`): readiness
+    /// off, stop accepting, finish in-flight requests, then commit what is queued and close the
+    /// store. Only the first call does anything.
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        recount.stop()
-        keyringWatch.stop()
-        signingKeyWatch.stop()
-        retention.stop()
-        denialSync?.stop()
-        storeWatch?.stop()
-        readiness.set(false)
-        server.shutdown(timeout: Double(settings.shutdownTimeout))
-        metricsServer?.shutdown(timeout: 1)
-        velocityRebuild?.stop()
-        shared.stop()
-        store.stop()
-        instanceLock.release()
+        lifecycle.stop()
         logger.info("insightd stopped")
     }
 }

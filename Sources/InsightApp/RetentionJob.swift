@@ -1,5 +1,4 @@
 import InsightDomain
-import Locking
 
 /// Deletes what is older than the retention period (docs/privacy.md) daily, first a minute after
 /// start, one bounded batch per store job so that traffic interleaves with the purge; then
@@ -14,7 +13,6 @@ final class RetentionJob: Sendable {
     private let trainingCaptureDays: Int
     private let measuredTime: MeasuredTime
     private let logger: Logger
-    private let job = Locked<PeriodicJob?>(nil)
 
     init(store: any RetentionPurge, leadership: any JobLeadership, denials: DenialIndex, retentionDays: Int,
          trainingCaptureDays: Int, clock: any Clock, logger: Logger) {
@@ -27,11 +25,10 @@ final class RetentionJob: Sendable {
         self.logger = logger
     }
 
-    func start() {
-        job.withLock { $0 = PeriodicJob("insightd.retention", firstAfter: 60, every: 86_400) { [weak self] in self?.purge() } }
+    /// The purge's schedule: daily, the first one a minute after its start.
+    func periodicJob() -> PeriodicJob {
+        PeriodicJob("insightd.retention", firstAfter: 60, every: 86_400) { self.purge() }
     }
-
-    func stop() { job.withLock { $0?.stop(); $0 = nil } }
 
     /// Purges now; `completion` gets the totals.
     func purge(completion: (@Sendable (RetentionReport) -> Void)? = nil) {

@@ -7,7 +7,7 @@ import Telemetry
 /// instance; velocity replayed from the store at start), or in Redis, shared by every instance
 /// (`INSIGHTD_REDIS_URL`), where a Redis that does not answer leaves each instance its local share
 /// of every quota and no escalation by velocity until it is back.
-struct SharedState: Sendable {
+struct SharedState: Service {
     let limiter: any RateLimits
     let velocity: any VelocityState
     /// What an evaluation asks of both before it is answered: one round trip with Redis.

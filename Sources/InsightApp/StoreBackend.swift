@@ -21,131 +21,62 @@ public enum StoreLocation: Sendable, Equatable {
     }
 }
 
-/// The store ports as one backend implements them, opened from the settings: the one place that
-/// names the backends (SQLite in the state directory, or PostgreSQL), for the daemon
-/// (`InsightService`), `insightctl` and the tests. Writes go through the backend's one writer,
-/// started and stopped with the daemon.
-public struct StoreBackend: Sendable {
-    let ledger: any EvaluationLedger
-    let credentials: any CredentialDirectory
-    let administration: any CallerAdministration & ReportingStatsSource & VelocityHistory
-    /// Decisions read back and counted against consumption reports (the admin view).
-    let decisions: any DecisionReporting
-    let authorizations: any AuthorizationStore
-    let retention: any RetentionPurge
-    /// A subject's evaluations (transparency) and its erasure (PRODUCT.md §15).
-    let history: any SubjectHistory
-    let erasure: any SubjectErasure
-    /// Model performance counts (PRODUCT.md §13).
-    let performance: any ModelPerformanceSource
-    let hashKeyRegistry: any HashKeyRegistry
-    /// Every instance's chain of signed receipt heads.
-    let receiptLog: any ReceiptLog
-    /// The embedded store's subject index (its history, and the erasure's way to the rows);
-    /// nil on PostgreSQL, whose database indexes the hashes itself.
-    let subjects: SQLiteSubjectIndex?
-    /// Which instance runs the periodic jobs (always this one on SQLite).
-    let leadership: any JobLeadership
-    /// Every caller of every tenant (for the reporting gauges).
-    let everyCaller: @Sendable () throws -> [Caller]
-    /// True while the store answers (for `/readyz`; SQLite always does).
-    let isReachable: @Sendable () -> Bool
-    /// Why the store did not answer last, for the log (nil on SQLite).
-    let unreachableReason: @Sendable () -> String?
-    private let startWrites: @Sendable () -> Void
-    private let stopWrites: @Sendable () -> Void
+/// The store of record the settings name, opened: SQLite in the state directory (`SQLiteStore`)
+/// or PostgreSQL shared by several instances (`PostgresStore`), each giving the same
+/// `StorePorts`. The one place that names the engines, for the daemon (`InsightService`),
+/// `insightctl` and the tests. As a part of the daemon's lifecycle it starts the store's writer
+/// and, stopping, commits what is queued and closes the store.
+public struct StoreBackend: Service {
+    /// The ports the use cases and jobs are wired to.
+    let ports: StorePorts
 
     /// Opens the store the settings name (applying pending migrations, logged) and the ports over
     /// it; its writer signs the heads of the answers it commits with `receipts`.
     init(settings: Settings, now: Milliseconds, receipts: ReceiptIssuer, metrics: MetricsRegistry, logger: Logger) throws {
         let observer = Self.commitObserver(metrics: metrics, logger: logger)
         let applied: [String]
-        let depth: @Sendable () -> Int
         switch StoreLocation(settings) {
         case .sqlite:
-            let db: SQLiteConnection
-            (db, applied) = try Database.openMigrated(path: settings.databasePath, now: now, cacheKiB: Database.writerCacheKiB)
-            receipts.resume(after: try SQLiteReceiptLog.tip(of: receipts.instance, in: db))
-            let writer = GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
-                                           receipts: receipts, observer: observer)
-            receiptLog = try SQLiteReceiptLog(path: settings.databasePath)
-            let administration = try SQLiteAdministration(path: settings.databasePath, writer: writer)
-            let subjects = try SQLiteSubjectIndex(databasePath: settings.databasePath)
-            self.subjects = subjects
-            self.administration = administration
-            decisions = administration
-            everyCaller = { try administration.everyCaller() }
-            ledger = SQLiteLedger(writer: writer)
-            credentials = try SQLiteCredentialDirectory(path: settings.databasePath)
-            authorizations = try SQLiteAuthorizationStore(path: settings.databasePath, writer: writer)
-            retention = SQLiteRetention(writer: writer, index: subjects)
-            history = subjects
-            erasure = SQLiteSubjectErasure(writer: writer, index: subjects)
-            performance = administration
-            hashKeyRegistry = SQLiteHashKeyRegistry(path: settings.databasePath)
-            leadership = SQLiteJobLeadership()
-            isReachable = { true }
-            unreachableReason = { nil }
-            startWrites = {
-                writer.start()
-                subjects.start()
-            }
-            stopWrites = {
-                writer.stop()
-                subjects.stop()
-            }
+            var sqlite = SQLiteSettings(path: settings.databasePath)
+            sqlite.writeQueueCapacity = settings.writeQueueCapacity
+            sqlite.commitBatch = settings.commitBatch
+            let store: SQLiteStore
+            (store, applied) = try SQLiteStore.open(settings: sqlite, now: now, receipts: receipts, observer: observer)
+            let subjects = store.subjects
             metrics.collect("insightd_subject_index_lag_evaluations",
                             help: "Evaluations committed and not yet in the subject index (answered from the tail meanwhile).",
                             type: .gauge) { [(labels: [], value: Double(subjects.lag))] }
-            depth = { writer.depth }
+            ports = store.ports
         case .postgres(let url):
             var postgres = PostgresSettings(url: url)
             postgres.writeQueueCapacity = settings.writeQueueCapacity
             postgres.commitBatch = settings.commitBatch
-            subjects = nil
             let store: PostgresStore
             do {
                 (store, applied) = try PostgresStore.open(settings: postgres, now: now, receipts: receipts, observer: observer)
             } catch {
                 throw AppError("cannot open the PostgreSQL store (INSIGHTD_DATABASE_URL): \(error)")
             }
-            let administration = store.administration
-            self.administration = administration
-            decisions = administration
-            everyCaller = { try administration.everyCaller() }
-            ledger = store.ledger
-            credentials = store.credentials
-            authorizations = store.authorizations
-            retention = store.retention
-            history = administration
-            performance = administration
-            erasure = store.erasure
-            hashKeyRegistry = store.hashKeyRegistry
-            receiptLog = store.receiptLog
-            leadership = store.leadership
-            isReachable = { store.isReachable }
-            unreachableReason = { store.unreachableReason }
-            startWrites = { store.start() }
-            stopWrites = { store.stop() }
-            depth = { store.writeQueueDepth }
+            ports = store.ports
         }
         for name in applied { logger.info("migration applied", [("migration", .string(name))]) }
+        let store = ports.store
         metrics.collect("insightd_write_queue_depth", help: "Writes waiting for the writer.", type: .gauge) {
-            [(labels: [], value: Double(depth()))]
+            [(labels: [], value: Double(store.writeQueueDepth))]
         }
     }
 
     /// Starts taking writes.
-    func start() { startWrites() }
+    func start() { ports.store.start() }
 
     /// Commits what is queued and closes the store.
-    func stop() { stopWrites() }
+    func stop() { ports.store.stop() }
 
     /// The registration of callers and keys, for an operator's tool: opens the store (creating
     /// the state directory and applying migrations if needed).
     public static func registration(_ location: StoreLocation, now: Milliseconds) throws -> any CallerRegistration {
         switch location {
-        case .sqlite(let directory): CallerRegistry(try openForTools(stateDirectory: directory, now: now))
+        case .sqlite(let directory): try SQLiteStore.registration(path: try databasePath(creating: directory), now: now)
         case .postgres(let url): try PostgresStore.registration(settings: PostgresSettings(url: url), now: now)
         }
     }
@@ -153,7 +84,7 @@ public struct StoreBackend: Sendable {
     /// The captured training vectors, for an operator's export (`insightctl training export`).
     public static func trainingVectors(_ location: StoreLocation, now: Milliseconds) throws -> any TrainingVectorSource {
         switch location {
-        case .sqlite(let directory): SQLiteTrainingVectors(try openForTools(stateDirectory: directory, now: now))
+        case .sqlite(let directory): try SQLiteStore.trainingVectors(path: try databasePath(creating: directory), now: now)
         case .postgres(let url): try PostgresStore.trainingVectors(settings: PostgresSettings(url: url), now: now)
         }
     }
@@ -162,8 +93,7 @@ public struct StoreBackend: Sendable {
     public static func receiptLog(_ location: StoreLocation, now: Milliseconds) throws -> any ReceiptLog {
         switch location {
         case .sqlite(let directory):
-            _ = try openForTools(stateDirectory: directory, now: now)
-            return try SQLiteReceiptLog(path: Settings.databasePath(stateDirectory: directory))
+            return try SQLiteStore.receiptLog(path: try databasePath(creating: directory), now: now)
         case .postgres(let url):
             return try PostgresStore.open(settings: PostgresSettings(url: url), now: now).store.receiptLog
         }
@@ -172,7 +102,8 @@ public struct StoreBackend: Sendable {
     /// Deletes everything older than `cutoff` at once (`insightctl purge`, beside or without a daemon).
     public static func purge(_ location: StoreLocation, olderThan cutoff: Milliseconds, now: Milliseconds) throws -> RetentionReport {
         switch location {
-        case .sqlite(let directory): try Retention(try openForTools(stateDirectory: directory, now: now)).purge(olderThan: cutoff)
+        case .sqlite(let directory):
+            try SQLiteStore.purge(path: try databasePath(creating: directory), olderThan: cutoff, now: now)
         case .postgres(let url): try PostgresStore.purge(settings: PostgresSettings(url: url), olderThan: cutoff, now: now)
         }
     }
@@ -181,8 +112,7 @@ public struct StoreBackend: Sendable {
     public static func migrate(_ location: StoreLocation, now: Milliseconds) throws -> [String] {
         switch location {
         case .sqlite(let directory):
-            try createStateDirectory(directory)
-            return try Database.openMigrated(path: Settings.databasePath(stateDirectory: directory), now: now).1
+            return try SQLiteStore.migrate(path: try databasePath(creating: directory), now: now)
         case .postgres(let url):
             return try PostgresStore.migrate(settings: PostgresSettings(url: url), now: now)
         }
@@ -215,9 +145,10 @@ public struct StoreBackend: Sendable {
         return pages
     }
 
-    private static func openForTools(stateDirectory: String, now: Milliseconds) throws -> SQLiteConnection {
+    /// The database of the state directory `stateDirectory`, which is created if needed.
+    private static func databasePath(creating stateDirectory: String) throws -> String {
         try createStateDirectory(stateDirectory)
-        return try Database.openMigrated(path: Settings.databasePath(stateDirectory: stateDirectory), now: now).0
+        return Settings.databasePath(stateDirectory: stateDirectory)
     }
 
     static func createStateDirectory(_ path: String) throws {

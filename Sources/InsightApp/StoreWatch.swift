@@ -12,7 +12,6 @@ final class StoreWatch: Sendable {
     private let logger: Logger
     private let up: Gauge
     private let wasReachable = Locked<Bool>(true)
-    private let job = Locked<PeriodicJob?>(nil)
 
     /// `unreachableReason` says why, in the line that reports the store unreachable.
     init(isReachable: @escaping @Sendable () -> Bool, unreachableReason: @escaping @Sendable () -> String? = { nil },
@@ -25,11 +24,10 @@ final class StoreWatch: Sendable {
         up.set(1)
     }
 
-    func start() {
-        job.withLock { $0 = PeriodicJob("insightd.store-watch", firstAfter: 1, every: 1) { [weak self] in self?.look() } }
+    /// The looks' schedule: every second.
+    func periodicJob() -> PeriodicJob {
+        PeriodicJob("insightd.store-watch", firstAfter: 1, every: 1) { self.look() }
     }
-
-    func stop() { job.withLock { $0?.stop(); $0 = nil } }
 
     /// Looks now.
     func look() {

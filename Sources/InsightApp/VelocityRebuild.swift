@@ -10,7 +10,7 @@ import Telemetry
 /// of its own, and live evaluations are recorded beside it (`VelocityTracker.beginRebuild`).
 /// Escalation by velocity stays off until the replay is done (`VelocityTracker.isRebuilding`).
 /// A batch the store fails to read is retried after a pause, from where it stood.
-final class VelocityRebuild: Sendable {
+final class VelocityRebuild: Service {
     /// Evaluations per batch: a batch is all a replay holds beside the tracker (about a MB;
     /// larger ones fall out of the CPU caches and replay slower).
     static let defaultBatchSize = 4096

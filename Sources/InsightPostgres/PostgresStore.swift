@@ -12,7 +12,7 @@ import PostgresClient
 /// While the server is unreachable every operation fails at once with
 /// `StoreFailure.unavailable` (reads throw it), and the connections come back by themselves
 /// once it answers again, without a new store.
-public final class PostgresStore: Sendable {
+public final class PostgresStore: StoreOfRecord {
     public let ledger: PostgresLedger
     public let credentials: PostgresCredentialDirectory
     /// Caller administration, reporting counts, the velocity history and `everyCaller()`.
@@ -53,6 +53,14 @@ public final class PostgresStore: Sendable {
         leadership = PostgresJobLeadership(settings: settings)
         hashKeyRegistry = PostgresHashKeyRegistry(reads: reads)
         receiptLog = PostgresReceiptLog(reads: reads)
+    }
+
+    /// The ports, for the daemon's use cases and jobs.
+    public var ports: StorePorts {
+        StorePorts(ledger: ledger, credentials: credentials, administration: administration, decisions: administration,
+                   authorizations: authorizations, retention: retention, history: administration, erasure: erasure,
+                   performance: administration, hashKeyRegistry: hashKeyRegistry, receiptLog: receiptLog,
+                   leadership: leadership, store: self)
     }
 
     /// Starts taking writes.
@@ -117,3 +125,5 @@ public final class PostgresStore: Sendable {
         }
     }
 }
+
+extension PostgresAdministration: CallerListing {}

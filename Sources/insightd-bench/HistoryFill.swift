@@ -40,8 +40,7 @@ enum HistoryFill {
 enum ReplayBench {
     static func run(database: String, mode: String) {
         do {
-            let db = try Database.open(path: database, create: false)
-            let store = try SQLiteAdministration(path: database, writer: GroupCommitWriter(connection: db))
+            let store = try SQLiteStore.open(settings: SQLiteSettings(path: database), now: SystemClock().now()).store.administration
             let tracker = VelocityTracker(clock: SystemClock())
             let since = SystemClock().now() - VelocityWindow.week.milliseconds
             let started = HistoryFill.monotonicSeconds()

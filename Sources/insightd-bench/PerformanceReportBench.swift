@@ -24,8 +24,7 @@ enum PerformanceReportBench {
                 print("performance: filled \(done) of \(count) evaluations, \(Int(HistoryFill.monotonicSeconds() - started)) s")
                 fflush(nil)
             }
-            let writer = GroupCommitWriter(connection: db)
-            let source = try SQLiteAdministration(path: database, writer: writer)
+            let source = try SQLiteStore.open(settings: SQLiteSettings(path: database), now: end).store.administration
             let periodEnd = end - 61 * day
             for days in [1, 7, 30, 92] {
                 let query = ModelPerformanceQuery(tenant: "default", environment: .production,

@@ -30,14 +30,13 @@ final class VelocityReplayTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("insightd.db").path
         let now = SystemClock().now()
-        let (db, _) = try Database.openMigrated(path: path, now: now)
+        let (sqlite, _) = try SQLiteStore.open(settings: SQLiteSettings(path: path), now: now)
         var history = SyntheticHistory(count: 20_000, end: now - 1_000, span: VelocityWindow.week.milliseconds - 3_600_000,
                                        callerId: "c1")
         history.evaluationsPerAccount = 4
         history.counterparties = 500
         try history.insert(intoDatabaseAt: path)
-        let writer = GroupCommitWriter(connection: db)
-        let store = BatchSizes(try SQLiteAdministration(path: path, writer: writer))
+        let store = BatchSizes(sqlite.administration)
 
         let replayed = VelocityTracker(clock: SystemClock())
         let logger = Logger(minimumLevel: .error, sink: FileHandle(forWritingAtPath: "/dev/null")!)

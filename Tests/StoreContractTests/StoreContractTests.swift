@@ -12,28 +12,23 @@ final class SQLiteStoreContractTests: XCTestCase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("insightd.db").path
-        let (db, _) = try Database.openMigrated(path: path, now: 1)
-        let receipts = ReceiptIssuer.withEphemeralKey(instance: "sqlite-contract")
-        receipts.resume(after: try SQLiteReceiptLog.tip(of: receipts.instance, in: db))
-        let writer = GroupCommitWriter(connection: db, receipts: receipts)
-        writer.start()
-        let administration = try SQLiteAdministration(path: path, writer: writer)
+        var settings = SQLiteSettings(path: path)
         // The indexer runs as in the daemon: each case reads some evaluations from the side
         // file and others from the tail, as the indexer's pace and the machine's load make it.
-        let subjects = try SQLiteSubjectIndex(databasePath: path, pace: .init(batch: 7, interval: .milliseconds(5)))
-        subjects.start()
+        settings.subjectIndexPace = .init(batch: 7, interval: .milliseconds(5))
+        let receipts = ReceiptIssuer.withEphemeralKey(instance: "sqlite-contract")
+        let (store, _) = try SQLiteStore.open(settings: settings, now: 1, receipts: receipts)
+        store.start()
+        let administration = store.administration
         return StoreSet(
-            ledger: SQLiteLedger(writer: writer), credentials: try SQLiteCredentialDirectory(path: path),
-            registration: CallerRegistry(try Database.open(path: path, create: false)),
-            administration: administration, authorizations: try SQLiteAuthorizationStore(path: path, writer: writer),
-            reporting: administration, velocity: administration, history: subjects,
-            retention: SQLiteRetention(writer: writer, index: subjects),
-            erasure: SQLiteSubjectErasure(writer: writer, index: subjects), decisions: administration,
-            performance: administration, training: SQLiteTrainingVectors(try Database.open(path: path, create: false)),
-            receiptLog: try SQLiteReceiptLog(path: path), receipts: receipts,
+            ledger: store.ledger, credentials: store.credentials, registration: try SQLiteStore.registration(path: path, now: 1),
+            administration: administration, authorizations: store.authorizations,
+            reporting: administration, velocity: administration, history: store.subjects,
+            retention: store.retention, erasure: store.erasure, decisions: administration,
+            performance: administration, training: try SQLiteStore.trainingVectors(path: path, now: 1),
+            receiptLog: store.receiptLog, receipts: receipts,
             close: {
-                writer.stop()
-                subjects.stop()
+                store.stop()
                 try? FileManager.default.removeItem(at: directory)
             })
     }
