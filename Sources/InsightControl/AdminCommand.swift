@@ -55,10 +55,10 @@ public enum AdminCommand {
                 print(HelpText.render(topic), terminator: "")
                 return 0
             case .run(let invocation):
-                let context = try CommandContext(stateDirectory: invocation.values[CommonOptions.stateDirectory.name],
+                let context = try CommandContext(stateDirectory: invocation.value(CommonOptions.stateDirectory),
                                                  environment: environment, transport: transport)
                 // A command that opens the store on a state directory without one refuses, unless asked to create it.
-                if invocation.command.needsStore && !invocation.flags.contains(CommonOptions.create.name) {
+                if invocation.command.needsStore && !invocation.flag(CommonOptions.create) {
                     try context.store.requireExisting()
                 }
                 return try invocation.command.run(invocation, context)

@@ -7,10 +7,10 @@ import JSON
 
 /// `insightctl callers create | list | show | update`: the callers of the store and their quotas.
 enum CallerCommands: CommandGroup {
-    static let name = Option("name", "NAME", "the caller's name, unique within its tenant").requiredOption
-    static let roles = Option("roles", "evaluate,labels,admin", "its roles, separated by commas").requiredOption
+    static let name = Option("name", "NAME", "the caller's name, unique within its tenant").asRequired
+    static let roles = Option("roles", "evaluate,labels,admin", "its roles, separated by commas").asRequired
     static let environment = Option("environment", "production|sandbox",
-                                    "where its keys work: production, or the sandbox (docs/api.md)").requiredOption
+                                    "where its keys work: production, or the sandbox (docs/api.md)").asRequired
     static let rate = Option("rate", "R", "its quota's rate, requests per second (default 50; at most the tenant's ceiling)")
     static let burst = Option("burst", "B", "its quota's burst (default 100; at most the tenant's ceiling)")
     static let trainingCapture = Option("training-capture", "on|off",
@@ -19,18 +19,18 @@ enum CallerCommands: CommandGroup {
 
     static let commands = [
         Command("callers", "create",
-                options: [name, roles, environment, CommonOptions.tenant.help("its tenant (default 'default')"), rate, burst,
+                options: [name, roles, environment, CommonOptions.tenant.with(help: "its tenant (default 'default')"), rate, burst,
                           CommonOptions.json],
                 needsStore: true,
                 summary: "create a caller and print its API key (shown once); names are unique within a tenant",
                 run: create),
-        Command("callers", "list", options: [CommonOptions.tenant.help("only this tenant's callers"), CommonOptions.json],
+        Command("callers", "list", options: [CommonOptions.tenant.with(help: "only this tenant's callers"), CommonOptions.json],
                 needsStore: true, summary: "list callers (of one tenant)", run: list),
         Command("callers", "show", operands: [callerId], options: [CommonOptions.json], needsStore: true,
                 summary: "one caller", run: show),
         Command("callers", "update", operands: [callerId],
-                options: [rate.help("its quota's rate, requests per second (capped at its tenant's ceiling)"),
-                          burst.help("its quota's burst (capped at its tenant's ceiling)"), trainingCapture, CommonOptions.json],
+                options: [rate.with(help: "its quota's rate, requests per second (capped at its tenant's ceiling)"),
+                          burst.with(help: "its quota's burst (capped at its tenant's ceiling)"), trainingCapture, CommonOptions.json],
                 choice: .atLeastOne([rate.name, burst.name, trainingCapture.name]), needsStore: true,
                 summary: "change the caller's quota (capped at its tenant's ceiling), and keep (or stop keeping) the "
                     + "feature vectors of its evaluations for training (docs/privacy.md)",

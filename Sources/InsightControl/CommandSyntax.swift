@@ -10,12 +10,12 @@ struct Option: Sendable {
     /// What the value is, as the help shows it (`NAME`, `production|sandbox`); nil for a flag.
     let value: String?
     /// One sentence for the help.
-    let help: String
+    private(set) var help: String
     /// Whether the command refuses to run without it.
-    var required = false
+    private(set) var required = false
     /// Why the option is refused although it looks like one the command should take (`--key`):
     /// the parser says this instead of "unknown option", and the help leaves it out.
-    var refusal: String?
+    private(set) var refusal: String?
 
     init(_ name: String, _ value: String? = nil, _ help: String) {
         self.name = name
@@ -26,18 +26,24 @@ struct Option: Sendable {
     var isFlag: Bool { value == nil }
 
     /// This option, required.
-    var requiredOption: Option {
+    var asRequired: Option {
         var copy = self
         copy.required = true
         return copy
     }
 
     /// This option with another sentence of help (the same option means something particular to a command).
-    func help(_ text: String) -> Option {
-        var copy = Option(name, value, text)
-        copy.required = required
-        copy.refusal = refusal
+    func with(help text: String) -> Option {
+        var copy = self
+        copy.help = text
         return copy
+    }
+
+    /// An option refused for `reason` whatever its value (the help leaves it out).
+    static func refused(_ name: String, _ value: String?, because reason: String) -> Option {
+        var option = Option(name, value, "")
+        option.refusal = reason
+        return option
     }
 
     /// `--name VALUE` or `--name`.
@@ -113,7 +119,7 @@ struct Invocation: Sendable {
 
     /// The value given for `option`, nil when it was not given.
     func value(_ option: Option) -> String? {
-        assert(command.option(named: option.name) != nil, "\(command.name) reads --\(option.name), which it does not declare")
+        assert(accepts(option), "\(command.name) reads --\(option.name), which it does not declare")
         return values[option.name]
     }
 
@@ -125,15 +131,20 @@ struct Invocation: Sendable {
 
     /// Whether the flag `option` was given.
     func flag(_ option: Option) -> Bool {
-        assert(command.option(named: option.name) != nil, "\(command.name) reads --\(option.name), which it does not declare")
+        assert(accepts(option), "\(command.name) reads --\(option.name), which it does not declare")
         return flags.contains(option.name)
+    }
+
+    /// Whether `option` is one the command declares, or one of every command's.
+    private func accepts(_ option: Option) -> Bool {
+        command.option(named: option.name) != nil || CommonOptions.global.contains { $0.name == option.name }
     }
 
     /// The operand at `index` (the parser has made sure each declared one is there).
     func operand(_ index: Int) -> String { operands[index] }
 
     /// Whether `--json` was given.
-    var json: Bool { flags.contains(CommonOptions.json.name) }
+    var json: Bool { flag(CommonOptions.json) }
 }
 
 /// Options several groups declare, with the same meaning.

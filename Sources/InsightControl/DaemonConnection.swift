@@ -26,11 +26,8 @@ struct DaemonConnection {
     static let keyFile = Option("key-file", "FILE",
                                 "a file whose first line is the key (else $INSIGHTD_ADMIN_KEY; never the key itself on the command line, where ps shows it to every user)")
     /// Declared so that a key given on the command line is refused for what it is.
-    static let key: Option = {
-        var key = Option("key", "KEY", "")
-        key.refusal = "a key on the command line is visible to every user through ps; set INSIGHTD_ADMIN_KEY or use --key-file FILE"
-        return key
-    }()
+    static let key = Option.refused("key", "KEY", because: "a key on the command line is visible to every user through ps; "
+                                    + "set INSIGHTD_ADMIN_KEY or use --key-file FILE")
     /// The options of every command that talks to the daemon.
     static let options = [url, keyFile, key]
 

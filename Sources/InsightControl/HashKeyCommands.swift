@@ -52,11 +52,11 @@ enum HashKeyCommands: CommandGroup {
 
 /// `insightctl hash VALUE --kind KIND`: the stored hash of an identifier, to find a subject's records.
 enum HashCommand: CommandGroup {
-    static let kind = Option("kind", "account|device|counterparty", "what the identifier is").requiredOption
+    static let kind = Option("kind", "account|device|counterparty", "what the identifier is").asRequired
 
     static let commands = [
         Command("hash", operands: [Operand("VALUE", "the identifier; - reads it from standard input (one line), so that it stays out of the shell's history and ps")],
-                options: [kind, CommonOptions.tenant.help("the tenant whose keys hash it (default 'default')")],
+                options: [kind, CommonOptions.tenant.with(help: "the tenant whose keys hash it (default 'default')")],
                 summary: "the stored hash of VALUE in tenant T under each hash key, to find a subject's records",
                 run: hash),
     ]

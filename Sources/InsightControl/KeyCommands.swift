@@ -4,7 +4,7 @@ import JSON
 
 /// `insightctl keys issue | list | revoke`: the API keys of a caller.
 enum KeyCommands: CommandGroup {
-    static let caller = Option("caller", "CALLER_ID", "the caller whose keys these are").requiredOption
+    static let caller = Option("caller", "CALLER_ID", "the caller whose keys these are").asRequired
 
     static let commands = [
         Command("keys", "issue", options: [caller, CommonOptions.json], needsStore: true,

@@ -7,8 +7,8 @@ import JSON
 enum ModelCommands: CommandGroup {
     static let modelsDirectory = Option("models-dir", "DIR", "the models directory (else $INSIGHTD_MODELS_DIR, else ./models)")
     static let version = Operand("VERSION", "the model version (models list shows them)")
-    static let from = Option("from", "YYYY-MM-DD", "the first day of the period").requiredOption
-    static let to = Option("to", "YYYY-MM-DD", "the last day of the period").requiredOption
+    static let from = Option("from", "YYYY-MM-DD", "the first day of the period").asRequired
+    static let to = Option("to", "YYYY-MM-DD", "the last day of the period").asRequired
     static let environment = Option("environment", "E", "production or sandbox (default production)")
     static let category = Option("category", "C", "only this operation category")
 

@@ -47,7 +47,7 @@ enum BackupCommand: CommandGroup {
 
 /// `insightctl purge --older-than DAYS`: retention at once.
 enum PurgeCommand: CommandGroup {
-    static let olderThan = Option("older-than", "DAYS", "the age in days, a whole number of at least 1").requiredOption
+    static let olderThan = Option("older-than", "DAYS", "the age in days, a whole number of at least 1").asRequired
 
     static let commands = [
         Command("purge", options: [olderThan], needsStore: true,

@@ -8,7 +8,7 @@ enum SubjectCommands: CommandGroup {
     static let identifiers = IdentifierKind.allCases.map {
         Option($0.rawValue, "VALUE", "the person's \($0.rawValue) identifier; - reads it from standard input (one line), so that it appears neither in the shell's history nor in ps")
     }
-    static let tenant = CommonOptions.tenant.help("the tenant (default: the key's); a key of another tenant is refused")
+    static let tenant = CommonOptions.tenant.with(help: "the tenant (default: the key's); a key of another tenant is refused")
     static let limit = Option("limit", "N", "at most N evaluations on a page")
     static let cursor = Option("cursor", "C", "the next page (the previous page ends with it)")
 

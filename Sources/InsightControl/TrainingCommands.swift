@@ -5,10 +5,10 @@ import InsightDomain
 /// `insightctl training export`: the captured feature vectors of a period with their labels, for
 /// `training/train.py --from-export` (docs/operations.md, "Training on your own traffic").
 enum TrainingCommands: CommandGroup {
-    static let from = Option("from", "YYYY-MM-DD", "the first day of the period").requiredOption
-    static let to = Option("to", "YYYY-MM-DD", "the last day of the period").requiredOption
+    static let from = Option("from", "YYYY-MM-DD", "the first day of the period").asRequired
+    static let to = Option("to", "YYYY-MM-DD", "the last day of the period").asRequired
     static let environment = Option("environment", "E", "production or sandbox (default production)")
-    static let tenant = CommonOptions.tenant.help("only this tenant's vectors (default: every tenant's)")
+    static let tenant = CommonOptions.tenant.with(help: "only this tenant's vectors (default: every tenant's)")
     static let out = Option("out", "FILE", "write them to FILE, created 0600 (which must not exist), instead of standard output")
     static let presumeGenuine = Option("presume-genuine-after-maturity", nil,
                                        "export the unlabelled vectors older than $INSIGHTD_LABEL_MATURITY_DAYS (60) as genuine")
