@@ -96,7 +96,7 @@ struct CommandLineParser {
         }
         let operands = Array(words.positional.dropFirst(command.words.count))
         func refuse(_ problem: String) -> UsageError {
-            UsageError(problem: problem, help: HelpText.usageLine(command) + "\n(insightctl \(command.name) --help: each option)")
+            UsageError(problem: problem, help: HelpText.usageLine(command) + "\n(insightctl \(command.name) --help: its options)")
         }
         if operands.count < command.operands.count {
             let missing = command.operands[operands.count...].map(\.name).joined(separator: " ")
