@@ -118,6 +118,9 @@ let package = Package(
         .testTarget(name: "InsightAppTests", dependencies: ["InsightApp", "JSON", "InsightDomain"]),
         .testTarget(name: "InsightClientTests",
                     dependencies: ["InsightClient", "InsightApp", "InsightStorage", "InsightDomain", "LoopbackPort"]),
+        // insightctl in process: its command line and help, and its commands on a real SQLite store
+        // in a temporary directory (the tests that need a running daemon are in InsightAPITests).
+        .testTarget(name: "InsightControlTests", dependencies: ["InsightControl", "InsightApp", "InsightDomain", "Crypto", "JSON"]),
         .testTarget(name: "InsightAPITests",
                     dependencies: ["InsightApp", "InsightControl", "InsightAPI", "InsightStorage", "InsightDomain",
                                    "CoachingModel", "HTTPServer", "JSON", "InsightTesting", "PostgresTesting", "RedisTesting"]),

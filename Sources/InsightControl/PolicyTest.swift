@@ -7,7 +7,17 @@ import InsightDomain
 /// (`DecisionCase`) through a policy and prints each case's action and reasons, for reviewing a
 /// policy change before it ships (docs/operations.md). Exits 1 when a case's answer differs
 /// from what it expects.
-enum PolicyTest {
+enum PolicyTest: CommandGroup {
+    static let policy = Option("policy", "FILE", "the policy to replay them through (default: the built-in one)")
+
+    static let commands = [
+        Command("policy", "test", operands: [Operand("CASES", "a JSON-lines file of decision cases (docs/operations.md)")],
+                options: [policy],
+                summary: "replay a JSON-lines file of decision cases through a policy (the built-in default without --policy) "
+                    + "and print each answer; status 1 when one differs from what it expects",
+                run: { invocation, _ in try run(cases: invocation.operand(0), policy: invocation.value(policy)) }),
+    ]
+
     static func run(cases path: String, policy policyPath: String?) throws -> Int32 {
         let report = try replay(cases: path, policy: policyPath)
         for line in report.lines { print(line) }

@@ -99,7 +99,7 @@ final class ModelPerformanceLoopTests: XCTestCase {
         XCTAssertEqual(try openAPISchemaErrors(try XCTUnwrap(report.json), schema: "ModelPerformance"), [],
                        "the report as openapi.json describes it")
         // insightctl models report prints each capture kit's row under its version's.
-        let table = AdminCommand.renderModelPerformance(try XCTUnwrap(report.json)).split(separator: "\n").map(String.init)
+        let table = ModelCommands.renderModelPerformance(try XCTUnwrap(report.json)).split(separator: "\n").map(String.init)
         let kitRows = table.filter { $0.hasPrefix(" ") }
         XCTAssertEqual(kitRows.count, 2 * (1 + 3), table.joined(separator: "\n"))  // per version: account has one kit, payment three
         XCTAssertTrue(kitRows.allSatisfy { $0.dropFirst(17).hasPrefix("· ") }, table.joined(separator: "\n"))

@@ -4,7 +4,7 @@ import JSON
 import XCTest
 
 /// `insightctl models list | set-current | withdraw` on a copy of models/, and a live daemon
-/// serving each change after its reload.
+/// serving each change after its reload (InsightControlTests holds those that need no daemon).
 final class ModelsCommandTests: XCTestCase {
     var directory: URL!
 
@@ -67,15 +67,5 @@ final class ModelsCommandTests: XCTestCase {
         let registry = try JSONParser.parse(Array(try Data(contentsOf: directory.appendingPathComponent("registry.json"))))
         XCTAssertEqual(registry["current"]?.stringValue, "2.0")
         XCTAssertEqual(registry["insightType"]?.stringValue, "isLikelyBeingCoached")
-    }
-
-    func testADirectoryTheDaemonWouldRefuseIsLeftAlone() throws {
-        // A broken version directory: the whole directory no longer loads, so nothing is changed.
-        let registryBefore = try Data(contentsOf: directory.appendingPathComponent("registry.json"))
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("3.0"), withIntermediateDirectories: true)
-        try Data("{}".utf8).write(to: directory.appendingPathComponent("3.0/manifest.json"))
-        XCTAssertEqual(insightctl("models", "set-current", "1.0"), 1)
-        XCTAssertEqual(insightctl("models", "list"), 1)
-        XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("registry.json")), registryBefore)
     }
 }

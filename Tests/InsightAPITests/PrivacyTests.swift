@@ -224,28 +224,6 @@ final class PrivacyTests: XCTestCase {
         XCTAssertThrowsError(try daemon.restart(), "and at start") { XCTAssertTrue("\($0)".contains("readable by other users"), "\($0)") }
     }
 
-    /// `insightctl hash` takes the identifier from standard input (`-`), so that it need never be
-    /// on a command line (ps, shell history); the hashes are those of the identifier itself.
-    func testInsightctlHashReadsTheIdentifierFromStandardInput() throws {
-        let daemon = try LiveDaemon()
-        let stateDir = daemon.service.settings.stateDirectory
-        let fromInput = withStandardInput("acct-STDIN-77\n") {
-            captureStandardOutput { AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash", "--kind", "account", "-"],
-                                                      environment: [:]) }
-        }
-        XCTAssertEqual(fromInput.status, 0, fromInput.output)
-        let fromArgument = captureStandardOutput {
-            AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash", "--kind", "account", "acct-STDIN-77"], environment: [:])
-        }
-        XCTAssertEqual(fromInput.output, fromArgument.output)
-        let expected = Hex.encode(daemon.service.hashKeys.current.active.hash("acct-STDIN-77", kind: .account))
-        XCTAssertTrue(fromInput.output.hasPrefix(expected), fromInput.output)
-        let empty = withStandardInput("") {
-            AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "hash", "--kind", "account", "-"], environment: [:])
-        }
-        XCTAssertEqual(empty, 1, "no identifier on standard input")
-    }
-
     func testRotationKeepsOptOutsAndInvestigationsMatching() throws {
         let clock = ManualClock(SystemClock().now())
         let daemon = try LiveDaemon(clock: clock) { $0.authorizationCooldown = 0 }

@@ -149,7 +149,7 @@ final class ShadowModelTests: XCTestCase {
         }
 
         // insightctl models report prints each row's role and drift.
-        let table = AdminCommand.renderModelPerformance(try XCTUnwrap(r.json)).split(separator: "\n").map(String.init)
+        let table = ModelCommands.renderModelPerformance(try XCTUnwrap(r.json)).split(separator: "\n").map(String.init)
         XCTAssertTrue(table[1].hasPrefix("VERSION  ROLE    CATEGORY") && table[1].hasSuffix("PSI"), table[1])
         let shadowLine = try XCTUnwrap(table.first { $0.hasPrefix("1.0      shadow  payment") }, table.joined(separator: "\n"))
         XCTAssertTrue(shadowLine.hasSuffix(String(format: "%.3f of 520", Self.psi([0, 1], [0.6, 0.4]))), shadowLine)
