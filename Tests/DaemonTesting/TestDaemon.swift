@@ -55,9 +55,11 @@ public final class TestDaemon: @unchecked Sendable {
     /// explicit directory, so a missing one stops the start; otherwise insights answer
     /// `insightUnavailable`). Unless `waitForVelocity` is false, returns once velocity's rebuild
     /// is done (escalation by velocity on), as most tests expect.
+    /// `INSIGHTD_TEST_TRANSPORT=live` in the environment sends every request over a socket, so
+    /// that the in-process suites show that the wire answers as the handler does.
     public init(_ transport: Transport, clock: any Clock = SystemClock(), models: Bool = false, waitForVelocity: Bool = true,
                 configure: (inout Settings) -> Void = { _ in }) throws {
-        self.transport = transport
+        self.transport = ProcessInfo.processInfo.environment["INSIGHTD_TEST_TRANSPORT"] == "live" ? .live : transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("insightd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var settings = Settings()

@@ -54,3 +54,34 @@ final class LimiterContractCoverageTests: XCTestCase {
         XCTAssertEqual(Set(LimiterContract.cases.map(\.name)).count, LimiterContract.cases.count, "two cases share a name")
     }
 }
+
+/// The contract catches a backend that breaks it: the in-memory limits behind a wrapper that
+/// charges every request one token and forgets nothing on a reset.
+final class LimiterContractSensitivityTests: XCTestCase {
+    final class CheapAndUnforgetting: RateLimits {
+        let base: RateLimiter
+        init(_ base: RateLimiter) { self.base = base }
+        var settings: RateLimitSettings { base.settings }
+        func admit(_ caller: Caller, cost: Int) -> Admission { base.admit(caller, cost: 1) }
+        func admitDevice(_ hash: [UInt8], environment: Environment, caller: Caller) -> Int? {
+            base.admitDevice(hash, environment: environment, caller: caller)
+        }
+        func admitInsight(_ insightType: String, caller: Caller) -> Bool { base.admitInsight(insightType, caller: caller) }
+        func status(_ caller: Caller) -> QuotaStatus { base.status(caller) }
+        func view(_ caller: Caller) -> RateLimitView { base.view(caller) }
+        func update(_ stats: [String: ReportingStats]) { base.update(stats) }
+        func refresh(from source: any ReportingStatsSource) throws { try base.refresh(from: source) }
+        func reset(callerId: String) {}
+    }
+
+    func testABrokenLimiterFailsTheCasesItBreaks() {
+        let failures = LimiterContract.runAll { settings in
+            let limits = CheapAndUnforgetting(RateLimiter(settings: settings, clock: SystemClock()))
+            return Limiters(limits: limits, gate: SeparateCallsGate(limits: limits, velocity: VelocityTracker(clock: SystemClock())))
+        }
+        let failed = Set(failures.map { String($0.prefix { $0 != ":" }) })
+        XCTAssertEqual(failed, ["a costly request takes several tokens, and a refused one takes none",
+                                "overdue reports cut the rate by penalty steps, and a reset clears them",
+                                "a reset forgets the caller's bucket"], failures.joined(separator: "\n"))
+    }
+}
