@@ -118,10 +118,15 @@ public final class TestDaemon: @unchecked Sendable {
                              name: String = "test", tenant: String = Tenant.defaultName, rate: Double = 10_000,
                              burst: Int = 10_000) throws -> (callerId: String, key: String) {
         let id = "caller_\(UUID().uuidString.prefix(8).lowercased())"
-        let registration = try StoreBackend.registration(StoreLocation(service.settings), now: SystemClock().now())
-        let (caller, key) = try registration.create(name: name, tenant: tenant, environment: environment, roles: roles,
+        let (caller, key) = try callerRegistration().create(name: name, tenant: tenant, environment: environment, roles: roles,
                                                     rate: rate, burst: burst, now: SystemClock().now(), callerId: id)
         return (caller.callerId, key.token)
+    }
+
+    /// The daemon's store as insightctl opens it to register a caller: the one place the
+    /// harness opens the store itself (the daemon opens its own in ``start(_:clock:log:)``).
+    private func callerRegistration() throws -> any CallerRegistration {
+        try StoreBackend.registration(StoreLocation(service.settings), now: SystemClock().now())
     }
 
     /// ``createCaller(roles:environment:name:tenant:rate:burst:)`` by role and environment names
