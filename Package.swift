@@ -97,6 +97,11 @@ let package = Package(
         .testTarget(name: "InsightRedisTests",
                     dependencies: ["InsightRedis", "RedisClient", "RedisTesting", "InsightDomain", "InsightTesting",
                                    "Telemetry"]),
+        // The behaviour every backend of the rate limits and of the evaluation's gate must have,
+        // run against the in-memory ones and against a real redis-server.
+        .testTarget(name: "RateLimitContractTests",
+                    dependencies: ["InsightDomain", "InsightRedis", "RedisClient", "RedisTesting", "InsightStoreFakes", "Telemetry",
+                                   "Locking"]),
         .testTarget(name: "CoachingModelTests", dependencies: ["CoachingModel", "JSON", "InsightTesting"]),
         .testTarget(name: "InsightStorageTests", dependencies: ["InsightStorage", "InsightDomain"]),
         .testTarget(name: "InsightPostgresTests",
@@ -116,14 +121,46 @@ let package = Package(
                     dependencies: ["InsightServices", "InsightStoreFakes", "InsightTesting", "InsightDomain",
                                    "CoachingModel", "Telemetry", "Crypto"]),
         .testTarget(name: "InsightAppTests", dependencies: ["InsightApp", "JSON", "InsightDomain"]),
+        // Test support: a real insightd on port 0 in a temporary state directory (`TestDaemon`), reached
+        // in process through its API handler or over a socket, and the fixtures the daemon's tests share.
+        .target(name: "DaemonTesting",
+                dependencies: ["InsightApp", "InsightAPI", "InsightDomain", "HTTPServer", "JSON", "Locking", "SQLiteClient"],
+                path: "Tests/DaemonTesting"),
+        // The client library against a real daemon over HTTP.
         .testTarget(name: "InsightClientTests",
-                    dependencies: ["InsightClient", "InsightApp", "InsightStorage", "InsightDomain", "LoopbackPort"]),
+                    dependencies: ["InsightClient", "DaemonTesting", "InsightDomain", "Crypto", "LoopbackPort"]),
         // insightctl in process: its command line and help, and its commands on a real SQLite store
         // in a temporary directory (the tests that need a running daemon are in InsightAPITests).
         .testTarget(name: "InsightControlTests", dependencies: ["InsightControl", "InsightApp", "InsightDomain", "Crypto", "JSON"]),
+        // The API's endpoints in process (statuses, problems, headers, JSON, what is stored), its
+        // readers and router as values; and insightctl's commands that need a running daemon.
         .testTarget(name: "InsightAPITests",
-                    dependencies: ["InsightApp", "InsightControl", "InsightAPI", "InsightStorage", "InsightDomain",
-                                   "CoachingModel", "HTTPServer", "JSON", "InsightTesting", "PostgresTesting", "RedisTesting"]),
+                    dependencies: ["DaemonTesting", "InsightApp", "InsightControl", "InsightAPI", "InsightServices", "InsightStorage",
+                                   "InsightDomain", "CoachingModel", "HTTPServer", "JSON", "InsightTesting"]),
+        // The API over real sockets: connection limits, Expect: 100-continue, back-pressure, hostile bodies.
+        .testTarget(name: "APITransportTests",
+                    dependencies: ["DaemonTesting", "InsightAPI", "InsightServices", "InsightStorage", "InsightDomain", "JSON",
+                                   "SQLiteClient"]),
+        // Privacy through the daemon: opt-outs, hash keys, retention, transparency and erasure,
+        // tenants kept apart, private state files, no identifier stored or logged.
+        .testTarget(name: "InsightPrivacyTests",
+                    dependencies: ["DaemonTesting", "InsightApp", "InsightControl", "InsightStorage", "InsightDomain", "Crypto",
+                                   "JSON", "SQLiteClient", "InsightTesting"]),
+        // Models served, shadowed and reported on; training capture and export (SQLite and PostgreSQL).
+        .testTarget(name: "ModelsAndTrainingTests",
+                    dependencies: ["DaemonTesting", "InsightApp", "InsightControl", "InsightDomain", "InsightPostgres", "CoachingModel",
+                                   "JSON", "SQLiteClient", "InsightTesting", "PostgresTesting"]),
+        // Running the daemon: start-up and its refusals, one instance per state directory, backup,
+        // restarts with velocity's replay, metrics and the Grafana dashboard.
+        .testTarget(name: "DaemonOperationsTests",
+                    dependencies: ["DaemonTesting", "InsightApp", "InsightControl", "InsightStorage", "InsightDomain", "JSON",
+                                   "SQLiteClient", "InsightTesting", "PostgresTesting", "RedisTesting"]),
+        // Signed receipts (checked by Python's cryptography) and retried evaluations.
+        .testTarget(name: "ReceiptsAndRetriesTests",
+                    dependencies: ["DaemonTesting", "InsightApp", "InsightControl", "InsightDomain", "Crypto", "JSON", "SQLiteClient"]),
+        // openapi/openapi.json against the router, the sources and a live daemon; README's API table.
+        .testTarget(name: "OpenAPIContractTests",
+                    dependencies: ["DaemonTesting", "InsightAPI", "InsightDomain", "InsightStorage", "CoachingModel", "JSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightControl
@@ -8,23 +9,23 @@ import XCTest
 
 /// The API contract (docs/api.md, openapi/openapi.json) against a live daemon on port 0.
 final class APITests: XCTestCase {
-    var daemon: LiveDaemon!
+    var daemon: TestDaemon!
     var key = ""
     var callerId = ""
 
     override func setUpWithError() throws {
-        daemon = try LiveDaemon()
+        daemon = try TestDaemon(.inProcess)
         (callerId, key) = try daemon.createCaller(roles: [.evaluate, .labels])
     }
 
     override func tearDown() { daemon = nil }
 
-    static let insight = #"{"type":"isLikelyBeingCoached","schemaVersion":1}"#
+    static let insight = RequestBodies.insight
     static func body(_ extra: String = "", insights: String = insight) -> String {
-        #"{"operationCategory":"payment","insights":[\#(insights)]\#(extra)}"#
+        RequestBodies.evaluation(extra, insights: insights)
     }
 
-    func evaluate(_ json: String, key: String? = nil) throws -> LiveDaemon.Response {
+    func evaluate(_ json: String, key: String? = nil) throws -> TestDaemon.Response {
         try daemon.request("POST", "/v1/evaluations", key: key ?? self.key, json: json)
     }
 
@@ -161,8 +162,9 @@ final class APITests: XCTestCase {
         XCTAssertEqual(r.status, 415)
         r = try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body(), contentType: "application/json; charset=utf-8")
         XCTAssertEqual(r.status, 200)
+        // Refused by the server's parser, before the handler: over the socket.
         let big = String(repeating: " ", count: (1 << 20) + 1)
-        r = try daemon.request("POST", "/v1/evaluations", key: key, json: big)
+        r = try daemon.request("POST", "/v1/evaluations", key: key, json: big, over: .live)
         XCTAssertEqual(r.status, 413)
         XCTAssertEqual(r.code, "payloadTooLarge")
         XCTAssertEqual(r.headers["content-type"], "application/problem+json")
@@ -216,7 +218,7 @@ final class APITests: XCTestCase {
     /// the cache time has passed, not once the clock has caught up with the step.
     func testARevocationIsNotDelayedByAWallClockSteppedBack() throws {
         let clock = ManualClock()
-        let cached = try LiveDaemon(clock: clock) { $0.credentialCacheSeconds = 30 }
+        let cached = try TestDaemon(.inProcess, clock: clock) { $0.credentialCacheSeconds = 30 }
         let (_, key) = try cached.createCaller(roles: [.evaluate])
         XCTAssertEqual(try cached.request("POST", "/v1/evaluations", key: key, json: Self.body()).status, 200)  // cached now
         clock.advance(ms: -3_600_000)  // the clock steps back an hour
@@ -233,7 +235,7 @@ final class APITests: XCTestCase {
         return (try XCTUnwrap(r.json?["eventId"]?.stringValue), try XCTUnwrap(r.json?["insights"]?[0]?["insightId"]?.stringValue))
     }
 
-    func consume(_ eventId: String, _ json: String, key: String? = nil) throws -> LiveDaemon.Response {
+    func consume(_ eventId: String, _ json: String, key: String? = nil) throws -> TestDaemon.Response {
         try daemon.request("POST", "/v1/evaluations/\(eventId)/consumption", key: key ?? self.key, json: json)
     }
 
@@ -289,7 +291,7 @@ final class APITests: XCTestCase {
 
     // MARK: Labels
 
-    func labels(_ json: String, idempotencyKey: String?) throws -> LiveDaemon.Response {
+    func labels(_ json: String, idempotencyKey: String?) throws -> TestDaemon.Response {
         try daemon.request("POST", "/v1/labels", key: key, json: json,
                            headers: idempotencyKey.map { ["Idempotency-Key": $0] } ?? [:])
     }
@@ -395,7 +397,7 @@ final class APITests: XCTestCase {
 /// Store access for tests that change state behind the daemon's back, as insightctl would.
 struct InsightStorageAccess {
     let path: String
-    static func open(_ daemon: LiveDaemon) throws -> InsightStorageAccess {
+    static func open(_ daemon: TestDaemon) throws -> InsightStorageAccess {
         InsightStorageAccess(path: daemon.service.settings.databasePath)
     }
     func revoke(_ token: String) throws {

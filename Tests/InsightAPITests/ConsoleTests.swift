@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightDomain
 import JSON
@@ -11,7 +12,7 @@ final class ConsoleTests: XCTestCase {
         .deletingLastPathComponent()
 
     func testEveryFileOfConsoleIsServedAsItIsWithItsHeaders() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let folder = Self.root.appendingPathComponent("console")
         let files = try XCTUnwrap(FileManager.default.enumerator(atPath: folder.path)).compactMap { $0 as? String }
             .filter { !$0.hasPrefix(".") && !$0.contains("/.") }
@@ -65,12 +66,12 @@ final class ConsoleTests: XCTestCase {
     }
 
     func testRateLimitsListsTheAdminsTenantWithLiveState() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let admin = try daemon.createCaller(roles: [.admin], name: "ops", tenant: "acme").key
         let caller = try daemon.createCaller(roles: [.evaluate], name: "payments", tenant: "acme", rate: 1, burst: 3)
         let other = try daemon.createCaller(roles: [.evaluate], name: "elsewhere", tenant: "globex")
         for _ in 0..<2 {
-            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: TenantTests.evaluation()).status, 200)
+            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: RequestBodies.subjectEvaluation()).status, 200)
         }
         let r = try daemon.request("GET", "/admin/v1/rate-limits", key: admin)
         XCTAssertEqual(r.status, 200)
@@ -83,7 +84,7 @@ final class ConsoleTests: XCTestCase {
     }
 
     func testKeysAreListedAndRevokedWithinTheTenantOnly() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let admin = try daemon.createCaller(roles: [.admin], tenant: "acme").key
         let globexAdmin = try daemon.createCaller(roles: [.admin], tenant: "globex").key
         let caller = try daemon.createCaller(roles: [.evaluate], tenant: "acme")
@@ -101,14 +102,14 @@ final class ConsoleTests: XCTestCase {
         XCTAssertEqual(try daemon.request("POST", revokeURL, key: globexAdmin).json?["code"]?.stringValue, "callerNotFound")
         XCTAssertEqual(try daemon.request("POST", "/admin/v1/callers/\(caller.callerId)/keys/0123456789abcdef/revoke", key: admin)
             .json?["code"]?.stringValue, "keyNotFound")
-        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: TenantTests.evaluation()).status, 200)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: RequestBodies.subjectEvaluation()).status, 200)
         // The admin of its tenant revokes it: refused from then on (the test daemon caches no key).
         let revoked = try daemon.request("POST", revokeURL, key: admin)
         XCTAssertEqual(revoked.status, 200)
         let at = try XCTUnwrap(revoked.json?["revokedAt"]?.stringValue)
         XCTAssertEqual(try daemon.request("POST", revokeURL, key: admin).json?["revokedAt"]?.stringValue, at, "again: unchanged")
         let deadline = Date().addingTimeInterval(10)
-        while try daemon.request("POST", "/v1/evaluations", key: caller.key, json: TenantTests.evaluation()).status != 401 {
+        while try daemon.request("POST", "/v1/evaluations", key: caller.key, json: RequestBodies.subjectEvaluation()).status != 401 {
             XCTAssertLessThan(Date(), deadline, "the revoked key is still accepted")
             if Date() > deadline { break }
             Thread.sleep(forTimeInterval: 0.2)
@@ -116,7 +117,7 @@ final class ConsoleTests: XCTestCase {
     }
 
     func testModelsListsVersionsWithCurrentAndShadowFlags() throws {
-        let daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let admin = try daemon.createCaller(roles: [.admin]).key
         let r = try daemon.request("GET", "/admin/v1/models", key: admin)
         XCTAssertEqual(r.status, 200)
@@ -125,19 +126,19 @@ final class ConsoleTests: XCTestCase {
         let current = try XCTUnwrap(r.json?["currentVersion"]?.stringValue)
         XCTAssertEqual(versions.filter { $0["current"] == .bool(true) }.compactMap { $0["version"]?.stringValue }, [current])
         XCTAssertTrue(versions.allSatisfy { $0["shadow"] == .bool(false) }, "no shadow is configured")
-        let none = try LiveDaemon()
+        let none = try TestDaemon(.inProcess)
         let empty = try none.request("GET", "/admin/v1/models", key: try none.createCaller(roles: [.admin]).key)
         XCTAssertEqual(empty.json?["currentVersion"], .null)
         XCTAssertEqual(empty.json?["versions"]?.arrayValue?.count, 0)
     }
 
     func testVelocityCountsAreTheAdminsTenantsOnly() throws {
-        let daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let acmeAdmin = try daemon.createCaller(roles: [.admin], tenant: "acme").key
         let globexAdmin = try daemon.createCaller(roles: [.admin], tenant: "globex").key
         let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
         for _ in 0..<10 {
-            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: acme, json: TenantTests.evaluation(account: "busy")).status, 200)
+            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: acme, json: RequestBodies.subjectEvaluation(account: "busy")).status, 200)
         }
         let mine = try daemon.request("GET", "/admin/v1/velocity", key: acmeAdmin)
         XCTAssertEqual(mine.status, 200)
@@ -151,10 +152,10 @@ final class ConsoleTests: XCTestCase {
     }
 
     func testHealthReportsReadinessAndTheStoresWrites() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let admin = try daemon.createCaller(roles: [.admin]).key
         let caller = try daemon.createCaller(roles: [.evaluate]).key
-        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller, json: TenantTests.evaluation()).status, 200)
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller, json: RequestBodies.subjectEvaluation()).status, 200)
         let r = try daemon.request("GET", "/admin/v1/health", key: admin)
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(r.json?["ready"], .bool(true))

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightDomain
@@ -12,7 +13,7 @@ import Glibc
 /// ids cannot flush.
 final class CredentialTests: XCTestCase {
     func testTwoAuthorizationHeadersAreRefused() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         let other = try daemon.createCaller(roles: [.evaluate]).key
         for second in [other, key] {
@@ -28,7 +29,8 @@ final class CredentialTests: XCTestCase {
     /// revoked in the store behind the cache's back, so a lookup after a flushed cache would
     /// answer 401.
     func testAFloodOfRandomKeyIdsDoesNotFlushTheCache() throws {
-        let daemon = try LiveDaemon { $0.credentialCacheSeconds = 60 }
+        // Pipelined on one connection: 12,000 requests in a few round trips.
+        let daemon = try TestDaemon(.live) { $0.credentialCacheSeconds = 60 }
         let (_, key) = try daemon.createCaller(roles: [.evaluate])
         XCTAssertEqual(try daemon.request("GET", "/v1/insights", key: key).status, 200)
         let db = try Database.open(path: daemon.service.settings.databasePath)
@@ -46,7 +48,7 @@ final class CredentialTests: XCTestCase {
     }
 }
 
-extension LiveDaemon {
+extension TestDaemon {
     /// Sends `bytes` (pipelined requests) on one connection and returns the statuses of the
     /// first `count` responses.
     func pipeline(_ bytes: [UInt8], expecting count: Int) throws -> [Int] {

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightApp
 @testable import InsightControl
@@ -20,7 +21,7 @@ final class DecisionAPITests: XCTestCase {
     static let agentNotRequested = #"{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial"]}}"#
     static let agentFromEmail = #"{"kind":"agent","agent":{"userRequested":true,"untrustedContext":["email"],"argumentsFromUntrustedContext":true,"sideEffects":["financial"]}}"#
 
-    private func decision(_ response: LiveDaemon.Response, file: StaticString = #filePath, line: UInt = #line) -> [String] {
+    private func decision(_ response: TestDaemon.Response, file: StaticString = #filePath, line: UInt = #line) -> [String] {
         XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self), file: file, line: line)
         guard let decision = response.json?["decision"] else { return ["no decision"] }
         return [decision["action"]?.stringValue ?? "-", decision["policyVersion"]?.stringValue ?? "-"]
@@ -28,7 +29,7 @@ final class DecisionAPITests: XCTestCase {
     }
 
     func testEveryAnswerCarriesTheDefaultPolicysDecisionAndItIsStored() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         // No model loaded: no coaching value, so a person's payment proceeds.
         let person = try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body())
@@ -48,7 +49,7 @@ final class DecisionAPITests: XCTestCase {
     }
 
     func testAForcedValueGetsTheDecisionThePolicyGivesForIt() throws {
-        let daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let key = try daemon.createCaller(roles: [.evaluate], environment: .sandbox).key
         func forced(_ value: String, initiator: String? = nil) throws -> [String] {
             decision(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body(initiator: initiator),
@@ -68,7 +69,7 @@ final class DecisionAPITests: XCTestCase {
     }
 
     func testUnknownInitiatorValuesAreContextInvalidNamingTheField() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         let cases: [(initiator: String, field: String)] = [
             (#"{"kind":"robot"}"#, "initiator.kind"),
@@ -90,7 +91,7 @@ final class DecisionAPITests: XCTestCase {
         }
     }
 
-    private func write(_ text: String, to name: String, in daemon: LiveDaemon? = nil) throws -> String {
+    private func write(_ text: String, to name: String, in daemon: TestDaemon? = nil) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
@@ -107,7 +108,7 @@ final class DecisionAPITests: XCTestCase {
 
     func testAPolicyFileIsUsedAndAReloadWithABadOneKeepsIt() throws {
         let path = try write(Self.accountsBlocked, to: "policy.jsonl")
-        let daemon = try LiveDaemon { $0.decisionPolicyFile = path }
+        let daemon = try TestDaemon(.inProcess) { $0.decisionPolicyFile = path }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         func decide(_ category: String) throws -> [String] {
             decision(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body(category: category)))
@@ -138,10 +139,10 @@ final class DecisionAPITests: XCTestCase {
     func testABadPolicyFileStopsTheStartAndCheckConfig() throws {
         let path = try write("{\"policyVersion\": \"v\"}\n{\"id\": \"a\", \"when\": {\"colour\": [\"red\"]}, \"action\": \"block\"}\n",
                              to: "bad.jsonl")
-        XCTAssertThrowsError(try LiveDaemon { $0.decisionPolicyFile = path }) { error in
+        XCTAssertThrowsError(try TestDaemon(.inProcess) { $0.decisionPolicyFile = path }) { error in
             XCTAssertTrue("\(error)".contains("line 2: when: unknown fact \"colour\""), "\(error)")
         }
-        XCTAssertThrowsError(try LiveDaemon { $0.decisionPolicyShadowFile = path }) { error in
+        XCTAssertThrowsError(try TestDaemon(.inProcess) { $0.decisionPolicyShadowFile = path }) { error in
             XCTAssertTrue("\(error)".contains("line 2"), "\(error)")
         }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("cc-\(UUID().uuidString)").path
@@ -158,7 +159,7 @@ final class DecisionAPITests: XCTestCase {
     func testTheShadowPolicyIsCountedNeverAnsweredAndDecisionsAreCounted() throws {
         let shadow = try write(Self.accountsBlocked.replacingOccurrences(of: "\"account\"", with: "\"account\", \"payment\""),
                                to: "shadow.jsonl")
-        let daemon = try LiveDaemon { $0.decisionPolicyShadowFile = shadow }
+        let daemon = try TestDaemon(.inProcess) { $0.decisionPolicyShadowFile = shadow }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         for _ in 0..<3 {
             XCTAssertEqual(decision(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body())), ["proceed", "default-1"])
@@ -176,7 +177,7 @@ final class DecisionAPITests: XCTestCase {
         }
         // Where both agree, nothing is counted.
         let same = try write(DecisionPolicy.defaultText, to: "same.jsonl")
-        let agreeing = try LiveDaemon { $0.decisionPolicyShadowFile = same }
+        let agreeing = try TestDaemon(.inProcess) { $0.decisionPolicyShadowFile = same }
         let agreeingKey = try agreeing.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(try agreeing.request("POST", "/v1/evaluations", key: agreeingKey, json: Self.body()).status, 200)
         XCTAssertFalse(try agreeing.scrape()
@@ -184,7 +185,7 @@ final class DecisionAPITests: XCTestCase {
     }
 
     func testTheAdminViewShowsCallersThatProceededWhereThePolicySaidOtherwise() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let (callerId, key) = try daemon.createCaller(roles: [.evaluate], name: "payments")
         let admin = try daemon.createCaller(roles: [.admin]).key
         let otherAdmin = try daemon.createCaller(roles: [.admin], tenant: "other").key

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightControl
 import JSON
@@ -10,7 +11,7 @@ final class ModelsCommandTests: XCTestCase {
 
     override func setUpWithError() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("models-\(UUID().uuidString)")
-        try FileManager.default.copyItem(atPath: ModelAPITests.modelsDirectory, toPath: directory.path)
+        try FileManager.default.copyItem(atPath: TestDaemon.committedModels, toPath: directory.path)
     }
 
     override func tearDownWithError() throws { try? FileManager.default.removeItem(at: directory) }
@@ -20,9 +21,9 @@ final class ModelsCommandTests: XCTestCase {
     }
 
     /// What a request naming `version` (or none) answers: the model version, or the error code.
-    func answer(_ daemon: LiveDaemon, key: String, version: String?) throws -> String {
+    func answer(_ daemon: TestDaemon, key: String, version: String?) throws -> String {
         let named = version.map { #","modelVersion":"\#($0)""# } ?? ""
-        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(named)}],"interaction":{"events":[\#(ModelAPITests.genuineEvents)],"device":{"activeCall":false,"callStartedBeforeSession":false,"screenSharing":false,"remoteAccessApp":false}}}"#
+        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(named)}],"interaction":{"events":[\#(InteractionEvents.genuine)],"device":{"activeCall":false,"callStartedBeforeSession":false,"screenSharing":false,"remoteAccessApp":false}}}"#
         let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         let insight = try XCTUnwrap(r.json?["insights"]?[0])
@@ -30,7 +31,7 @@ final class ModelsCommandTests: XCTestCase {
     }
 
     func testSetCurrentAndWithdrawAreServedAfterAReload() throws {
-        let daemon = try LiveDaemon { $0.modelsDirectory = self.directory.path }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = self.directory.path }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(insightctl("models", "list"), 0)
         // The shadow setting is read as the daemon reads it: the current version cannot be one.
@@ -61,7 +62,7 @@ final class ModelsCommandTests: XCTestCase {
         XCTAssertEqual(try answer(daemon, key: key, version: "1.0"), "insightVersionUnavailable")
 
         let manifest = try String(contentsOf: directory.appendingPathComponent("1.0/manifest.json"), encoding: .utf8)
-        let original = try String(contentsOfFile: ModelAPITests.modelsDirectory + "/1.0/manifest.json", encoding: .utf8)
+        let original = try String(contentsOfFile: TestDaemon.committedModels + "/1.0/manifest.json", encoding: .utf8)
         XCTAssertEqual(manifest, original.replacingOccurrences(of: #""status": "active""#, with: #""status": "withdrawn""#),
                        "only the status changed")
         let registry = try JSONParser.parse(Array(try Data(contentsOf: directory.appendingPathComponent("registry.json"))))

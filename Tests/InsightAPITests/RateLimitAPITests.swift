@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightDomain
 import InsightTesting
@@ -12,7 +13,7 @@ final class RateLimitAPITests: XCTestCase {
     /// transparency page five), answers with the RateLimit fields, and 429 once they are gone:
     /// a key cannot guess identifiers faster than its rate.
     func testSubjectLookUpsCostTokensOfTheCallersQuota() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let guesser = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 10).key
         for i in 0..<10 {
             let r = try daemon.request("POST", "/v1/authorization/query", key: guesser, json: #"{"subject":{"account":"guess-\#(i)"}}"#)
@@ -47,14 +48,14 @@ final class RateLimitAPITests: XCTestCase {
 
     func testASkippingCallerIsThrottledWithAnExplanationWhileAReporterIsNot() throws {
         let clock = ManualClock(SystemClock().now())
-        let daemon = try LiveDaemon(clock: clock) {
+        let daemon = try TestDaemon(.inProcess, clock: clock) {
             $0.consumptionGrace = 60
             $0.overdueAllowanceMinimum = 5
         }
         let reporter = try daemon.createCaller(roles: [.evaluate], name: "reporter", rate: 5, burst: 10)
         let skipper = try daemon.createCaller(roles: [.evaluate], name: "skipper", rate: 5, burst: 10)
         let admin = try daemon.createCaller(roles: [.admin]).key
-        func evaluate(_ key: String) throws -> LiveDaemon.Response {
+        func evaluate(_ key: String) throws -> TestDaemon.Response {
             try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body)
         }
         var skipped: [String] = []
@@ -133,7 +134,7 @@ final class RateLimitAPITests: XCTestCase {
     }
 
     func testPatchChangesTheRateWithoutARestart() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let caller = try daemon.createCaller(roles: [.evaluate], rate: 1, burst: 1)
         let admin = try daemon.createCaller(roles: [.admin]).key
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: Self.body).status, 200)
@@ -149,7 +150,7 @@ final class RateLimitAPITests: XCTestCase {
     }
 
     func testDeviceLimitAnswers429WithItsOwnPolicy() throws {
-        let daemon = try LiveDaemon { $0.devicePerHour = 2 }
+        let daemon = try TestDaemon(.inProcess) { $0.devicePerHour = 2 }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"device":"d-1"}}"#
         for _ in 0..<2 { XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: body).status, 200) }
@@ -163,9 +164,9 @@ final class RateLimitAPITests: XCTestCase {
     }
 
     func testInsightQuotaFailsOnlyThatInsight() throws {
-        let daemon = try LiveDaemon {
+        let daemon = try TestDaemon(.inProcess) {
             $0.insightQuotaPercent = 100
-            $0.modelsDirectory = ModelAPITests.modelsDirectory
+            $0.modelsDirectory = TestDaemon.committedModels
         }
         let key = try daemon.createCaller(roles: [.evaluate], rate: 1, burst: 2).key
         let two = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"},{"type":"isLikelyBeingPhished","schemaVersion":1}]}"#

@@ -1,15 +1,16 @@
+import DaemonTesting
 import Foundation
 import JSON
 import XCTest
 
 /// The sandbox environment and its forced outcomes (`Insight-Override`).
 final class SandboxTests: XCTestCase {
-    var daemon: LiveDaemon!
+    var daemon: TestDaemon!
     var sandboxKey = ""
     var productionKey = ""
 
     override func setUpWithError() throws {
-        daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         sandboxKey = try daemon.createCaller(roles: [.evaluate, .labels], environment: .sandbox).key
         productionKey = try daemon.createCaller(roles: [.evaluate, .labels]).key
     }
@@ -18,7 +19,7 @@ final class SandboxTests: XCTestCase {
 
     static let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}]}"#
 
-    func evaluate(_ override: String?, key: String? = nil) throws -> LiveDaemon.Response {
+    func evaluate(_ override: String?, key: String? = nil) throws -> TestDaemon.Response {
         try daemon.request("POST", "/v1/evaluations", key: key ?? sandboxKey, json: Self.body,
                            headers: override.map { ["Insight-Override": $0] } ?? [:])
     }
@@ -90,7 +91,7 @@ final class SandboxTests: XCTestCase {
 
 /// Counts rows behind the daemon's back.
 enum SQLiteCount {
-    static func evaluations(_ daemon: LiveDaemon) throws -> String? {
+    static func evaluations(_ daemon: TestDaemon) throws -> String? {
         try InsightStorageCount(path: daemon.service.settings.databasePath).count("evaluations")
     }
 }

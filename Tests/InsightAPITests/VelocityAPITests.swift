@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightDomain
 import InsightTesting
@@ -9,12 +10,12 @@ import XCTest
 /// themselves, and the sandbox kept apart, are tested at the use case (InsightServicesTests).
 final class VelocityAPITests: XCTestCase {
     var clock: ManualClock!
-    var daemon: LiveDaemon!
+    var daemon: TestDaemon!
     var key = ""
 
     override func setUpWithError() throws {
         clock = ManualClock(SystemClock().now())
-        daemon = try LiveDaemon(clock: clock) { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        daemon = try TestDaemon(.inProcess, clock: clock) { $0.modelsDirectory = TestDaemon.committedModels }
         key = try daemon.createCaller(roles: [.evaluate]).key
     }
 
@@ -68,9 +69,9 @@ final class VelocityAPITests: XCTestCase {
         let policy = daemon.directory.appendingPathComponent("policy.json")
         try #"{"version":1,"rules":{"accountVelocity":{"mode":"shadow","threshold":3,"window":"1h"}}}"#
             .write(to: policy, atomically: true, encoding: .utf8)
-        let shadowed = try LiveDaemon(clock: clock) {
+        let shadowed = try TestDaemon(.inProcess, clock: clock) {
             $0.velocityPolicyFile = policy.path
-            $0.modelsDirectory = ModelAPITests.modelsDirectory
+            $0.modelsDirectory = TestDaemon.committedModels
         }
         let key = try shadowed.createCaller(roles: [.evaluate]).key
         let body = #"{"operationCategory":"account","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"s"}}"#
@@ -79,7 +80,7 @@ final class VelocityAPITests: XCTestCase {
         XCTAssertTrue(metrics.contains(#"insightd_velocity_rules_total{tenant="default",rule="accountVelocity",mode="shadow"} 3"#),
                       metrics.split(separator: "\n").filter { $0.contains("velocity") }.joined(separator: "\n"))
         try "{\"version\":1,\"rules\":{\"nope\":{}}}".write(to: policy, atomically: true, encoding: .utf8)
-        XCTAssertThrowsError(try LiveDaemon { $0.velocityPolicyFile = policy.path }) { error in
+        XCTAssertThrowsError(try TestDaemon(.inProcess) { $0.velocityPolicyFile = policy.path }) { error in
             XCTAssertTrue("\(error)".contains("velocity policy"), "\(error)")
         }
     }

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightClient
 import XCTest
@@ -5,7 +6,7 @@ import XCTest
 /// The client sends `initiator` and exposes the service's `decision`.
 final class DecisionTests: XCTestCase {
     func testAnAgentsOperationIsSentAndItsDecisionExposed() async throws {
-        let daemon = try TestDaemon()
+        let daemon = try TestDaemon(.live, models: true)
         let evaluator = InsightEvaluator(baseURL: daemon.baseURL, apiKey: try daemon.createKey(roles: ["evaluate"]),
                                          retryPolicy: .never)
         let person = try await evaluator.requestEvaluation(context: InsightContext(operationCategory: .payment))

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightClient
 import XCTest
@@ -5,7 +6,7 @@ import XCTest
 /// Offline labels through the client, against a live daemon.
 final class LabelerTests: XCTestCase {
     func testSubmitLabels() async throws {
-        let daemon = try TestDaemon()
+        let daemon = try TestDaemon(.live, models: true)
         let key = try daemon.createKey(roles: ["evaluate", "labels"])
         let evaluator = InsightEvaluator(baseURL: daemon.baseURL, apiKey: key)
         let evaluation = try await evaluator.requestEvaluation(context: InsightContext(

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightClient
 import XCTest
@@ -10,7 +11,7 @@ final class LiveEvaluationTests: XCTestCase {
     var key = ""
 
     override func setUpWithError() throws {
-        daemon = try TestDaemon()
+        daemon = try TestDaemon(.live, models: true)
         key = try daemon.createKey(roles: ["evaluate"])
         evaluator = InsightEvaluator(baseURL: daemon.baseURL, apiKey: key, retryPolicy: .never)
     }

@@ -1,4 +1,5 @@
 import Crypto
+import DaemonTesting
 import Foundation
 import InsightClient
 import InsightDomain
@@ -17,7 +18,7 @@ final class ReceiptVerificationTests: XCTestCase {
     var key = ""
 
     override func setUpWithError() throws {
-        daemon = try TestDaemon(models: false)
+        daemon = try TestDaemon(.live)
         key = try daemon.createKey(roles: ["evaluate"])
         Replay.reset()
     }

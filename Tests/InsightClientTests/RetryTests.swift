@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightClient
 import LoopbackPort
@@ -8,7 +9,7 @@ final class RetryTests: XCTestCase {
     /// A daemon whose write queue takes nothing answers every evaluation `503` with
     /// `Retry-After: 1`: the client waits as told, retries up to `maxAttempts`, then throws.
     func testOverloadedServiceIsRetriedUpToMaxAttempts() async throws {
-        let daemon = try TestDaemon(writeQueueCapacity: 0)
+        let daemon = try TestDaemon(.live, models: true) { $0.writeQueueCapacity = 0 }
         let evaluator = InsightEvaluator(baseURL: daemon.baseURL, apiKey: try daemon.createKey(roles: ["evaluate"]),
                                          retryPolicy: RetryPolicy(maxAttempts: 3, maxTotalDelay: 5))
         let started = Date()
@@ -25,7 +26,7 @@ final class RetryTests: XCTestCase {
 
     /// The total-delay budget ends retries before `maxAttempts` when the next wait would exceed it.
     func testDelayBudgetBoundsRetries() async throws {
-        let daemon = try TestDaemon(models: false, writeQueueCapacity: 0)
+        let daemon = try TestDaemon(.live) { $0.writeQueueCapacity = 0 }
         let evaluator = InsightEvaluator(baseURL: daemon.baseURL, apiKey: try daemon.createKey(roles: ["evaluate"]),
                                          retryPolicy: RetryPolicy(maxAttempts: 10, maxTotalDelay: 1.5))
         let error = await evaluationError { () async throws(EvaluationError) in

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightClient
 import XCTest
@@ -9,7 +10,7 @@ final class SandboxOverrideTests: XCTestCase {
     var sandboxKey = ""
 
     override func setUpWithError() throws {
-        daemon = try TestDaemon()
+        daemon = try TestDaemon(.live, models: true)
         sandboxKey = try daemon.createKey(roles: ["evaluate"], environment: "sandbox")
     }
 

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightStorage
 import SQLiteClient
@@ -6,7 +7,7 @@ import XCTest
 /// A full write queue answers 503 with Retry-After at once, and what was queued still commits.
 final class BackPressureTests: XCTestCase {
     func testFullWriteQueueAnswers503AndQueuedWritesStillCommit() throws {
-        let daemon = try LiveDaemon { settings in
+        let daemon = try TestDaemon(.live) { settings in
             settings.writeQueueCapacity = 1
             settings.commitBatch = 1
         }
@@ -15,7 +16,7 @@ final class BackPressureTests: XCTestCase {
         let blocker = try SQLiteConnection(path: daemon.service.settings.databasePath)
         try blocker.execute("BEGIN IMMEDIATE")
 
-        let body = APITests.body()
+        let body = RequestBodies.evaluation()
         let statuses = StatusBox()
         let group = DispatchGroup()
         for _ in 0..<2 {
@@ -39,21 +40,5 @@ final class BackPressureTests: XCTestCase {
         let count = try SQLiteConnection(path: daemon.service.settings.databasePath)
             .scalarText("SELECT count(*) FROM evaluations")
         XCTAssertEqual(count, "2")
-    }
-}
-
-final class StatusBox: @unchecked Sendable {
-    // @unchecked: guarded by `lock`.
-    private let lock = NSLock()
-    private var storage: [Int] = []
-    func append(_ status: Int) { lock.lock(); storage.append(status); lock.unlock() }
-    var values: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
-}
-
-/// Reads a table's row count through its own connection.
-struct InsightStorageCount {
-    let path: String
-    func count(_ table: String) throws -> String? {
-        try SQLiteConnection(path: path).scalarText("SELECT count(*) FROM \(table)")
     }
 }

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightDomain
@@ -10,7 +11,7 @@ import XCTest
 /// they are, and counts an evaluation made during the replay once.
 final class VelocityRestartTests: XCTestCase {
     func testTheDaemonAnswersWhileVelocityIsRebuiltAndEscalatesAfterwards() throws {
-        let daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let (callerId, key) = try daemon.createCaller(roles: [.evaluate])
         func evaluate(_ account: String) throws -> (status: Int, value: String?, reasons: [String]) {
             let r = try daemon.request("POST", "/v1/evaluations", key: key,

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightDomain
 import JSON
@@ -7,11 +8,11 @@ import XCTest
 /// the same `requestId` and bytes get the first answer again, marked `Idempotent-Replayed`, also
 /// after a restart; other bytes under it are `422 idempotencyKeyReused`; a retry costs no token.
 final class RetryAPITests: XCTestCase {
-    var daemon: LiveDaemon!
+    var daemon: TestDaemon!
     var key = ""
 
     override func setUpWithError() throws {
-        daemon = try LiveDaemon()
+        daemon = try TestDaemon(.inProcess)
         (_, key) = try daemon.createCaller(roles: [.evaluate], rate: 1, burst: 5)
     }
 
@@ -23,7 +24,7 @@ final class RetryAPITests: XCTestCase {
             + #""insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#
     }
 
-    func evaluate(_ body: String) throws -> LiveDaemon.Response {
+    func evaluate(_ body: String) throws -> TestDaemon.Response {
         try daemon.request("POST", "/v1/evaluations", key: key, json: body)
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightControl
@@ -13,18 +14,18 @@ import XCTest
 final class PrivacyTests: XCTestCase {
     static let evaluate = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"acct-77"}}"#
 
-    func put(_ daemon: LiveDaemon, _ key: String, _ status: String, account: String = "acct-77") throws -> LiveDaemon.Response {
+    func put(_ daemon: TestDaemon, _ key: String, _ status: String, account: String = "acct-77") throws -> TestDaemon.Response {
         try daemon.request("PUT", "/v1/authorization", key: key, json: #"{"subject":{"account":"\#(account)"},"status":"\#(status)"}"#)
     }
 
-    func query(_ daemon: LiveDaemon, _ key: String, account: String = "acct-77") throws -> String? {
+    func query(_ daemon: TestDaemon, _ key: String, account: String = "acct-77") throws -> String? {
         try daemon.request("POST", "/v1/authorization/query", key: key, json: #"{"subject":{"account":"\#(account)"}}"#)
             .json?["status"]?.stringValue
     }
 
     func testDenialTakesEffectAfterTheCooldownAndAuthorizationAtOnce() throws {
         let clock = ManualClock(SystemClock().now())
-        let daemon = try LiveDaemon(clock: clock)
+        let daemon = try TestDaemon(.inProcess, clock: clock)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(try query(daemon, key), "authorized")
 
@@ -59,7 +60,7 @@ final class PrivacyTests: XCTestCase {
     }
 
     func testAuthorizationRequestsAreValidated() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         let labels = try daemon.createCaller(roles: [.labels]).key
         let cases: [(String, Int, String?)] = [
@@ -86,7 +87,7 @@ final class PrivacyTests: XCTestCase {
     /// anything: answers name the object and the member's position, never the string, and the
     /// log never has it either.
     func testUnknownMemberNamesAndRefusedIdsAreNeverEchoedOrLogged() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let evaluate = try daemon.createCaller(roles: [.evaluate]).key
         let labels = try daemon.createCaller(roles: [.labels]).key
         let (adminId, admin) = try daemon.createCaller(roles: [.admin])
@@ -156,7 +157,7 @@ final class PrivacyTests: XCTestCase {
     /// The daemon's own keyring job picks up a rotation within its interval, and so does every
     /// tenant's derived keyring.
     func testARotatedKeyFileIsPickedUpOnSchedule() throws {
-        let daemon = try LiveDaemon { $0.complianceRefresh = 1 }
+        let daemon = try TestDaemon(.inProcess) { $0.complianceRefresh = 1 }
         let before = daemon.service.hashKeys.current.active.keyId
         let tenantBefore = daemon.service.hashKeys.current(tenant: "acme").active.keyId
         XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory,
@@ -171,7 +172,7 @@ final class PrivacyTests: XCTestCase {
     /// differently from the stored data: start is refused, and so is a reload to it; a rotation
     /// that keeps the old key is accepted.
     func testAKeyringThatSharesNoKeyWithTheStoreIsRefused() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let stateDir = daemon.service.settings.stateDirectory
         let keyFile = daemon.service.settings.resolvedHashKeyFile
         let original = try Data(contentsOf: URL(fileURLWithPath: keyFile))
@@ -200,7 +201,7 @@ final class PrivacyTests: XCTestCase {
     /// A hash key or signing key file that becomes readable by others while the daemon runs is
     /// refused at reload as it is at start: the keys in use stay, and the refusal is logged.
     func testAKeyFileMadeReadableIsRefusedAtReloadAsAtStart() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let stateDir = daemon.service.settings.stateDirectory
         let keyFile = daemon.service.settings.resolvedHashKeyFile
         let before = daemon.service.hashKeys.current.active.keyId
@@ -226,7 +227,7 @@ final class PrivacyTests: XCTestCase {
 
     func testRotationKeepsOptOutsAndInvestigationsMatching() throws {
         let clock = ManualClock(SystemClock().now())
-        let daemon = try LiveDaemon(clock: clock) { $0.authorizationCooldown = 0 }
+        let daemon = try TestDaemon(.inProcess, clock: clock) { $0.authorizationCooldown = 0 }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(try put(daemon, key, "denied").json?["status"]?.stringValue, "denied")
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 403)
@@ -263,7 +264,7 @@ final class PrivacyTests: XCTestCase {
     /// old; retention counts from the time the daemon measured instead, and purges nothing new.
     func testAWallClockSteppedFarAheadDoesNotPurgeRecentData() throws {
         let clock = ManualClock(SystemClock().now())
-        let daemon = try LiveDaemon(clock: clock) { $0.retentionDays = 30 }
+        let daemon = try TestDaemon(.inProcess, clock: clock) { $0.retentionDays = 30 }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 200)
         func purge() throws -> Int {
@@ -282,9 +283,9 @@ final class PrivacyTests: XCTestCase {
 
     func testRetentionPurgesOldDataAndLabelsKeepWhatMetricsNeed() throws {
         let clock = ManualClock(SystemClock().now())
-        let daemon = try LiveDaemon(clock: clock) {
+        let daemon = try TestDaemon(.inProcess, clock: clock) {
             $0.retentionDays = 30
-            $0.modelsDirectory = ModelAPITests.modelsDirectory
+            $0.modelsDirectory = TestDaemon.committedModels
         }
         let key = try daemon.createCaller(roles: [.evaluate, .labels]).key
         let old = try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate)
@@ -321,9 +322,4 @@ final class PrivacyTests: XCTestCase {
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM labels"), "1")  // received 11 days ago, evaluations now
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations"), "1")
     }
-}
-
-final class ReportBox: @unchecked Sendable {
-    // @unchecked: written once before the expectation is fulfilled, read after the wait.
-    var report: Retention.Report?
 }

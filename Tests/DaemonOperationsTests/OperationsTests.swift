@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightControl
@@ -7,7 +8,7 @@ import XCTest
 /// Operating the daemon: one instance per state directory, online backup and restore.
 final class OperationsTests: XCTestCase {
     func testASecondInstanceOnTheSameStateDirectoryIsRefused() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         XCTAssertThrowsError(try InsightService.start(settings: daemon.service.settings,
                                                       logger: Logger(minimumLevel: .error,
                                                                      sink: FileHandle(forWritingAtPath: "/dev/null")!))) { error in
@@ -19,7 +20,7 @@ final class OperationsTests: XCTestCase {
     }
 
     func testBackupWhileBusyIsConsistentAndRestores() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#
         for _ in 0..<20 { XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: body).status, 200) }

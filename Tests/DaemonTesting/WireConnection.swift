@@ -1,19 +1,18 @@
 import Foundation
 import InsightApp
-import XCTest
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One kept-open connection to a `LiveDaemon`, for tests that look at the order of what comes
+/// One kept-open connection to a `TestDaemon`, for tests that look at the order of what comes
 /// back (an interim `100 Continue`, an answer, the end of the stream) or hold sockets open.
 /// Reads time out after `timeout` seconds, so a wrong server fails a test rather than hangs it.
-final class WireConnection {
+public final class WireConnection {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeout: Int = 5) throws {
+    public init(port: Int, timeout: Int = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw AppError("socket failed") }
         var time = timeval(tv_sec: timeout, tv_usec: 0)
@@ -33,7 +32,8 @@ final class WireConnection {
 
     deinit { close(fd) }
 
-    func send(_ text: String) throws {
+    /// Sends `text` whole.
+    public func send(_ text: String) throws {
         let bytes = Array(text.utf8)
         var sent = 0
         while sent < bytes.count {
@@ -44,13 +44,13 @@ final class WireConnection {
     }
 
     /// The next response (an interim one too), with its body.
-    func readResponse() throws -> LiveDaemon.Response {
+    public func readResponse() throws -> TestDaemon.Response {
         while true {
             if let end = headEnd() {
                 let lines = String(decoding: buffer[0..<end], as: UTF8.self).lowercased().components(separatedBy: "\r\n")
                 let length = lines.first { $0.hasPrefix("content-length:") }
                     .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
-                if buffer.count >= end + 4 + length, let response = LiveDaemon.parse(Array(buffer[0..<(end + 4 + length)])) {
+                if buffer.count >= end + 4 + length, let response = TestDaemon.parse(Array(buffer[0..<(end + 4 + length)])) {
                     buffer.removeFirst(end + 4 + length)
                     return response
                 }
@@ -60,7 +60,7 @@ final class WireConnection {
     }
 
     /// Whether the daemon closes the connection with nothing more to read.
-    func readsEndOfStream() throws -> Bool {
+    public func readsEndOfStream() throws -> Bool {
         buffer.isEmpty ? !(try fill()) : false
     }
 

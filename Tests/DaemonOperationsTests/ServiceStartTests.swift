@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightStorage
@@ -31,7 +32,7 @@ final class ServiceStartTests: XCTestCase {
     /// A metrics listener that cannot bind stops the start, saying which listener, and leaves
     /// nothing running (the API's port is free again).
     func testAMetricsPortInUseStopsTheStartNamingTheListener() throws {
-        let other = try LiveDaemon()
+        let other = try TestDaemon(.live)
         var s = settings()
         s.metricsListen = ListenAddress(host: "127.0.0.1", port: try XCTUnwrap(other.service.metricsPort))
         XCTAssertThrowsError(try start(s)) { XCTAssertTrue("\($0)".contains("INSIGHTD_METRICS_LISTEN"), "\($0)") }

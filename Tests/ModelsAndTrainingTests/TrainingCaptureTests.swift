@@ -1,4 +1,5 @@
 import CoachingModel
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightControl
@@ -16,7 +17,7 @@ final class TrainingCaptureTests: XCTestCase {
     static let device = #"{"activeCall":false,"callStartedBeforeSession":false,"screenSharing":false,"remoteAccessApp":true}"#
     static let account = "acct-capture-4711"
 
-    func evaluationBody(events: String = ModelAPITests.genuineEvents, account: String = TrainingCaptureTests.account) -> String {
+    func evaluationBody(events: String = InteractionEvents.genuine, account: String = TrainingCaptureTests.account) -> String {
         #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"\#(account)"},"interaction":{"events":[\#(events)],"device":\#(Self.device)}}"#
     }
 
@@ -32,28 +33,28 @@ final class TrainingCaptureTests: XCTestCase {
             activeCall: false, callStartedBeforeSession: false, screenSharing: false, remoteAccessApp: true)).values
     }
 
-    func insightctl(_ daemon: LiveDaemon, _ words: String..., environment: [String: String] = [:]) -> (status: Int32, output: String) {
+    func insightctl(_ daemon: TestDaemon, _ words: String..., environment: [String: String] = [:]) -> (status: Int32, output: String) {
         insightctl(daemon, arguments: words, environment: environment)
     }
 
-    func insightctl(_ daemon: LiveDaemon, arguments words: [String], environment: [String: String] = [:]) -> (status: Int32, output: String) {
+    func insightctl(_ daemon: TestDaemon, arguments words: [String], environment: [String: String] = [:]) -> (status: Int32, output: String) {
         captureStandardOutput {
             AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory] + words,
                               environment: environment)
         }
     }
 
-    func database(_ daemon: LiveDaemon) throws -> SQLiteConnection {
+    func database(_ daemon: TestDaemon) throws -> SQLiteConnection {
         try SQLiteConnection(path: daemon.service.settings.databasePath)
     }
 
-    func metric(_ daemon: LiveDaemon, _ sample: String) throws -> String? {
+    func metric(_ daemon: TestDaemon, _ sample: String) throws -> String? {
         let text = try daemon.scrape()
         return text.split(separator: "\n").first { $0.hasPrefix(sample + " ") }.map { String($0.dropFirst(sample.count + 1)) }
     }
 
     func testCaptureIsOptInPerCallerAndKeepsExactlyTheExtractorsVector() throws {
-        let daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let (callerId, key) = try daemon.createCaller(roles: [.evaluate])
         let db = try database(daemon)
 
@@ -86,7 +87,7 @@ final class TrainingCaptureTests: XCTestCase {
         XCTAssertEqual(row.3, "payment")
         XCTAssertEqual(row.4, insight["modelVersion"]?.stringValue)
         let stored = try XCTUnwrap(TrainingVector.decode(row.5))
-        XCTAssertTrue(TrainingVector.sameFeatures(stored, try Self.extracted(ModelAPITests.genuineEvents)),
+        XCTAssertTrue(TrainingVector.sameFeatures(stored, try Self.extracted(InteractionEvents.genuine)),
                       "\(stored) is not the extractor's vector")
         XCTAssertEqual(try metric(daemon, #"insightd_training_vectors_captured_total{tenant="default",environment="production"}"#), "1")
 
@@ -124,8 +125,8 @@ final class TrainingCaptureTests: XCTestCase {
 
     func testRetentionPurgesVectorsAfterTheirPeriodAndErasureDeletesThem() throws {
         let clock = ManualClock(SystemClock().now())
-        let daemon = try LiveDaemon(clock: clock) {
-            $0.modelsDirectory = ModelAPITests.modelsDirectory
+        let daemon = try TestDaemon(.inProcess, clock: clock) {
+            $0.modelsDirectory = TestDaemon.committedModels
             $0.trainingCaptureDays = 30
         }
         let (callerId, key) = try daemon.createCaller(roles: [.evaluate])
@@ -159,11 +160,11 @@ final class TrainingCaptureTests: XCTestCase {
     func testExportJoinsLabelsPresumesMatureUnlabelledOnesGenuineAndCarriesNoIdentifier() throws {
         // Evaluations made 70 days ago (the daemon's clock), so that past the 60-day maturity.
         let clock = ManualClock(SystemClock().now() - 70 * 86_400_000)
-        let daemon = try LiveDaemon(clock: clock) { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        let daemon = try TestDaemon(.inProcess, clock: clock) { $0.modelsDirectory = TestDaemon.committedModels }
         let (callerId, key) = try daemon.createCaller(roles: [.evaluate, .labels])
         XCTAssertEqual(insightctl(daemon, "callers", "update", callerId, "--training-capture", "on").status, 0)
         var eventIds: [String] = [], insightIds: [String] = []
-        for events in [ModelAPITests.coachedEvents, ModelAPITests.genuineEvents, ModelAPITests.genuineEvents] {
+        for events in [InteractionEvents.coached, InteractionEvents.genuine, InteractionEvents.genuine] {
             let answer = try daemon.request("POST", "/v1/evaluations", key: key, json: evaluationBody(events: events))
             XCTAssertEqual(answer.status, 200)
             eventIds.append(try XCTUnwrap(answer.json?["eventId"]?.stringValue))
@@ -194,7 +195,7 @@ final class TrainingCaptureTests: XCTestCase {
             XCTAssertEqual(line["modelVersion"]?.stringValue, "2.0")
             XCTAssertEqual(line["date"]?.stringValue, day, "the day only")
         }
-        let expected = try Self.extracted(ModelAPITests.coachedEvents)
+        let expected = try Self.extracted(InteractionEvents.coached)
         let first = FeatureVector.names.map { lines[0]["features"]?[$0]?.numberValue ?? .nan }
         XCTAssertTrue(TrainingVector.sameFeatures(first, expected), "\(first)")
 
@@ -230,7 +231,7 @@ final class TrainingCaptureTests: XCTestCase {
     }
 
     func testInsightctlRefusesBadTrainingArguments() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let (callerId, _) = try daemon.createCaller(roles: [.evaluate])
         let existing = daemon.directory.appendingPathComponent("exists.jsonl").path
         XCTAssertTrue(FileManager.default.createFile(atPath: existing, contents: Data()))

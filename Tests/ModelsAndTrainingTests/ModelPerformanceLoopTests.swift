@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 @testable import InsightControl
 import InsightDomain
@@ -31,7 +32,7 @@ final class ModelPerformanceLoopTests: XCTestCase {
 
     func testTheReportCountsWhatWasEvaluatedReportedAndLabelled() throws {
         let clock = ManualClock(Self.start)
-        let daemon = try LiveDaemon(clock: clock) { $0.modelsDirectory = ModelAPITests.modelsDirectory; $0.labelMaturityDays = 60 }
+        let daemon = try TestDaemon(.inProcess, clock: clock) { $0.modelsDirectory = TestDaemon.committedModels; $0.labelMaturityDays = 60 }
         let caller = try daemon.createCaller(roles: [.evaluate, .labels])
         let admin = try daemon.createCaller(roles: [.admin])
         let otherAdmin = try daemon.createCaller(roles: [.admin], tenant: "acme")
@@ -48,7 +49,7 @@ final class ModelPerformanceLoopTests: XCTestCase {
                 let category: OperationCategory = n % 4 == 0 ? .account : .payment
                 let source = Self.sources[n % Self.sources.count]
                 let sourceMember = source.map { #","source":{"platform":"\#($0[0])","kit":"\#($0[1])","version":"\#($0[2])"}"# } ?? ""
-                let body = #"{"operationCategory":"\#(category.rawValue)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"2.0"}],"interaction":{"events":[\#(coached ? ModelAPITests.coachedEvents : ModelAPITests.genuineEvents)],"device":\#(coached ? onCall : noCall)\#(sourceMember)}}"#
+                let body = #"{"operationCategory":"\#(category.rawValue)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"2.0"}],"interaction":{"events":[\#(coached ? InteractionEvents.coached : InteractionEvents.genuine)],"device":\#(coached ? onCall : noCall)\#(sourceMember)}}"#
                 let r = try daemon.request("POST", "/v1/evaluations", key: caller.key, json: body)
                 XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
                 let eventId = try XCTUnwrap(r.string("eventId"))

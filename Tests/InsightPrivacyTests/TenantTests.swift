@@ -1,4 +1,5 @@
 import Crypto
+import DaemonTesting
 import Foundation
 import InsightControl
 import InsightDomain
@@ -12,17 +13,17 @@ import XCTest
 /// tenants nothing is shared, affected or revealed. Each test fails if the boundary is removed.
 final class TenantTests: XCTestCase {
     static func evaluation(account: String = "acct-shared", device: String = "dev-shared") -> String {
-        #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"\#(account)","device":"\#(device)"}}"#
+        RequestBodies.subjectEvaluation(account: account, device: device)
     }
 
     static func label(_ insightId: String, _ outcome: String = "confirmedLegitimate") -> String {
         #"{"labels":[{"insightId":"\#(insightId)","outcome":"\#(outcome)"\#(outcome == "confirmedFraud" ? #","fraudType":"other""# : ""),"discoveredAt":"2026-01-02"}]}"#
     }
 
-    private func status(_ r: LiveDaemon.Response) -> String? { r.json?["results"]?[0]?["status"]?.stringValue }
+    private func status(_ r: TestDaemon.Response) -> String? { r.json?["results"]?[0]?["status"]?.stringValue }
 
     func testLabelsReachOnlyTheTenantsOwnInsights() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
         let acmeFraudOps = try daemon.createCaller(roles: [.labels], tenant: "acme").key
         let globex = try daemon.createCaller(roles: [.labels], tenant: "globex").key
@@ -46,7 +47,7 @@ final class TenantTests: XCTestCase {
     }
 
     func testOptOutsBelongToTheirTenant() throws {
-        let daemon = try LiveDaemon { $0.authorizationCooldown = 0 }
+        let daemon = try TestDaemon(.inProcess) { $0.authorizationCooldown = 0 }
         let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
         let acmeOther = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
         let globex = try daemon.createCaller(roles: [.evaluate], tenant: "globex").key
@@ -80,7 +81,7 @@ final class TenantTests: XCTestCase {
     /// tenants, and velocity (keyed by these hashes) counts each tenant apart. Tenant `default`
     /// keeps the keyring's own hashes.
     func testIdentifierHashesAreTenantSpecific() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         for tenant in ["acme", "globex", Tenant.defaultName] {
             let key = try daemon.createCaller(roles: [.evaluate], tenant: tenant).key
             XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluation()).status, 200)
@@ -98,7 +99,7 @@ final class TenantTests: XCTestCase {
     }
 
     func testAnAdminSeesAndChangesOnlyItsTenant() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let acmeAdmin = try daemon.createCaller(roles: [.admin], tenant: "acme").key
         let acmeCaller = try daemon.createCaller(roles: [.evaluate], tenant: "acme").callerId
         let globexCaller = try daemon.createCaller(roles: [.evaluate], tenant: "globex").callerId
@@ -125,11 +126,11 @@ final class TenantTests: XCTestCase {
     /// ceiling the operator set on the tenant; setting it lowers the callers above it, and other
     /// tenants are not bound by it.
     func testTenantAdminsCannotRaiseQuotasPastTheOperatorsCeiling() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let acme = try daemon.createCaller(roles: [.admin, .evaluate], tenant: "acme", rate: 10, burst: 20)
         let busy = try daemon.createCaller(roles: [.evaluate], tenant: "acme", rate: 500, burst: 1000)
         let globex = try daemon.createCaller(roles: [.admin], tenant: "globex", rate: 10, burst: 20)
-        func patch(_ caller: (callerId: String, key: String), _ body: String) throws -> LiveDaemon.Response {
+        func patch(_ caller: (callerId: String, key: String), _ body: String) throws -> TestDaemon.Response {
             try daemon.request("PATCH", "/admin/v1/callers/\(caller.callerId)", key: caller.key, json: body)
         }
         // With no ceiling, an admin may raise itself to the most the API allows.
@@ -163,7 +164,7 @@ final class TenantTests: XCTestCase {
     }
 
     func testTenantNamesAreValidated() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         for bad in ["", "Acme", "acme corp", "-acme", String(repeating: "a", count: 64), "acme@example.com"] {
             XCTAssertThrowsError(try daemon.createCaller(roles: [.evaluate], tenant: bad), "accepted tenant '\(bad)'")
         }
@@ -175,7 +176,7 @@ final class TenantTests: XCTestCase {
 /// it keep is bounded (issue: hostile callers).
 final class WriteQuotaTests: XCTestCase {
     func testAuthorizationChangesAndLabelBatchesCostQuota() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate, .labels], rate: 0.001, burst: 5).key
         var statuses: [Int] = []
         for i in 0..<7 {
@@ -196,7 +197,7 @@ final class WriteQuotaTests: XCTestCase {
     /// costs its token all the same, and a throttled caller is told so rather than what else is
     /// wrong.
     func testEvaluationsRefusedEarlyCostTheirTokenAndThrottlingIsSaidFirst() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 5).key
         var statuses: [Int] = []
         statuses.append(try daemon.request("POST", "/v1/evaluations", key: key, json: #"{"operationCategory":"payment""#).status)
@@ -213,7 +214,7 @@ final class WriteQuotaTests: XCTestCase {
     }
 
     func testLabelBatchesThatChangeNothingAreNotKept() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.labels]).key
         for i in 0..<20 {
             let r = try daemon.request("POST", "/v1/labels", key: key, json: TenantTests.label("5d1e0000-0000-4000-8000-00000000000\(i % 10)"),
@@ -225,10 +226,10 @@ final class WriteQuotaTests: XCTestCase {
     }
 
     func testATenantHoldsAtMostItsShareOfDenials() throws {
-        let daemon = try LiveDaemon { $0.maxDenialsPerTenant = 2 }
+        let daemon = try TestDaemon(.inProcess) { $0.maxDenialsPerTenant = 2 }
         let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
         let globex = try daemon.createCaller(roles: [.evaluate], tenant: "globex").key
-        func deny(_ key: String, _ account: String) throws -> LiveDaemon.Response {
+        func deny(_ key: String, _ account: String) throws -> TestDaemon.Response {
             try daemon.request("PUT", "/v1/authorization", key: key, json: #"{"subject":{"account":"\#(account)"},"status":"denied"}"#)
         }
         XCTAssertEqual(try deny(acme, "a-1").status, 200)
@@ -244,7 +245,7 @@ final class WriteQuotaTests: XCTestCase {
         XCTAssertEqual(try deny(acme, "a-3").status, 200)
         // Operators see each tenant's count approach the cap.
         let text = try daemon.scrape()
-        let samples = try MetricsTests.parse(text).filter { $0.name == "insightd_denials" }
+        let samples = try MetricSample.parse(text).filter { $0.name == "insightd_denials" }
         XCTAssertEqual(Dictionary(uniqueKeysWithValues: samples.map { ($0.labels["tenant"] ?? "?", $0.value) }), ["acme": 2, "globex": 1])
         XCTAssertEqual(Set(samples.compactMap { $0.labels["environment"] }), ["production"])
     }
@@ -253,12 +254,12 @@ final class WriteQuotaTests: XCTestCase {
     /// index in memory; one the person renewed stays, with its cooldown unchanged.
     func testRetentionPurgesOptOutsNotRenewed() throws {
         let clock = ManualClock(SystemClock().now())
-        let daemon = try LiveDaemon(clock: clock) {
+        let daemon = try TestDaemon(.inProcess, clock: clock) {
             $0.retentionDays = 30
             $0.authorizationCooldown = 0
         }
         let key = try daemon.createCaller(roles: [.evaluate]).key
-        func deny(_ account: String) throws -> LiveDaemon.Response {
+        func deny(_ account: String) throws -> TestDaemon.Response {
             try daemon.request("PUT", "/v1/authorization", key: key, json: #"{"subject":{"account":"\#(account)"},"status":"denied"}"#)
         }
         func evaluate(_ account: String) throws -> Int {

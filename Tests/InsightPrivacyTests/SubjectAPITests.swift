@@ -1,4 +1,5 @@
 import Crypto
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightDomain
@@ -14,12 +15,12 @@ final class SubjectAPITests: XCTestCase {
         return #"{"operationCategory":"\#(category)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"\#(account)"\#(device)}}"#
     }
 
-    func show(_ daemon: LiveDaemon, _ key: String, _ body: String) throws -> LiveDaemon.Response {
+    func show(_ daemon: TestDaemon, _ key: String, _ body: String) throws -> TestDaemon.Response {
         try daemon.request("POST", "/v1/subjects/transparency", key: key, json: body)
     }
 
     func testAPersonSeesBothCallersEvaluationsAndIsThenErasedFromTheStateDirectory() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let bank = try daemon.createCaller(roles: [.evaluate], name: "mobile-bank").key
         let web = try daemon.createCaller(roles: [.evaluate], name: "web-bank").key
         let admin = try daemon.createCaller(roles: [.admin]).key
@@ -88,7 +89,7 @@ final class SubjectAPITests: XCTestCase {
     /// was handed to, any change to it, a forged position or another tenant's use is 422, and it
     /// does not show the store's sequence (how many evaluations the store holds).
     func testTransparencyCursorsCannotBeForgedReadOrCarriedToAnotherTenant() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let bank = try daemon.createCaller(roles: [.evaluate]).key
         let colleague = try daemon.createCaller(roles: [.evaluate]).key
         let sandbox = try daemon.createCaller(roles: [.evaluate], environment: .sandbox).key
@@ -100,7 +101,7 @@ final class SubjectAPITests: XCTestCase {
         let cursor = try XCTUnwrap(first.string("cursor"))
         XCTAssertEqual(cursor.count, 43)
         XCTAssertFalse(cursor.contains("00000000"), "a position in clear: \(cursor)")
-        func next(_ key: String, _ cursor: String) throws -> LiveDaemon.Response {
+        func next(_ key: String, _ cursor: String) throws -> TestDaemon.Response {
             try show(daemon, key, #"{"subject":{"account":"acct-cursor"},"limit":1,"cursor":"\#(cursor)"}"#)
         }
         XCTAssertEqual(try next(colleague, cursor).status, 200, "any caller of the tenant and environment")
@@ -117,7 +118,7 @@ final class SubjectAPITests: XCTestCase {
     }
 
     func testVelocityAndTheOptOutsInMemoryForgetTheErasedAccount() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         let admin = try daemon.createCaller(roles: [.admin]).key
         for _ in 0..<3 {
@@ -137,7 +138,7 @@ final class SubjectAPITests: XCTestCase {
     }
 
     func testEveryRefusalIsAProblemAndErasesNothing() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         let admin = try daemon.createCaller(roles: [.admin]).key
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluation(account: "acct-1")).status, 200)

@@ -1,50 +1,19 @@
+import DaemonTesting
 import Foundation
 import JSON
 import XCTest
 
 /// Evaluations answered by the committed models in `models/`, through the live API.
 final class ModelAPITests: XCTestCase {
-    var daemon: LiveDaemon!
+    var daemon: TestDaemon!
     var key = ""
-    static let modelsDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("models").path
 
     override func setUpWithError() throws {
-        daemon = try LiveDaemon { $0.modelsDirectory = Self.modelsDirectory }
+        daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         (_, key) = try daemon.createCaller(roles: [.evaluate])
     }
 
     override func tearDown() { daemon = nil }
-
-    /// Authority impersonation as docs/features.md describes it: a call begun before the session,
-    /// the phone at the ear, digits typed in dictated bursts, a long hesitation before submit.
-    static let coachedEvents: String = {
-        var events = [#"{"t":0,"type":"sessionStart"}"#, #"{"t":200,"type":"proximityNear"}"#,
-                      #"{"t":9000,"type":"fieldFocus","field":"payee"}"#]
-        var t = 9000
-        for burst in 0..<6 {
-            for _ in 0..<4 { t += 180; events.append(#"{"t":\#(t),"type":"keyDown","field":"payee"}"#) }
-            t += burst % 2 == 0 ? 4200 : 3600
-        }
-        t += 2000; events.append(#"{"t":\#(t),"type":"fieldFocus","field":"amount"}"#)
-        for _ in 0..<4 { t += 900; events.append(#"{"t":\#(t),"type":"keyDown","field":"amount"}"#) }
-        t += 2500; events.append(#"{"t":\#(t),"type":"delete","field":"amount"}"#)
-        t += 1500; events.append(#"{"t":\#(t),"type":"keyDown","field":"amount"}"#)
-        t += 38000; events.append(#"{"t":\#(t),"type":"submit"}"#)
-        return events.joined(separator: ",")
-    }()
-
-    /// A routine payment: quick, steady typing, no call.
-    static let genuineEvents: String = {
-        var events = [#"{"t":0,"type":"sessionStart"}"#, #"{"t":1400,"type":"fieldFocus","field":"payee"}"#]
-        var t = 1400
-        for i in 0..<22 { t += 140 + (i % 3) * 25; events.append(#"{"t":\#(t),"type":"keyDown","field":"payee"}"#) }
-        t += 900; events.append(#"{"t":\#(t),"type":"fieldFocus","field":"amount"}"#)
-        for _ in 0..<3 { t += 160; events.append(#"{"t":\#(t),"type":"keyDown","field":"amount"}"#) }
-        t += 1800; events.append(#"{"t":\#(t),"type":"submit"}"#)
-        return events.joined(separator: ",")
-    }()
 
     func evaluate(events: String, device: String, modelVersion: String? = nil) throws -> JSONValue {
         let version = modelVersion.map { #","modelVersion":"\#($0)""# } ?? ""
@@ -55,7 +24,7 @@ final class ModelAPITests: XCTestCase {
     }
 
     func testCoachedSessionIsFlaggedWithReasons() throws {
-        let insight = try evaluate(events: Self.coachedEvents,
+        let insight = try evaluate(events: InteractionEvents.coached,
                                    device: #"{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}"#)
         let value = try XCTUnwrap(insight["outcome"]?["value"]?.stringValue)
         XCTAssertTrue(["medium", "high"].contains(value), "coached session answered \(value)")
@@ -67,11 +36,11 @@ final class ModelAPITests: XCTestCase {
     }
 
     func testPriorAndUnknownModelVersions() throws {
-        let prior = try evaluate(events: Self.genuineEvents, device: "{}", modelVersion: "1.0")
+        let prior = try evaluate(events: InteractionEvents.genuine, device: "{}", modelVersion: "1.0")
         XCTAssertEqual(prior["modelVersion"]?.stringValue, "1.0")
         guard case .bool(false)? = prior["isUsingCurrentModel"] else { return XCTFail("1.0 reported as current") }
         XCTAssertNotNil(prior["outcome"]?["value"])
-        let missing = try evaluate(events: Self.genuineEvents, device: "{}", modelVersion: "9.9")
+        let missing = try evaluate(events: InteractionEvents.genuine, device: "{}", modelVersion: "9.9")
         XCTAssertEqual(missing["outcome"]?["error"]?["code"]?.stringValue, "insightVersionUnavailable")
     }
 
@@ -138,12 +107,12 @@ final class ModelVersionControlTests: XCTestCase {
     /// covered by the model file's sha256, by design: withdrawal is an edit of the manifest).
     func copyOfModels() throws -> URL {
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("models-\(UUID().uuidString)")
-        try FileManager.default.copyItem(atPath: ModelAPITests.modelsDirectory, toPath: copy.path)
+        try FileManager.default.copyItem(atPath: TestDaemon.committedModels, toPath: copy.path)
         addTeardownBlock { try? FileManager.default.removeItem(at: copy) }
         return copy
     }
 
-    func evaluate(_ daemon: LiveDaemon, key: String, modelVersion: String?) throws -> JSONValue {
+    func evaluate(_ daemon: TestDaemon, key: String, modelVersion: String?) throws -> JSONValue {
         let version = modelVersion.map { #","modelVersion":"\#($0)""# } ?? ""
         let r = try daemon.request("POST", "/v1/evaluations", key: key,
                                    json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(version)}]}"#)
@@ -158,7 +127,7 @@ final class ModelVersionControlTests: XCTestCase {
         XCTAssertTrue(text.contains(#""status": "active""#))
         try text.replacingOccurrences(of: #""status": "active""#, with: #""status": "withdrawn""#)
             .write(to: manifest, atomically: true, encoding: .utf8)
-        let daemon = try LiveDaemon { $0.modelsDirectory = models.path }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = models.path }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(try evaluate(daemon, key: key, modelVersion: "1.0")["outcome"]?["error"]?["code"]?.stringValue,
                        "insightVersionUnavailable")
@@ -168,8 +137,8 @@ final class ModelVersionControlTests: XCTestCase {
     }
 
     func testTheCurrentVersionIsConfigurable() throws {
-        let daemon = try LiveDaemon {
-            $0.modelsDirectory = ModelAPITests.modelsDirectory
+        let daemon = try TestDaemon(.inProcess) {
+            $0.modelsDirectory = TestDaemon.committedModels
             $0.currentModel = "1.0"
         }
         let key = try daemon.createCaller(roles: [.evaluate]).key
@@ -181,7 +150,7 @@ final class ModelVersionControlTests: XCTestCase {
 
     func testReloadSwapsModelsAndKeepsTheOldOnesOnFailure() throws {
         let models = try copyOfModels()
-        let daemon = try LiveDaemon {
+        let daemon = try TestDaemon(.inProcess) {
             $0.modelsDirectory = models.path
             $0.modelsDirectoryExplicit = true
         }

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightApp
 @testable import InsightControl
@@ -22,7 +23,7 @@ final class ShadowModelTests: XCTestCase {
     /// bin: 2.0 in bin 0 of (0.3, 0.7), 1.0 in bin 1 of (0.6, 0.4).
     func models() throws -> String {
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("insightd-shadow-models-\(UUID().uuidString)")
-        try FileManager.default.copyItem(atPath: ModelAPITests.modelsDirectory, toPath: copy.path)
+        try FileManager.default.copyItem(atPath: TestDaemon.committedModels, toPath: copy.path)
         addTeardownBlock { try? FileManager.default.removeItem(at: copy) }
         for (version, edge, shares) in [("2.0", 1_000.0, [0.3, 0.7]), ("1.0", -1_000.0, [0.6, 0.4])] {
             let path = copy.appendingPathComponent(version).appendingPathComponent("manifest.json")
@@ -44,7 +45,7 @@ final class ShadowModelTests: XCTestCase {
 
     func testShadowIsScoredStoredReportedAndNeverAnswered() throws {
         let clock = ManualClock(Timestamp.parseDate("2027-01-10")! + 43_200_000)
-        let daemon = try LiveDaemon(clock: clock) {
+        let daemon = try TestDaemon(.inProcess, clock: clock) {
             $0.modelsDirectory = try! self.models()
             $0.shadowModels = ["1.0"]
         }
@@ -53,7 +54,7 @@ final class ShadowModelTests: XCTestCase {
         let admin = try daemon.createCaller(roles: [.admin])
         func body(_ n: Int, coached: Bool, category: OperationCategory, version: String? = nil) -> String {
             let named = version.map { #","modelVersion":"\#($0)""# } ?? ""
-            return #"{"operationCategory":"\#(category.rawValue)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(named)}],"subject":{"account":"acct-\#(n)"},"interaction":{"events":[\#(coached ? ModelAPITests.coachedEvents : ModelAPITests.genuineEvents)],"device":\#(coached ? Self.onCall : Self.noCall)}}"#
+            return #"{"operationCategory":"\#(category.rawValue)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(named)}],"subject":{"account":"acct-\#(n)"},"interaction":{"events":[\#(coached ? InteractionEvents.coached : InteractionEvents.genuine)],"device":\#(coached ? Self.onCall : Self.noCall)}}"#
         }
 
         // What 1.0 answers for each kind of session, asked of it directly (in the sandbox, whose
@@ -174,10 +175,10 @@ final class ShadowModelTests: XCTestCase {
     }
 
     func testWithoutAShadowNothingMoreIsStoredOrReported() throws {
-        let daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let caller = try daemon.createCaller(roles: [.evaluate])
         let admin = try daemon.createCaller(roles: [.admin])
-        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(ModelAPITests.genuineEvents)],"device":\#(Self.noCall)}}"#
+        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(InteractionEvents.genuine)],"device":\#(Self.noCall)}}"#
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: body).status, 200)
         let today = String(Timestamp.format(SystemClock().now()).prefix(10))
         let r = try daemon.request("GET", "/admin/v1/model-performance?from=\(today)&to=\(today)", key: admin.key)
@@ -217,10 +218,10 @@ final class ShadowModelTests: XCTestCase {
 
         // A daemon does not start with such a shadow, and a reload (SIGHUP) that would make one
         // is refused, keeping the models in use.
-        XCTAssertThrowsError(try LiveDaemon { $0.modelsDirectory = models; $0.shadowModels = ["3.0"] }) { error in
+        XCTAssertThrowsError(try TestDaemon(.inProcess) { $0.modelsDirectory = models; $0.shadowModels = ["3.0"] }) { error in
             XCTAssertTrue("\(error)".contains("shadow version 3.0 is not among the versions found"), "\(error)")
         }
-        let daemon = try LiveDaemon { $0.modelsDirectory = models; $0.shadowModels = ["1.0"] }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = models; $0.shadowModels = ["1.0"] }
         let manifest = models + "/1.0/manifest.json"
         let text = try String(contentsOfFile: manifest, encoding: .utf8)
         try text.replacingOccurrences(of: #""status":"active""#, with: #""status":"withdrawn""#)
@@ -230,7 +231,7 @@ final class ShadowModelTests: XCTestCase {
         }
         // The models in use stay: 1.0 still scores beside 2.0.
         let caller = try daemon.createCaller(roles: [.evaluate]), admin = try daemon.createCaller(roles: [.admin])
-        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(ModelAPITests.genuineEvents)],"device":\#(Self.noCall)}}"#
+        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(InteractionEvents.genuine)],"device":\#(Self.noCall)}}"#
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: body).status, 200)
         let today = String(Timestamp.format(SystemClock().now()).prefix(10))
         let rows = try XCTUnwrap(try daemon.request("GET", "/admin/v1/model-performance?from=\(today)&to=\(today)", key: admin.key)

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import XCTest
 
@@ -12,7 +13,7 @@ final class StateFileModeTests: XCTestCase {
     func testStateFilesArePrivateWhateverTheUmask() throws {
         let previous = umask(0)
         defer { umask(previous) }
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key,
                                           json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"a-1"}}"#).status, 200)

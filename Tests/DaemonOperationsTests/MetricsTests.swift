@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightTesting
 import XCTest
@@ -9,11 +10,11 @@ final class MetricsTests: XCTestCase {
     /// stepped back an hour), each request still takes some time and none a negative one.
     func testRequestDurationsDoNotFollowTheWallClock() throws {
         let clock = ManualClock()
-        let daemon = try LiveDaemon(clock: clock)
+        let daemon = try TestDaemon(.inProcess, clock: clock)
         for _ in 0..<3 { XCTAssertEqual(try daemon.request("GET", "/livez").status, 200) }
         clock.advance(ms: -3_600_000)
         for _ in 0..<3 { XCTAssertEqual(try daemon.request("GET", "/livez").status, 200) }
-        let samples = try Self.parse(try daemon.scrape())
+        let samples = try MetricSample.parse(try daemon.scrape())
         let livez = samples.filter { $0.labels["route"] == "/livez" }
         let count = try XCTUnwrap(livez.first { $0.name == "insightd_http_request_duration_seconds_count" }?.value)
         let sum = try XCTUnwrap(livez.first { $0.name == "insightd_http_request_duration_seconds_sum" }?.value)
@@ -23,7 +24,7 @@ final class MetricsTests: XCTestCase {
     }
 
     func testExpositionFollowsTheTrafficAndCarriesNoIdentifier() throws {
-        let daemon = try LiveDaemon { $0.modelsDirectory = ModelAPITests.modelsDirectory }
+        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let key = try daemon.createCaller(roles: [.evaluate, .labels]).key
         let account = "acct-METRICS-314159"
         let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingPhished","schemaVersion":1}],"subject":{"account":"\#(account)"}}"#
@@ -41,7 +42,7 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
         let text = String(decoding: r.body, as: UTF8.self)
-        let samples = try Self.parse(text)
+        let samples = try MetricSample.parse(text)
         func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
             samples.first { sample in
                 sample.name == name && labels.allSatisfy { key, value in sample.labels[key] == value }
@@ -73,7 +74,7 @@ final class MetricsTests: XCTestCase {
     /// anyone (no key, or another tenant's admin key); only the metrics listener does, and it
     /// serves nothing else.
     func testTenantSeriesAreServedOnlyOnTheMetricsListener() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.live)
         let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
         let globexAdmin = try daemon.createCaller(roles: [.admin, .evaluate], tenant: "globex").key
         XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: acme,
@@ -99,63 +100,33 @@ final class MetricsTests: XCTestCase {
     }
 
     func testInventedMethodsShareOneSeries() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         for i in 0..<20 {
             _ = try daemon.request("M\(i)THOD", "/v1/evaluations")
             _ = try daemon.request("X-\(i)", "/no-such-route")
         }
         XCTAssertEqual(try daemon.request("PATCH", "/v1/evaluations").status, 405)
         let text = try daemon.scrape()
-        let methods = Set(try Self.parse(text).filter { $0.name == "insightd_http_request_duration_seconds_count" }
+        let methods = Set(try MetricSample.parse(text).filter { $0.name == "insightd_http_request_duration_seconds_count" }
             .compactMap { $0.labels["method"] })
         XCTAssertEqual(methods, ["other", "PATCH"], "invented methods must not become label values")
-        let other = try Self.parse(text).filter {
+        let other = try MetricSample.parse(text).filter {
             $0.name == "insightd_http_request_duration_seconds_count" && $0.labels["method"] == "other"
         }.reduce(0) { $0 + $1.value }
         XCTAssertEqual(other, 40)
     }
 
     func testTheReportingRecountRunsPeriodicallyAndReportsItsDuration() throws {
-        let daemon = try LiveDaemon { $0.complianceRefresh = 1 }
+        let daemon = try TestDaemon(.inProcess) { $0.complianceRefresh = 1 }
         let deadline = Date().addingTimeInterval(10)
         // The gauge reads 0 until the first periodic recount (the one at start is not timed).
         var seconds = 0.0
         while seconds == 0, Date() < deadline {
             Thread.sleep(forTimeInterval: 0.2)
             let text = try daemon.scrape()
-            seconds = try XCTUnwrap(Self.parse(text).first { $0.name == "insightd_compliance_recount_seconds" }).value
+            seconds = try XCTUnwrap(MetricSample.parse(text).first { $0.name == "insightd_compliance_recount_seconds" }).value
         }
         XCTAssertGreaterThan(seconds, 0, "no recount within 10 s at a 1 s interval")
         XCTAssertLessThan(seconds, 1, "an empty store recounts in well under a second")
-    }
-
-    struct Sample { let name: String; let labels: [String: String]; let value: Double }
-
-    /// A strict reader of the text format's sample lines (comments are checked for shape).
-    static func parse(_ text: String) throws -> [Sample] {
-        var samples: [Sample] = []
-        for line in text.split(separator: "\n") {
-            if line.hasPrefix("#") {
-                XCTAssertTrue(line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE "), String(line))
-                continue
-            }
-            let name = String(line.prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == ":" })
-            var rest = line.dropFirst(name.count)
-            var labels: [String: String] = [:]
-            if rest.first == "{" {
-                // Label values may hold braces (route templates): the label set ends at the last one.
-                let close = try XCTUnwrap(rest.lastIndex(of: "}"), String(line))
-                for pair in rest[rest.index(after: rest.startIndex)..<close].split(separator: "\",").map({ $0.hasSuffix("\"") ? $0 : $0 + "\"" }) {
-                    let parts = pair.split(separator: "=", maxSplits: 1)
-                    XCTAssertEqual(parts.count, 2, String(line))
-                    labels[String(parts[0])] = String(parts[1].dropFirst().dropLast())
-                }
-                rest = rest[rest.index(after: close)...]
-            }
-            let number = rest.trimmingCharacters(in: .whitespaces)
-            let value = try XCTUnwrap(number == "+Inf" ? Double.infinity : Double(number), String(line))
-            samples.append(Sample(name: name, labels: labels, value: value))
-        }
-        return samples
     }
 }

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightDomain
@@ -37,7 +38,7 @@ final class DashboardTests: XCTestCase {
     }
 
     /// The metric families `/metrics` declares (`# TYPE name type`), with their types.
-    func exportedFamilies(_ daemon: LiveDaemon) throws -> [String: String] {
+    func exportedFamilies(_ daemon: TestDaemon) throws -> [String: String] {
         let response = try daemon.metricsRequest()
         XCTAssertEqual(response.status, 200)
         var families: [String: String] = [:]
@@ -50,10 +51,10 @@ final class DashboardTests: XCTestCase {
 
     /// A daemon of the multi-instance mode, on a fresh database of the shared test PostgreSQL and
     /// a Redis of its own: the metrics only that mode exports (the engines' state).
-    func sharedModeDaemon(redis: TemporaryRedis) throws -> LiveDaemon {
+    func sharedModeDaemon(redis: TemporaryRedis) throws -> TestDaemon {
         let postgres = try TemporaryPostgres.shared()
         let database = try postgres.createDatabase()
-        return try LiveDaemon { settings in
+        return try TestDaemon(.inProcess) { settings in
             settings.databaseURL = postgres.url(database: database)
             settings.redisURL = redis.url
             settings.hashKeyFile = (settings.stateDirectory as NSString).deletingLastPathComponent + "/hash.key"
@@ -68,7 +69,7 @@ final class DashboardTests: XCTestCase {
     }
 
     func testEveryPanelQueriesAnExportedMetricAndEveryMetricHasAPanel() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.inProcess)
         let redis = try TemporaryRedis()
         defer { redis.stop() }
         let shared = try sharedModeDaemon(redis: redis)

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Dispatch
 import Foundation
 import XCTest
@@ -15,7 +16,7 @@ final class ConnectionLimitTests: XCTestCase {
 
     func testIdleSocketsBeyondTheLimitDoNotHoldOffACaller() throws {
         let limit = 64
-        let daemon = try LiveDaemon { $0.maxConnections = limit }
+        let daemon = try TestDaemon(.live) { $0.maxConnections = limit }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         let silent = try (0..<(limit * 3 / 2)).map { _ in try WireConnection(port: daemon.port) }
 
@@ -36,7 +37,7 @@ final class ConnectionLimitTests: XCTestCase {
     }
 
     func testASilentConnectionIsClosedAfterTheRequestTimeout() throws {
-        let daemon = try LiveDaemon { $0.requestTimeout = 1 }
+        let daemon = try TestDaemon(.live) { $0.requestTimeout = 1 }
         let start = DispatchTime.now()
         let silent = try WireConnection(port: daemon.port)
         XCTAssertTrue(try silent.readsEndOfStream())
@@ -49,7 +50,7 @@ final class ConnectionLimitTests: XCTestCase {
     /// from the caller's own address (loopback), then the caller.
     func testTheReportedFloodOfSilentSocketsDoesNotHoldOffACaller() throws {
         try Self.allowDescriptors(2_400)
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.live)
         XCTAssertEqual(daemon.service.settings.maxConnections, 1024)
         XCTAssertEqual(daemon.service.settings.maxConnectionsPerAddress, 256)
         let silent = try (0..<1_030).map { _ in try WireConnection(port: daemon.port) }
@@ -66,7 +67,7 @@ final class ConnectionLimitTests: XCTestCase {
     }
 
     func testAnAddressWithEveryConnectionBusyIsRefusedAtItsCap() throws {
-        let daemon = try LiveDaemon { $0.maxConnectionsPerAddress = 2 }
+        let daemon = try TestDaemon(.live) { $0.maxConnectionsPerAddress = 2 }
         // Requests begun and never finished: busy, so not closed to make room.
         var busy = try (0..<2).map { _ in try WireConnection(port: daemon.port) }
         for connection in busy { try connection.send("GET /livez HTTP/1.1\r\n") }
@@ -97,7 +98,7 @@ final class ConnectionLimitTests: XCTestCase {
     }
 
     /// `/metrics` as sample name (with its labels, as exposed) → value.
-    static func samples(_ daemon: LiveDaemon) throws -> [String: Double] {
+    static func samples(_ daemon: TestDaemon) throws -> [String: Double] {
         let text = try daemon.scrape()
         var samples: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {

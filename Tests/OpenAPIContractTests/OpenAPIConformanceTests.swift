@@ -1,4 +1,5 @@
 import CoachingModel
+import DaemonTesting
 import Foundation
 import InsightAPI
 import InsightDomain
@@ -15,13 +16,13 @@ import Glibc
 /// so a change to the code or to the document without the other fails here.
 final class OpenAPIConformanceTests: XCTestCase {
     private var spec: OpenAPISpec!
-    var daemon: LiveDaemon!
+    var daemon: TestDaemon!
     /// A caller with the `evaluate` and `labels` roles.
     var key = ""
 
     override func setUpWithError() throws {
         spec = try OpenAPISpec.load()
-        daemon = try LiveDaemon()
+        daemon = try TestDaemon(.live)
         (_, key) = try daemon.createCaller(roles: [.evaluate, .labels])
     }
 
@@ -135,7 +136,7 @@ final class OpenAPIConformanceTests: XCTestCase {
     /// its operation (with its code, headers and body shape), and every documented status that
     /// is not transport-level must be produced by some request here.
     func testEveryStatusIsDocumentedAndEveryDocumentedStatusOccurs() throws {
-        let overloaded = try LiveDaemon { $0.writeQueueCapacity = 0 }
+        let overloaded = try TestDaemon(.live) { $0.writeQueueCapacity = 0 }
         let busyKey = try overloaded.createCaller(roles: [.evaluate, .labels]).key
         let evaluateOnly = try daemon.createCaller(roles: [.evaluate]).key
         let labelsOnly = try daemon.createCaller(roles: [.labels]).key
@@ -150,7 +151,7 @@ final class OpenAPIConformanceTests: XCTestCase {
         // A transparency page costs five: one page, then the refusal.
         let scarcePages = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 9).key
         let scarceAdmin = try daemon.createCaller(roles: [.admin], rate: 0.001, burst: 1).key
-        let cramped = try LiveDaemon { $0.maxDenialsPerTenant = 1 }
+        let cramped = try TestDaemon(.live) { $0.maxDenialsPerTenant = 1 }
         let crampedKey = try cramped.createCaller(roles: [.evaluate]).key
 
         let E = "POST /v1/evaluations", C = "POST /v1/evaluations/{eventId}/consumption", L = "POST /v1/labels"
@@ -681,7 +682,7 @@ final class OpenAPIConformanceTests: XCTestCase {
 
     /// The transport-level errors answer any request, on every documented operation.
     func testTransportErrorsAreDocumentedForEveryOperation() throws {
-        let transport = try LiveDaemon { $0.requestTimeout = 1 }
+        let transport = try TestDaemon(.live) { $0.requestTimeout = 1 }
         let expected: [Int: String] = [400: "malformedRequest", 408: "requestTimeout", 413: "payloadTooLarge",
                                        431: "headersTooLarge", 501: "notImplemented", 505: "httpVersionNotSupported"]
         var slow: [(op: OpenAPISpec.Operation, fd: Int32)] = []
@@ -798,7 +799,7 @@ final class OpenAPIConformanceTests: XCTestCase {
     func testModelLevelInteractionRulesAreAsDocumented() throws {
         let validator = SchemaValidator(spec: spec)
         let schema = try XCTUnwrap(spec.root.oaPointer("#/components/schemas/EvaluationRequest"))
-        func evaluate(_ interaction: String) throws -> (LiveDaemon.Response, Bool) {
+        func evaluate(_ interaction: String) throws -> (TestDaemon.Response, Bool) {
             let json = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":\#(interaction)}"#
             let r = try daemon.request("POST", "/v1/evaluations", key: key, json: json)
             return (r, validator.errors(try JSONParser.parse(json), schema).isEmpty)
@@ -845,7 +846,7 @@ final class OpenAPIConformanceTests: XCTestCase {
     /// they too match the documented schemas.
     func testModelBackedAnswersMatchTheSchemas() throws {
         let models = OpenAPISpec.packageRoot.appendingPathComponent("models").path
-        let served = try LiveDaemon {
+        let served = try TestDaemon(.live) {
             $0.modelsDirectory = models
             $0.modelsDirectoryExplicit = true
         }
@@ -1020,7 +1021,7 @@ final class OpenAPIConformanceTests: XCTestCase {
     static let watchedHeaders = ["Allow", "Retry-After", "WWW-Authenticate", "Idempotent-Replayed", "Insight-Receipt"]
 
     /// The answer must be documented for `op`; then as `check(_:response:method:context:)`.
-    private func check(_ r: LiveDaemon.Response, op: OpenAPISpec.Operation, context: String) {
+    private func check(_ r: TestDaemon.Response, op: OpenAPISpec.Operation, context: String) {
         guard let response = spec.responses(of: op).first(where: { $0.0 == r.status })?.1 else {
             return XCTFail("\(context): status \(r.status) is not documented for \(op.id)")
         }
@@ -1035,7 +1036,7 @@ final class OpenAPIConformanceTests: XCTestCase {
 
     /// The answer matches the documented `response`: media type, body schema, problem code, headers.
     /// Answers to HEAD carry no body, except transport errors, which are answered before the method counts.
-    private func check(_ r: LiveDaemon.Response, response: JSONValue, method: String, context: String) {
+    private func check(_ r: TestDaemon.Response, response: JSONValue, method: String, context: String) {
         let validator = SchemaValidator(spec: spec)
         let content = response["content"]?.oaMembers ?? []
         let bodyless = method == "HEAD" && !Self.isTransportOnly(response)
@@ -1086,7 +1087,7 @@ final class OpenAPIConformanceTests: XCTestCase {
 
     /// Request bodies the code accepts satisfy the documented request schema, and bodies it
     /// refuses as `contextInvalid` 422 do not (unless the probe names a rule the schema cannot state).
-    private func checkRequestSchema(_ probe: Probe, op: OpenAPISpec.Operation, response r: LiveDaemon.Response, context: String) {
+    private func checkRequestSchema(_ probe: Probe, op: OpenAPISpec.Operation, response r: TestDaemon.Response, context: String) {
         guard let json = probe.json, case .object? = try? JSONParser.parse(json),
               let schema = op.value["requestBody"]?["content"]?["application/json"]?["schema"] else { return }
         let validator = SchemaValidator(spec: spec)
@@ -1120,7 +1121,7 @@ final class OpenAPIConformanceTests: XCTestCase {
 
     /// One request; HEAD goes through a client that expects no body.
     private func send(_ method: String, _ path: String, key: String?, json: String?, contentType: String? = "application/json",
-                      headers: [String: String] = [:], daemon: LiveDaemon? = nil) throws -> LiveDaemon.Response {
+                      headers: [String: String] = [:], daemon: TestDaemon? = nil) throws -> TestDaemon.Response {
         let daemon = daemon ?? self.daemon!
         guard method == "HEAD" else {
             return try daemon.request(method, path, key: key, json: json, contentType: contentType, headers: headers)
@@ -1180,199 +1181,6 @@ private struct Probe {
         self.schema = schema
         self.labelResults = labelResults
         self.replayed = replayed
-    }
-}
-
-// MARK: - The document
-
-/// openapi/openapi.json, parsed with the project's JSON module.
-private struct OpenAPISpec {
-    /// The package root: the test file's real location (Tests/InsightAPITests may be a symlink) two levels up.
-    static let packageRoot = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    struct Operation {
-        let path: String
-        let method: String
-        let value: JSONValue
-        var id: String { "\(method) \(path)" }
-        /// Security applies unless the operation clears it with `security: []`.
-        var isSecured: Bool { value["security"] != .array([]) }
-    }
-
-    let root: JSONValue
-    let operations: [Operation]
-    let paths: [String]
-    let problemCodes: Set<String>
-
-    static func load() throws -> OpenAPISpec {
-        let url = packageRoot.appendingPathComponent("openapi/openapi.json")
-        let data = try Data(contentsOf: url)
-        let root = try JSONParser.parse(Array(data), limits: JSONParser.Limits(maxDepth: 64, maxMembers: .max, maxValues: .max))
-        XCTAssertEqual(root["openapi"]?.stringValue, "3.1.0")
-        return OpenAPISpec(root: root)
-    }
-
-    /// The document `root` (for checks run on a changed copy of it).
-    init(root: JSONValue) {
-        let pathItems = root["paths"]?.oaMembers?.filter { !$0.key.hasPrefix("x-") } ?? []
-        var operations: [Operation] = []
-        for (path, item) in pathItems {
-            for method in ["get", "head", "post", "put", "patch", "delete", "options", "trace"] {
-                if let value = item[method] { operations.append(Operation(path: path, method: method.uppercased(), value: value)) }
-            }
-        }
-        let codes = root.oaPointer("#/components/schemas/Problem/properties/code/enum")?.oaArray?.compactMap(\.stringValue) ?? []
-        self.root = root
-        self.operations = operations
-        self.paths = pathItems.map(\.key)
-        self.problemCodes = Set(codes)
-    }
-
-    func pathItem(_ path: String) -> JSONValue { root["paths"]?[path] ?? .null }
-
-    func methods(at path: String) -> Set<String> { Set(operations.filter { $0.path == path }.map(\.method)) }
-
-    func operation(_ method: String, _ path: String) -> Operation? {
-        operations.first { $0.method == method && $0.path == path }
-    }
-
-    func operation(id: String) -> Operation? { operations.first { $0.id == id } }
-
-    /// The operation's responses by status, references resolved.
-    func responses(of op: Operation) -> [(Int, JSONValue)] {
-        (op.value["responses"]?.oaMembers ?? []).compactMap { member in
-            Int(member.key).map { ($0, resolve(member.value)) }
-        }
-    }
-
-    /// `value` with `$ref`s followed.
-    func resolve(_ value: JSONValue) -> JSONValue {
-        var value = value
-        while let ref = value["$ref"]?.stringValue, let target = root.oaPointer(ref) { value = target }
-        return value
-    }
-
-    func int(_ pointer: String) throws -> Int {
-        Int(try XCTUnwrap(root.oaPointer(pointer)?.numberValue, "\(pointer) is missing from the document"))
-    }
-}
-
-// MARK: - A validator for the JSON Schema subset the document uses
-
-private struct SchemaValidator {
-    let spec: OpenAPISpec
-    static let annotations: Set<String> = ["description", "title", "format", "examples", "example", "default", "deprecated",
-                                           "readOnly", "writeOnly", "$comment", "minContains", "maxContains"]
-
-    /// Violations of `schema` by `value`; unsupported keywords are violations too, so the
-    /// document cannot outgrow the check silently.
-    func errors(_ value: JSONValue, _ schema: JSONValue, _ path: String = "$") -> [String] {
-        if schema == .bool(true) { return [] }
-        if schema == .bool(false) { return ["\(path): nothing is allowed here"] }
-        guard case .object(let s) = schema else { return ["\(path): the schema is not an object"] }
-        var errors: [String] = []
-        for (keyword, argument) in s.members {
-            if keyword.hasPrefix("x-") || Self.annotations.contains(keyword) { continue }
-            switch keyword {
-            case "$ref":
-                guard let ref = argument.stringValue, let target = spec.root.oaPointer(ref) else {
-                    errors.append("\(path): unresolved $ref")
-                    continue
-                }
-                errors += self.errors(value, target, path)
-            case "type":
-                let types = argument.stringValue.map { [$0] } ?? argument.oaArray?.compactMap(\.stringValue) ?? []
-                if !types.contains(where: { Self.has(value, type: $0) }) { errors.append("\(path): not of type \(types)") }
-            case "enum":
-                if !(argument.oaArray ?? []).contains(value) { errors.append("\(path): not one of the enum") }
-            case "const":
-                if value != argument { errors.append("\(path): not the constant") }
-            case "properties":
-                guard case .object(let object) = value else { continue }
-                for (name, propertySchema) in argument.oaMembers ?? [] {
-                    if let member = object[name] { errors += self.errors(member, propertySchema, "\(path).\(name)") }
-                }
-            case "additionalProperties":
-                guard case .object(let object) = value else { continue }
-                let known = Set(s["properties"]?.oaMembers?.map(\.key) ?? [])
-                for (name, member) in object.members where !known.contains(name) {
-                    errors += self.errors(member, argument, "\(path).\(name)")
-                }
-            case "required":
-                guard case .object(let object) = value else { continue }
-                for name in argument.oaArray?.compactMap(\.stringValue) ?? [] where object[name] == nil {
-                    errors.append("\(path): \(name) is required")
-                }
-            case "minProperties", "maxProperties":
-                guard case .object(let object) = value, let bound = argument.numberValue else { continue }
-                let count = Double(object.members.count)
-                if keyword == "minProperties" ? count < bound : count > bound { errors.append("\(path): \(keyword) \(bound)") }
-            case "prefixItems":
-                guard case .array(let elements) = value else { continue }
-                for (i, itemSchema) in (argument.oaArray ?? []).enumerated() where i < elements.count {
-                    errors += self.errors(elements[i], itemSchema, "\(path)[\(i)]")
-                }
-            case "items":
-                guard case .array(let elements) = value else { continue }
-                let start = s["prefixItems"]?.oaArray?.count ?? 0
-                for (i, element) in elements.enumerated() where i >= start {
-                    errors += self.errors(element, argument, "\(path)[\(i)]")
-                }
-            case "contains":
-                guard case .array(let elements) = value else { continue }
-                let matching = Double(elements.filter { self.errors($0, argument).isEmpty }.count)
-                if matching < (s["minContains"]?.numberValue ?? 1) || matching > (s["maxContains"]?.numberValue ?? .infinity) {
-                    errors.append("\(path): contains \(matching) matching items")
-                }
-            case "minItems", "maxItems":
-                guard case .array(let elements) = value, let bound = argument.numberValue else { continue }
-                let count = Double(elements.count)
-                if keyword == "minItems" ? count < bound : count > bound { errors.append("\(path): \(keyword) \(bound)") }
-            case "uniqueItems":
-                guard case .array(let elements) = value, argument == .bool(true) else { continue }
-                for i in elements.indices where elements[..<i].contains(elements[i]) { errors.append("\(path)[\(i)]: repeated") }
-            case "minLength", "maxLength":
-                guard case .string(let text) = value, let bound = argument.numberValue else { continue }
-                let count = Double(text.unicodeScalars.count)
-                if keyword == "minLength" ? count < bound : count > bound { errors.append("\(path): \(keyword) \(bound)") }
-            case "pattern":
-                guard case .string(let text) = value, let pattern = argument.stringValue else { continue }
-                guard let regex = try? NSRegularExpression(pattern: pattern) else {
-                    errors.append("\(path): bad pattern \(pattern)")
-                    continue
-                }
-                if regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) == nil {
-                    errors.append("\(path): does not match \(pattern)")
-                }
-            case "minimum", "maximum":
-                guard case .number(let number) = value, let bound = argument.numberValue else { continue }
-                if keyword == "minimum" ? number < bound : number > bound { errors.append("\(path): \(keyword) \(bound)") }
-            case "oneOf":
-                let passing = (argument.oaArray ?? []).filter { self.errors(value, $0, path).isEmpty }.count
-                if passing != 1 { errors.append("\(path): matches \(passing) oneOf branches") }
-            case "anyOf":
-                if !(argument.oaArray ?? []).contains(where: { self.errors(value, $0, path).isEmpty }) {
-                    errors.append("\(path): matches no anyOf branch")
-                }
-            case "allOf":
-                for branch in argument.oaArray ?? [] { errors += self.errors(value, branch, path) }
-            case "not":
-                if self.errors(value, argument, path).isEmpty { errors.append("\(path): matches a not schema") }
-            default:
-                errors.append("\(path): the validator does not support keyword \(keyword)")
-            }
-        }
-        return errors
-    }
-
-    static func has(_ value: JSONValue, type: String) -> Bool {
-        switch (type, value) {
-        case ("object", .object), ("array", .array), ("string", .string), ("boolean", .bool), ("null", .null),
-             ("number", .number): return true
-        case ("integer", .number(let n)): return n == n.rounded() && n.isFinite
-        default: return false
-        }
     }
 }
 
@@ -1476,7 +1284,7 @@ private enum RawHTTP {
     }
 
     /// The response in `bytes`; `bodyless` for answers to HEAD, which carry none.
-    static func parse(_ bytes: [UInt8], bodyless: Bool) -> LiveDaemon.Response? {
+    static func parse(_ bytes: [UInt8], bodyless: Bool) -> TestDaemon.Response? {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let end = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else { return nil }
         let head = String(decoding: bytes[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
@@ -1489,7 +1297,7 @@ private enum RawHTTP {
         }
         let rest = Array(bytes[(end + 4)...])
         let length = Int(headers["content-length"] ?? "") ?? rest.count
-        return LiveDaemon.Response(status: status, headers: headers, body: bodyless ? [] : Array(rest.prefix(length)))
+        return TestDaemon.Response(status: status, headers: headers, body: bodyless ? [] : Array(rest.prefix(length)))
     }
 }
 
@@ -1511,7 +1319,7 @@ private struct OpenAPILink {
 
 extension OpenAPISpec {
     /// Every link of every operation's responses, references followed.
-    var links: [OpenAPILink] {
+    fileprivate var links: [OpenAPILink] {
         operations.flatMap { op in
             (op.value["responses"]?.oaMembers ?? []).flatMap { status, response in
                 (resolve(response)["links"]?.oaMembers ?? []).map {
@@ -1522,7 +1330,7 @@ extension OpenAPISpec {
     }
 
     /// The operation's parameters and those of its path item, references followed.
-    func parameters(of op: Operation) -> [JSONValue] {
+    fileprivate func parameters(of op: Operation) -> [JSONValue] {
         ((op.value["parameters"]?.oaArray ?? []) + (pathItem(op.path)["parameters"]?.oaArray ?? [])).map(resolve)
     }
 }
@@ -1715,23 +1523,9 @@ private enum RuntimeExpression {
     }
 }
 
-// MARK: - JSON helpers (LiveDaemon.swift defines the subscripts, `string` and `number`)
+// MARK: - JSON helpers (TestDaemon.swift defines the subscripts, `string` and `number`)
 
 extension JSONValue {
-    fileprivate var oaArray: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
-    fileprivate var oaMembers: [(key: String, value: JSONValue)]? { if case .object(let o) = self { return o.members } else { return nil } }
-
-    /// The value at a local JSON pointer (`#/components/schemas/Problem`).
-    fileprivate func oaPointer(_ pointer: String) -> JSONValue? {
-        guard pointer.hasPrefix("#") else { return nil }
-        var value: JSONValue? = self
-        for token in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: true) {
-            let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
-            if case .array? = value, let index = Int(key) { value = value?[index] } else { value = value?[key] }
-        }
-        return value
-    }
-
     /// Calls `body` with every object in the document, depth first.
     fileprivate func oaVisit(_ body: (JSONObject) -> Void) {
         switch self {
@@ -1782,10 +1576,4 @@ extension JSONValue {
         guard case .object(let object) = self, object[key] != nil else { return self }
         return .object(JSONObject(object.members.map { $0.key == key ? (key: key, value: value) : $0 }))
     }
-}
-
-/// What in `value` breaks the schema `components/schemas/<name>` of openapi.json, for tests of
-/// other files that check a live answer against the document.
-func openAPISchemaErrors(_ value: JSONValue, schema name: String) throws -> [String] {
-    SchemaValidator(spec: try OpenAPISpec.load()).errors(value, JSONValue.object(["$ref": .string("#/components/schemas/\(name)")]))
 }

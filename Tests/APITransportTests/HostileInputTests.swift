@@ -1,3 +1,4 @@
+import DaemonTesting
 import Dispatch
 import Foundation
 import InsightDomain
@@ -99,7 +100,7 @@ final class HostileInputTests: XCTestCase {
     /// machine and a debug build, yet far below the seconds one such body held a loop before
     /// its parse became linear.
     func testWorstBodiesFromSeveralConnectionsDoNotHoldOtherCallers() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.live)
         let attacker = try daemon.createCaller(roles: [.evaluate, .labels], environment: .sandbox, name: "attacker").key
         let production = try daemon.createCaller(roles: [.evaluate], name: "production").key
         let endpoints: [(method: String, path: String, headers: String)] = [
@@ -117,7 +118,7 @@ final class HostileInputTests: XCTestCase {
                 return ("\(entry.name) to \(endpoint.method) \(endpoint.path)", Array(head.utf8) + entry.body)
             }
         }
-        let evaluation = APITests.body(#","subject":{"account":"acct-live","device":"dev-live"}"#)
+        let evaluation = RequestBodies.evaluation(#","subject":{"account":"acct-live","device":"dev-live"}"#)
         // Both answer before the attack, and warm the daemon up.
         XCTAssertEqual(try daemon.request("GET", "/livez").status, 200)
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: production, json: evaluation).status, 200)

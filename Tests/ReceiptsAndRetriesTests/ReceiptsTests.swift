@@ -1,4 +1,5 @@
 import Crypto
+import DaemonTesting
 import Foundation
 import InsightApp
 import InsightControl
@@ -18,13 +19,13 @@ import Glibc
 /// Python's `cryptography` and `hashlib`, an implementation independent of the daemon's — and keeps
 /// verifying across rotation until its key's publication ends.
 final class ReceiptsTests: XCTestCase {
-    var daemon: LiveDaemon!
+    var daemon: TestDaemon!
     var key = ""
     var stateDirectory: String { daemon.service.settings.stateDirectory }
     var keyDirectory: String { daemon.service.settings.resolvedSigningKeyDirectory }
 
     override func setUpWithError() throws {
-        daemon = try LiveDaemon()
+        daemon = try TestDaemon(.inProcess)
         (_, key) = try daemon.createCaller(roles: [.evaluate], environment: .sandbox)
     }
 
@@ -431,21 +432,4 @@ final class ReceiptsTests: XCTestCase {
         XCTAssertEqual(ctl("signing-keys", "rotate", env: ["INSIGHTD_SIGNING_KEY_DIR": elsewhere]).status, 0)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: elsewhere).count, 1)
     }
-}
-
-/// What `body` prints on standard output, with its result.
-func captureStandardOutput(_ body: () -> Int32) -> (status: Int32, output: String) {
-    fflush(nil)
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("stdout-\(UUID().uuidString)").path
-    let file = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    let saved = dup(STDOUT_FILENO)
-    dup2(file, STDOUT_FILENO)
-    let status = body()
-    fflush(nil)
-    dup2(saved, STDOUT_FILENO)
-    close(saved)
-    close(file)
-    let output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-    unlink(path)
-    return (status, output)
 }

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightDomain
 import XCTest
@@ -17,7 +18,7 @@ final class ContinueDecisionTests: XCTestCase {
     }
 
     func testABadKeyGets401WithoutContinue() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.live)
         for key in [nil, "not-a-key", "ik_0123456789abcdef.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"] {
             let connection = try WireConnection(port: daemon.port)
             try connection.send(Self.head("POST", "/v1/evaluations", key: key))
@@ -37,7 +38,7 @@ final class ContinueDecisionTests: XCTestCase {
     }
 
     func testAGoodKeyGetsContinueThenTheAnswer() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.live)
         let key = try daemon.createCaller(roles: [.evaluate]).key
         let connection = try WireConnection(port: daemon.port)
         try connection.send(Self.head("POST", "/v1/evaluations", key: key))
@@ -50,7 +51,7 @@ final class ContinueDecisionTests: XCTestCase {
     }
 
     func testAKeyWithoutTheRoleGets403AndUnknownPathsAndMethodsTheirAnswers() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.live)
         let labelsOnly = try daemon.createCaller(roles: [.labels]).key
         for (method, path, status, code) in [("POST", "/v1/evaluations", 403, "forbidden"), ("POST", "/v2/nothing", 404, "notFound"),
                                              ("PUT", "/v1/evaluations", 405, "methodNotAllowed")] {
@@ -67,7 +68,7 @@ final class ContinueDecisionTests: XCTestCase {
     /// route, a request with the expectation is refused (or let through) exactly as the same
     /// request without it is.
     func testEveryRouteDecidesAsItsEndpointAuthenticates() throws {
-        let daemon = try LiveDaemon()
+        let daemon = try TestDaemon(.live)
         var keys: [Role: String] = [:]
         for role in Role.allCases {
             keys[role] = try daemon.createCaller(roles: Set(Role.allCases).subtracting([role])).key
