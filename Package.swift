@@ -130,10 +130,11 @@ let package = Package(
         .testTarget(name: "InsightClientTests",
                     dependencies: ["InsightClient", "DaemonTesting", "InsightDomain", "Crypto", "LoopbackPort"]),
         // insightctl in process: its command line and help, and its commands on a real SQLite store
-        // in a temporary directory (the tests that need a running daemon are in InsightAPITests).
-        .testTarget(name: "InsightControlTests", dependencies: ["InsightControl", "InsightApp", "InsightDomain", "Crypto", "JSON"]),
+        // in a temporary directory, some beside a daemon that serves what they changed.
+        .testTarget(name: "InsightControlTests",
+                    dependencies: ["InsightControl", "DaemonTesting", "InsightApp", "InsightDomain", "Crypto", "JSON"]),
         // The API's endpoints in process (statuses, problems, headers, JSON, what is stored), its
-        // readers and router as values; and insightctl's commands that need a running daemon.
+        // readers and router as values.
         .testTarget(name: "InsightAPITests",
                     dependencies: ["DaemonTesting", "InsightApp", "InsightControl", "InsightAPI", "InsightServices", "InsightStorage",
                                    "InsightDomain", "CoachingModel", "HTTPServer", "JSON", "InsightTesting"]),

@@ -100,14 +100,24 @@ public func withStandardInput<T>(_ text: String, _ body: () throws -> T) rethrow
 
 /// What `body` prints on standard output, with its result.
 public func captureStandardOutput(_ body: () -> Int32) -> (status: Int32, output: String) {
+    capture(STDOUT_FILENO, body)
+}
+
+/// What `body` prints on standard error, with its result.
+public func captureStandardError(_ body: () -> Int32) -> (status: Int32, output: String) {
+    capture(STDERR_FILENO, body)
+}
+
+/// What `body` writes to `descriptor` (a file in its place meanwhile), with its result.
+private func capture(_ descriptor: Int32, _ body: () -> Int32) -> (status: Int32, output: String) {
     fflush(nil)
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("stdout-\(UUID().uuidString)").path
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("output-\(UUID().uuidString)").path
     let file = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    let saved = dup(STDOUT_FILENO)
-    dup2(file, STDOUT_FILENO)
+    let saved = dup(descriptor)
+    dup2(file, descriptor)
     let status = body()
     fflush(nil)
-    dup2(saved, STDOUT_FILENO)
+    dup2(saved, descriptor)
     close(saved)
     close(file)
     let output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 @testable import InsightControl
 import XCTest

@@ -1,3 +1,4 @@
+import DaemonTesting
 import Foundation
 import InsightControl
 import JSON
