@@ -174,7 +174,8 @@ public final class PostgresLedger: EvaluationLedger {
     /// $1 event id, $2 caller, $3 environment, $4 the used ids, $5 their positions, $6 status,
     /// $7 the ids as stored, $8 reported at. Only served insights (positions 0 to 3) can have been
     /// used: a shadow answer was never returned. Answers: the evaluation exists; the ordinals of the
-    /// unknown ids; the stored report's status and ids; the timeliness of the report inserted now.
+    /// unknown ids; the stored report's status and ids; the timeliness of the report inserted now
+    /// (`Timeliness(reportedAt:deadline:)` in SQL, so that the report is one statement).
     static let reportSQL = """
         WITH e AS (
             SELECT number, report_by FROM evaluations WHERE event_id = $1::text AND caller_id = $2::text AND environment = $3::text),
@@ -211,10 +212,7 @@ public final class PostgresLedger: EvaluationLedger {
         guard let status = row.text(2), let ids = row.text(3) else {
             throw PostgresStoreError("a report was neither stored nor found")
         }
-        if status == r.status.rawValue && Set(ids.split(separator: ",").map(String.init)) == Set(r.insightIdsUsed) {
-            return .alreadyRecorded
-        }
-        return .conflict(existing: ConsumptionStatus(rawValue: status) ?? r.status)
+        return .repeated(r, stored: ConsumptionStatus(rawValue: status), insightIds: ids.split(separator: ",").map(String.init))
     }
 
     // MARK: - Labels

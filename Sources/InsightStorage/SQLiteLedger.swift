@@ -172,14 +172,10 @@ public final class SQLiteLedger: EvaluationLedger {
         let used = r.insightIdsUsed.joined(separator: ",")
         if let existing = try db.cached("SELECT status, insight_ids FROM consumption_reports WHERE event_id = ?")
             .first([r.eventId], row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
-            let status = ConsumptionStatus(rawValue: existing.0) ?? r.status
-            if existing.0 == r.status.rawValue && Set(existing.1.split(separator: ",").map(String.init))
-                == Set(r.insightIdsUsed) {
-                return .alreadyRecorded
-            }
-            return .conflict(existing: status)
+            return .repeated(r, stored: ConsumptionStatus(rawValue: existing.0),
+                             insightIds: existing.1.split(separator: ",").map(String.init))
         }
-        let timeliness: Timeliness = r.reportedAt <= reportBy ? .onTime : .late
+        let timeliness = Timeliness(reportedAt: r.reportedAt, deadline: reportBy)
         try db.cached("""
             INSERT INTO consumption_reports (event_id, status, insight_ids, reported_at, timeliness)
             VALUES (?, ?, ?, ?, ?)

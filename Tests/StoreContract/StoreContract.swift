@@ -91,8 +91,8 @@ public enum StoreContract {
     }
 
     public static var cases: [ContractCase] {
-        consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
-            + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
+        consumptionCases + labelCases + credentialCases + registrationCases + registrationRuleCases + administrationCases
+            + authorizationCases + authorizationRuleCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
             + performanceCases + shadowCases + trainingCases + receiptCases + retryCases
     }
 }
