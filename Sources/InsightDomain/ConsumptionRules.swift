@@ -1,5 +1,6 @@
-/// The rules of a consumption report (docs/api.md, "Consumption reports"), as every store
-/// applies them.
+// The rules of a consumption report and of a label submission (docs/api.md), as every store
+// applies them.
+
 extension Timeliness {
     /// A report made at `reportedAt` for an evaluation due by `deadline` (its
     /// `reportConsumptionBy`): on time up to and at the deadline, late after it.
@@ -18,5 +19,25 @@ extension ConsumptionResult {
         guard let status else { return .conflict(existing: report.status) }
         return status == report.status && Set(insightIds) == Set(report.insightIdsUsed)
             ? .alreadyRecorded : .conflict(existing: status)
+    }
+}
+
+extension LabelResultStatus {
+    /// An item labelling an insight that the tenant has labelled before, stored with
+    /// `storedOutcome` and `storedFraudType` (their raw values, as the stores keep them; docs/api.md,
+    /// "POST /v1/labels"): the same outcome and fraud type are a `duplicate`, anything else a
+    /// `conflict`. Either way nothing is stored.
+    public static func repeating(_ label: Label, storedOutcome: String, storedFraudType: String?) -> LabelResultStatus {
+        storedOutcome == label.outcome.rawValue && storedFraudType == label.fraudType?.rawValue ? .duplicate : .conflict
+    }
+}
+
+extension LabelSubmissionResult {
+    /// The answer to `submission` under an idempotency key that already kept a submission whose
+    /// body hashed to `keptBodyHash`, answered with `keptResults`: the same body gets those
+    /// results again (a replay), another body is `idempotencyKeyReused`.
+    public static func replaying(_ submission: LabelSubmission, keptBodyHash: [UInt8],
+                                 keptResults: [LabelResultStatus]) -> LabelSubmissionResult {
+        keptBodyHash == submission.bodyHash ? .processed(keptResults, replayed: true) : .idempotencyKeyReused
     }
 }

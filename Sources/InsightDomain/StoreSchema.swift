@@ -11,6 +11,14 @@ public enum StoreSchema {
         Set(text.split(separator: ",").compactMap { Role(rawValue: String($0)) })
     }
 
+    /// `label_submissions.results`: the items' statuses in order, joined with commas.
+    public static func encode(_ results: [LabelResultStatus]) -> String { results.map(\.rawValue).joined(separator: ",") }
+
+    /// The statuses `encode` stored (a name this binary does not know is left out).
+    public static func decodeLabelResults(_ text: String) -> [LabelResultStatus] {
+        text.split(separator: ",").compactMap { LabelResultStatus(rawValue: String($0)) }
+    }
+
     /// The columns both stores read a `Caller` from, in the order their row readers take them.
     public static let callerColumns = "SELECT caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture"
 

@@ -258,7 +258,8 @@ public final class PostgresLedger: EvaluationLedger {
     /// was made from (NULL otherwise), and 1 for a valid item (0 for an invalid one).
     ///
     /// As the SQLite store, item by item: a label of the insight in this tenant and environment
-    /// (stored, or accepted earlier in this submission) makes the item a duplicate or a conflict;
+    /// (stored, or accepted earlier in this submission) makes the item a duplicate or a conflict
+    /// (`LabelResultStatus.repeating`, in SQL so that the submission is one statement);
     /// else an insight not of the tenant and environment is unknownInsight; else the item is
     /// accepted. A submission that accepted something is kept for replays. Answers: the kept
     /// submission's body hash and results (a replay), the results now, labels and submissions
@@ -328,14 +329,9 @@ public final class PostgresLedger: EvaluationLedger {
     static func decode(_ results: [PostgresResult], _ s: LabelSubmission) throws -> LabelSubmissionResult {
         guard results.count == 2, let row = results[1].first else { throw PostgresStoreError("no answer to a label submission") }
         if let previous = row.bytea(0) {
-            guard previous == s.bodyHash else { return .idempotencyKeyReused }
-            return .processed(statuses(row.text(1) ?? ""), replayed: true)
+            return .replaying(s, keptBodyHash: previous, keptResults: StoreSchema.decodeLabelResults(row.text(1) ?? ""))
         }
-        return .processed(statuses(row.text(2) ?? ""), replayed: false)
-    }
-
-    private static func statuses(_ text: String) -> [LabelResultStatus] {
-        text.split(separator: ",").compactMap { LabelResultStatus(rawValue: String($0)) }
+        return .processed(StoreSchema.decodeLabelResults(row.text(2) ?? ""), replayed: false)
     }
 }
 

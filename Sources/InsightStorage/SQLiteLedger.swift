@@ -193,9 +193,7 @@ public final class SQLiteLedger: EvaluationLedger {
     static func apply(_ s: LabelSubmission, in db: SQLiteConnection) throws -> LabelSubmissionResult {
         if let previous = try db.cached("SELECT body_hash, results FROM label_submissions WHERE caller_id = ? AND key_hash = ?")
             .first([s.callerId, s.idempotencyKeyHash], row: { ($0.blob(0) ?? [], $0.text(1) ?? "") }) {
-            guard previous.0 == s.bodyHash else { return .idempotencyKeyReused }
-            let statuses = previous.1.split(separator: ",").compactMap { LabelResultStatus(rawValue: String($0)) }
-            return .processed(statuses, replayed: true)
+            return .replaying(s, keptBodyHash: previous.0, keptResults: StoreSchema.decodeLabelResults(previous.1))
         }
         // A label outlives its evaluation (retention counts from receipt), so its tenant is its labeller's.
         let findLabel = try db.cached("""
@@ -213,8 +211,7 @@ public final class SQLiteLedger: EvaluationLedger {
             if let existing = try findLabel.first([label.insightId, s.environment.rawValue, s.tenant], row: {
                 ($0.text(0) ?? "", $0.text(1))
             }) {
-                let same = existing.0 == label.outcome.rawValue && existing.1 == label.fraudType?.rawValue
-                results.append(same ? .duplicate : .conflict)
+                results.append(.repeating(label, storedOutcome: existing.0, storedFraudType: existing.1))
                 continue
             }
             guard let insight = try findInsight(label.insightId, tenant: s.tenant, environment: s.environment, in: db) else {
@@ -229,8 +226,7 @@ public final class SQLiteLedger: EvaluationLedger {
         guard results.contains(.accepted) else { return .processed(results, replayed: false) }
         try db.cached("""
             INSERT INTO label_submissions (caller_id, key_hash, body_hash, results, created_at) VALUES (?, ?, ?, ?, ?)
-            """).run(s.callerId, s.idempotencyKeyHash, s.bodyHash,
-                     results.map(\.rawValue).joined(separator: ","), s.receivedAt)
+            """).run(s.callerId, s.idempotencyKeyHash, s.bodyHash, StoreSchema.encode(results), s.receivedAt)
         return .processed(results, replayed: false)
     }
 

@@ -169,3 +169,30 @@ final class StoreSchemaTests: XCTestCase {
         }
     }
 }
+
+/// A label again (`LabelResultStatus.repeating`) and a submission under a kept idempotency key
+/// (`LabelSubmissionResult.replaying`), branch by branch.
+final class LabelRuleTests: XCTestCase {
+    func testALabelAgainIsADuplicateOnlyWithTheSameOutcomeAndFraudType() {
+        let scam = Label(insightId: "a", outcome: .confirmedFraud, fraudType: .romanceScam, discoveredAt: "2027-01-15")
+        let legitimate = Label(insightId: "a", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15")
+        XCTAssertEqual(LabelResultStatus.repeating(scam, storedOutcome: "confirmedFraud", storedFraudType: "romanceScam"), .duplicate)
+        XCTAssertEqual(LabelResultStatus.repeating(scam, storedOutcome: "confirmedFraud", storedFraudType: "purchaseScam"), .conflict)
+        XCTAssertEqual(LabelResultStatus.repeating(scam, storedOutcome: "confirmedLegitimate", storedFraudType: nil), .conflict)
+        XCTAssertEqual(LabelResultStatus.repeating(legitimate, storedOutcome: "confirmedLegitimate", storedFraudType: nil), .duplicate)
+        XCTAssertEqual(LabelResultStatus.repeating(legitimate, storedOutcome: "confirmedLegitimate", storedFraudType: "other"),
+                       .conflict)
+    }
+
+    func testTheSameBodyIsReplayedAndAnotherRefused() {
+        let submission = LabelSubmission(callerId: "ops", tenant: "default", environment: .production, items: [],
+                                         idempotencyKeyHash: [1], bodyHash: [2], receivedAt: 5)
+        XCTAssertEqual(LabelSubmissionResult.replaying(submission, keptBodyHash: [2], keptResults: [.accepted, .invalid]),
+                       .processed([.accepted, .invalid], replayed: true))
+        XCTAssertEqual(LabelSubmissionResult.replaying(submission, keptBodyHash: [3], keptResults: [.accepted]),
+                       .idempotencyKeyReused)
+        XCTAssertEqual(StoreSchema.decodeLabelResults(StoreSchema.encode([.accepted, .unknownInsight, .invalid])),
+                       [.accepted, .unknownInsight, .invalid])
+        XCTAssertEqual(StoreSchema.encode([LabelResultStatus]()), "")
+    }
+}

@@ -162,7 +162,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         let result: LabelSubmissionResult = state.withLock { state in
             let key = SubmissionKey(callerId: s.callerId, keyHash: s.idempotencyKeyHash)
             if let previous = state.submissions[key] {
-                return previous.bodyHash == s.bodyHash ? .processed(previous.results, replayed: true) : .idempotencyKeyReused
+                return .replaying(s, keptBodyHash: previous.bodyHash, keptResults: previous.results)
             }
             var results: [LabelResultStatus] = []
             for item in s.items {
@@ -172,8 +172,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                     $0.label.insightId == label.insightId && $0.environment == s.environment
                         && state.tenant(ofCaller: $0.callerId) == s.tenant
                 }) {
-                    let same = existing.label.outcome == label.outcome && existing.label.fraudType == label.fraudType
-                    results.append(same ? .duplicate : .conflict)
+                    results.append(.repeating(label, storedOutcome: existing.label.outcome.rawValue,
+                                              storedFraudType: existing.label.fraudType?.rawValue))
                     continue
                 }
                 let known = state.evaluations.contains { e in

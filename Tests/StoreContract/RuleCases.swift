@@ -5,7 +5,26 @@ import InsightDomain
 // `TenantCeiling.check`): every backend calls them, or writes them in SQL where one round trip
 // needs it (PostgreSQL), and these cases hold each backend to them. The rules' timeliness and
 // reporting counts (`Timeliness(reportedAt:deadline:)`, `ReportingStats.count`,
-// `ConsumptionResult.repeated`) have their cases in the consumption and reporting areas.
+// `ConsumptionResult.repeated`) and a replayed label submission (`LabelSubmissionResult.replaying`)
+// have their cases in the consumption, reporting and labels areas.
+
+let labelRuleCases: [ContractCase] = [
+    contractCase(.labels, "repeating: a label again is a duplicate only with the same outcome and fraud type") { s in
+        try s.caller("ops", roles: [.labels])
+        try s.record("e1", insights: ["a", "b"])
+        let scam = Label(insightId: "a", outcome: .confirmedFraud, fraudType: .romanceScam, discoveredAt: "2027-01-15")
+        let other = Label(insightId: "a", outcome: .confirmedFraud, fraudType: .purchaseScam, discoveredAt: "2027-01-15")
+        let legitimate = fraud("b", .confirmedLegitimate)
+        try expectEqual(try s.label([scam, legitimate]), .processed([.accepted, .accepted], replayed: false))
+        try expectEqual(try s.label([scam, other, fraud("b", .confirmedLegitimate), fraud("b")], key: "k2", body: "b2"),
+                        .processed([.duplicate, .conflict, .duplicate, .conflict], replayed: false))
+        try expectEqual([LabelResultStatus.repeating(scam, storedOutcome: "confirmedFraud", storedFraudType: "romanceScam"),
+                         .repeating(other, storedOutcome: "confirmedFraud", storedFraudType: "romanceScam"),
+                         .repeating(legitimate, storedOutcome: "confirmedLegitimate", storedFraudType: nil),
+                         .repeating(fraud("b"), storedOutcome: "confirmedLegitimate", storedFraudType: nil)],
+                        [.duplicate, .conflict, .duplicate, .conflict], "the domain's answers")
+    },
+]
 
 let authorizationRuleCases: [ContractCase] = [
     contractCase(.authorization, "applying: a first denial is pending until the cooldown ends and in effect at its end") { s in

@@ -91,7 +91,7 @@ public enum StoreContract {
     }
 
     public static var cases: [ContractCase] {
-        consumptionCases + labelCases + credentialCases + registrationCases + registrationRuleCases + administrationCases
+        consumptionCases + labelCases + labelRuleCases + credentialCases + registrationCases + registrationRuleCases + administrationCases
             + authorizationCases + authorizationRuleCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
             + performanceCases + shadowCases + trainingCases + receiptCases + retryCases
     }
