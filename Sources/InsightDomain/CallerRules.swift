@@ -29,7 +29,8 @@ public enum CallerRegistrationError: Error, Sendable, Equatable, CustomStringCon
     public var description: String {
         switch self {
         case .invalidTenant(let name):
-            "\(name.isEmpty ? "an empty name" : name) is not a tenant name: a tenant is 1 to \(Tenant.maxNameLength) of a-z, 0-9, '-', '_', '.', starting with a letter or digit"
+            "\(name.isEmpty ? "an empty name" : name) is not a tenant name: a tenant is 1 to \(Tenant.maxNameLength) of "
+                + "a-z, 0-9, '-', '_', '.', starting with a letter or digit"
         case .noRoles: "a caller needs at least one role"
         case .invalidRate: "rate must be a positive number"
         case .invalidBurst: "burst must be at least 1"

@@ -72,23 +72,18 @@ let authorizationRuleCases: [ContractCase] = [
 
 let registrationRuleCases: [ContractCase] = [
     contractCase(.registration, "registering: each refusal is the CallerRegistrationError that names it") { s in
-        func create(name: String = "x", tenant: String = "default", roles: Set<Role> = [.evaluate], rate: Double = 1,
-                    burst: Int = 1, id: String = "c1") throws -> (Caller, APIKey) {
-            try s.registration.create(name: name, tenant: tenant, environment: .sandbox, roles: roles, rate: rate,
-                                      burst: burst, now: 1, callerId: id)
-        }
-        try expectError(.invalidTenant("Acme Corp")) { try create(tenant: "Acme Corp") }
-        try expectError(.invalidTenant("Acme Corp"), "the tenant before the roles") { try create(tenant: "Acme Corp", roles: []) }
-        try expectError(.noRoles) { try create(roles: []) }
-        try expectError(.noRoles, "the roles before the rate") { try create(roles: [], rate: 0) }
-        try expectError(.invalidRate) { try create(rate: 0) }
-        try expectError(.invalidRate) { try create(rate: -.infinity) }
-        try expectError(.invalidRate) { try create(rate: .nan) }
-        try expectError(.invalidBurst) { try create(burst: 0) }
-        try expectError(.invalidName) { try create(name: "pay\u{202E}stneme") }
+        try expectError(.invalidTenant("Acme Corp")) { try s.register(tenant: "Acme Corp") }
+        try expectError(.invalidTenant("Acme Corp"), "the tenant before the roles") { try s.register(tenant: "Acme Corp", roles: []) }
+        try expectError(.noRoles) { try s.register(roles: []) }
+        try expectError(.noRoles, "the roles before the rate") { try s.register(roles: [], rate: 0) }
+        try expectError(.invalidRate) { try s.register(rate: 0) }
+        try expectError(.invalidRate) { try s.register(rate: -.infinity) }
+        try expectError(.invalidRate) { try s.register(rate: .nan) }
+        try expectError(.invalidBurst) { try s.register(burst: 0) }
+        try expectError(.invalidName) { try s.register(name: "pay\u{202E}stneme") }
         try expectEqual(try s.registration.list(tenant: nil), [], "nothing was stored")
-        _ = try create()
-        try expectError(.callerExists("c1")) { try create(name: "other") }
+        _ = try s.register()
+        try expectError(.callerExists("c1")) { try s.register(name: "other") }
         try expectEqual(try s.registration.list(tenant: nil).map(\.name), ["x"], "the first caller is left as it was")
     },
     contractCase(.registration, "keys: an unknown caller or key, and a second revocation, are CallerRegistrationErrors") { s in

@@ -154,6 +154,15 @@ extension StoreSet {
                                 rate: 10, burst: 20, now: now, callerId: id)
     }
 
+    /// Registers a sandbox caller `id` with these values (valid by default), as a case that
+    /// varies one of them calls it.
+    @discardableResult
+    func register(name: String = "x", tenant: String = "default", roles: Set<Role> = [.evaluate], rate: Double = 1,
+                  burst: Int = 1, id: String = "c1") throws -> (Caller, APIKey) {
+        try registration.create(name: name, tenant: tenant, environment: .sandbox, roles: roles, rate: rate, burst: burst,
+                                now: 1, callerId: id)
+    }
+
     func record(_ id: String, caller: String = "c1", environment: Environment = .production,
                 insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
                 account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
