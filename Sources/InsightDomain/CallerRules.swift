@@ -65,11 +65,14 @@ extension Caller {
     /// and finite, a burst at least 1.
     public static func checkQuota(rate: Double?, burst: Int?) throws(CallerRegistrationError) {
         if let rate, !isValidRate(rate) { throw .invalidRate }
-        if let burst, burst < 1 { throw .invalidBurst }
+        if let burst, !isValidBurst(burst) { throw .invalidBurst }
     }
 
     /// A rate a caller's quota or a tenant's ceiling may have: positive and finite.
     public static func isValidRate(_ rate: Double) -> Bool { rate > 0 && rate.isFinite }
+
+    /// A burst a caller's quota or a tenant's ceiling may have: at least 1.
+    public static func isValidBurst(_ burst: Int) -> Bool { burst >= 1 }
 }
 
 extension TenantCeiling {
@@ -78,7 +81,7 @@ extension TenantCeiling {
     public func check(tenant: String) throws(CallerRegistrationError) {
         guard Tenant.isValidName(tenant) else { throw .invalidTenant(tenant) }
         if let maxRate, !Caller.isValidRate(maxRate) { throw .invalidRateCeiling }
-        if let maxBurst, maxBurst < 1 { throw .invalidBurstCeiling }
+        if let maxBurst, !Caller.isValidBurst(maxBurst) { throw .invalidBurstCeiling }
     }
 
     /// `rate` as a caller of this tenant may have it: at most the rate ceiling.

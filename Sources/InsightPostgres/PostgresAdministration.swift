@@ -35,6 +35,7 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
                              completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         writer.submit({
             try Caller.checkQuota(rate: rate, burst: burst)
+            // A value above the tenant's ceiling is stored as the ceiling (`TenantCeiling.capping`, in the one statement).
             return [WriteStatement(name: "insightd_update_quota", sql: """
                 UPDATE callers SET
                     rate = least(coalesce($1::double precision, rate),

@@ -74,7 +74,8 @@ public final class PostgresCallerRegistry: CallerRegistration {
 
     public func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller {
         try Caller.checkQuota(rate: rate, burst: burst)
-        // A value above the tenant's ceiling is stored as the ceiling (as the SQLite store does).
+        // A value above the tenant's ceiling is stored as the ceiling (`TenantCeiling.capping`, in SQL so that
+        // the ceiling read and the update are one statement).
         let updated = try db.query("""
             UPDATE callers SET
                 rate = LEAST(COALESCE($1::float8, rate),

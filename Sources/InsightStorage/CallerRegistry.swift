@@ -54,7 +54,8 @@ public struct CallerRegistry: CallerRegistration {
     }
 
     /// Changes rate and/or burst (nil leaves a value as it is); a value above the tenant's ceiling (as it stands in this
-    /// transaction) is stored as the ceiling.
+    /// transaction) is stored as the ceiling (`TenantCeiling.capping`, in SQL so that the ceiling read and the update are
+    /// one statement).
     public func updateQuota(callerId: String, rate: Double?, burst: Int?) throws {
         try Caller.checkQuota(rate: rate, burst: burst)
         try db.prepare("""
