@@ -1,5 +1,5 @@
-// The rules of a consumption report and of a label submission (docs/api.md), as every store
-// applies them.
+// The rules of a consumption report, a label submission and a retry entry (docs/api.md), as
+// every store applies them.
 
 extension Timeliness {
     /// A report made at `reportedAt` for an evaluation due by `deadline` (its
@@ -40,4 +40,10 @@ extension LabelSubmissionResult {
                                  keptResults: [LabelResultStatus]) -> LabelSubmissionResult {
         keptBodyHash == submission.bodyHash ? .processed(keptResults, replayed: true) : .idempotencyKeyReused
     }
+}
+
+extension RetryEntry {
+    /// Whether the entry still answers a retry at `now` (docs/api.md, "Retries"): until the
+    /// millisecond before `expiresAt`; from then on its key serves a new evaluation.
+    public func isLive(at now: Milliseconds) -> Bool { expiresAt > now }
 }

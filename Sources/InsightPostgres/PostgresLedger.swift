@@ -92,7 +92,7 @@ public final class PostgresLedger: EvaluationLedger {
     /// Keeps what a retry of the evaluation's request is answered from (as the SQLite store
     /// does): the key's expired entry and up to two other expired ones (not locked by another
     /// writer) go first; a live entry under the key fails the insert (the unique key), and the
-    /// evaluation's transaction with it.
+    /// evaluation's transaction with it. Live: `RetryEntry.isLive(at:)`, in SQL.
     static func insert(_ retry: RetryEntry, now: Milliseconds) -> [WriteStatement] {
         [WriteStatement(name: "insightd_retry_expired", sql: """
             DELETE FROM retry_entries WHERE (request_key = $1::bytea AND expires_at <= $2::bigint)

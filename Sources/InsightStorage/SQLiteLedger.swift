@@ -120,7 +120,7 @@ public final class SQLiteLedger: EvaluationLedger {
 
     /// Keeps what a retry of the evaluation's request is answered from. The key's expired entry
     /// and up to two other expired ones go first; a live entry under the key makes the insert
-    /// fail (the unique key), and with it the evaluation.
+    /// fail (the unique key), and with it the evaluation. Live: `RetryEntry.isLive(at:)`, in SQL.
     static func insert(_ retry: RetryEntry, now: Milliseconds, into db: SQLiteConnection) throws {
         try db.cached("""
             DELETE FROM retry_entries WHERE (request_key = ?1 AND expires_at <= ?2)

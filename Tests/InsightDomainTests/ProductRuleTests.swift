@@ -196,3 +196,14 @@ final class LabelRuleTests: XCTestCase {
         XCTAssertEqual(StoreSchema.encode([LabelResultStatus]()), "")
     }
 }
+
+/// How long a retry entry answers (`RetryEntry.isLive`).
+final class RetryRuleTests: XCTestCase {
+    func testAnEntryIsLiveUntilTheMillisecondBeforeItExpires() {
+        let entry = RetryEntry(key: [1], digest: [2], eventId: "e1", answer: [], expiresAt: 2_000)
+        XCTAssertTrue(entry.isLive(at: 1_000))
+        XCTAssertTrue(entry.isLive(at: 1_999))
+        XCTAssertFalse(entry.isLive(at: 2_000), "exactly at its expiry the key serves a new evaluation")
+        XCTAssertFalse(entry.isLive(at: 2_001))
+    }
+}

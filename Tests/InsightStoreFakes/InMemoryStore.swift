@@ -83,7 +83,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 return .failure(.unavailable("evaluation \(evaluation.eventId) is invalid or already stored"))
             }
             if let retry = evaluation.retry {
-                if let live = state.retries[retry.key], live.expiresAt > evaluation.createdAt {
+                if let live = state.retries[retry.key], live.isLive(at: evaluation.createdAt) {
                     return .failure(.unavailable("a live retry entry holds this request key"))
                 }
                 state.retries[retry.key] = retry
@@ -103,7 +103,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
         state.withLock { state in
-            for key in keys { if let entry = state.retries[key], entry.expiresAt > now { return entry } }
+            for key in keys { if let entry = state.retries[key], entry.isLive(at: now) { return entry } }
             return nil
         }
     }

@@ -8,6 +8,22 @@ import InsightDomain
 // `ConsumptionResult.repeated`) and a replayed label submission (`LabelSubmissionResult.replaying`)
 // have their cases in the consumption, reporting and labels areas.
 
+let retryRuleCases: [ContractCase] = [
+    contractCase(.retries, "isLive: an entry answers until the millisecond before it expires, and its key is free at it") { s in
+        try s.caller("c1")
+        let key = [UInt8](repeating: 7, count: 32)
+        let first = StoreSet.retried("e1", key: key, expires: 2_000)
+        try value { s.ledger.record(first, answer: [1], completion: $0) }
+        try expectEqual(try s.ledger.retryEntry(keys: [key], now: 1_999), first.retry, "the millisecond before")
+        try expect(first.retry?.isLive(at: 1_999) == true && first.retry?.isLive(at: 2_000) == false, "the domain's answers")
+        let refused = try wait { s.ledger.record(StoreSet.retried("e2", key: key, created: 1_999, expires: 3_000), answer: [2],
+                                                 completion: $0) }
+        if case .success = refused { throw ContractFailure(description: "a second evaluation was stored under a live key") }
+        try value { s.ledger.record(StoreSet.retried("e3", key: key, created: 2_000, expires: 3_000), answer: [3], completion: $0) }
+        try expectEqual(try s.ledger.retryEntry(keys: [key], now: 2_000)?.eventId, "e3", "a new evaluation at its expiry")
+    },
+]
+
 let labelRuleCases: [ContractCase] = [
     contractCase(.labels, "repeating: a label again is a duplicate only with the same outcome and fraud type") { s in
         try s.caller("ops", roles: [.labels])

@@ -93,7 +93,7 @@ public enum StoreContract {
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + labelRuleCases + credentialCases + registrationCases + registrationRuleCases + administrationCases
             + authorizationCases + authorizationRuleCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
-            + performanceCases + shadowCases + trainingCases + receiptCases + retryCases
+            + performanceCases + shadowCases + trainingCases + receiptCases + retryCases + retryRuleCases
     }
 }
 
