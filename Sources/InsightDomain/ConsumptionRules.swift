@@ -43,7 +43,7 @@ extension LabelSubmissionResult {
 }
 
 extension RetryEntry {
-    /// Whether the entry still answers a retry at `now` (docs/api.md, "Retries"): until the
+    /// Whether the entry still answers a retry at `now` (docs/api.md, "Retries: `requestId`"): until the
     /// millisecond before `expiresAt`; from then on its key serves a new evaluation.
     public func isLive(at now: Milliseconds) -> Bool { expiresAt > now }
 }
