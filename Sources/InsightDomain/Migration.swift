@@ -44,6 +44,24 @@ public struct Migration: Sendable, Equatable {
         }
         return migrations.filter { migration in !history.contains { $0.version == migration.version } }
     }
+
+    /// What each engine's migrator does with its connection: checks `history` (`pending`), then
+    /// hands each pending migration, in order, to `apply`, which runs its SQL and records it in
+    /// `schema_migrations` in one transaction. Answers the names applied; a failure stops the
+    /// run and is reported with its migration's name.
+    public static func applyPending(_ migrations: [Migration], after history: [AppliedMigration],
+                                    _ apply: (Migration) throws -> Void) throws -> [String] {
+        var appliedNow: [String] = []
+        for migration in try pending(migrations, after: history) {
+            do {
+                try apply(migration)
+            } catch {
+                throw MigrationError("migration \(migration.name) failed: \(error)")
+            }
+            appliedNow.append(migration.name)
+        }
+        return appliedNow
+    }
 }
 
 /// A migration that was applied, as recorded in `schema_migrations`.

@@ -47,6 +47,34 @@ public struct AuthorizationRecord: Sendable, Equatable {
         case .denied: return now >= effectiveAt ? .denied : .denialPending
         }
     }
+
+    /// The record a store keeps when a person asks for `request` at `now` over the stored choice
+    /// `existing` (docs/api.md, "Subject authorization"): a denial over a denial keeps its
+    /// request and effective time (asking again does not restart the cooldown, even once it has
+    /// ended) and renews the choice, never moving `renewedAt` back; any other denial takes effect
+    /// `cooldown` after `now`; an authorization takes effect at once.
+    public static func applying(_ request: AuthorizationRequest, over existing: AuthorizationRecord?, now: Milliseconds,
+                                cooldown: Milliseconds) -> AuthorizationRecord {
+        switch request {
+        case .denied:
+            guard var renewed = existing, renewed.request == .denied else {
+                return AuthorizationRecord(request: .denied, requestedAt: now, effectiveAt: now + cooldown)
+            }
+            renewed.renewedAt = max(renewed.renewedAt, now)
+            return renewed
+        case .authorized:
+            return AuthorizationRecord(request: .authorized, requestedAt: now, effectiveAt: now)
+        }
+    }
+
+    /// The subject's choice among the records stored under its hashes, in the keyring's order
+    /// (the active key's first): a denial wins over an authorization, the last denial in that
+    /// order, else the first authorization.
+    public static func standing(among found: some Sequence<AuthorizationRecord>) -> AuthorizationRecord? {
+        var standing: AuthorizationRecord?
+        for record in found where standing == nil || record.request == .denied { standing = record }
+        return standing
+    }
 }
 
 /// One subject's keyed hashes under every key of its tenant's keyring, active first.

@@ -34,8 +34,8 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
     public func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
                              completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         writer.submit({
-            if let rate, !(rate > 0 && rate.isFinite) { throw PostgresStoreError("rate must be a positive number") }
-            if let burst, burst < 1 { throw PostgresStoreError("burst must be at least 1") }
+            try Caller.checkQuota(rate: rate, burst: burst)
+            // A value above the tenant's ceiling is stored as the ceiling (`TenantCeiling.capping`, in the one statement).
             return [WriteStatement(name: "insightd_update_quota", sql: """
                 UPDATE callers SET
                     rate = least(coalesce($1::double precision, rate),
@@ -87,23 +87,10 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
         try reads.read { try PostgresModelPerformance.counts(query, in: $0) }
     }
 
-    /// The evaluations since `since`, oldest first (those of one millisecond in the order they
-    /// were numbered), as the velocity tracker records them.
-    /// `every_caller(id)`: each distinct caller_id of `evaluations`, by one seek of
-    /// evaluations_by_caller_created per caller (a loose index scan); evaluations, not the
-    /// callers table, say who has evaluations.
-    static let everyCaller = """
-        WITH RECURSIVE every_caller(id) AS (
-            SELECT (SELECT min(caller_id) FROM evaluations)
-            UNION ALL
-            SELECT (SELECT min(caller_id) FROM evaluations WHERE caller_id > every_caller.id)
-            FROM every_caller WHERE every_caller.id IS NOT NULL)
-        """
-
     public func velocityHistoryEnd() throws -> VelocityHistoryEnd {
         try reads.read { db in
             let row = try db.query("""
-                \(Self.everyCaller)
+                \(StoreSchema.everyCaller)
                 SELECT (SELECT coalesce(max(number), 0) FROM evaluations),
                        (SELECT coalesce(max(last), -1) FROM every_caller c CROSS JOIN LATERAL
                            (SELECT max(created_at) AS last FROM evaluations e WHERE e.caller_id = c.id) m)
@@ -122,7 +109,7 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
         return try reads.read { db in
             var last = cursor
             let events = try db.query(db.prepare("insightd_velocity_batch", """
-                \(Self.everyCaller)
+                \(StoreSchema.everyCaller)
                 SELECT e.environment, e.created_at, e.account_hash, e.device_hash, e.counterparty_hash, e.category,
                        e.tracked_value, e.raised_by_velocity, e.number
                 FROM every_caller c CROSS JOIN LATERAL (
@@ -195,6 +182,7 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
 
     /// Per caller, the window's counts ($1: now, $2: the window's start), each caller's window
     /// starting at its penalty reset when that is later: a range of evaluations_by_caller_created.
+    /// The FILTERs are `ReportingStats.count`, in SQL so that the counts are read, not the rows.
     static let reportingStatsSQL = """
         SELECT c.caller_id, count(*),
                count(*) FILTER (WHERE r.event_id IS NOT NULL AND r.reported_at <= e.report_by),
@@ -264,7 +252,7 @@ public final class PostgresRetention: RetentionPurge {
     /// consumption report. One DELETE takes both kinds of expired training vectors, so that no
     /// row is deleted twice in the statement.
     static let purgeSQL = """
-        \(PostgresAdministration.everyCaller),
+        \(StoreSchema.everyCaller),
         expired AS MATERIALIZED (
             SELECT x.number FROM every_caller c CROSS JOIN LATERAL (
                 SELECT e.number FROM evaluations e WHERE e.caller_id = c.id AND e.created_at < $1::bigint LIMIT $2::bigint) AS x

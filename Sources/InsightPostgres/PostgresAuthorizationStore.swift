@@ -2,8 +2,11 @@ import InsightDomain
 import PostgresClient
 
 /// Subject authorizations on PostgreSQL. A request takes the advisory locks of the subject's
-/// hashes, then one statement reads the stored choice, works out the new one as the SQLite
-/// store does, keeps it under the active hash and removes it from the others.
+/// hashes, then one statement reads the stored choice, works out the new one, keeps it under the
+/// active hash and removes it from the others. One statement is one round trip to the writer's
+/// connection, so the rules are written here in SQL: `existingSQL` is
+/// `AuthorizationRecord.standing` and `applySQL`'s `record` is `AuthorizationRecord.applying`,
+/// and the store contract's authorization cases hold this store to those functions.
 public final class PostgresAuthorizationStore: AuthorizationStore {
     private let reads: PostgresReadPool
     private let writer: PostgresWriter
@@ -38,8 +41,8 @@ public final class PostgresAuthorizationStore: AuthorizationStore {
     }
 
     /// The stored choice under the hashes ($4, hex, comma-separated, the active first) in the
-    /// subject's scope: a denial wins over an authorization (as on SQLite, the last denial in
-    /// the keyring's order, else the first authorization).
+    /// subject's scope, as `AuthorizationRecord.standing` picks it: a denial wins over an
+    /// authorization (the last denial in the keyring's order, else the first authorization).
     static let existingSQL = """
         hashes AS (
             SELECT decode(h, 'hex') AS hash, ord FROM unnest(string_to_array($4::text, ',')) WITH ORDINALITY AS t(h, ord)),
@@ -52,7 +55,8 @@ public final class PostgresAuthorizationStore: AuthorizationStore {
         """
 
     /// $1 environment, $2 kind, $3 tenant, $4 hashes, $5 request, $6 now, $7 cooldown, $8 the
-    /// active key's id. Answers the record kept and whether it was kept.
+    /// active key's id. `record` is `AuthorizationRecord.applying($5, over: existing, now: $6,
+    /// cooldown: $7)`. Answers the record kept and whether it was kept.
     static let applySQL = """
         WITH \(existingSQL),
         record AS (

@@ -11,33 +11,26 @@ public final class PostgresCallerRegistry: CallerRegistration {
 
     public func create(name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
                        rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
-        guard Tenant.isValidName(tenant) else {
-            throw PostgresStoreError("tenant must be 1 to \(Tenant.maxNameLength) of a-z, 0-9, '-', '_', '.', starting with a letter or digit")
-        }
-        guard !roles.isEmpty else { throw PostgresStoreError("a caller needs at least one role") }
-        guard rate > 0, rate.isFinite else { throw PostgresStoreError("rate must be a positive number") }
-        guard burst >= 1 else { throw PostgresStoreError("burst must be at least 1") }
-        guard let trimmed = Caller.validName(name) else { throw PostgresStoreError(Caller.nameRule) }
-        let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
-                            rate: rate, burst: burst, createdAt: now)
+        let caller = try Caller.registering(callerId: callerId, name: name, tenant: tenant, environment: environment,
+                                            roles: roles, rate: rate, burst: burst, now: now)
         let key = APIKey.generate()
         do {
             try db.transaction {
                 try db.query("""
                     INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at, tenant)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                    """, [.text(callerId), .text(trimmed), .text(environment.rawValue), .text(PostgresRows.encode(roles)),
+                    """, [.text(callerId), .text(caller.name), .text(environment.rawValue), .text(StoreSchema.encode(roles)),
                           .double(rate), .int64(Int64(burst)), .int64(now), .text(tenant)])
                 try insertKey(key, callerId: callerId, now: now)
             }
         } catch let error as PostgresError where error.isUniqueViolation {
-            throw PostgresStoreError("caller \(callerId) already exists")
+            throw CallerRegistrationError.callerExists(callerId)
         }
         return (caller, key)
     }
 
     public func issueKey(callerId: String, now: Milliseconds) throws -> APIKey {
-        guard try caller(callerId, tenant: nil) != nil else { throw PostgresStoreError("no caller \(callerId)") }
+        guard try caller(callerId, tenant: nil) != nil else { throw CallerRegistrationError.noCaller(callerId) }
         let key = APIKey.generate()
         try insertKey(key, callerId: callerId, now: now)
         return key
@@ -53,21 +46,21 @@ public final class PostgresCallerRegistry: CallerRegistration {
                                    [.int64(now), .text(keyId)])
         guard revoked.affectedRows == 1 else {
             let exists = try !db.query("SELECT 1 FROM api_keys WHERE key_id = $1", [.text(keyId)]).isEmpty
-            throw PostgresStoreError(exists ? "key \(keyId) is already revoked" : "no key \(keyId)")
+            throw exists ? CallerRegistrationError.keyAlreadyRevoked(keyId) : CallerRegistrationError.noKey(keyId)
         }
     }
 
     public func list(tenant: String?) throws -> [Caller] {
         guard let tenant else {
-            return try db.query("\(PostgresRows.callerColumns) FROM callers ORDER BY created_at, caller_id COLLATE \"C\"")
+            return try db.query("\(StoreSchema.callerColumns) FROM callers ORDER BY created_at, caller_id COLLATE \"C\"")
                 .map(PostgresRows.caller)
         }
-        return try db.query("\(PostgresRows.callerColumns) FROM callers WHERE tenant = $1 ORDER BY created_at, caller_id COLLATE \"C\"",
+        return try db.query("\(StoreSchema.callerColumns) FROM callers WHERE tenant = $1 ORDER BY created_at, caller_id COLLATE \"C\"",
                             [.text(tenant)]).map(PostgresRows.caller)
     }
 
     public func caller(_ callerId: String, tenant: String?) throws -> Caller? {
-        let found = try db.query("\(PostgresRows.callerColumns) FROM callers WHERE caller_id = $1", [.text(callerId)])
+        let found = try db.query("\(StoreSchema.callerColumns) FROM callers WHERE caller_id = $1", [.text(callerId)])
             .first.map(PostgresRows.caller)
         return found.flatMap { tenant == nil || $0.tenant == tenant ? $0 : nil }
     }
@@ -80,9 +73,9 @@ public final class PostgresCallerRegistry: CallerRegistration {
     }
 
     public func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller {
-        if let rate, !(rate > 0 && rate.isFinite) { throw PostgresStoreError("rate must be a positive number") }
-        if let burst, burst < 1 { throw PostgresStoreError("burst must be at least 1") }
-        // A value above the tenant's ceiling is stored as the ceiling (as the SQLite store does).
+        try Caller.checkQuota(rate: rate, burst: burst)
+        // A value above the tenant's ceiling is stored as the ceiling (`TenantCeiling.capping`, in SQL so that
+        // the ceiling read and the update are one statement).
         let updated = try db.query("""
             UPDATE callers SET
                 rate = LEAST(COALESCE($1::float8, rate),
@@ -92,7 +85,7 @@ public final class PostgresCallerRegistry: CallerRegistration {
             WHERE caller_id = $3
             RETURNING caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture
             """, [rate.map { .double($0) }, burst.map { .int64(Int64($0)) }, .text(callerId)])
-        guard let row = updated.first else { throw PostgresStoreError("no caller \(callerId)") }
+        guard let row = updated.first else { throw CallerRegistrationError.noCaller(callerId) }
         return try PostgresRows.caller(row)
     }
 
@@ -101,7 +94,7 @@ public final class PostgresCallerRegistry: CallerRegistration {
             UPDATE callers SET training_capture = $1 WHERE caller_id = $2
             RETURNING caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture
             """, [.int64(on ? 1 : 0), .text(callerId)])
-        guard let row = updated.first else { throw PostgresStoreError("no caller \(callerId)") }
+        guard let row = updated.first else { throw CallerRegistrationError.noCaller(callerId) }
         return try PostgresRows.caller(row)
     }
 
@@ -112,9 +105,7 @@ public final class PostgresCallerRegistry: CallerRegistration {
     }
 
     public func setCeiling(_ ceiling: TenantCeiling, tenant: String) throws -> Int {
-        guard Tenant.isValidName(tenant) else { throw PostgresStoreError("\(tenant) is not a tenant name") }
-        if let rate = ceiling.maxRate, !(rate > 0 && rate.isFinite) { throw PostgresStoreError("the rate ceiling must be a positive number") }
-        if let burst = ceiling.maxBurst, burst < 1 { throw PostgresStoreError("the burst ceiling must be at least 1") }
+        try ceiling.check(tenant: tenant)
         let rate: PostgresValue? = ceiling.maxRate.map { .double($0) }, burst: PostgresValue? = ceiling.maxBurst.map { .int64(Int64($0)) }
         return try db.transaction {
             if ceiling.isNone {
@@ -142,19 +133,16 @@ public final class PostgresCallerRegistry: CallerRegistration {
 
 /// Rows of `callers` and `api_keys` as the domain's records.
 enum PostgresRows {
-    /// The columns `caller` reads, in its order.
-    static let callerColumns = "SELECT caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture"
-
     static func caller(_ row: PostgresRow) throws -> Caller { try caller(row, from: 0) }
 
-    /// The caller in the nine columns of `callerColumns` starting at `first`.
+    /// The caller in the nine columns of `StoreSchema.callerColumns` starting at `first`.
     static func caller(_ row: PostgresRow, from first: Int) throws -> Caller {
         guard let environment = Environment(rawValue: row.text(first + 2) ?? "") else {
             throw PostgresStoreError("caller \(row.text(first) ?? "?") has an unknown environment")
         }
         return Caller(callerId: row.text(first) ?? "", name: row.text(first + 1) ?? "",
                       tenant: row.text(first + 7) ?? Tenant.defaultName, environment: environment,
-                      roles: decodeRoles(row.text(first + 3) ?? ""), rate: row.double(first + 4) ?? 0,
+                      roles: StoreSchema.decodeRoles(row.text(first + 3) ?? ""), rate: row.double(first + 4) ?? 0,
                       burst: Int(row.int64(first + 5) ?? 0), createdAt: row.int64(first + 6) ?? 0,
                       trainingCapture: (row.int64(first + 8) ?? 0) != 0)
     }
@@ -163,11 +151,5 @@ enum PostgresRows {
     static func key(_ row: PostgresRow, from first: Int) -> StoredKey {
         StoredKey(keyId: row.text(first) ?? "", callerId: row.text(first + 1) ?? "", secretHash: row.bytea(first + 2) ?? [],
                   createdAt: row.int64(first + 3) ?? 0, revokedAt: row.int64(first + 4))
-    }
-
-    static func encode(_ roles: Set<Role>) -> String { roles.sorted().map(\.rawValue).joined(separator: ",") }
-
-    static func decodeRoles(_ text: String) -> Set<Role> {
-        Set(text.split(separator: ",").compactMap { Role(rawValue: String($0)) })
     }
 }

@@ -92,7 +92,7 @@ public final class PostgresLedger: EvaluationLedger {
     /// Keeps what a retry of the evaluation's request is answered from (as the SQLite store
     /// does): the key's expired entry and up to two other expired ones (not locked by another
     /// writer) go first; a live entry under the key fails the insert (the unique key), and the
-    /// evaluation's transaction with it.
+    /// evaluation's transaction with it. Live: `RetryEntry.isLive(at:)`, in SQL.
     static func insert(_ retry: RetryEntry, now: Milliseconds) -> [WriteStatement] {
         [WriteStatement(name: "insightd_retry_expired", sql: """
             DELETE FROM retry_entries WHERE (request_key = $1::bytea AND expires_at <= $2::bigint)
@@ -174,7 +174,8 @@ public final class PostgresLedger: EvaluationLedger {
     /// $1 event id, $2 caller, $3 environment, $4 the used ids, $5 their positions, $6 status,
     /// $7 the ids as stored, $8 reported at. Only served insights (positions 0 to 3) can have been
     /// used: a shadow answer was never returned. Answers: the evaluation exists; the ordinals of the
-    /// unknown ids; the stored report's status and ids; the timeliness of the report inserted now.
+    /// unknown ids; the stored report's status and ids; the timeliness of the report inserted now
+    /// (`Timeliness(reportedAt:deadline:)` in SQL, so that the report is one statement).
     static let reportSQL = """
         WITH e AS (
             SELECT number, report_by FROM evaluations WHERE event_id = $1::text AND caller_id = $2::text AND environment = $3::text),
@@ -211,10 +212,7 @@ public final class PostgresLedger: EvaluationLedger {
         guard let status = row.text(2), let ids = row.text(3) else {
             throw PostgresStoreError("a report was neither stored nor found")
         }
-        if status == r.status.rawValue && Set(ids.split(separator: ",").map(String.init)) == Set(r.insightIdsUsed) {
-            return .alreadyRecorded
-        }
-        return .conflict(existing: ConsumptionStatus(rawValue: status) ?? r.status)
+        return .repeated(r, stored: ConsumptionStatus(rawValue: status), insightIds: ids.split(separator: ",").map(String.init))
     }
 
     // MARK: - Labels
@@ -260,7 +258,8 @@ public final class PostgresLedger: EvaluationLedger {
     /// was made from (NULL otherwise), and 1 for a valid item (0 for an invalid one).
     ///
     /// As the SQLite store, item by item: a label of the insight in this tenant and environment
-    /// (stored, or accepted earlier in this submission) makes the item a duplicate or a conflict;
+    /// (stored, or accepted earlier in this submission) makes the item a duplicate or a conflict
+    /// (`LabelResultStatus.repeating`, in SQL so that the submission is one statement);
     /// else an insight not of the tenant and environment is unknownInsight; else the item is
     /// accepted. A submission that accepted something is kept for replays. Answers: the kept
     /// submission's body hash and results (a replay), the results now, labels and submissions
@@ -330,14 +329,9 @@ public final class PostgresLedger: EvaluationLedger {
     static func decode(_ results: [PostgresResult], _ s: LabelSubmission) throws -> LabelSubmissionResult {
         guard results.count == 2, let row = results[1].first else { throw PostgresStoreError("no answer to a label submission") }
         if let previous = row.bytea(0) {
-            guard previous == s.bodyHash else { return .idempotencyKeyReused }
-            return .processed(statuses(row.text(1) ?? ""), replayed: true)
+            return .replaying(s, keptBodyHash: previous, keptResults: StoreSchema.decodeLabelResults(row.text(1) ?? ""))
         }
-        return .processed(statuses(row.text(2) ?? ""), replayed: false)
-    }
-
-    private static func statuses(_ text: String) -> [LabelResultStatus] {
-        text.split(separator: ",").compactMap { LabelResultStatus(rawValue: String($0)) }
+        return .processed(StoreSchema.decodeLabelResults(row.text(2) ?? ""), replayed: false)
     }
 }
 

@@ -26,7 +26,7 @@ public struct PostgresMigrator {
                 version bigint PRIMARY KEY, name text NOT NULL,
                 checksum text NOT NULL, applied_at bigint NOT NULL)
             """)
-        return try db.query("SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version")
+        return try db.query(StoreSchema.migrationHistory)
             .map { row in
                 AppliedMigration(version: Int(row.int64(0) ?? 0), name: row.text(1) ?? "",
                                          checksum: row.text(2) ?? "", appliedAt: row.int64(3) ?? 0)
@@ -42,20 +42,13 @@ public struct PostgresMigrator {
         defer { if db.isConnected { _ = try? db.advisoryUnlock(Self.lockKey) } }
         // Two sessions racing on CREATE TABLE IF NOT EXISTS can both miss the table and one fail
         // on the catalog's unique index; under the lock only one creates it.
-        var appliedNow: [String] = []
-        for migration in try Migration.pending(migrations, after: try applied(db)) {
-            do {
-                try db.transaction {
-                    try db.execute(migration.sql)
-                    try db.query("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)",
-                                 [.int64(Int64(migration.version)), .text(migration.name), .text(migration.checksum),
-                                  .int64(now)])
-                }
-            } catch {
-                throw MigrationError("migration \(migration.name) failed: \(error)")
+        return try Migration.applyPending(migrations, after: try applied(db)) { migration in
+            try db.transaction {
+                try db.execute(migration.sql)
+                try db.query("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)",
+                             [.int64(Int64(migration.version)), .text(migration.name), .text(migration.checksum),
+                              .int64(now)])
             }
-            appliedNow.append(migration.name)
         }
-        return appliedNow
     }
 }

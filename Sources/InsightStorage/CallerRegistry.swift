@@ -9,31 +9,30 @@ public struct CallerRegistry: CallerRegistration {
     public init(_ db: SQLiteConnection) { self.db = db }
 
     /// Creates a caller and its first key. The returned key is the only time the secret exists.
+    /// Refusals are `CallerRegistrationError`s (`Caller.registering`, and `callerExists`).
     public func create(name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
                        rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
-        guard Tenant.isValidName(tenant) else {
-            throw StoreError.invalid("tenant must be 1 to \(Tenant.maxNameLength) of a-z, 0-9, '-', '_', '.', starting with a letter or digit")
-        }
-        guard !roles.isEmpty else { throw StoreError.invalid("a caller needs at least one role") }
-        guard rate > 0, rate.isFinite else { throw StoreError.invalid("rate must be a positive number") }
-        guard burst >= 1 else { throw StoreError.invalid("burst must be at least 1") }
-        guard let trimmed = Caller.validName(name) else { throw StoreError.invalid(Caller.nameRule) }
-        let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
-                            rate: rate, burst: burst, createdAt: now)
+        let caller = try Caller.registering(callerId: callerId, name: name, tenant: tenant, environment: environment,
+                                            roles: roles, rate: rate, burst: burst, now: now)
         let key = APIKey.generate()
-        try db.transaction {
-            try db.prepare("""
-                INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at, tenant)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """).run(caller.callerId, caller.name, environment.rawValue, Self.encode(roles), rate, burst, now, tenant)
-            try insertKey(key, callerId: callerId, now: now)
+        do {
+            try db.transaction {
+                try db.prepare("""
+                    INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at, tenant)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """).run(caller.callerId, caller.name, environment.rawValue, StoreSchema.encode(roles), rate, burst, now,
+                             tenant)
+                try insertKey(key, callerId: callerId, now: now)
+            }
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw CallerRegistrationError.callerExists(callerId)
         }
         return (caller, key)
     }
 
     /// Issues an additional key for an existing caller (for rotation without downtime).
     public func issueKey(callerId: String, now: Milliseconds) throws -> APIKey {
-        guard try caller(callerId) != nil else { throw StoreError.notFound("no caller \(callerId)") }
+        guard try caller(callerId) != nil else { throw CallerRegistrationError.noCaller(callerId) }
         let key = APIKey.generate()
         try insertKey(key, callerId: callerId, now: now)
         return key
@@ -50,15 +49,15 @@ public struct CallerRegistry: CallerRegistration {
         try statement.run(now, keyId)
         guard db.changes == 1 else {
             let exists = try db.prepare("SELECT 1 FROM api_keys WHERE key_id = ?").first([keyId]) { _ in true } ?? false
-            throw exists ? StoreError.invalid("key \(keyId) is already revoked") : StoreError.notFound("no key \(keyId)")
+            throw exists ? CallerRegistrationError.keyAlreadyRevoked(keyId) : CallerRegistrationError.noKey(keyId)
         }
     }
 
     /// Changes rate and/or burst (nil leaves a value as it is); a value above the tenant's ceiling (as it stands in this
-    /// transaction) is stored as the ceiling.
+    /// transaction) is stored as the ceiling (`TenantCeiling.capping`, in SQL so that the ceiling read and the update are
+    /// one statement).
     public func updateQuota(callerId: String, rate: Double?, burst: Int?) throws {
-        if let rate, !(rate > 0 && rate.isFinite) { throw StoreError.invalid("rate must be a positive number") }
-        if let burst, burst < 1 { throw StoreError.invalid("burst must be at least 1") }
+        try Caller.checkQuota(rate: rate, burst: burst)
         try db.prepare("""
             UPDATE callers SET
                 rate = min(coalesce(?1, rate), coalesce((SELECT max_rate FROM tenant_ceilings t WHERE t.tenant = callers.tenant),
@@ -67,33 +66,33 @@ public struct CallerRegistry: CallerRegistration {
                                                           coalesce(?2, burst)))
             WHERE caller_id = ?3
             """).run(rate, burst, callerId)
-        guard db.changes == 1 else { throw StoreError.notFound("no caller \(callerId)") }
+        guard db.changes == 1 else { throw CallerRegistrationError.noCaller(callerId) }
     }
 
     public func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller {
         try updateQuota(callerId: callerId, rate: rate, burst: burst)
-        guard let caller = try caller(callerId) else { throw StoreError.notFound("no caller \(callerId)") }
+        guard let caller = try caller(callerId) else { throw CallerRegistrationError.noCaller(callerId) }
         return caller
     }
 
     public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {
         try db.prepare("UPDATE callers SET training_capture = ? WHERE caller_id = ?").run(on ? 1 : 0, callerId)
-        guard db.changes == 1, let caller = try caller(callerId) else { throw StoreError.notFound("no caller \(callerId)") }
+        guard db.changes == 1, let caller = try caller(callerId) else { throw CallerRegistrationError.noCaller(callerId) }
         return caller
     }
 
     /// Every caller (of `tenant` when given), oldest first.
     public func list(tenant: String? = nil) throws -> [Caller] {
         guard let tenant else {
-            return try db.prepare("\(Self.callerColumns) FROM callers ORDER BY created_at, caller_id").query(row: Self.callerRow)
+            return try db.prepare("\(StoreSchema.callerColumns) FROM callers ORDER BY created_at, caller_id").query(row: Self.callerRow)
         }
-        return try db.prepare("\(Self.callerColumns) FROM callers WHERE tenant = ? ORDER BY created_at, caller_id")
+        return try db.prepare("\(StoreSchema.callerColumns) FROM callers WHERE tenant = ? ORDER BY created_at, caller_id")
             .query([tenant], row: Self.callerRow)
     }
 
     /// The caller with `callerId` (only if it belongs to `tenant`, when given), or nil.
     public func caller(_ callerId: String, tenant: String? = nil) throws -> Caller? {
-        let found = try db.prepare("\(Self.callerColumns) FROM callers WHERE caller_id = ?").first([callerId], row: Self.callerRow)
+        let found = try db.prepare("\(StoreSchema.callerColumns) FROM callers WHERE caller_id = ?").first([callerId], row: Self.callerRow)
         return found.flatMap { tenant == nil || $0.tenant == tenant ? $0 : nil }
     }
 
@@ -105,9 +104,7 @@ public struct CallerRegistry: CallerRegistration {
     }
 
     public func setCeiling(_ ceiling: TenantCeiling, tenant: String) throws -> Int {
-        guard Tenant.isValidName(tenant) else { throw StoreError.invalid("\(tenant) is not a tenant name") }
-        if let rate = ceiling.maxRate, !(rate > 0 && rate.isFinite) { throw StoreError.invalid("the rate ceiling must be a positive number") }
-        if let burst = ceiling.maxBurst, burst < 1 { throw StoreError.invalid("the burst ceiling must be at least 1") }
+        try ceiling.check(tenant: tenant)
         return try db.transaction { () throws(SQLiteError) -> Int in
             if ceiling.isNone {
                 try db.prepare("DELETE FROM tenant_ceilings WHERE tenant = ?").run(tenant)
@@ -132,9 +129,6 @@ public struct CallerRegistry: CallerRegistration {
             """).query { row in (row.text(0) ?? "", row.int(1), row.int(2)) }
     }
 
-    /// The columns `callerRow` reads, in its order.
-    static let callerColumns = "SELECT caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture"
-
     /// The keys of a caller (ids and dates only: secrets are never stored).
     public func keys(callerId: String) throws -> [StoredKey] {
         try db.prepare("SELECT key_id, caller_id, secret_hash, created_at, revoked_at FROM api_keys WHERE caller_id = ? ORDER BY created_at")
@@ -146,18 +140,12 @@ public struct CallerRegistry: CallerRegistration {
             throw StoreError.invalid("caller \(row.text(0) ?? "?") has an unknown environment")
         }
         return Caller(callerId: row.text(0) ?? "", name: row.text(1) ?? "", tenant: row.text(7) ?? Tenant.defaultName,
-                      environment: environment, roles: decodeRoles(row.text(3) ?? ""), rate: row.double(4),
+                      environment: environment, roles: StoreSchema.decodeRoles(row.text(3) ?? ""), rate: row.double(4),
                       burst: row.int(5), createdAt: row.int64(6), trainingCapture: row.int64(8) != 0)
     }
 
     static func keyRow(_ row: SQLiteStatement) -> StoredKey {
         StoredKey(keyId: row.text(0) ?? "", callerId: row.text(1) ?? "", secretHash: row.blob(2) ?? [],
                   createdAt: row.int64(3), revokedAt: row.isNull(4) ? nil : row.int64(4))
-    }
-
-    static func encode(_ roles: Set<Role>) -> String { roles.sorted().map(\.rawValue).joined(separator: ",") }
-
-    static func decodeRoles(_ text: String) -> Set<Role> {
-        Set(text.split(separator: ",").compactMap { Role(rawValue: String($0)) })
     }
 }

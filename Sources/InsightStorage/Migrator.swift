@@ -20,7 +20,7 @@ public struct Migrator {
                 version INTEGER PRIMARY KEY, name TEXT NOT NULL,
                 checksum TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT
             """)
-        return try db.prepare("SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version")
+        return try db.prepare(StoreSchema.migrationHistory)
             .query { AppliedMigration(version: $0.int(0), name: $0.text(1) ?? "", checksum: $0.text(2) ?? "",
                                       appliedAt: $0.int64(3)) }
     }
@@ -28,19 +28,12 @@ public struct Migrator {
     /// Checks the recorded history, then applies what is missing. Returns the names applied now.
     @discardableResult
     public func migrate(_ db: SQLiteConnection, now: Int64) throws -> [String] {
-        var appliedNow: [String] = []
-        for migration in try Migration.pending(migrations, after: try applied(db)) {
-            do {
-                try db.transaction {
-                    try db.execute(migration.sql)
-                    try db.prepare("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)")
-                        .run(migration.version, migration.name, migration.checksum, now)
-                }
-            } catch {
-                throw MigrationError("migration \(migration.name) failed: \(error)")
+        try Migration.applyPending(migrations, after: try applied(db)) { migration in
+            try db.transaction {
+                try db.execute(migration.sql)
+                try db.prepare("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)")
+                    .run(migration.version, migration.name, migration.checksum, now)
             }
-            appliedNow.append(migration.name)
         }
-        return appliedNow
     }
 }

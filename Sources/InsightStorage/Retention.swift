@@ -36,7 +36,7 @@ public struct Retention {
         // alone: it cost every evaluation's commit a B-tree). Each evaluation goes with its
         // insights (their slots) and, by cascade, its consumption report.
         let expired = try db.prepare("""
-            \(EvaluationQueries.everyCaller)
+            \(StoreSchema.everyCaller)
             SELECT e.rowid, e.created_at, e.account_hash, e.device_hash, e.counterparty_hash
             FROM every_caller c CROSS JOIN evaluations e ON e.caller_id = c.id AND e.created_at < ? LIMIT ?
             """).query([cutoff, batchSize]) { row in

@@ -77,7 +77,7 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
     public func velocityHistoryEnd() throws -> VelocityHistoryEnd {
         try reader.withLock { db in
             try db.prepare("""
-                \(EvaluationQueries.everyCaller)
+                \(StoreSchema.everyCaller)
                 SELECT (SELECT coalesce(max(rowid), 0) FROM evaluations),
                        (SELECT max((SELECT max(created_at) FROM evaluations WHERE caller_id = c.id)) FROM every_caller c)
                 """).query { row in
@@ -125,7 +125,7 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
     /// most ?5. Callers come first (CROSS JOIN fixes the order) so that each caller's window is a
     /// range of evaluations_by_caller_created; rowid orders one millisecond's as they were stored.
     static let velocityBatchQuery = """
-        \(EvaluationQueries.everyCaller)
+        \(StoreSchema.everyCaller)
         SELECT e.rowid, e.environment, e.created_at, e.account_hash, e.device_hash, e.counterparty_hash, e.category,
                e.tracked_value, e.raised_by_velocity
         FROM every_caller c CROSS JOIN evaluations e ON e.caller_id = c.id AND e.created_at >= ?1 AND e.created_at < ?2
@@ -155,7 +155,8 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
     /// (CROSS JOIN fixes the order), so that each caller's window is a range of
     /// evaluations_by_caller_created. With the join the other way round the window's start
     /// depended on the caller row, and SQLite scanned the whole index — every evaluation kept,
-    /// up to the retention period — to count the last hour's.
+    /// up to the retention period — to count the last hour's. The sums are `ReportingStats.count`,
+    /// in SQL so that the counts are read, not the rows.
     static let reportingStatsQuery: StaticString = """
         SELECT c.caller_id, count(*),
                sum(r.event_id IS NOT NULL AND r.reported_at <= e.report_by),

@@ -22,37 +22,28 @@ public final class SQLiteAuthorizationStore: AuthorizationStore {
         try reader.withLock { try Self.find(subject, in: $0) }
     }
 
-    /// The stored choice under any of the subject's hashes (in its tenant); a denial wins over
-    /// an authorization.
+    /// The stored choice under any of the subject's hashes (in its tenant): the one
+    /// `AuthorizationRecord.standing` picks.
     static func find(_ subject: SubjectHashes, in db: SQLiteConnection) throws -> AuthorizationRecord? {
         let find = try db.cached("""
             SELECT status, requested_at, effective_at, renewed_at FROM subject_authorizations
             WHERE environment = ? AND kind = ? AND subject_hash = ? AND tenant = ?
             """)
-        var existing: AuthorizationRecord?
+        var found: [AuthorizationRecord] = []
         for hash in subject.hashes {
-            if let found = try find.first([subject.environment.rawValue, subject.kind.rawValue, hash, subject.tenant], row: { row in
+            if let record = try find.first([subject.environment.rawValue, subject.kind.rawValue, hash, subject.tenant], row: { row in
                 AuthorizationRecord(request: AuthorizationRequest(rawValue: row.text(0) ?? "") ?? .authorized,
                                     requestedAt: row.int64(1), effectiveAt: row.int64(2), renewedAt: row.int64(3))
-            }), existing == nil || found.request == .denied {
-                existing = found
+            }) {
+                found.append(record)
             }
         }
-        return existing
+        return AuthorizationRecord.standing(among: found)
     }
 
     static func apply(_ request: AuthorizationRequest, _ subject: SubjectHashes, now: Milliseconds, cooldown: Milliseconds,
                       in db: SQLiteConnection) throws -> AuthorizationRecord {
-        let existing = try find(subject, in: db)
-        var record: AuthorizationRecord
-        if request == .denied, let existing, existing.request == .denied {
-            record = existing  // asking again does not restart the cooldown; it renews the choice
-            record.renewedAt = max(existing.renewedAt, now)
-        } else if request == .denied {
-            record = AuthorizationRecord(request: .denied, requestedAt: now, effectiveAt: now + cooldown)
-        } else {
-            record = AuthorizationRecord(request: .authorized, requestedAt: now, effectiveAt: now)
-        }
+        let record = AuthorizationRecord.applying(request, over: try find(subject, in: db), now: now, cooldown: cooldown)
         let delete = try db.cached("""
             DELETE FROM subject_authorizations WHERE environment = ? AND kind = ? AND subject_hash = ? AND tenant = ?
             """)

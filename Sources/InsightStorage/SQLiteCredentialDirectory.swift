@@ -27,7 +27,7 @@ public final class SQLiteCredentialDirectory: CredentialDirectory {
                 }
                 let caller = Caller(callerId: row.text(5) ?? "", name: row.text(6) ?? "",
                                     tenant: row.text(12) ?? Tenant.defaultName, environment: environment,
-                                    roles: CallerRegistry.decodeRoles(row.text(8) ?? ""), rate: row.double(9),
+                                    roles: StoreSchema.decodeRoles(row.text(8) ?? ""), rate: row.double(9),
                                     burst: row.int(10), createdAt: row.int64(11),
                                     trainingCapture: row.int64(13) != 0)
                 return (key, caller)

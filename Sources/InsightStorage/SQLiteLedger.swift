@@ -120,7 +120,7 @@ public final class SQLiteLedger: EvaluationLedger {
 
     /// Keeps what a retry of the evaluation's request is answered from. The key's expired entry
     /// and up to two other expired ones go first; a live entry under the key makes the insert
-    /// fail (the unique key), and with it the evaluation.
+    /// fail (the unique key), and with it the evaluation. Live: `RetryEntry.isLive(at:)`, in SQL.
     static func insert(_ retry: RetryEntry, now: Milliseconds, into db: SQLiteConnection) throws {
         try db.cached("""
             DELETE FROM retry_entries WHERE (request_key = ?1 AND expires_at <= ?2)
@@ -172,14 +172,10 @@ public final class SQLiteLedger: EvaluationLedger {
         let used = r.insightIdsUsed.joined(separator: ",")
         if let existing = try db.cached("SELECT status, insight_ids FROM consumption_reports WHERE event_id = ?")
             .first([r.eventId], row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
-            let status = ConsumptionStatus(rawValue: existing.0) ?? r.status
-            if existing.0 == r.status.rawValue && Set(existing.1.split(separator: ",").map(String.init))
-                == Set(r.insightIdsUsed) {
-                return .alreadyRecorded
-            }
-            return .conflict(existing: status)
+            return .repeated(r, stored: ConsumptionStatus(rawValue: existing.0),
+                             insightIds: existing.1.split(separator: ",").map(String.init))
         }
-        let timeliness: Timeliness = r.reportedAt <= reportBy ? .onTime : .late
+        let timeliness = Timeliness(reportedAt: r.reportedAt, deadline: reportBy)
         try db.cached("""
             INSERT INTO consumption_reports (event_id, status, insight_ids, reported_at, timeliness)
             VALUES (?, ?, ?, ?, ?)
@@ -197,9 +193,7 @@ public final class SQLiteLedger: EvaluationLedger {
     static func apply(_ s: LabelSubmission, in db: SQLiteConnection) throws -> LabelSubmissionResult {
         if let previous = try db.cached("SELECT body_hash, results FROM label_submissions WHERE caller_id = ? AND key_hash = ?")
             .first([s.callerId, s.idempotencyKeyHash], row: { ($0.blob(0) ?? [], $0.text(1) ?? "") }) {
-            guard previous.0 == s.bodyHash else { return .idempotencyKeyReused }
-            let statuses = previous.1.split(separator: ",").compactMap { LabelResultStatus(rawValue: String($0)) }
-            return .processed(statuses, replayed: true)
+            return .replaying(s, keptBodyHash: previous.0, keptResults: StoreSchema.decodeLabelResults(previous.1))
         }
         // A label outlives its evaluation (retention counts from receipt), so its tenant is its labeller's.
         let findLabel = try db.cached("""
@@ -217,8 +211,7 @@ public final class SQLiteLedger: EvaluationLedger {
             if let existing = try findLabel.first([label.insightId, s.environment.rawValue, s.tenant], row: {
                 ($0.text(0) ?? "", $0.text(1))
             }) {
-                let same = existing.0 == label.outcome.rawValue && existing.1 == label.fraudType?.rawValue
-                results.append(same ? .duplicate : .conflict)
+                results.append(.repeating(label, storedOutcome: existing.0, storedFraudType: existing.1))
                 continue
             }
             guard let insight = try findInsight(label.insightId, tenant: s.tenant, environment: s.environment, in: db) else {
@@ -233,8 +226,7 @@ public final class SQLiteLedger: EvaluationLedger {
         guard results.contains(.accepted) else { return .processed(results, replayed: false) }
         try db.cached("""
             INSERT INTO label_submissions (caller_id, key_hash, body_hash, results, created_at) VALUES (?, ?, ?, ?, ?)
-            """).run(s.callerId, s.idempotencyKeyHash, s.bodyHash,
-                     results.map(\.rawValue).joined(separator: ","), s.receivedAt)
+            """).run(s.callerId, s.idempotencyKeyHash, s.bodyHash, StoreSchema.encode(results), s.receivedAt)
         return .processed(results, replayed: false)
     }
 

@@ -482,8 +482,3 @@ struct SubjectIndexEntry: Hashable, Comparable, Sendable {
         return (a.createdAt, a.evaluation) < (b.createdAt, b.evaluation)
     }
 }
-
-extension SQLiteError {
-    /// The file is damaged or not a database.
-    var isCorruption: Bool { code == 11 || code == 26 }
-}

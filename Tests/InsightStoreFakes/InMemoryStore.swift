@@ -3,12 +3,6 @@ import Foundation
 import InsightDomain
 import Synchronization
 
-/// Why the in-memory store refused an operation (the SQLite store's `StoreError` counterpart).
-public enum InMemoryStoreError: Error, Sendable, Equatable {
-    case invalid(String)
-    case notFound(String)
-}
-
 /// Every store port in memory, for use-case tests: one `Mutex` over the whole state, each
 /// operation atomic, completions called before the method returns. It passes the same
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
@@ -89,7 +83,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 return .failure(.unavailable("evaluation \(evaluation.eventId) is invalid or already stored"))
             }
             if let retry = evaluation.retry {
-                if let live = state.retries[retry.key], live.expiresAt > evaluation.createdAt {
+                if let live = state.retries[retry.key], live.isLive(at: evaluation.createdAt) {
                     return .failure(.unavailable("a live retry entry holds this request key"))
                 }
                 state.retries[retry.key] = retry
@@ -109,7 +103,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
         state.withLock { state in
-            for key in keys { if let entry = state.retries[key], entry.expiresAt > now { return entry } }
+            for key in keys { if let entry = state.retries[key], entry.isLive(at: now) { return entry } }
             return nil
         }
     }
@@ -154,10 +148,9 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             let unknown = r.insightIdsUsed.filter { !ids.contains($0) }
             if !unknown.isEmpty { return .unknownInsightIds(unknown) }
             if let existing = state.reports[r.eventId]?.report {
-                let same = existing.status == r.status && Set(existing.insightIdsUsed) == Set(r.insightIdsUsed)
-                return same ? .alreadyRecorded : .conflict(existing: existing.status)
+                return .repeated(r, stored: existing.status, insightIds: existing.insightIdsUsed)
             }
-            let timeliness: Timeliness = r.reportedAt <= evaluation.reportConsumptionBy ? .onTime : .late
+            let timeliness = Timeliness(reportedAt: r.reportedAt, deadline: evaluation.reportConsumptionBy)
             state.reports[r.eventId] = (r, timeliness)
             return .recorded(timeliness)
         }
@@ -169,7 +162,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         let result: LabelSubmissionResult = state.withLock { state in
             let key = SubmissionKey(callerId: s.callerId, keyHash: s.idempotencyKeyHash)
             if let previous = state.submissions[key] {
-                return previous.bodyHash == s.bodyHash ? .processed(previous.results, replayed: true) : .idempotencyKeyReused
+                return .replaying(s, keptBodyHash: previous.bodyHash, keptResults: previous.results)
             }
             var results: [LabelResultStatus] = []
             for item in s.items {
@@ -179,8 +172,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                     $0.label.insightId == label.insightId && $0.environment == s.environment
                         && state.tenant(ofCaller: $0.callerId) == s.tenant
                 }) {
-                    let same = existing.label.outcome == label.outcome && existing.label.fraudType == label.fraudType
-                    results.append(same ? .duplicate : .conflict)
+                    results.append(.repeating(label, storedOutcome: existing.label.outcome.rawValue,
+                                              storedFraudType: existing.label.fraudType?.rawValue))
                     continue
                 }
                 let known = state.evaluations.contains { e in
@@ -215,16 +208,11 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     public func create(name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
                        rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
-        guard Tenant.isValidName(tenant) else { throw InMemoryStoreError.invalid("invalid tenant") }
-        guard !roles.isEmpty else { throw InMemoryStoreError.invalid("a caller needs at least one role") }
-        guard rate > 0, rate.isFinite else { throw InMemoryStoreError.invalid("rate must be a positive number") }
-        guard burst >= 1 else { throw InMemoryStoreError.invalid("burst must be at least 1") }
-        guard let trimmed = Caller.validName(name) else { throw InMemoryStoreError.invalid(Caller.nameRule) }
-        let caller = Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
-                            rate: rate, burst: burst, createdAt: now)
+        let caller = try Caller.registering(callerId: callerId, name: name, tenant: tenant, environment: environment,
+                                            roles: roles, rate: rate, burst: burst, now: now)
         let key = APIKey.generate()
         try state.withLock { state in
-            guard state.callerIndex(callerId) == nil else { throw InMemoryStoreError.invalid("caller \(callerId) exists") }
+            guard state.callerIndex(callerId) == nil else { throw CallerRegistrationError.callerExists(callerId) }
             state.callers.append(StoredCaller(caller: caller))
             state.keys.append(StoredKey(keyId: key.keyId, callerId: callerId, secretHash: key.secretHash, createdAt: now,
                                         revokedAt: nil))
@@ -235,7 +223,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     public func issueKey(callerId: String, now: Milliseconds) throws -> APIKey {
         let key = APIKey.generate()
         try state.withLock { state in
-            guard state.callerIndex(callerId) != nil else { throw InMemoryStoreError.notFound("no caller \(callerId)") }
+            guard state.callerIndex(callerId) != nil else { throw CallerRegistrationError.noCaller(callerId) }
             state.keys.append(StoredKey(keyId: key.keyId, callerId: callerId, secretHash: key.secretHash, createdAt: now,
                                         revokedAt: nil))
         }
@@ -245,9 +233,9 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     public func revokeKey(keyId: String, now: Milliseconds) throws {
         try state.withLock { state in
             guard let index = state.keys.firstIndex(where: { $0.keyId == keyId }) else {
-                throw InMemoryStoreError.notFound("no key \(keyId)")
+                throw CallerRegistrationError.noKey(keyId)
             }
-            guard state.keys[index].revokedAt == nil else { throw InMemoryStoreError.invalid("key \(keyId) is already revoked") }
+            guard state.keys[index].revokedAt == nil else { throw CallerRegistrationError.keyAlreadyRevoked(keyId) }
             state.keys[index].revokedAt = now
         }
     }
@@ -267,18 +255,19 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     }
 
     public func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller {
-        try state.withLock { state in
-            guard let index = state.callerIndex(callerId) else { throw InMemoryStoreError.notFound("no caller \(callerId)") }
+        try Caller.checkQuota(rate: rate, burst: burst)
+        return try state.withLock { state in
+            guard let index = state.callerIndex(callerId) else { throw CallerRegistrationError.noCaller(callerId) }
             let ceiling = state.ceilings[state.callers[index].caller.tenant] ?? TenantCeiling()
-            if let rate { state.callers[index].caller.rate = min(rate, ceiling.maxRate ?? rate) }
-            if let burst { state.callers[index].caller.burst = min(burst, ceiling.maxBurst ?? burst) }
+            if let rate { state.callers[index].caller.rate = ceiling.capping(rate: rate) }
+            if let burst { state.callers[index].caller.burst = ceiling.capping(burst: burst) }
             return state.callers[index].caller
         }
     }
 
     public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {
         try state.withLock { state in
-            guard let index = state.callerIndex(callerId) else { throw InMemoryStoreError.notFound("no caller \(callerId)") }
+            guard let index = state.callerIndex(callerId) else { throw CallerRegistrationError.noCaller(callerId) }
             state.callers[index].caller.trainingCapture = on
             return state.callers[index].caller
         }
@@ -293,17 +282,15 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     }
 
     public func setCeiling(_ ceiling: TenantCeiling, tenant: String) throws -> Int {
-        guard Tenant.isValidName(tenant) else { throw InMemoryStoreError.invalid("\(tenant) is not a tenant name") }
-        if let rate = ceiling.maxRate, !(rate > 0 && rate.isFinite) { throw InMemoryStoreError.invalid("the rate ceiling must be a positive number") }
-        if let burst = ceiling.maxBurst, burst < 1 { throw InMemoryStoreError.invalid("the burst ceiling must be at least 1") }
+        try ceiling.check(tenant: tenant)
         return state.withLock { state in
             state.ceilings[tenant] = ceiling.isNone ? nil : ceiling
             var lowered = 0
             for index in state.callers.indices where state.callers[index].caller.tenant == tenant {
                 var caller = state.callers[index].caller
                 let before = (caller.rate, caller.burst)
-                caller.rate = min(caller.rate, ceiling.maxRate ?? caller.rate)
-                caller.burst = min(caller.burst, ceiling.maxBurst ?? caller.burst)
+                caller.rate = ceiling.capping(rate: caller.rate)
+                caller.burst = ceiling.capping(burst: caller.burst)
                 if before != (caller.rate, caller.burst) { lowered += 1 }
                 state.callers[index].caller = caller
             }
@@ -335,11 +322,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                              completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
         let result: Result<Caller?, StoreFailure> = state.withLock { state in
             guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant else { return .success(nil) }
-            if let rate, !(rate > 0 && rate.isFinite) { return .failure(.unavailable("rate must be a positive number")) }
-            if let burst, burst < 1 { return .failure(.unavailable("burst must be at least 1")) }
+            do { try Caller.checkQuota(rate: rate, burst: burst) } catch { return .failure(.unavailable("\(error)")) }
             let ceiling = state.ceilings[tenant] ?? TenantCeiling()
-            if let rate { state.callers[index].caller.rate = min(rate, ceiling.maxRate ?? rate) }
-            if let burst { state.callers[index].caller.burst = min(burst, ceiling.maxBurst ?? burst) }
+            if let rate { state.callers[index].caller.rate = ceiling.capping(rate: rate) }
+            if let burst { state.callers[index].caller.burst = ceiling.capping(burst: burst) }
             if let trainingCapture { state.callers[index].caller.trainingCapture = trainingCapture }
             return .success(state.callers[index].caller)
         }
@@ -380,15 +366,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             for stored in state.callers {
                 let start = max(since, stored.penaltyResetAt ?? 0)
                 for e in state.evaluations where e.callerId == stored.caller.callerId && e.createdAt >= start {
-                    var stats = result[e.callerId] ?? ReportingStats()
-                    stats.evaluations += 1
-                    switch state.reports[e.eventId]?.report.reportedAt {
-                    case .some(let at) where at <= e.reportConsumptionBy: stats.onTime += 1
-                    case .some: stats.late += 1
-                    case .none where e.reportConsumptionBy < now: stats.overdue += 1
-                    case .none: stats.pending += 1
-                    }
-                    result[e.callerId] = stats
+                    result[e.callerId, default: ReportingStats()]
+                        .count(reportedAt: state.reports[e.eventId]?.report.reportedAt, deadline: e.reportConsumptionBy, now: now)
                 }
             }
             return result
@@ -512,16 +491,7 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                       cooldown: Milliseconds,
                       completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void) {
         let record: AuthorizationRecord = state.withLock { state in
-            let existing = Self.find(subject, in: state)
-            var record: AuthorizationRecord
-            if request == .denied, let existing, existing.request == .denied {
-                record = existing
-                record.renewedAt = max(existing.renewedAt, now)
-            } else if request == .denied {
-                record = AuthorizationRecord(request: .denied, requestedAt: now, effectiveAt: now + cooldown)
-            } else {
-                record = AuthorizationRecord(request: .authorized, requestedAt: now, effectiveAt: now)
-            }
+            let record = AuthorizationRecord.applying(request, over: Self.find(subject, in: state), now: now, cooldown: cooldown)
             for hash in subject.hashes { state.authorizations[Self.key(subject, hash)] = nil }
             state.authorizations[Self.key(subject, subject.hashes[0])] = record
             return record
@@ -550,15 +520,9 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         }
     }
 
-    /// The choice under any of the subject's hashes; a denial wins over an authorization.
+    /// The choice under any of the subject's hashes (`AuthorizationRecord.standing`).
     private static func find(_ subject: SubjectHashes, in state: State) -> AuthorizationRecord? {
-        var existing: AuthorizationRecord?
-        for hash in subject.hashes {
-            if let found = state.authorizations[key(subject, hash)], existing == nil || found.request == .denied {
-                existing = found
-            }
-        }
-        return existing
+        AuthorizationRecord.standing(among: subject.hashes.compactMap { state.authorizations[key(subject, $0)] })
     }
 
     private static func key(_ subject: SubjectHashes, _ hash: [UInt8]) -> SubjectKey {

@@ -72,7 +72,7 @@ final class SQLiteClientTests: XCTestCase {
         try db.execute("CREATE TABLE t (a TEXT, b TEXT)")
         let insert = try db.cached("INSERT INTO t VALUES (?, ?)")
         XCTAssertThrowsError(try insert.run(count: 2) { b in b.text("only one") }) { error in
-            XCTAssertEqual((error as? SQLiteError)?.code, 21)  // SQLITE_MISUSE
+            XCTAssertEqual((error as? SQLiteError)?.code, SQLiteResultCode.misuse)
             XCTAssertTrue("\(error)".contains("bound 1 parameters, announced 2"), "\(error)")
         }
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM t"), "0")
@@ -166,6 +166,25 @@ final class SQLiteClientTests: XCTestCase {
         XCTAssertEqual(try db.prepare("SELECT k FROM t ORDER BY k").query { $0.text(0) }, ["a"])
     }
 
+    func testAPrimaryKeyAndAUniqueIndexViolationHaveTheirNamedExtendedCodes() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (k TEXT PRIMARY KEY, u TEXT UNIQUE, n TEXT NOT NULL)")
+        try db.prepare("INSERT INTO t VALUES (?, ?, ?)").run("a", "x", "n")
+        for (values, code) in [(["a", "y", "n"], SQLiteResultCode.constraintPrimaryKey),
+                               (["b", "x", "n"], SQLiteResultCode.constraintUnique)] {
+            XCTAssertThrowsError(try db.prepare("INSERT INTO t VALUES (?, ?, ?)").run(values[0], values[1], values[2])) { error in
+                XCTAssertEqual((error as? SQLiteError)?.extendedCode, code, "\(values)")
+                XCTAssertEqual((error as? SQLiteError)?.code, SQLiteResultCode.constraint)
+                XCTAssertTrue((error as? SQLiteError)?.isUniqueViolation ?? false)
+            }
+        }
+        XCTAssertThrowsError(try db.prepare("INSERT INTO t (k, u) VALUES (?, ?)").run("c", "z")) { error in
+            XCTAssertFalse((error as? SQLiteError)?.isUniqueViolation ?? true, "NOT NULL is another constraint")
+        }
+        XCTAssertEqual([SQLiteResultCode.corrupt, SQLiteResultCode.notADatabase, SQLiteResultCode.constraintPrimaryKey,
+                        SQLiteResultCode.constraintUnique], [11, 26, 1555, 2067], "the numbers sqlite3.h gives them")
+    }
+
     func testErrorsNameTheSQLButNotTheValues() throws {
         let db = try open()
         try db.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
@@ -176,7 +195,7 @@ final class SQLiteClientTests: XCTestCase {
         } catch {
             XCTAssertTrue(error.description.contains("INSERT INTO t"))
             XCTAssertFalse(error.description.contains("secret-value"))
-            XCTAssertEqual(error.code, 19)  // SQLITE_CONSTRAINT
+            XCTAssertEqual(error.code, SQLiteResultCode.constraint)
         }
         XCTAssertThrowsError(try db.prepare("SELEC nonsense"))
     }

@@ -229,30 +229,25 @@ let credentialCases: [ContractCase] = [
 
 let registrationCases: [ContractCase] = [
     contractCase(.registration, "invalid callers are refused") { s in
-        func create(name: String = "x", tenant: String = "default", roles: Set<Role> = [.evaluate], rate: Double = 1,
-                    burst: Int = 1, id: String = "c1") throws -> (Caller, APIKey) {
-            try s.registration.create(name: name, tenant: tenant, environment: .sandbox, roles: roles, rate: rate,
-                                      burst: burst, now: 1, callerId: id)
-        }
-        try expectThrows("no roles") { try create(roles: []) }
-        try expectThrows("a blank name") { try create(name: "  ") }
-        try expectThrows("a long name") { try create(name: String(repeating: "n", count: 101)) }
+        try expectThrows("no roles") { try s.register(roles: []) }
+        try expectThrows("a blank name") { try s.register(name: "  ") }
+        try expectThrows("a long name") { try s.register(name: String(repeating: "n", count: 101)) }
         // Characters that would reorder or hide what a console, a table or a log shows around them.
         for (what, name) in [("a right-to-left override", "pay\u{202E}stneme"), ("a left-to-right isolate", "pay\u{2066}x\u{2069}"),
                              ("a zero-width joiner", "pay\u{200D}ments"), ("a newline", "pay\nments"), ("an escape", "pay\u{1B}[31m"),
                              ("a carriage return", "payments\r"), ("a NUL", "pay\u{0}ments"), ("a line separator", "pay\u{2028}ments"),
                              ("a delete", "pay\u{7F}")] {
-            try expectThrows(what) { try create(name: name) }
+            try expectThrows(what) { try s.register(name: name) }
         }
-        try expectThrows("rate 0") { try create(rate: 0) }
-        try expectThrows("an infinite rate") { try create(rate: .infinity) }
-        try expectThrows("burst 0") { try create(burst: 0) }
-        try expectThrows("a tenant name with a space") { try create(tenant: "Acme Corp") }
-        try expectThrows("an empty tenant name") { try create(tenant: "") }
+        try expectThrows("rate 0") { try s.register(rate: 0) }
+        try expectThrows("an infinite rate") { try s.register(rate: .infinity) }
+        try expectThrows("burst 0") { try s.register(burst: 0) }
+        try expectThrows("a tenant name with a space") { try s.register(tenant: "Acme Corp") }
+        try expectThrows("an empty tenant name") { try s.register(tenant: "") }
         try expectEqual(try s.registration.list(tenant: nil), [], "nothing was stored")
-        let (caller, _) = try create(name: "  payments  ")
+        let (caller, _) = try s.register(name: "  payments  ")
         try expectEqual(caller.name, "payments", "the name is trimmed")
-        try expectThrows("a taken caller id") { try create(name: "other") }
+        try expectThrows("a taken caller id") { try s.register(name: "other") }
     },
     contractCase(.registration, "keys are issued to callers that exist and revoked once") { s in
         let (_, first) = try s.caller("c1", now: 1)

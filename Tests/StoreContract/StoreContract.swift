@@ -91,9 +91,9 @@ public enum StoreContract {
     }
 
     public static var cases: [ContractCase] {
-        consumptionCases + labelCases + credentialCases + registrationCases + administrationCases
-            + authorizationCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
-            + performanceCases + shadowCases + trainingCases + receiptCases + retryCases
+        consumptionCases + labelCases + labelRuleCases + credentialCases + registrationCases + registrationRuleCases + administrationCases
+            + authorizationCases + authorizationRuleCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
+            + performanceCases + shadowCases + trainingCases + receiptCases + retryCases + retryRuleCases
     }
 }
 
@@ -152,6 +152,15 @@ extension StoreSet {
                 roles: Set<Role> = [.evaluate, .labels], now: Milliseconds = 1) throws -> (Caller, APIKey) {
         try registration.create(name: "caller \(id)", tenant: tenant, environment: environment, roles: roles,
                                 rate: 10, burst: 20, now: now, callerId: id)
+    }
+
+    /// Registers a sandbox caller `id` with these values (valid by default), as a case that
+    /// varies one of them calls it.
+    @discardableResult
+    func register(name: String = "x", tenant: String = "default", roles: Set<Role> = [.evaluate], rate: Double = 1,
+                  burst: Int = 1, id: String = "c1") throws -> (Caller, APIKey) {
+        try registration.create(name: name, tenant: tenant, environment: .sandbox, roles: roles, rate: rate, burst: burst,
+                                now: 1, callerId: id)
     }
 
     func record(_ id: String, caller: String = "c1", environment: Environment = .production,

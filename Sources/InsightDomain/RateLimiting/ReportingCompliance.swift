@@ -18,6 +18,19 @@ public struct ReportingStats: Sendable, Equatable {
         self.overdue = overdue
         self.pending = pending
     }
+
+    /// Counts one evaluation of the window whose report is due by `deadline`, reported at
+    /// `reportedAt` (nil: not reported) as seen at `now`: on time or late as `Timeliness` says,
+    /// overdue once `now` is past the deadline, else pending (still due at the deadline itself).
+    public mutating func count(reportedAt: Milliseconds?, deadline: Milliseconds, now: Milliseconds) {
+        evaluations += 1
+        switch reportedAt.map({ Timeliness(reportedAt: $0, deadline: deadline) }) {
+        case .onTime: onTime += 1
+        case .late: late += 1
+        case nil where deadline < now: overdue += 1
+        case nil: pending += 1
+        }
+    }
 }
 
 /// How skipped consumption reports cut a caller's rate. Overdue reports beyond the allowance
