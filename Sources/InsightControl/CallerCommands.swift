@@ -122,11 +122,11 @@ enum CallerCommands: CommandGroup {
     /// `--rate` and `--burst` as a caller's quota may have them (nil: not given).
     static func quota(rate: String?, burst: String?) throws -> (rate: Double?, burst: Int?) {
         let rate = try rate.map { text -> Double in
-            guard let v = Double(text), v > 0, v.isFinite else { throw AppError("--rate must be a positive number") }
+            guard let v = Double(text), Caller.isValidRate(v) else { throw AppError("--rate must be a positive number") }
             return v
         }
         let burst = try burst.map { text -> Int in
-            guard let v = Int(text), v >= 1 else { throw AppError("--burst must be a whole number of at least 1") }
+            guard let v = Int(text), Caller.isValidBurst(v) else { throw AppError("--burst must be a whole number of at least 1") }
             return v
         }
         return (rate, burst)

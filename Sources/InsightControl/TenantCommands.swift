@@ -42,13 +42,13 @@ enum TenantCommands: CommandGroup {
         var ceiling = try registry.ceiling(tenant: tenant)
         if let text = invocation.value(maxRate) {
             if text == "none" { ceiling.maxRate = nil } else {
-                guard let v = Double(text), v > 0, v.isFinite else { throw AppError("--max-rate must be a positive number or none") }
+                guard let v = Double(text), Caller.isValidRate(v) else { throw AppError("--max-rate must be a positive number or none") }
                 ceiling.maxRate = v
             }
         }
         if let text = invocation.value(maxBurst) {
             if text == "none" { ceiling.maxBurst = nil } else {
-                guard let v = Int(text), v >= 1 else { throw AppError("--max-burst must be a whole number of at least 1, or none") }
+                guard let v = Int(text), Caller.isValidBurst(v) else { throw AppError("--max-burst must be a whole number of at least 1, or none") }
                 ceiling.maxBurst = v
             }
         }
