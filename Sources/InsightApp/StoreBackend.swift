@@ -33,10 +33,10 @@ public struct StoreBackend: Sendable {
     let decisions: any DecisionReporting
     let authorizations: any AuthorizationStore
     let retention: any RetentionPurge
-    /// A subject's evaluations (transparency) and its erasure (PRODUCT.md §15).
+    /// A subject's evaluations (transparency) and its erasure (docs/api.md "The person's view").
     let history: any SubjectHistory
     let erasure: any SubjectErasure
-    /// Model performance counts (PRODUCT.md §13).
+    /// Model performance counts (docs/operations.md "Model performance").
     let performance: any ModelPerformanceSource
     let hashKeyRegistry: any HashKeyRegistry
     /// Every instance's chain of signed receipt heads.
