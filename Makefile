@@ -99,10 +99,12 @@ test-clients: build
 
 # Every shell example of README.md and docs/ against a real daemon, as a reader would run it
 # (markers and rules: $(TESTS_DIR)/docs-examples.sh); the demo is one of the examples. First,
-# the module table of docs/architecture.md against Package.swift, the container image's
-# libraries against what the binaries link, and deploy/'s Kubernetes manifests against the
-# Kubernetes API's schemas (pinned kubernetes-validate, in .venv-kubernetes).
+# the pointers into docs/ (nothing cites the old specification; every cited section and link
+# anchor exists), the module table of docs/architecture.md against Package.swift, the container
+# image's libraries against what the binaries link, and deploy/'s Kubernetes manifests against
+# the Kubernetes API's schemas (pinned kubernetes-validate, in .venv-kubernetes).
 test-docs: build
+	python3 scripts/check-doc-references.py
 	sh scripts/check-module-graph.sh
 	sh scripts/check-container-libraries.sh $(RELEASE_BIN)
 	sh scripts/check-kubernetes-manifests.sh

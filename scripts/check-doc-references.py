@@ -54,8 +54,10 @@ SECTION_REF = re.compile(
 LINK = re.compile(r"\]\((?P<target>[^)\s]+?)\)")
 PRODUCT = re.compile(r"PRODUCT\.md")
 SECTION_SIGN = re.compile(r"§\s?\d")
-# What may stand before a `§N` that is not PRODUCT.md's: an RFC, or another named document.
-OTHER_SOURCE = re.compile(r"RFC\s?\d{3,5}|[A-Za-z0-9_-]+\.md`?|reference/")
+# What may stand before a `§N` that is not PRODUCT.md's: an RFC named earlier in the passage,
+# or another document named right before it.
+RFC = re.compile(r"RFC\s?\d{3,5}")
+NAMED_DOCUMENT = re.compile(r"[A-Za-z0-9_-]+\.md`?,?\s*$")
 
 
 def tracked_files():
@@ -172,7 +174,7 @@ def main():
                             "point at the docs/ page and section that states the rule")
         for m in SECTION_SIGN.finditer(flat):
             before = flat[max(0, m.start() - 800):m.start()]
-            if not OTHER_SOURCE.search(before):
+            if not RFC.search(before) and not NAMED_DOCUMENT.search(before):
                 problems.append(f"{rel}:{line_of(starts, m.start())}: a numbered section (§) of no "
                                 "named document: name the RFC, or point at a docs/ page and section")
 
