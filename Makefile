@@ -7,7 +7,7 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps deps-test build run run-cluster test test-unit test-training test-loop test-e2e test-cluster test-failover test-crash test-api test-console test-capture test-clients test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run run-cluster format lint-format test test-unit test-training test-loop test-e2e test-cluster test-failover test-crash test-api test-console test-capture test-clients test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -17,6 +17,7 @@ help:
 	@echo "make model  regenerate models/ with the offline trainer (Python venv)"
 	@echo "make bench  micro-benchmarks, insightd vs nginx with wrk, then 1 and 2 instances on PostgreSQL + Redis (prints figures, never fails)"
 	@echo "make bench-instructions  instructions per request under callgrind (WORKLOAD=W2|W1): steadier than req/s"
+	@echo "make format       rewrite the Swift sources in the style of .swift-format; make lint-format checks it"
 
 deps:
 	@sh scripts/install-deps.sh
@@ -99,15 +100,26 @@ test-clients: build
 
 # Every shell example of README.md and docs/ against a real daemon, as a reader would run it
 # (markers and rules: $(TESTS_DIR)/docs-examples.sh); the demo is one of the examples. First,
-# the module table of docs/architecture.md against Package.swift, the container image's
-# libraries against what the binaries link, and deploy/'s Kubernetes manifests against the
-# Kubernetes API's schemas (pinned kubernetes-validate, in .venv-kubernetes).
+# the pointers into docs/ (nothing cites the old specification; every cited section and link
+# anchor exists), the module table of docs/architecture.md against Package.swift, the container
+# image's libraries against what the binaries link, and deploy/'s Kubernetes manifests against
+# the Kubernetes API's schemas (pinned kubernetes-validate, in .venv-kubernetes).
 test-docs: build
+	python3 scripts/check-doc-references.py
 	sh scripts/check-module-graph.sh
 	sh scripts/check-container-libraries.sh $(RELEASE_BIN)
 	sh scripts/check-kubernetes-manifests.sh
 	$(SWIFT) build -c release --product insightd-demo
 	bash $(TESTS_DIR)/docs-examples.sh $(RELEASE_BIN)
+
+# The Swift code's layout, by the toolchain's swift-format and the repository's .swift-format
+# (docs/testing.md, "Code format"). lint-format fails on any finding.
+FORMAT_PATHS := Package.swift Sources Tests Plugins
+format:
+	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
+
+lint-format:
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
 
 FUZZ_SECONDS ?= 60
 fuzz: deps

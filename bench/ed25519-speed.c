@@ -1,5 +1,5 @@
-/* Ed25519 signing speed, libsodium against OpenSSL 3.0 (docs/performance.md, "Issue 23: signing
- * through libsodium"). A measurement, not part of the build:
+/* Ed25519 signing speed, libsodium against OpenSSL 3.0
+ * (docs/performance/log/2026-12-05-libsodium-signing.md). A measurement, not part of the build:
  *   gcc -O2 bench/ed25519-speed.c -o /tmp/ed25519-speed -lsodium -lcrypto && /tmp/ed25519-speed
  */
 #include <sodium.h>

@@ -59,7 +59,7 @@ KEY=$("$BIN/insightctl" callers create --name instructions --roles evaluate --en
 # Instrumentation starts off (start-up and warm-up are not counted) and is switched on for the run.
 # The allocator tuning insightd would otherwise apply by executing itself again (which valgrind
 # cannot follow: /proc/self/exe is valgrind there) is set here, so the profile is of the daemon
-# as it runs (docs/operations.md, "Allocator").
+# as it runs (docs/operations.md, "Capacity").
 GLIBC_TUNABLES=glibc.malloc.tcache_count=128 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/callgrind.out" \
     "$BIN/insightd" 2>"$WORK/insightd.log" &
 PID=$!

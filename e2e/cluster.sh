@@ -1,5 +1,5 @@
 #!/bin/sh
-# The multi-instance mode end to end (PRODUCT.md §11, docs/deployment.md "Scaling out"): its own
+# The multi-instance mode end to end (docs/deployment.md "Scaling out"): its own
 # PostgreSQL (initdb in a temporary directory, a private port) and Redis (--save '', a private
 # port) started as ordinary processes, three insightd instances on them and nginx in front, then:
 # migrations applied once by instances starting together; one quota bucket and one reporting

@@ -1,11 +1,11 @@
 #!/bin/sh
-# The feedback loop end to end (issue 24, PRODUCT.md §13), against the release binaries on a real
-# SQLite store: simulated sessions evaluated by a caller with training capture on, consumption
-# reports, labels arriving after a first report, the report checked against counts made
-# independently from what was sent and answered (e2e/feedback_loop.py), the labelled vectors
-# exported, a new version trained from the export by training/train.py, loaded as a shadow, and
-# the report comparing it with the current version on the same later traffic — its values checked
-# against the same sessions answered by the new version directly, in the sandbox.
+# The feedback loop end to end (issue 24, docs/operations.md "Model performance"), against the
+# release binaries on a real SQLite store: simulated sessions evaluated by a caller with training
+# capture on, consumption reports, labels arriving after a first report, the report checked against
+# counts made independently from what was sent and answered (e2e/feedback_loop.py), the labelled
+# vectors exported, a new version trained from the export by training/train.py, loaded as a shadow,
+# and the report comparing it with the current version on the same later traffic — its values
+# checked against the same sessions answered by the new version directly, in the sandbox.
 #
 # Usage: e2e/feedback-loop.sh BIN_DIR        (BIN_DIR holds insightd and insightctl)
 set -eu

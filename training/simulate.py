@@ -8,7 +8,7 @@ daemon does, so the model is trained on the wire contract, not on the simulator'
 THE DATA IS SYNTHETIC. The scenario library below encodes published, mostly qualitative,
 behavioural findings (docs/model-card.md lists them with sources); every number is an assumption
 chosen to reproduce those findings, not a measurement. Real labelled sessions should replace it
-(docs/model-card.md, "Retraining with your own sessions").
+(docs/model-card.md, "Retraining").
 
 Scenario library (label, name: what it models):
   genuine  routine       saved payee or known form, fluent typing, short review

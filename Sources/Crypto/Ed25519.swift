@@ -2,10 +2,10 @@ internal import COpenSSL
 internal import CSodium
 
 /// An Ed25519 private key (RFC 8032) that signs through libsodium, whose `crypto_sign_detached`
-/// takes half the time of OpenSSL 3.0's (docs/performance.md, "Issue 23: signing through
-/// libsodium"); signatures are verified through OpenSSL (`Ed25519VerifyingKey`). This object
-/// owns the 64-byte expanded secret key in memory of its own and overwrites it when it goes.
-/// Immutable after `init`, so one key signs on any number of threads.
+/// takes half the time of OpenSSL 3.0's (docs/performance/log/2026-12-05-libsodium-signing.md);
+/// signatures are verified through OpenSSL (`Ed25519VerifyingKey`). This object owns the 64-byte
+/// expanded secret key in memory of its own and overwrites it when it goes. Immutable after `init`,
+/// so one key signs on any number of threads.
 public final class Ed25519SigningKey: Sendable {
     /// The private key's length: the 32-byte seed of RFC 8032 §5.1.5.
     public static let seedLength = 32

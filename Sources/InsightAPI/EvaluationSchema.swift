@@ -65,7 +65,7 @@ enum EvaluationSchema {
         .enumeration("amountBand", TransactionFacts.AmountBand.self) { $0.amountBand = $1 },
     ])
 
-    /// Who chose the operation (PRODUCT.md §12): closed values only, never a tool's name or text.
+    /// Who chose the operation (docs/agents.md): closed values only, never a tool's name or text.
     static let initiator = BodyObject(start: Initiator(), [
         .enumeration("kind", InitiatorKind.self) { $0.kind = $1 },
         .object("agent", agent) { $0.agent = $1 },

@@ -4,7 +4,8 @@ import InsightServices
 import JSON
 
 /// `GET /admin/v1/model-performance` (role `admin`): how each model version performs on the
-/// tenant's own traffic over a period (PRODUCT.md §13, `ModelPerformanceService`).
+/// tenant's own traffic over a period (docs/api.md "GET /admin/v1/model-performance",
+/// `ModelPerformanceService`).
 extension InsightAPIHandler {
     /// `GET /admin/v1/model-performance?from=YYYY-MM-DD&to=YYYY-MM-DD[&environment=…][&category=…]`
     func modelPerformance(_ exchange: Exchange) throws {

@@ -5,8 +5,8 @@ import InsightServices
 import JSON
 
 /// `POST /v1/subjects/transparency` (role `evaluate`) and `POST /v1/subjects/erasure` (role
-/// `admin`): the person's view (PRODUCT.md §15, `SubjectService`). Identifiers travel only in
-/// bodies, never in URLs, and are hashed before anything else happens to them.
+/// `admin`): the person's view (docs/api.md "The person's view", `SubjectService`). Identifiers
+/// travel only in bodies, never in URLs, and are hashed before anything else happens to them.
 extension InsightAPIHandler {
     /// `POST /v1/subjects/transparency`
     func subjectTransparency(_ exchange: Exchange) throws {

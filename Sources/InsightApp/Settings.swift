@@ -25,7 +25,7 @@ public struct Settings: Sendable, Equatable {
     public var modelsDirectoryExplicit = false
     public var currentModel: String?
     /// `INSIGHTD_MODEL_SHADOW`: model versions scored beside every coaching insight, stored and
-    /// reported, never answered (PRODUCT.md §13).
+    /// reported, never answered (docs/operations.md "Shadow versions").
     public var shadowModels: [String] = []
     public var threads = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 64))
     public var logLevel = LogLevel.info
@@ -52,7 +52,7 @@ public struct Settings: Sendable, Equatable {
     public var authorizationCooldown = 259_200
     public var retentionDays = 400
     /// How long fraud labels take to arrive, in days: the model performance report counts the
-    /// evaluations older than this as mature (PRODUCT.md §13).
+    /// evaluations older than this as mature (docs/api.md "GET /admin/v1/model-performance").
     public var labelMaturityDays = 60
     /// Days a captured training vector is kept (docs/privacy.md, "Training capture"); at most
     /// `retentionDays`, since a vector is deleted with its evaluation anyway.
@@ -82,7 +82,7 @@ public struct Settings: Sendable, Equatable {
     /// instances on PostgreSQL and Redis").
     static var sharedModeThreads: Int { min(64, 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
-    /// True when several instances share PostgreSQL and Redis (PRODUCT.md §11).
+    /// True when several instances share PostgreSQL and Redis (docs/deployment.md "Scaling out").
     public var isShared: Bool { databaseURL != nil }
 
     /// The database file inside the state directory.

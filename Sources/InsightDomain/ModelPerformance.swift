@@ -6,9 +6,10 @@ import Musl
 import Darwin
 #endif
 
-/// How each model version performs on the tenant's own traffic (PRODUCT.md §13): the store
-/// counts, grouped, what the coaching insights of a period answered, how callers used them and
-/// what was later labelled; `ModelPerformanceReport` turns the counts into the report.
+/// How each model version performs on the tenant's own traffic (docs/operations.md
+/// "Model performance"): the store counts, grouped, what the coaching insights of a period
+/// answered, how callers used them and what was later labelled; `ModelPerformanceReport` turns the
+/// counts into the report.
 public protocol ModelPerformanceSource: Sendable {
     /// The counts of `query`: one cell per (model version, category, value, consumption status,
     /// label outcome) that occurs among the insights of type `isLikelyBeingCoached` that answered
@@ -201,7 +202,8 @@ public struct ReferenceShares: Sendable, Equatable, ExpressibleByArrayLiteral {
     }
 }
 
-/// The report of one model version on one category over a period (PRODUCT.md §13).
+/// The report of one model version on one category over a period (docs/operations.md
+/// "Model performance").
 public struct ModelPerformanceRow: Sendable, Equatable {
     public var modelVersion: String
     public var category: OperationCategory

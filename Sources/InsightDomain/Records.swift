@@ -12,7 +12,7 @@ public struct Caller: Sendable, Equatable {
     public var burst: Int
     public var createdAt: Milliseconds
     /// Whether the feature vectors of this caller's evaluations are kept for training
-    /// (PRODUCT.md §13, docs/privacy.md "Training capture"); off unless an operator turns it on.
+    /// (docs/privacy.md "Training capture"); off unless an operator turns it on.
     public var trainingCapture: Bool
 
     public init(callerId: String, name: String, tenant: String = Tenant.defaultName, environment: Environment,
@@ -114,15 +114,16 @@ public struct EvaluationRecord: Sendable, Equatable {
     public var reportConsumptionBy: Milliseconds
     public var subject: HashedSubject
     public var insights: [InsightRecord]
-    /// The answers of the shadow model versions (`INSIGHTD_MODEL_SHADOW`, PRODUCT.md §13), at
-    /// most `maxShadowInsights`: stored beside `insights` for the model-performance report,
-    /// never answered, signed, shown or decided on, and never labelled themselves.
+    /// The answers of the shadow model versions (`INSIGHTD_MODEL_SHADOW`, docs/operations.md
+    /// "Shadow versions"), at most `maxShadowInsights`: stored beside `insights` for the
+    /// model-performance report, never answered, signed, shown or decided on, and never labelled
+    /// themselves.
     public var shadowInsights: [InsightRecord]
     /// The value velocity tracking recorded for this evaluation (the highest coaching value).
     public var trackedValue: InsightValue?
     /// Whether velocity rules raised that value (velocity's own raises are not coaching evidence).
     public var raisedByVelocity: Bool
-    /// What the decision policy answered (PRODUCT.md §12); nil only for evaluations stored
+    /// What the decision policy answered (docs/decisions.md); nil only for evaluations stored
     /// before decisions existed.
     public var decision: Decision?
     /// The model's input kept for training, stored in the evaluation's transaction; nil unless

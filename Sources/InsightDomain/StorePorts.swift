@@ -325,7 +325,7 @@ public struct SubjectErasureReport: Sendable, Equatable {
     }
 }
 
-/// Erasure of a subject from the store (PRODUCT.md §15, docs/privacy.md "Erasure"), in one
+/// Erasure of a subject from the store (docs/privacy.md "Erasure"), in one
 /// transaction through the writer: the evaluations of the tenant's callers keep their rows,
 /// insights, consumption reports and labels (model performance counts do not change) but lose
 /// the subject's hashes (set to NULL); the training vectors captured of those evaluations and
@@ -340,7 +340,7 @@ public protocol SubjectErasure: Sendable {
                completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void)
 }
 
-/// The evaluations that carried one subject (PRODUCT.md §15, transparency), newest first, one
+/// The evaluations that carried one subject (docs/api.md "The person's view"), newest first, one
 /// page at a time. The caller hashes the identifier under every key of the keyring and passes
 /// the hashes: nothing raw reaches the store, and a rotated key still finds the rows it hashed.
 public protocol SubjectHistory: Sendable {

@@ -1,4 +1,4 @@
-/// Training capture (PRODUCT.md §13, docs/privacy.md "Training capture: what is kept and why"):
+/// Training capture (docs/privacy.md "Training capture: what is kept and why"):
 /// the model's input of an evaluation, kept for a limited time when its caller opted in, so that
 /// an operator can train a model version on their own labelled traffic.
 

@@ -1,8 +1,8 @@
 import InsightDomain
 
-/// A person's choice to switch insights off, with a cooldown (PRODUCT.md §5). A choice belongs
-/// to the caller's tenant and environment: every caller of the tenant sees and may change it,
-/// no other tenant can.
+/// A person's choice to switch insights off, with a cooldown (docs/api.md "Subject authorization").
+/// A choice belongs to the caller's tenant and environment: every caller of the tenant sees and may
+/// change it, no other tenant can.
 public struct AuthorizationService: Sendable {
     let store: any AuthorizationStore
     let denials: DenialIndex

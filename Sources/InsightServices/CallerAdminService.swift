@@ -1,7 +1,7 @@
 import InsightDomain
 
-/// The admin API's use cases (PRODUCT.md §4, §10): an admin sees and changes only its own tenant's
-/// callers; another tenant's caller is as absent as one that never existed.
+/// The admin API's use cases (docs/api.md "Admin API"): an admin sees and changes only its own
+/// tenant's callers; another tenant's caller is as absent as one that never existed.
 public struct CallerAdminService: Sendable {
     let administration: any CallerAdministration
     let limiter: any RateLimits

@@ -1,7 +1,8 @@
 import InsightDomain
 
-/// Consumption reports (PRODUCT.md §4): one per evaluation; the same report again is accepted,
-/// a different one is a conflict. Their timeliness feeds the reporting penalty.
+/// Consumption reports (docs/api.md "POST /v1/evaluations/{eventId}/consumption"): one per
+/// evaluation; the same report again is accepted, a different one is a conflict. Their timeliness
+/// feeds the reporting penalty.
 public struct ConsumptionService: Sendable {
     let ledger: any EvaluationLedger
     let clock: any Clock

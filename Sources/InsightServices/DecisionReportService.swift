@@ -1,9 +1,9 @@
 import InsightDomain
 
-/// The admin view of decisions against consumption reports (PRODUCT.md §12, `GET
-/// /admin/v1/decisions`): per caller of the admin's tenant, for each action, how many
-/// evaluations the policy decided so, how many were reported, and how many of those reports say
-/// the caller went ahead without friction (`ConsumptionStatus.proceeded`).
+/// The admin view of decisions against consumption reports (docs/api.md,
+/// `GET /admin/v1/decisions`): per caller of the admin's tenant, for each action, how many
+/// evaluations the policy decided so, how many were reported, and how many of those reports say the
+/// caller went ahead without friction (`ConsumptionStatus.proceeded`).
 public struct DecisionReportService: Sendable {
     let source: any DecisionReporting
     let administration: any CallerAdministration

@@ -52,9 +52,10 @@ public struct EvaluationRequest: Sendable {
     /// Events of types this version does not know (a newer capture kit's), left out of the
     /// interaction: counted in `insightd_interaction_skipped_events_total` and in the answer.
     public var skippedEvents = 0
-    /// Facts of the transaction (PRODUCT.md §12), read by the decision policy.
+    /// Facts of the transaction (docs/decisions.md "How a policy decides"), read by the decision
+    /// policy.
     public var transaction: TransactionFacts
-    /// Who chose the operation, and an agent's facts (PRODUCT.md §12), read by the decision policy.
+    /// Who chose the operation, and an agent's facts (docs/agents.md), read by the decision policy.
     public var initiator: Initiator
 
     public init(requestId: String?, category: OperationCategory, insights: [InsightRequest], subject: RawSubject,

@@ -28,9 +28,9 @@ public protocol AnswerWriter: Sendable {
     func naming(_ answer: [UInt8], eventId: String, requestId: String) -> [UInt8]
 }
 
-/// Evaluating a risky moment (PRODUCT.md §2, §3, §5, §8): the sandbox override, the interaction's
-/// features, the subject's keyed hashes, opt-outs, the device limit, each insight's answer,
-/// escalation by velocity, and the durable record.
+/// Evaluating a risky moment (docs/api.md "POST /v1/evaluations"): the sandbox override, the
+/// interaction's features, the subject's keyed hashes, opt-outs, the device limit, each insight's
+/// answer, escalation by velocity, and the durable record.
 public struct EvaluationService: Sendable {
     let ledger: any EvaluationLedger
     let models: InsightModels
@@ -43,7 +43,7 @@ public struct EvaluationService: Sendable {
     let metrics: ServiceMetrics
     /// Time allowed for the consumption report after an evaluation.
     let consumptionGrace: Milliseconds
-    /// The decision policy and its shadow (PRODUCT.md §12).
+    /// The decision policy and its shadow (docs/decisions.md "Checking, reloading, shadowing").
     let decisions: DecisionPolicies
     /// The device limit, insight quotas and velocity read asked at once (one round trip to Redis).
     let gate: any EvaluationGate

@@ -122,8 +122,9 @@ struct InsightAnswerer: Sendable {
     /// interaction, on the features extracted for it; none otherwise — not where the served one
     /// failed (a quota used up, an unknown version), so that the report compares the versions on
     /// the same evaluations. They take no quota and no sandbox override: they are the models' own
-    /// answers, kept for comparison (PRODUCT.md §13) and never answered. Their ids are made from
-    /// `eventId` at the positions after the served ones (`EvaluationIdentifiers`).
+    /// answers, kept for comparison (docs/operations.md "Shadow versions") and never answered.
+    /// Their ids are made from `eventId` at the positions after the served ones
+    /// (`EvaluationIdentifiers`).
     func shadowAnswers(served: [InsightRecord], category: OperationCategory, eventId: String) -> [InsightRecord] {
         guard let registry, !registry.shadows.isEmpty, let features,
               served.contains(where: { insight in

@@ -1,8 +1,8 @@
 import Crypto
 import InsightDomain
 
-/// Offline fraud labels (PRODUCT.md §7) for the insights of the caller's tenant: per-item
-/// results, idempotent by key.
+/// Offline fraud labels (docs/api.md "POST /v1/labels") for the insights of the caller's tenant:
+/// per-item results, idempotent by key.
 public struct LabelService: Sendable {
     let ledger: any EvaluationLedger
     let clock: any Clock

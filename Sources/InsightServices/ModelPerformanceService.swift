@@ -2,12 +2,12 @@ import CoachingModel
 import Dispatch
 import InsightDomain
 
-/// How each model version performs on the admin's tenant's own traffic (PRODUCT.md §13,
-/// docs/operations.md "Model performance"): the store's counts over a period of whole UTC days,
-/// turned into a report with each figure's sample size and Wilson interval.
+/// How each model version performs on the admin's tenant's own traffic (docs/operations.md
+/// "Model performance"): the store's counts over a period of whole UTC days, turned into a report
+/// with each figure's sample size and Wilson interval.
 public struct ModelPerformanceService: Sendable {
     /// The longest period one report covers, in days: a report reads every evaluation of its
-    /// period, so its cost grows with it (docs/performance.md, "Model performance").
+    /// period, so its cost grows with it (docs/performance.md, "Model performance report").
     public static let maxDays = 92
 
     let source: any ModelPerformanceSource

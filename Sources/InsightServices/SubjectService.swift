@@ -1,8 +1,8 @@
 import Dispatch
 import InsightDomain
 
-/// The person's view (PRODUCT.md §15, docs/privacy.md): which evaluations carried a subject,
-/// and erasure of the subject everywhere insightd keeps it. The identifier is hashed under
+/// The person's view (docs/privacy.md "Access and erasure requests"): which evaluations carried a
+/// subject, and erasure of the subject everywhere insightd keeps it. The identifier is hashed under
 /// every key of the caller's tenant here, as evaluations and opt-outs do, and goes no further.
 public struct SubjectService: Sendable {
     let history: any SubjectHistory

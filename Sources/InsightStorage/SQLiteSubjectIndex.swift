@@ -6,7 +6,7 @@ import Synchronization
 
 /// The subject index of the embedded store: which evaluations carried which subject hash, kept
 /// in a side file beside the database (`insightd-subjects.db`) by one background thread, so that
-/// an evaluation's commit writes no index of hashes (docs/architecture.md, "The subject index").
+/// an evaluation's commit writes no index of hashes (docs/architecture.md, "Storage").
 ///
 /// The side file holds one key per (kind, first 8 bytes of the hash, creation time, evaluation
 /// rowid) in a

@@ -7,7 +7,7 @@ import InsightStorage
 import JSON
 import XCTest
 
-/// Decisions on the wire (PRODUCT.md §12): the `initiator` member and its refusals, the
+/// Decisions on the wire (docs/decisions.md): the `initiator` member and its refusals, the
 /// `decision` of every `200` (sandbox-forced values included) and what is stored of it, a policy
 /// file, its reload (a bad one keeps the policy in force), the shadow policy and the metrics.
 final class DecisionAPITests: XCTestCase {

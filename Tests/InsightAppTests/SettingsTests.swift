@@ -201,7 +201,8 @@ final class SettingsTests: XCTestCase {
     }
 }
 
-/// `INSIGHTD_LABEL_MATURITY_DAYS` (PRODUCT.md §13) is a known variable with its range.
+/// `INSIGHTD_LABEL_MATURITY_DAYS` (docs/api.md "GET /admin/v1/model-performance") is a known
+/// variable with its range.
 final class LabelMaturitySettingsTests: XCTestCase {
     func testLabelMaturityDays() throws {
         XCTAssertEqual(try Settings.load(from: [:]).get().labelMaturityDays, 60)

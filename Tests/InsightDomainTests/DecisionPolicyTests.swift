@@ -2,7 +2,7 @@ import Foundation
 import InsightDomain
 import XCTest
 
-/// The decision policy engine (PRODUCT.md §12): the built-in default's answers, precedence and
+/// The decision policy engine (docs/decisions.md): the built-in default's answers, precedence and
 /// reasons, and the policy file's errors, each naming its line.
 final class DecisionPolicyTests: XCTestCase {
     private let policy = DecisionPolicy.defaults

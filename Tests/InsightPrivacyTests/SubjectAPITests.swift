@@ -6,9 +6,9 @@ import InsightDomain
 import JSON
 import XCTest
 
-/// `POST /v1/subjects/transparency` and `POST /v1/subjects/erasure` on a real daemon (PRODUCT.md
-/// §15): what a person is shown, and that erasure leaves none of the subject's hashes in the
-/// state directory, the log or velocity.
+/// `POST /v1/subjects/transparency` and `POST /v1/subjects/erasure` on a real daemon (docs/api.md
+/// "The person's view"): what a person is shown, and that erasure leaves none of the subject's
+/// hashes in the state directory, the log or velocity.
 final class SubjectAPITests: XCTestCase {
     static func evaluation(account: String, device: String? = nil, category: String = "payment") -> String {
         let device = device.map { #","device":"\#($0)""# } ?? ""

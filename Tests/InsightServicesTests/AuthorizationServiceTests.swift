@@ -2,7 +2,8 @@ import InsightDomain
 import InsightServices
 import XCTest
 
-/// PRODUCT.md §5 and §10: a person's choice, its cooldown, and its tenant.
+/// docs/api.md "Subject authorization" and "Tenants": a person's choice, its cooldown, and its
+/// tenant.
 final class AuthorizationServiceTests: XCTestCase {
     func status(_ f: Fixture, _ identifier: String, kind: AuthorizableKind = .account, by caller: Caller) throws -> AuthorizationStatus {
         let state = try f.useCases.authorization.query(kind: kind, identifier: identifier, by: caller)

@@ -2,7 +2,8 @@ import InsightDomain
 import InsightServices
 import XCTest
 
-/// PRODUCT.md §4 and §10: an admin sees and changes its own tenant's callers and their rate limits.
+/// docs/api.md "Admin API" and "Tenants": an admin sees and changes its own tenant's callers and
+/// their rate limits.
 final class CallerAdminServiceTests: XCTestCase {
     func testAnAdminListsOnlyItsTenantsCallers() throws {
         let f = Fixture()
@@ -51,7 +52,8 @@ final class CallerAdminServiceTests: XCTestCase {
         XCTAssertNoThrow(try f.useCases.quota.admit(authenticated))
     }
 
-    /// The rate-limit view (PRODUCT.md §4) over a caller that skips its reports and one that does not.
+    /// The rate-limit view (docs/rate-limits.md "Reading the admin view") over a caller that skips
+    /// its reports and one that does not.
     final class Reporting {
         let f = Fixture {
             $0.consumptionGrace = 60_000

@@ -2,7 +2,8 @@ import InsightDomain
 import InsightServices
 import XCTest
 
-/// PRODUCT.md §4: one consumption report per evaluation, by its caller, in its environment.
+/// docs/api.md "POST /v1/evaluations/{eventId}/consumption": one consumption report per evaluation,
+/// by its caller, in its environment.
 final class ConsumptionServiceTests: XCTestCase {
     var f: Fixture!
     var caller: Caller!

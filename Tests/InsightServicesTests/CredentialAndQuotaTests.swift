@@ -2,8 +2,8 @@ import InsightDomain
 import InsightServices
 import XCTest
 
-/// PRODUCT.md §1: a key names one caller; unknown, revoked or forged keys are refused, and a
-/// missing role is forbidden.
+/// docs/api.md "Authentication": a key names one caller; unknown, revoked or forged keys are
+/// refused, and a missing role is forbidden.
 final class CredentialCheckTests: XCTestCase {
     let unauthorized = Rejection.unauthorized(detail: "The API key is not valid.")
 
@@ -93,7 +93,8 @@ final class CredentialCheckTests: XCTestCase {
     }
 }
 
-/// PRODUCT.md §4: each caller's token bucket, and the reporting penalty that cuts it.
+/// docs/rate-limits.md "The caller quota" and "The reporting penalty": each caller's token bucket,
+/// and the reporting penalty that cuts it.
 final class QuotaGateTests: XCTestCase {
     func testABurstIsAdmittedThenTheCallerIsThrottledWithWhatItNeedsToKnow() throws {
         let f = Fixture()

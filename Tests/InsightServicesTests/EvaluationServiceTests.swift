@@ -4,7 +4,7 @@ import InsightDomain
 import InsightServices
 import XCTest
 
-/// PRODUCT.md §2–§3: what an evaluation answers, per insight, and what it stores.
+/// docs/api.md "POST /v1/evaluations": what an evaluation answers, per insight, and what it stores.
 final class EvaluationAnswerTests: XCTestCase {
     func testTheEvaluationAndEachInsightGetAnIdTheInsightsMadeFromTheEvaluations() throws {
         let f = Fixture()
@@ -185,7 +185,8 @@ final class EvaluationAnswerTests: XCTestCase {
     }
 }
 
-/// PRODUCT.md §8: a sandbox caller forces outcomes; a production caller may not.
+/// docs/api.md "Sandbox: Insight-Override": a sandbox caller forces outcomes; a production caller
+/// may not.
 final class SandboxOverrideTests: XCTestCase {
     let versions = [Fixture.coaching,
                     InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0")]
@@ -272,7 +273,8 @@ final class SandboxOverrideTests: XCTestCase {
     }
 }
 
-/// PRODUCT.md §5 seen from an evaluation: a denial in effect refuses it, not before.
+/// docs/api.md "Subject authorization" seen from an evaluation: a denial in effect refuses it, not
+/// before.
 final class OptOutTests: XCTestCase {
     func testAnOptedOutAccountIsRefusedOnlyOnceTheCooldownHasPassed() throws {
         let f = Fixture()
@@ -328,7 +330,8 @@ final class OptOutTests: XCTestCase {
     }
 }
 
-/// PRODUCT.md §4 and §10: per-device limits (per tenant and environment) and per-insight-type quotas.
+/// docs/rate-limits.md "Rate limits": per-device limits (per tenant and environment) and
+/// per-insight-type quotas.
 final class EvaluationLimitTests: XCTestCase {
     func testADeviceOverItsHourlyLimitIsRefusedWithTheWaitAndTheLimit() throws {
         let f = Fixture { $0.rateLimits.devicePerHour = 2 }
@@ -398,7 +401,8 @@ final class EvaluationLimitTests: XCTestCase {
     }
 }
 
-/// PRODUCT.md §3: velocity raises a value by one level, never lowers it, and is tracked per environment.
+/// docs/velocity.md "Escalation": velocity raises a value by one level, never lowers it, and is
+/// tracked per environment.
 final class EvaluationVelocityTests: XCTestCase {
     func value(_ record: EvaluationRecord) -> (InsightValue?, [String]) {
         guard case .value(let value, let reasons) = record.insights[0].outcome else { return (nil, []) }
@@ -503,7 +507,8 @@ final class EvaluationVelocityTests: XCTestCase {
     }
 }
 
-/// PRODUCT.md §6 and §10: raw identifiers stop at the use case; each tenant hashes apart.
+/// docs/privacy.md "Tenants: the boundary": raw identifiers stop at the use case; each tenant
+/// hashes apart.
 final class EvaluationPrivacyTests: XCTestCase {
     func testTheStoreReceivesOnlyKeyedHashesNeverARawIdentifierOrTheInteraction() throws {
         let f = Fixture { $0.models = try? Fixture.committedModels() }

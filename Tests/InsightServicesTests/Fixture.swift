@@ -19,9 +19,9 @@ final class Fixture {
         var models: ModelRegistry?
         var rateLimits = RateLimitSettings()
         var escalation = EscalationPolicy.defaults
-        /// PRODUCT.md §5: 72 hours by default.
+        /// docs/api.md "Subject authorization": 72 hours by default.
         var cooldown: Milliseconds = 72 * 3_600_000
-        /// PRODUCT.md §4: 15 minutes by default.
+        /// docs/rate-limits.md "Settings": 15 minutes by default.
         var consumptionGrace: Milliseconds = 15 * 60_000
         var denialCapacity = 1_000_000
         var credentialCacheSeconds = 0.0

@@ -3,8 +3,8 @@ import InsightDomain
 import InsightServices
 import XCTest
 
-/// PRODUCT.md §7 and §10: per-item results, idempotency by key, and labels that reach only the
-/// tenant's own insights.
+/// docs/api.md "POST /v1/labels" and "Tenants": per-item results, idempotency by key, and labels
+/// that reach only the tenant's own insights.
 final class LabelServiceTests: XCTestCase {
     var f: Fixture!
     var labeller: Caller!

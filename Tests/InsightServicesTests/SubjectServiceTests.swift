@@ -3,8 +3,8 @@ import InsightDomain
 import InsightServices
 import XCTest
 
-/// The person's view (PRODUCT.md §15): transparency and erasure as use cases, over the
-/// in-memory store, the real denial index, velocity tracker and hash keys.
+/// The person's view (docs/api.md "The person's view"): transparency and erasure as use cases, over
+/// the in-memory store, the real denial index, velocity tracker and hash keys.
 final class SubjectServiceTests: XCTestCase {
     func transparency(_ f: Fixture, _ kind: IdentifierKind = .account, _ identifier: String, limit: Int = 50,
                       after: SubjectHistoryCursor? = nil, by caller: Caller) throws(Rejection) -> SubjectService.Transparency {

@@ -6,9 +6,10 @@ import InsightTesting
 import JSON
 import XCTest
 
-/// The feedback loop on simulated traffic through a real daemon (PRODUCT.md §13): evaluations
-/// scored by two model versions, consumption reports, labels arriving weeks later on an injected
-/// clock, and the report's figures checked against counts kept here, request by request.
+/// The feedback loop on simulated traffic through a real daemon (docs/operations.md
+/// "Model performance"): evaluations scored by two model versions, consumption reports, labels
+/// arriving weeks later on an injected clock, and the report's figures checked against counts kept
+/// here, request by request.
 final class ModelPerformanceLoopTests: XCTestCase {
     static let day: Int64 = 86_400_000
     /// 2027-01-10T12:00:00Z.

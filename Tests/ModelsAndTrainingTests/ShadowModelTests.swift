@@ -11,9 +11,9 @@ import XCTest
 import Glibc
 #endif
 
-/// Shadow model versions and drift through a real daemon (PRODUCT.md §13): with
-/// `INSIGHTD_MODEL_SHADOW=1.0` beside the current 2.0, every coaching evaluation is scored by 1.0
-/// too, stored, reported as `"role": "shadow"` with the labels of the served insight, and never
+/// Shadow model versions and drift through a real daemon (docs/operations.md "Shadow versions"):
+/// with `INSIGHTD_MODEL_SHADOW=1.0` beside the current 2.0, every coaching evaluation is scored by
+/// 1.0 too, stored, reported as `"role": "shadow"` with the labels of the served insight, and never
 /// answered, shown or labelled itself; each version's drift (PSI) is in the report and the metrics.
 final class ShadowModelTests: XCTestCase {
     static let noCall = #"{"activeCall":false,"callStartedBeforeSession":false,"screenSharing":false,"remoteAccessApp":false}"#

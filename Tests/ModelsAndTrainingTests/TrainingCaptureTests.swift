@@ -9,7 +9,7 @@ import JSON
 import SQLiteClient
 import XCTest
 
-/// Training capture through a real daemon (PRODUCT.md §13, docs/privacy.md "Training capture"):
+/// Training capture through a real daemon (docs/privacy.md "Training capture"):
 /// off by default and then nothing is stored; turned on per caller by insightctl, the evaluation
 /// keeps exactly the extractor's vector; retention and erasure delete it; the export joins labels
 /// and carries no identifier.

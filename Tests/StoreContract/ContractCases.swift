@@ -557,8 +557,8 @@ let retentionCases: [ContractCase] = [
     },
 ]
 
-// Erasure (PRODUCT.md §15): the same hash bytes stand for the subject in two tenants' evaluations
-// here, to show that erasure in one leaves the other's rows alone (real tenants hash
+// Erasure (docs/privacy.md "Erasure"): the same hash bytes stand for the subject in two tenants'
+// evaluations here, to show that erasure in one leaves the other's rows alone (real tenants hash
 // differently; an opt-out's hash is unique in its environment and kind, so tenant b's has its own).
 let erasureCases: [ContractCase] = [
     contractCase(.erasure, "erasure unlinks the tenant's evaluations and opt-outs under every hash, and nothing else") { s in

@@ -1,6 +1,6 @@
 import InsightDomain
 
-// The decision stored with each evaluation (PRODUCT.md §12) and `DecisionReporting`: the
+// The decision stored with each evaluation (docs/decisions.md) and `DecisionReporting`: the
 // decision read back, and consumption reports counted against it per caller.
 
 extension StoreContract {

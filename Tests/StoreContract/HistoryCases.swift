@@ -1,6 +1,6 @@
 import InsightDomain
 
-// `SubjectHistory` (PRODUCT.md §15, transparency): the evaluations that carried one subject.
+// `SubjectHistory` (docs/api.md "The person's view"): the evaluations that carried one subject.
 
 extension StoreSet {
     /// Stores an evaluation carrying the given hashes, with `insights` (type, outcome) in order.

@@ -1,7 +1,7 @@
 import InsightDomain
 
-// `ModelPerformanceSource` (PRODUCT.md §13): what each model version answered, how it was used
-// and how it was labelled, counted over a period.
+// `ModelPerformanceSource` (docs/operations.md "Model performance"): what each model version
+// answered, how it was used and how it was labelled, counted over a period.
 
 extension StoreSet {
     /// Stores an evaluation whose insights answered `insights` (model version and value, nil for

@@ -1,8 +1,8 @@
 import InsightDomain
 
-// Shadow model versions and score bins (PRODUCT.md §13, migration 0015): shadow answers are
-// stored after the served insights, reported with their role, labelled only through their
-// evaluation's served insight, never shown, and deleted with their evaluation.
+// Shadow model versions and score bins (docs/operations.md "Shadow versions", migration 0015):
+// shadow answers are stored after the served insights, reported with their role, labelled only
+// through their evaluation's served insight, never shown, and deleted with their evaluation.
 
 extension StoreSet {
     /// Stores an evaluation with ids made from its event id (`EvaluationIdentifiers`): served

@@ -2,7 +2,7 @@ import Dispatch
 import InsightDomain
 import Synchronization
 
-/// Training capture (PRODUCT.md §13, docs/privacy.md "Training capture"): the caller's flag, the
+/// Training capture (docs/privacy.md "Training capture"): the caller's flag, the
 /// vector stored with its evaluation and read back joined with its label, and its deletion by
 /// retention (its own period, and with its evaluation) and by a subject's erasure.
 extension StoreContract {

@@ -1,5 +1,6 @@
 // Models: the versions served (current, shadows, withdrawn) and the performance report of the
-// feedback loop (PRODUCT.md §13) as tables and charts; immature periods are marked.
+// feedback loop (docs/operations.md "Model performance") as tables and charts; immature periods are
+// marked.
 import { api } from "../api.js";
 import { el, fmt, table, empty } from "../format.js";
 import { failed } from "../app.js";

@@ -1,4 +1,4 @@
-/// What the caller should do with an operation (PRODUCT.md §12). The order of the cases is the
+/// What the caller should do with an operation (docs/decisions.md). The order of the cases is the
 /// precedence: a decision takes the strongest action of the rules that match.
 public enum DecisionAction: String, Sendable, CaseIterable, Comparable {
     /// Go ahead.

@@ -76,9 +76,9 @@ public struct DecisionRule: Sendable, Equatable {
     }
 }
 
-/// A deterministic decision policy (PRODUCT.md §12, docs/decisions.md): ordered rules over the
-/// coaching value, velocity reasons, `transaction` and `initiator` facts. The decision takes the
-/// strongest action of the rules that hold (`block > confirmOutOfBand > confirm > proceed`;
+/// A deterministic decision policy (docs/decisions.md "How a policy decides"): ordered rules over
+/// the coaching value, velocity reasons, `transaction` and `initiator` facts. The decision takes
+/// the strongest action of the rules that hold (`block > confirmOutOfBand > confirm > proceed`;
 /// `proceed` when none holds) and, as reasons, the ids of the rules that hold with that action,
 /// in the policy's order. Pure: the same facts always give the same decision.
 public struct DecisionPolicy: Sendable, Equatable {
@@ -107,7 +107,7 @@ public struct DecisionPolicy: Sendable, Equatable {
 
     /// The default policy, in the file format (docs/decisions.md shows it; deploy/ carries it).
     public static let defaultText = """
-        # insightd's built-in decision policy (PRODUCT.md §12). One JSON object per line:
+        # insightd's built-in decision policy (docs/decisions.md). One JSON object per line:
         # the header names the version, each rule after it has an id, conditions and an action.
         {"policyVersion": "default-1"}
         {"id": "coachingHigh", "when": {"coaching": ["high"]}, "action": "confirmOutOfBand"}

@@ -1,5 +1,5 @@
 /// How callers' consumption reports compare with the decisions of their evaluations
-/// (PRODUCT.md §12; the admin view `GET /admin/v1/decisions`): the store counts, per caller,
+/// (docs/decisions.md "Counting what callers did with decisions"): the store counts, per caller,
 /// action and reported status, the evaluations that carry a decision.
 public protocol DecisionReporting: Sendable {
     /// The evaluations of callers of `tenant` created in `from..<to` that carry a decision,

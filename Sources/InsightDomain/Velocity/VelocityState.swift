@@ -73,7 +73,7 @@ public struct VelocityLinkedAccount: Sendable, Equatable {
     }
 }
 
-/// Subject keys: the first 8 bytes of an identifier's HMAC hash (docs/velocity.md, "Keys").
+/// Subject keys: the first 8 bytes of an identifier's HMAC hash (docs/velocity.md, "Memory").
 public enum VelocityKeys {
     /// The distinct keys of `hashes` (empty hashes left out), in order.
     public static func of(_ hashes: [[UInt8]]) -> [UInt64] {
