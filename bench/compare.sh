@@ -57,8 +57,12 @@ run() {
     # The previous run's log goes first: the wait below could otherwise read its "ready" line
     # (and port) before the new daemon's shell truncates the file.
     rm -rf "$state" "$log"
+    # A build from before the metrics listener (e.g. aaaf5ab) refuses the setting it does not
+    # know, and serves /metrics on its API listener.
+    local metricsListen=""
+    grep -q INSIGHTD_METRICS_LISTEN "$dir/insightd" && metricsListen="INSIGHTD_METRICS_LISTEN=127.0.0.1:0"
     # shellcheck disable=SC2086
-    env INSIGHTD_STATE_DIR="$state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" $extra \
+    env INSIGHTD_STATE_DIR="$state" INSIGHTD_LISTEN=127.0.0.1:0 $metricsListen INSIGHTD_MODELS_DIR="$ROOT/models" $extra \
         "$dir/insightd" 2>"$log" &
     PID=$!
     local port="" i
@@ -72,7 +76,8 @@ run() {
     key=$("$dir/insightctl" --state-dir "$state" callers create --name compare --roles evaluate \
         --environment production --rate 1000000 --burst 1000000 --json | jq -r .apiKey)
     local url="http://127.0.0.1:$port" metrics
-    metrics="http://127.0.0.1:$(grep '"msg":"insightd ready"' "$log" | tail -1 | jq -r '.metricsListen' | sed 's/.*://')/metrics"
+    metrics="$url/metrics"
+    [ -n "$metricsListen" ] && metrics="http://127.0.0.1:$(grep '"msg":"insightd ready"' "$log" | tail -1 | jq -r '.metricsListen' | sed 's/.*://')/metrics"
     for i in $(seq 1 50); do  # the key is valid within INSIGHTD_CREDENTIAL_CACHE
         [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/v1/evaluations" -H "Authorization: Bearer $key" \
             -H 'Content-Type: application/json' --data-binary "$(sed 's/@ID@/warmup/g' "$BODY")")" = 200 ] && break
