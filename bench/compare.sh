@@ -10,10 +10,13 @@
 # DIR_A and DIR_B hold release builds of insightd and insightctl (e.g. a `git worktree` of the
 # baseline built with `swift build -c release`). The request bodies come from insightd-bench in
 # DIR_B (or DIR_A). Environment: ENV_A / ENV_B, extra VAR=value settings for one side's daemon
-# (e.g. ENV_B="INSIGHTD_THREADS=1" to compare a setting on one build); CONNECTIONS=64, THREADS=2.
+# (e.g. ENV_B="INSIGHTD_THREADS=1" to compare a setting on one build); BODY_A / BODY_B, another
+# body template for one side (its first @ID@ gets a value of its own per request, the others
+# cycle: bench/wrk/common.lua), e.g. the workload's body without its requestId to see what
+# retries cost; CONNECTIONS=64, THREADS=2.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 2 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
 DIR_A=$(cd "$1" && pwd)
 DIR_B=$(cd "$2" && pwd)
 WORKLOAD=${3:-W2}
@@ -53,12 +56,18 @@ idle() { awk '/^cpu / { print $5 + $6 }' /proc/stat; }
 
 # run NAME DIR ENV: one run; appends "name rps p99ms cpu_us idle_s commits batch commit_ms" to results
 run() {
-    local name=$1 dir=$2 extra=$3 state="$WORK/state-$1" log="$WORK/log-$1"
+    local name=$1 dir=$2 extra=$3 state="$WORK/state-$1" log="$WORK/log-$1" body=$BODY
+    if [ "$name" = A ] && [ -n "${BODY_A:-}" ]; then body=$BODY_A; fi
+    if [ "$name" = B ] && [ -n "${BODY_B:-}" ]; then body=$BODY_B; fi
     # The previous run's log goes first: the wait below could otherwise read its "ready" line
     # (and port) before the new daemon's shell truncates the file.
     rm -rf "$state" "$log"
+    # A build from before the metrics listener (e.g. aaaf5ab) refuses the setting it does not
+    # know, and serves /metrics on its API listener.
+    local metricsListen=""
+    grep -q INSIGHTD_METRICS_LISTEN "$dir/insightd" && metricsListen="INSIGHTD_METRICS_LISTEN=127.0.0.1:0"
     # shellcheck disable=SC2086
-    env INSIGHTD_STATE_DIR="$state" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" $extra \
+    env INSIGHTD_STATE_DIR="$state" INSIGHTD_LISTEN=127.0.0.1:0 $metricsListen INSIGHTD_MODELS_DIR="$ROOT/models" $extra \
         "$dir/insightd" 2>"$log" &
     PID=$!
     local port="" i
@@ -72,16 +81,17 @@ run() {
     key=$("$dir/insightctl" --state-dir "$state" callers create --name compare --roles evaluate \
         --environment production --rate 1000000 --burst 1000000 --json | jq -r .apiKey)
     local url="http://127.0.0.1:$port" metrics
-    metrics="http://127.0.0.1:$(grep '"msg":"insightd ready"' "$log" | tail -1 | jq -r '.metricsListen' | sed 's/.*://')/metrics"
+    metrics="$url/metrics"
+    [ -n "$metricsListen" ] && metrics="http://127.0.0.1:$(grep '"msg":"insightd ready"' "$log" | tail -1 | jq -r '.metricsListen' | sed 's/.*://')/metrics"
     for i in $(seq 1 50); do  # the key is valid within INSIGHTD_CREDENTIAL_CACHE
         [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/v1/evaluations" -H "Authorization: Bearer $key" \
-            -H 'Content-Type: application/json' --data-binary "$(sed 's/@ID@/warmup/g' "$BODY")")" = 200 ] && break
+            -H 'Content-Type: application/json' --data-binary "$(sed 's/@ID@/warmup/g' "$body")")" = 200 ] && break
         sleep 0.1
     done
     curl -s "$metrics" >"$WORK/m0"
     local c0 i0 c1 i1
     c0=$(ticks "$PID"); i0=$(idle)
-    BENCH_API_KEY="$key" BENCH_BODY="$BODY" BENCH_TAG="$name" BENCH_THREADS="$THREADS" \
+    BENCH_API_KEY="$key" BENCH_BODY="$body" BENCH_TAG="$name" BENCH_THREADS="$THREADS" \
         wrk -t"$THREADS" -c"$CONNECTIONS" -d"${SECONDS_RUN}s" --latency --timeout 10s \
         -s "$ROOT/bench/wrk/evaluate.lua" "$url" >"$WORK/wrk-$name.txt" 2>&1
     c1=$(ticks "$PID"); i1=$(idle)
@@ -104,7 +114,7 @@ run() {
     tail -1 "$WORK/results" | awk '{ printf "%-2s %8s req/s  p99 %6s ms  %6s us CPU/req  idle %5s s  commits %6s  batch %5s  commit %s ms\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
 }
 
-echo "$WORKLOAD, $PAIRS pairs of ${SECONDS_RUN} s, wrk -t$THREADS -c$CONNECTIONS; A = $DIR_A ${ENV_A:-}; B = $DIR_B ${ENV_B:-}"
+echo "$WORKLOAD, $PAIRS pairs of ${SECONDS_RUN} s, wrk -t$THREADS -c$CONNECTIONS; A = $DIR_A ${ENV_A:-} ${BODY_A:-}; B = $DIR_B ${ENV_B:-} ${BODY_B:-}"
 # The order alternates (A B, B A, A B, ...): the second run of a pair was seen to lose a few per
 # cent against an identical first one, so a fixed order would count that against B.
 for pair in $(seq 1 "$PAIRS"); do

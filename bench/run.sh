@@ -22,7 +22,8 @@
 #   BENCH_MICRO_ARGS=                   extra insightd-bench arguments, e.g. --quick
 #   BENCH_PERFORMANCE_EVALUATIONS=1000000  evaluations of the report's store (0 skips it;
 #                                       10000000 takes about 1.5 min to fill and 4 GB of disk)
-#   BENCH_RING=4096                     distinct subjects per wrk thread (W1, W2, W4 evaluations)
+#   BENCH_RING=4096                     distinct subjects per wrk thread (W1, W2, W4 evaluations;
+#                                       each request has a requestId of its own)
 #   BENCH_NGINX_WORKERS=auto            nginx worker_processes
 #   BENCH_KEEP=0                        1 keeps the work directory (logs, database, wrk output)
 #   BENCH_PROFILE=0                     1 samples insightd with `perf record` (Debian linux-perf)
@@ -321,8 +322,8 @@ sql() { sqlite3 "$STATE/insightd.db" "$1"; }
 
 describe() {
     case $1 in
-        W1) echo "evaluate, 150-event interaction ($(wc -c <"$W1_BODY") B body), subjects cycling through ${BENCH_RING:-4096} per wrk thread" ;;
-        W2) echo "evaluate, interaction.summary ($(wc -c <"$W2_BODY") B body), subjects cycling through ${BENCH_RING:-4096} per wrk thread" ;;
+        W1) echo "evaluate, 150-event interaction ($(wc -c <"$W1_BODY") B body), subjects cycling through ${BENCH_RING:-4096} per wrk thread, a requestId per request" ;;
+        W2) echo "evaluate, interaction.summary ($(wc -c <"$W2_BODY") B body), subjects cycling through ${BENCH_RING:-4096} per wrk thread, a requestId per request" ;;
         W3) echo "consumption report, cycling through a pool of unreported evaluations" ;;
         W4) echo "evaluate (150 events), then report consumption of that evaluation; alternating" ;;
     esac

@@ -9,6 +9,13 @@ public enum SHA256 {
         return state.finish()
     }
 
+    /// The digest of the message made of `parts`, one after another (no copy joins them).
+    public static func digest(_ parts: UnsafeRawBufferPointer...) -> [UInt8] {
+        var state = State()
+        for part in parts { state.absorb(part) }
+        return state.finish()
+    }
+
     /// The digest of `string`'s UTF-8 bytes.
     public static func digest(_ string: String) -> [UInt8] { digest(Array(string.utf8)) }
 

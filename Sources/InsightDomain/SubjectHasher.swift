@@ -36,14 +36,34 @@ public struct SubjectHasher: Sendable {
     /// key is the tenant's, so the hash binds tenant, caller and requestId, and the requestId
     /// (which may be an identifier) is never stored.
     public func requestKey(callerId: String, requestId: String) -> [UInt8] {
-        key.authenticationCode(for: Array("request\u{0}\(callerId)\u{0}".utf8) + Array(requestId.utf8))
+        var callerId = callerId, requestId = requestId
+        // Hashed in place (made for every request that names a requestId).
+        return callerId.withUTF8 { caller in
+            requestId.withUTF8 { request in
+                Self.requestLabel.withUTF8Buffer { label in
+                    withUnsafeBytes(of: UInt8(0)) { separator in
+                        key.authenticationCode(for: UnsafeRawBufferPointer(label), separator, UnsafeRawBufferPointer(caller),
+                                               separator, UnsafeRawBufferPointer(request))
+                    }
+                }
+            }
+        }
     }
+
+    private static let requestLabel: StaticString = "request"
+    private static let requestBodyLabel: StaticString = "request body"
 
     /// The keyed digest of a request's bytes (given as their SHA-256), kept to tell a retry from
     /// another request under the same `requestId`: keyed, since a body holds raw identifiers
     /// that a plain digest would let anyone test guesses against.
     public func requestDigest(_ sha256: [UInt8]) -> [UInt8] {
-        key.authenticationCode(for: Array("request body\u{0}".utf8) + sha256)
+        Self.requestBodyLabel.withUTF8Buffer { label in
+            withUnsafeBytes(of: UInt8(0)) { separator in
+                sha256.withUnsafeBytes { digest in
+                    key.authenticationCode(for: UnsafeRawBufferPointer(label), separator, digest)
+                }
+            }
+        }
     }
 }
 

@@ -119,16 +119,30 @@ public final class SQLiteLedger: EvaluationLedger {
     }
 
     /// Keeps what a retry of the evaluation's request is answered from. The key's expired entry
-    /// and up to two other expired ones go first; a live entry under the key makes the insert
-    /// fail (the unique key), and with it the evaluation. Live: `RetryEntry.isLive(at:)`, in SQL.
+    /// is replaced; a live entry under the key makes the insert fail, and with it the evaluation.
+    /// Up to two expired entries go first. Live: `RetryEntry.isLive(at:)`, in SQL.
+    ///
+    /// Simple statements, each a single pass over one index: a `DELETE … WHERE … OR rowid IN
+    /// (SELECT …)` made SQLite build an ephemeral table for every evaluation.
     static func insert(_ retry: RetryEntry, now: Milliseconds, into db: SQLiteConnection) throws {
+        let expired = try db.cached("SELECT rowid FROM retry_entries WHERE expires_at <= ? LIMIT 2")
+        try expired.bind(count: 1) { $0.integer(now) }
+        var rowids: [Int64] = []
+        while try expired.step() { rowids.append(expired.int64(0)) }
+        for rowid in rowids {
+            try db.cached("DELETE FROM retry_entries WHERE rowid = ?").run(count: 1) { $0.integer(rowid) }
+        }
         try db.cached("""
-            DELETE FROM retry_entries WHERE (request_key = ?1 AND expires_at <= ?2)
-                OR rowid IN (SELECT rowid FROM retry_entries WHERE expires_at <= ?2 LIMIT 2)
-            """).run(retry.key, now)
-        try db.cached("""
-            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at) VALUES (?, ?, ?, ?, ?)
-            """).run(retry.key, retry.digest, retry.eventId, retry.answer, retry.expiresAt)
+            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (request_key) DO UPDATE SET digest = excluded.digest, event_id = excluded.event_id,
+                answer = excluded.answer, expires_at = excluded.expires_at
+            WHERE retry_entries.expires_at <= ?6
+            """).run(count: 6) { b in
+                b.blob(retry.key); b.blob(retry.digest); b.text(retry.eventId); b.blob(retry.answer)
+                b.integer(retry.expiresAt); b.integer(now)
+            }
+        // No row changed: the key's entry is live.
+        guard db.changes == 1 else { throw StoreError.invalid("a live retry entry holds this request's key") }
     }
 
     /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's transaction.

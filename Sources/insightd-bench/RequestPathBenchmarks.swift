@@ -181,7 +181,7 @@ enum RequestPathBenchmarks {
 
     private static func kb(_ bytes: Int) -> String { "\(fixed(Double(bytes) / 1024, 1)) KiB" }
 
-    /// An answer shaped like `EvaluateEndpoint.render`'s.
+    /// An answer shaped like the one `EvaluationAnswer` writes (Sources/InsightAPI/EvaluateEndpoint.swift).
     private static func sampleResponse() -> JSONValue {
         var insight = JSONObject()
         insight.append("insightId", .string("2f0b7e8c-9a41-4d36-8f1e-0c6b5d2a9e17"))

@@ -23,6 +23,10 @@ final class CryptoTests: XCTestCase {
                        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         XCTAssertEqual(SHA256.hexDigest(Array("abc".utf8)),
                        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        // In parts: the digest of the parts joined.
+        let a = Array("ab".utf8), c = Array("c".utf8), none: [UInt8] = []
+        let parts = a.withUnsafeBytes { a in c.withUnsafeBytes { c in none.withUnsafeBytes { SHA256.digest(a, $0, c) } } }
+        XCTAssertEqual(Hex.encode(parts), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
     func testHMACWithEmptyMessageAndKey() {

@@ -38,6 +38,11 @@ final class DomainTests: XCTestCase {
         XCTAssertNotEqual(hasher.keyId, other.keyId)
         XCTAssertEqual(hasher.keyId.count, 16)
         XCTAssertThrowsError(try SubjectHasher(key: [UInt8](repeating: 1, count: 31)))
+        // A retry's key and digest are exactly these bytes: entries stored before must still match.
+        XCTAssertEqual(hasher.requestKey(callerId: "c-1", requestId: "r-1"),
+                       HMACSHA256.authenticationCode(for: Array("request\u{0}c-1\u{0}r-1".utf8), key: key))
+        let body = SHA256.digest(Array("a body".utf8))
+        XCTAssertEqual(hasher.requestDigest(body), HMACSHA256.authenticationCode(for: Array("request body\u{0}".utf8) + body, key: key))
     }
 
     func testTimestampsAndDates() {

@@ -67,6 +67,18 @@ let retryCases: [ContractCase] = [
         try expectEqual(try s.report("e1", at: 2_600), .recorded(.late), "the first evaluation stays")
     },
 
+    contractCase(.retries, "a key's expired entry gives way even when more entries expired than a new one clears") { s in
+        try s.caller("c1")
+        let keys = (1...3).map { [UInt8](repeating: UInt8($0), count: 32) }
+        for (k, key) in keys.enumerated() {
+            try value { s.ledger.record(StoreSet.retried("e\(k)", key: key), answer: [UInt8(k)], completion: $0) }
+        }
+        // All three expired at 2_000; the new evaluation reuses the key whose entry is the last of them.
+        try value { s.ledger.record(StoreSet.retried("n1", key: keys[2], created: 2_500, expires: 3_500), answer: [9], completion: $0) }
+        try expectEqual(try s.ledger.retryEntry(keys: [keys[2]], now: 2_600)?.eventId, "n1", "the new evaluation's entry")
+        try expectEqual(try s.ledger.retryEntry(keys: [keys[0], keys[1]], now: 2_600), nil, "the expired ones answer nothing")
+    },
+
     contractCase(.retries, "a reissued answer gets a receipt of a signed head, and nothing else is stored") { s in
         try s.caller("c1")
         try s.record("e1")

@@ -29,7 +29,7 @@ bench.read = function(path)
    return s
 end
 
--- A body template split at its @ID@ placeholders; bench.fill joins it around an id.
+-- A body template split at its @ID@ placeholders.
 bench.template = function(path)
    local text, parts, start = bench.read(path), {}, 1
    while true do
@@ -41,18 +41,36 @@ bench.template = function(path)
    parts[#parts + 1] = string.sub(text, start)
    return parts
 end
-bench.fill = function(parts, id)
-   return table.concat(parts, id)
-end
 
--- BENCH_RING requests made by make(parts, id) with ids "<tag>-<thread>-<n>", n = 1..BENCH_RING.
-bench.ring = function(parts, make)
+-- Evaluations of a body template whose first @ID@ is its requestId: the subjects (the other
+-- @ID@s, "<tag>-<thread>-<n>", n = 1..BENCH_RING) cycle per thread, but every request gets a
+-- requestId of its own, "<tag>-<run>-<thread>-<count>" (<run> random per wrk run, so a warm-up's
+-- ids do not recur either). A requestId that recurred with the same bytes would be a retry,
+-- answered from the store without an evaluation (docs/api.md, "Retries"): the workload would
+-- measure retries after its first lap. Returns a function giving the next request; each is one
+-- concatenation of the prepared parts around the new id (fixed width, so the prepared
+-- Content-Length stays true).
+bench.evaluations = function(parts, make)
    local size = tonumber(os.getenv("BENCH_RING") or "4096")
-   local out = {}
+   local f = assert(io.open("/dev/urandom", "rb"))
+   local run = string.gsub(f:read(4), ".", function(c) return string.format("%02x", string.byte(c)) end)
+   f:close()
+   local prefix = string.format("%s-%s-%d-", bench.tag, run, tid or 0)
+   local marker = prefix .. string.rep("#", 10)
+   local heads, tails = {}, {}
    for n = 1, size do
-      out[n] = make(parts, string.format("%s-%d-%d", bench.tag, tid or 0, n))
+      local subject = string.format("%s-%d-%d", bench.tag, tid or 0, n)
+      local body = parts[1] .. marker .. table.concat(parts, subject, 2)
+      local request = make(body)
+      local i, j = string.find(request, marker, 1, true)
+      heads[n], tails[n] = string.sub(request, 1, i - 1), string.sub(request, j + 1)
    end
-   return out
+   local count, slot = 0, 0
+   return function()
+      count = count + 1
+      slot = slot % size + 1
+      return heads[slot] .. prefix .. string.format("%010d", count) .. tails[slot]
+   end
 end
 
 -- Main state: number the threads so each can make distinct ids, keep them for done().

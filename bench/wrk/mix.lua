@@ -1,5 +1,5 @@
 -- W4: evaluate, then consume. Each thread alternates: an evaluation (body template BENCH_BODY,
--- from a ring of BENCH_RING prepared requests as in evaluate.lua), then a consumption report
+-- its subjects from a ring of BENCH_RING, a requestId of its own, as in evaluate.lua), then a consumption report
 -- for the oldest evaluation it has an answer for (eventId and insightId parsed from the
 -- response body); while no answer is waiting, more evaluations. In the long run evaluations
 -- and reports are one to one (each answer queues exactly one report).
@@ -7,13 +7,13 @@
 dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "common.lua")
 bench.counters = { "ok200", "ok204", "other" }
 
-local ring, n, queue, head, tail, evaluateNext
+local nextEvaluation, queue, head, tail, evaluateNext
 
 function init(args)
-   ring = bench.ring(bench.template(os.getenv("BENCH_BODY")), function(parts, id)
-      return wrk.format("POST", "/v1/evaluations", bench.headers(), bench.fill(parts, id))
+   nextEvaluation = bench.evaluations(bench.template(os.getenv("BENCH_BODY")), function(body)
+      return wrk.format("POST", "/v1/evaluations", bench.headers(), body)
    end)
-   n, queue, head, tail, evaluateNext = 0, {}, 1, 0, true
+   queue, head, tail, evaluateNext = {}, 1, 0, true
    ok200, ok204, other = 0, 0, 0
 end
 
@@ -21,8 +21,7 @@ function request()
    if evaluateNext or head > tail then
       -- After an evaluation, a report is due as soon as an answer is waiting.
       evaluateNext = false
-      n = n % #ring + 1
-      return ring[n]
+      return nextEvaluation()
    end
    evaluateNext = true
    local e = queue[head]
