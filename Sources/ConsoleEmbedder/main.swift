@@ -45,7 +45,7 @@ for relative in arguments.dropFirst(2).sorted() {
 source += "]\n"
 let existing = try? String(contentsOfFile: output, encoding: .utf8)
 if existing != source {
-    // Not `atomically: true`: Foundation on Linux leaves an empty /tmp/TemporaryDirectory.* behind
+    // Not `atomically: false`: Foundation on Linux leaves an empty /tmp/TemporaryDirectory.* behind
     // for every atomic write, and the build reads the output only after this tool has exited.
     try source.write(toFile: output, atomically: false, encoding: .utf8)
 }

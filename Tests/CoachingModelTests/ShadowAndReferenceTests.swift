@@ -178,6 +178,6 @@ final class ShadowAndReferenceTests: XCTestCase {
     func edit(_ path: String, _ from: String, _ to: String) throws {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertTrue(text.contains(from))
-        try text.replacingOccurrences(of: from, with: to).write(toFile: path, atomically: true, encoding: .utf8)
+        try text.replacingOccurrences(of: from, with: to).write(toFile: path, atomically: false, encoding: .utf8)
     }
 }

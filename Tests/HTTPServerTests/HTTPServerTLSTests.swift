@@ -184,7 +184,7 @@ final class HTTPServerTLSTests: XCTestCase {
             try before.send(get("/tls"))  // the connection from before the reload goes on
             XCTAssertEqual(try before.readResponse().status, 200)
 
-            try "not a certificate".write(toFile: certificate, atomically: true, encoding: .utf8)
+            try "not a certificate".write(toFile: certificate, atomically: false, encoding: .utf8)
             XCTAssertThrowsError(try server.reloadTLS()) { error in
                 XCTAssertTrue("\(error)".contains(certificate), "the error names the file: \(error)")
             }
@@ -280,7 +280,7 @@ final class HTTPServerTLSTests: XCTestCase {
     func testUnusableCertificateOrKeyMakesStartThrowAClearError() throws {
         let pki = try makePKI()
         let garbage = pki.directory + "/garbage.pem"
-        try "not a certificate\n".write(toFile: garbage, atomically: true, encoding: .utf8)
+        try "not a certificate\n".write(toFile: garbage, atomically: false, encoding: .utf8)
         let missing = pki.directory + "/missing.key"
         let unreadable = pki.directory + "/unreadable.key"
         try FileManager.default.copyItem(atPath: pki.serverKey, toPath: unreadable)

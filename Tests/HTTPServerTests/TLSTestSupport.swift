@@ -72,7 +72,7 @@ struct TestPKI: Sendable {
         let directory = NSTemporaryDirectory() + "insightd-tls-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try extensions.write(toFile: directory + "/openssl.cnf", atomically: true, encoding: .utf8)
+            try extensions.write(toFile: directory + "/openssl.cnf", atomically: false, encoding: .utf8)
         } catch {
             throw TestClientError(description: "could not write \(directory): \(error)")
         }

@@ -96,7 +96,7 @@ final class DecisionAPITests: XCTestCase {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent(name).path
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }
 
@@ -117,7 +117,7 @@ final class DecisionAPITests: XCTestCase {
         XCTAssertEqual(try decide("payment"), ["proceed", "bank-7"])
         // A file that does not parse: the reload says which line, and the policy in force stays.
         try #"{"policyVersion": "bank-8"}"#.appending("\n{\"id\": \"x\", \"action\": \"deny\"}\n")
-            .write(toFile: path, atomically: true, encoding: .utf8)
+            .write(toFile: path, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try daemon.service.reloadDecisionPolicies()) { error in
             XCTAssertEqual("\(error)", "decision policy \(path): line 2: action: unknown action \"deny\" (known: proceed, confirm, confirmOutOfBand, block)")
         }
@@ -129,7 +129,7 @@ final class DecisionAPITests: XCTestCase {
         XCTAssertEqual(try decide("account"), ["block", "bank-7", "accountChangesBlocked"])
         // A good file is swapped in without a restart.
         try Self.accountsBlocked.replacingOccurrences(of: "bank-7", with: "bank-8").replacingOccurrences(of: "block", with: "confirm")
-            .write(toFile: path, atomically: true, encoding: .utf8)
+            .write(toFile: path, atomically: false, encoding: .utf8)
         try daemon.service.reloadDecisionPolicies()
         XCTAssertEqual(try decide("account"), ["confirm", "bank-8", "accountChangesBlocked"])
         let log = String(decoding: try daemon.logText(), as: UTF8.self)

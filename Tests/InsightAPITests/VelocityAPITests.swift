@@ -68,7 +68,7 @@ final class VelocityAPITests: XCTestCase {
     func testShadowPolicyFromAFile() throws {
         let policy = daemon.directory.appendingPathComponent("policy.json")
         try #"{"version":1,"rules":{"accountVelocity":{"mode":"shadow","threshold":3,"window":"1h"}}}"#
-            .write(to: policy, atomically: true, encoding: .utf8)
+            .write(to: policy, atomically: false, encoding: .utf8)
         let shadowed = try TestDaemon(.inProcess, clock: clock) {
             $0.velocityPolicyFile = policy.path
             $0.modelsDirectory = TestDaemon.committedModels
@@ -79,7 +79,7 @@ final class VelocityAPITests: XCTestCase {
         let metrics = try shadowed.scrape()
         XCTAssertTrue(metrics.contains(#"insightd_velocity_rules_total{tenant="default",rule="accountVelocity",mode="shadow"} 3"#),
                       metrics.split(separator: "\n").filter { $0.contains("velocity") }.joined(separator: "\n"))
-        try "{\"version\":1,\"rules\":{\"nope\":{}}}".write(to: policy, atomically: true, encoding: .utf8)
+        try "{\"version\":1,\"rules\":{\"nope\":{}}}".write(to: policy, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try TestDaemon(.inProcess) { $0.velocityPolicyFile = policy.path }) { error in
             XCTAssertTrue("\(error)".contains("velocity policy"), "\(error)")
         }

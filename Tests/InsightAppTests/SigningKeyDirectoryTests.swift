@@ -106,7 +106,7 @@ final class SigningKeyDirectoryTests: XCTestCase {
         let file = directory + "/" + first.keyId + ".key"
         var text = try String(contentsOfFile: file, encoding: .utf8)
         text = text.replacingOccurrences(of: "seed", with: "retired \(t0) until \(t0 + 1000)\nseed")
-        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        try text.write(toFile: file, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try SigningKeyDirectory.keySet(directory: directory, createIfEmpty: true, now: t0 + 1)) {
             XCTAssertTrue("\($0)".contains("holds no key that can sign: every key is retired"), "\($0)")
         }

@@ -101,7 +101,7 @@ final class EvaluationAnswerTests: XCTestCase {
         let text = try String(contentsOf: manifest, encoding: .utf8)
         XCTAssertTrue(text.contains(#""status": "active""#))
         try text.replacingOccurrences(of: #""status": "active""#, with: #""status": "withdrawn""#)
-            .write(to: manifest, atomically: true, encoding: .utf8)
+            .write(to: manifest, atomically: false, encoding: .utf8)
         let f = Fixture { $0.models = try? ModelRegistry.load(directory: copy.path) }
         let record = try f.evaluate(Fixture.request(insights: [
             InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0"),

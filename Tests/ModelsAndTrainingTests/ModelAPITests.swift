@@ -126,7 +126,7 @@ final class ModelVersionControlTests: XCTestCase {
         let text = try String(contentsOf: manifest, encoding: .utf8)
         XCTAssertTrue(text.contains(#""status": "active""#))
         try text.replacingOccurrences(of: #""status": "active""#, with: #""status": "withdrawn""#)
-            .write(to: manifest, atomically: true, encoding: .utf8)
+            .write(to: manifest, atomically: false, encoding: .utf8)
         let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = models.path }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(try evaluate(daemon, key: key, modelVersion: "1.0")["outcome"]?["error"]?["code"]?.stringValue,
@@ -167,7 +167,7 @@ final class ModelVersionControlTests: XCTestCase {
         // Take 2.0 away and name 1.0 current: a reload serves it without a restart.
         try FileManager.default.removeItem(at: models.appendingPathComponent("2.0"))
         try #"{"insightType": "isLikelyBeingCoached", "current": "1.0"}"#
-            .write(to: models.appendingPathComponent("registry.json"), atomically: true, encoding: .utf8)
+            .write(to: models.appendingPathComponent("registry.json"), atomically: false, encoding: .utf8)
         try daemon.service.reloadModels()
         XCTAssertEqual(try evaluate(daemon, key: key, modelVersion: nil)["modelVersion"]?.stringValue, "1.0")
     }

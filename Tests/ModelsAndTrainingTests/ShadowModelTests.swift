@@ -225,7 +225,7 @@ final class ShadowModelTests: XCTestCase {
         let manifest = models + "/1.0/manifest.json"
         let text = try String(contentsOfFile: manifest, encoding: .utf8)
         try text.replacingOccurrences(of: #""status":"active""#, with: #""status":"withdrawn""#)
-            .write(toFile: manifest, atomically: true, encoding: .utf8)
+            .write(toFile: manifest, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try daemon.service.reloadModels()) { error in
             XCTAssertTrue("\(error)".contains("shadow version 1.0 is withdrawn"), "\(error)")
         }

@@ -37,7 +37,7 @@ public final class TemporarySentinel: Sendable {
             if let password { lines.append("requirepass \(password)") }
             let configuration = directory + "/sentinel.conf"
             do {
-                try (lines.joined(separator: "\n") + "\n").write(toFile: configuration, atomically: true, encoding: .utf8)
+                try (lines.joined(separator: "\n") + "\n").write(toFile: configuration, atomically: false, encoding: .utf8)
                 try Self.launch(port: chosen, configuration: configuration, password: password, directory: directory, into: process)
                 lastError = nil
                 break
