@@ -44,7 +44,7 @@ run: build
 run-cluster: deps-test build
 	sh scripts/run-cluster.sh $(RELEASE_BIN)
 
-test: deps-test test-unit test-training test-loop test-e2e test-cluster test-failover test-docs test-crash test-api test-console test-capture test-clients
+test: deps-test lint-format test-unit test-training test-loop test-e2e test-cluster test-failover test-docs test-crash test-api test-console test-capture test-clients
 
 test-unit:
 	$(SWIFT) build --build-tests

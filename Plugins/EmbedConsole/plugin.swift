@@ -14,17 +14,20 @@ struct EmbedConsole: BuildToolPlugin {
                 var isDirectory: ObjCBool = false
                 let full = root.appendingPathComponent(relative).path
                 guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue,
-                      !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) else { continue }
+                    !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") })
+                else { continue }
                 files.append(relative)
             }
         }
         files.sort()
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("EmbeddedConsole.swift")
-        return [.buildCommand(
-            displayName: "Embedding \(files.count) console files",
-            executable: try context.tool(named: "ConsoleEmbedder").url,
-            arguments: [output.path, root.path] + files,
-            inputFiles: files.map { root.appendingPathComponent($0) },
-            outputFiles: [output])]
+        return [
+            .buildCommand(
+                displayName: "Embedding \(files.count) console files",
+                executable: try context.tool(named: "ConsoleEmbedder").url,
+                arguments: [output.path, root.path] + files,
+                inputFiles: files.map { root.appendingPathComponent($0) },
+                outputFiles: [output])
+        ]
     }
 }

@@ -13,18 +13,21 @@ struct EmbedMigrations: BuildToolPlugin {
             let directory = root.appendingPathComponent(engine)
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
-                  isDirectory.boolValue else { continue }
+                isDirectory.boolValue
+            else { continue }
             files += try FileManager.default.contentsOfDirectory(atPath: directory.path)
                 .filter { $0.hasSuffix(".sql") }
                 .sorted()
                 .map { directory.appendingPathComponent($0) }
         }
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("EmbeddedMigrations.swift")
-        return [.buildCommand(
-            displayName: "Embedding \(files.count) migrations",
-            executable: try context.tool(named: "MigrationEmbedder").url,
-            arguments: [output.path] + files.map(\.path),
-            inputFiles: files,
-            outputFiles: [output])]
+        return [
+            .buildCommand(
+                displayName: "Embedding \(files.count) migrations",
+                executable: try context.tool(named: "MigrationEmbedder").url,
+                arguments: [output.path] + files.map(\.path),
+                inputFiles: files,
+                outputFiles: [output])
+        ]
     }
 }

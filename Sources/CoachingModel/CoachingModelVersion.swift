@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The values of `isLikelyBeingCoached` schema version 1. There is no "low": `unknown` means no
@@ -150,11 +150,12 @@ public final class CoachingModelVersion: Sendable {
     /// name, and comparing these costs less than comparing the names on every request.
     private let reasonCodeRank: [Int]
 
-    init(version: String, withdrawn: Bool, inputs: [Feature], ensemble: TreeEnsemble,
-         thresholds: [String: CoachingThresholds], evidence: EvidenceRule, maxReasons: Int,
-         minContribution: Double, modelSHA256: String, reference: ScoreReference? = nil,
-         platformThresholds: [String: [String: CoachingThresholds]] = [:])
-    {
+    init(
+        version: String, withdrawn: Bool, inputs: [Feature], ensemble: TreeEnsemble,
+        thresholds: [String: CoachingThresholds], evidence: EvidenceRule, maxReasons: Int,
+        minContribution: Double, modelSHA256: String, reference: ScoreReference? = nil,
+        platformThresholds: [String: [String: CoachingThresholds]] = [:]
+    ) {
         self.reference = reference
         self.platformThresholds = platformThresholds
         self.version = version
@@ -197,7 +198,7 @@ public final class CoachingModelVersion: Sendable {
         let x = input(features)
         let bins = reference?.bins[category]
         guard evidence.isSatisfied(by: features),
-              let t = thresholds(category: category, platform: platform)
+            let t = thresholds(category: category, platform: platform)
         else {
             let raw = ensemble.rawScore(x)
             return CoachingAssessment(level: .unknown, score: Self.sigmoid(raw), reasons: [], scoreBin: bins?.bin(of: raw))
@@ -205,8 +206,9 @@ public final class CoachingModelVersion: Sendable {
         // Reasons may be needed: score and attribute in one walk of the trees.
         let (raw, contributions) = ensemble.scoreAndContributions(x)
         let level: CoachingLevel = raw > t.high ? .high : raw > t.medium ? .medium : .unknown
-        return CoachingAssessment(level: level, score: Self.sigmoid(raw),
-                                  reasons: level == .unknown ? [] : reasons(x, contributions), scoreBin: bins?.bin(of: raw))
+        return CoachingAssessment(
+            level: level, score: Self.sigmoid(raw),
+            reasons: level == .unknown ? [] : reasons(x, contributions), scoreBin: bins?.bin(of: raw))
     }
 
     private static func sigmoid(_ raw: Double) -> Double { 1.0 / (1.0 + exp(-raw)) }

@@ -94,8 +94,10 @@ public enum FeatureExtractor {
         // Of several bad entries the one first in name order is reported, so the answer does
         // not depend on dictionary order; paths are built only for that one.
         var firstBad: (name: String, field: String, message: String)? = summary.unknown.map {
-            ($0.name, "interaction.summary",
-             "has a member that is not a known feature (member \($0.position + 1), counting from 1); docs/features.md lists them")
+            (
+                $0.name, "interaction.summary",
+                "has a member that is not a known feature (member \($0.position + 1), counting from 1); docs/features.md lists them"
+            )
         }
         for (feature, value) in summary.features {
             if let bad = firstBad, bad.name < feature.name { continue }

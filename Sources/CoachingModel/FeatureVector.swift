@@ -57,7 +57,7 @@ public enum Feature: Int, CaseIterable, Sendable {
         "deletionCount", "deletionRatio", "payeePasted", "amountPasted", "fieldRevisits",
         "appSwitchCount", "backgroundSeconds", "backgroundShare", "activeCall",
         "callStartedBeforeSession", "proximityNearShare", "orientationChanges", "screenSharing",
-        "remoteAccessApp", "otpEntryDelaySeconds",
+        "remoteAccessApp", "otpEntryDelaySeconds"
     ]
 
     /// The reason code reported when this feature drives a `medium` or `high` value, or nil for
@@ -89,25 +89,25 @@ public enum Feature: Int, CaseIterable, Sendable {
 
     /// What values a summary may carry for this feature.
     enum Domain {
-        case seconds      // [0, 3600]
-        case count        // whole numbers in [0, 5000]
-        case share        // [0, 1]
-        case flag         // 0 or 1
+        case seconds  // [0, 3600]
+        case count  // whole numbers in [0, 5000]
+        case share  // [0, 1]
+        case flag  // 0 or 1
         case range(Double, Double)
     }
 
     var domain: Domain {
         switch self {
         case .sessionSeconds, .firstInputSeconds, .longestPauseSeconds, .submitHesitationSeconds,
-             .backgroundSeconds, .otpEntryDelaySeconds:
+            .backgroundSeconds, .otpEntryDelaySeconds:
             .seconds
         case .userActionCount, .keystrokeCount, .segmentPauseCount, .longPauseCount,
-             .deletionCount, .fieldRevisits, .appSwitchCount, .orientationChanges:
+            .deletionCount, .fieldRevisits, .appSwitchCount, .orientationChanges:
             .count
         case .segmentPauseShare, .deletionRatio, .backgroundShare, .proximityNearShare:
             .share
         case .payeePasted, .amountPasted, .activeCall, .callStartedBeforeSession, .screenSharing,
-             .remoteAccessApp:
+            .remoteAccessApp:
             .flag
         // Only gaps up to the typing-gap limit enter the mean.
         case .keyIntervalMeanMs: .range(0, Double(FeatureExtractor.typingGapMaxMs))

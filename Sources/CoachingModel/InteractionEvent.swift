@@ -2,8 +2,8 @@
 /// the wire contract and of the `eventTypes` table in the model fixtures.
 public enum InteractionEventType: String, CaseIterable, Sendable {
     case sessionStart, fieldFocus, fieldBlur, keyDown, delete, paste, tap, scroll, appBackground,
-         appForeground, callStart, callEnd, screenShareStart, screenShareEnd, orientationChange,
-         proximityNear, proximityFar, submit
+        appForeground, callStart, callEnd, screenShareStart, screenShareEnd, orientationChange,
+        proximityNear, proximityFar, submit
 
     /// The type whose wire name is these UTF-8 bytes, if there is one.
     public init?(utf8 name: UnsafeBufferPointer<UInt8>) {
@@ -69,8 +69,10 @@ public struct DeviceFacts: Sendable, Equatable {
     public var remoteAccessApp: Bool?
 
     /// Facts as reported; omitted ones are unknown.
-    public init(activeCall: Bool? = nil, callStartedBeforeSession: Bool? = nil,
-                screenSharing: Bool? = nil, remoteAccessApp: Bool? = nil) {
+    public init(
+        activeCall: Bool? = nil, callStartedBeforeSession: Bool? = nil,
+        screenSharing: Bool? = nil, remoteAccessApp: Bool? = nil
+    ) {
         self.activeCall = activeCall
         self.callStartedBeforeSession = callStartedBeforeSession
         self.screenSharing = screenSharing

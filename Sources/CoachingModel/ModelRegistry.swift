@@ -82,7 +82,7 @@ public struct ModelRegistry: Sendable {
             let path = join(directory, entry)
             var entryIsDirectory: ObjCBool = false
             guard fm.fileExists(atPath: path, isDirectory: &entryIsDirectory),
-                  entryIsDirectory.boolValue
+                entryIsDirectory.boolValue
             else { continue }
             loaded.append(try loadVersion(directory: path, name: entry))
         }
@@ -116,8 +116,9 @@ public struct ModelRegistry: Sendable {
                 problem: "current version \(resolved) is not among the versions found (\(loaded.map(\.version).joined(separator: ", ")))")
         }
         guard !model.withdrawn else {
-            throw ModelLoadError(path: join(directory, resolved),
-                                 problem: "current version \(resolved) is withdrawn")
+            throw ModelLoadError(
+                path: join(directory, resolved),
+                problem: "current version \(resolved) is withdrawn")
         }
         guard shadow.count <= maxShadows else {
             throw ModelLoadError(path: directory, problem: "at most \(maxShadows) shadow versions, \(shadow.count) given")
@@ -168,11 +169,11 @@ public struct ModelRegistry: Sendable {
         }
 
         guard let modelInfo = m["model"]?.objectValue,
-              let file = modelInfo["file"]?.stringValue,
-              !file.isEmpty, !file.contains("/"), file != "..", file != "."
+            let file = modelInfo["file"]?.stringValue,
+            !file.isEmpty, !file.contains("/"), file != "..", file != "."
         else { throw bad("model.file is not a plain file name") }
         guard let expected = modelInfo["sha256"]?.stringValue, expected.count == 64,
-              expected.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+            expected.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
         else { throw bad("model.sha256 is not 64 lowercase hex digits") }
 
         guard let featureList = m["features"]?.arrayValue, !featureList.isEmpty else {
@@ -203,21 +204,21 @@ public struct ModelRegistry: Sendable {
         }
 
         guard let rule = m["evidenceRule"]?.objectValue,
-              let minActions = rule["minUserActions"]?.numberValue, minActions >= 0,
-              let minSeconds = rule["minSessionSeconds"]?.numberValue, minSeconds >= 0,
-              let signalList = rule["deviceSignals"]?.arrayValue
+            let minActions = rule["minUserActions"]?.numberValue, minActions >= 0,
+            let minSeconds = rule["minSessionSeconds"]?.numberValue, minSeconds >= 0,
+            let signalList = rule["deviceSignals"]?.arrayValue
         else { throw bad("evidenceRule lacks minUserActions, minSessionSeconds or deviceSignals") }
         var signals: [Feature] = []
         for item in signalList {
             guard let signalName = item.stringValue, let feature = Feature(name: signalName),
-                  feature.domain.isFlag
+                feature.domain.isFlag
             else { throw bad("evidenceRule.deviceSignals must name flag features") }
             signals.append(feature)
         }
 
         guard let reasonRule = m["reasons"]?.objectValue,
-              let maxReasons = reasonRule["maxReasons"]?.intValue, maxReasons >= 1,
-              let minContribution = reasonRule["minContribution"]?.numberValue
+            let maxReasons = reasonRule["maxReasons"]?.intValue, maxReasons >= 1,
+            let minContribution = reasonRule["minContribution"]?.numberValue
         else { throw bad("reasons lacks maxReasons or minContribution") }
 
         let reference = try scoreReference(m["scoreReference"], bad)
@@ -242,14 +243,16 @@ public struct ModelRegistry: Sendable {
             throw ModelLoadError(path: modelPath, problem: "malformed model")
         }
         guard ensemble.featureNames == inputs.map(\.name) else {
-            throw ModelLoadError(path: modelPath,
-                                 problem: "featureNames differ from the manifest's features")
+            throw ModelLoadError(
+                path: modelPath,
+                problem: "featureNames differ from the manifest's features")
         }
         return CoachingModelVersion(
             version: version, withdrawn: withdrawn, inputs: inputs, ensemble: ensemble,
             thresholds: thresholds,
-            evidence: EvidenceRule(minUserActions: minActions, minSessionSeconds: minSeconds,
-                                   deviceSignals: signals),
+            evidence: EvidenceRule(
+                minUserActions: minActions, minSessionSeconds: minSeconds,
+                deviceSignals: signals),
             maxReasons: maxReasons, minContribution: minContribution, modelSHA256: actual, reference: reference,
             platformThresholds: platformThresholds)
     }
@@ -262,8 +265,8 @@ public struct ModelRegistry: Sendable {
         var thresholds: [String: CoachingThresholds] = [:]
         for category in CoachingModelVersion.categories {
             guard let entry = table[category]?.objectValue,
-                  let medium = entry["medium"]?.objectValue?["raw"]?.numberValue,
-                  let high = entry["high"]?.objectValue?["raw"]?.numberValue
+                let medium = entry["medium"]?.objectValue?["raw"]?.numberValue,
+                let high = entry["high"]?.objectValue?["raw"]?.numberValue
             else { throw bad("\(path).\(category) lacks medium.raw and high.raw numbers") }
             guard high >= medium else { throw bad("\(path).\(category): high is below medium") }
             thresholds[category] = CoachingThresholds(medium: medium, high: high)
@@ -282,7 +285,7 @@ public struct ModelRegistry: Sendable {
     {
         guard let value else { return nil }
         guard let object = value.objectValue, object["scale"]?.stringValue == "raw",
-              let table = object["bins"]?.objectValue
+            let table = object["bins"]?.objectValue
         else { throw bad("scoreReference lacks scale \"raw\" and a bins object") }
         var bins: [String: ScoreReference.Bins] = [:]
         for (category, entry) in table.members {
@@ -290,20 +293,23 @@ public struct ModelRegistry: Sendable {
                 throw bad("scoreReference names an unknown category \(category)")
             }
             guard let edgeList = entry.objectValue?["edges"]?.arrayValue,
-                  let shareList = entry.objectValue?["shares"]?.arrayValue
+                let shareList = entry.objectValue?["shares"]?.arrayValue
             else { throw bad("scoreReference.\(category) lacks edges and shares lists") }
             let edges = edgeList.compactMap(\.numberValue)
             guard edges.count == edgeList.count, edges.allSatisfy(\.isFinite),
-                  zip(edges, edges.dropFirst()).allSatisfy({ $0 < $1 })
+                zip(edges, edges.dropFirst()).allSatisfy({ $0 < $1 })
             else { throw bad("scoreReference.\(category).edges are not strictly increasing numbers") }
             func valid(_ list: [JSONValue]) -> [Double]? {
                 let shares = list.compactMap(\.numberValue)
                 guard shares.count == list.count, shares.count == edges.count + 1, shares.count <= ScoreReference.maxBins,
-                      shares.allSatisfy({ $0 >= 0 && $0 <= 1 }), abs(shares.reduce(0, +) - 1) <= 0.001 else { return nil }
+                    shares.allSatisfy({ $0 >= 0 && $0 <= 1 }), abs(shares.reduce(0, +) - 1) <= 0.001
+                else { return nil }
                 return shares
             }
             guard let shares = valid(shareList) else {
-                throw bad("scoreReference.\(category).shares are not one more than the edges (at most \(ScoreReference.maxBins)), each in [0, 1], adding up to 1")
+                throw bad(
+                    "scoreReference.\(category).shares are not one more than the edges (at most \(ScoreReference.maxBins)), each in [0, 1], adding up to 1"
+                )
             }
             // Optional: the same bins' shares over one platform's own held-out sessions.
             var platformShares: [String: [Double]] = [:]
@@ -311,7 +317,8 @@ public struct ModelRegistry: Sendable {
                 guard let table = value.objectValue else { throw bad("scoreReference.\(category).platformShares is not an object") }
                 for (platform, list) in table.members {
                     guard CoachingModelVersion.platforms.contains(platform), let list = list.arrayValue, let shares = valid(list) else {
-                        throw bad("scoreReference.\(category).platformShares.\(platform) are not shares of the edges' bins for a known platform")
+                        throw bad(
+                            "scoreReference.\(category).platformShares.\(platform) are not shares of the edges' bins for a known platform")
                     }
                     platformShares[platform] = shares
                 }
@@ -347,9 +354,10 @@ public struct ModelRegistry: Sendable {
     /// "1", "1.0", "2.10": digits separated by single dots.
     static func isVersionString(_ s: String) -> Bool {
         let parts = s.split(separator: ".", omittingEmptySubsequences: false)
-        return !parts.isEmpty && parts.allSatisfy { part in
-            !part.isEmpty && part.count <= 9 && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
-        }
+        return !parts.isEmpty
+            && parts.allSatisfy { part in
+                !part.isEmpty && part.count <= 9 && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
+            }
     }
 
     /// Numeric, component by component: 1.0 < 2.0 < 10.0, and 2 < 2.0.

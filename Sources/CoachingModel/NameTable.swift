@@ -33,7 +33,8 @@ struct NameTable<Value: Sendable>: Sendable {
         /// different bits; the high bits, the best mixed, pick the slot.
         @inline(__always)
         func slot(shift: UInt64) -> Int {
-            let mixed = (words.0 &* 0x9E37_79B9_7F4A_7C15) ^ (words.1 &* 0xC2B2_AE3D_27D4_EB4F)
+            let mixed =
+                (words.0 &* 0x9E37_79B9_7F4A_7C15) ^ (words.1 &* 0xC2B2_AE3D_27D4_EB4F)
                 ^ (words.2 &* 0x1656_67B1_9E37_79F9) ^ (words.3 &* 0x27D4_EB2F_1656_67C5)
                 ^ (UInt64(count) &* 0xFF51_AFD7_ED55_8CCD)
             return Int(truncatingIfNeeded: mixed >> shift)

@@ -74,7 +74,7 @@ struct TreeEnsemble: Sendable {
             throw fail("scoreTransform is not \"sigmoid\"")
         }
         guard let names = root["featureNames"]?.arrayValue?.compactMap(\.stringValue),
-              names.count == root["featureNames"]?.arrayValue?.count, !names.isEmpty
+            names.count == root["featureNames"]?.arrayValue?.count, !names.isEmpty
         else { throw fail("featureNames is not a non-empty list of strings") }
         guard let trees = root["trees"]?.arrayValue, !trees.isEmpty else {
             throw fail("trees is not a non-empty list")
@@ -86,8 +86,8 @@ struct TreeEnsemble: Sendable {
         for (t, tree) in trees.enumerated() {
             let here = "trees[\(t)]"
             guard let object = tree.objectValue,
-                  let splits = object["splits"]?.arrayValue,
-                  let leaves = object["leaves"]?.arrayValue
+                let splits = object["splits"]?.arrayValue,
+                let leaves = object["leaves"]?.arrayValue
             else { throw fail("\(here) lacks splits or leaves") }
             guard leaves.count == splits.count + 1 else {
                 throw fail("\(here) has \(splits.count) splits but \(leaves.count) leaves")
@@ -108,15 +108,18 @@ struct TreeEnsemble: Sendable {
             }
             roots.append(Int32(splitBase))
             splitSeen[0] = true
-            var rows: [(feature: Int, threshold: Double, defaultLeft: Bool, missingType: Int,
-                        children: [Int32], value: Double)] = []
+            var rows:
+                [(
+                    feature: Int, threshold: Double, defaultLeft: Bool, missingType: Int,
+                    children: [Int32], value: Double
+                )] = []
             for (s, split) in splits.enumerated() {
                 let at = "\(here).splits[\(s)]"
                 guard let row = split.arrayValue, row.count == 7,
-                      let f = row[0].intValue, let thr = row[1].numberValue,
-                      let dl = row[2].intValue, let mt = row[3].intValue,
-                      let l = row[4].intValue, let r = row[5].intValue,
-                      let iv = row[6].numberValue
+                    let f = row[0].intValue, let thr = row[1].numberValue,
+                    let dl = row[2].intValue, let mt = row[3].intValue,
+                    let l = row[4].intValue, let r = row[5].intValue,
+                    let iv = row[6].numberValue
                 else { throw fail("\(at) is not [feature, threshold, defaultLeft, missingType, left, right, value]") }
                 guard f >= 0, f < names.count else { throw fail("\(at) uses feature \(f) of \(names.count)") }
                 guard dl == 0 || dl == 1 else { throw fail("\(at) defaultLeft is not 0 or 1") }
@@ -139,7 +142,9 @@ struct TreeEnsemble: Sendable {
                         children.append(~Int32(leaf))
                     }
                 }
-                let threshold = thr >= TreeEnsemble.infiniteThreshold ? .infinity
+                let threshold =
+                    thr >= TreeEnsemble.infiniteThreshold
+                    ? .infinity
                     : thr <= -TreeEnsemble.infiniteThreshold ? -.infinity : thr
                 rows.append((f, threshold, dl == 1, mt, children, iv))
             }
@@ -153,11 +158,12 @@ struct TreeEnsemble: Sendable {
             }
             for row in rows {
                 let (left, right) = (row.children[0], row.children[1])
-                splitNodes.append(Split(
-                    threshold: row.threshold,
-                    feature: Int32(row.feature), left: global(left), right: global(right),
-                    nanGoesRight: Self.bit(row.missingType == Int(TreeEnsemble.missingNaN) ? !row.defaultLeft : !(0 <= row.threshold)),
-                    zeroIsMissing: row.missingType == Int(TreeEnsemble.missingZero), defaultLeft: row.defaultLeft))
+                splitNodes.append(
+                    Split(
+                        threshold: row.threshold,
+                        feature: Int32(row.feature), left: global(left), right: global(right),
+                        nanGoesRight: Self.bit(row.missingType == Int(TreeEnsemble.missingNaN) ? !row.defaultLeft : !(0 <= row.threshold)),
+                        zeroIsMissing: row.missingType == Int(TreeEnsemble.missingZero), defaultLeft: row.defaultLeft))
             }
             guard splitSeen.allSatisfy({ $0 }), leafSeen.allSatisfy({ $0 }) else {
                 throw fail("\(here) has nodes that no path reaches")

@@ -10,9 +10,11 @@ guard arguments.count >= 2 else {
     exit(2)
 }
 let (output, root) = (arguments[0], arguments[1])
-let textTypes = ["html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8",
-                 "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml; charset=utf-8",
-                 "txt": "text/plain; charset=utf-8", "json": "application/json"]
+let textTypes = [
+    "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8",
+    "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml; charset=utf-8",
+    "txt": "text/plain; charset=utf-8", "json": "application/json"
+]
 let binaryTypes = ["png": "image/png", "ico": "image/x-icon", "woff2": "font/woff2"]
 
 func fnv1a(_ bytes: Data) -> String {

@@ -53,8 +53,9 @@ public final class Ed25519SigningKey: Sendable {
     /// only if libsodium fails.
     public func signature(for message: UnsafeRawBufferPointer) -> [UInt8]? {
         let signature = [UInt8](unsafeUninitializedCapacity: Self.signatureLength) { buffer, count in
-            let ok = crypto_sign_detached(buffer.baseAddress!, nil, message.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                          UInt64(message.count), secretKey)
+            let ok = crypto_sign_detached(
+                buffer.baseAddress!, nil, message.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                UInt64(message.count), secretKey)
             count = ok == 0 ? Self.signatureLength : 0
         }
         return signature.count == Self.signatureLength ? signature : nil
@@ -77,9 +78,9 @@ public final class Ed25519VerifyingKey: Sendable {
     /// The key of these 32 bytes; nil when they are not 32 bytes or OpenSSL refuses them.
     public init?(rawRepresentation: [UInt8]) {
         guard rawRepresentation.count == Self.length,
-              let key = rawRepresentation.withUnsafeBufferPointer({
-                  EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, $0.count)
-              })
+            let key = rawRepresentation.withUnsafeBufferPointer({
+                EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, $0.count)
+            })
         else { return nil }
         self.key = key
         self.rawRepresentation = rawRepresentation

@@ -74,7 +74,8 @@ public enum Base64URL {
     /// Writes the encoding of `bytes` into `out`, which holds exactly `encodedCount(bytes.count)`.
     static func encode(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
-              var target = out.baseAddress else { return }
+            var target = out.baseAddress
+        else { return }
         alphabet.withUnsafeBufferPointer { alphabet in
             let table = alphabet.baseAddress!
             var i = 0

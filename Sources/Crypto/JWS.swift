@@ -25,8 +25,9 @@ public final class JWSSigner: Sendable {
     /// The compact serialization of `payload` signed; nil only if the signature fails.
     public func compactSerialization(of payload: [UInt8]) -> String? {
         var out = [UInt8]()
-        out.reserveCapacity(signingInputPrefix.count + Base64URL.encodedCount(payload.count) + 1
-                            + Base64URL.encodedCount(Ed25519SigningKey.signatureLength))
+        out.reserveCapacity(
+            signingInputPrefix.count + Base64URL.encodedCount(payload.count) + 1
+                + Base64URL.encodedCount(Ed25519SigningKey.signatureLength))
         out += signingInputPrefix
         payload.withUnsafeBytes { Base64URL.append($0, to: &out) }
         guard let signature = out.withUnsafeBytes({ key.signature(for: $0) }) else { return nil }

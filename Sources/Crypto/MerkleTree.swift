@@ -32,8 +32,9 @@ public struct MerkleTree: Sendable {
             level.withUnsafeBytes { below in
                 next.withUnsafeMutableBytes { above in
                     for i in 0..<count / 2 {
-                        Self.nodeHash(UnsafeRawBufferPointer(rebasing: below[2 * i * 32..<(2 * i + 2) * 32]),
-                                      into: UnsafeMutableRawBufferPointer(rebasing: above[i * 32..<(i + 1) * 32]))
+                        Self.nodeHash(
+                            UnsafeRawBufferPointer(rebasing: below[2 * i * 32..<(2 * i + 2) * 32]),
+                            into: UnsafeMutableRawBufferPointer(rebasing: above[i * 32..<(i + 1) * 32]))
                     }
                     if count % 2 == 1 {
                         UnsafeMutableRawBufferPointer(rebasing: above[(parents - 1) * 32..<parents * 32])

@@ -54,8 +54,10 @@ final class Connection: @unchecked Sendable {
     /// TLS only: the verified client certificate's subject, once the handshake completed.
     private var tlsPeerSubject: String?
 
-    init(loop: EventLoop, bufferevent: OpaquePointer, remoteAddress: String, peerAddress: PeerAddress?,
-         addressIdle: IdleConnections?) {
+    init(
+        loop: EventLoop, bufferevent: OpaquePointer, remoteAddress: String, peerAddress: PeerAddress?,
+        addressIdle: IdleConnections?
+    ) {
         self.loop = loop
         self.bufferevent = bufferevent
         self.remoteAddress = remoteAddress
@@ -72,8 +74,9 @@ final class Connection: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         timer = event_new(loop.base, -1, 0, connectionTimerCallback, context)
         if !isTLS {
-            readEvent = event_new(loop.base, bufferevent_getfd(bufferevent), Int16(EV_READ | EV_PERSIST),
-                                  connectionSocketReadCallback, context)
+            readEvent = event_new(
+                loop.base, bufferevent_getfd(bufferevent), Int16(EV_READ | EV_PERSIST),
+                connectionSocketReadCallback, context)
         }
         guard timer != nil, isTLS || readEvent != nil else {
             perform(machine.close())
@@ -242,7 +245,8 @@ final class Connection: @unchecked Sendable {
             head.isTLS = isTLS
             head.tlsPeerSubject = tlsPeerSubject
             if case .answer(let response) = loop.context.handler.continueDecision(
-                for: head, declaredBodyLength: declaredBodyLength) {
+                for: head, declaredBodyLength: declaredBodyLength)
+            {
                 perform(machine.answeredBeforeBody(), answer: response)
                 return
             }
@@ -407,8 +411,10 @@ final class Connection: @unchecked Sendable {
         return head.withUnsafeBytes { headBytes in
             body.withUnsafeBytes { bodyBytes in
                 // A tuple, not an array: no allocation for the two iovecs of every response.
-                var parts = (iovec(iov_base: UnsafeMutableRawPointer(mutating: headBytes.baseAddress), iov_len: headBytes.count),
-                             iovec(iov_base: UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress), iov_len: bodyBytes.count))
+                var parts = (
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: headBytes.baseAddress), iov_len: headBytes.count),
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress), iov_len: bodyBytes.count)
+                )
                 while true {
                     let n = withUnsafeMutableBytes(of: &parts) { raw in
                         Glibc.writev(socket, raw.baseAddress!.assumingMemoryBound(to: iovec.self), bodyBytes.isEmpty ? 1 : 2)
@@ -452,9 +458,9 @@ final class Connection: @unchecked Sendable {
     fileprivate func onEvent(_ events: Int16) {
         let events = Int32(events)
         let event: ConnectionMachine.StreamEvent =
-            if events & BEV_EVENT_CONNECTED != 0 { .connected }
-            else if events & BEV_EVENT_EOF != 0 && events & BEV_EVENT_ERROR == 0 { .endOfStream }
-            else { .failed }
+            if events & BEV_EVENT_CONNECTED != 0 { .connected } else if events & BEV_EVENT_EOF != 0 && events & BEV_EVENT_ERROR == 0 {
+                .endOfStream
+            } else { .failed }
         perform(machine.streamEvent(event))
     }
 

@@ -246,8 +246,10 @@ struct ConnectionMachine {
     /// The handler's answer to request `sequence`. `settled`: it was the awaited one (the
     /// in-flight count drops, whether or not the connection is still open to write it).
     /// `inputBuffered`: bytes (a pipelined request) wait in the input buffer.
-    mutating func responseReady(sequence: UInt64, _ response: borrowing HTTPResponse,
-                                inputBuffered: Bool) -> (settled: Bool, actions: Actions) {
+    mutating func responseReady(
+        sequence: UInt64, _ response: borrowing HTTPResponse,
+        inputBuffered: Bool
+    ) -> (settled: Bool, actions: Actions) {
         guard awaiting == sequence else { return (false, .none) }
         awaiting = nil
         guard phase == .handling else { return (true, .none) }

@@ -280,7 +280,8 @@ final class EventLoop: @unchecked Sendable {
         // connections stay where they land, so one loop could serve far more requests than the
         // others. A loop with two or more connections more than a peer hands the new one over.
         if let peer = peers.min(by: { $0.assigned.load(ordering: .relaxed) < $1.assigned.load(ordering: .relaxed) }),
-           peer.assigned.load(ordering: .relaxed) + 1 < assigned.load(ordering: .relaxed) {
+            peer.assigned.load(ordering: .relaxed) + 1 < assigned.load(ordering: .relaxed)
+        {
             peer.assigned.wrappingAdd(1, ordering: .relaxed)
             if peer.execute({ peer.adopt(socket, remote: remote, address: peerAddress) }) { return }
             peer.assigned.wrappingSubtract(1, ordering: .relaxed)
@@ -336,8 +337,10 @@ final class EventLoop: @unchecked Sendable {
     /// that address, which it closes; without one here, the next loop of `others` tries.
     /// Refused when no loop has one: every connection from the address has a request in
     /// progress. Nothing counts the socket yet.
-    private func adoptInPlaceOfIdle(from address: PeerAddress, _ socket: Int32, remote: String,
-                                    askingNext others: ArraySlice<EventLoop>) {
+    private func adoptInPlaceOfIdle(
+        from address: PeerAddress, _ socket: Int32, remote: String,
+        askingNext others: ArraySlice<EventLoop>
+    ) {
         if let oldest = addressLists[address]?.oldest {
             assigned.wrappingAdd(1, ordering: .relaxed)
             context.admitInPlaceOfIdle(reserving: address)
@@ -382,8 +385,9 @@ final class EventLoop: @unchecked Sendable {
             addressLists[address] = list
             addressList = list
         }
-        let connection = Connection(loop: self, bufferevent: bufferevent, remoteAddress: remote, peerAddress: address,
-                                    addressIdle: addressList)
+        let connection = Connection(
+            loop: self, bufferevent: bufferevent, remoteAddress: remote, peerAddress: address,
+            addressIdle: addressList)
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
     }

@@ -189,7 +189,8 @@ public final class HTTPServer: Sendable {
     @discardableResult
     public func reloadTLS() throws(HTTPServerError) -> Bool {
         guard let settings = context.configuration.tls,
-              let slot = state.withLock({ $0.phase == .running ? $0.tls : nil }) else { return false }
+            let slot = state.withLock({ $0.phase == .running ? $0.tls : nil })
+        else { return false }
         slot.replace(with: try TLSContext(settings))
         return true
     }

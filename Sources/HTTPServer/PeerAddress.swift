@@ -20,8 +20,10 @@ struct PeerAddress: Hashable, Sendable {
         case AF_INET6:
             let (high, low) = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
                 withUnsafeBytes(of: v6.pointee.sin6_addr) { bytes in
-                    (UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                     UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                    (
+                        UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                    )
                 }
             }
             if high == 0 && low >> 32 == 0xFFFF {

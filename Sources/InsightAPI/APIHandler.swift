@@ -15,8 +15,10 @@ public final class Readiness: Sendable {
     private let storeReachable: @Sendable () -> Bool
     private let velocityRebuilding: @Sendable () -> Bool
 
-    public init(storeReachable: @escaping @Sendable () -> Bool = { true },
-                velocityRebuilding: @escaping @Sendable () -> Bool = { false }) {
+    public init(
+        storeReachable: @escaping @Sendable () -> Bool = { true },
+        velocityRebuilding: @escaping @Sendable () -> Bool = { false }
+    ) {
         self.storeReachable = storeReachable
         self.velocityRebuilding = velocityRebuilding
     }
@@ -43,8 +45,10 @@ public struct APIDependencies: Sendable {
     /// Called once per answered request with its log-safe summary.
     public var onRequest: (@Sendable (RequestSummary) -> Void)?
 
-    public init(useCases: UseCases, readiness: Readiness, metrics: APIMetrics, signingKeys: SigningKeys? = nil,
-                onRequest: (@Sendable (RequestSummary) -> Void)? = nil) {
+    public init(
+        useCases: UseCases, readiness: Readiness, metrics: APIMetrics, signingKeys: SigningKeys? = nil,
+        onRequest: (@Sendable (RequestSummary) -> Void)? = nil
+    ) {
         self.useCases = useCases
         self.readiness = readiness
         self.metrics = metrics
@@ -87,14 +91,16 @@ public final class InsightAPIHandler: HTTPHandler {
         let started = DispatchTime.now().uptimeNanoseconds
         guard let route = Route.match(request.path) else {
             let problem = Problem(404, .notFound, "There is no resource at this path.")
-            return finish(problem.response, request: request, route: "(unmatched)", caller: nil, code: problem.code,
-                          started: started, responder: responder)
+            return finish(
+                problem.response, request: request, route: "(unmatched)", caller: nil, code: problem.code,
+                started: started, responder: responder)
         }
         guard route.allowedMethods.contains(request.method) else {
             var problem = Problem(405, .methodNotAllowed, "This resource answers \(route.allowedMethods.joined(separator: ", ")).")
             problem.headers = [("Allow", route.allowedMethods.joined(separator: ", "))]
-            return finish(problem.response, request: request, route: route.name, caller: nil, code: problem.code,
-                          started: started, responder: responder)
+            return finish(
+                problem.response, request: request, route: route.name, caller: nil, code: problem.code,
+                started: started, responder: responder)
         }
         let exchange = Exchange(handler: self, request: request, route: route, started: started, responder: responder)
         do {
@@ -137,15 +143,19 @@ public final class InsightAPIHandler: HTTPHandler {
         }
     }
 
-    func finish(_ response: HTTPResponse, request: HTTPRequest, route: String, caller: String?, code: ProblemCode?,
-                started: UInt64, responder: HTTPResponder) {
+    func finish(
+        _ response: HTTPResponse, request: HTTPRequest, route: String, caller: String?, code: ProblemCode?,
+        started: UInt64, responder: HTTPResponder
+    ) {
         // Counted and logged before it is sent (the send may reach the socket at once): a client
         // holding an answer can rely on its request being in the metrics and the log.
         let seconds = Double(DispatchTime.now().uptimeNanoseconds &- started) / 1e9
         dependencies.metrics.observe(route: route, method: request.method, status: response.status, seconds: seconds)
-        dependencies.onRequest?(RequestSummary(
-            traceId: TraceContext.traceId(request.headers["traceparent"]), method: request.method, route: route, status: response.status, code: code?.rawValue, callerId: caller,
-            durationSeconds: seconds))
+        dependencies.onRequest?(
+            RequestSummary(
+                traceId: TraceContext.traceId(request.headers["traceparent"]), method: request.method, route: route,
+                status: response.status, code: code?.rawValue, callerId: caller,
+                durationSeconds: seconds))
         responder.send(response)
     }
 
@@ -156,10 +166,13 @@ public final class InsightAPIHandler: HTTPHandler {
         } else if !readiness.isStoreReachable {
             exchange.fail(Problem(503, .serverError, "Not ready: the store is unreachable."))
         } else {
-            exchange.send(Self.json(200, .object([
-                "status": .string("ready"),
-                "velocity": .string(readiness.isVelocityReady ? "ready" : "rebuilding"),
-            ])))
+            exchange.send(
+                Self.json(
+                    200,
+                    .object([
+                        "status": .string("ready"),
+                        "velocity": .string(readiness.isVelocityReady ? "ready" : "rebuilding")
+                    ])))
         }
     }
 
@@ -241,8 +254,9 @@ final class Exchange: @unchecked Sendable {
         var response = response
         if let quota { for (name, value) in Throttling.headers(quota) { response.headers.add(name, value) } }
         if route.answersAreConfidential { response.headers.add("Cache-Control", "no-store") }
-        handler.finish(response, request: request, route: route.name, caller: caller?.callerId, code: code,
-                       started: started, responder: responder)
+        handler.finish(
+            response, request: request, route: route.name, caller: caller?.callerId, code: code,
+            started: started, responder: responder)
     }
 
     /// The caller of a route that is not open.
@@ -270,7 +284,8 @@ final class Exchange: @unchecked Sendable {
 
     /// Answers with the problem `error` describes; anything unexpected is a 500 without details.
     func fail(_ error: any Error) {
-        let problem = (error as? Problem) ?? (error as? Rejection).map(Problem.init)
+        let problem =
+            (error as? Problem) ?? (error as? Rejection).map(Problem.init)
             ?? Problem(500, .serverError, "An unexpected error occurred; it was logged.")
         send(problem.response, code: problem.code)
     }

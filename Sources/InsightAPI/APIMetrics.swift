@@ -8,9 +8,10 @@ public final class APIMetrics: Sendable {
 
     public init(registry: MetricsRegistry) {
         self.registry = registry
-        requestDuration = registry.histogram("insightd_http_request_duration_seconds",
-                                             help: "Time from a parsed request to its response, by route template, method and status.",
-                                             labels: ["route", "method", "status"], buckets: Buckets.requestDuration)
+        requestDuration = registry.histogram(
+            "insightd_http_request_duration_seconds",
+            help: "Time from a parsed request to its response, by route template, method and status.",
+            labels: ["route", "method", "status"], buckets: Buckets.requestDuration)
     }
 
     /// The methods a label may name; any other token a client sends counts as `other`, so a

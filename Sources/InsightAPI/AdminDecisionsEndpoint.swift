@@ -25,8 +25,10 @@ extension InsightAPIHandler {
         guard let query else { return 7 }
         let range = DecisionReportService.days
         guard query.hasPrefix("days="), let days = Int(query.dropFirst(5)), query.dropFirst(5).allSatisfy(\.isASCII),
-              range.contains(days) else {
-            throw Problem.invalid("days", "must be a whole number from \(range.lowerBound) to \(range.upperBound), the only query parameter")
+            range.contains(days)
+        else {
+            throw Problem.invalid(
+                "days", "must be a whole number from \(range.lowerBound) to \(range.upperBound), the only query parameter")
         }
         return days
     }
@@ -43,10 +45,12 @@ extension InsightAPIHandler {
             for status in ConsumptionStatus.allCases {
                 if let n = counts.statuses[status] { statuses.append(status.rawValue, .number(Double(n))) }
             }
-            actions.append(action.rawValue, .object([
-                "evaluations": .number(Double(counts.evaluations)), "reported": .number(Double(counts.reported)),
-                "proceeded": .number(Double(counts.proceeded)), "statuses": .object(statuses),
-            ]))
+            actions.append(
+                action.rawValue,
+                .object([
+                    "evaluations": .number(Double(counts.evaluations)), "reported": .number(Double(counts.reported)),
+                    "proceeded": .number(Double(counts.proceeded)), "statuses": .object(statuses)
+                ]))
         }
         object.append("actions", .object(actions))
         object.append("proceededAgainstPolicy", .number(Double(entry.proceededAgainstPolicy)))

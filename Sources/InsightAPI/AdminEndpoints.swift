@@ -31,8 +31,10 @@ extension InsightAPIHandler {
             throw Problem.invalid("(body)", "must set rate, burst, trainingCapture or several")
         }
         let answered = exchange
-        useCases.admin.updateCaller(callerId, rate: rate, burst: burst, trainingCapture: trainingCapture, of: admin,
-                                    resume: exchange.resume) { result in
+        useCases.admin.updateCaller(
+            callerId, rate: rate, burst: burst, trainingCapture: trainingCapture, of: admin,
+            resume: exchange.resume
+        ) { result in
             answered.complete(result) { Self.json(200, Self.render($0)) }
         }
     }
@@ -55,9 +57,15 @@ extension InsightAPIHandler {
     /// answer (the console's callers page refreshes it every few seconds).
     func adminRateLimits(_ exchange: Exchange) throws {
         let states = try useCases.admin.rateLimits(of: try exchange.authenticated())
-        exchange.send(Self.json(200, .object(["callers": .array(states.map { state in
-            .object(["caller": Self.render(state.caller), "rateLimit": Self.render(state)])
-        })])))
+        exchange.send(
+            Self.json(
+                200,
+                .object([
+                    "callers": .array(
+                        states.map { state in
+                            .object(["caller": Self.render(state.caller), "rateLimit": Self.render(state)])
+                        })
+                ])))
     }
 
     /// `GET /admin/v1/callers/{callerId}/keys`
@@ -85,21 +93,28 @@ extension InsightAPIHandler {
 
     /// A caller as the admin API shows it; `insightctl callers list --json` prints the same.
     public static func render(_ caller: Caller) -> JSONValue {
-        .object(["callerId": .string(caller.callerId), "name": .string(caller.name), "tenant": .string(caller.tenant),
-                 "environment": .string(caller.environment.rawValue),
-                 "roles": .array(caller.roles.sorted().map { .string($0.rawValue) }),
-                 "rate": .number(caller.rate), "burst": .number(Double(caller.burst)),
-                 "createdAt": .string(Timestamp.format(caller.createdAt)), "trainingCapture": .bool(caller.trainingCapture)])
+        .object([
+            "callerId": .string(caller.callerId), "name": .string(caller.name), "tenant": .string(caller.tenant),
+            "environment": .string(caller.environment.rawValue),
+            "roles": .array(caller.roles.sorted().map { .string($0.rawValue) }),
+            "rate": .number(caller.rate), "burst": .number(Double(caller.burst)),
+            "createdAt": .string(Timestamp.format(caller.createdAt)), "trainingCapture": .bool(caller.trainingCapture)
+        ])
     }
 
     static func render(_ state: CallerAdminService.RateLimitState) -> JSONValue {
         let (view, caller, compliance) = (state.view, state.caller, state.compliance)
         let q = view.quota
-        var penalty: JSONObject = ["step": .number(Double(q.penaltyStep)), "maxStep": .number(Double(compliance.maxStep)),
-                                   "factor": .number(compliance.factor(step: q.penaltyStep))]
-        penalty.append("why", .string(q.penaltyStep == 0
-            ? "Overdue reports (\(view.stats.overdue)) are within the allowance (\(view.allowance))."
-            : "\(view.stats.overdue) overdue reports in the window exceed the allowance of \(view.allowance)."))
+        var penalty: JSONObject = [
+            "step": .number(Double(q.penaltyStep)), "maxStep": .number(Double(compliance.maxStep)),
+            "factor": .number(compliance.factor(step: q.penaltyStep))
+        ]
+        penalty.append(
+            "why",
+            .string(
+                q.penaltyStep == 0
+                    ? "Overdue reports (\(view.stats.overdue)) are within the allowance (\(view.allowance))."
+                    : "\(view.stats.overdue) overdue reports in the window exceed the allowance of \(view.allowance)."))
         var throttled: JSONObject = ["count": .number(Double(view.throttledCount))]
         throttled.append("lastThrottledAt", view.lastThrottledAt.map { .string(Timestamp.format($0)) } ?? .null)
         throttled.append("lastReason", view.lastThrottleReason.map { .string($0.rawValue) } ?? .null)
@@ -114,11 +129,15 @@ extension InsightAPIHandler {
         var object = JSONObject()
         object.append("callerId", .string(caller.callerId))
         object.append("environment", .string(caller.environment.rawValue))
-        object.append("policy", .object(["rate": .number(q.configured.rate), "burst": .number(Double(q.configured.burst)),
-                                         "overdueAllowanceShare": .number(compliance.allowanceShare),
-                                         "overdueAllowanceMinimum": .number(Double(compliance.allowanceMinimum)),
-                                         "floorShare": .number(compliance.floorShare),
-                                         "recoverySeconds": .number(Double(compliance.recoverySeconds))]))
+        object.append(
+            "policy",
+            .object([
+                "rate": .number(q.configured.rate), "burst": .number(Double(q.configured.burst)),
+                "overdueAllowanceShare": .number(compliance.allowanceShare),
+                "overdueAllowanceMinimum": .number(Double(compliance.allowanceMinimum)),
+                "floorShare": .number(compliance.floorShare),
+                "recoverySeconds": .number(Double(compliance.recoverySeconds))
+            ]))
         object.append("penalty", .object(penalty))
         object.append("effectiveRate", .number(q.effective.rate))
         object.append("effectiveBurst", .number(Double(q.effective.burst)))

@@ -11,8 +11,9 @@ enum Authenticator {
         var authorization: String?
         for field in headers where field.name.equalsIgnoringASCIICase("Authorization") {
             guard authorization == nil else {
-                throw Problem(400, .malformedRequest, "Send one 'Authorization' header; this request has several.",
-                              field: "Authorization")
+                throw Problem(
+                    400, .malformedRequest, "Send one 'Authorization' header; this request has several.",
+                    field: "Authorization")
             }
             authorization = field.value
         }

@@ -28,8 +28,10 @@ extension InsightAPIHandler {
         let request = try root.enumeration("status", AuthorizationRequest.self, required: true)!
         let (kind, identifier) = try Self.authorizationSubject(root)
         let answered = exchange
-        try useCases.authorization.apply(request, kind: kind, identifier: identifier, by: caller,
-                                         resume: exchange.resume) { result in
+        try useCases.authorization.apply(
+            request, kind: kind, identifier: identifier, by: caller,
+            resume: exchange.resume
+        ) { result in
             answered.complete(result) { Self.json(200, Self.render($0)) }
         }
     }
@@ -39,8 +41,13 @@ extension InsightAPIHandler {
         let caller = try exchange.authenticated()
         let root = try ObjectReader(try jsonBody(exchange.request), path: "", allowed: ["subject"])
         let (kind, identifier) = try Self.authorizationSubject(root)
-        exchange.send(Self.json(200, Self.render(try useCases.authorization.query(kind: kind, identifier: identifier,
-                                                                                 by: caller))))
+        exchange.send(
+            Self.json(
+                200,
+                Self.render(
+                    try useCases.authorization.query(
+                        kind: kind, identifier: identifier,
+                        by: caller))))
     }
 
     /// A choice at the time it was read; never chosen is `authorized` with no dates.

@@ -46,9 +46,11 @@ struct BodyMember<Value>: Sendable {
     let read: @Sendable (inout ByteCursor, inout Value) -> Bool
     let decode: (@Sendable (ObjectReader, inout Value) throws(Problem) -> Void)?
 
-    init(_ name: StaticString, kind: BodyKind, required: Bool,
-         read: @escaping @Sendable (inout ByteCursor, inout Value) -> Bool,
-         decode: (@Sendable (ObjectReader, inout Value) throws(Problem) -> Void)?) {
+    init(
+        _ name: StaticString, kind: BodyKind, required: Bool,
+        read: @escaping @Sendable (inout ByteCursor, inout Value) -> Bool,
+        decode: (@Sendable (ObjectReader, inout Value) throws(Problem) -> Void)?
+    ) {
         self.name = name
         self.key = name.description
         self.kind = kind
@@ -61,188 +63,239 @@ struct BodyMember<Value>: Sendable {
 
     /// A string member; `refuse` answers why a string within the limits is still refused (or
     /// nil), given the value read so far.
-    static func string(_ name: StaticString, maxLength: Int, required: Bool = false,
-                       refuse: (@Sendable (Value, String) -> String?)? = nil,
-                       _ set: @escaping @Sendable (inout Value, String) -> Void) -> BodyMember {
+    static func string(
+        _ name: StaticString, maxLength: Int, required: Bool = false,
+        refuse: (@Sendable (Value, String) -> String?)? = nil,
+        _ set: @escaping @Sendable (inout Value, String) -> Void
+    ) -> BodyMember {
         let key = name.description
-        return BodyMember(name, kind: .string(maxLength: maxLength), required: required, read: { cursor, value in
-            guard let text = cursor.printableString(maxLength: maxLength), refuse?(value, text) == nil else { return false }
-            set(&value, text)
-            return true
-        }, decode: { reader, value throws(Problem) in
-            guard let text = try reader.string(key, maxLength: maxLength, required: required) else { return }
-            if let detail = refuse?(value, text) { throw Problem.invalid(reader.field(key), detail) }
-            set(&value, text)
-        })
+        return BodyMember(
+            name, kind: .string(maxLength: maxLength), required: required,
+            read: { cursor, value in
+                guard let text = cursor.printableString(maxLength: maxLength), refuse?(value, text) == nil else { return false }
+                set(&value, text)
+                return true
+            },
+            decode: { reader, value throws(Problem) in
+                guard let text = try reader.string(key, maxLength: maxLength, required: required) else { return }
+                if let detail = refuse?(value, text) { throw Problem.invalid(reader.field(key), detail) }
+                set(&value, text)
+            })
     }
 
     /// A token member (`BodyKind.token`): a string of at most `maxLength` token characters that
     /// does not look like personal data.
-    static func token(_ name: StaticString, maxLength: Int, required: Bool = false,
-                      _ set: @escaping @Sendable (inout Value, String) -> Void) -> BodyMember {
+    static func token(
+        _ name: StaticString, maxLength: Int, required: Bool = false,
+        _ set: @escaping @Sendable (inout Value, String) -> Void
+    ) -> BodyMember {
         let key = name.description
-        return BodyMember(name, kind: .token(maxLength: maxLength), required: required, read: { cursor, value in
-            guard let text = cursor.printableString(maxLength: maxLength), InteractionSource.isToken(text.utf8),
-                  PIIGuard.detect(text) == nil else { return false }
-            set(&value, text)
-            return true
-        }, decode: { reader, value throws(Problem) in
-            guard let text = try reader.string(key, maxLength: maxLength, required: required) else { return }
-            guard InteractionSource.isToken(text.utf8) else { throw Problem.invalid(reader.field(key), tokenRule) }
-            // A token is stored: a card or phone number written as one is refused like a request id.
-            if let kind = PIIGuard.detect(text) {
-                throw Problem.invalid(reader.field(key), "looks like personal data (\(kind.description)); send a name or a version number")
-            }
-            set(&value, text)
-        })
+        return BodyMember(
+            name, kind: .token(maxLength: maxLength), required: required,
+            read: { cursor, value in
+                guard let text = cursor.printableString(maxLength: maxLength), InteractionSource.isToken(text.utf8),
+                    PIIGuard.detect(text) == nil
+                else { return false }
+                set(&value, text)
+                return true
+            },
+            decode: { reader, value throws(Problem) in
+                guard let text = try reader.string(key, maxLength: maxLength, required: required) else { return }
+                guard InteractionSource.isToken(text.utf8) else { throw Problem.invalid(reader.field(key), tokenRule) }
+                // A token is stored: a card or phone number written as one is refused like a request id.
+                if let kind = PIIGuard.detect(text) {
+                    throw Problem.invalid(
+                        reader.field(key), "looks like personal data (\(kind.description)); send a name or a version number")
+                }
+                set(&value, text)
+            })
     }
 
     /// What a token member refuses, in its problem's detail.
     static var tokenRule: String { "must hold only letters, digits and . _ + - (a name or a version number)" }
 
     /// An integer member; `refuse` as for strings.
-    static func integer(_ name: StaticString, in range: ClosedRange<Int64>, required: Bool = false,
-                        refuse: (@Sendable (Value, Int64) -> String?)? = nil,
-                        _ set: @escaping @Sendable (inout Value, Int64) -> Void) -> BodyMember {
+    static func integer(
+        _ name: StaticString, in range: ClosedRange<Int64>, required: Bool = false,
+        refuse: (@Sendable (Value, Int64) -> String?)? = nil,
+        _ set: @escaping @Sendable (inout Value, Int64) -> Void
+    ) -> BodyMember {
         let key = name.description
-        return BodyMember(name, kind: .integer(range), required: required, read: { cursor, value in
-            guard let number = cursor.plainInteger(), range.contains(number), refuse?(value, number) == nil else { return false }
-            set(&value, number)
-            return true
-        }, decode: { reader, value throws(Problem) in
-            guard let number = try reader.integer(key, in: range, required: required) else { return }
-            if let detail = refuse?(value, number) { throw Problem.invalid(reader.field(key), detail) }
-            set(&value, number)
-        })
+        return BodyMember(
+            name, kind: .integer(range), required: required,
+            read: { cursor, value in
+                guard let number = cursor.plainInteger(), range.contains(number), refuse?(value, number) == nil else { return false }
+                set(&value, number)
+                return true
+            },
+            decode: { reader, value throws(Problem) in
+                guard let number = try reader.integer(key, in: range, required: required) else { return }
+                if let detail = refuse?(value, number) { throw Problem.invalid(reader.field(key), detail) }
+                set(&value, number)
+            })
     }
 
     static func boolean(_ name: StaticString, _ set: @escaping @Sendable (inout Value, Bool) -> Void) -> BodyMember {
         let key = name.description
-        return BodyMember(name, kind: .boolean, required: false, read: { cursor, value in
-            guard let flag = cursor.literalBool() else { return false }
-            set(&value, flag)
-            return true
-        }, decode: { reader, value throws(Problem) in
-            if let flag = try reader.bool(key) { set(&value, flag) }
-        })
+        return BodyMember(
+            name, kind: .boolean, required: false,
+            read: { cursor, value in
+                guard let flag = cursor.literalBool() else { return false }
+                set(&value, flag)
+                return true
+            },
+            decode: { reader, value throws(Problem) in
+                if let flag = try reader.bool(key) { set(&value, flag) }
+            })
     }
 
-    static func enumeration<E: BodyEnumeration>(_ name: StaticString, _: E.Type, required: Bool = false,
-                                                _ set: @escaping @Sendable (inout Value, E) -> Void) -> BodyMember {
+    static func enumeration<E: BodyEnumeration>(
+        _ name: StaticString, _: E.Type, required: Bool = false,
+        _ set: @escaping @Sendable (inout Value, E) -> Void
+    ) -> BodyMember {
         let key = name.description
-        return BodyMember(name, kind: .oneOf(E.allCases.map(\.rawValue)), required: required, read: { cursor, value in
-            guard let text = cursor.plainString(), let item = E(utf8: text) else { return false }
-            set(&value, item)
-            return true
-        }, decode: { reader, value throws(Problem) in
-            if let item = try reader.enumeration(key, E.self, required: required) { set(&value, item) }
-        })
+        return BodyMember(
+            name, kind: .oneOf(E.allCases.map(\.rawValue)), required: required,
+            read: { cursor, value in
+                guard let text = cursor.plainString(), let item = E(utf8: text) else { return false }
+                set(&value, item)
+                return true
+            },
+            decode: { reader, value throws(Problem) in
+                if let item = try reader.enumeration(key, E.self, required: required) { set(&value, item) }
+            })
     }
 
     /// An enumeration a newer client may extend: a name of `E` is `set`; another token of at
     /// most `maxLength` characters calls `skip` (its object is then left out, never stored or
     /// echoed: no text enters); anything else is refused.
-    static func enumerationOrSkipped<E: BodyEnumeration>(_ name: StaticString, _: E.Type, maxLength: Int, required: Bool = false,
-                                                         skip: @escaping @Sendable (inout Value) -> Void,
-                                                         _ set: @escaping @Sendable (inout Value, E) -> Void) -> BodyMember {
+    static func enumerationOrSkipped<E: BodyEnumeration>(
+        _ name: StaticString, _: E.Type, maxLength: Int, required: Bool = false,
+        skip: @escaping @Sendable (inout Value) -> Void,
+        _ set: @escaping @Sendable (inout Value, E) -> Void
+    ) -> BodyMember {
         let key = name.description
         let names = E.allCases.map(\.rawValue)
-        return BodyMember(name, kind: .oneOfOrSkipped(names, maxLength: maxLength), required: required, read: { cursor, value in
-            guard let text = cursor.plainString() else { return false }
-            if let item = E(utf8: text) {
-                set(&value, item)
-            } else {
-                guard (1...maxLength).contains(text.count), InteractionSource.isToken(text) else { return false }
-                skip(&value)
-            }
-            return true
-        }, decode: { reader, value throws(Problem) in
-            guard let text = try reader.string(key, maxLength: maxLength, required: required) else { return }
-            if let item = E(rawValue: text) {
-                set(&value, item)
-            } else {
-                guard InteractionSource.isToken(text.utf8) else {
-                    throw Problem.invalid(reader.field(key), "must be one of \(names.joined(separator: ", ")), or another name "
-                                          + "(letters, digits and . _ + -), which is skipped")
+        return BodyMember(
+            name, kind: .oneOfOrSkipped(names, maxLength: maxLength), required: required,
+            read: { cursor, value in
+                guard let text = cursor.plainString() else { return false }
+                if let item = E(utf8: text) {
+                    set(&value, item)
+                } else {
+                    guard (1...maxLength).contains(text.count), InteractionSource.isToken(text) else { return false }
+                    skip(&value)
                 }
-                skip(&value)
-            }
-        })
+                return true
+            },
+            decode: { reader, value throws(Problem) in
+                guard let text = try reader.string(key, maxLength: maxLength, required: required) else { return }
+                if let item = E(rawValue: text) {
+                    set(&value, item)
+                } else {
+                    guard InteractionSource.isToken(text.utf8) else {
+                        throw Problem.invalid(
+                            reader.field(key),
+                            "must be one of \(names.joined(separator: ", ")), or another name "
+                                + "(letters, digits and . _ + -), which is skipped")
+                    }
+                    skip(&value)
+                }
+            })
     }
 
     /// An array of names of `E` (in any order; a name may repeat), with at most one element
     /// per name: a set of closed values.
-    static func enumerations<E: BodyEnumeration>(_ name: StaticString, _: E.Type,
-                                                 _ set: @escaping @Sendable (inout Value, [E]) -> Void) -> BodyMember {
+    static func enumerations<E: BodyEnumeration>(
+        _ name: StaticString, _: E.Type,
+        _ set: @escaping @Sendable (inout Value, [E]) -> Void
+    ) -> BodyMember {
         let key = name.description
         let count = 0...E.allCases.count
         let names = E.allCases.map(\.rawValue)
-        return BodyMember(name, kind: .namesOf(names, count: count), required: false, read: { cursor, value in
-            guard cursor.take(UInt8(ascii: "[")) else { return false }
-            var items: [E] = []
-            cursor.skipWhitespace()
-            if !cursor.take(UInt8(ascii: "]")) {
-                repeat {
-                    cursor.skipWhitespace()
-                    guard items.count < count.upperBound, let text = cursor.plainString(), let item = E(utf8: text) else { return false }
-                    items.append(item)
-                    cursor.skipWhitespace()
-                } while cursor.take(UInt8(ascii: ","))
-                guard cursor.take(UInt8(ascii: "]")) else { return false }
-            }
-            set(&value, items)
-            return true
-        }, decode: { reader, value throws(Problem) in
-            guard let values = try reader.array(key, count: count) else { return }
-            let path = reader.field(key)
-            var items: [E] = []
-            for (i, element) in values.enumerated() {
-                guard case .string(let text) = element, let item = E(rawValue: text) else {
-                    throw Problem.invalid("\(path)[\(i)]", "must be one of \(names.joined(separator: ", "))")
+        return BodyMember(
+            name, kind: .namesOf(names, count: count), required: false,
+            read: { cursor, value in
+                guard cursor.take(UInt8(ascii: "[")) else { return false }
+                var items: [E] = []
+                cursor.skipWhitespace()
+                if !cursor.take(UInt8(ascii: "]")) {
+                    repeat {
+                        cursor.skipWhitespace()
+                        guard items.count < count.upperBound, let text = cursor.plainString(), let item = E(utf8: text) else {
+                            return false
+                        }
+                        items.append(item)
+                        cursor.skipWhitespace()
+                    } while cursor.take(UInt8(ascii: ","))
+                    guard cursor.take(UInt8(ascii: "]")) else { return false }
                 }
-                items.append(item)
-            }
-            set(&value, items)
-        })
+                set(&value, items)
+                return true
+            },
+            decode: { reader, value throws(Problem) in
+                guard let values = try reader.array(key, count: count) else { return }
+                let path = reader.field(key)
+                var items: [E] = []
+                for (i, element) in values.enumerated() {
+                    guard case .string(let text) = element, let item = E(rawValue: text) else {
+                        throw Problem.invalid("\(path)[\(i)]", "must be one of \(names.joined(separator: ", "))")
+                    }
+                    items.append(item)
+                }
+                set(&value, items)
+            })
     }
 
-    static func object<Member>(_ name: StaticString, _ object: BodyObject<Member>,
-                               _ set: @escaping @Sendable (inout Value, Member) -> Void) -> BodyMember {
+    static func object<Member>(
+        _ name: StaticString, _ object: BodyObject<Member>,
+        _ set: @escaping @Sendable (inout Value, Member) -> Void
+    ) -> BodyMember {
         let key = name.description
-        return BodyMember(name, kind: .object(object.fields), required: false, read: { cursor, value in
-            guard let member = object.read(&cursor) else { return false }
-            set(&value, member)
-            return true
-        }, decode: { reader, value throws(Problem) in
-            guard let member = reader.value(key) else { return }
-            set(&value, try object.decode(member, path: reader.field(key)))
-        })
+        return BodyMember(
+            name, kind: .object(object.fields), required: false,
+            read: { cursor, value in
+                guard let member = object.read(&cursor) else { return false }
+                set(&value, member)
+                return true
+            },
+            decode: { reader, value throws(Problem) in
+                guard let member = reader.value(key) else { return }
+                set(&value, try object.decode(member, path: reader.field(key)))
+            })
     }
 
-    static func array<Element>(_ name: StaticString, of object: BodyObject<Element>, count: ClosedRange<Int>,
-                               required: Bool = false,
-                               _ set: @escaping @Sendable (inout Value, [Element]) -> Void) -> BodyMember {
+    static func array<Element>(
+        _ name: StaticString, of object: BodyObject<Element>, count: ClosedRange<Int>,
+        required: Bool = false,
+        _ set: @escaping @Sendable (inout Value, [Element]) -> Void
+    ) -> BodyMember {
         let key = name.description
-        return BodyMember(name, kind: .array(of: object.fields, count: count), required: required, read: { cursor, value in
-            guard let elements = object.readArray(&cursor, count: count) else { return false }
-            set(&value, elements)
-            return true
-        }, decode: { reader, value throws(Problem) in
-            guard let values = try reader.array(key, count: count, required: required) else { return }
-            let path = reader.field(key)
-            var elements: [Element] = []
-            elements.reserveCapacity(values.count)
-            for (i, element) in values.enumerated() {
-                elements.append(try object.decode(element, path: "\(path)[\(i)]"))
-            }
-            set(&value, elements)
-        })
+        return BodyMember(
+            name, kind: .array(of: object.fields, count: count), required: required,
+            read: { cursor, value in
+                guard let elements = object.readArray(&cursor, count: count) else { return false }
+                set(&value, elements)
+                return true
+            },
+            decode: { reader, value throws(Problem) in
+                guard let values = try reader.array(key, count: count, required: required) else { return }
+                let path = reader.field(key)
+                var elements: [Element] = []
+                elements.reserveCapacity(values.count)
+                for (i, element) in values.enumerated() {
+                    elements.append(try object.decode(element, path: "\(path)[\(i)]"))
+                }
+                set(&value, elements)
+            })
     }
 
     /// A member with rules of its own: read from the bytes by `read`, decoded from the tree by
     /// its object's owner.
-    static func custom(_ name: StaticString, kind: BodyKind,
-                       read: @escaping @Sendable (inout ByteCursor, inout Value) -> Bool) -> BodyMember {
+    static func custom(
+        _ name: StaticString, kind: BodyKind,
+        read: @escaping @Sendable (inout ByteCursor, inout Value) -> Bool
+    ) -> BodyMember {
         BodyMember(name, kind: kind, required: false, read: read, decode: nil)
     }
 }

@@ -42,7 +42,8 @@ struct ByteCursor {
     mutating func takeName(_ name: StaticString) -> Bool {
         let count = name.utf8CodeUnitCount
         guard index + count + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\""),
-              bytes[index + count + 1] == UInt8(ascii: "\""), matches(name, at: index + 1) else { return false }
+            bytes[index + count + 1] == UInt8(ascii: "\""), matches(name, at: index + 1)
+        else { return false }
         index += count + 2
         return true
     }
@@ -163,8 +164,10 @@ struct ByteCursor {
         let at = UnsafeRawPointer(base + index)
         func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: at.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
         guard (word(0) ^ name.words.0) & name.masks.0 == 0 else { return false }
-        guard (word(8) ^ name.words.1) & name.masks.1 | (word(16) ^ name.words.2) & name.masks.2
-                | (word(24) ^ name.words.3) & name.masks.3 == 0 else { return false }
+        guard
+            (word(8) ^ name.words.1) & name.masks.1 | (word(16) ^ name.words.2) & name.masks.2
+                | (word(24) ^ name.words.3) & name.masks.3 == 0
+        else { return false }
         index += name.length
         return true
     }
@@ -223,7 +226,8 @@ struct MemberName: Sendable {
     let masks: (UInt64, UInt64, UInt64, UInt64)
 
     init(_ literal: StaticString) {
-        let quoted = [UInt8(ascii: "\"")] + UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        let quoted =
+            [UInt8(ascii: "\"")] + UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
             + [UInt8(ascii: "\"")]
         precondition(quoted.count <= 32, "member names of at most 30 bytes")
         var words = [UInt64](repeating: 0, count: 4), masks = words

@@ -5,7 +5,8 @@ import InsightConsole
 /// Open: the files hold no data; the page calls the admin API with the key a person signs in with.
 extension InsightAPIHandler {
     /// Nothing but the daemon's own files and API, no inline script or style, never framed.
-    static let consoleSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    static let consoleSecurityPolicy =
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         + "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     func console(_ exchange: Exchange, file: String?) {
@@ -22,9 +23,11 @@ extension InsightAPIHandler {
             ("X-Frame-Options", "DENY"),
             ("Referrer-Policy", "no-referrer"),
             // Kept, but asked again each time: an upgraded daemon serves new files at once.
-            ("Cache-Control", "no-cache"),
+            ("Cache-Control", "no-cache")
         ])
-        exchange.send(Self.conditional(HTTPResponse(status: 200, headers: headers, body: found.bytes),
-                                       etag: found.etag, request: exchange.request))
+        exchange.send(
+            Self.conditional(
+                HTTPResponse(status: 200, headers: headers, body: found.bytes),
+                etag: found.etag, request: exchange.request))
     }
 }

@@ -20,8 +20,10 @@ extension InsightAPIHandler {
             used.append(id)
         }
         let answered = exchange
-        try useCases.consumption.report(status, insightIdsUsed: used, eventId: eventId, by: caller,
-                                        resume: exchange.resume) { result in
+        try useCases.consumption.report(
+            status, insightIdsUsed: used, eventId: eventId, by: caller,
+            resume: exchange.resume
+        ) { result in
             answered.complete(result) { HTTPResponse(status: 204) }
         }
     }

@@ -21,10 +21,12 @@ extension InsightAPIHandler {
             _ = try authenticate(head, route: route)
             return .proceed
         } catch {
-            return .answer(Self.answerSentAtOnce { responder in
-                finish(error.response, request: head, route: route.name, caller: nil, code: error.code,
-                       started: started, responder: responder)
-            })
+            return .answer(
+                Self.answerSentAtOnce { responder in
+                    finish(
+                        error.response, request: head, route: route.name, caller: nil, code: error.code,
+                        started: started, responder: responder)
+                })
         }
     }
 

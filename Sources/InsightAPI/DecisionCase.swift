@@ -21,7 +21,8 @@ public struct DecisionCase: Sendable {
         if let values = try root.array("velocity", count: 0...VelocityRule.Kind.allCases.count) {
             for (i, value) in values.enumerated() {
                 guard case .string(let name) = value, let kind = VelocityRule.Kind(rawValue: name) else {
-                    throw Problem.invalid("velocity[\(i)]", "must be one of \(VelocityRule.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw Problem.invalid(
+                        "velocity[\(i)]", "must be one of \(VelocityRule.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 velocity.insert(kind)
             }
@@ -37,10 +38,11 @@ public struct DecisionCase: Sendable {
                 return reason
             }
         }
-        let facts = DecisionFacts(coaching: try root.enumeration("coaching", InsightValue.self), velocity: velocity,
-                                  category: try root.enumeration("category", OperationCategory.self) ?? .payment,
-                                  newCounterparty: transaction.newCounterparty ?? false, amountBand: transaction.amountBand,
-                                  initiator: initiator)
+        let facts = DecisionFacts(
+            coaching: try root.enumeration("coaching", InsightValue.self), velocity: velocity,
+            category: try root.enumeration("category", OperationCategory.self) ?? .payment,
+            newCounterparty: transaction.newCounterparty ?? false, amountBand: transaction.amountBand,
+            initiator: initiator)
         return DecisionCase(facts: facts, expect: try root.enumeration("expect", DecisionAction.self), expectReasons: expectReasons)
     }
 

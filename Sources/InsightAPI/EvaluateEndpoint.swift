@@ -27,8 +27,10 @@ extension InsightAPIHandler {
             throw error
         }
         let answered = exchange
-        try useCases.evaluation.evaluate(request, by: caller, override: sandboxOverride, answer: EvaluationAnswer(skippedEvents: request.skippedEvents),
-                                         resume: exchange.resume) { result in
+        try useCases.evaluation.evaluate(
+            request, by: caller, override: sandboxOverride, answer: EvaluationAnswer(skippedEvents: request.skippedEvents),
+            resume: exchange.resume
+        ) { result in
             answered.complete(result) { evaluated in
                 var headers = Throttling.headers(evaluated.quota)
                 headers.append((ReceiptHeader.name, ReceiptHeader.value(of: evaluated.receipt)))

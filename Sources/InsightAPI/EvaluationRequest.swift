@@ -22,45 +22,52 @@ extension EvaluationRequest {
         // Positions in `interaction` of the members read here (the interception is offered
         // each member of `interaction` in order), for the positions errors name.
         var member = 0, readAt: [Int] = []
-        let value = try Problem.parseBody(body, intercepting: JSONInterception(path: ["interaction"]) { key, bytes, start in
-            defer { member += 1 }
-            switch key {
-            case "events":
-                guard let read = EventsReader.read(bytes, from: start) else { return nil }
-                events = read
-                readAt.append(member)
-                // The array, and each event with its t, type and field if it has one.
-                return (read.end, read.values)
-            case "summary":
-                guard let read = SummaryReader.read(bytes, from: start) else { return nil }
-                summary = read.summary
-                readAt.append(member)
-                return (read.end, 1 + read.summary.features.count)
-            default:
-                return nil
-            }
-        })
+        let value = try Problem.parseBody(
+            body,
+            intercepting: JSONInterception(path: ["interaction"]) { key, bytes, start in
+                defer { member += 1 }
+                switch key {
+                case "events":
+                    guard let read = EventsReader.read(bytes, from: start) else { return nil }
+                    events = read
+                    readAt.append(member)
+                    // The array, and each event with its t, type and field if it has one.
+                    return (read.end, read.values)
+                case "summary":
+                    guard let read = SummaryReader.read(bytes, from: start) else { return nil }
+                    summary = read.summary
+                    readAt.append(member)
+                    return (read.end, 1 + read.summary.features.count)
+                default:
+                    return nil
+                }
+            })
         return try decode(value, events: events, summary: summary, interactionReadAt: readAt)
     }
 
     /// Validates a parsed body, naming the first offending field. `events` and `summary` are the
     /// interaction's when they were read from the bytes, and so are not in `body`;
     /// `interactionReadAt` are their positions among the members of `interaction`.
-    static func decode(_ body: JSONValue, events readEvents: EventsReader.Read? = nil,
-                       summary readSummary: SummaryFeatures? = nil,
-                       interactionReadAt: [Int] = []) throws(Problem) -> EvaluationRequest {
+    static func decode(
+        _ body: JSONValue, events readEvents: EventsReader.Read? = nil,
+        summary readSummary: SummaryFeatures? = nil,
+        interactionReadAt: [Int] = []
+    ) throws(Problem) -> EvaluationRequest {
         let root = try ObjectReader(body, path: "", allowed: EvaluationSchema.root.names)
         var request = try EvaluationSchema.root.decodeMembers(root)
         let source: SourceMember?
-        (request.interaction, source, request.skippedEvents) = try decodeInteraction(root, events: readEvents, summary: readSummary,
-                                                                                     readAt: interactionReadAt)
+        (request.interaction, source, request.skippedEvents) = try decodeInteraction(
+            root, events: readEvents, summary: readSummary,
+            readAt: interactionReadAt)
         (request.source, request.droppedEvents) = (source?.source, source?.droppedEvents)
         return request
     }
 
     /// The interaction, the source it names (nil when it names none) and the events skipped.
-    private static func decodeInteraction(_ root: ObjectReader, events readEvents: EventsReader.Read?, summary readSummary: SummaryFeatures?,
-                                          readAt: [Int]) throws(Problem) -> (InteractionInput, SourceMember?, Int) {
+    private static func decodeInteraction(
+        _ root: ObjectReader, events readEvents: EventsReader.Read?, summary readSummary: SummaryFeatures?,
+        readAt: [Int]
+    ) throws(Problem) -> (InteractionInput, SourceMember?, Int) {
         let schema = EvaluationSchema.interaction
         guard let interaction = try root.object("interaction", allowed: schema.names, readElsewhere: readAt) else {
             return (.none, nil, 0)
@@ -73,8 +80,10 @@ extension EvaluationRequest {
 
     /// The events or summary of `interaction`, with the device facts in `parts`, and the events
     /// skipped (of types this version does not know).
-    private static func decodeObservations(_ interaction: ObjectReader, parts: InteractionParts, events readEvents: EventsReader.Read?,
-                                           summary readSummary: SummaryFeatures?) throws(Problem) -> (InteractionInput, Int) {
+    private static func decodeObservations(
+        _ interaction: ObjectReader, parts: InteractionParts, events readEvents: EventsReader.Read?,
+        summary readSummary: SummaryFeatures?
+    ) throws(Problem) -> (InteractionInput, Int) {
         let device = parts.device ?? DeviceFacts()
         let eventValues = try interaction.array("events", count: EvaluationSchema.eventCount)
         let summaryValue = interaction.value("summary")

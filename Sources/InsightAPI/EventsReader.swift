@@ -38,7 +38,8 @@ enum EventsReader {
         var previous: Int64 = 0, count = 0
         while true {
             cursor.skipWhitespace()
-            guard let (event, skipped, fields) = readEvent(&cursor), event.t >= previous, count < EvaluationSchema.eventCount.upperBound else {
+            guard let (event, skipped, fields) = readEvent(&cursor), event.t >= previous, count < EvaluationSchema.eventCount.upperBound
+            else {
                 return nil
             }
             previous = event.t
@@ -70,7 +71,9 @@ enum EventsReader {
                 if let value = InteractionEventType(utf8: text) {
                     type = value
                 } else {
-                    guard (1...EvaluationSchema.maxEventTypeLength).contains(text.count), InteractionSource.isToken(text) else { return nil }
+                    guard (1...EvaluationSchema.maxEventTypeLength).contains(text.count), InteractionSource.isToken(text) else {
+                        return nil
+                    }
                     skipped = true
                 }
             } else if field == nil && !fieldNull, cursor.takeName(EvaluationSchema.EventMember.field) {

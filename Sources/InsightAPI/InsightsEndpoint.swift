@@ -13,11 +13,16 @@ extension InsightAPIHandler {
         entry.append("values", .array(InsightValue.allCases.map { .string($0.rawValue) }))
         if let registry = catalogue.models {
             entry.append("newestModelVersion", .string(registry.currentVersion))
-            entry.append("modelVersions", .array(registry.versions.map { model in
-                .object(["version": .string(model.version),
-                         "status": .string(model.withdrawn ? "withdrawn" : "active"),
-                         "current": .bool(model.version == registry.currentVersion)])
-            }))
+            entry.append(
+                "modelVersions",
+                .array(
+                    registry.versions.map { model in
+                        .object([
+                            "version": .string(model.version),
+                            "status": .string(model.withdrawn ? "withdrawn" : "active"),
+                            "current": .bool(model.version == registry.currentVersion)
+                        ])
+                    }))
         } else {
             entry.append("modelVersions", .array([]))
         }

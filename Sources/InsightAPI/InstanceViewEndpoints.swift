@@ -17,16 +17,19 @@ extension InsightAPIHandler {
         let shadows = Set(registry?.shadows.map(\.version) ?? [])
         var object = JSONObject()
         object.append("currentVersion", registry.map { .string($0.currentVersion) } ?? .null)
-        object.append("versions", .array((registry?.versions ?? []).map { model in
-            var version = JSONObject()
-            version.append("version", .string(model.version))
-            version.append("status", .string(model.withdrawn ? "withdrawn" : "active"))
-            version.append("current", .bool(model.version == registry?.currentVersion))
-            version.append("shadow", .bool(shadows.contains(model.version)))
-            version.append("trees", .number(Double(model.treeCount)))
-            version.append("features", .number(Double(model.features.count)))
-            return .object(version)
-        }))
+        object.append(
+            "versions",
+            .array(
+                (registry?.versions ?? []).map { model in
+                    var version = JSONObject()
+                    version.append("version", .string(model.version))
+                    version.append("status", .string(model.withdrawn ? "withdrawn" : "active"))
+                    version.append("current", .bool(model.version == registry?.currentVersion))
+                    version.append("shadow", .bool(shadows.contains(model.version)))
+                    version.append("trees", .number(Double(model.treeCount)))
+                    version.append("features", .number(Double(model.features.count)))
+                    return .object(version)
+                }))
         exchange.send(Self.json(200, .object(object)))
     }
 
@@ -37,13 +40,21 @@ extension InsightAPIHandler {
         var object = JSONObject()
         object.append("scope", .string("instance"))
         object.append("startedAt", Self.startedAt(dependencies.metrics.registry))
-        object.append("rules", .array(counts.rules.map { rule in
-            .object(["rule": .string(rule.rule), "mode": .string(rule.mode), "count": .number(rule.count)])
-        }))
-        object.append("shadowPolicyDisagreements", .array(counts.shadowPolicyDisagreements.map { disagreement in
-            .object(["rule": .string(disagreement.rule), "shadowAction": .string(disagreement.shadowAction),
-                     "action": .string(disagreement.action), "count": .number(disagreement.count)])
-        }))
+        object.append(
+            "rules",
+            .array(
+                counts.rules.map { rule in
+                    .object(["rule": .string(rule.rule), "mode": .string(rule.mode), "count": .number(rule.count)])
+                }))
+        object.append(
+            "shadowPolicyDisagreements",
+            .array(
+                counts.shadowPolicyDisagreements.map { disagreement in
+                    .object([
+                        "rule": .string(disagreement.rule), "shadowAction": .string(disagreement.shadowAction),
+                        "action": .string(disagreement.action), "count": .number(disagreement.count)
+                    ])
+                }))
         exchange.send(Self.json(200, .object(object)))
     }
 

@@ -18,9 +18,11 @@ extension InsightAPIHandler {
             throw Problem(400, .contextInvalid, "Send an 'Idempotency-Key' header so retries are safe.", field: "Idempotency-Key")
         }
         guard !key.isEmpty, key.utf8.count <= Self.maxIdempotencyKeyLength,
-              key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
-            throw Problem(400, .contextInvalid, "The Idempotency-Key must be 1 to \(Self.maxIdempotencyKeyLength) visible ASCII characters.",
-                          field: "Idempotency-Key")
+            key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E })
+        else {
+            throw Problem(
+                400, .contextInvalid, "The Idempotency-Key must be 1 to \(Self.maxIdempotencyKeyLength) visible ASCII characters.",
+                field: "Idempotency-Key")
         }
         let root = try ObjectReader(try jsonBody(request), path: "", allowed: ["labels"])
         let values = try root.array("labels", count: 1...Self.maxLabels, required: true)!
@@ -38,8 +40,9 @@ extension InsightAPIHandler {
         let answered = exchange, decoded = items, itemProblems = problems
         useCases.labels.submit(items, idempotencyKey: key, body: request.body, by: caller, resume: exchange.resume) { result in
             answered.complete(result) { outcome in
-                Self.json(200, Self.render(outcome.statuses, items: decoded, problems: itemProblems),
-                          headers: outcome.replayed ? [("Idempotent-Replayed", "true")] : [])
+                Self.json(
+                    200, Self.render(outcome.statuses, items: decoded, problems: itemProblems),
+                    headers: outcome.replayed ? [("Idempotent-Replayed", "true")] : [])
             }
         }
     }
@@ -70,8 +73,10 @@ extension InsightAPIHandler {
     /// The per-item results. An item's `insightId` is repeated only when the item named an
     /// insight of the caller's (accepted, duplicate, conflict): then it is an id the daemon made,
     /// and any other string the caller sent, which may carry anything, is never echoed.
-    static func render(_ statuses: [LabelResultStatus], items: [Label?],
-                       problems: [Int: (field: String, detail: String)]) -> JSONValue {
+    static func render(
+        _ statuses: [LabelResultStatus], items: [Label?],
+        problems: [Int: (field: String, detail: String)]
+    ) -> JSONValue {
         var results: [JSONValue] = []
         var counts: [LabelResultStatus: Int] = [:]
         for (i, status) in statuses.enumerated() {

@@ -26,10 +26,14 @@ public final class MetricsHandler: HTTPHandler {
             problem.headers = [("Allow", "GET, HEAD")]
             return responder.send(problem.response)
         }
-        responder.send(HTTPResponse(status: 200,
-                                    headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
-                                                          ("Cache-Control", "no-store")]),
-                                    body: Array(registry.render().utf8)))
+        responder.send(
+            HTTPResponse(
+                status: 200,
+                headers: HTTPHeaders([
+                    ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                    ("Cache-Control", "no-store")
+                ]),
+                body: Array(registry.render().utf8)))
     }
 
     public func response(for error: HTTPProtocolError) -> HTTPResponse {

@@ -11,12 +11,13 @@ extension InsightAPIHandler {
     func modelPerformance(_ exchange: Exchange) throws {
         let admin = try exchange.authenticated()
         let parameters = try QueryParameters(exchange.request.query, allowed: ["environment", "from", "to", "category"])
-        let environment = try parameters.value("environment").map { text throws(Problem) in
-            guard let environment = Environment(rawValue: text) else {
-                throw Problem.invalid("environment", "must be production or sandbox")
-            }
-            return environment
-        } ?? admin.environment
+        let environment =
+            try parameters.value("environment").map { text throws(Problem) in
+                guard let environment = Environment(rawValue: text) else {
+                    throw Problem.invalid("environment", "must be production or sandbox")
+                }
+                return environment
+            } ?? admin.environment
         let category = try parameters.value("category").map { text throws(Problem) in
             guard let category = OperationCategory(rawValue: text) else {
                 throw Problem.invalid("category", "must be one of \(OperationCategory.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -54,14 +55,17 @@ extension InsightAPIHandler {
         object.append("category", .string(row.category.rawValue))
         object.append("role", .string(row.role.rawValue))
         appendFigures(of: row, to: &object)
-        object.append("bySource", .array(row.bySource.map { source in
-            var object = JSONObject()
-            object.append("platform", source.source.map { .string($0.platform.rawValue) } ?? .null)
-            object.append("kit", source.source.map { .string($0.kit) } ?? .null)
-            object.append("kitVersion", source.source.map { .string($0.version) } ?? .null)
-            appendFigures(of: source, to: &object)
-            return .object(object)
-        }))
+        object.append(
+            "bySource",
+            .array(
+                row.bySource.map { source in
+                    var object = JSONObject()
+                    object.append("platform", source.source.map { .string($0.platform.rawValue) } ?? .null)
+                    object.append("kit", source.source.map { .string($0.kit) } ?? .null)
+                    object.append("kitVersion", source.source.map { .string($0.version) } ?? .null)
+                    appendFigures(of: source, to: &object)
+                    return .object(object)
+                }))
         return .object(object)
     }
 
@@ -69,12 +73,14 @@ extension InsightAPIHandler {
         func values(_ counts: [InsightValue: Int]) -> JSONValue {
             .object(JSONObject(InsightValue.allCases.map { (key: $0.rawValue, value: .number(Double(counts[$0] ?? 0))) }))
         }
-        var consumption = JSONObject(ConsumptionStatus.allCases.map { (key: $0.rawValue, value: .number(Double(row.consumption[$0] ?? 0))) })
+        var consumption = JSONObject(
+            ConsumptionStatus.allCases.map { (key: $0.rawValue, value: .number(Double(row.consumption[$0] ?? 0))) })
         consumption.append("notReported", .number(Double(row.consumption[nil] ?? 0)))
         object.append("evaluations", .number(Double(row.evaluations)))
         object.append("values", values(row.values))
         object.append("consumption", .object(consumption))
-        object.append("labelled", .object(JSONObject(LabelOutcome.allCases.map { (key: $0.rawValue, value: values(row.labelled[$0] ?? [:])) })))
+        object.append(
+            "labelled", .object(JSONObject(LabelOutcome.allCases.map { (key: $0.rawValue, value: values(row.labelled[$0] ?? [:])) })))
         object.append("precision", .object(["mediumOrHigh": render(row.precisionMediumOrHigh), "high": render(row.precisionHigh)]))
         object.append("recall", .object(["mediumOrHigh": render(row.recallMediumOrHigh), "high": render(row.recallHigh)]))
         object.append("matureShare", .number(row.matureShare))
@@ -107,8 +113,12 @@ struct QueryParameters {
             }
             guard values[name] == nil else { throw Problem.invalid(name, "must be given once") }
             let value = parts.count == 2 ? String(parts[1]) : ""
-            guard value.utf8.count <= 64, value.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
-                || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
+            guard value.utf8.count <= 64,
+                value.utf8.allSatisfy({
+                    $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+                        || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+                })
+            else {
                 throw Problem.invalid(name, "must be a date, a number or a name of letters, digits, dots and dashes")
             }
             values[name] = value

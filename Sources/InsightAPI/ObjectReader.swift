@@ -65,7 +65,9 @@ struct ObjectReader {
 
     func integer(_ key: String, in range: ClosedRange<Int64>, required: Bool = false) throws(Problem) -> Int64? {
         guard let value = required ? try require(key) : value(key) else { return nil }
-        guard case .number(let number) = value else { throw Problem.invalid(field(key), "must be an integer, not \(value.kindDescription)") }
+        guard case .number(let number) = value else {
+            throw Problem.invalid(field(key), "must be an integer, not \(value.kindDescription)")
+        }
         guard number == number.rounded(), number >= Double(range.lowerBound), number <= Double(range.upperBound) else {
             throw Problem.invalid(field(key), "must be an integer from \(range.lowerBound) to \(range.upperBound)")
         }
@@ -106,16 +108,20 @@ extension Problem {
     /// Parses a request body that must be one JSON object (400 otherwise), within the parser's
     /// default `JSONParser.Limits`: its time is linear in the body's length whatever its shape.
     static func parseBody(_ body: [UInt8], intercepting interception: JSONInterception? = nil) throws(Problem) -> JSONValue {
-        guard !body.isEmpty else { throw Problem(400, .contextInvalid, "The request body is empty; a JSON object is required.", field: "(body)") }
+        guard !body.isEmpty else {
+            throw Problem(400, .contextInvalid, "The request body is empty; a JSON object is required.", field: "(body)")
+        }
         let value: JSONValue
         do {
             value = try JSONParser.parse(body, intercepting: interception)
-        } catch where error.exceedsLimit {
-            throw Problem(400, .contextInvalid,
-                          "The request body is beyond what any request of this API needs: \(error.reason) at byte \(error.offset).",
-                          field: "(body)")
+        } catch  where error.exceedsLimit {
+            throw Problem(
+                400, .contextInvalid,
+                "The request body is beyond what any request of this API needs: \(error.reason) at byte \(error.offset).",
+                field: "(body)")
         } catch {
-            throw Problem(400, .contextInvalid, "The request body is not valid JSON: \(error.reason) at byte \(error.offset).", field: "(body)")
+            throw Problem(
+                400, .contextInvalid, "The request body is not valid JSON: \(error.reason) at byte \(error.offset).", field: "(body)")
         }
         guard case .object = value else {
             throw Problem(400, .contextInvalid, "The request body must be a JSON object, not \(value.kindDescription).", field: "(body)")

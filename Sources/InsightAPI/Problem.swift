@@ -40,8 +40,10 @@ public struct Problem: Error, Sendable, Equatable {
     /// at `position` (from 0) among the object's members. Its name is the caller's string and
     /// may carry anything, so the problem names the object, the position and the known fields.
     static func unknownMember(of path: String, position: Int, known: [String]) -> Problem {
-        invalid(path.isEmpty ? "(body)" : path,
-                "has a member that is not a known field (member \(position + 1), counting from 1); the known fields are \(known.joined(separator: ", "))")
+        invalid(
+            path.isEmpty ? "(body)" : path,
+            "has a member that is not a known field (member \(position + 1), counting from 1); the known fields are \(known.joined(separator: ", "))"
+        )
     }
 
     /// The problem as an HTTP response.

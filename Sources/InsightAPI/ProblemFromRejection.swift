@@ -23,8 +23,9 @@ extension Problem {
         case .denialCapacity(let capacity):
             self = Throttling.denialCapacityProblem(capacity: capacity)
         case .overrideNotAllowed:
-            self.init(403, .overrideNotAllowed,
-                      "The \(SandboxOverride.header) header is accepted from sandbox credentials only; remove it in production.")
+            self.init(
+                403, .overrideNotAllowed,
+                "The \(SandboxOverride.header) header is accepted from sandbox credentials only; remove it in production.")
         case .forced(let error, let throttle):
             self = Self.forced(error, throttle: throttle)
         case .optedOut:
@@ -32,17 +33,20 @@ extension Problem {
         case .evaluationNotFound:
             self.init(404, .evaluationNotFound, "No evaluation with this id exists for this caller.")
         case .consumptionConflict(let existing):
-            self.init(409, .consumptionConflict,
-                      "A report with status '\(existing.rawValue)' was already recorded for this evaluation.")
+            self.init(
+                409, .consumptionConflict,
+                "A report with status '\(existing.rawValue)' was already recorded for this evaluation.")
         case .unknownInsightId(let index):
             self = .invalid("insightIdsUsed[\(index)]", "is not an insight of this evaluation")
         case .idempotencyKeyReused:
-            self.init(422, .idempotencyKeyReused,
-                      "This Idempotency-Key was used before with a different body; use a new key for a new request.")
+            self.init(
+                422, .idempotencyKeyReused,
+                "This Idempotency-Key was used before with a different body; use a new key for a new request.")
         case .requestIdReused:
-            self.init(422, .idempotencyKeyReused,
-                      "This requestId was sent before with other content; a retry repeats the request byte for byte, a new request takes a new requestId.",
-                      field: "requestId")
+            self.init(
+                422, .idempotencyKeyReused,
+                "This requestId was sent before with other content; a retry repeats the request byte for byte, a new request takes a new requestId.",
+                field: "requestId")
         case .callerNotFound:
             self.init(404, .callerNotFound, "No caller with this id.")
         case .keyNotFound:

@@ -25,8 +25,10 @@ extension InsightAPIHandler {
         guard !instance.isEmpty else { throw Problem.invalid("instance", "must name an instance") }
         let from = try Self.integer(query.value("from"), "from", default: 0, in: 0...Int64.max)
         let limits = ReceiptLogService.limits
-        let limit = Int(try Self.integer(query.value("limit"), "limit", default: Int64(ReceiptLogService.defaultLimit),
-                                         in: Int64(limits.lowerBound)...Int64(limits.upperBound)))
+        let limit = Int(
+            try Self.integer(
+                query.value("limit"), "limit", default: Int64(ReceiptLogService.defaultLimit),
+                in: Int64(limits.lowerBound)...Int64(limits.upperBound)))
         let page: ReceiptLogService.Page
         do { page = try service.chain(of: instance, from: from, limit: limit) } catch { throw Problem(error) }
         var object = JSONObject()
@@ -41,7 +43,8 @@ extension InsightAPIHandler {
     static func integer(_ text: String?, _ name: String, default fallback: Int64, in range: ClosedRange<Int64>) throws(Problem) -> Int64 {
         guard let text else { return fallback }
         guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-              let value = Int64(text), range.contains(value) else {
+            let value = Int64(text), range.contains(value)
+        else {
             throw Problem.invalid(name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value

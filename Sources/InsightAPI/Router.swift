@@ -43,7 +43,7 @@ enum Route: Equatable, Sendable {
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
         .readyz, .signingKeys, .receiptHeads, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
-        .adminModels, .adminVelocity, .adminHealth,
+        .adminModels, .adminVelocity, .adminHealth
     ]
 
     private static func matchWithId(_ path: String) -> Route? {
@@ -56,17 +56,21 @@ enum Route: Equatable, Sendable {
             return .consumption(eventId: s[2])
         case let s where s.count == 4 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty:
             return .adminCaller(callerId: s[3])
-        case let s where s.count == 5 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
-                && s[4] == "rate-limit":
+        case let s
+        where s.count == 5 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
+            && s[4] == "rate-limit":
             return .adminRateLimit(callerId: s[3])
-        case let s where s.count == 6 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
-                && s[4] == "rate-limit" && s[5] == "reset":
+        case let s
+        where s.count == 6 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
+            && s[4] == "rate-limit" && s[5] == "reset":
             return .adminRateLimitReset(callerId: s[3])
-        case let s where s.count == 5 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
-                && s[4] == "keys":
+        case let s
+        where s.count == 5 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
+            && s[4] == "keys":
             return .adminCallerKeys(callerId: s[3])
-        case let s where s.count == 7 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
-                && s[4] == "keys" && !s[5].isEmpty && s[6] == "revoke":
+        case let s
+        where s.count == 7 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
+            && s[4] == "keys" && !s[5].isEmpty && s[6] == "revoke":
             return .adminKeyRevoke(callerId: s[3], keyId: s[5])
         default: return nil
         }
@@ -76,11 +80,13 @@ enum Route: Equatable, Sendable {
     var allowedMethods: [String] {
         switch self {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
-             .subjectErasure, .adminKeyRevoke: return ["POST"]
+            .subjectErasure, .adminKeyRevoke:
+            return ["POST"]
         case .authorization: return ["PUT"]
         case .insights, .livez, .readyz, .signingKeys, .receiptHeads, .adminCallers, .adminRateLimit, .adminDecisions,
-             .adminModelPerformance, .adminRateLimits, .adminCallerKeys, .adminModels, .adminVelocity, .adminHealth,
-             .console: return ["GET", "HEAD"]
+            .adminModelPerformance, .adminRateLimits, .adminCallerKeys, .adminModels, .adminVelocity, .adminHealth,
+            .console:
+            return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
         }
     }
@@ -110,7 +116,7 @@ enum Route: Equatable, Sendable {
         case .subjectErasure: return .role(.admin)
         case .labels: return .role(.labels)
         case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset, .adminDecisions, .adminModelPerformance,
-             .adminRateLimits, .adminCallerKeys, .adminKeyRevoke, .adminModels, .adminVelocity, .adminHealth:
+            .adminRateLimits, .adminCallerKeys, .adminKeyRevoke, .adminModels, .adminVelocity, .adminHealth:
             return .role(.admin)
         }
     }

@@ -30,7 +30,9 @@ extension SandboxOverride {
             guard seen.insert(name).inserted else { throw invalid("An item is named twice.") }
             if name == "evaluation" {
                 guard value.hasPrefix("error:"), let error = EvaluationError(rawValue: String(value.dropFirst(6))) else {
-                    throw invalid("evaluation takes error:<code> with code one of \(EvaluationError.allCases.map(\.rawValue).joined(separator: ", ")).")
+                    throw invalid(
+                        "evaluation takes error:<code> with code one of \(EvaluationError.allCases.map(\.rawValue).joined(separator: ", "))."
+                    )
                 }
                 result.evaluationError = error
             } else if InsightType(rawValue: name) != nil {
@@ -42,7 +44,8 @@ extension SandboxOverride {
                 } else if let forced = InsightValue(rawValue: value) {
                     result.insights[name] = .value(forced, reasons: [reason])
                 } else {
-                    throw invalid("An insight value is one of \(InsightValue.allCases.map(\.rawValue).joined(separator: ", ")), or error:<code>.")
+                    throw invalid(
+                        "An insight value is one of \(InsightValue.allCases.map(\.rawValue).joined(separator: ", ")), or error:<code>.")
                 }
             } else {
                 throw invalid("Items name an insight type (\(InsightType.allCases.map(\.rawValue).joined(separator: ", "))) or evaluation.")

@@ -18,8 +18,10 @@ extension InsightAPIHandler {
         let keys = dependencies.signingKeys?.published() ?? []
         let body = Self.renderJWKS(keys)
         let response = Self.json(200, bytes: body, headers: [("Cache-Control", "public, max-age=\(Self.signingKeysMaxAge)")])
-        exchange.send(Self.conditional(response, etag: "\"" + String(SHA256.hexDigest(body).prefix(32)) + "\"",
-                                       request: exchange.request))
+        exchange.send(
+            Self.conditional(
+                response, etag: "\"" + String(SHA256.hexDigest(body).prefix(32)) + "\"",
+                request: exchange.request))
     }
 
     static func renderJWKS(_ keys: [SigningKey]) -> [UInt8] {

@@ -17,7 +17,9 @@ extension InsightAPIHandler {
         guard subject.count == 1, let (kind, identifier) = subject.first.map({ ($0.key, $0.value) }) else {
             throw Problem.invalid("subject", "must name exactly one of account, device or counterparty")
         }
-        let limit = Int(try root.integer("limit", in: Int64(SubjectHistoryQuery.limits.lowerBound)...Int64(SubjectHistoryQuery.limits.upperBound)) ?? 50)
+        let limit = Int(
+            try root.integer("limit", in: Int64(SubjectHistoryQuery.limits.lowerBound)...Int64(SubjectHistoryQuery.limits.upperBound)) ?? 50
+        )
         let cursor = try root.string("cursor", maxLength: 64).map { text throws(Rejection) in
             try useCases.subjects.cursor(text, for: caller)
         }
@@ -37,11 +39,15 @@ extension InsightAPIHandler {
         let answered = exchange
         useCases.subjects.erase(identifiers, by: admin, resume: exchange.resume) { result in
             answered.complete(result) { erasure in
-                Self.json(200, .object(["tenant": .string(admin.tenant),
-                                        "evaluations": .number(Double(erasure.report.evaluations)),
-                                        "authorizations": .number(Double(erasure.report.authorizations)),
-                                        "trainingVectors": .number(Double(erasure.report.trainingVectors)),
-                                        "hashKeys": .number(Double(erasure.hashKeys))]))
+                Self.json(
+                    200,
+                    .object([
+                        "tenant": .string(admin.tenant),
+                        "evaluations": .number(Double(erasure.report.evaluations)),
+                        "authorizations": .number(Double(erasure.report.authorizations)),
+                        "trainingVectors": .number(Double(erasure.report.trainingVectors)),
+                        "hashKeys": .number(Double(erasure.hashKeys))
+                    ]))
             }
         }
     }
@@ -75,16 +81,19 @@ extension InsightAPIHandler {
         object.append("createdAt", .string(Timestamp.format(entry.createdAt)))
         object.append("category", .string(entry.category.rawValue))
         object.append("callerName", entry.callerName.map { .string($0) } ?? .null)
-        object.append("insights", .array(entry.insights.map { insight in
-            var item = JSONObject()
-            item.append("type", .string(insight.type))
-            item.append("modelVersion", insight.modelVersion.map { .string($0) } ?? .null)
-            switch insight.outcome {
-            case .value(let value): item.append("value", .string(value.rawValue))
-            case .error(let code): item.append("error", .string(code.rawValue))
-            }
-            return .object(item)
-        }))
+        object.append(
+            "insights",
+            .array(
+                entry.insights.map { insight in
+                    var item = JSONObject()
+                    item.append("type", .string(insight.type))
+                    item.append("modelVersion", insight.modelVersion.map { .string($0) } ?? .null)
+                    switch insight.outcome {
+                    case .value(let value): item.append("value", .string(value.rawValue))
+                    case .error(let code): item.append("error", .string(code.rawValue))
+                    }
+                    return .object(item)
+                }))
         object.append("decision", entry.decision.map { .string($0.rawValue) } ?? .null)
         return .object(object)
     }

@@ -17,8 +17,8 @@ enum SummaryReader {
         var seen: UInt64 = 0  // one bit per feature
         let complete = cursor.readObject { cursor in
             guard let name = cursor.plainString(),
-                  let feature = Feature(utf8: name),
-                  seen & (1 << feature.rawValue) == 0
+                let feature = Feature(utf8: name),
+                seen & (1 << feature.rawValue) == 0
             else { return false }
             seen |= 1 << feature.rawValue
             guard cursor.takeColon(), let value = cursor.number() else { return false }

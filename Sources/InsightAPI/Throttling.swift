@@ -7,8 +7,10 @@ import JSON
 enum Throttling {
     /// `RateLimit-Policy` and `RateLimit` for the caller's quota.
     static func headers(_ status: QuotaStatus) -> [(String, String)] {
-        [("RateLimit-Policy", item("\"caller\";q=", status.effective.burst, ";w=", status.effective.windowSeconds)),
-         ("RateLimit", item("\"caller\";r=", status.remaining, ";t=", status.resetSeconds))]
+        [
+            ("RateLimit-Policy", item("\"caller\";q=", status.effective.burst, ";w=", status.effective.windowSeconds)),
+            ("RateLimit", item("\"caller\";r=", status.remaining, ";t=", status.resetSeconds))
+        ]
     }
 
     /// `first` `a` `second` `b` as one string written in place: these two fields go out with
@@ -55,7 +57,8 @@ enum Throttling {
         let configured = status.configured, effective = status.effective
         var detail: String
         if reason == .reportingPenalty {
-            detail = "Rate limit exceeded. Your rate is cut from \(rate(configured.rate)) to "
+            detail =
+                "Rate limit exceeded. Your rate is cut from \(rate(configured.rate)) to "
                 + "\(rate(effective.rate)) per second (penalty step \(status.penaltyStep) of \(compliance.maxStep)) because "
                 + "\(view.stats.overdue) of your \(view.stats.evaluations) evaluations in the last \(compliance.windowSeconds / 60) minutes "
                 + "have no consumption report past their reportConsumptionBy, more than the allowance of \(view.allowance). "
@@ -63,7 +66,8 @@ enum Throttling {
                 + "one step every \(compliance.recoverySeconds) seconds once overdue reports are within the allowance. "
                 + "Retry after \(retryAfter) seconds."
         } else {
-            detail = "Rate limit exceeded: at most \(rate(configured.rate)) requests per second with bursts of "
+            detail =
+                "Rate limit exceeded: at most \(rate(configured.rate)) requests per second with bursts of "
                 + "\(configured.burst) (evaluations, label batches, and subject look-ups and changes draw on one bucket). Retry after \(retryAfter) seconds."
         }
         var problem = Problem(429, .rateLimitExceeded, detail)
@@ -84,23 +88,29 @@ enum Throttling {
     /// The 429 for a denial the tenant has no room for: no `Retry-After`, since waiting does not
     /// free room (denials expire with retention, or the operator raises the limit).
     static func denialCapacityProblem(capacity: Int) -> Problem {
-        var problem = Problem(429, .rateLimitExceeded,
-                              "This tenant holds \(capacity) opt-outs in this environment, the most the operator allows "
-                              + "(INSIGHTD_MAX_DENIALS_PER_TENANT); no new denial can be recorded until some expire or the "
-                              + "operator raises the limit.")
+        var problem = Problem(
+            429, .rateLimitExceeded,
+            "This tenant holds \(capacity) opt-outs in this environment, the most the operator allows "
+                + "(INSIGHTD_MAX_DENIALS_PER_TENANT); no new denial can be recorded until some expire or the "
+                + "operator raises the limit.")
         problem.extensions = ["reason": .string(ThrottleReason.denialCapacity.rawValue)]
         return problem
     }
 
     /// The 429 for a device over its hourly limit.
     static func deviceProblem(retryAfter: Int, perHour: Int) -> Problem {
-        var problem = Problem(429, .rateLimitExceeded,
-                              "Too many evaluations for this device: at most \(perHour) per hour. Retry after \(retryAfter) seconds.")
-        problem.headers = [("Retry-After", String(retryAfter)),
-                           ("RateLimit-Policy", "\"device\";q=\(perHour);w=3600"),
-                           ("RateLimit", "\"device\";r=0;t=\(retryAfter)")]
-        problem.extensions = ["reason": .string(ThrottleReason.deviceRate.rawValue),
-                              "retryAfterSeconds": .number(Double(retryAfter))]
+        var problem = Problem(
+            429, .rateLimitExceeded,
+            "Too many evaluations for this device: at most \(perHour) per hour. Retry after \(retryAfter) seconds.")
+        problem.headers = [
+            ("Retry-After", String(retryAfter)),
+            ("RateLimit-Policy", "\"device\";q=\(perHour);w=3600"),
+            ("RateLimit", "\"device\";r=0;t=\(retryAfter)")
+        ]
+        problem.extensions = [
+            "reason": .string(ThrottleReason.deviceRate.rawValue),
+            "retryAfterSeconds": .number(Double(retryAfter))
+        ]
         return problem
     }
 }

@@ -8,8 +8,9 @@ enum TraceContext {
         if let header {
             let parts = header.split(separator: "-", omittingEmptySubsequences: false)
             if parts.count >= 4, parts[0].count == 2, parts[0] != "ff", parts[1].count == 32, parts[2].count == 16,
-               parts[1].allSatisfy(\.isLowercaseHex), parts[2].allSatisfy(\.isLowercaseHex),
-               parts[1] != Substring(String(repeating: "0", count: 32)) {
+                parts[1].allSatisfy(\.isLowercaseHex), parts[2].allSatisfy(\.isLowercaseHex),
+                parts[1] != Substring(String(repeating: "0", count: 32))
+            {
                 return String(parts[1])
             }
         }

@@ -22,11 +22,15 @@ extension Logger {
 
     /// The audit line of an erasure: who, which kinds, what it unlinked; never the identifier.
     func subjectErased(_ audit: ErasureAudit) {
-        info("subject erased", [("tenant", .string(audit.tenant)), ("adminCallerId", .string(audit.adminCallerId)),
-                                ("kinds", .array(audit.kinds.map { .string($0.rawValue) })),
-                                ("evaluations", .number(Double(audit.report.evaluations))),
-                                ("authorizations", .number(Double(audit.report.authorizations))),
-                                ("hashKeys", .number(Double(audit.hashKeys)))])
+        info(
+            "subject erased",
+            [
+                ("tenant", .string(audit.tenant)), ("adminCallerId", .string(audit.adminCallerId)),
+                ("kinds", .array(audit.kinds.map { .string($0.rawValue) })),
+                ("evaluations", .number(Double(audit.report.evaluations))),
+                ("authorizations", .number(Double(audit.report.authorizations))),
+                ("hashKeys", .number(Double(audit.hashKeys)))
+            ])
     }
 
     /// Drift of a version's scores on this instance's last hour or two, for a category and, when
@@ -34,8 +38,10 @@ extension Logger {
     func scoreDrift(version: String, category: OperationCategory, source: InteractionSource?, stability: ScoreStability) {
         var fields: [(String, JSONValue)] = [("modelVersion", .string(version)), ("category", .string(category.rawValue))]
         if let source {
-            fields += [("platform", .string(source.platform.rawValue)), ("kit", .string(source.kit)),
-                       ("kitVersion", .string(source.version))]
+            fields += [
+                ("platform", .string(source.platform.rawValue)), ("kit", .string(source.kit)),
+                ("kitVersion", .string(source.version))
+            ]
         }
         fields += [("psi", .number((stability.psi * 1000).rounded() / 1000)), ("sample", .number(Double(stability.sample)))]
         warning("model score drift: the population stability index passed 0.2", fields)

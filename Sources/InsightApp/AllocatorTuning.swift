@@ -38,7 +38,8 @@ public enum AllocatorTuning {
         // it executes, and `ps`, `top` and systemd would show "exe".
         if let path = executablePath() { execve(path, CommandLine.unsafeArgv, entries) }
         let reason = String(cString: strerror(errno))
-        DescriptorOutput.standardError("insightd: cannot re-execute with \(tunable)=\(count) (\(reason)); continuing with glibc's default\n")
+        DescriptorOutput.standardError(
+            "insightd: cannot re-execute with \(tunable)=\(count) (\(reason)); continuing with glibc's default\n")
         entries.forEach { free($0) }
     }
 

@@ -16,8 +16,10 @@ final class ChangedFileWatch: Sendable {
 
     /// `inUse` is the fingerprint of what was loaded at start; `reload` loads, puts in use and
     /// logs the new content; `failure` is the log message when it throws.
-    init(name: String, interval: Int, inUse: String?, fingerprint: @escaping @Sendable () -> String?, logger: Logger,
-         failure: String, reload: @escaping @Sendable () throws -> Void) {
+    init(
+        name: String, interval: Int, inUse: String?, fingerprint: @escaping @Sendable () -> String?, logger: Logger,
+        failure: String, reload: @escaping @Sendable () throws -> Void
+    ) {
         self.name = name
         self.interval = interval
         self.inUse = Locked(inUse)

@@ -24,19 +24,23 @@ final class ComplianceRecount: Sendable {
     /// rows, seconds of work that would otherwise repeat every interval.
     static let budget = 0.05
 
-    init(limiter: any RateLimits, source: any ReportingStatsSource, leadership: any JobLeadership,
-         callers: @escaping @Sendable () throws -> [Caller], interval: Int, logger: Logger, metrics: MetricsRegistry) {
+    init(
+        limiter: any RateLimits, source: any ReportingStatsSource, leadership: any JobLeadership,
+        callers: @escaping @Sendable () throws -> [Caller], interval: Int, logger: Logger, metrics: MetricsRegistry
+    ) {
         self.limiter = limiter
         self.source = source
         self.leadership = leadership
         self.callers = callers
         self.interval = interval
         self.logger = logger
-        overdueReports = metrics.gauge("insightd_consumption_overdue",
-                                       help: "Evaluations past their reportConsumptionBy without a report, in the counting window.",
-                                       labels: ["environment"])
-        duration = metrics.gauge("insightd_compliance_recount_seconds",
-                                 help: "Duration of the last recount of consumption reporting from the store.", labels: [])
+        overdueReports = metrics.gauge(
+            "insightd_consumption_overdue",
+            help: "Evaluations past their reportConsumptionBy without a report, in the counting window.",
+            labels: ["environment"])
+        duration = metrics.gauge(
+            "insightd_compliance_recount_seconds",
+            help: "Duration of the last recount of consumption reporting from the store.", labels: [])
     }
 
     /// Seconds until the next recount after one that took `duration`: the configured interval,

@@ -62,8 +62,10 @@ public enum Daemon {
 
     /// Pings systemd's watchdog at half its interval (`WATCHDOG_USEC`) while the service is
     /// ready to serve; a hung process stops pinging and systemd restarts it.
-    static func startWatchdog(environment: [String: String], notifier: SystemdNotifier,
-                              service: InsightService) -> DispatchSourceTimer? {
+    static func startWatchdog(
+        environment: [String: String], notifier: SystemdNotifier,
+        service: InsightService
+    ) -> DispatchSourceTimer? {
         guard let text = environment["WATCHDOG_USEC"], let usec = Int(text), usec > 0 else { return nil }
         if let pid = environment["WATCHDOG_PID"], Int(pid) != Int(getpid()) { return nil }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "insightd.watchdog"))
@@ -89,18 +91,21 @@ public enum Daemon {
                     notifier.notify("RELOADING=1")
                     defer { notifier.notify("READY=1") }
                     do { try service.reloadModels() } catch {
-                        service.logger.error("model reload failed; keeping the models in use",
-                                             [("error", .string("\(error)"))])
+                        service.logger.error(
+                            "model reload failed; keeping the models in use",
+                            [("error", .string("\(error)"))])
                     }
                     do { try service.reloadDecisionPolicies() } catch {
-                        service.logger.error("decision policy reload failed; keeping the policies in use",
-                                             [("error", .string("\(error)"))])
+                        service.logger.error(
+                            "decision policy reload failed; keeping the policies in use",
+                            [("error", .string("\(error)"))])
                     }
                     do {
                         if try service.reloadTLS() { service.logger.info("TLS certificate reloaded") }
                     } catch {
-                        service.logger.error("TLS reload failed; keeping the certificate in use",
-                                             [("error", .string("\(error)"))])
+                        service.logger.error(
+                            "TLS reload failed; keeping the certificate in use",
+                            [("error", .string("\(error)"))])
                     }
                 } else {
                     service.logger.info("stopping", [("signal", .string(number == SIGTERM ? "SIGTERM" : "SIGINT"))])
@@ -133,8 +138,9 @@ public enum Daemon {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         if manager.fileExists(atPath: settings.stateDirectory, isDirectory: &isDirectory) {
-            if !isDirectory.boolValue { problems.append("INSIGHTD_STATE_DIR \(settings.stateDirectory) is not a directory") }
-            else if !manager.isWritableFile(atPath: settings.stateDirectory) {
+            if !isDirectory.boolValue {
+                problems.append("INSIGHTD_STATE_DIR \(settings.stateDirectory) is not a directory")
+            } else if !manager.isWritableFile(atPath: settings.stateDirectory) {
                 problems.append("INSIGHTD_STATE_DIR \(settings.stateDirectory) is not writable")
             }
         }
@@ -149,8 +155,9 @@ public enum Daemon {
         if let problem = SigningKeyDirectory.problem(settings, now: SystemClock().now()) { problems.append(problem) }
         if manager.fileExists(atPath: settings.modelsDirectory) {
             do {
-                _ = try ModelRegistry.load(directory: settings.modelsDirectory, current: settings.currentModel,
-                                           shadow: settings.shadowModels)
+                _ = try ModelRegistry.load(
+                    directory: settings.modelsDirectory, current: settings.currentModel,
+                    shadow: settings.shadowModels)
             } catch {
                 problems.append("models in \(settings.modelsDirectory): \(error)")
             }

@@ -15,14 +15,17 @@ struct DecisionPolicyLoader: Sendable {
 
     /// The policies the settings name (what `--check-config` validates).
     static func load(file: String?, shadowFile: String?) throws -> DecisionPolicies.Snapshot {
-        DecisionPolicies.Snapshot(live: try file.map(DecisionPolicyFile.read) ?? .defaults, shadow: try shadowFile.map(DecisionPolicyFile.read))
+        DecisionPolicies.Snapshot(
+            live: try file.map(DecisionPolicyFile.read) ?? .defaults, shadow: try shadowFile.map(DecisionPolicyFile.read))
     }
 
     func reload() throws {
         let snapshot = try Self.load(file: file, shadowFile: shadowFile)
         policies.replace(snapshot)
-        var fields: [(String, JSONValue)] = [("policyVersion", .string(snapshot.live.version)),
-                                            ("rules", .number(Double(snapshot.live.rules.count)))]
+        var fields: [(String, JSONValue)] = [
+            ("policyVersion", .string(snapshot.live.version)),
+            ("rules", .number(Double(snapshot.live.rules.count)))
+        ]
         if let shadow = snapshot.shadow { fields.append(("shadowPolicyVersion", .string(shadow.version))) }
         logger.info("decision policy loaded", fields)
     }

@@ -26,8 +26,10 @@ final class DenialSync: Sendable {
     private let failing = Locked<Bool>(false)
 
     /// `loadedAt`: when the index was loaded whole (at start).
-    init(store: any AuthorizationStore, denials: DenialIndex, loadedAt: Milliseconds, interval: Int, clock: any Clock,
-         logger: Logger) {
+    init(
+        store: any AuthorizationStore, denials: DenialIndex, loadedAt: Milliseconds, interval: Int, clock: any Clock,
+        logger: Logger
+    ) {
         self.store = store
         self.denials = denials
         self.interval = interval
@@ -59,7 +61,11 @@ final class DenialSync: Sendable {
             }
         } catch {
             // Once per outage: the store watch already says the store is unreachable.
-            guard !failing.withLock({ let was = $0; $0 = true; return was }) else { return }
+            guard
+                !failing.withLock({
+                    let was = $0; $0 = true; return was
+                })
+            else { return }
             logger.warning("cannot read other instances' opt-outs; trying again every refresh", [("error", .string("\(error)"))])
         }
     }

@@ -43,8 +43,9 @@ public final class InsightService: Sendable {
     /// Builds and starts insightd; throws with an operator-readable message when something is
     /// wrong (then nothing keeps running).
     public static func start(settings: Settings, clock: any Clock = SystemClock(), logger: Logger? = nil) throws -> InsightService {
-        let service = try InsightService(settings: settings, clock: clock,
-                                         logger: logger ?? Logger(minimumLevel: settings.logLevel))
+        let service = try InsightService(
+            settings: settings, clock: clock,
+            logger: logger ?? Logger(minimumLevel: settings.logLevel))
         try service.run()
         return service
     }
@@ -64,29 +65,37 @@ public final class InsightService: Sendable {
         // before anything touches a (shared) database. Several instances never create a key:
         // each would sign with one the others do not publish.
         let signingDirectory = settings.resolvedSigningKeyDirectory
-        let signingKeys = SigningKeys(try SigningKeyDirectory.keySet(directory: signingDirectory, createIfEmpty: !settings.isShared,
-                                                                     now: clock.now()), clock: clock)
+        let signingKeys = SigningKeys(
+            try SigningKeyDirectory.keySet(
+                directory: signingDirectory, createIfEmpty: !settings.isShared,
+                now: clock.now()), clock: clock)
         self.signingKeys = signingKeys
-        signingKeyWatch = SigningKeyWatch.watch(signingKeys, directory: signingDirectory, interval: settings.complianceRefresh,
-                                                clock: clock, logger: logger)
+        signingKeyWatch = SigningKeyWatch.watch(
+            signingKeys, directory: signingDirectory, interval: settings.complianceRefresh,
+            clock: clock, logger: logger)
         // The answers this instance commits are proven by its own chain of heads.
-        let receipts = ReceiptIssuer(instance: try InstanceIdentity.load(stateDirectory: settings.stateDirectory),
-                                     keys: signingKeys, clock: clock)
+        let receipts = ReceiptIssuer(
+            instance: try InstanceIdentity.load(stateDirectory: settings.stateDirectory),
+            keys: signingKeys, clock: clock)
         let backend = try StoreBackend(settings: settings, now: clock.now(), receipts: receipts, metrics: metrics, logger: logger)
         let ports = backend.ports
 
         let keyPath = settings.resolvedHashKeyFile
-        let hashKeys = HashKeys(try KeyringFile.keyring(path: keyPath, createIfMissing: settings.hashKeyFile == nil,
-                                                        now: clock.now()))
+        let hashKeys = HashKeys(
+            try KeyringFile.keyring(
+                path: keyPath, createIfMissing: settings.hashKeyFile == nil,
+                now: clock.now()))
         self.hashKeys = hashKeys
         try KeyringWatch.register(hashKeys.current, in: ports.hashKeyRegistry, now: clock.now())
-        keyringWatch = KeyringWatch.watch(hashKeys, registry: ports.hashKeyRegistry, path: keyPath,
-                                          interval: settings.complianceRefresh, clock: clock, logger: logger)
+        keyringWatch = KeyringWatch.watch(
+            hashKeys, registry: ports.hashKeyRegistry, path: keyPath,
+            interval: settings.complianceRefresh, clock: clock, logger: logger)
 
         let models = InsightModels(nil)
-        modelLoader = ModelLoader(models: models, directory: settings.modelsDirectory,
-                                  explicit: settings.modelsDirectoryExplicit, current: settings.currentModel,
-                                  shadow: settings.shadowModels, logger: logger)
+        modelLoader = ModelLoader(
+            models: models, directory: settings.modelsDirectory,
+            explicit: settings.modelsDirectoryExplicit, current: settings.currentModel,
+            shadow: settings.shadowModels, logger: logger)
         try modelLoader.reload()
 
         let administration = ports.administration, authorizations = ports.authorizations
@@ -94,17 +103,20 @@ public final class InsightService: Sendable {
         // (penalties) and opt-outs before traffic; velocity counters (the last 7 days, the
         // embedded mode) are replayed beside traffic, escalation by velocity waiting for them
         // (VelocityRebuild). With Redis, the shared state is there already.
-        let shared = try SharedState(settings: settings, history: administration, leadership: ports.leadership, clock: clock,
-                                     metrics: metrics, logger: logger)
+        let shared = try SharedState(
+            settings: settings, history: administration, leadership: ports.leadership, clock: clock,
+            metrics: metrics, logger: logger)
         let limiter = shared.limiter
         try limiter.refresh(from: administration)
-        recount = ComplianceRecount(limiter: limiter, source: administration, leadership: ports.leadership,
-                                    callers: { try administration.everyCaller() },
-                                    interval: settings.complianceRefresh, logger: logger, metrics: metrics)
+        recount = ComplianceRecount(
+            limiter: limiter, source: administration, leadership: ports.leadership,
+            callers: { try administration.everyCaller() },
+            interval: settings.complianceRefresh, logger: logger, metrics: metrics)
         let escalation = try Self.escalationPolicy(settings)
         let decisions = DecisionPolicies()
-        decisionLoader = DecisionPolicyLoader(policies: decisions, file: settings.decisionPolicyFile,
-                                              shadowFile: settings.decisionPolicyShadowFile, logger: logger)
+        decisionLoader = DecisionPolicyLoader(
+            policies: decisions, file: settings.decisionPolicyFile,
+            shadowFile: settings.decisionPolicyShadowFile, logger: logger)
         try decisionLoader.reload()
         let tracker = shared.tracker
         let velocityRebuild = try tracker.map { try VelocityRebuild(history: administration, velocity: $0, clock: clock, logger: logger) }
@@ -116,21 +128,30 @@ public final class InsightService: Sendable {
         let denialsLoadedAt = clock.now()
         denials.load(try authorizations.denials())
         // Several instances on one store: whether it answers, and the opt-outs the others recorded.
-        let storeWatch = settings.isShared ? StoreWatch(isReachable: { storeOfRecord.isReachable },
-                                                        unreachableReason: { storeOfRecord.unreachableReason },
-                                                        metrics: metrics, logger: logger) : nil
-        let denialSync = settings.isShared ? DenialSync(store: authorizations, denials: denials, loadedAt: denialsLoadedAt,
-                                                        interval: settings.complianceRefresh, clock: clock, logger: logger) : nil
-        retention = RetentionJob(store: ports.retention, leadership: ports.leadership, denials: denials,
-                                 retentionDays: settings.retentionDays, trainingCaptureDays: settings.trainingCaptureDays,
-                                 clock: clock, logger: logger)
+        let storeWatch =
+            settings.isShared
+            ? StoreWatch(
+                isReachable: { storeOfRecord.isReachable },
+                unreachableReason: { storeOfRecord.unreachableReason },
+                metrics: metrics, logger: logger) : nil
+        let denialSync =
+            settings.isShared
+            ? DenialSync(
+                store: authorizations, denials: denials, loadedAt: denialsLoadedAt,
+                interval: settings.complianceRefresh, clock: clock, logger: logger) : nil
+        retention = RetentionJob(
+            store: ports.retention, leadership: ports.leadership, denials: denials,
+            retentionDays: settings.retentionDays, trainingCaptureDays: settings.trainingCaptureDays,
+            clock: clock, logger: logger)
 
-        let useCases = Self.useCases(settings: settings, ports: ports, shared: shared, models: models, hashKeys: hashKeys,
-                                     denials: denials, decisions: decisions, escalation: escalation, metrics: metrics,
-                                     clock: clock, logger: logger)
-        handler = InsightAPIHandler(APIDependencies(
-            useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
-            onRequest: { logger.request($0) }))
+        let useCases = Self.useCases(
+            settings: settings, ports: ports, shared: shared, models: models, hashKeys: hashKeys,
+            denials: denials, decisions: decisions, escalation: escalation, metrics: metrics,
+            clock: clock, logger: logger)
+        handler = InsightAPIHandler(
+            APIDependencies(
+                useCases: useCases, readiness: readiness, metrics: APIMetrics(registry: metrics), signingKeys: signingKeys,
+                onRequest: { logger.request($0) }))
         let server = HTTPServer(configuration: settings.httpConfiguration, handler: handler)
         self.server = server
         let metricsServer = settings.metricsHTTPConfiguration.map {
@@ -139,9 +160,13 @@ public final class InsightService: Sendable {
         self.metricsServer = metricsServer
         lifecycle = .daemon(
             instanceLock: instanceLock, store: backend, sharedState: shared,
-            upkeep: [recount.periodicJob(), keyringWatch.periodicJob(), signingKeyWatch.periodicJob(), retention.periodicJob(),
-                     denialSync?.periodicJob(), storeWatch?.periodicJob()],
-            metricsListener: metricsServer.map { Listener(server: $0, drainTimeout: 1, name: "metrics listener (INSIGHTD_METRICS_LISTEN)") },
+            upkeep: [
+                recount.periodicJob(), keyringWatch.periodicJob(), signingKeyWatch.periodicJob(), retention.periodicJob(),
+                denialSync?.periodicJob(), storeWatch?.periodicJob()
+            ],
+            metricsListener: metricsServer.map {
+                Listener(server: $0, drainTimeout: 1, name: "metrics listener (INSIGHTD_METRICS_LISTEN)")
+            },
             apiListener: Listener(server: server, drainTimeout: Double(settings.shutdownTimeout)),
             readiness: readiness, velocityRebuild: velocityRebuild)
         registerGauges(models: models, tracker: tracker)
@@ -149,42 +174,55 @@ public final class InsightService: Sendable {
 
     /// Each use case over the ports, the shared state, the models and keys it needs, with its
     /// metrics and log lines.
-    private static func useCases(settings: Settings, ports: StorePorts, shared: SharedState, models: InsightModels,
-                                 hashKeys: HashKeys, denials: DenialIndex, decisions: DecisionPolicies,
-                                 escalation: EscalationPolicy, metrics: MetricsRegistry, clock: any Clock,
-                                 logger: Logger) -> UseCases {
+    private static func useCases(
+        settings: Settings, ports: StorePorts, shared: SharedState, models: InsightModels,
+        hashKeys: HashKeys, denials: DenialIndex, decisions: DecisionPolicies,
+        escalation: EscalationPolicy, metrics: MetricsRegistry, clock: any Clock,
+        logger: Logger
+    ) -> UseCases {
         let limiter = shared.limiter, administration = ports.administration, authorizations = ports.authorizations
         let serviceMetrics = ServiceMetrics(registry: metrics)
         let drift = ScoreDrift(models: models, clock: clock) { version, category, source, stability in
             logger.scoreDrift(version: version, category: category, source: source, stability: stability)
         }
-        metrics.collect("insightd_model_score_psi",
-                        help: "Population stability index of each model version's scores (served and shadow) per category against its manifest's reference, over this instance's last full hour and the current one, once they hold 500 scores; 0.1 moderate, 0.2 a shift.",
-                        type: .gauge, labels: ["version", "category"]) { drift.samples() }
-        metrics.collect("insightd_model_score_source_psi",
-                        help: "The same index over the evaluations of one capture kit (interaction.source: platform, kit, kit version), so that a kit version that moves the scores shows; at most 24 kits by name, the others as kit and kit_version other.",
-                        type: .gauge, labels: ["version", "category", "platform", "kit", "kit_version"]) { drift.sourceSamples() }
+        metrics.collect(
+            "insightd_model_score_psi",
+            help:
+                "Population stability index of each model version's scores (served and shadow) per category against its manifest's reference, over this instance's last full hour and the current one, once they hold 500 scores; 0.1 moderate, 0.2 a shift.",
+            type: .gauge, labels: ["version", "category"]
+        ) { drift.samples() }
+        metrics.collect(
+            "insightd_model_score_source_psi",
+            help:
+                "The same index over the evaluations of one capture kit (interaction.source: platform, kit, kit version), so that a kit version that moves the scores shows; at most 24 kits by name, the others as kit and kit_version other.",
+            type: .gauge, labels: ["version", "category", "platform", "kit", "kit_version"]
+        ) { drift.sourceSamples() }
         let ledger = ports.ledger
-        let authorization = AuthorizationService(store: authorizations, denials: denials, hashKeys: hashKeys, clock: clock,
-                                                 metrics: serviceMetrics,
-                                                 cooldown: Milliseconds(settings.authorizationCooldown) * 1000)
+        let authorization = AuthorizationService(
+            store: authorizations, denials: denials, hashKeys: hashKeys, clock: clock,
+            metrics: serviceMetrics,
+            cooldown: Milliseconds(settings.authorizationCooldown) * 1000)
         var useCases = UseCases(
-            credentials: CredentialCheck(directory: ports.credentials, clock: clock,
-                                         cacheSeconds: Double(settings.credentialCacheSeconds)),
+            credentials: CredentialCheck(
+                directory: ports.credentials, clock: clock,
+                cacheSeconds: Double(settings.credentialCacheSeconds)),
             quota: QuotaGate(limiter: limiter, metrics: serviceMetrics),
-            evaluation: EvaluationService(ledger: ledger, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
-                                          denials: denials, velocity: shared.velocity, escalation: escalation, metrics: serviceMetrics,
-                                          consumptionGrace: Milliseconds(settings.consumptionGrace) * 1000,
-                                          decisions: decisions, gate: shared.gate, drift: drift),
+            evaluation: EvaluationService(
+                ledger: ledger, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
+                denials: denials, velocity: shared.velocity, escalation: escalation, metrics: serviceMetrics,
+                consumptionGrace: Milliseconds(settings.consumptionGrace) * 1000,
+                decisions: decisions, gate: shared.gate, drift: drift),
             consumption: ConsumptionService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             labels: LabelService(ledger: ledger, clock: clock, metrics: serviceMetrics),
             authorization: authorization,
             admin: CallerAdminService(administration: administration, limiter: limiter, clock: clock),
-            subjects: SubjectService(history: ports.history, erasure: ports.erasure, authorization: authorization,
-                                     denials: denials, velocity: shared.velocity, hashKeys: hashKeys, metrics: serviceMetrics,
-                                     audit: { logger.subjectErased($0) }),
-            performance: ModelPerformanceService(source: ports.performance, clock: clock,
-                                                 maturityDays: settings.labelMaturityDays, models: models),
+            subjects: SubjectService(
+                history: ports.history, erasure: ports.erasure, authorization: authorization,
+                denials: denials, velocity: shared.velocity, hashKeys: hashKeys, metrics: serviceMetrics,
+                audit: { logger.subjectErased($0) }),
+            performance: ModelPerformanceService(
+                source: ports.performance, clock: clock,
+                maturityDays: settings.labelMaturityDays, models: models),
             clock: clock)
         useCases.decisionReports = DecisionReportService(source: ports.decisions, administration: administration, clock: clock)
         useCases.receipts = ReceiptLogService(log: ports.receiptLog)
@@ -196,30 +234,45 @@ public final class InsightService: Sendable {
         let denials = self.denials, logger = self.logger
         let server = self.server
         if let tracker {
-            metrics.collect("insightd_velocity_tracked_subjects", help: "Subjects (accounts, devices, counterparties) velocity tracks.",
-                            type: .gauge) { [(labels: [], value: Double(tracker.trackedSubjects))] }
+            metrics.collect(
+                "insightd_velocity_tracked_subjects", help: "Subjects (accounts, devices, counterparties) velocity tracks.",
+                type: .gauge
+            ) { [(labels: [], value: Double(tracker.trackedSubjects))] }
         }
-        metrics.collect("insightd_denials", help: "Subject opt-outs held in memory, by tenant and environment (capped by INSIGHTD_MAX_DENIALS_PER_TENANT).",
-                        type: .gauge, labels: ["tenant", "environment"]) {
+        metrics.collect(
+            "insightd_denials",
+            help: "Subject opt-outs held in memory, by tenant and environment (capped by INSIGHTD_MAX_DENIALS_PER_TENANT).",
+            type: .gauge, labels: ["tenant", "environment"]
+        ) {
             denials.counts().map { (labels: [$0.tenant, $0.environment.rawValue], value: Double($0.denials)) }
         }
-        metrics.collect("insightd_log_lines_dropped_total", help: "Log lines stderr refused (its reader gone).",
-                        type: .counter) { [(labels: [], value: Double(logger.droppedLines))] }
+        metrics.collect(
+            "insightd_log_lines_dropped_total", help: "Log lines stderr refused (its reader gone).",
+            type: .counter
+        ) { [(labels: [], value: Double(logger.droppedLines))] }
         metrics.collect("insightd_open_connections", help: "Open client connections.", type: .gauge) {
             [(labels: [], value: Double(server.openConnections))]
         }
-        metrics.collect("insightd_connections_evicted_total",
-                        help: "Idle connections closed to make room for a new one (at the connection limit or its address's cap).", type: .counter) {
+        metrics.collect(
+            "insightd_connections_evicted_total",
+            help: "Idle connections closed to make room for a new one (at the connection limit or its address's cap).", type: .counter
+        ) {
             [(labels: [], value: Double(server.evictedConnections))]
         }
-        metrics.collect("insightd_connections_rejected_total",
-                        help: "New connections closed at once: every open one busy (limit), or every one of their address's, at its cap (address).",
-                        type: .counter, labels: ["reason"]) {
-            [(labels: ["address"], value: Double(server.addressRejectedConnections)),
-             (labels: ["limit"], value: Double(server.rejectedConnections))]
+        metrics.collect(
+            "insightd_connections_rejected_total",
+            help: "New connections closed at once: every open one busy (limit), or every one of their address's, at its cap (address).",
+            type: .counter, labels: ["reason"]
+        ) {
+            [
+                (labels: ["address"], value: Double(server.addressRejectedConnections)),
+                (labels: ["limit"], value: Double(server.rejectedConnections))
+            ]
         }
-        metrics.collect("insightd_tls_handshake_failures_total", help: "TLS handshakes that failed or were refused.",
-                        type: .counter) {
+        metrics.collect(
+            "insightd_tls_handshake_failures_total", help: "TLS handshakes that failed or were refused.",
+            type: .counter
+        ) {
             [(labels: [], value: Double(server.tlsHandshakeFailures))]
         }
     }
@@ -233,13 +286,15 @@ public final class InsightService: Sendable {
         }
         var metricsListen: JSONValue = .string("off")
         if let address = settings.metricsListen, let port = metricsPort { metricsListen = .string("\(address.host):\(port)") }
-        logger.info("insightd ready", [
-            ("listen", .string("\(settings.listenHost):\(server.boundPort)")),
-            ("metricsListen", metricsListen),
-            ("stateDir", .string(settings.stateDirectory)),
-            ("threads", .number(Double(settings.threads))),
-            ("models", .array((modelLoader.models.snapshot?.versions.map { .string($0.version) }) ?? [])),
-        ])
+        logger.info(
+            "insightd ready",
+            [
+                ("listen", .string("\(settings.listenHost):\(server.boundPort)")),
+                ("metricsListen", metricsListen),
+                ("stateDir", .string(settings.stateDirectory)),
+                ("threads", .number(Double(settings.threads))),
+                ("models", .array((modelLoader.models.snapshot?.versions.map { .string($0.version) }) ?? []))
+            ])
     }
 
     /// The port the server listens on (useful with port 0).

@@ -14,7 +14,9 @@ enum InstanceIdentity {
         let path = (directory as NSString).appendingPathComponent(fileName)
         if let kept = try? String(contentsOfFile: path, encoding: .utf8) {
             let name = kept.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard isValid(name) else { throw AppError("\(path) does not hold an instance name (1-64 of a-z 0-9 . -); remove it to make a new one") }
+            guard isValid(name) else {
+                throw AppError("\(path) does not hold an instance name (1-64 of a-z 0-9 . -); remove it to make a new one")
+            }
             return name
         }
         let name = make(host: ProcessInfo.processInfo.hostName)
@@ -29,7 +31,9 @@ enum InstanceIdentity {
 
     /// `host` lowercased, cut to 40 characters of `a-z 0-9 . -`, then `-` and 8 random hex digits.
     static func make(host: String) -> String {
-        let kept = host.lowercased().unicodeScalars.filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }
+        let kept = host.lowercased().unicodeScalars.filter {
+            ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-"
+        }
         let prefix = String(String.UnicodeScalarView(kept.prefix(40)))
         let suffix = Hex.encode(SecureRandom.bytes(4))
         return prefix.isEmpty ? suffix : prefix + "-" + suffix

@@ -15,7 +15,9 @@ public final class InstanceLock: Sendable {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
             close(fd)
-            throw AppError("another insightd (pid \(holder?.isEmpty == false ? holder! : "unknown")) is running on the state directory \(directory); stop it first or use another INSIGHTD_STATE_DIR")
+            throw AppError(
+                "another insightd (pid \(holder?.isEmpty == false ? holder! : "unknown")) is running on the state directory \(directory); stop it first or use another INSIGHTD_STATE_DIR"
+            )
         }
         ftruncate(fd, 0)
         let pid = Array("\(getpid())\n".utf8)

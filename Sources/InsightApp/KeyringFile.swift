@@ -38,7 +38,8 @@ public enum KeyringFile {
         for (number, line) in String(decoding: bytes, as: UTF8.self).split(separator: "\n").enumerated().dropFirst() {
             let fields = line.split(separator: " ")
             guard fields.count == 3, fields[0] == "key", let created = Milliseconds(fields[1]),
-                  let key = Hex.decode(String(fields[2])) else {
+                let key = Hex.decode(String(fields[2]))
+            else {
                 throw AppError("hash key file \(path): line \(number + 1) is not 'key <createdAtMs> <hex>'")
             }
             entries.append(Entry(key: key, createdAt: created))
@@ -98,7 +99,9 @@ public enum KeyringFile {
             throw AppError("\(what) \(path) is readable by other users (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
         }
         if info.st_mode & 0o070 != 0 && info.st_gid != getegid() {
-            throw AppError("\(what) \(path) is readable by its group, which is not insightd's (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
+            throw AppError(
+                "\(what) \(path) is readable by its group, which is not insightd's (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it"
+            )
         }
     }
 

@@ -5,16 +5,24 @@ import InsightDomain
 enum KeyringWatch {
     /// A file that cannot be read, or a keyring that shares no key with the store's
     /// (`KeyringAgreement`), leaves the keys in use.
-    static func watch(_ hashKeys: HashKeys, registry: any HashKeyRegistry, path: String, interval: Int, clock: any Clock,
-                      logger: Logger) -> ChangedFileWatch {
-        ChangedFileWatch(name: "insightd.keyring", interval: interval, inUse: KeyringFile.fingerprint(path: path),
-                         fingerprint: { KeyringFile.fingerprint(path: path) }, logger: logger,
-                         failure: "cannot reload hash keys; keeping the keys in use") {
+    static func watch(
+        _ hashKeys: HashKeys, registry: any HashKeyRegistry, path: String, interval: Int, clock: any Clock,
+        logger: Logger
+    ) -> ChangedFileWatch {
+        ChangedFileWatch(
+            name: "insightd.keyring", interval: interval, inUse: KeyringFile.fingerprint(path: path),
+            fingerprint: { KeyringFile.fingerprint(path: path) }, logger: logger,
+            failure: "cannot reload hash keys; keeping the keys in use"
+        ) {
             let keyring = try KeyringFile.keyring(path: path, createIfMissing: false, now: clock.now())
             try register(keyring, in: registry, now: clock.now())
             hashKeys.replace(keyring)
-            logger.info("hash keys reloaded", [("activeKeyId", .string(keyring.active.keyId)),
-                                               ("previousKeys", .number(Double(keyring.previous.count)))])
+            logger.info(
+                "hash keys reloaded",
+                [
+                    ("activeKeyId", .string(keyring.active.keyId)),
+                    ("previousKeys", .number(Double(keyring.previous.count)))
+                ])
         }
     }
 

@@ -55,9 +55,11 @@ extension ServiceGroup {
     /// elsewhere), the API listener stops accepting and lets in-flight requests finish, the
     /// metrics listener closes, the upkeep jobs end, the Redis link answers what is queued, the
     /// writer commits what is queued and the store closes, and last the state directory is released.
-    static func daemon(instanceLock: any Service, store: any Service, sharedState: any Service,
-                       upkeep: [(any Service)?], metricsListener: (any Service)?, apiListener: any Service,
-                       readiness: any Service, velocityRebuild: (any Service)?) -> ServiceGroup {
+    static func daemon(
+        instanceLock: any Service, store: any Service, sharedState: any Service,
+        upkeep: [(any Service)?], metricsListener: (any Service)?, apiListener: any Service,
+        readiness: any Service, velocityRebuild: (any Service)?
+    ) -> ServiceGroup {
         ServiceGroup([instanceLock, store, sharedState] + upkeep + [metricsListener, apiListener, readiness, velocityRebuild])
     }
 }

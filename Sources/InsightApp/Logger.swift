@@ -41,8 +41,10 @@ public final class Logger: Sendable {
 
     /// A logger writing to `sink`. `flushInterval` is for tests that must tell a full buffer's
     /// write from the periodic one.
-    public init(minimumLevel: LogLevel, clock: any Clock = SystemClock(), sink: FileHandle = .standardError,
-                flushInterval: DispatchTimeInterval = Logger.flushInterval) {
+    public init(
+        minimumLevel: LogLevel, clock: any Clock = SystemClock(), sink: FileHandle = .standardError,
+        flushInterval: DispatchTimeInterval = Logger.flushInterval
+    ) {
         self.minimumLevel = minimumLevel
         self.clock = clock
         output = LogOutput(sink, flushInterval: flushInterval)
@@ -68,8 +70,10 @@ public final class Logger: Sendable {
 
     /// Writes `message` with the fields `write` adds straight to the line (no array of
     /// `JSONValue`s first: the request line is written for every request).
-    public func log(_ level: LogLevel, _ message: String, deferred: Bool = false,
-                    fields write: (inout JSONObjectWriter) -> Void) {
+    public func log(
+        _ level: LogLevel, _ message: String, deferred: Bool = false,
+        fields write: (inout JSONObjectWriter) -> Void
+    ) {
         guard level >= minimumLevel else { return }
         var object = JSONObjectWriter(capacity: 256)
         object.member("ts", timestamp: clock.now())

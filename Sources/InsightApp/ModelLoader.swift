@@ -18,17 +18,22 @@ struct ModelLoader: Sendable {
     func reload() throws {
         guard FileManager.default.fileExists(atPath: directory) else {
             if explicit { throw AppError("models directory \(directory) does not exist") }
-            logger.warning("no models directory; coaching insights answer insightUnavailable",
-                           [("modelsDir", .string(directory))])
+            logger.warning(
+                "no models directory; coaching insights answer insightUnavailable",
+                [("modelsDir", .string(directory))])
             models.replace(nil)
             return
         }
         do {
             let registry = try ModelRegistry.load(directory: directory, current: current, shadow: shadow)
             models.replace(registry)
-            logger.info("models loaded", [("current", .string(registry.currentVersion)),
-                                          ("versions", .array(registry.versions.map { .string($0.version) })),
-                                          ("shadow", .array(registry.shadows.map { .string($0.version) }))])
+            logger.info(
+                "models loaded",
+                [
+                    ("current", .string(registry.currentVersion)),
+                    ("versions", .array(registry.versions.map { .string($0.version) })),
+                    ("shadow", .array(registry.shadows.map { .string($0.version) }))
+                ])
         } catch {
             throw AppError("cannot load models from \(directory): \(error)")
         }

@@ -18,7 +18,8 @@ public enum ModelsDirectory {
     public static func setCurrent(_ version: String, in directory: String) throws {
         let registry = try load(directory)
         guard let model = registry.model(version: version), model.version == version else {
-            throw AppError("no model version \(version) in \(directory) (versions: \(registry.versions.map(\.version).joined(separator: ", ")))")
+            throw AppError(
+                "no model version \(version) in \(directory) (versions: \(registry.versions.map(\.version).joined(separator: ", ")))")
         }
         guard !model.withdrawn else { throw AppError("model version \(version) is withdrawn: it cannot be current") }
         let path = directory + "/registry.json"

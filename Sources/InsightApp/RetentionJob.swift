@@ -14,8 +14,10 @@ final class RetentionJob: Sendable {
     private let measuredTime: MeasuredTime
     private let logger: Logger
 
-    init(store: any RetentionPurge, leadership: any JobLeadership, denials: DenialIndex, retentionDays: Int,
-         trainingCaptureDays: Int, clock: any Clock, logger: Logger) {
+    init(
+        store: any RetentionPurge, leadership: any JobLeadership, denials: DenialIndex, retentionDays: Int,
+        trainingCaptureDays: Int, clock: any Clock, logger: Logger
+    ) {
         self.store = store
         self.leadership = leadership
         self.denials = denials
@@ -35,8 +37,9 @@ final class RetentionJob: Sendable {
         let logger = self.logger, denials = self.denials, store = self.store
         let (now, wallAhead) = measuredTime.now()
         if wallAhead > 3_600_000 {
-            logger.warning("the wall clock is ahead of the time measured since start; retention counts from the measured time",
-                           [("aheadSeconds", .number(Double(wallAhead / 1000)))])
+            logger.warning(
+                "the wall clock is ahead of the time measured since start; retention counts from the measured time",
+                [("aheadSeconds", .number(Double(wallAhead / 1000)))])
         }
         let cutoff = now - Milliseconds(retentionDays) * 86_400_000
         let trainingCutoff = max(cutoff, now - Milliseconds(trainingCaptureDays) * 86_400_000)
@@ -55,12 +58,16 @@ final class RetentionJob: Sendable {
                 case .success:
                     denials.purge(renewedBefore: cutoff)
                     if !total.isEmpty {
-                        logger.info("retention purge", [("evaluations", .number(Double(total.evaluations))),
-                                                        ("labels", .number(Double(total.labels))),
-                                                        ("labelSubmissions", .number(Double(total.labelSubmissions))),
-                                                        ("authorizations", .number(Double(total.authorizations))),
-                                                        ("trainingVectors", .number(Double(total.trainingVectors))),
-                                                        ("receiptHeads", .number(Double(total.receiptHeads)))])
+                        logger.info(
+                            "retention purge",
+                            [
+                                ("evaluations", .number(Double(total.evaluations))),
+                                ("labels", .number(Double(total.labels))),
+                                ("labelSubmissions", .number(Double(total.labelSubmissions))),
+                                ("authorizations", .number(Double(total.authorizations))),
+                                ("trainingVectors", .number(Double(total.trainingVectors))),
+                                ("receiptHeads", .number(Double(total.receiptHeads)))
+                            ])
                     }
                     completion?(total)
                 case .failure(let failure):

@@ -115,50 +115,142 @@ public struct Settings: Sendable, Equatable {
     /// All variables insightd reads.
     public static let variables: [Variable] = [
         Variable(name: "INSIGHTD_LISTEN", meaning: "host:port to listen on (port 0: any free port)", defaultValue: "127.0.0.1:8080"),
-        Variable(name: "INSIGHTD_METRICS_LISTEN", meaning: "host:port of the Prometheus metrics listener, apart from the API (its series name tenants: let only the scraper reach it; port 0: any free port), or off", defaultValue: "127.0.0.1:9464"),
-        Variable(name: "INSIGHTD_STATE_DIR", meaning: "directory of the SQLite database and the generated hash key; created if missing", defaultValue: "/var/lib/insightd"),
-        Variable(name: "INSIGHTD_HASH_KEY_FILE", meaning: "file holding the identifier hash key (32+ bytes); generated with mode 0600 when it is the default and missing", defaultValue: "$INSIGHTD_STATE_DIR/hash.key"),
-        Variable(name: "INSIGHTD_SIGNING_KEY_DIR", meaning: "directory of the Ed25519 keys that sign receipts' heads (one 0600 file per key, managed by insightctl signing-keys); in the embedded mode a first key is created when it holds none", defaultValue: "$INSIGHTD_STATE_DIR/signing-keys"),
-        Variable(name: "INSIGHTD_SIGNING_KEY_RETENTION", meaning: "seconds a signing key retired by insightctl signing-keys retire stays published for verification (0-315360000)", defaultValue: "2592000 (30 days)"),
-        Variable(name: "INSIGHTD_MODELS_DIR", meaning: "directory of model versions; when unset and missing, insights answer insightUnavailable", defaultValue: "models"),
-        Variable(name: "INSIGHTD_MODEL_CURRENT", meaning: "model version to serve as current", defaultValue: "as the models directory says"),
-        Variable(name: "INSIGHTD_MODEL_SHADOW", meaning: "comma-separated model versions (at most 4) scored beside every coaching insight, stored and reported in /admin/v1/model-performance, never answered; each must exist, not be withdrawn and not be current; checked again on SIGHUP", defaultValue: "unset (no shadow)"),
-        Variable(name: "INSIGHTD_THREADS", meaning: "HTTP loop threads (1-64)", defaultValue: "number of CPUs; 2 per CPU (at most 64) with INSIGHTD_DATABASE_URL"),
+        Variable(
+            name: "INSIGHTD_METRICS_LISTEN",
+            meaning:
+                "host:port of the Prometheus metrics listener, apart from the API (its series name tenants: let only the scraper reach it; port 0: any free port), or off",
+            defaultValue: "127.0.0.1:9464"),
+        Variable(
+            name: "INSIGHTD_STATE_DIR", meaning: "directory of the SQLite database and the generated hash key; created if missing",
+            defaultValue: "/var/lib/insightd"),
+        Variable(
+            name: "INSIGHTD_HASH_KEY_FILE",
+            meaning: "file holding the identifier hash key (32+ bytes); generated with mode 0600 when it is the default and missing",
+            defaultValue: "$INSIGHTD_STATE_DIR/hash.key"),
+        Variable(
+            name: "INSIGHTD_SIGNING_KEY_DIR",
+            meaning:
+                "directory of the Ed25519 keys that sign receipts' heads (one 0600 file per key, managed by insightctl signing-keys); in the embedded mode a first key is created when it holds none",
+            defaultValue: "$INSIGHTD_STATE_DIR/signing-keys"),
+        Variable(
+            name: "INSIGHTD_SIGNING_KEY_RETENTION",
+            meaning: "seconds a signing key retired by insightctl signing-keys retire stays published for verification (0-315360000)",
+            defaultValue: "2592000 (30 days)"),
+        Variable(
+            name: "INSIGHTD_MODELS_DIR", meaning: "directory of model versions; when unset and missing, insights answer insightUnavailable",
+            defaultValue: "models"),
+        Variable(
+            name: "INSIGHTD_MODEL_CURRENT", meaning: "model version to serve as current", defaultValue: "as the models directory says"),
+        Variable(
+            name: "INSIGHTD_MODEL_SHADOW",
+            meaning:
+                "comma-separated model versions (at most 4) scored beside every coaching insight, stored and reported in /admin/v1/model-performance, never answered; each must exist, not be withdrawn and not be current; checked again on SIGHUP",
+            defaultValue: "unset (no shadow)"),
+        Variable(
+            name: "INSIGHTD_THREADS", meaning: "HTTP loop threads (1-64)",
+            defaultValue: "number of CPUs; 2 per CPU (at most 64) with INSIGHTD_DATABASE_URL"),
         Variable(name: "INSIGHTD_LOG_LEVEL", meaning: "debug, info, warning or error", defaultValue: "info"),
-        Variable(name: "INSIGHTD_CONSUMPTION_GRACE", meaning: "seconds a caller has to report consumption (60-604800)", defaultValue: "900"),
+        Variable(
+            name: "INSIGHTD_CONSUMPTION_GRACE", meaning: "seconds a caller has to report consumption (60-604800)", defaultValue: "900"),
         Variable(name: "INSIGHTD_MAX_BODY_BYTES", meaning: "largest request body (1024-16777216)", defaultValue: "1048576"),
         Variable(name: "INSIGHTD_MAX_HEADER_BYTES", meaning: "largest request header section (1024-1048576)", defaultValue: "16384"),
-        Variable(name: "INSIGHTD_MAX_CONNECTIONS", meaning: "open connections at most; at the limit the longest idle one makes room for a new one (1-100000)", defaultValue: "1024"),
-        Variable(name: "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", meaning: "open connections at most from one IPv4 address or IPv6 /64, loopback included; at the cap one of the address's idle ones makes room; behind a proxy raise it or set 0 (no cap) (0-100000)", defaultValue: "256"),
-        Variable(name: "INSIGHTD_REQUEST_TIMEOUT", meaning: "seconds for a whole request to arrive, and for a connection's first request to begin (1-300)", defaultValue: "10"),
-        Variable(name: "INSIGHTD_IDLE_TIMEOUT", meaning: "seconds a keep-alive connection stays open between requests (1-3600)", defaultValue: "60"),
+        Variable(
+            name: "INSIGHTD_MAX_CONNECTIONS",
+            meaning: "open connections at most; at the limit the longest idle one makes room for a new one (1-100000)", defaultValue: "1024"
+        ),
+        Variable(
+            name: "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS",
+            meaning:
+                "open connections at most from one IPv4 address or IPv6 /64, loopback included; at the cap one of the address's idle ones makes room; behind a proxy raise it or set 0 (no cap) (0-100000)",
+            defaultValue: "256"),
+        Variable(
+            name: "INSIGHTD_REQUEST_TIMEOUT",
+            meaning: "seconds for a whole request to arrive, and for a connection's first request to begin (1-300)", defaultValue: "10"),
+        Variable(
+            name: "INSIGHTD_IDLE_TIMEOUT", meaning: "seconds a keep-alive connection stays open between requests (1-3600)",
+            defaultValue: "60"),
         Variable(name: "INSIGHTD_WRITE_TIMEOUT", meaning: "seconds for a response to drain to the client (1-300)", defaultValue: "10"),
         Variable(name: "INSIGHTD_WRITE_QUEUE", meaning: "writes waiting for commit before 503 (1-1000000)", defaultValue: "10000"),
         Variable(name: "INSIGHTD_COMMIT_BATCH", meaning: "writes committed together at most (1-10000)", defaultValue: "256"),
         Variable(name: "INSIGHTD_SHUTDOWN_TIMEOUT", meaning: "seconds SIGTERM waits for in-flight requests (1-600)", defaultValue: "20"),
-        Variable(name: "INSIGHTD_CREDENTIAL_CACHE", meaning: "seconds a key lookup is reused; new and revoked keys take effect within it (0-60)", defaultValue: "2"),
-        Variable(name: "INSIGHTD_REPORTING_WINDOW", meaning: "seconds of evaluations over which consumption reporting is counted (60-604800)", defaultValue: "3600"),
-        Variable(name: "INSIGHTD_OVERDUE_ALLOWANCE_PERCENT", meaning: "overdue reports tolerated, as a percentage of the window's evaluations (0-100)", defaultValue: "2"),
+        Variable(
+            name: "INSIGHTD_CREDENTIAL_CACHE", meaning: "seconds a key lookup is reused; new and revoked keys take effect within it (0-60)",
+            defaultValue: "2"),
+        Variable(
+            name: "INSIGHTD_REPORTING_WINDOW", meaning: "seconds of evaluations over which consumption reporting is counted (60-604800)",
+            defaultValue: "3600"),
+        Variable(
+            name: "INSIGHTD_OVERDUE_ALLOWANCE_PERCENT",
+            meaning: "overdue reports tolerated, as a percentage of the window's evaluations (0-100)", defaultValue: "2"),
         Variable(name: "INSIGHTD_OVERDUE_ALLOWANCE_MIN", meaning: "overdue reports always tolerated (0-1000000)", defaultValue: "20"),
-        Variable(name: "INSIGHTD_PENALTY_FLOOR_PERCENT", meaning: "lowest percentage of a caller's rate a reporting penalty leaves (1-100)", defaultValue: "10"),
-        Variable(name: "INSIGHTD_PENALTY_RECOVERY", meaning: "seconds between two steps of recovery from a penalty (1-3600)", defaultValue: "60"),
-        Variable(name: "INSIGHTD_DEVICE_LIMIT_PER_HOUR", meaning: "evaluations allowed per device per hour (1-1000000)", defaultValue: "120"),
-        Variable(name: "INSIGHTD_INSIGHT_QUOTA_PERCENT", meaning: "each insight type's quota as a percentage of the caller's rate and burst (1-10000)", defaultValue: "200"),
-        Variable(name: "INSIGHTD_AUTHORIZATION_COOLDOWN", meaning: "seconds before a subject's denial takes effect (0-2592000)", defaultValue: "259200"),
-        Variable(name: "INSIGHTD_RETENTION_DAYS", meaning: "days evaluations, reports, labels and opt-outs not renewed are kept; purged daily (1-3650)", defaultValue: "400"),
-        Variable(name: "INSIGHTD_LABEL_MATURITY_DAYS", meaning: "days fraud labels take to arrive: the model performance report counts evaluations older than this as mature (0-3650)", defaultValue: "60"),
-        Variable(name: "INSIGHTD_TRAINING_CAPTURE_DAYS", meaning: "days the feature vectors of callers with training capture on are kept for insightctl training export; purged daily with retention (1-3650, at most INSIGHTD_RETENTION_DAYS)", defaultValue: "180"),
-        Variable(name: "INSIGHTD_MAX_DENIALS_PER_TENANT", meaning: "subject opt-outs one tenant and environment may hold (each is kept in memory); past it a new denial answers 429 (1-100000000)", defaultValue: "1000000"),
-        Variable(name: "INSIGHTD_TLS_CERT", meaning: "PEM certificate chain; with INSIGHTD_TLS_KEY the port speaks only HTTPS (TLS 1.2+)", defaultValue: "unset (plain HTTP)"),
+        Variable(
+            name: "INSIGHTD_PENALTY_FLOOR_PERCENT", meaning: "lowest percentage of a caller's rate a reporting penalty leaves (1-100)",
+            defaultValue: "10"),
+        Variable(
+            name: "INSIGHTD_PENALTY_RECOVERY", meaning: "seconds between two steps of recovery from a penalty (1-3600)", defaultValue: "60"),
+        Variable(
+            name: "INSIGHTD_DEVICE_LIMIT_PER_HOUR", meaning: "evaluations allowed per device per hour (1-1000000)", defaultValue: "120"),
+        Variable(
+            name: "INSIGHTD_INSIGHT_QUOTA_PERCENT",
+            meaning: "each insight type's quota as a percentage of the caller's rate and burst (1-10000)", defaultValue: "200"),
+        Variable(
+            name: "INSIGHTD_AUTHORIZATION_COOLDOWN", meaning: "seconds before a subject's denial takes effect (0-2592000)",
+            defaultValue: "259200"),
+        Variable(
+            name: "INSIGHTD_RETENTION_DAYS",
+            meaning: "days evaluations, reports, labels and opt-outs not renewed are kept; purged daily (1-3650)", defaultValue: "400"),
+        Variable(
+            name: "INSIGHTD_LABEL_MATURITY_DAYS",
+            meaning: "days fraud labels take to arrive: the model performance report counts evaluations older than this as mature (0-3650)",
+            defaultValue: "60"),
+        Variable(
+            name: "INSIGHTD_TRAINING_CAPTURE_DAYS",
+            meaning:
+                "days the feature vectors of callers with training capture on are kept for insightctl training export; purged daily with retention (1-3650, at most INSIGHTD_RETENTION_DAYS)",
+            defaultValue: "180"),
+        Variable(
+            name: "INSIGHTD_MAX_DENIALS_PER_TENANT",
+            meaning:
+                "subject opt-outs one tenant and environment may hold (each is kept in memory); past it a new denial answers 429 (1-100000000)",
+            defaultValue: "1000000"),
+        Variable(
+            name: "INSIGHTD_TLS_CERT", meaning: "PEM certificate chain; with INSIGHTD_TLS_KEY the port speaks only HTTPS (TLS 1.2+)",
+            defaultValue: "unset (plain HTTP)"),
         Variable(name: "INSIGHTD_TLS_KEY", meaning: "PEM private key (unencrypted) of INSIGHTD_TLS_CERT", defaultValue: "unset"),
-        Variable(name: "INSIGHTD_TLS_CLIENT_CA", meaning: "PEM CA bundle; when set, clients must present a certificate it verifies", defaultValue: "unset"),
-        Variable(name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start", defaultValue: "built-in defaults"),
-        Variable(name: "INSIGHTD_DECISION_POLICY", meaning: "decision policy file, one JSON object a line (docs/decisions.md); read at start and on SIGHUP", defaultValue: "built-in default-1"),
-        Variable(name: "INSIGHTD_DECISION_POLICY_SHADOW", meaning: "decision policy file evaluated beside the one in force, its disagreements counted in /metrics, never answered; read at start and on SIGHUP", defaultValue: "unset (no shadow)"),
-        Variable(name: "INSIGHTD_DATABASE_URL", meaning: "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+), or several hosts (postgres://…@h1:5432,h2:5432/db?…) to follow the primary through a failover: the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR; percent-encode the password's reserved characters (@ as %40, / as %2F, ...)", defaultValue: "unset (SQLite)"),
-        Variable(name: "INSIGHTD_REDIS_URL", meaning: "redis://[:password@]host:port[/db] (Redis 7), or redis-sentinel://[:password@]host1:26379,host2:26379,…/MASTER[?sentinel_password=…] to follow the master Redis Sentinel names through failovers: rate limits and velocity shared by the instances; only with INSIGHTD_DATABASE_URL", defaultValue: "unset"),
-        Variable(name: "INSIGHTD_INSTANCES", meaning: "instances sharing the engines; while Redis is unreachable each enforces 1/N of every quota (1-1000)", defaultValue: "3"),
-        Variable(name: "INSIGHTD_COMPLIANCE_REFRESH", meaning: "seconds between recounts of consumption reporting from the store, and between looks for a rotated hash key file (1-300)", defaultValue: "5"),
+        Variable(
+            name: "INSIGHTD_TLS_CLIENT_CA", meaning: "PEM CA bundle; when set, clients must present a certificate it verifies",
+            defaultValue: "unset"),
+        Variable(
+            name: "INSIGHTD_VELOCITY_POLICY", meaning: "JSON file of velocity escalation rules (docs/velocity.md), read at start",
+            defaultValue: "built-in defaults"),
+        Variable(
+            name: "INSIGHTD_DECISION_POLICY",
+            meaning: "decision policy file, one JSON object a line (docs/decisions.md); read at start and on SIGHUP",
+            defaultValue: "built-in default-1"),
+        Variable(
+            name: "INSIGHTD_DECISION_POLICY_SHADOW",
+            meaning:
+                "decision policy file evaluated beside the one in force, its disagreements counted in /metrics, never answered; read at start and on SIGHUP",
+            defaultValue: "unset (no shadow)"),
+        Variable(
+            name: "INSIGHTD_DATABASE_URL",
+            meaning:
+                "postgres://user:password@host:port/db?sslmode=… (PostgreSQL 15+), or several hosts (postgres://…@h1:5432,h2:5432/db?…) to follow the primary through a failover: the store shared by several instances instead of SQLite in the state directory; needs INSIGHTD_REDIS_URL, INSIGHTD_HASH_KEY_FILE and INSIGHTD_SIGNING_KEY_DIR; percent-encode the password's reserved characters (@ as %40, / as %2F, ...)",
+            defaultValue: "unset (SQLite)"),
+        Variable(
+            name: "INSIGHTD_REDIS_URL",
+            meaning:
+                "redis://[:password@]host:port[/db] (Redis 7), or redis-sentinel://[:password@]host1:26379,host2:26379,…/MASTER[?sentinel_password=…] to follow the master Redis Sentinel names through failovers: rate limits and velocity shared by the instances; only with INSIGHTD_DATABASE_URL",
+            defaultValue: "unset"),
+        Variable(
+            name: "INSIGHTD_INSTANCES",
+            meaning: "instances sharing the engines; while Redis is unreachable each enforces 1/N of every quota (1-1000)",
+            defaultValue: "3"),
+        Variable(
+            name: "INSIGHTD_COMPLIANCE_REFRESH",
+            meaning:
+                "seconds between recounts of consumption reporting from the store, and between looks for a rotated hash key file (1-300)",
+            defaultValue: "5")
     ]
 
     /// Reads settings from `environment`, returning every problem found.
@@ -182,7 +274,8 @@ public struct Settings: Sendable, Equatable {
                 s.listenHost = host
                 s.listenPort = port
             } else {
-                problems.append("INSIGHTD_LISTEN=\(listen): must be host:port with a port from 0 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080")
+                problems.append(
+                    "INSIGHTD_LISTEN=\(listen): must be host:port with a port from 0 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080")
             }
         }
         if let listen = environment["INSIGHTD_METRICS_LISTEN"] {
@@ -191,11 +284,13 @@ public struct Settings: Sendable, Equatable {
             } else if let (host, port) = parseListen(listen) {
                 s.metricsListen = ListenAddress(host: host, port: port)
             } else {
-                problems.append("INSIGHTD_METRICS_LISTEN=\(listen): must be host:port with a port from 0 to 65535, e.g. 127.0.0.1:9464, or off")
+                problems.append(
+                    "INSIGHTD_METRICS_LISTEN=\(listen): must be host:port with a port from 0 to 65535, e.g. 127.0.0.1:9464, or off")
             }
         }
         if let metrics = s.metricsListen, metrics.port != 0, metrics.port == s.listenPort,
-           metrics.host == s.listenHost || [metrics.host, s.listenHost].contains(where: { ["0.0.0.0", "::"].contains($0) }) {
+            metrics.host == s.listenHost || [metrics.host, s.listenHost].contains(where: { ["0.0.0.0", "::"].contains($0) })
+        {
             problems.append("INSIGHTD_METRICS_LISTEN: must not be the API's port (INSIGHTD_LISTEN): the metrics are served apart from it")
         }
         if let dir = environment["INSIGHTD_STATE_DIR"] {
@@ -209,7 +304,9 @@ public struct Settings: Sendable, Equatable {
         }
         int("INSIGHTD_SIGNING_KEY_RETENTION", 0...315_360_000, &s.signingKeyRetention)
         if let dir = environment["INSIGHTD_MODELS_DIR"] {
-            if dir.isEmpty { problems.append("INSIGHTD_MODELS_DIR: must not be empty") } else {
+            if dir.isEmpty {
+                problems.append("INSIGHTD_MODELS_DIR: must not be empty")
+            } else {
                 s.modelsDirectory = dir
                 s.modelsDirectoryExplicit = true
             }
@@ -230,7 +327,9 @@ public struct Settings: Sendable, Equatable {
         }
         int("INSIGHTD_THREADS", 1...64, &s.threads)
         if let level = environment["INSIGHTD_LOG_LEVEL"] {
-            if let parsed = LogLevel(rawValue: level.lowercased()) { s.logLevel = parsed } else {
+            if let parsed = LogLevel(rawValue: level.lowercased()) {
+                s.logLevel = parsed
+            } else {
                 problems.append("INSIGHTD_LOG_LEVEL=\(level): must be one of debug, info, warning, error")
             }
         }
@@ -263,20 +362,26 @@ public struct Settings: Sendable, Equatable {
             if environment["INSIGHTD_TRAINING_CAPTURE_DAYS"] == nil {
                 s.trainingCaptureDays = s.retentionDays
             } else {
-                problems.append("INSIGHTD_TRAINING_CAPTURE_DAYS=\(s.trainingCaptureDays): must be at most INSIGHTD_RETENTION_DAYS (\(s.retentionDays)): a vector goes with its evaluation")
+                problems.append(
+                    "INSIGHTD_TRAINING_CAPTURE_DAYS=\(s.trainingCaptureDays): must be at most INSIGHTD_RETENTION_DAYS (\(s.retentionDays)): a vector goes with its evaluation"
+                )
             }
         }
         int("INSIGHTD_MAX_DENIALS_PER_TENANT", 1...100_000_000, &s.maxDenialsPerTenant)
-        for (name, target) in [("INSIGHTD_TLS_CERT", \Settings.tlsCertificate), ("INSIGHTD_TLS_KEY", \Settings.tlsPrivateKey),
-                               ("INSIGHTD_TLS_CLIENT_CA", \Settings.tlsClientCA)] {
+        for (name, target) in [
+            ("INSIGHTD_TLS_CERT", \Settings.tlsCertificate), ("INSIGHTD_TLS_KEY", \Settings.tlsPrivateKey),
+            ("INSIGHTD_TLS_CLIENT_CA", \Settings.tlsClientCA)
+        ] {
             guard let value = environment[name] else { continue }
             if value.isEmpty { problems.append("\(name): must not be empty") } else { s[keyPath: target] = value }
         }
         if let policy = environment["INSIGHTD_VELOCITY_POLICY"] {
             if policy.isEmpty { problems.append("INSIGHTD_VELOCITY_POLICY: must not be empty") } else { s.velocityPolicyFile = policy }
         }
-        for (name, target) in [("INSIGHTD_DECISION_POLICY", \Settings.decisionPolicyFile),
-                               ("INSIGHTD_DECISION_POLICY_SHADOW", \Settings.decisionPolicyShadowFile)] {
+        for (name, target) in [
+            ("INSIGHTD_DECISION_POLICY", \Settings.decisionPolicyFile),
+            ("INSIGHTD_DECISION_POLICY_SHADOW", \Settings.decisionPolicyShadowFile)
+        ] {
             guard let value = environment[name] else { continue }
             if value.isEmpty { problems.append("\(name): must not be empty") } else { s[keyPath: target] = value }
         }
@@ -305,20 +410,26 @@ public struct Settings: Sendable, Equatable {
                 _ = try RedisEndpoint(url)
                 s.redisURL = url
             } catch {
-                problems.append("INSIGHTD_REDIS_URL: must be redis://[:password@]host:port[/db] or redis-sentinel://[:password@]host1:26379,host2:26379/MASTER (\(error))")
+                problems.append(
+                    "INSIGHTD_REDIS_URL: must be redis://[:password@]host:port[/db] or redis-sentinel://[:password@]host1:26379,host2:26379/MASTER (\(error))"
+                )
             }
         }
         if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_REDIS_URL"] == nil {
-            problems.append("INSIGHTD_REDIS_URL: required with INSIGHTD_DATABASE_URL (the instances share their rate limits and velocity in Redis)")
+            problems.append(
+                "INSIGHTD_REDIS_URL: required with INSIGHTD_DATABASE_URL (the instances share their rate limits and velocity in Redis)")
         }
         if environment["INSIGHTD_REDIS_URL"] != nil && environment["INSIGHTD_DATABASE_URL"] == nil {
-            problems.append("INSIGHTD_REDIS_URL: only with INSIGHTD_DATABASE_URL (the embedded SQLite mode keeps rate limits and velocity in memory)")
+            problems.append(
+                "INSIGHTD_REDIS_URL: only with INSIGHTD_DATABASE_URL (the embedded SQLite mode keeps rate limits and velocity in memory)")
         }
         if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_HASH_KEY_FILE"] == nil {
             problems.append("INSIGHTD_HASH_KEY_FILE: required with INSIGHTD_DATABASE_URL (every instance must hash with the same keyring)")
         }
         if environment["INSIGHTD_DATABASE_URL"] != nil && environment["INSIGHTD_SIGNING_KEY_DIR"] == nil {
-            problems.append("INSIGHTD_SIGNING_KEY_DIR: required with INSIGHTD_DATABASE_URL (every instance must sign with keys every instance publishes: mount one directory on all of them)")
+            problems.append(
+                "INSIGHTD_SIGNING_KEY_DIR: required with INSIGHTD_DATABASE_URL (every instance must sign with keys every instance publishes: mount one directory on all of them)"
+            )
         }
     }
 

@@ -16,8 +16,10 @@ struct SharedState: Service {
     let tracker: VelocityTracker?
     private let link: RedisLink?
 
-    init(settings: Settings, history: any VelocityHistory, leadership: any JobLeadership, clock: any Clock,
-         metrics: MetricsRegistry, logger: Logger) throws {
+    init(
+        settings: Settings, history: any VelocityHistory, leadership: any JobLeadership, clock: any Clock,
+        metrics: MetricsRegistry, logger: Logger
+    ) throws {
         guard let url = settings.redisURL else {
             let tracker = VelocityTracker(clock: clock)
             self.tracker = tracker
@@ -53,8 +55,9 @@ struct SharedState: Service {
         self.link = link
         tracker = nil
         let limiter = RedisRateLimiter(link: link, settings: settings.rateLimitSettings, clock: clock, instances: settings.instances)
-        let velocity = RedisVelocity(link: link, history: history, clock: clock, metrics: metrics,
-                                     mayRebuild: { leadership.tryLead() })
+        let velocity = RedisVelocity(
+            link: link, history: history, clock: clock, metrics: metrics,
+            mayRebuild: { leadership.tryLead() })
         self.limiter = limiter
         self.velocity = velocity
         gate = RedisEvaluationGate(limiter: limiter, velocity: velocity)
@@ -66,8 +69,9 @@ struct SharedState: Service {
         do {
             _ = try sentinels.locateMaster(connectTimeout: timeout, commandTimeout: timeout)
         } catch .unknownMaster(let name) {
-            throw AppError("INSIGHTD_REDIS_URL: the sentinels (\(sentinels.sentinels.map(\.description).joined(separator: ", "))) "
-                           + "monitor no master named \(name)")
+            throw AppError(
+                "INSIGHTD_REDIS_URL: the sentinels (\(sentinels.sentinels.map(\.description).joined(separator: ", "))) "
+                    + "monitor no master named \(name)")
         } catch {
             return
         }

@@ -27,8 +27,9 @@ public enum SigningKeyDirectory {
         public let publishedUntil: Milliseconds?
 
         public var signingKey: SigningKey {
-            SigningKey(key: key, createdAt: createdAt, activatesAt: activatesAt, retiredAt: retiredAt,
-                       publishedUntil: publishedUntil)
+            SigningKey(
+                key: key, createdAt: createdAt, activatesAt: activatesAt, retiredAt: retiredAt,
+                publishedUntil: publishedUntil)
         }
 
         public var keyId: String { signingKey.keyId }
@@ -62,8 +63,9 @@ public enum SigningKeyDirectory {
         let entries = try load(directory: directory, createIfEmpty: createIfEmpty, now: now)
         let set: SigningKeySet
         do { set = try SigningKeySet(keys: entries.map(\.signingKey), now: now) } catch {
-            throw AppError("signing key directory \(directory) \(error)"
-                           + (entries.isEmpty ? "; create one with insightctl signing-keys rotate" : ""))
+            throw AppError(
+                "signing key directory \(directory) \(error)"
+                    + (entries.isEmpty ? "; create one with insightctl signing-keys rotate" : ""))
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for name in names.filter(isKeyFileName).sorted() {
@@ -187,8 +189,9 @@ public enum SigningKeyDirectory {
         }
         guard let created, let activates else { throw malformed("'created <ms>' and 'activates <ms>' are required") }
         guard let seed, let key = Ed25519SigningKey(seed: seed) else { throw malformed("'seed' must be 64 hex digits") }
-        return Entry(key: key, seed: seed, createdAt: created, activatesAt: activates, retiredAt: retired?.0,
-                     publishedUntil: retired?.1)
+        return Entry(
+            key: key, seed: seed, createdAt: created, activatesAt: activates, retiredAt: retired?.0,
+            publishedUntil: retired?.1)
     }
 
     private static func add(directory: String, now: Milliseconds, activatesAt: Milliseconds) throws -> Entry {
@@ -208,8 +211,9 @@ public enum SigningKeyDirectory {
     private static func createDirectory(_ directory: String) throws {
         guard !FileManager.default.fileExists(atPath: directory) else { return }
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             throw AppError("cannot create signing key directory \(directory): \(error.localizedDescription)")
         }

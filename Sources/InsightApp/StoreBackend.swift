@@ -43,9 +43,11 @@ public struct StoreBackend: Service {
             let store: SQLiteStore
             (store, applied) = try SQLiteStore.open(settings: sqlite, now: now, receipts: receipts, observer: observer)
             let subjects = store.subjects
-            metrics.collect("insightd_subject_index_lag_evaluations",
-                            help: "Evaluations committed and not yet in the subject index (answered from the tail meanwhile).",
-                            type: .gauge) { [(labels: [], value: Double(subjects.lag))] }
+            metrics.collect(
+                "insightd_subject_index_lag_evaluations",
+                help: "Evaluations committed and not yet in the subject index (answered from the tail meanwhile).",
+                type: .gauge
+            ) { [(labels: [], value: Double(subjects.lag))] }
             ports = store.ports
         case .postgres(let url):
             var postgres = PostgresSettings(url: url)
@@ -126,7 +128,8 @@ public struct StoreBackend: Service {
         case .sqlite(let directory):
             return try backup(stateDirectory: directory, to: target)
         case .postgres:
-            throw AppError("""
+            throw AppError(
+                """
                 the store is PostgreSQL (INSIGHTD_DATABASE_URL): back it up with its own tools — pg_dump for a \
                 logical copy, pg_basebackup with WAL archiving (or your provider's snapshots and point-in-time \
                 recovery) for a physical one; insightctl backup copies only the embedded SQLite store
@@ -152,19 +155,26 @@ public struct StoreBackend: Service {
     }
 
     static func createStateDirectory(_ path: String) throws {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
     }
 
     /// What each commit of the writer reports goes to the store metrics and the failure log.
     private static func commitObserver(metrics: MetricsRegistry, logger: Logger) -> @Sendable (StoreCommit) -> Void {
-        let commitDuration = metrics.histogram("insightd_store_commit_duration_seconds",
-                                               help: "Duration of one group commit (fsync included).", buckets: Buckets.commitDuration)
-            .labels()
-        let batchSize = metrics.histogram("insightd_store_commit_batch_size", help: "Writes committed together.",
-                                          buckets: Buckets.powersOfTwo).labels()
-        let writeFailures = metrics.counter("insightd_store_write_failures_total",
-                                            help: "Writes the store could not commit (answered 503).").labels()
+        let commitDuration = metrics.histogram(
+            "insightd_store_commit_duration_seconds",
+            help: "Duration of one group commit (fsync included).", buckets: Buckets.commitDuration
+        )
+        .labels()
+        let batchSize = metrics.histogram(
+            "insightd_store_commit_batch_size", help: "Writes committed together.",
+            buckets: Buckets.powersOfTwo
+        ).labels()
+        let writeFailures = metrics.counter(
+            "insightd_store_write_failures_total",
+            help: "Writes the store could not commit (answered 503)."
+        ).labels()
         let failureLog = StoreFailureLog(logger: logger)
         return { commit in
             commitDuration.observe(commit.seconds)

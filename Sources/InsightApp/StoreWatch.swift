@@ -14,13 +14,17 @@ final class StoreWatch: Sendable {
     private let wasReachable = Locked<Bool>(true)
 
     /// `unreachableReason` says why, in the line that reports the store unreachable.
-    init(isReachable: @escaping @Sendable () -> Bool, unreachableReason: @escaping @Sendable () -> String? = { nil },
-         metrics: MetricsRegistry, logger: Logger) {
+    init(
+        isReachable: @escaping @Sendable () -> Bool, unreachableReason: @escaping @Sendable () -> String? = { nil },
+        metrics: MetricsRegistry, logger: Logger
+    ) {
         self.isReachable = isReachable
         self.unreachableReason = unreachableReason
         self.logger = logger
-        up = metrics.gauge("insightd_store_up", help: "1 while the shared store (PostgreSQL) answers; 0 while requests that need it are answered 503.")
-            .labels()
+        up = metrics.gauge(
+            "insightd_store_up", help: "1 while the shared store (PostgreSQL) answers; 0 while requests that need it are answered 503."
+        )
+        .labels()
         up.set(1)
     }
 
@@ -41,8 +45,9 @@ final class StoreWatch: Sendable {
         if reachable {
             logger.info("store reachable again")
         } else {
-            logger.error("store unreachable: requests that need it are answered 503 and /readyz is false until it is back",
-                         unreachableReason().map { [("reason", .string($0))] } ?? [])
+            logger.error(
+                "store unreachable: requests that need it are answered 503 and /readyz is false until it is back",
+                unreachableReason().map { [("reason", .string($0))] } ?? [])
         }
     }
 }

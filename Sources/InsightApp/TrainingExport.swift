@@ -33,8 +33,10 @@ public enum TrainingExport {
     public static let presumedGenuine = "presumedGenuine"
 
     /// Writes the lines of `query`'s vectors through `write`; answers what it wrote.
-    public static func run(_ source: any TrainingVectorSource, query: TrainingExportQuery,
-                           presumeGenuineBefore: Milliseconds?, write: (String) throws -> Void) throws -> Summary {
+    public static func run(
+        _ source: any TrainingVectorSource, query: TrainingExportQuery,
+        presumeGenuineBefore: Milliseconds?, write: (String) throws -> Void
+    ) throws -> Summary {
         var summary = Summary()
         try source.trainingVectors(query) { vector in
             let label: String

@@ -30,8 +30,10 @@ final class VelocityRebuild: Service {
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
 
-    init(history: any VelocityHistory, velocity: VelocityTracker, clock: any Clock, logger: Logger,
-         batchSize: Int = VelocityRebuild.defaultBatchSize, retryPause: Double = 1) throws {
+    init(
+        history: any VelocityHistory, velocity: VelocityTracker, clock: any Clock, logger: Logger,
+        batchSize: Int = VelocityRebuild.defaultBatchSize, retryPause: Double = 1
+    ) throws {
         self.history = history
         self.velocity = velocity
         self.logger = logger
@@ -48,12 +50,17 @@ final class VelocityRebuild: Service {
     /// Registers `insightd_velocity_ready` and `insightd_velocity_replayed_evaluations`.
     func register(on metrics: MetricsRegistry) {
         let velocity = self.velocity
-        metrics.collect("insightd_velocity_ready",
-                        help: "1 once velocity's counts are rebuilt from the store after a start (escalation by velocity is on), 0 while they are being rebuilt.",
-                        type: .gauge) { [(labels: [], value: velocity.isRebuilding ? 0 : 1)] }
-        metrics.collect("insightd_velocity_replayed_evaluations",
-                        help: "Stored evaluations replayed into velocity's counts since start.",
-                        type: .gauge) { [(labels: [], value: Double(self.replayedEvaluations))] }
+        metrics.collect(
+            "insightd_velocity_ready",
+            help:
+                "1 once velocity's counts are rebuilt from the store after a start (escalation by velocity is on), 0 while they are being rebuilt.",
+            type: .gauge
+        ) { [(labels: [], value: velocity.isRebuilding ? 0 : 1)] }
+        metrics.collect(
+            "insightd_velocity_replayed_evaluations",
+            help: "Stored evaluations replayed into velocity's counts since start.",
+            type: .gauge
+        ) { [(labels: [], value: Double(self.replayedEvaluations))] }
     }
 
     /// Starts the replay on its own thread.
@@ -84,16 +91,21 @@ final class VelocityRebuild: Service {
                 replayed.add(batch.events.count, ordering: .relaxed)
                 cursor = batch.next
             } catch {
-                logger.error("velocity rebuild: reading the store failed; retrying",
-                             [("error", .string("\(error)")), ("retryInSeconds", .number(retryPause))])
+                logger.error(
+                    "velocity rebuild: reading the store failed; retrying",
+                    [("error", .string("\(error)")), ("retryInSeconds", .number(retryPause))])
                 _ = wake.wait(timeout: .now() + retryPause)
             }
         }
         guard cursor == nil else { return }
         velocity.finishRebuild()
         let ms = Double((DispatchTime.now().uptimeNanoseconds - begin.uptimeNanoseconds) / 1_000_000)
-        logger.info("velocity rebuilt", [("evaluations", .number(Double(replayedEvaluations))),
-                                         ("subjects", .number(Double(velocity.trackedSubjects))),
-                                         ("ms", .number(ms))])
+        logger.info(
+            "velocity rebuilt",
+            [
+                ("evaluations", .number(Double(replayedEvaluations))),
+                ("subjects", .number(Double(velocity.trackedSubjects))),
+                ("ms", .number(ms))
+            ])
     }
 }

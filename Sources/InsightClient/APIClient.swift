@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The HTTP plumbing the evaluator, its evaluations and the labeler share: authentication,
@@ -43,8 +43,10 @@ struct APIClient: Sendable {
     /// mapped error of the last attempt. The same bytes are sent on every attempt.
     /// With `bypassCache`, no cache on the way (the URL session's, a proxy's) may answer instead
     /// of the service.
-    func send(_ method: String, _ segments: [String], body: Data?, headers: [(String, String)] = [],
-              bypassCache: Bool = false, options: RequestOptions) async throws(EvaluationError) -> Response {
+    func send(
+        _ method: String, _ segments: [String], body: Data?, headers: [(String, String)] = [],
+        bypassCache: Bool = false, options: RequestOptions
+    ) async throws(EvaluationError) -> Response {
         var request = URLRequest(url: try url(segments))
         if bypassCache {
             request.cachePolicy = .reloadIgnoringLocalCacheData
@@ -75,20 +77,25 @@ struct APIClient: Sendable {
                     throw EvaluationError.unexpectedResponse(detail: "not an HTTP response")
                 }
                 if (200...299).contains(http.statusCode) {
-                    return Response(status: http.statusCode, body: data,
-                                    receipt: http.value(forHTTPHeaderField: "Insight-Receipt"))
+                    return Response(
+                        status: http.statusCode, body: data,
+                        receipt: http.value(forHTTPHeaderField: "Insight-Receipt"))
                 }
-                failure = EvaluationError.from(status: http.statusCode,
-                                               retryAfter: parseRetryAfter(http.value(forHTTPHeaderField: "Retry-After")),
-                                               body: data)
+                failure = EvaluationError.from(
+                    status: http.statusCode,
+                    retryAfter: parseRetryAfter(http.value(forHTTPHeaderField: "Retry-After")),
+                    body: data)
             } catch let error as EvaluationError {
                 throw error
             } catch {
                 failure = EvaluationError.from(transportError: error)
                 retryableTransport = EvaluationError.isRetryableTransport(error)
             }
-            guard let delay = retryPolicy.delay(after: failure, retryableTransport: retryableTransport,
-                                                attemptsMade: attempts, waited: waited) else { throw failure }
+            guard
+                let delay = retryPolicy.delay(
+                    after: failure, retryableTransport: retryableTransport,
+                    attemptsMade: attempts, waited: waited)
+            else { throw failure }
             do {
                 try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
             } catch {

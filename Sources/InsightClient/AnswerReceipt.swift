@@ -73,15 +73,20 @@ public struct JSONWebKeySet: Sendable {
     /// Reads a JWKS document (the body of `GET /v1/signing-keys`).
     public init(jwks data: Data) throws(EvaluationError) {
         struct Document: Decodable {
-            struct Key: Decodable { let kty: String?; let crv: String?; let x: String?; let kid: String?; let use: String?; let alg: String? }
+            struct Key: Decodable {
+                let kty: String?; let crv: String?; let x: String?; let kid: String?; let use: String?; let alg: String?
+            }
             let keys: [Key]
         }
         let document = try APIClient.decode(Document.self, data)
         var keys: [String: Ed25519VerifyingKey] = [:]
-        for key in document.keys where key.kty == "OKP" && key.crv == "Ed25519" && (key.use ?? "sig") == "sig"
-            && (key.alg ?? "EdDSA") == "EdDSA" {
+        for key in document.keys
+        where key.kty == "OKP" && key.crv == "Ed25519" && (key.use ?? "sig") == "sig"
+            && (key.alg ?? "EdDSA") == "EdDSA"
+        {
             guard let kid = key.kid, let x = key.x.flatMap(Base64URL.decode),
-                  let publicKey = Ed25519VerifyingKey(rawRepresentation: x) else {
+                let publicKey = Ed25519VerifyingKey(rawRepresentation: x)
+            else {
                 throw .unexpectedResponse(detail: "the JWKS holds an Ed25519 key without a kid or a valid x")
             }
             keys[kid] = publicKey
@@ -110,19 +115,23 @@ public struct JSONWebKeySet: Sendable {
         }
         let head = try jws.payload()
         let leaf = MerkleTree.leafHash(of: Array(body))
-        guard MerkleTree.root(fromAuditPath: parsed.path.map(Array.init), leafHash: leaf, index: parsed.index, size: head.size)
-                == Array(head.root) else {
+        guard
+            MerkleTree.root(fromAuditPath: parsed.path.map(Array.init), leafHash: leaf, index: parsed.index, size: head.size)
+                == Array(head.root)
+        else {
             throw .receiptInvalid(detail: "the body and the audit path do not lead to the signed root")
         }
         struct Scope: Decodable { let tenant: String?; let environment: String? }
         guard let scope = try? JSONDecoder().decode(Scope.self, from: body), let tenant = scope.tenant,
-              let environment = scope.environment else {
+            let environment = scope.environment
+        else {
             throw .receiptInvalid(detail: "the answer names no tenant and environment")
         }
-        return AnswerReceipt(header: receipt, head: parsed.head, keyID: jws.keyID, instance: head.instance, sequence: head.sequence,
-                             size: head.size, root: head.root, previous: head.previous, time: head.time, index: parsed.index,
-                             path: parsed.path, body: body,
-                             scope: AnswerScope(tenant: tenant, environment: Environment(rawValue: environment)))
+        return AnswerReceipt(
+            header: receipt, head: parsed.head, keyID: jws.keyID, instance: head.instance, sequence: head.sequence,
+            size: head.size, root: head.root, previous: head.previous, time: head.time, index: parsed.index,
+            path: parsed.path, body: body,
+            scope: AnswerScope(tenant: tenant, environment: Environment(rawValue: environment)))
     }
 }
 
@@ -189,8 +198,10 @@ struct Scanner8941 {
     mutating func key() -> String? {
         guard at < bytes.count, (0x61...0x7A).contains(bytes[at]) || bytes[at] == 0x2A else { return nil }
         let start = at
-        while at < bytes.count, (0x61...0x7A).contains(bytes[at]) || (0x30...0x39).contains(bytes[at])
-                || [0x5F, 0x2D, 0x2E, 0x2A].contains(bytes[at]) { at += 1 }
+        while at < bytes.count,
+            (0x61...0x7A).contains(bytes[at]) || (0x30...0x39).contains(bytes[at])
+                || [0x5F, 0x2D, 0x2E, 0x2A].contains(bytes[at])
+        { at += 1 }
         return String(decoding: bytes[start..<at], as: UTF8.self)
     }
 
@@ -282,7 +293,8 @@ struct SignedHeadJWS {
             throw .receiptInvalid(detail: "the receipt's head is not a JWS compact serialization")
         }
         guard let headerBytes = Base64URL.decode(parts[0]),
-              let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any] else {
+            let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any]
+        else {
             throw .receiptInvalid(detail: "the JWS header is not base64url JSON")
         }
         guard header["alg"] as? String == "EdDSA" else { throw .receiptInvalid(detail: "the JWS alg is not EdDSA") }
@@ -319,7 +331,8 @@ struct SignedHeadJWS {
             let time: Int64
         }
         guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(payloadBytes)), wire.size > 0, wire.sequence >= 0,
-              let root = Base64URL.decode(wire.root), root.count == 32 else {
+            let root = Base64URL.decode(wire.root), root.count == 32
+        else {
             throw .receiptInvalid(detail: "the head's payload is not a tree head")
         }
         var previous: Data?
@@ -329,8 +342,9 @@ struct SignedHeadJWS {
             }
             previous = Data(hash)
         }
-        return Head(instance: wire.instance, sequence: wire.sequence, size: wire.size, root: Data(root), previous: previous,
-                    time: wire.time)
+        return Head(
+            instance: wire.instance, sequence: wire.sequence, size: wire.size, root: Data(root), previous: previous,
+            time: wire.time)
     }
 }
 
@@ -365,8 +379,9 @@ actor ReceiptVerifier {
     private func checkScope(_ answered: AnswerScope) throws(EvaluationError) {
         guard let expected = scope else { return scope = answered }
         guard answered == expected else {
-            throw .receiptInvalid(detail: "the answer is tenant \(answered.tenant)'s in \(answered.environment.rawValue), "
-                                  + "not \(expected.tenant)'s in \(expected.environment.rawValue)")
+            throw .receiptInvalid(
+                detail: "the answer is tenant \(answered.tenant)'s in \(answered.environment.rawValue), "
+                    + "not \(expected.tenant)'s in \(expected.environment.rawValue)")
         }
     }
 
@@ -388,8 +403,9 @@ actor ReceiptVerifier {
 
     private func current(refresh: Bool) async throws(EvaluationError) -> JSONWebKeySet {
         if !refresh, let keySet { return keySet }
-        let response = try await client.send("GET", [InsightEvaluator.apiVersion, "signing-keys"], body: nil,
-                                             bypassCache: refresh, options: RequestOptions())
+        let response = try await client.send(
+            "GET", [InsightEvaluator.apiVersion, "signing-keys"], body: nil,
+            bypassCache: refresh, options: RequestOptions())
         let fetched = try JSONWebKeySet(jwks: response.body)
         keySet = fetched
         return fetched

@@ -44,8 +44,10 @@ public struct AgentContext: Sendable, Hashable {
     public var sideEffects: Set<SideEffect>
 
     /// Creates an agent's facts.
-    public init(userRequested: Bool, untrustedContext: Set<UntrustedSource> = [],
-                argumentsFromUntrustedContext: Bool = false, sideEffects: Set<SideEffect> = []) {
+    public init(
+        userRequested: Bool, untrustedContext: Set<UntrustedSource> = [],
+        argumentsFromUntrustedContext: Bool = false, sideEffects: Set<SideEffect> = []
+    ) {
         self.userRequested = userRequested
         self.untrustedContext = untrustedContext
         self.argumentsFromUntrustedContext = argumentsFromUntrustedContext

@@ -152,8 +152,10 @@ extension EvaluationError {
     /// lost or timed out. TLS, URL and redirect failures are not.
     static func isRetryableTransport(_ error: any Error) -> Bool {
         guard let code = (error as? URLError)?.code else { return false }
-        return [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost,
-                .notConnectedToInternet, .timedOut].contains(code)
+        return [
+            .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost,
+            .notConnectedToInternet, .timedOut
+        ].contains(code)
     }
 }
 

@@ -30,13 +30,15 @@ public struct InsightContext: Sendable, Hashable {
     public var initiator: Initiator?
 
     /// Creates a context. Only the category and the insights are required.
-    public init(operationCategory: OperationCategory,
-                requestedInsights: [InsightRequest] = [.isLikelyBeingCoached()],
-                requestID: String? = nil,
-                subject: Subject? = nil,
-                interaction: Interaction? = nil,
-                transaction: TransactionContext? = nil,
-                initiator: Initiator? = nil) {
+    public init(
+        operationCategory: OperationCategory,
+        requestedInsights: [InsightRequest] = [.isLikelyBeingCoached()],
+        requestID: String? = nil,
+        subject: Subject? = nil,
+        interaction: Interaction? = nil,
+        transaction: TransactionContext? = nil,
+        initiator: Initiator? = nil
+    ) {
         self.operationCategory = operationCategory
         self.requestedInsights = requestedInsights
         self.requestID = requestID
@@ -67,14 +69,18 @@ public struct InsightRequest: Sendable, Hashable {
 
     /// A request for a typed insight, as in Apple's API:
     /// `InsightRequest(insightType: IsLikelyBeingCoached.self, schema: .version1)`.
-    public init<Insight: TrustInsight>(insightType: Insight.Type, schema: Insight.SchemaVersion,
-                                       model: ModelVersion = .current) {
+    public init<Insight: TrustInsight>(
+        insightType: Insight.Type, schema: Insight.SchemaVersion,
+        model: ModelVersion = .current
+    ) {
         self.init(type: Insight.typeIdentifier, schemaVersion: schema.rawValue, modelVersion: model)
     }
 
     /// A request for ``IsLikelyBeingCoached``.
-    public static func isLikelyBeingCoached(schema: IsLikelyBeingCoached.SchemaVersion = .version1,
-                                            model: ModelVersion = .current) -> InsightRequest {
+    public static func isLikelyBeingCoached(
+        schema: IsLikelyBeingCoached.SchemaVersion = .version1,
+        model: ModelVersion = .current
+    ) -> InsightRequest {
         InsightRequest(insightType: IsLikelyBeingCoached.self, schema: schema, model: model)
     }
 }
@@ -133,14 +139,18 @@ public struct Interaction: Sendable, Hashable {
     }
 
     /// Timed events in order: the first is `sessionStart` at time 0, and times never decrease.
-    public static func events(_ events: [InteractionEvent], device: DeviceFacts? = nil,
-                              source: InteractionSource? = nil) -> Interaction {
+    public static func events(
+        _ events: [InteractionEvent], device: DeviceFacts? = nil,
+        source: InteractionSource? = nil
+    ) -> Interaction {
         Interaction(events: events, summary: nil, device: device, source: source)
     }
 
     /// A feature vector computed on the device (names and bounds in `docs/features.md`).
-    public static func summary(_ summary: InteractionSummary, device: DeviceFacts? = nil,
-                               source: InteractionSource? = nil) -> Interaction {
+    public static func summary(
+        _ summary: InteractionSummary, device: DeviceFacts? = nil,
+        source: InteractionSource? = nil
+    ) -> Interaction {
         Interaction(events: nil, summary: summary, device: device, source: source)
     }
 
@@ -201,8 +211,10 @@ public struct DeviceFacts: Sendable, Hashable {
     public var remoteAccessApp: Bool?
 
     /// Creates device facts; leave unknown facts `nil`.
-    public init(activeCall: Bool? = nil, callStartedBeforeSession: Bool? = nil,
-                screenSharing: Bool? = nil, remoteAccessApp: Bool? = nil) {
+    public init(
+        activeCall: Bool? = nil, callStartedBeforeSession: Bool? = nil,
+        screenSharing: Bool? = nil, remoteAccessApp: Bool? = nil
+    ) {
         self.activeCall = activeCall
         self.callStartedBeforeSession = callStartedBeforeSession
         self.screenSharing = screenSharing

@@ -32,15 +32,20 @@ public final class InsightEvaluation: Sendable {
 
     /// Creates an evaluation from its parts (e.g. for tests of your own decision logic). An
     /// evaluation created this way cannot report its consumption.
-    public convenience init(eventID: String, requestID: String, environment: Environment, serverTimestamp: Date,
-                            reportConsumptionBy: Date, insights: [InsightResult], decision: Decision? = nil) {
-        self.init(eventID: eventID, requestID: requestID, tenant: nil, environment: environment, serverTimestamp: serverTimestamp,
-                  reportConsumptionBy: reportConsumptionBy, insights: insights, decision: decision, client: nil)
+    public convenience init(
+        eventID: String, requestID: String, environment: Environment, serverTimestamp: Date,
+        reportConsumptionBy: Date, insights: [InsightResult], decision: Decision? = nil
+    ) {
+        self.init(
+            eventID: eventID, requestID: requestID, tenant: nil, environment: environment, serverTimestamp: serverTimestamp,
+            reportConsumptionBy: reportConsumptionBy, insights: insights, decision: decision, client: nil)
     }
 
-    init(eventID: String, requestID: String, tenant: String?, environment: Environment, serverTimestamp: Date,
-         reportConsumptionBy: Date, insights: [InsightResult], decision: Decision? = nil, client: APIClient?,
-         receipt: AnswerReceipt? = nil) {
+    init(
+        eventID: String, requestID: String, tenant: String?, environment: Environment, serverTimestamp: Date,
+        reportConsumptionBy: Date, insights: [InsightResult], decision: Decision? = nil, client: APIClient?,
+        receipt: AnswerReceipt? = nil
+    ) {
         self.eventID = eventID
         self.requestID = requestID
         self.tenant = tenant
@@ -77,18 +82,23 @@ public final class InsightEvaluation: Sendable {
     ///   ``EvaluationError/notFound`` when the evaluation is not one of this caller's and
     ///   environment's, ``EvaluationError/contextInvalid(field:detail:)`` (field
     ///   `insightIdsUsed[i]`) for an id that is not in the evaluation.
-    public func reportConsumption(_ status: ConsumptionStatus, insightIDsUsed: [String] = [],
-                                  options: RequestOptions = RequestOptions()) async throws(EvaluationError) {
+    public func reportConsumption(
+        _ status: ConsumptionStatus, insightIDsUsed: [String] = [],
+        options: RequestOptions = RequestOptions()
+    ) async throws(EvaluationError) {
         guard let client else {
             throw .unexpectedResponse(detail: "this evaluation was not returned by an InsightEvaluator")
         }
-        try await client.reportConsumption(eventID: eventID, status: status, insightIDsUsed: insightIDsUsed,
-                                           options: options)
+        try await client.reportConsumption(
+            eventID: eventID, status: status, insightIDsUsed: insightIDsUsed,
+            options: options)
     }
 
     /// Reports consumption naming the insights used; see ``reportConsumption(_:insightIDsUsed:options:)``.
-    public func reportConsumption(_ status: ConsumptionStatus, insightsUsed: [any TrustInsight],
-                                  options: RequestOptions = RequestOptions()) async throws(EvaluationError) {
+    public func reportConsumption(
+        _ status: ConsumptionStatus, insightsUsed: [any TrustInsight],
+        options: RequestOptions = RequestOptions()
+    ) async throws(EvaluationError) {
         try await reportConsumption(status, insightIDsUsed: insightsUsed.map(\.insightID), options: options)
     }
 }
@@ -97,11 +107,14 @@ public final class InsightEvaluation: Sendable {
 
 extension APIClient {
     /// `POST /v1/evaluations/{eventId}/consumption`; `204` is success.
-    func reportConsumption(eventID: String, status: ConsumptionStatus, insightIDsUsed: [String],
-                           options: RequestOptions) async throws(EvaluationError) {
+    func reportConsumption(
+        eventID: String, status: ConsumptionStatus, insightIDsUsed: [String],
+        options: RequestOptions
+    ) async throws(EvaluationError) {
         let body = try APIClient.encode(WireConsumptionReport(status: status.rawValue, insightIdsUsed: insightIDsUsed))
-        _ = try await send("POST", [InsightEvaluator.apiVersion, "evaluations", eventID, "consumption"],
-                           body: body, options: options)
+        _ = try await send(
+            "POST", [InsightEvaluator.apiVersion, "evaluations", eventID, "consumption"],
+            body: body, options: options)
     }
 }
 
@@ -147,8 +160,10 @@ extension InsightEvaluation {
 
     /// Decodes and verifies a `200` body: the request id first, then that it answers each
     /// requested insight, in order, with exactly one of a value or an error.
-    static func decode(_ data: Data, sentRequestID: String, requested: [InsightRequest],
-                       client: APIClient?, receipt: AnswerReceipt? = nil) throws(EvaluationError) -> InsightEvaluation {
+    static func decode(
+        _ data: Data, sentRequestID: String, requested: [InsightRequest],
+        client: APIClient?, receipt: AnswerReceipt? = nil
+    ) throws(EvaluationError) -> InsightEvaluation {
         let wire = try APIClient.decode(WireEvaluationResponse.self, data)
         try verifyRequestID(sent: sentRequestID, received: wire.requestId)
         guard wire.insights.count == requested.count else {
@@ -165,25 +180,29 @@ extension InsightEvaluation {
             case (nil, let error?): outcome = .failure(InsightError(code: error.code))
             default: throw .unexpectedResponse(detail: "insights[\(index)].outcome has neither or both of value and error")
             }
-            insights.append(InsightResult(
-                insightID: answer.insightId, type: answer.type, schemaVersion: answer.schemaVersion,
-                modelVersion: answer.modelVersion, newestModelVersion: answer.newestModelVersion,
-                isUsingCurrentModel: answer.isUsingCurrentModel ?? false, outcome: outcome,
-                errorDetail: answer.outcome.error?.detail, reasons: answer.reasons ?? []))
+            insights.append(
+                InsightResult(
+                    insightID: answer.insightId, type: answer.type, schemaVersion: answer.schemaVersion,
+                    modelVersion: answer.modelVersion, newestModelVersion: answer.newestModelVersion,
+                    isUsingCurrentModel: answer.isUsingCurrentModel ?? false, outcome: outcome,
+                    errorDetail: answer.outcome.error?.detail, reasons: answer.reasons ?? []))
         }
         guard let serverTimestamp = parseTimestamp(wire.serverTimestamp),
-              let reportConsumptionBy = parseTimestamp(wire.reportConsumptionBy) else {
+            let reportConsumptionBy = parseTimestamp(wire.reportConsumptionBy)
+        else {
             throw .unexpectedResponse(detail: "a timestamp is not RFC 3339")
         }
         guard !wire.eventId.isEmpty else { throw .unexpectedResponse(detail: "eventId is empty") }
-        return InsightEvaluation(eventID: wire.eventId, requestID: sentRequestID, tenant: wire.tenant,
-                                 environment: Environment(rawValue: wire.environment),
-                                 serverTimestamp: serverTimestamp, reportConsumptionBy: reportConsumptionBy,
-                                 insights: insights,
-                                 decision: wire.decision.map {
-                                     Decision(action: DecisionAction(rawValue: $0.action), reasons: $0.reasons,
-                                              policyVersion: $0.policyVersion)
-                                 },
-                                 client: client, receipt: receipt)
+        return InsightEvaluation(
+            eventID: wire.eventId, requestID: sentRequestID, tenant: wire.tenant,
+            environment: Environment(rawValue: wire.environment),
+            serverTimestamp: serverTimestamp, reportConsumptionBy: reportConsumptionBy,
+            insights: insights,
+            decision: wire.decision.map {
+                Decision(
+                    action: DecisionAction(rawValue: $0.action), reasons: $0.reasons,
+                    policyVersion: $0.policyVersion)
+            },
+            client: client, receipt: receipt)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The entry point for requesting insights from an insightd service, shaped like Apple's Trust
@@ -43,8 +43,10 @@ public final class InsightEvaluator: Sendable {
     ///   - expectedScope: the tenant and environment of `apiKey`; every answer must name them.
     ///     Without it, every answer must name those of the first (one key answers for one tenant
     ///     and environment), so a sandbox answer cannot pass for a production one.
-    public init(baseURL: URL, apiKey: String, session: URLSession = .shared, retryPolicy: RetryPolicy = .default,
-                receiptVerification: ReceiptVerification = .required, expectedScope: AnswerScope? = nil) {
+    public init(
+        baseURL: URL, apiKey: String, session: URLSession = .shared, retryPolicy: RetryPolicy = .default,
+        receiptVerification: ReceiptVerification = .required, expectedScope: AnswerScope? = nil
+    ) {
         client = APIClient(baseURL: baseURL, apiKey: apiKey, session: session, retryPolicy: retryPolicy)
         receipts = receiptVerification == .required ? ReceiptVerifier(client: client, scope: expectedScope) : nil
     }
@@ -68,24 +70,30 @@ public final class InsightEvaluator: Sendable {
     ///   is disabled, its verified ``InsightEvaluation/receipt``.
     /// - Throws: ``EvaluationError`` when the evaluation as a whole failed; per-insight failures
     ///   are returned in each insight's `outcome`.
-    public func requestEvaluation(context: InsightContext,
-                                  options: RequestOptions = RequestOptions()) async throws(EvaluationError) -> InsightEvaluation {
+    public func requestEvaluation(
+        context: InsightContext,
+        options: RequestOptions = RequestOptions()
+    ) async throws(EvaluationError) -> InsightEvaluation {
         let requestID = context.requestID ?? Self.generateRequestID()
         let body = try APIClient.encode(WireEvaluationRequest(context, requestID: requestID))
         let response = try await client.send("POST", [Self.apiVersion, "evaluations"], body: body, options: options)
         // The receipt first: nothing of an answer that fails it is read.
         let receipt = try await receipts?.verify(body: response.body, receipt: response.receipt)
-        return try InsightEvaluation.decode(response.body, sentRequestID: requestID,
-                                            requested: context.requestedInsights, client: client, receipt: receipt)
+        return try InsightEvaluation.decode(
+            response.body, sentRequestID: requestID,
+            requested: context.requestedInsights, client: client, receipt: receipt)
     }
 
     /// Reports consumption for an evaluation known only by its ``InsightEvaluation/eventID`` —
     /// for instance one recorded before a restart. Same rules as
     /// ``InsightEvaluation/reportConsumption(_:insightIDsUsed:options:)``.
-    public func reportConsumption(eventID: String, _ status: ConsumptionStatus, insightIDsUsed: [String] = [],
-                                  options: RequestOptions = RequestOptions()) async throws(EvaluationError) {
-        try await client.reportConsumption(eventID: eventID, status: status, insightIDsUsed: insightIDsUsed,
-                                           options: options)
+    public func reportConsumption(
+        eventID: String, _ status: ConsumptionStatus, insightIDsUsed: [String] = [],
+        options: RequestOptions = RequestOptions()
+    ) async throws(EvaluationError) {
+        try await client.reportConsumption(
+            eventID: eventID, status: status, insightIDsUsed: insightIDsUsed,
+            options: options)
     }
 
     /// A fresh request id: `req-` and 24 random letters (about 112 bits). Letters only, so it can
@@ -157,8 +165,9 @@ struct WireEvaluationRequest: Encodable {
                 events: interaction.events?.map { Event(t: $0.milliseconds, type: $0.type.rawValue, field: $0.field?.rawValue) },
                 summary: interaction.summary?.features,
                 device: interaction.device.map {
-                    Device(activeCall: $0.activeCall, callStartedBeforeSession: $0.callStartedBeforeSession,
-                           screenSharing: $0.screenSharing, remoteAccessApp: $0.remoteAccessApp)
+                    Device(
+                        activeCall: $0.activeCall, callStartedBeforeSession: $0.callStartedBeforeSession,
+                        screenSharing: $0.screenSharing, remoteAccessApp: $0.remoteAccessApp)
                 },
                 source: interaction.source.map {
                     Source(kit: $0.kit, version: $0.version, platform: $0.platform.rawValue, droppedEvents: $0.droppedEvents)
@@ -168,11 +177,14 @@ struct WireEvaluationRequest: Encodable {
             Transaction(newCounterparty: $0.newCounterparty, amountBand: $0.amountBand?.rawValue)
         }
         initiator = context.initiator.map {
-            WireInitiator(kind: $0.kind.rawValue, agent: $0.agent.map {
-                Agent(userRequested: $0.userRequested, untrustedContext: $0.untrustedContext.map(\.rawValue).sorted(),
-                      argumentsFromUntrustedContext: $0.argumentsFromUntrustedContext,
-                      sideEffects: $0.sideEffects.map(\.rawValue).sorted())
-            })
+            WireInitiator(
+                kind: $0.kind.rawValue,
+                agent: $0.agent.map {
+                    Agent(
+                        userRequested: $0.userRequested, untrustedContext: $0.untrustedContext.map(\.rawValue).sorted(),
+                        argumentsFromUntrustedContext: $0.argumentsFromUntrustedContext,
+                        sideEffects: $0.sideEffects.map(\.rawValue).sorted())
+                })
         }
     }
 }

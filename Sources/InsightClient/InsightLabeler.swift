@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Submits offline fraud labels (`POST /v1/labels`): the verdicts of your investigations,
@@ -39,18 +39,22 @@ public final class InsightLabeler: Sendable {
     /// - Throws: ``EvaluationError`` when the submission as a whole failed (e.g.
     ///   ``EvaluationError/contextInvalid(field:detail:)`` for a bad count or key,
     ///   ``EvaluationError/forbidden`` for a key without the `labels` role).
-    public func submit(_ labels: [Label], idempotencyKey: String,
-                       options: RequestOptions = RequestOptions()) async throws(EvaluationError) -> [LabelResult] {
+    public func submit(
+        _ labels: [Label], idempotencyKey: String,
+        options: RequestOptions = RequestOptions()
+    ) async throws(EvaluationError) -> [LabelResult] {
         let body = try APIClient.encode(WireLabelSubmission(labels: labels.map(WireLabelSubmission.Item.init)))
-        let response = try await client.send("POST", [InsightEvaluator.apiVersion, "labels"], body: body,
-                                             headers: [("Idempotency-Key", idempotencyKey)], options: options)
+        let response = try await client.send(
+            "POST", [InsightEvaluator.apiVersion, "labels"], body: body,
+            headers: [("Idempotency-Key", idempotencyKey)], options: options)
         let wire = try APIClient.decode(WireLabelResults.self, response.body)
         guard wire.results.count == labels.count else {
             throw .unexpectedResponse(detail: "\(wire.results.count) label results for \(labels.count) labels")
         }
         return wire.results.map {
-            LabelResult(index: $0.index, insightID: $0.insightId, status: LabelResult.Status(rawValue: $0.status),
-                        field: $0.field, detail: $0.detail)
+            LabelResult(
+                index: $0.index, insightID: $0.insightId, status: LabelResult.Status(rawValue: $0.status),
+                field: $0.field, detail: $0.detail)
         }
     }
 

@@ -46,9 +46,11 @@ public struct InsightResult: Sendable, Hashable {
     public let reasons: [String]
 
     /// Creates a result; the client builds these from the service's response.
-    public init(insightID: String, type: String, schemaVersion: Int, modelVersion: String?,
-                newestModelVersion: String?, isUsingCurrentModel: Bool, outcome: Result<String, InsightError>,
-                errorDetail: String? = nil, reasons: [String] = []) {
+    public init(
+        insightID: String, type: String, schemaVersion: Int, modelVersion: String?,
+        newestModelVersion: String?, isUsingCurrentModel: Bool, outcome: Result<String, InsightError>,
+        errorDetail: String? = nil, reasons: [String] = []
+    ) {
         self.insightID = insightID
         self.type = type
         self.schemaVersion = schemaVersion

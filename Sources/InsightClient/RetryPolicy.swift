@@ -44,8 +44,10 @@ public struct RetryPolicy: Sendable, Hashable {
     ///   - retryableTransport: whether a `.transport` failure was one worth retrying.
     ///   - attemptsMade: attempts made so far (at least 1).
     ///   - waited: seconds already spent waiting between attempts.
-    func delay(after error: EvaluationError, retryableTransport: Bool, attemptsMade: Int,
-               waited: TimeInterval) -> TimeInterval? {
+    func delay(
+        after error: EvaluationError, retryableTransport: Bool, attemptsMade: Int,
+        waited: TimeInterval
+    ) -> TimeInterval? {
         guard attemptsMade < maxAttempts else { return nil }
         let delay: TimeInterval
         switch error {
@@ -97,8 +99,10 @@ public struct RequestOptions: Sendable, Hashable {
     }
 
     /// Header names the client owns.
-    static let reservedHeaders: Set<String> = ["authorization", "content-type", "content-length", "host",
-                                               "idempotency-key", "transfer-encoding", "connection"]
+    static let reservedHeaders: Set<String> = [
+        "authorization", "content-type", "content-length", "host",
+        "idempotency-key", "transfer-encoding", "connection"
+    ]
 
     /// The extra headers after checking them: reserved names, names that are not HTTP tokens, and
     /// values with control characters are refused before anything is sent.

@@ -33,7 +33,8 @@ public enum ConsoleFiles {
     /// Every path served, for tests.
     public static var paths: [String] { files.keys.sorted() }
 
-    private static let files: [String: File] = Dictionary(uniqueKeysWithValues: embeddedConsoleFiles.map {
-        ($0.path, File(contentType: $0.contentType, etag: $0.etag, bytes: $0.bytes))
-    })
+    private static let files: [String: File] = Dictionary(
+        uniqueKeysWithValues: embeddedConsoleFiles.map {
+            ($0.path, File(contentType: $0.contentType, etag: $0.etag, bytes: $0.bytes))
+        })
 }

@@ -12,7 +12,7 @@ public enum AdminCommand {
         InitCommand.self, MigrateCommand.self, CallerCommands.self, TenantCommands.self, KeyCommands.self,
         HashKeyCommands.self, SigningKeyCommands.self, ReceiptCommands.self, HashCommand.self, BackupCommand.self,
         PurgeCommand.self, RateLimitCommands.self, SubjectCommands.self, PolicyTest.self, ModelCommands.self,
-        TrainingCommands.self,
+        TrainingCommands.self
     ].flatMap { (group: any CommandGroup.Type) in group.commands }
 
     static let parser = CommandLineParser(commands: commands, global: CommonOptions.global)
@@ -44,8 +44,10 @@ public enum AdminCommand {
 
     /// Runs the command `arguments` name (the first is the program's name) and returns its exit
     /// status: 0 done, 1 refused or failed, 2 no command.
-    public static func main(arguments: [String], environment: [String: String],
-                            transport: (any AdminTransport)? = nil) -> Int32 {
+    public static func main(
+        arguments: [String], environment: [String: String],
+        transport: (any AdminTransport)? = nil
+    ) -> Int32 {
         do {
             switch try parser.parse(Array(arguments.dropFirst())) {
             case nil:
@@ -55,8 +57,9 @@ public enum AdminCommand {
                 print(HelpText.render(topic), terminator: "")
                 return 0
             case .run(let invocation):
-                let context = try CommandContext(stateDirectory: invocation.value(CommonOptions.stateDirectory),
-                                                 environment: environment, transport: transport)
+                let context = try CommandContext(
+                    stateDirectory: invocation.value(CommonOptions.stateDirectory),
+                    environment: environment, transport: transport)
                 // A command that opens the store on a state directory without one refuses, unless asked to create it.
                 if invocation.command.needsStore && !invocation.flag(CommonOptions.create) {
                     try context.store.requireExisting()

@@ -9,32 +9,43 @@ import JSON
 enum CallerCommands: CommandGroup {
     static let name = Option("name", "NAME", "the caller's name, unique within its tenant").asRequired
     static let roles = Option("roles", "evaluate,labels,admin", "its roles, separated by commas").asRequired
-    static let environment = Option("environment", "production|sandbox",
-                                    "where its keys work: production, or the sandbox (docs/api.md)").asRequired
+    static let environment = Option(
+        "environment", "production|sandbox",
+        "where its keys work: production, or the sandbox (docs/api.md)"
+    ).asRequired
     static let rate = Option("rate", "R", "its quota's rate, requests per second (default 50; at most the tenant's ceiling)")
     static let burst = Option("burst", "B", "its quota's burst (default 100; at most the tenant's ceiling)")
-    static let trainingCapture = Option("training-capture", "on|off",
-                                        "keep (or stop keeping) the feature vectors of its evaluations for training (docs/privacy.md)")
+    static let trainingCapture = Option(
+        "training-capture", "on|off",
+        "keep (or stop keeping) the feature vectors of its evaluations for training (docs/privacy.md)")
     static let callerId = Operand("CALLER_ID", "the caller's id (callers list shows it)")
 
     static let commands = [
-        Command("callers", "create",
-                options: [name, roles, environment, CommonOptions.tenant.with(help: "its tenant (default 'default')"), rate, burst,
-                          CommonOptions.json],
-                needsStore: true,
-                summary: "create a caller and print its API key (shown once); names are unique within a tenant",
-                run: create),
-        Command("callers", "list", options: [CommonOptions.tenant.with(help: "only this tenant's callers"), CommonOptions.json],
-                needsStore: true, summary: "list callers (of one tenant)", run: list),
-        Command("callers", "show", operands: [callerId], options: [CommonOptions.json], needsStore: true,
-                summary: "one caller", run: show),
-        Command("callers", "update", operands: [callerId],
-                options: [rate.with(help: "its quota's rate, requests per second (capped at its tenant's ceiling)"),
-                          burst.with(help: "its quota's burst (capped at its tenant's ceiling)"), trainingCapture, CommonOptions.json],
-                choice: .atLeastOne([rate.name, burst.name, trainingCapture.name]), needsStore: true,
-                summary: "change the caller's quota (capped at its tenant's ceiling), and keep (or stop keeping) the "
-                    + "feature vectors of its evaluations for training (docs/privacy.md)",
-                run: update),
+        Command(
+            "callers", "create",
+            options: [
+                name, roles, environment, CommonOptions.tenant.with(help: "its tenant (default 'default')"), rate, burst,
+                CommonOptions.json
+            ],
+            needsStore: true,
+            summary: "create a caller and print its API key (shown once); names are unique within a tenant",
+            run: create),
+        Command(
+            "callers", "list", options: [CommonOptions.tenant.with(help: "only this tenant's callers"), CommonOptions.json],
+            needsStore: true, summary: "list callers (of one tenant)", run: list),
+        Command(
+            "callers", "show", operands: [callerId], options: [CommonOptions.json], needsStore: true,
+            summary: "one caller", run: show),
+        Command(
+            "callers", "update", operands: [callerId],
+            options: [
+                rate.with(help: "its quota's rate, requests per second (capped at its tenant's ceiling)"),
+                burst.with(help: "its quota's burst (capped at its tenant's ceiling)"), trainingCapture, CommonOptions.json
+            ],
+            choice: .atLeastOne([rate.name, burst.name, trainingCapture.name]), needsStore: true,
+            summary: "change the caller's quota (capped at its tenant's ceiling), and keep (or stop keeping) the "
+                + "feature vectors of its evaluations for training (docs/privacy.md)",
+            run: update)
     ]
 
     static func create(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
@@ -51,10 +62,16 @@ enum CallerCommands: CommandGroup {
             name: name, tenant: tenant, environment: callerEnvironment, roles: roles, rate: rate ?? 50, burst: burst ?? 100,
             now: context.now, callerId: "caller_" + Hex.encode(SecureRandom.bytes(8)))
         if invocation.json {
-            print(JSONWriter.string(.object(["callerId": .string(caller.callerId), "apiKey": .string(key.token),
-                                             "keyId": .string(key.keyId), "tenant": .string(caller.tenant)])))
+            print(
+                JSONWriter.string(
+                    .object([
+                        "callerId": .string(caller.callerId), "apiKey": .string(key.token),
+                        "keyId": .string(key.keyId), "tenant": .string(caller.tenant)
+                    ])))
         } else {
-            print("caller \(caller.callerId) (\(caller.name), tenant \(caller.tenant), \(caller.environment.rawValue), roles \(roles.sorted().map(\.rawValue).joined(separator: ",")))")
+            print(
+                "caller \(caller.callerId) (\(caller.name), tenant \(caller.tenant), \(caller.environment.rawValue), roles \(roles.sorted().map(\.rawValue).joined(separator: ",")))"
+            )
             print("API key (shown once, store it now): \(key.token)")
         }
         return 0
@@ -95,12 +112,16 @@ enum CallerCommands: CommandGroup {
         }
         printCallers([caller])
         let changes = Self.changes(from: before, to: caller, asked: (rate, burst))
-        print(changes.isEmpty ? "nothing changed" : "changed: \(changes.joined(separator: "; ")) "
-              + "(running daemons apply it within their credential cache time)")
+        print(
+            changes.isEmpty
+                ? "nothing changed"
+                : "changed: \(changes.joined(separator: "; ")) "
+                    + "(running daemons apply it within their credential cache time)")
         if capture != nil {
-            print(caller.trainingCapture
-                  ? "training capture is on: the feature vectors of this caller's evaluations are kept (docs/privacy.md); running daemons apply it within their credential cache time"
-                  : "training capture is off: no more vectors are kept for this caller (those kept stay until retention or erasure)")
+            print(
+                caller.trainingCapture
+                    ? "training capture is on: the feature vectors of this caller's evaluations are kept (docs/privacy.md); running daemons apply it within their credential cache time"
+                    : "training capture is off: no more vectors are kept for this caller (those kept stay until retention or erasure)")
         }
         return 0
     }
@@ -146,7 +167,9 @@ enum CallerCommands: CommandGroup {
     static func changes(from before: Caller, to after: Caller, asked: (rate: Double?, burst: Int?)) -> [String] {
         var said: [String] = []
         if let rate = asked.rate, rate != after.rate {
-            said.append("rate \(Table.format(before.rate))/s -> \(Table.format(after.rate))/s (\(Table.format(rate))/s asked: the tenant's ceiling)")
+            said.append(
+                "rate \(Table.format(before.rate))/s -> \(Table.format(after.rate))/s (\(Table.format(rate))/s asked: the tenant's ceiling)"
+            )
         } else if before.rate != after.rate {
             said.append("rate \(Table.format(before.rate))/s -> \(Table.format(after.rate))/s")
         }
@@ -164,9 +187,13 @@ enum CallerCommands: CommandGroup {
     static func printCallers(_ callers: [Caller]) { print(table(of: callers)) }
 
     static func table(of callers: [Caller]) -> String {
-        Table.render(["CALLER", "NAME", "TENANT", "ENVIRONMENT", "ROLES", "RATE", "BURST", "CREATED", "TRAINING CAPTURE"], callers.map {
-            [$0.callerId, $0.name, $0.tenant, $0.environment.rawValue, $0.roles.sorted().map(\.rawValue).joined(separator: ","),
-             Table.format($0.rate), String($0.burst), Timestamp.format($0.createdAt), $0.trainingCapture ? "on" : "off"]
-        })
+        Table.render(
+            ["CALLER", "NAME", "TENANT", "ENVIRONMENT", "ROLES", "RATE", "BURST", "CREATED", "TRAINING CAPTURE"],
+            callers.map {
+                [
+                    $0.callerId, $0.name, $0.tenant, $0.environment.rawValue, $0.roles.sorted().map(\.rawValue).joined(separator: ","),
+                    Table.format($0.rate), String($0.burst), Timestamp.format($0.createdAt), $0.trainingCapture ? "on" : "off"
+                ]
+            })
     }
 }

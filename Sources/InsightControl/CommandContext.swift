@@ -17,9 +17,11 @@ struct CommandContext {
         let now = SystemClock().now()
         self.environment = environment
         stateDirectory = explicit ?? environment["INSIGHTD_STATE_DIR"] ?? Settings().stateDirectory
-        store = ControlStore(location: try ControlStore.location(stateDirectory: stateDirectory, explicit: explicit != nil,
-                                                                 environment: environment),
-                             now: now)
+        store = ControlStore(
+            location: try ControlStore.location(
+                stateDirectory: stateDirectory, explicit: explicit != nil,
+                environment: environment),
+            now: now)
         self.now = now
         self.transport = transport
     }
@@ -50,7 +52,8 @@ struct ControlStore {
     static func location(stateDirectory: String, explicit: Bool, environment: [String: String]) throws -> StoreLocation {
         guard let url = environment["INSIGHTD_DATABASE_URL"] else { return .sqlite(stateDirectory: stateDirectory) }
         guard !explicit else {
-            throw AppError("--state-dir names an embedded SQLite store, but INSIGHTD_DATABASE_URL names a PostgreSQL one: unset one of them")
+            throw AppError(
+                "--state-dir names an embedded SQLite store, but INSIGHTD_DATABASE_URL names a PostgreSQL one: unset one of them")
         }
         if let problem = Settings.databaseURLProblem(url) { throw AppError(problem) }
         return .postgres(url: url)
@@ -76,7 +79,8 @@ struct ControlStore {
     /// new database would hold callers and keys the daemon never sees.
     func requireExisting() throws {
         guard !exists else { return }
-        throw AppError("""
+        throw AppError(
+            """
             no store at \(description): is this the daemon's state directory (--state-dir, else $INSIGHTD_STATE_DIR, \
             else /var/lib/insightd)? Create a new store with 'insightctl init', or add --create
             """)

@@ -103,8 +103,9 @@ struct CommandLineParser {
             throw refuse("\(command.name) needs \(missing)")
         }
         if operands.count > command.operands.count {
-            throw refuse("\(command.name) takes " + (command.operands.isEmpty ? "no operand" : command.operands.map(\.name).joined(separator: " "))
-                         + ": '\(operands[command.operands.count])' is one too many")
+            throw refuse(
+                "\(command.name) takes " + (command.operands.isEmpty ? "no operand" : command.operands.map(\.name).joined(separator: " "))
+                    + ": '\(operands[command.operands.count])' is one too many")
         }
         for option in command.options where option.required && values[option.name] == nil {
             throw refuse("\(command.name) needs \(option.spelled)")
@@ -129,8 +130,9 @@ struct CommandLineParser {
         guard let declared else {
             let others = commands.filter { $0.option(named: given.name).map { $0.refusal == nil } ?? false }.map(\.name)
             guard others.isEmpty else {
-                throw UsageError(problem: "--\(given.name) is not an option of \(command.name) (it is one of \(HelpText.list(others)))",
-                                 help: help)
+                throw UsageError(
+                    problem: "--\(given.name) is not an option of \(command.name) (it is one of \(HelpText.list(others)))",
+                    help: help)
             }
             throw UsageError(problem: "unknown option --\(given.name) for \(command.name)", help: help)
         }

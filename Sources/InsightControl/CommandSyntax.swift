@@ -89,8 +89,10 @@ struct Command: Sendable {
     let needsStore: Bool
     let run: @Sendable (Invocation, CommandContext) throws -> Int32
 
-    init(_ words: String..., operands: [Operand] = [], options: [Option] = [], choice: OptionChoice? = nil,
-         needsStore: Bool = false, summary: String, run: @escaping @Sendable (Invocation, CommandContext) throws -> Int32) {
+    init(
+        _ words: String..., operands: [Operand] = [], options: [Option] = [], choice: OptionChoice? = nil,
+        needsStore: Bool = false, summary: String, run: @escaping @Sendable (Invocation, CommandContext) throws -> Int32
+    ) {
         self.words = words
         self.operands = operands
         self.options = options
@@ -152,8 +154,9 @@ enum CommonOptions {
     static let json = Option("json", nil, "print JSON instead of a table or sentence")
     static let tenant = Option("tenant", "T", "the tenant (default 'default')")
     /// Where the store is, for every command (`--state-dir`) and whether to create it (`--create`).
-    static let stateDirectory = Option("state-dir", "DIR",
-                                       "the daemon's state directory (else $INSIGHTD_STATE_DIR, else /var/lib/insightd)")
+    static let stateDirectory = Option(
+        "state-dir", "DIR",
+        "the daemon's state directory (else $INSIGHTD_STATE_DIR, else /var/lib/insightd)")
     static let create = Option("create", nil, "create the store when the state directory has none (init always does)")
     static let help = Option("help", nil, "print the help of the command (or of the group) instead of running it")
     /// Accepted by every command.

@@ -23,11 +23,15 @@ public protocol AdminTransport: Sendable {
 /// `$INSIGHTD_ADMIN_KEY` (never `--key`, which ps would show).
 struct DaemonConnection {
     static let url = Option("url", "URL", "the daemon's API (default http://$INSIGHTD_LISTEN, then http://127.0.0.1:8080)")
-    static let keyFile = Option("key-file", "FILE",
-                                "a file whose first line is the key (else $INSIGHTD_ADMIN_KEY; never the key itself on the command line, where ps shows it to every user)")
+    static let keyFile = Option(
+        "key-file", "FILE",
+        "a file whose first line is the key (else $INSIGHTD_ADMIN_KEY; never the key itself on the command line, where ps shows it to every user)"
+    )
     /// Declared so that a key given on the command line is refused for what it is.
-    static let key = Option.refused("key", "KEY", because: "a key on the command line is visible to every user through ps; "
-                                    + "set INSIGHTD_ADMIN_KEY or use --key-file FILE")
+    static let key = Option.refused(
+        "key", "KEY",
+        because: "a key on the command line is visible to every user through ps; "
+            + "set INSIGHTD_ADMIN_KEY or use --key-file FILE")
     /// The options of every command that talks to the daemon.
     static let options = [url, keyFile, key]
 
@@ -61,7 +65,8 @@ struct DaemonConnection {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw AppError("cannot read --key-file \(file): \(String(cString: strerror(errno)))")
             }
-            let key = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
+            let key =
+                String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
                 .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
             guard !key.isEmpty else { throw AppError("--key-file \(file) holds no key") }
             return key

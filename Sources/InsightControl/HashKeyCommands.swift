@@ -7,22 +7,33 @@ import JSON
 /// (docs/privacy.md), in the hash key file.
 enum HashKeyCommands: CommandGroup {
     static let commands = [
-        Command("hash-keys", "list", options: [CommonOptions.json],
-                summary: "the identifier hash keys (ids and dates, never the keys)", run: list),
+        Command(
+            "hash-keys", "list", options: [CommonOptions.json],
+            summary: "the identifier hash keys (ids and dates, never the keys)", run: list),
         Command("hash-keys", "rotate", summary: "add a new active key; lookups keep trying the old ones", run: rotate),
-        Command("hash-keys", "retire", operands: [Operand("KEY_ID", "the key (hash-keys list shows it)")],
-                summary: "drop an old key (its hashes stop matching)", run: retire),
+        Command(
+            "hash-keys", "retire", operands: [Operand("KEY_ID", "the key (hash-keys list shows it)")],
+            summary: "drop an old key (its hashes stop matching)", run: retire)
     ]
 
     static func list(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
         let entries = try KeyringFile.load(path: keyringPath(context), createIfMissing: false, now: context.now)
         let rows = entries.enumerated().reversed().map { index, entry in
-            (entry.keyId, entry.createdAt == 0 ? "-" : Timestamp.format(entry.createdAt),
-             index == entries.count - 1 ? "active" : "previous")
+            (
+                entry.keyId, entry.createdAt == 0 ? "-" : Timestamp.format(entry.createdAt),
+                index == entries.count - 1 ? "active" : "previous"
+            )
         }
         if invocation.json {
-            print(JSONWriter.string(.array(rows.map { .object(["keyId": .string($0.0), "createdAt": .string($0.1),
-                                                               "state": .string($0.2)]) })))
+            print(
+                JSONWriter.string(
+                    .array(
+                        rows.map {
+                            .object([
+                                "keyId": .string($0.0), "createdAt": .string($0.1),
+                                "state": .string($0.2)
+                            ])
+                        })))
         } else {
             Table.print(["KEY", "CREATED", "STATE"], rows.map { [$0.0, $0.1, $0.2] })
         }
@@ -55,10 +66,16 @@ enum HashCommand: CommandGroup {
     static let kind = Option("kind", "account|device|counterparty", "what the identifier is").asRequired
 
     static let commands = [
-        Command("hash", operands: [Operand("VALUE", "the identifier; - reads it from standard input (one line), so that it stays out of the shell's history and ps")],
-                options: [kind, CommonOptions.tenant.with(help: "the tenant whose keys hash it (default 'default')")],
-                summary: "the stored hash of VALUE in tenant T under each hash key, to find a subject's records",
-                run: hash),
+        Command(
+            "hash",
+            operands: [
+                Operand(
+                    "VALUE", "the identifier; - reads it from standard input (one line), so that it stays out of the shell's history and ps"
+                )
+            ],
+            options: [kind, CommonOptions.tenant.with(help: "the tenant whose keys hash it (default 'default')")],
+            summary: "the stored hash of VALUE in tenant T under each hash key, to find a subject's records",
+            run: hash)
     ]
 
     static func hash(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
@@ -74,7 +91,9 @@ enum HashCommand: CommandGroup {
         let value = try identifier(invocation.operand(0))
         // Every key's hash: records made before a rotation carry the previous key's.
         for hasher in keyring.all {
-            print("\(Hex.encode(hasher.hash(value, kind: kind)))  key \(hasher.keyId)\(hasher.keyId == keyring.active.keyId ? " (active)" : "")")
+            print(
+                "\(Hex.encode(hasher.hash(value, kind: kind)))  key \(hasher.keyId)\(hasher.keyId == keyring.active.keyId ? " (active)" : "")"
+            )
         }
         return 0
     }

@@ -71,8 +71,9 @@ enum HelpText {
         let tokens = synopsis(command)
         let continuation = String(repeating: " ", count: 2 + command.name.count + 1)
         var lines = wrap(Array(tokens.dropFirst(command.words.count)), first: "  " + command.name, continuation: continuation)
-        let summary = wrap(command.summary.split(separator: " ").map(String.init), first: "",
-                           continuation: "", width: width - summaryColumn)
+        let summary = wrap(
+            command.summary.split(separator: " ").map(String.init), first: "",
+            continuation: "", width: width - summaryColumn)
         var rest = summary[...]
         if let last = lines.last, last.count + 2 <= summaryColumn, let first = rest.first {
             lines[lines.count - 1] = pad(last, summaryColumn) + first

@@ -7,12 +7,15 @@ enum KeyCommands: CommandGroup {
     static let caller = Option("caller", "CALLER_ID", "the caller whose keys these are").asRequired
 
     static let commands = [
-        Command("keys", "issue", options: [caller, CommonOptions.json], needsStore: true,
-                summary: "issue another key for a caller", run: issue),
-        Command("keys", "list", options: [caller, CommonOptions.json], needsStore: true,
-                summary: "list a caller's keys (ids and dates)", run: list),
-        Command("keys", "revoke", operands: [Operand("KEY_ID|KEY", "the key's id, or the whole key")], needsStore: true,
-                summary: "revoke a key", run: revoke),
+        Command(
+            "keys", "issue", options: [caller, CommonOptions.json], needsStore: true,
+            summary: "issue another key for a caller", run: issue),
+        Command(
+            "keys", "list", options: [caller, CommonOptions.json], needsStore: true,
+            summary: "list a caller's keys (ids and dates)", run: list),
+        Command(
+            "keys", "revoke", operands: [Operand("KEY_ID|KEY", "the key's id, or the whole key")], needsStore: true,
+            summary: "revoke a key", run: revoke)
     ]
 
     static func issue(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
@@ -29,15 +32,20 @@ enum KeyCommands: CommandGroup {
     static func list(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
         let keys = try context.store.registration().keys(callerId: invocation.required(caller))
         if invocation.json {
-            print(JSONWriter.string(.array(keys.map { key in
-                var o: JSONObject = ["keyId": .string(key.keyId), "createdAt": .string(Timestamp.format(key.createdAt))]
-                o.append("revokedAt", key.revokedAt.map { .string(Timestamp.format($0)) } ?? .null)
-                return .object(o)
-            })))
+            print(
+                JSONWriter.string(
+                    .array(
+                        keys.map { key in
+                            var o: JSONObject = ["keyId": .string(key.keyId), "createdAt": .string(Timestamp.format(key.createdAt))]
+                            o.append("revokedAt", key.revokedAt.map { .string(Timestamp.format($0)) } ?? .null)
+                            return .object(o)
+                        })))
         } else {
-            Table.print(["KEY", "CREATED", "REVOKED"], keys.map {
-                [$0.keyId, Timestamp.format($0.createdAt), $0.revokedAt.map(Timestamp.format) ?? "-"]
-            })
+            Table.print(
+                ["KEY", "CREATED", "REVOKED"],
+                keys.map {
+                    [$0.keyId, Timestamp.format($0.createdAt), $0.revokedAt.map(Timestamp.format) ?? "-"]
+                })
         }
         return 0
     }

@@ -13,14 +13,18 @@ enum ModelCommands: CommandGroup {
     static let category = Option("category", "C", "only this operation category")
 
     static let commands = [
-        Command("models", "list", options: [modelsDirectory, CommonOptions.json],
-                summary: "the model versions: status, current, shadow, trees, features", run: list),
-        Command("models", "set-current", operands: [version], options: [modelsDirectory],
-                summary: "make VERSION current in registry.json (then reload: SIGHUP)", run: setCurrent),
-        Command("models", "withdraw", operands: [version], options: [modelsDirectory],
-                summary: "mark VERSION withdrawn in its manifest (then reload: SIGHUP)", run: withdraw),
-        Command("models", "report", options: [from, to, environment, category] + DaemonConnection.options + [CommonOptions.json],
-                summary: "how each model version performs on the tenant's traffic (a key with role admin)", run: report),
+        Command(
+            "models", "list", options: [modelsDirectory, CommonOptions.json],
+            summary: "the model versions: status, current, shadow, trees, features", run: list),
+        Command(
+            "models", "set-current", operands: [version], options: [modelsDirectory],
+            summary: "make VERSION current in registry.json (then reload: SIGHUP)", run: setCurrent),
+        Command(
+            "models", "withdraw", operands: [version], options: [modelsDirectory],
+            summary: "mark VERSION withdrawn in its manifest (then reload: SIGHUP)", run: withdraw),
+        Command(
+            "models", "report", options: [from, to, environment, category] + DaemonConnection.options + [CommonOptions.json],
+            summary: "how each model version performs on the tenant's traffic (a key with role admin)", run: report)
     ]
 
     static func directory(_ invocation: Invocation, _ context: CommandContext) -> String {
@@ -34,22 +38,32 @@ enum ModelCommands: CommandGroup {
 
     static func list(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
         // The shadow versions as the daemon reads INSIGHTD_MODEL_SHADOW (and refuses them).
-        let registry = try ModelsDirectory.load(directory(invocation, context), current: context.environment["INSIGHTD_MODEL_CURRENT"],
-                                                shadow: try shadowModels(context))
+        let registry = try ModelsDirectory.load(
+            directory(invocation, context), current: context.environment["INSIGHTD_MODEL_CURRENT"],
+            shadow: try shadowModels(context))
         let shadows = Set(registry.shadows.map(\.version))
         let rows = registry.versions.map { model in
-            (model.version, model.withdrawn ? "withdrawn" : "active", model.version == registry.currentVersion,
-             shadows.contains(model.version), model.treeCount, model.features.count, model.modelSHA256)
+            (
+                model.version, model.withdrawn ? "withdrawn" : "active", model.version == registry.currentVersion,
+                shadows.contains(model.version), model.treeCount, model.features.count, model.modelSHA256
+            )
         }
         if invocation.json {
-            print(JSONWriter.string(.array(rows.map { row in
-                .object(["version": .string(row.0), "status": .string(row.1), "current": .bool(row.2), "shadow": .bool(row.3),
-                         "trees": .number(Double(row.4)), "features": .number(Double(row.5)), "sha256": .string(row.6)])
-            })))
+            print(
+                JSONWriter.string(
+                    .array(
+                        rows.map { row in
+                            .object([
+                                "version": .string(row.0), "status": .string(row.1), "current": .bool(row.2), "shadow": .bool(row.3),
+                                "trees": .number(Double(row.4)), "features": .number(Double(row.5)), "sha256": .string(row.6)
+                            ])
+                        })))
         } else {
-            Table.print(["VERSION", "STATUS", "CURRENT", "SHADOW", "TREES", "FEATURES", "MODEL SHA-256"], rows.map {
-                [$0.0, $0.1, $0.2 ? "current" : "", $0.3 ? "shadow" : "", String($0.4), String($0.5), $0.6]
-            })
+            Table.print(
+                ["VERSION", "STATUS", "CURRENT", "SHADOW", "TREES", "FEATURES", "MODEL SHA-256"],
+                rows.map {
+                    [$0.0, $0.1, $0.2 ? "current" : "", $0.3 ? "shadow" : "", String($0.4), String($0.5), $0.6]
+                })
         }
         return 0
     }
@@ -58,8 +72,9 @@ enum ModelCommands: CommandGroup {
         let version = invocation.operand(0), directory = directory(invocation, context)
         // The daemon refuses a version that is both current and a shadow (at its next reload).
         if try shadowModels(context).contains(version) {
-            throw AppError("model version \(version) runs as a shadow (INSIGHTD_MODEL_SHADOW), and the daemon refuses a "
-                           + "version that is both: take it out of INSIGHTD_MODEL_SHADOW first")
+            throw AppError(
+                "model version \(version) runs as a shadow (INSIGHTD_MODEL_SHADOW), and the daemon refuses a "
+                    + "version that is both: take it out of INSIGHTD_MODEL_SHADOW first")
         }
         try ModelsDirectory.setCurrent(version, in: directory)
         print("model version \(version) is current in \(directory)/registry.json; reload the daemon to serve it (SIGHUP)")
@@ -72,7 +87,9 @@ enum ModelCommands: CommandGroup {
     static func withdraw(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
         let version = invocation.operand(0), directory = directory(invocation, context)
         try ModelsDirectory.withdraw(version, in: directory)
-        print("model version \(version) is withdrawn in \(directory); reload the daemon (SIGHUP): requests naming it then answer insightVersionUnavailable")
+        print(
+            "model version \(version) is withdrawn in \(directory); reload the daemon (SIGHUP): requests naming it then answer insightVersionUnavailable"
+        )
         return 0
     }
 
@@ -95,23 +112,29 @@ enum ModelCommands: CommandGroup {
         func n(_ value: JSONValue?) -> String { value?.numberValue.map(Table.format) ?? "-" }
         func proportion(_ p: JSONValue?) -> String {
             guard let p, let value = p["value"]?.numberValue, let low = p["interval"]?["low"]?.numberValue,
-                  let high = p["interval"]?["high"]?.numberValue else { return "- of 0" }
+                let high = p["interval"]?["high"]?.numberValue
+            else { return "- of 0" }
             func f(_ x: Double) -> String { String(format: "%.2f", x) }
             return "\(f(value)) [\(f(low))-\(f(high))] of \(n(p["sample"]))"
         }
         let mature = v["mature"] == .bool(true)
-        var lines = ["\(v["environment"]?.stringValue ?? "?") \(v["from"]?.stringValue ?? "?") to \(v["to"]?.stringValue ?? "?"): "
-                     + (mature ? "mature" : "not mature: labels may still come (maturity \(n(v["maturityDays"])) days)")]
+        var lines = [
+            "\(v["environment"]?.stringValue ?? "?") \(v["from"]?.stringValue ?? "?") to \(v["to"]?.stringValue ?? "?"): "
+                + (mature ? "mature" : "not mature: labels may still come (maturity \(n(v["maturityDays"])) days)")
+        ]
         let rows = v["versions"]?.arrayValue ?? []
         guard !rows.isEmpty else { return (lines + ["no evaluations"]).joined(separator: "\n") }
-        let header = ["VERSION", "ROLE", "CATEGORY", "EVALUATIONS", "HIGH", "MEDIUM", "UNKNOWN", "LABELLED FRAUD", "LABELLED LEGIT",
-                      "PRECISION M|H", "RECALL M|H", "PRECISION H", "RECALL H", "MATURE", "PSI"]
+        let header = [
+            "VERSION", "ROLE", "CATEGORY", "EVALUATIONS", "HIGH", "MEDIUM", "UNKNOWN", "LABELLED FRAUD", "LABELLED LEGIT",
+            "PRECISION M|H", "RECALL M|H", "PRECISION H", "RECALL H", "MATURE", "PSI"
+        ]
         // Each row, then the same figures per capture kit under it (version and role left blank).
         let rowsAndKits = rows.flatMap { row in
-            [(row, "")] + (row["bySource"]?.arrayValue ?? []).map { source in
-                let kit = [source["platform"], source["kit"], source["kitVersion"]].compactMap { $0?.stringValue }
-                return (source, "· " + (kit.isEmpty ? "no source" : kit.joined(separator: " ")))
-            }
+            [(row, "")]
+                + (row["bySource"]?.arrayValue ?? []).map { source in
+                    let kit = [source["platform"], source["kit"], source["kitVersion"]].compactMap { $0?.stringValue }
+                    return (source, "· " + (kit.isEmpty ? "no source" : kit.joined(separator: " ")))
+                }
         }
         let table = rowsAndKits.map { row, source -> [String] in
             func labelled(_ outcome: String) -> String {
@@ -119,15 +142,18 @@ enum ModelCommands: CommandGroup {
             }
             // The drift index with its sample, or "-" when the version has no reference.
             let psi = row["psi"]?["value"]?.numberValue.map { String(format: "%.3f of ", $0) + n(row["psi"]?["sample"]) } ?? "-"
-            let identity = source.isEmpty
+            let identity =
+                source.isEmpty
                 ? [row["modelVersion"]?.stringValue ?? "?", row["role"]?.stringValue ?? "served", row["category"]?.stringValue ?? "?"]
                 : ["", "", source]
-            return identity + [n(row["evaluations"]),
-                    n(row["values"]?["high"]), n(row["values"]?["medium"]), n(row["values"]?["unknown"]),
-                    labelled("confirmedFraud"), labelled("confirmedLegitimate"),
-                    proportion(row["precision"]?["mediumOrHigh"]), proportion(row["recall"]?["mediumOrHigh"]),
-                    proportion(row["precision"]?["high"]), proportion(row["recall"]?["high"]),
-                    String(format: "%.0f%%", (row["matureShare"]?.numberValue ?? 0) * 100), psi]
+            return identity + [
+                n(row["evaluations"]),
+                n(row["values"]?["high"]), n(row["values"]?["medium"]), n(row["values"]?["unknown"]),
+                labelled("confirmedFraud"), labelled("confirmedLegitimate"),
+                proportion(row["precision"]?["mediumOrHigh"]), proportion(row["recall"]?["mediumOrHigh"]),
+                proportion(row["precision"]?["high"]), proportion(row["recall"]?["high"]),
+                String(format: "%.0f%%", (row["matureShare"]?.numberValue ?? 0) * 100), psi
+            ]
         }
         let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
         for row in [header] + table {

@@ -11,11 +11,12 @@ enum PolicyTest: CommandGroup {
     static let policy = Option("policy", "FILE", "the policy to replay them through (default: the built-in one)")
 
     static let commands = [
-        Command("policy", "test", operands: [Operand("CASES", "a JSON-lines file of decision cases (docs/operations.md)")],
-                options: [policy],
-                summary: "replay a JSON-lines file of decision cases through a policy (the built-in default without --policy) "
-                    + "and print each answer; status 1 when one differs from what it expects",
-                run: { invocation, _ in try run(cases: invocation.operand(0), policy: invocation.value(policy)) }),
+        Command(
+            "policy", "test", operands: [Operand("CASES", "a JSON-lines file of decision cases (docs/operations.md)")],
+            options: [policy],
+            summary: "replay a JSON-lines file of decision cases through a policy (the built-in default without --policy) "
+                + "and print each answer; status 1 when one differs from what it expects",
+            run: { invocation, _ in try run(cases: invocation.operand(0), policy: invocation.value(policy)) })
     ]
 
     static func run(cases path: String, policy policyPath: String?) throws -> Int32 {
@@ -45,7 +46,9 @@ enum PolicyTest: CommandGroup {
             if !testCase.accepts(decision) {
                 mismatches += 1
                 text += "  MISMATCH: expected \(testCase.expect?.rawValue ?? decision.action.rawValue)"
-                if let reasons = testCase.expectReasons { text += " " + (reasons.isEmpty ? "(no reasons)" : reasons.joined(separator: ",")) }
+                if let reasons = testCase.expectReasons {
+                    text += " " + (reasons.isEmpty ? "(no reasons)" : reasons.joined(separator: ","))
+                }
             }
             lines.append(text)
         }

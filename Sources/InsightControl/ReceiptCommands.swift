@@ -6,25 +6,30 @@ import JSON
 /// `insightctl receipts verify`: walks the stored chains of signed receipt heads.
 enum ReceiptCommands: CommandGroup {
     static let instance = Option("instance", "NAME", "only this instance's chain")
-    static let from = Option("from", "SEQUENCE", "start at this head of the instance's chain (needs --instance; default its oldest kept head)")
+    static let from = Option(
+        "from", "SEQUENCE", "start at this head of the instance's chain (needs --instance; default its oldest kept head)")
 
     static let commands = [
-        Command("receipts", "verify", options: [instance, from, CommonOptions.json], needsStore: true,
-                summary: "walk each instance's chain of receipt heads (or one, from SEQUENCE): signatures, sequence, previous, time, leaves; report the first break (status 1)",
-                run: verify),
+        Command(
+            "receipts", "verify", options: [instance, from, CommonOptions.json], needsStore: true,
+            summary:
+                "walk each instance's chain of receipt heads (or one, from SEQUENCE): signatures, sequence, previous, time, leaves; report the first break (status 1)",
+            run: verify)
     ]
 
     static func verify(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
         let instance = invocation.value(Self.instance)
-        let from = try invocation.value(Self.from).map { text -> Int64 in
-            guard let v = Int64(text), v >= 0 else { throw AppError("--from must be a sequence: a whole number from 0") }
-            return v
-        } ?? 0
+        let from =
+            try invocation.value(Self.from).map { text -> Int64 in
+                guard let v = Int64(text), v >= 0 else { throw AppError("--from must be a sequence: a whole number from 0") }
+                return v
+            } ?? 0
         if invocation.value(Self.from) != nil && instance == nil { throw AppError("--from needs --instance") }
         let directory = try SigningKeyCommands.directory(context)
         let keys = try SigningKeyDirectory.load(directory: directory, createIfEmpty: false, now: context.now)
-        return try verifyReceipts(context.store.receiptLog(), keys: keys.map(\.signingKey),
-                                  instance: instance, from: from, json: invocation.json)
+        return try verifyReceipts(
+            context.store.receiptLog(), keys: keys.map(\.signingKey),
+            instance: instance, from: from, json: invocation.json)
     }
 
     /// Walks the chain of `instance` from `from`, or of every instance from its oldest stored
@@ -48,20 +53,26 @@ enum ReceiptCommands: CommandGroup {
             audits.append(audit)
         }
         if json {
-            print(JSONWriter.string(.array(audits.map { audit in
-                .object(["instance": .string(audit.instance),
-                         "first": audit.first.map { .number(Double($0.head.sequence)) } ?? .null,
-                         "last": audit.last.map { .number(Double($0.head.sequence)) } ?? .null,
-                         "heads": .number(Double(audit.heads)), "answers": .number(Double(audit.answers)),
-                         "brokenAt": audit.broken.map { .number(Double($0.sequence)) } ?? .null,
-                         "reason": audit.broken.map { .string($0.reason) } ?? .null])
-            })))
+            print(
+                JSONWriter.string(
+                    .array(
+                        audits.map { audit in
+                            .object([
+                                "instance": .string(audit.instance),
+                                "first": audit.first.map { .number(Double($0.head.sequence)) } ?? .null,
+                                "last": audit.last.map { .number(Double($0.head.sequence)) } ?? .null,
+                                "heads": .number(Double(audit.heads)), "answers": .number(Double(audit.answers)),
+                                "brokenAt": audit.broken.map { .number(Double($0.sequence)) } ?? .null,
+                                "reason": audit.broken.map { .string($0.reason) } ?? .null
+                            ])
+                        })))
         } else if audits.isEmpty {
             print("no receipt heads stored")
         }
         for audit in audits where !json {
             let span = audit.first.map { "heads \($0.head.sequence)-\(audit.last!.head.sequence)" } ?? "no head"
-            let start = audit.first.map { $0.head.previous == nil ? " from the chain's start" : " (the first names a head before it)" } ?? ""
+            let start =
+                audit.first.map { $0.head.previous == nil ? " from the chain's start" : " (the first names a head before it)" } ?? ""
             print("instance \(audit.instance): \(span) verified\(start), \(audit.heads) heads, \(audit.answers) answers")
             if let broken = audit.broken {
                 print("instance \(audit.instance): head \(broken.sequence) breaks the chain: \(broken.reason)")

@@ -6,20 +6,26 @@ import JSON
 /// through the running daemon, since velocity and opt-outs live in its memory.
 enum SubjectCommands: CommandGroup {
     static let identifiers = IdentifierKind.allCases.map {
-        Option($0.rawValue, "VALUE", "the person's \($0.rawValue) identifier; - reads it from standard input (one line), so that it appears neither in the shell's history nor in ps")
+        Option(
+            $0.rawValue, "VALUE",
+            "the person's \($0.rawValue) identifier; - reads it from standard input (one line), so that it appears neither in the shell's history nor in ps"
+        )
     }
     static let tenant = CommonOptions.tenant.with(help: "the tenant (default: the key's); a key of another tenant is refused")
     static let limit = Option("limit", "N", "at most N evaluations on a page")
     static let cursor = Option("cursor", "C", "the next page (the previous page ends with it)")
 
     static let commands = [
-        Command("subjects", "show", options: identifiers + [tenant, limit, cursor] + DaemonConnection.options + [CommonOptions.json],
-                choice: .exactlyOne(identifiers.map(\.name)),
-                summary: "the evaluations that carried a person, and their opt-out (a key with role evaluate: its tenant and environment are searched)",
-                run: show),
-        Command("subjects", "erase", options: identifiers + [tenant] + DaemonConnection.options + [CommonOptions.json],
-                choice: .atLeastOne(identifiers.map(\.name)),
-                summary: "unlink a person everywhere (store, opt-outs, velocity; a key with role admin)", run: erase),
+        Command(
+            "subjects", "show", options: identifiers + [tenant, limit, cursor] + DaemonConnection.options + [CommonOptions.json],
+            choice: .exactlyOne(identifiers.map(\.name)),
+            summary:
+                "the evaluations that carried a person, and their opt-out (a key with role evaluate: its tenant and environment are searched)",
+            run: show),
+        Command(
+            "subjects", "erase", options: identifiers + [tenant] + DaemonConnection.options + [CommonOptions.json],
+            choice: .atLeastOne(identifiers.map(\.name)),
+            summary: "unlink a person everywhere (store, opt-outs, velocity; a key with role admin)", run: erase)
     ]
 
     static func show(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
@@ -63,10 +69,13 @@ enum SubjectCommands: CommandGroup {
         for entry in entries {
             let insights = (entry["insights"]?.arrayValue ?? []).map { insight in
                 let outcome = insight["value"]?.stringValue ?? insight["error"]?.stringValue ?? "-"
-                return "\(insight["type"]?.stringValue ?? "?")=\(outcome)" + (insight["modelVersion"]?.stringValue.map { " (model \($0))" } ?? "")
+                return "\(insight["type"]?.stringValue ?? "?")=\(outcome)"
+                    + (insight["modelVersion"]?.stringValue.map { " (model \($0))" } ?? "")
             }
             let decision = entry["decision"]?.stringValue.map { "  decision \($0)" } ?? ""
-            lines.append("  \(entry["createdAt"]?.stringValue ?? "-")  \(entry["category"]?.stringValue ?? "-")  by \(entry["callerName"]?.stringValue ?? "(deleted caller)")  \(insights.joined(separator: ", "))\(decision)")
+            lines.append(
+                "  \(entry["createdAt"]?.stringValue ?? "-")  \(entry["category"]?.stringValue ?? "-")  by \(entry["callerName"]?.stringValue ?? "(deleted caller)")  \(insights.joined(separator: ", "))\(decision)"
+            )
         }
         if let cursor = v["cursor"]?.stringValue { lines.append("more: --cursor \(cursor)") }
         return lines.joined(separator: "\n")

@@ -10,15 +10,17 @@ enum TrainingCommands: CommandGroup {
     static let environment = Option("environment", "E", "production or sandbox (default production)")
     static let tenant = CommonOptions.tenant.with(help: "only this tenant's vectors (default: every tenant's)")
     static let out = Option("out", "FILE", "write them to FILE, created 0600 (which must not exist), instead of standard output")
-    static let presumeGenuine = Option("presume-genuine-after-maturity", nil,
-                                       "export the unlabelled vectors older than $INSIGHTD_LABEL_MATURITY_DAYS (60) as genuine")
+    static let presumeGenuine = Option(
+        "presume-genuine-after-maturity", nil,
+        "export the unlabelled vectors older than $INSIGHTD_LABEL_MATURITY_DAYS (60) as genuine")
 
     static let commands = [
-        Command("training", "export", options: [from, to, tenant, environment, out, presumeGenuine], needsStore: true,
-                summary: "the captured feature vectors of the period that have a label, as JSON lines for training/train.py "
-                    + "--from-export (standard output, or FILE created 0600); unlabelled ones older than "
-                    + "$INSIGHTD_LABEL_MATURITY_DAYS (60) as genuine with the flag",
-                run: export),
+        Command(
+            "training", "export", options: [from, to, tenant, environment, out, presumeGenuine], needsStore: true,
+            summary: "the captured feature vectors of the period that have a label, as JSON lines for training/train.py "
+                + "--from-export (standard output, or FILE created 0600); unlabelled ones older than "
+                + "$INSIGHTD_LABEL_MATURITY_DAYS (60) as genuine with the flag",
+            run: export)
     ]
 
     /// The labelled captured vectors of a period as JSON lines, with a summary on standard error.
@@ -56,7 +58,8 @@ enum TrainingCommands: CommandGroup {
         } else {
             summary = try TrainingExport.run(source, query: query, presumeGenuineBefore: before) { print($0, terminator: "") }
         }
-        var text = "exported \(summary.lines) vectors: \(summary.confirmedFraud) confirmedFraud, "
+        var text =
+            "exported \(summary.lines) vectors: \(summary.confirmedFraud) confirmedFraud, "
             + "\(summary.confirmedLegitimate) confirmedLegitimate, \(summary.presumedGenuine) presumedGenuine"
         if presume {
             text += " (unlabelled and older than \(maturityDays) days, INSIGHTD_LABEL_MATURITY_DAYS)"

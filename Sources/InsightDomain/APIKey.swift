@@ -29,8 +29,11 @@ public struct APIKey: Sendable, Equatable {
         guard bytes.count == 3 + 16 + 1 + 43, token.hasPrefix("ik_"), bytes[19] == UInt8(ascii: "_") else { return nil }
         let id = bytes[3..<19], secret = bytes[20...]
         guard id.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }),
-              secret.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A)
-                                  || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F }) else { return nil }
+            secret.allSatisfy({
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A)
+                    || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F
+            })
+        else { return nil }
         self.keyId = String(decoding: id, as: UTF8.self)
         self.secret = String(decoding: secret, as: UTF8.self)
     }

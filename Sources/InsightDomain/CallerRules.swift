@@ -50,15 +50,18 @@ extension Caller {
     /// the tenant name, the roles (none), the rate (not positive and finite), the burst (below 1)
     /// and the name (`validName`) are checked in that order. Whether `callerId` is taken is the
     /// store's to say (`CallerRegistrationError.callerExists`).
-    public static func registering(callerId: String, name: String, tenant: String, environment: Environment,
-                                   roles: Set<Role>, rate: Double, burst: Int,
-                                   now: Milliseconds) throws(CallerRegistrationError) -> Caller {
+    public static func registering(
+        callerId: String, name: String, tenant: String, environment: Environment,
+        roles: Set<Role>, rate: Double, burst: Int,
+        now: Milliseconds
+    ) throws(CallerRegistrationError) -> Caller {
         guard Tenant.isValidName(tenant) else { throw .invalidTenant(tenant) }
         guard !roles.isEmpty else { throw .noRoles }
         try checkQuota(rate: rate, burst: burst)
         guard let trimmed = validName(name) else { throw .invalidName }
-        return Caller(callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
-                      rate: rate, burst: burst, createdAt: now)
+        return Caller(
+            callerId: callerId, name: trimmed, tenant: tenant, environment: environment, roles: roles,
+            rate: rate, burst: burst, createdAt: now)
     }
 
     /// Whether a rate and a burst (nil: left as they are) may be a caller's quota: a rate positive

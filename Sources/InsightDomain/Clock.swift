@@ -1,6 +1,6 @@
 import Dispatch
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Milliseconds since the Unix epoch, the one time unit of the domain and the store.

@@ -14,8 +14,10 @@ extension ConsumptionResult {
     /// one this binary does not know) naming `insightIds`: the same status and the same ids, in
     /// any order, are `alreadyRecorded`; anything else is a `conflict` naming the stored status
     /// (the report's own when the stored one is unknown). Nothing is stored either way.
-    public static func repeated(_ report: ConsumptionReport, stored status: ConsumptionStatus?,
-                                insightIds: some Sequence<String>) -> ConsumptionResult {
+    public static func repeated(
+        _ report: ConsumptionReport, stored status: ConsumptionStatus?,
+        insightIds: some Sequence<String>
+    ) -> ConsumptionResult {
         guard let status else { return .conflict(existing: report.status) }
         return status == report.status && Set(insightIds) == Set(report.insightIdsUsed)
             ? .alreadyRecorded : .conflict(existing: status)
@@ -36,8 +38,10 @@ extension LabelSubmissionResult {
     /// The answer to `submission` under an idempotency key that already kept a submission whose
     /// body hashed to `keptBodyHash`, answered with `keptResults`: the same body gets those
     /// results again (a replay), another body is `idempotencyKeyReused`.
-    public static func replaying(_ submission: LabelSubmission, keptBodyHash: [UInt8],
-                                 keptResults: [LabelResultStatus]) -> LabelSubmissionResult {
+    public static func replaying(
+        _ submission: LabelSubmission, keptBodyHash: [UInt8],
+        keptResults: [LabelResultStatus]
+    ) -> LabelSubmissionResult {
         keptBodyHash == submission.bodyHash ? .processed(keptResults, replayed: true) : .idempotencyKeyReused
     }
 }

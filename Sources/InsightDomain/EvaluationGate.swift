@@ -24,8 +24,10 @@ public struct GateRequest: Sendable {
     /// What velocity is asked; nil when it is not asked (its counts are being rebuilt).
     public var velocity: VelocityQuery?
 
-    public init(caller: Caller, takesCallerToken: Bool = false, environment: Environment, device: [UInt8]?,
-                insightTypes: [String], velocity: VelocityQuery?) {
+    public init(
+        caller: Caller, takesCallerToken: Bool = false, environment: Environment, device: [UInt8]?,
+        insightTypes: [String], velocity: VelocityQuery?
+    ) {
         self.caller = caller
         self.takesCallerToken = takesCallerToken
         self.environment = environment
@@ -77,11 +79,13 @@ public struct SeparateCallsGate: EvaluationGate {
             return GateAnswer(caller: admission, deviceRetryAfter: nil, insightsAdmitted: [], signals: nil)
         }
         if let device = request.device,
-           let retryAfter = limits.admitDevice(device, environment: request.environment, caller: request.caller) {
+            let retryAfter = limits.admitDevice(device, environment: request.environment, caller: request.caller)
+        {
             return GateAnswer(caller: admission, deviceRetryAfter: retryAfter, insightsAdmitted: [], signals: nil)
         }
         let admitted = request.insightTypes.map { limits.admitInsight($0, caller: request.caller) }
-        return GateAnswer(caller: admission, deviceRetryAfter: nil, insightsAdmitted: admitted,
-                          signals: request.velocity.map { velocity.signals(for: $0) })
+        return GateAnswer(
+            caller: admission, deviceRetryAfter: nil, insightsAdmitted: admitted,
+            signals: request.velocity.map { velocity.signals(for: $0) })
     }
 }

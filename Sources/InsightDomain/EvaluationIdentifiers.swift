@@ -1,6 +1,6 @@
 import Crypto
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An evaluation's id, and its insights' ids made from it.
@@ -47,7 +47,8 @@ public enum EvaluationIdentifiers {
     /// for every insight it writes, on the writer thread every evaluation waits for).
     public static func isMade(_ insightId: String, eventId: String, position: Int) -> Bool {
         guard (0..<maxInsights).contains(position), lastDigit(of: eventId) == 0,
-              lastDigit(of: insightId) == position + 1 else { return false }
+            lastDigit(of: insightId) == position + 1
+        else { return false }
         // Both 36 bytes (checked above): the first 35 compared in place, with `memcmp`; the
         // generic `elementsEqual` over the two UTF-8 views walks them an index at a time.
         let same = insightId.utf8.withContiguousStorageIfAvailable { made in

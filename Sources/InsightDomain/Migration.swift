@@ -31,7 +31,8 @@ public struct Migration: Sendable, Equatable {
     /// migration is one of them, unchanged: a database written by a newer binary, or under an
     /// edited migration, is refused.
     public static func pending(_ migrations: [Migration], after history: [AppliedMigration]) throws(MigrationError)
-        -> [Migration] {
+        -> [Migration]
+    {
         for record in history {
             guard let migration = migrations.first(where: { $0.version == record.version }) else {
                 throw MigrationError(
@@ -39,7 +40,8 @@ public struct Migration: Sendable, Equatable {
             }
             guard migration.checksum == record.checksum else {
                 throw MigrationError(
-                    "migration \(record.name) was edited after it was applied (recorded checksum \(record.checksum.prefix(12))…, now \(migration.checksum.prefix(12))…); restore the original file and add a new migration instead")
+                    "migration \(record.name) was edited after it was applied (recorded checksum \(record.checksum.prefix(12))…, now \(migration.checksum.prefix(12))…); restore the original file and add a new migration instead"
+                )
             }
         }
         return migrations.filter { migration in !history.contains { $0.version == migration.version } }
@@ -49,8 +51,10 @@ public struct Migration: Sendable, Equatable {
     /// hands each pending migration, in order, to `apply`, which runs its SQL and records it in
     /// `schema_migrations` in one transaction. Answers the names applied; a failure stops the
     /// run and is reported with its migration's name.
-    public static func applyPending(_ migrations: [Migration], after history: [AppliedMigration],
-                                    _ apply: (Migration) throws -> Void) throws -> [String] {
+    public static func applyPending(
+        _ migrations: [Migration], after history: [AppliedMigration],
+        _ apply: (Migration) throws -> Void
+    ) throws -> [String] {
         var appliedNow: [String] = []
         for migration in try pending(migrations, after: history) {
             do {

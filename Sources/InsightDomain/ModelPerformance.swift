@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// How each model version performs on the tenant's own traffic (docs/operations.md
@@ -31,8 +31,10 @@ public struct ModelPerformanceQuery: Sendable, Equatable {
     /// Evaluations created before this are mature (`ModelPerformanceCell.mature`).
     public var matureBefore: Milliseconds
 
-    public init(tenant: String, environment: Environment, from: Milliseconds, to: Milliseconds,
-                category: OperationCategory? = nil, matureBefore: Milliseconds) {
+    public init(
+        tenant: String, environment: Environment, from: Milliseconds, to: Milliseconds,
+        category: OperationCategory? = nil, matureBefore: Milliseconds
+    ) {
         self.tenant = tenant
         self.environment = environment
         self.from = from
@@ -64,9 +66,11 @@ public struct ModelPerformanceCell: Sendable, Hashable {
     /// The capture kit of the evaluations (`interaction.source`); nil: they named none.
     public var source: InteractionSource?
 
-    public init(modelVersion: String, category: OperationCategory, value: InsightValue, consumption: ConsumptionStatus?,
-                label: LabelOutcome?, count: Int, mature: Int, shadow: Bool = false, scoreBin: Int? = nil,
-                source: InteractionSource? = nil) {
+    public init(
+        modelVersion: String, category: OperationCategory, value: InsightValue, consumption: ConsumptionStatus?,
+        label: LabelOutcome?, count: Int, mature: Int, shadow: Bool = false, scoreBin: Int? = nil,
+        source: InteractionSource? = nil
+    ) {
         self.shadow = shadow
         self.source = source
         self.scoreBin = scoreBin
@@ -97,10 +101,12 @@ public struct ModelPerformanceCell: Sendable, Hashable {
 
     /// The key cells are merged and sorted by.
     public var sortKey: String {
-        [modelVersion, category.rawValue, value.rawValue, consumption?.rawValue ?? "", label?.rawValue ?? "",
-         shadow ? "shadow" : "", scoreBin.map { String($0) } ?? "", source?.platform.rawValue ?? "", source?.kit ?? "",
-         source?.version ?? ""]
-            .joined(separator: "\u{1}")
+        [
+            modelVersion, category.rawValue, value.rawValue, consumption?.rawValue ?? "", label?.rawValue ?? "",
+            shadow ? "shadow" : "", scoreBin.map { String($0) } ?? "", source?.platform.rawValue ?? "", source?.kit ?? "",
+            source?.version ?? ""
+        ]
+        .joined(separator: "\u{1}")
     }
 }
 
@@ -290,8 +296,9 @@ public struct ModelPerformanceReport: Sendable, Equatable {
             modelVersion: cells[0].modelVersion, category: cells[0].category, role: cells[0].shadow ? .shadow : .served, psi: psi,
             evaluations: evaluations, values: values,
             consumption: consumption, labelled: labelled,
-            precisionMediumOrHigh: Proportion(successes: fraudHigh + fraudMedium,
-                                              of: fraudHigh + fraudMedium + legitimateHigh + legitimateMedium),
+            precisionMediumOrHigh: Proportion(
+                successes: fraudHigh + fraudMedium,
+                of: fraudHigh + fraudMedium + legitimateHigh + legitimateMedium),
             precisionHigh: Proportion(successes: fraudHigh, of: fraudHigh + legitimateHigh),
             recallMediumOrHigh: Proportion(successes: fraudHigh + fraudMedium, of: allFraud),
             recallHigh: Proportion(successes: fraudHigh, of: allFraud),

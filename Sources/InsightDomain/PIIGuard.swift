@@ -140,9 +140,9 @@ private extension UInt8 {
         if isAlphanumeric { return true }
         switch self {
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "/"),
-             UInt8(ascii: "="), UInt8(ascii: "?"), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"),
-             UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"), UInt8(ascii: "~"):
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "/"),
+            UInt8(ascii: "="), UInt8(ascii: "?"), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"),
+            UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"), UInt8(ascii: "~"):
             return true
         default:
             return false
@@ -164,7 +164,8 @@ extension PIIGuard {
         var i = 0
         while i + 36 <= n {
             if b[i + 8] == .dash, isUUID(b, at: i), i == 0 || !b[i - 1].isAlphanumeric,
-               i + 36 == n || !b[i + 36].isAlphanumeric {
+                i + 36 == n || !b[i + 36].isAlphanumeric
+            {
                 for k in i..<(i + 36) { b[k] = UInt8(ascii: "_") }
                 i += 36
             } else {
@@ -189,10 +190,10 @@ extension PIIGuard {
 
     /// IBAN lengths of the SWIFT IBAN Registry, "CCnn" per country.
     private static let ibanRegistry =
-        "AD24AE23AL28AT20AZ28BA20BE16BG22BH22BI27BR29BY28CH21CR22CY28CZ24DE22DJ27DK18DO28EE20EG29ES24" +
-        "FI18FK18FO18FR27GB22GE22GI23GL18GR27GT28HN28HR21HU28IE22IL23IQ23IS26IT27JO30KW30KZ20LB28LC32" +
-        "LI21LT20LU20LV21LY25MC27MD24ME22MK19MN20MR27MT31MU30NI28NL18NO15OM23PK24PL28PS29PT25QA29RO24" +
-        "RS22RU33SA24SC31SD18SE24SI19SK24SM27SO23ST25SV28TL23TN24TR26UA29VA22VG24XK20YE30"
+        "AD24AE23AL28AT20AZ28BA20BE16BG22BH22BI27BR29BY28CH21CR22CY28CZ24DE22DJ27DK18DO28EE20EG29ES24"
+        + "FI18FK18FO18FR27GB22GE22GI23GL18GR27GT28HN28HR21HU28IE22IL23IQ23IS26IT27JO30KW30KZ20LB28LC32"
+        + "LI21LT20LU20LV21LY25MC27MD24ME22MK19MN20MR27MT31MU30NI28NL18NO15OM23PK24PL28PS29PT25QA29RO24"
+        + "RS22RU33SA24SC31SD18SE24SI19SK24SM27SO23ST25SV28TL23TN24TR26UA29VA22VG24XK20YE30"
 
     /// The registry as a 26×26 table indexed by the country letters; 0 where not listed.
     private static let ibanLengths: [UInt8] = {
@@ -223,7 +224,8 @@ extension PIIGuard {
         var i = 0
         while i + 15 <= b.count {  // Norway's 15 characters are the shortest IBAN
             if b[i].isLetter, b[i + 1].isLetter, b[i + 2].isDigit, b[i + 3].isDigit,
-               i == 0 || !b[i - 1].isAlphanumeric, isIBAN(b, at: i) {
+                i == 0 || !b[i - 1].isAlphanumeric, isIBAN(b, at: i)
+            {
                 return true
             }
             i += 1
@@ -317,9 +319,10 @@ extension PIIGuard {
             if separator == nil {
                 layout = true
             } else {
-                layout = groups >= 3 && (
-                    (!innerGroupNotFour && (1...4).contains(lastSize))
-                    || (groups == 3 && sizes.0 == 4 && sizes.1 == 6 && (sizes.2 == 4 || sizes.2 == 5)))
+                layout =
+                    groups >= 3
+                    && ((!innerGroupNotFour && (1...4).contains(lastSize))
+                        || (groups == 3 && sizes.0 == 4 && sizes.1 == 6 && (sizes.2 == 4 || sizes.2 == 5)))
             }
             if layout && isCardNumber(value, digits: digits) { return true }
         }
@@ -413,9 +416,11 @@ extension PIIGuard {
         var i = 0
         while i < n {
             let c = b[i]
-            let startsToken = c.isDigit
-                || (c == .plus && i + 1 < n && (b[i + 1].isDigit
-                    || (b[i + 1] == .openParen && i + 2 < n && b[i + 2].isDigit)))
+            let startsToken =
+                c.isDigit
+                || (c == .plus && i + 1 < n
+                    && (b[i + 1].isDigit
+                        || (b[i + 1] == .openParen && i + 2 < n && b[i + 2].isDigit)))
                 || (c == .openParen && i + 1 < n && b[i + 1].isDigit)
             guard startsToken else { i += 1; continue }
             let start = i
@@ -504,7 +509,8 @@ extension PIIGuard {
         // North American Numbering Plan: 3-3-4 or 1-3-3-4.
         if t.groups == 3 && s[0] == 3 && s[1] == 3 && s[2] == 4 && b[first] >= UInt8(ascii: "2") { return true }
         if t.groups == 4 && s[0] == 1 && b[first] == UInt8(ascii: "1") && s[1] == 3 && s[2] == 3 && s[3] == 4
-            && b[t.starts[1]] >= UInt8(ascii: "2") {
+            && b[t.starts[1]] >= UInt8(ascii: "2")
+        {
             return true
         }
         // National numbers with a trunk or international prefix.

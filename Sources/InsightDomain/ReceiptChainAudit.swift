@@ -45,12 +45,15 @@ public struct ReceiptChainAudit {
     }
 
     /// Why `logged` does not extend the chain after `last` (nil: it does).
-    static func problem(with logged: LoggedHead, keys: [String: Ed25519VerifyingKey], instance: String,
-                        after last: SignedHead?) -> String? {
+    static func problem(
+        with logged: LoggedHead, keys: [String: Ed25519VerifyingKey], instance: String,
+        after last: SignedHead?
+    ) -> String? {
         let signed = logged.signed, head = signed.head
         let parts = signed.jws.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let signature = Base64URL.decode(parts[2]),
-              let kid = (try? JSONParser.parse(headerBytes))?["kid"]?.stringValue else {
+            let kid = (try? JSONParser.parse(headerBytes))?["kid"]?.stringValue
+        else {
             return "its JWS is malformed"
         }
         guard let key = keys[kid] else { return "it is signed by key \(kid), which the signing key directory does not hold" }

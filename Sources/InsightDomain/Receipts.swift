@@ -43,9 +43,10 @@ public struct ReceiptHead: Sendable, Equatable {
     /// Reads a payload; nil unless it holds every member with its type (hashes of 32 bytes).
     public init?(payload: [UInt8]) {
         guard let object = try? JSONParser.parse(payload), let instance = object["instance"]?.stringValue,
-              let sequence = object["sequence"]?.intValue, sequence >= 0, let size = object["size"]?.intValue, size > 0,
-              let root = object["root"]?.stringValue.flatMap(Base64URL.decode), root.count == MerkleTree.hashLength,
-              let previousValue = object["previous"], let time = object["time"]?.intValue else { return nil }
+            let sequence = object["sequence"]?.intValue, sequence >= 0, let size = object["size"]?.intValue, size > 0,
+            let root = object["root"]?.stringValue.flatMap(Base64URL.decode), root.count == MerkleTree.hashLength,
+            let previousValue = object["previous"], let time = object["time"]?.intValue
+        else { return nil }
         var previous: [UInt8]?
         if previousValue != .null {
             guard let hash = previousValue.stringValue.flatMap(Base64URL.decode), hash.count == MerkleTree.hashLength else {
@@ -53,8 +54,9 @@ public struct ReceiptHead: Sendable, Equatable {
             }
             previous = hash
         }
-        self.init(instance: instance, sequence: Int64(sequence), size: size, root: root, previous: previous,
-                  time: Milliseconds(time))
+        self.init(
+            instance: instance, sequence: Int64(sequence), size: size, root: root, previous: previous,
+            time: Milliseconds(time))
     }
 }
 
@@ -153,8 +155,9 @@ public final class ReceiptIssuer: @unchecked Sendable {
         guard let tree = MerkleTree(leafHashes: leafHashes) else { return nil }
         // A wall clock stepped back never makes a head older than the one it follows.
         let time = max(clock.now(), tip?.time ?? .min)
-        let head = ReceiptHead(instance: instance, sequence: tip.map { $0.sequence + 1 } ?? 0, size: tree.size,
-                               root: tree.root, previous: tip?.hash, time: time)
+        let head = ReceiptHead(
+            instance: instance, sequence: tip.map { $0.sequence + 1 } ?? 0, size: tree.size,
+            root: tree.root, previous: tip?.hash, time: time)
         guard let jws = keys.sign(head.payload) else { return nil }
         var leaves = [UInt8]()
         leaves.reserveCapacity(leafHashes.count * MerkleTree.hashLength)
@@ -167,12 +170,15 @@ public final class ReceiptIssuer: @unchecked Sendable {
 
     /// An issuer that signs with a key made now and never published: for benchmarks and tests,
     /// which verify with `keys` themselves. Its instance is named at random unless given.
-    public static func withEphemeralKey(instance: String = "ephemeral-" + Hex.encode(SecureRandom.bytes(4)),
-                                        clock: any Clock = SystemClock()) -> ReceiptIssuer {
+    public static func withEphemeralKey(
+        instance: String = "ephemeral-" + Hex.encode(SecureRandom.bytes(4)),
+        clock: any Clock = SystemClock()
+    ) -> ReceiptIssuer {
         let key = SigningKey(key: Ed25519SigningKey.generate().key, createdAt: 0, activatesAt: 0)
         do {
-            return ReceiptIssuer(instance: instance, keys: SigningKeys(try SigningKeySet(keys: [key], now: clock.now()), clock: clock),
-                                 clock: clock)
+            return ReceiptIssuer(
+                instance: instance, keys: SigningKeys(try SigningKeySet(keys: [key], now: clock.now()), clock: clock),
+                clock: clock)
         } catch {
             preconditionFailure("a set of one key that is not retired always signs")
         }

@@ -15,8 +15,10 @@ public struct Caller: Sendable, Equatable {
     /// (docs/privacy.md "Training capture"); off unless an operator turns it on.
     public var trainingCapture: Bool
 
-    public init(callerId: String, name: String, tenant: String = Tenant.defaultName, environment: Environment,
-                roles: Set<Role>, rate: Double, burst: Int, createdAt: Milliseconds, trainingCapture: Bool = false) {
+    public init(
+        callerId: String, name: String, tenant: String = Tenant.defaultName, environment: Environment,
+        roles: Set<Role>, rate: Double, burst: Int, createdAt: Milliseconds, trainingCapture: Bool = false
+    ) {
         self.callerId = callerId
         self.name = name
         self.tenant = tenant
@@ -37,8 +39,10 @@ public struct StoredKey: Sendable, Equatable {
     public var createdAt: Milliseconds
     public var revokedAt: Milliseconds?
 
-    public init(keyId: String, callerId: String, secretHash: [UInt8], createdAt: Milliseconds,
-                revokedAt: Milliseconds?) {
+    public init(
+        keyId: String, callerId: String, secretHash: [UInt8], createdAt: Milliseconds,
+        revokedAt: Milliseconds?
+    ) {
         self.keyId = keyId
         self.callerId = callerId
         self.secretHash = secretHash
@@ -55,8 +59,10 @@ public struct HashedSubject: Sendable, Equatable {
     /// Which hash key produced these hashes (for rotation).
     public var keyId: String?
 
-    public init(account: [UInt8]? = nil, device: [UInt8]? = nil, counterparty: [UInt8]? = nil,
-                keyId: String? = nil) {
+    public init(
+        account: [UInt8]? = nil, device: [UInt8]? = nil, counterparty: [UInt8]? = nil,
+        keyId: String? = nil
+    ) {
         self.account = account
         self.device = device
         self.counterparty = counterparty
@@ -86,8 +92,10 @@ public struct InsightRecord: Sendable, Equatable {
     /// Stored, never answered.
     public var scoreBin: Int?
 
-    public init(insightId: String, type: String, schemaVersion: Int, modelVersion: String?,
-                newestModelVersion: String?, outcome: InsightOutcome, scoreBin: Int? = nil) {
+    public init(
+        insightId: String, type: String, schemaVersion: Int, modelVersion: String?,
+        newestModelVersion: String?, outcome: InsightOutcome, scoreBin: Int? = nil
+    ) {
         self.insightId = insightId
         self.type = type
         self.schemaVersion = schemaVersion
@@ -136,11 +144,13 @@ public struct EvaluationRecord: Sendable, Equatable {
     /// named none. The model-performance report and drift split by it.
     public var source: InteractionSource?
 
-    public init(eventId: String, callerId: String, environment: Environment,
-                category: OperationCategory, createdAt: Milliseconds,
-                reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord],
-                trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false, decision: Decision? = nil,
-                shadowInsights: [InsightRecord] = [], trainingVector: TrainingVector? = nil, source: InteractionSource? = nil) {
+    public init(
+        eventId: String, callerId: String, environment: Environment,
+        category: OperationCategory, createdAt: Milliseconds,
+        reportConsumptionBy: Milliseconds, subject: HashedSubject, insights: [InsightRecord],
+        trackedValue: InsightValue? = nil, raisedByVelocity: Bool = false, decision: Decision? = nil,
+        shadowInsights: [InsightRecord] = [], trainingVector: TrainingVector? = nil, source: InteractionSource? = nil
+    ) {
         self.eventId = eventId
         self.source = source
         self.shadowInsights = shadowInsights
@@ -195,8 +205,10 @@ public struct ConsumptionReport: Sendable, Equatable {
     public var insightIdsUsed: [String]
     public var reportedAt: Milliseconds
 
-    public init(eventId: String, callerId: String, environment: Environment,
-                status: ConsumptionStatus, insightIdsUsed: [String], reportedAt: Milliseconds) {
+    public init(
+        eventId: String, callerId: String, environment: Environment,
+        status: ConsumptionStatus, insightIdsUsed: [String], reportedAt: Milliseconds
+    ) {
         self.eventId = eventId
         self.callerId = callerId
         self.environment = environment
@@ -249,8 +261,10 @@ public struct LabelSubmission: Sendable {
     public var bodyHash: [UInt8]
     public var receivedAt: Milliseconds
 
-    public init(callerId: String, tenant: String = Tenant.defaultName, environment: Environment, items: [Label?],
-                idempotencyKeyHash: [UInt8], bodyHash: [UInt8], receivedAt: Milliseconds) {
+    public init(
+        callerId: String, tenant: String = Tenant.defaultName, environment: Environment, items: [Label?],
+        idempotencyKeyHash: [UInt8], bodyHash: [UInt8], receivedAt: Milliseconds
+    ) {
         self.callerId = callerId
         self.tenant = tenant
         self.environment = environment

@@ -19,8 +19,10 @@ public struct SigningKey: Sendable {
     /// The RFC 7638 thumbprint of the public key: the `kid` of the JWS header and the JWKS.
     public var keyId: String { signer.keyId }
 
-    public init(key: Ed25519SigningKey, createdAt: Milliseconds, activatesAt: Milliseconds,
-                retiredAt: Milliseconds? = nil, publishedUntil: Milliseconds? = nil) {
+    public init(
+        key: Ed25519SigningKey, createdAt: Milliseconds, activatesAt: Milliseconds,
+        retiredAt: Milliseconds? = nil, publishedUntil: Milliseconds? = nil
+    ) {
         signer = JWSSigner(key: key, keyId: Ed25519JWK.thumbprint(publicKey: key.publicKey))
         publicKey = key.publicKey
         self.createdAt = createdAt

@@ -45,12 +45,14 @@ public struct StorePorts: Sendable {
     /// The store itself: its writer's start and stop, whether it answers.
     public var store: any StoreOfRecord
 
-    public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory,
-                administration: any CallerAdministration & ReportingStatsSource & VelocityHistory & CallerListing,
-                decisions: any DecisionReporting, authorizations: any AuthorizationStore, retention: any RetentionPurge,
-                history: any SubjectHistory, erasure: any SubjectErasure, performance: any ModelPerformanceSource,
-                hashKeyRegistry: any HashKeyRegistry, receiptLog: any ReceiptLog, leadership: any JobLeadership,
-                store: any StoreOfRecord) {
+    public init(
+        ledger: any EvaluationLedger, credentials: any CredentialDirectory,
+        administration: any CallerAdministration & ReportingStatsSource & VelocityHistory & CallerListing,
+        decisions: any DecisionReporting, authorizations: any AuthorizationStore, retention: any RetentionPurge,
+        history: any SubjectHistory, erasure: any SubjectErasure, performance: any ModelPerformanceSource,
+        hashKeyRegistry: any HashKeyRegistry, receiptLog: any ReceiptLog, leadership: any JobLeadership,
+        store: any StoreOfRecord
+    ) {
         self.ledger = ledger
         self.credentials = credentials
         self.administration = administration

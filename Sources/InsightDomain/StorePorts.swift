@@ -34,8 +34,9 @@ public protocol EvaluationLedger: Sendable {
     /// Stores an evaluation whose answer's bytes are `answer`; the answer is a leaf of the tree
     /// its batch's signed head commits to. `completion` runs after the commit (on a store
     /// thread) with the answer's receipt.
-    func record(_ evaluation: EvaluationRecord, answer: [UInt8],
-                completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
+    func record(
+        _ evaluation: EvaluationRecord, answer: [UInt8],
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
 
     /// The live retry entry whose key is one of `keys` (one request's key under each hash key of
     /// its tenant), or nil: none, or only one that expired by `now`.
@@ -46,12 +47,14 @@ public protocol EvaluationLedger: Sendable {
     func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
 
     /// Applies a consumption report atomically (lookup, checks and insert in one transaction).
-    func report(_ report: ConsumptionReport,
-                completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void)
+    func report(
+        _ report: ConsumptionReport,
+        completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void)
 
     /// Applies a label submission atomically, honouring its idempotency key.
-    func submit(_ submission: LabelSubmission,
-                completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void)
+    func submit(
+        _ submission: LabelSubmission,
+        completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void)
 }
 
 /// Lookup of callers and their keys, for authentication.
@@ -73,24 +76,29 @@ public protocol CallerAdministration: Sendable {
     /// the updated caller, or nil if `tenant` has none with this id. A rate or burst above the
     /// tenant's ceiling as it stands at the commit is stored as the ceiling (the use case
     /// refuses it before; this holds the line against a ceiling lowered meanwhile).
-    func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
-                      completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void)
+    func updateCaller(
+        callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+        completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void)
     /// Records that the caller's reporting penalty was reset at `time`; completes with false
     /// if `tenant` has no such caller.
-    func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
-                      completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void)
+    func resetPenalty(
+        callerId: String, tenant: String, at time: Milliseconds,
+        completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void)
     /// The keys of a caller of `tenant`, oldest first, or nil if `tenant` has no such caller.
     func keys(callerId: String, tenant: String) throws -> [StoredKey]?
     /// Revokes one key of a caller of `tenant` at `time`; completes with the key as it is now (a
     /// key revoked before keeps its time), or nil if `tenant` has no such caller with that key.
-    func revokeKey(callerId: String, keyId: String, tenant: String, at time: Milliseconds,
-                   completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void)
+    func revokeKey(
+        callerId: String, keyId: String, tenant: String, at time: Milliseconds,
+        completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void)
 }
 
 extension CallerAdministration {
     /// Changes rate and/or burst (`updateCaller` without training capture).
-    public func updateQuota(callerId: String, tenant: String, rate: Double?, burst: Int?,
-                            completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+    public func updateQuota(
+        callerId: String, tenant: String, rate: Double?, burst: Int?,
+        completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void
+    ) {
         updateCaller(callerId: callerId, tenant: tenant, rate: rate, burst: burst, trainingCapture: nil, completion: completion)
     }
 }
@@ -101,8 +109,10 @@ public protocol CallerRegistration {
     /// Creates a caller of `tenant` and its first key. Throws when the tenant name, the roles
     /// (none), rate (not positive and finite), burst (below 1) or the trimmed name (empty or over
     /// 100 bytes) is invalid, or when `callerId` is taken.
-    func create(name: String, tenant: String, environment: Environment, roles: Set<Role>,
-                rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey)
+    func create(
+        name: String, tenant: String, environment: Environment, roles: Set<Role>,
+        rate: Double, burst: Int, now: Milliseconds, callerId: String
+    ) throws -> (Caller, APIKey)
     /// Issues another key for an existing caller (rotation); throws if there is no such caller.
     func issueKey(callerId: String, now: Milliseconds) throws -> APIKey
     /// Revokes a key; throws if there is no such key or it is already revoked.
@@ -144,8 +154,10 @@ public struct RetentionReport: Sendable, Equatable {
             && receiptHeads == 0
     }
 
-    public init(evaluations: Int = 0, labels: Int = 0, labelSubmissions: Int = 0, authorizations: Int = 0,
-                trainingVectors: Int = 0, receiptHeads: Int = 0) {
+    public init(
+        evaluations: Int = 0, labels: Int = 0, labelSubmissions: Int = 0, authorizations: Int = 0,
+        trainingVectors: Int = 0, receiptHeads: Int = 0
+    ) {
         self.evaluations = evaluations
         self.labels = labels
         self.labelSubmissions = labelSubmissions
@@ -173,14 +185,17 @@ public protocol RetentionPurge: Sendable {
     /// before `trainingCutoff` or whose evaluation goes now, receipt heads made before it (a
     /// chain then starts at its oldest kept head). Completes with what it deleted; call
     /// again until the report is empty.
-    func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
-                    completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void)
+    func purgeBatch(
+        olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
+        completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void)
 }
 
 extension RetentionPurge {
     /// `purgeBatch` with one cutoff for everything, training vectors included.
-    public func purgeBatch(olderThan cutoff: Milliseconds,
-                           completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
+    public func purgeBatch(
+        olderThan cutoff: Milliseconds,
+        completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void
+    ) {
         purgeBatch(olderThan: cutoff, trainingVectorsOlderThan: cutoff, completion: completion)
     }
 }
@@ -199,8 +214,10 @@ public protocol VelocityHistory: Sendable {
     /// At most `limit` evaluations stored up to `end` that come after `cursor`, ordered by
     /// (creation time, sequence). A batch may hold fewer than `limit`, even none, before the
     /// end; `next` is nil once nothing is left, and otherwise where the following batch starts.
-    func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
-                        limit: Int) throws -> VelocityHistoryBatch
+    func velocityEvents(
+        after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+        limit: Int
+    ) throws -> VelocityHistoryBatch
 }
 
 /// A position in the stored evaluations ordered by (creation time, the store's sequence): a
@@ -336,8 +353,9 @@ public struct SubjectErasureReport: Sendable, Equatable {
 /// PostgreSQL: the touched tables vacuumed); a failure of either is a `StoreFailure`, and
 /// erasing again completes it.
 public protocol SubjectErasure: Sendable {
-    func erase(_ subject: ErasedSubject,
-               completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void)
+    func erase(
+        _ subject: ErasedSubject,
+        completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void)
 }
 
 /// The evaluations that carried one subject (docs/api.md "The person's view"), newest first, one
@@ -371,8 +389,10 @@ public struct SubjectHistoryQuery: Sendable, Equatable {
 
     /// Throws `Invalid.limit` unless `limit` is within `limits`. No hash at all is a valid
     /// query whose page is empty.
-    public init(kind: IdentifierKind, hashes: [[UInt8]], tenant: String, environment: Environment, limit: Int,
-                after: SubjectHistoryCursor? = nil) throws {
+    public init(
+        kind: IdentifierKind, hashes: [[UInt8]], tenant: String, environment: Environment, limit: Int,
+        after: SubjectHistoryCursor? = nil
+    ) throws {
         guard Self.limits.contains(limit) else { throw Invalid.limit(limit) }
         self.kind = kind
         self.hashes = hashes
@@ -423,8 +443,10 @@ public struct SubjectHistoryEntry: Sendable, Equatable {
     /// What the decision policy answered; nil for an evaluation stored before decisions existed.
     public var decision: DecisionAction?
 
-    public init(eventId: String, createdAt: Milliseconds, category: OperationCategory, callerId: String,
-                callerName: String?, insights: [SubjectHistoryInsight], decision: DecisionAction? = nil) {
+    public init(
+        eventId: String, createdAt: Milliseconds, category: OperationCategory, callerId: String,
+        callerName: String?, insights: [SubjectHistoryInsight], decision: DecisionAction? = nil
+    ) {
         self.eventId = eventId
         self.createdAt = createdAt
         self.category = category

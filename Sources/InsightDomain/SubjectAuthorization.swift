@@ -32,8 +32,10 @@ public struct AuthorizationRecord: Sendable, Equatable {
     /// restarting the cooldown); retention counts from it.
     public var renewedAt: Milliseconds
 
-    public init(request: AuthorizationRequest, requestedAt: Milliseconds, effectiveAt: Milliseconds,
-                renewedAt: Milliseconds? = nil) {
+    public init(
+        request: AuthorizationRequest, requestedAt: Milliseconds, effectiveAt: Milliseconds,
+        renewedAt: Milliseconds? = nil
+    ) {
         self.request = request
         self.requestedAt = requestedAt
         self.effectiveAt = effectiveAt
@@ -53,8 +55,10 @@ public struct AuthorizationRecord: Sendable, Equatable {
     /// request and effective time (asking again does not restart the cooldown, even once it has
     /// ended) and renews the choice, never moving `renewedAt` back; any other denial takes effect
     /// `cooldown` after `now`; an authorization takes effect at once.
-    public static func applying(_ request: AuthorizationRequest, over existing: AuthorizationRecord?, now: Milliseconds,
-                                cooldown: Milliseconds) -> AuthorizationRecord {
+    public static func applying(
+        _ request: AuthorizationRequest, over existing: AuthorizationRecord?, now: Milliseconds,
+        cooldown: Milliseconds
+    ) -> AuthorizationRecord {
         switch request {
         case .denied:
             guard var renewed = existing, renewed.request == .denied else {
@@ -85,8 +89,10 @@ public struct SubjectHashes: Sendable, Equatable {
     public var hashes: [[UInt8]]
     public var activeKeyId: String
 
-    public init(tenant: String = Tenant.defaultName, environment: Environment, kind: AuthorizableKind, hashes: [[UInt8]],
-                activeKeyId: String) {
+    public init(
+        tenant: String = Tenant.defaultName, environment: Environment, kind: AuthorizableKind, hashes: [[UInt8]],
+        activeKeyId: String
+    ) {
         self.tenant = tenant
         self.environment = environment
         self.kind = kind
@@ -100,9 +106,10 @@ public protocol AuthorizationStore: Sendable {
     /// Applies a person's request: a denial keeps an earlier denial's effective time (asking
     /// again does not restart the cooldown); an authorization replaces any denial at once.
     /// The record is kept under the active key's hash; records under older keys are folded in.
-    func apply(_ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds,
-               cooldown: Milliseconds,
-               completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void)
+    func apply(
+        _ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds,
+        cooldown: Milliseconds,
+        completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void)
     /// The subject's stored choice under any of its hashes (a denial wins), or nil.
     func record(for subject: SubjectHashes) throws -> AuthorizationRecord?
     /// Every stored denial (for the in-memory index at start).
@@ -122,8 +129,10 @@ public struct StoredAuthorization: Sendable, Equatable {
     public var effectiveAt: Milliseconds
     public var renewedAt: Milliseconds
 
-    public init(tenant: String, environment: Environment, kind: AuthorizableKind, hash: [UInt8],
-                request: AuthorizationRequest = .denied, effectiveAt: Milliseconds, renewedAt: Milliseconds) {
+    public init(
+        tenant: String, environment: Environment, kind: AuthorizableKind, hash: [UInt8],
+        request: AuthorizationRequest = .denied, effectiveAt: Milliseconds, renewedAt: Milliseconds
+    ) {
         self.tenant = tenant
         self.environment = environment
         self.kind = kind
@@ -177,8 +186,9 @@ public final class DenialIndex: Sendable {
     public func load(_ denials: [StoredDenial]) {
         var all = State()
         for d in denials where d.request == .denied {
-            all.set(Key(tenant: d.tenant, environment: d.environment, kind: d.kind, hash: d.hash),
-                    Denial(effectiveAt: d.effectiveAt, renewedAt: d.renewedAt))
+            all.set(
+                Key(tenant: d.tenant, environment: d.environment, kind: d.kind, hash: d.hash),
+                Denial(effectiveAt: d.effectiveAt, renewedAt: d.renewedAt))
         }
         state.withLock { $0 = all }
     }
@@ -198,8 +208,9 @@ public final class DenialIndex: Sendable {
     public func apply(_ changes: [StoredAuthorization]) {
         state.withLock { state in
             for change in changes {
-                state.set(Key(tenant: change.tenant, environment: change.environment, kind: change.kind, hash: change.hash),
-                          change.request == .denied ? Denial(effectiveAt: change.effectiveAt, renewedAt: change.renewedAt) : nil)
+                state.set(
+                    Key(tenant: change.tenant, environment: change.environment, kind: change.kind, hash: change.hash),
+                    change.request == .denied ? Denial(effectiveAt: change.effectiveAt, renewedAt: change.renewedAt) : nil)
             }
         }
     }
@@ -219,8 +230,10 @@ public final class DenialIndex: Sendable {
     }
 
     /// True when any of the subject's hashes has a denial in effect at `now`.
-    public func isDenied(_ tenant: String, _ environment: Environment, _ kind: AuthorizableKind, hashes: [[UInt8]],
-                         now: Milliseconds) -> Bool {
+    public func isDenied(
+        _ tenant: String, _ environment: Environment, _ kind: AuthorizableKind, hashes: [[UInt8]],
+        now: Milliseconds
+    ) -> Bool {
         state.withLock { state in
             hashes.contains { hash in
                 state.entries[Key(tenant: tenant, environment: environment, kind: kind, hash: hash)].map { now >= $0.effectiveAt } ?? false

@@ -24,8 +24,9 @@ public struct SubjectHasher: Sendable {
         return kindName.withUTF8 { kindBytes in
             identifier.withUTF8 { identifierBytes in
                 withUnsafeBytes(of: UInt8(0)) { separator in
-                    key.authenticationCode(for: UnsafeRawBufferPointer(kindBytes), separator,
-                                           UnsafeRawBufferPointer(identifierBytes))
+                    key.authenticationCode(
+                        for: UnsafeRawBufferPointer(kindBytes), separator,
+                        UnsafeRawBufferPointer(identifierBytes))
                 }
             }
         }
@@ -42,8 +43,9 @@ public struct SubjectHasher: Sendable {
             requestId.withUTF8 { request in
                 Self.requestLabel.withUTF8Buffer { label in
                     withUnsafeBytes(of: UInt8(0)) { separator in
-                        key.authenticationCode(for: UnsafeRawBufferPointer(label), separator, UnsafeRawBufferPointer(caller),
-                                               separator, UnsafeRawBufferPointer(request))
+                        key.authenticationCode(
+                            for: UnsafeRawBufferPointer(label), separator, UnsafeRawBufferPointer(caller),
+                            separator, UnsafeRawBufferPointer(request))
                     }
                 }
             }

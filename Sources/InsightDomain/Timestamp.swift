@@ -111,8 +111,9 @@ public enum Timestamp {
     public static func parseDate(_ text: String) -> Milliseconds? {
         let b = Array(text.utf8)
         guard b.count == 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
-              let y = digits(b[0..<4]), let m = digits(b[5..<7]), let d = digits(b[8..<10]),
-              (1...12).contains(m), d >= 1, d <= daysInMonth(year: y, month: m) else { return nil }
+            let y = digits(b[0..<4]), let m = digits(b[5..<7]), let d = digits(b[8..<10]),
+            (1...12).contains(m), d >= 1, d <= daysInMonth(year: y, month: m)
+        else { return nil }
         return Milliseconds(daysFromCivil(year: y, month: m, day: d)) * 86_400_000
     }
 

@@ -32,13 +32,13 @@ public enum InsightValue: String, Sendable, CaseIterable {
 /// Why one insight of an evaluation has no value. One failing insight never fails the others.
 public enum InsightErrorCode: String, Sendable, CaseIterable {
     case insightEvaluationFailed, insightUnavailable, insightVersionIncompatible,
-         insightVersionUnavailable, rateLimitError
+        insightVersionUnavailable, rateLimitError
 }
 
 /// How the caller used an evaluation (docs/api.md, consumption reports).
 public enum ConsumptionStatus: String, Sendable, CaseIterable {
     case usedReducedFriction, usedUnchangedFriction, usedIncreasedFriction,
-         notUsedNotNeeded, notUsedError, usedEvaluationOnly
+        notUsedNotNeeded, notUsedError, usedEvaluationOnly
 }
 
 /// Whether a consumption report arrived by its `reportConsumptionBy`.
@@ -54,7 +54,7 @@ public enum LabelOutcome: String, Sendable, CaseIterable {
 /// The kind of fraud a confirmed-fraud label names.
 public enum FraudType: String, Sendable, CaseIterable {
     case techSupportScam, authorityImpersonation, familyEmergency, romanceScam,
-         investmentScam, purchaseScam, accountTakeover, other
+        investmentScam, purchaseScam, accountTakeover, other
 }
 
 /// The per-item result of a label submission.

@@ -36,8 +36,9 @@ struct CommitMark {
     /// The statement that marks the next batch: the first of its pipeline.
     mutating func next(now: Milliseconds) -> WriteStatement {
         batch += 1
-        return WriteStatement(name: "insightd_mark_batch", sql: Self.markSQL,
-                              parameters: [.text(writer), .int64(batch), .int64(now)])
+        return WriteStatement(
+            name: "insightd_mark_batch", sql: Self.markSQL,
+            parameters: [.text(writer), .int64(batch), .int64(now)])
     }
 
     static let markSQL = """
@@ -72,8 +73,9 @@ struct CommitMark {
 
     /// Deletes the row when the writer stops, and the rows of writers that crashed long ago.
     func forget(on connection: PostgresConnection, now: Milliseconds) throws {
-        try connection.query("DELETE FROM writer_commits WHERE writer = $1::text OR committed_at < $2::bigint",
-                             [.text(writer), .int64(now - Self.staleAfter)])
+        try connection.query(
+            "DELETE FROM writer_commits WHERE writer = $1::text OR committed_at < $2::bigint",
+            [.text(writer), .int64(now - Self.staleAfter)])
     }
 
     /// What a job of a lost batch is told once the outcome is known not to allow a resend: an
@@ -90,7 +92,9 @@ struct CommitMark {
         case .notCommitted:
             .failure(.unavailable("PostgreSQL: the connection was lost before the commit"))
         case .unknown(let reason):
-            .failure(.unavailable("PostgreSQL: the connection was lost while committing and no server that takes writes answered since: \(reason)"))
+            .failure(
+                .unavailable(
+                    "PostgreSQL: the connection was lost while committing and no server that takes writes answered since: \(reason)"))
         }
     }
 }

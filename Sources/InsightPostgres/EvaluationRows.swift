@@ -37,9 +37,10 @@ struct EvaluationRows: Sendable {
             e.decision.map { .int64(Int64($0.action.code)) },
             e.decision.flatMap { $0.reasons.isEmpty ? nil : .text($0.reasons.joined(separator: ",")) },
             e.decision.map { .text($0.policyVersion) },
-            e.source.map { .text($0.platform.rawValue) }, e.source.map { .text($0.kit) }, e.source.map { .text($0.version) },
+            e.source.map { .text($0.platform.rawValue) }, e.source.map { .text($0.kit) }, e.source.map { .text($0.version) }
         ]
-        let positioned = e.insights.enumerated().map { ($0.offset, $0.element) }
+        let positioned =
+            e.insights.enumerated().map { ($0.offset, $0.element) }
             + e.shadowInsights.enumerated().map { (firstShadow + $0.offset, $0.element) }
         insights = positioned.map { position, insight in
             var value: String?, errorCode: String?, reasons = ""
@@ -47,11 +48,17 @@ struct EvaluationRows: Sendable {
             case .value(let v, let r): value = v.rawValue; reasons = r.joined(separator: ",")
             case .error(let code, _): errorCode = code.rawValue
             }
-            let stored = EvaluationIdentifiers.isMade(insight.insightId, eventId: e.eventId, position: position)
+            let stored =
+                EvaluationIdentifiers.isMade(insight.insightId, eventId: e.eventId, position: position)
                 ? nil : insight.insightId
-            return (position, [stored.map { .text($0) }, .text(insight.type), .int64(Int64(insight.schemaVersion)),
-                               insight.modelVersion.map { .text($0) }, value.map { .text($0) }, errorCode.map { .text($0) },
-                               .text(reasons), insight.scoreBin.map { .int64(Int64($0)) }])
+            return (
+                position,
+                [
+                    stored.map { .text($0) }, .text(insight.type), .int64(Int64(insight.schemaVersion)),
+                    insight.modelVersion.map { .text($0) }, value.map { .text($0) }, errorCode.map { .text($0) },
+                    .text(reasons), insight.scoreBin.map { .int64(Int64($0)) }
+                ]
+            )
         }
         served = e.insights.count
         shadows = e.shadowInsights.count
@@ -61,8 +68,9 @@ struct EvaluationRows: Sendable {
 
     /// The statement that writes this evaluation alone.
     var statement: WriteStatement {
-        WriteStatement(name: "insightd_record_\(served)_\(shadows)", sql: PostgresLedger.recordSQL[served][shadows],
-                       parameters: evaluation + insights.flatMap(\.values))
+        WriteStatement(
+            name: "insightd_record_\(served)_\(shadows)", sql: PostgresLedger.recordSQL[served][shadows],
+            parameters: evaluation + insights.flatMap(\.values))
     }
 
     /// The statement that writes every evaluation of `all`: each column of the evaluations, then

@@ -16,28 +16,41 @@ public final class PostgresAuthorizationStore: AuthorizationStore {
         self.writer = writer
     }
 
-    public func apply(_ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds,
-                      cooldown: Milliseconds,
-                      completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void) {
-        writer.submit({
-            guard !subject.hashes.isEmpty else { throw PostgresStoreError("a subject needs a hash") }
-            let keys = subject.hashes.map { hash in
-                SQLValues.lockKey([Array("authorization".utf8), Array(subject.tenant.utf8),
-                                   Array(subject.environment.rawValue.utf8), Array(subject.kind.rawValue.utf8), hash])
-            }
-            return [lockStatement(keys), WriteStatement(name: "insightd_authorize", sql: Self.applySQL, parameters: [
-                .text(subject.environment.rawValue), .text(subject.kind.rawValue), .text(subject.tenant),
-                SQLValues.hexList(subject.hashes), .text(request.rawValue), .int64(now), .int64(cooldown),
-                .text(subject.activeKeyId),
-            ])]
-        }, decode: { results in
-            guard results.count == 2, let row = results[1].first, row.bool(4) == true,
-                  let request = AuthorizationRequest(rawValue: row.text(0) ?? "") else {
-                throw PostgresStoreError("the subject's choice was not stored (its hash is another tenant's)")
-            }
-            return AuthorizationRecord(request: request, requestedAt: row.int64(1) ?? 0, effectiveAt: row.int64(2) ?? 0,
-                                       renewedAt: row.int64(3) ?? 0)
-        }, completion: completion)
+    public func apply(
+        _ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds,
+        cooldown: Milliseconds,
+        completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void
+    ) {
+        writer.submit(
+            {
+                guard !subject.hashes.isEmpty else { throw PostgresStoreError("a subject needs a hash") }
+                let keys = subject.hashes.map { hash in
+                    SQLValues.lockKey([
+                        Array("authorization".utf8), Array(subject.tenant.utf8),
+                        Array(subject.environment.rawValue.utf8), Array(subject.kind.rawValue.utf8), hash
+                    ])
+                }
+                return [
+                    lockStatement(keys),
+                    WriteStatement(
+                        name: "insightd_authorize", sql: Self.applySQL,
+                        parameters: [
+                            .text(subject.environment.rawValue), .text(subject.kind.rawValue), .text(subject.tenant),
+                            SQLValues.hexList(subject.hashes), .text(request.rawValue), .int64(now), .int64(cooldown),
+                            .text(subject.activeKeyId)
+                        ])
+                ]
+            },
+            decode: { results in
+                guard results.count == 2, let row = results[1].first, row.bool(4) == true,
+                    let request = AuthorizationRequest(rawValue: row.text(0) ?? "")
+                else {
+                    throw PostgresStoreError("the subject's choice was not stored (its hash is another tenant's)")
+                }
+                return AuthorizationRecord(
+                    request: request, requestedAt: row.int64(1) ?? 0, effectiveAt: row.int64(2) ?? 0,
+                    renewedAt: row.int64(3) ?? 0)
+            }, completion: completion)
     }
 
     /// The stored choice under the hashes ($4, hex, comma-separated, the active first) in the
@@ -90,13 +103,17 @@ public final class PostgresAuthorizationStore: AuthorizationStore {
     public func record(for subject: SubjectHashes) throws -> AuthorizationRecord? {
         guard !subject.hashes.isEmpty else { return nil }
         return try reads.read { db in
-            try db.query(db.prepare("insightd_authorization", "WITH \(Self.existingSQL) SELECT * FROM existing"), [
-                .text(subject.environment.rawValue), .text(subject.kind.rawValue), .text(subject.tenant),
-                SQLValues.hexList(subject.hashes),
-            ]).first.map { row in
-                AuthorizationRecord(request: AuthorizationRequest(rawValue: row.text(0) ?? "") ?? .authorized,
-                                    requestedAt: row.int64(1) ?? 0, effectiveAt: row.int64(2) ?? 0,
-                                    renewedAt: row.int64(3) ?? 0)
+            try db.query(
+                db.prepare("insightd_authorization", "WITH \(Self.existingSQL) SELECT * FROM existing"),
+                [
+                    .text(subject.environment.rawValue), .text(subject.kind.rawValue), .text(subject.tenant),
+                    SQLValues.hexList(subject.hashes)
+                ]
+            ).first.map { row in
+                AuthorizationRecord(
+                    request: AuthorizationRequest(rawValue: row.text(0) ?? "") ?? .authorized,
+                    requestedAt: row.int64(1) ?? 0, effectiveAt: row.int64(2) ?? 0,
+                    renewedAt: row.int64(3) ?? 0)
             }
         }
     }
@@ -111,18 +128,22 @@ public final class PostgresAuthorizationStore: AuthorizationStore {
 
     private func rows(_ filter: String, _ parameters: [PostgresValue?]) throws -> [StoredAuthorization] {
         try reads.read { db in
-            try db.query("""
+            try db.query(
+                """
                 SELECT tenant, environment, kind, subject_hash, status, effective_at, renewed_at
                 FROM subject_authorizations \(filter)
-                """, parameters).map { row in
+                """, parameters
+            ).map { row in
                 guard let environment = Environment(rawValue: row.text(1) ?? ""),
-                      let kind = AuthorizableKind(rawValue: row.text(2) ?? ""),
-                      let request = AuthorizationRequest(rawValue: row.text(4) ?? "") else {
+                    let kind = AuthorizableKind(rawValue: row.text(2) ?? ""),
+                    let request = AuthorizationRequest(rawValue: row.text(4) ?? "")
+                else {
                     throw PostgresStoreError("subject_authorizations holds an unknown environment, kind or status")
                 }
-                return StoredAuthorization(tenant: row.text(0) ?? Tenant.defaultName, environment: environment, kind: kind,
-                                           hash: row.bytea(3) ?? [], request: request, effectiveAt: row.int64(5) ?? 0,
-                                           renewedAt: row.int64(6) ?? 0)
+                return StoredAuthorization(
+                    tenant: row.text(0) ?? Tenant.defaultName, environment: environment, kind: kind,
+                    hash: row.bytea(3) ?? [], request: request, effectiveAt: row.int64(5) ?? 0,
+                    renewedAt: row.int64(6) ?? 0)
             }
         }
     }

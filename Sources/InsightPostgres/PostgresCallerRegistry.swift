@@ -9,18 +9,25 @@ public final class PostgresCallerRegistry: CallerRegistration {
 
     public init(_ db: PostgresConnection) { self.db = db }
 
-    public func create(name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
-                       rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
-        let caller = try Caller.registering(callerId: callerId, name: name, tenant: tenant, environment: environment,
-                                            roles: roles, rate: rate, burst: burst, now: now)
+    public func create(
+        name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
+        rate: Double, burst: Int, now: Milliseconds, callerId: String
+    ) throws -> (Caller, APIKey) {
+        let caller = try Caller.registering(
+            callerId: callerId, name: name, tenant: tenant, environment: environment,
+            roles: roles, rate: rate, burst: burst, now: now)
         let key = APIKey.generate()
         do {
             try db.transaction {
-                try db.query("""
+                try db.query(
+                    """
                     INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at, tenant)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                    """, [.text(callerId), .text(caller.name), .text(environment.rawValue), .text(StoreSchema.encode(roles)),
-                          .double(rate), .int64(Int64(burst)), .int64(now), .text(tenant)])
+                    """,
+                    [
+                        .text(callerId), .text(caller.name), .text(environment.rawValue), .text(StoreSchema.encode(roles)),
+                        .double(rate), .int64(Int64(burst)), .int64(now), .text(tenant)
+                    ])
                 try insertKey(key, callerId: callerId, now: now)
             }
         } catch let error as PostgresError where error.isUniqueViolation {
@@ -37,13 +44,15 @@ public final class PostgresCallerRegistry: CallerRegistration {
     }
 
     private func insertKey(_ key: APIKey, callerId: String, now: Milliseconds) throws {
-        try db.query("INSERT INTO api_keys (key_id, caller_id, secret_hash, created_at) VALUES ($1, $2, $3, $4)",
-                     [.text(key.keyId), .text(callerId), .bytea(key.secretHash), .int64(now)])
+        try db.query(
+            "INSERT INTO api_keys (key_id, caller_id, secret_hash, created_at) VALUES ($1, $2, $3, $4)",
+            [.text(key.keyId), .text(callerId), .bytea(key.secretHash), .int64(now)])
     }
 
     public func revokeKey(keyId: String, now: Milliseconds) throws {
-        let revoked = try db.query("UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL",
-                                   [.int64(now), .text(keyId)])
+        let revoked = try db.query(
+            "UPDATE api_keys SET revoked_at = $1 WHERE key_id = $2 AND revoked_at IS NULL",
+            [.int64(now), .text(keyId)])
         guard revoked.affectedRows == 1 else {
             let exists = try !db.query("SELECT 1 FROM api_keys WHERE key_id = $1", [.text(keyId)]).isEmpty
             throw exists ? CallerRegistrationError.keyAlreadyRevoked(keyId) : CallerRegistrationError.noKey(keyId)
@@ -55,8 +64,10 @@ public final class PostgresCallerRegistry: CallerRegistration {
             return try db.query("\(StoreSchema.callerColumns) FROM callers ORDER BY created_at, caller_id COLLATE \"C\"")
                 .map(PostgresRows.caller)
         }
-        return try db.query("\(StoreSchema.callerColumns) FROM callers WHERE tenant = $1 ORDER BY created_at, caller_id COLLATE \"C\"",
-                            [.text(tenant)]).map(PostgresRows.caller)
+        return try db.query(
+            "\(StoreSchema.callerColumns) FROM callers WHERE tenant = $1 ORDER BY created_at, caller_id COLLATE \"C\"",
+            [.text(tenant)]
+        ).map(PostgresRows.caller)
     }
 
     public func caller(_ callerId: String, tenant: String?) throws -> Caller? {
@@ -66,17 +77,20 @@ public final class PostgresCallerRegistry: CallerRegistration {
     }
 
     public func keys(callerId: String) throws -> [StoredKey] {
-        try db.query("""
+        try db.query(
+            """
             SELECT key_id, caller_id, secret_hash, created_at, revoked_at FROM api_keys WHERE caller_id = $1
             ORDER BY created_at, key_id COLLATE "C"
-            """, [.text(callerId)]).map { PostgresRows.key($0, from: 0) }
+            """, [.text(callerId)]
+        ).map { PostgresRows.key($0, from: 0) }
     }
 
     public func setQuota(callerId: String, rate: Double?, burst: Int?) throws -> Caller {
         try Caller.checkQuota(rate: rate, burst: burst)
         // A value above the tenant's ceiling is stored as the ceiling (`TenantCeiling.capping`, in SQL so that
         // the ceiling read and the update are one statement).
-        let updated = try db.query("""
+        let updated = try db.query(
+            """
             UPDATE callers SET
                 rate = LEAST(COALESCE($1::float8, rate),
                              COALESCE((SELECT max_rate FROM tenant_ceilings t WHERE t.tenant = callers.tenant), COALESCE($1::float8, rate))),
@@ -90,7 +104,8 @@ public final class PostgresCallerRegistry: CallerRegistration {
     }
 
     public func setTrainingCapture(callerId: String, _ on: Bool) throws -> Caller {
-        let updated = try db.query("""
+        let updated = try db.query(
+            """
             UPDATE callers SET training_capture = $1 WHERE caller_id = $2
             RETURNING caller_id, name, environment, roles, rate, burst, created_at, tenant, training_capture
             """, [.int64(on ? 1 : 0), .text(callerId)])
@@ -112,22 +127,27 @@ public final class PostgresCallerRegistry: CallerRegistration {
                 try db.query("DELETE FROM tenant_ceilings WHERE tenant = $1", [.text(tenant)])
                 return 0
             }
-            try db.query("""
+            try db.query(
+                """
                 INSERT INTO tenant_ceilings (tenant, max_rate, max_burst) VALUES ($1, $2, $3)
                 ON CONFLICT (tenant) DO UPDATE SET max_rate = $2, max_burst = $3
                 """, [.text(tenant), rate, burst])
-            return try db.query("""
+            return try db.query(
+                """
                 UPDATE callers SET rate = least(rate, $2::double precision), burst = least(burst, $3::bigint)
                 WHERE tenant = $1 AND (rate > coalesce($2::double precision, rate) OR burst > coalesce($3::bigint, burst))
-                """, [.text(tenant), rate, burst]).affectedRows
+                """, [.text(tenant), rate, burst]
+            ).affectedRows
         }
     }
 
     public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
-        try db.query("""
+        try db.query(
+            """
             SELECT tenant, count(*) FILTER (WHERE environment = 'production'), count(*) FILTER (WHERE environment = 'sandbox')
             FROM callers GROUP BY tenant ORDER BY tenant COLLATE "C"
-            """).map { row in (row.text(0) ?? "", Int(row.int64(1) ?? 0), Int(row.int64(2) ?? 0)) }
+            """
+        ).map { row in (row.text(0) ?? "", Int(row.int64(1) ?? 0), Int(row.int64(2) ?? 0)) }
     }
 }
 
@@ -140,16 +160,18 @@ enum PostgresRows {
         guard let environment = Environment(rawValue: row.text(first + 2) ?? "") else {
             throw PostgresStoreError("caller \(row.text(first) ?? "?") has an unknown environment")
         }
-        return Caller(callerId: row.text(first) ?? "", name: row.text(first + 1) ?? "",
-                      tenant: row.text(first + 7) ?? Tenant.defaultName, environment: environment,
-                      roles: StoreSchema.decodeRoles(row.text(first + 3) ?? ""), rate: row.double(first + 4) ?? 0,
-                      burst: Int(row.int64(first + 5) ?? 0), createdAt: row.int64(first + 6) ?? 0,
-                      trainingCapture: (row.int64(first + 8) ?? 0) != 0)
+        return Caller(
+            callerId: row.text(first) ?? "", name: row.text(first + 1) ?? "",
+            tenant: row.text(first + 7) ?? Tenant.defaultName, environment: environment,
+            roles: StoreSchema.decodeRoles(row.text(first + 3) ?? ""), rate: row.double(first + 4) ?? 0,
+            burst: Int(row.int64(first + 5) ?? 0), createdAt: row.int64(first + 6) ?? 0,
+            trainingCapture: (row.int64(first + 8) ?? 0) != 0)
     }
 
     /// The key in the five columns key_id, caller_id, secret_hash, created_at, revoked_at from `first`.
     static func key(_ row: PostgresRow, from first: Int) -> StoredKey {
-        StoredKey(keyId: row.text(first) ?? "", callerId: row.text(first + 1) ?? "", secretHash: row.bytea(first + 2) ?? [],
-                  createdAt: row.int64(first + 3) ?? 0, revokedAt: row.int64(first + 4))
+        StoredKey(
+            keyId: row.text(first) ?? "", callerId: row.text(first + 1) ?? "", secretHash: row.bytea(first + 2) ?? [],
+            createdAt: row.int64(first + 3) ?? 0, revokedAt: row.int64(first + 4))
     }
 }

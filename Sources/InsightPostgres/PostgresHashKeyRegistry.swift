@@ -13,8 +13,9 @@ public struct PostgresHashKeyRegistry: HashKeyRegistry {
                 try db.execute("LOCK TABLE hash_keys IN SHARE ROW EXCLUSIVE MODE")
                 let registered = Set(try db.query("SELECT key_id FROM hash_keys").map { $0.text(0) ?? "" })
                 for keyId in try decide(registered) {
-                    _ = try db.query("INSERT INTO hash_keys (key_id, registered_at) VALUES ($1, $2)",
-                                     [.text(keyId), .int64(now)])
+                    _ = try db.query(
+                        "INSERT INTO hash_keys (key_id, registered_at) VALUES ($1, $2)",
+                        [.text(keyId), .int64(now)])
                 }
             }
         }

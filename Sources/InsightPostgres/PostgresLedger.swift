@@ -27,29 +27,36 @@ public final class PostgresLedger: EvaluationLedger {
         self.reads = reads
     }
 
-    public func record(_ evaluation: EvaluationRecord, answer: [UInt8],
-                       completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+    public func record(
+        _ evaluation: EvaluationRecord, answer: [UInt8],
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
         // Hashed here, on the caller's thread: the writer only pairs hashes.
         let leaf = MerkleTree.leafHash(of: answer)
         guard evaluation.trainingVector != nil || evaluation.retry != nil else {
             return writer.submit(evaluation: { .evaluation(try EvaluationRows(evaluation)) }, leaf: leaf, completion: completion)
         }
         // With rows of other tables, the evaluation is written by statements of its own.
-        writer.submit(evaluation: {
-            .statements((evaluation.retry.map { Self.insert($0, now: evaluation.createdAt) } ?? []) + [try Self.insert(evaluation)]
+        writer.submit(
+            evaluation: {
+                .statements(
+                    (evaluation.retry.map { Self.insert($0, now: evaluation.createdAt) } ?? []) + [try Self.insert(evaluation)]
                         + (evaluation.trainingVector.map { [Self.insert($0, of: evaluation)] } ?? []))
-        }, leaf: leaf, completion: completion)
+            }, leaf: leaf, completion: completion)
     }
 
     public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
         guard !keys.isEmpty else { return nil }
         return try reads.read { db in
-            try db.query("""
+            try db.query(
+                """
                 SELECT request_key, digest, event_id, answer, expires_at FROM retry_entries
                 WHERE request_key = ANY($1::bytea[]) AND expires_at > $2::bigint
-                """, [SQLValues.arrayLiteral(keys.map { SQLValues.arrayElement(PostgresValue.bytea($0)) }), .int64(now)]).first.map {
-                RetryEntry(key: $0.bytea(0) ?? [], digest: $0.bytea(1) ?? [], eventId: $0.text(2) ?? "",
-                           answer: $0.bytea(3) ?? [], expiresAt: $0.int64(4) ?? 0)
+                """, [SQLValues.arrayLiteral(keys.map { SQLValues.arrayElement(PostgresValue.bytea($0)) }), .int64(now)]
+            ).first.map {
+                RetryEntry(
+                    key: $0.bytea(0) ?? [], digest: $0.bytea(1) ?? [], eventId: $0.text(2) ?? "",
+                    answer: $0.bytea(3) ?? [], expiresAt: $0.int64(4) ?? 0)
             }
         }
     }
@@ -58,8 +65,10 @@ public final class PostgresLedger: EvaluationLedger {
         writer.submit(evaluation: { .statements([]) }, leaf: MerkleTree.leafHash(of: answer), completion: completion)
     }
 
-    public func report(_ report: ConsumptionReport,
-                       completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {
+    public func report(
+        _ report: ConsumptionReport,
+        completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void
+    ) {
         // PostgreSQL text holds no NUL, so no stored event id has one (and libpq would cut the
         // parameter at it): such an id names nothing.
         guard !Self.holdsNul(report.eventId) else {
@@ -68,8 +77,10 @@ public final class PostgresLedger: EvaluationLedger {
         writer.submit({ Self.statements(report) }, decode: { try Self.decode($0, report) }, completion: completion)
     }
 
-    public func submit(_ submission: LabelSubmission,
-                       completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void) {
+    public func submit(
+        _ submission: LabelSubmission,
+        completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void
+    ) {
         writer.submit({ Self.statements(submission) }, decode: { try Self.decode($0, submission) }, completion: completion)
     }
 
@@ -94,27 +105,41 @@ public final class PostgresLedger: EvaluationLedger {
     /// writer) go first; a live entry under the key fails the insert (the unique key), and the
     /// evaluation's transaction with it. Live: `RetryEntry.isLive(at:)`, in SQL.
     static func insert(_ retry: RetryEntry, now: Milliseconds) -> [WriteStatement] {
-        [WriteStatement(name: "insightd_retry_expired", sql: """
-            DELETE FROM retry_entries WHERE (request_key = $1::bytea AND expires_at <= $2::bigint)
-                OR request_key IN (SELECT request_key FROM retry_entries WHERE expires_at <= $2::bigint
-                                   LIMIT 2 FOR UPDATE SKIP LOCKED)
-            """, parameters: [.bytea(retry.key), .int64(now)]),
-         WriteStatement(name: "insightd_retry_entry", sql: """
-            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at)
-            VALUES ($1::bytea, $2::bytea, $3::text, $4::bytea, $5::bigint)
-            """, parameters: [.bytea(retry.key), .bytea(retry.digest), .text(retry.eventId), .bytea(retry.answer),
-                              .int64(retry.expiresAt)])]
+        [
+            WriteStatement(
+                name: "insightd_retry_expired",
+                sql: """
+                    DELETE FROM retry_entries WHERE (request_key = $1::bytea AND expires_at <= $2::bigint)
+                        OR request_key IN (SELECT request_key FROM retry_entries WHERE expires_at <= $2::bigint
+                                           LIMIT 2 FOR UPDATE SKIP LOCKED)
+                    """, parameters: [.bytea(retry.key), .int64(now)]),
+            WriteStatement(
+                name: "insightd_retry_entry",
+                sql: """
+                    INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at)
+                    VALUES ($1::bytea, $2::bytea, $3::text, $4::bytea, $5::bigint)
+                    """,
+                parameters: [
+                    .bytea(retry.key), .bytea(retry.digest), .text(retry.eventId), .bytea(retry.answer),
+                    .int64(retry.expiresAt)
+                ])
+        ]
     }
 
     /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's
     /// transaction, under the number its insert gave it.
     static func insert(_ vector: TrainingVector, of e: EvaluationRecord) -> WriteStatement {
-        WriteStatement(name: "insightd_training_vector", sql: """
-            INSERT INTO training_vectors (evaluation, insight_id, tenant, environment, category, model_version, created_at, features)
-            SELECT number, $2::text, $3::text, environment, category, $4::text, created_at, $5::bytea
-            FROM evaluations WHERE event_id = $1::text
-            """, parameters: [.text(e.eventId), .text(vector.insightId), .text(vector.tenant), .text(vector.modelVersion),
-                              .bytea(TrainingVector.encode(vector.features))])
+        WriteStatement(
+            name: "insightd_training_vector",
+            sql: """
+                INSERT INTO training_vectors (evaluation, insight_id, tenant, environment, category, model_version, created_at, features)
+                SELECT number, $2::text, $3::text, environment, category, $4::text, created_at, $5::bytea
+                FROM evaluations WHERE event_id = $1::text
+                """,
+            parameters: [
+                .text(e.eventId), .text(vector.insightId), .text(vector.tenant), .text(vector.modelVersion),
+                .bytea(TrainingVector.encode(vector.features))
+            ])
     }
 
     /// The insert of an evaluation with 0 through 4 insights (`[served]`) and 0 through 4
@@ -163,11 +188,13 @@ public final class PostgresLedger: EvaluationLedger {
         }
         return [
             lockStatement([SQLValues.lockKey("report", r.eventId)]),
-            WriteStatement(name: "insightd_report", sql: reportSQL, parameters: [
-                .text(r.eventId), .text(r.callerId), .text(r.environment.rawValue),
-                SQLValues.textArray(ids), SQLValues.integerArray(positions),
-                .text(r.status.rawValue), .text(r.insightIdsUsed.joined(separator: ",")), .int64(r.reportedAt),
-            ]),
+            WriteStatement(
+                name: "insightd_report", sql: reportSQL,
+                parameters: [
+                    .text(r.eventId), .text(r.callerId), .text(r.environment.rawValue),
+                    SQLValues.textArray(ids), SQLValues.integerArray(positions),
+                    .text(r.status.rawValue), .text(r.insightIdsUsed.joined(separator: ",")), .int64(r.reportedAt)
+                ])
         ]
     }
 
@@ -243,12 +270,14 @@ public final class PostgresLedger: EvaluationLedger {
         }
         return [
             lockStatement(keys),
-            WriteStatement(name: "insightd_labels", sql: labelsSQL, parameters: [
-                .text(s.callerId), .bytea(s.idempotencyKeyHash), .bytea(s.bodyHash), .text(s.environment.rawValue),
-                .text(s.tenant), .int64(s.receivedAt), SQLValues.textArray(ids), SQLValues.textArray(outcomes),
-                SQLValues.textArray(fraudTypes), SQLValues.textArray(discovered), SQLValues.textArray(originEvents),
-                SQLValues.integerArray(originPositions), SQLValues.integerArray(valid),
-            ]),
+            WriteStatement(
+                name: "insightd_labels", sql: labelsSQL,
+                parameters: [
+                    .text(s.callerId), .bytea(s.idempotencyKeyHash), .bytea(s.bodyHash), .text(s.environment.rawValue),
+                    .text(s.tenant), .int64(s.receivedAt), SQLValues.textArray(ids), SQLValues.textArray(outcomes),
+                    SQLValues.textArray(fraudTypes), SQLValues.textArray(discovered), SQLValues.textArray(originEvents),
+                    SQLValues.integerArray(originPositions), SQLValues.integerArray(valid)
+                ])
         ]
     }
 

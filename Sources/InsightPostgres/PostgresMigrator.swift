@@ -21,15 +21,17 @@ public struct PostgresMigrator {
 
     /// The history recorded in the database (empty for a new one).
     public func applied(_ db: PostgresConnection) throws -> [AppliedMigration] {
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version bigint PRIMARY KEY, name text NOT NULL,
                 checksum text NOT NULL, applied_at bigint NOT NULL)
             """)
         return try db.query(StoreSchema.migrationHistory)
             .map { row in
-                AppliedMigration(version: Int(row.int64(0) ?? 0), name: row.text(1) ?? "",
-                                         checksum: row.text(2) ?? "", appliedAt: row.int64(3) ?? 0)
+                AppliedMigration(
+                    version: Int(row.int64(0) ?? 0), name: row.text(1) ?? "",
+                    checksum: row.text(2) ?? "", appliedAt: row.int64(3) ?? 0)
             }
     }
 
@@ -45,9 +47,12 @@ public struct PostgresMigrator {
         return try Migration.applyPending(migrations, after: try applied(db)) { migration in
             try db.transaction {
                 try db.execute(migration.sql)
-                try db.query("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)",
-                             [.int64(Int64(migration.version)), .text(migration.name), .text(migration.checksum),
-                              .int64(now)])
+                try db.query(
+                    "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)",
+                    [
+                        .int64(Int64(migration.version)), .text(migration.name), .text(migration.checksum),
+                        .int64(now)
+                    ])
             }
         }
     }

@@ -9,19 +9,26 @@ import PostgresClient
 enum PostgresModelPerformance {
     static func counts(_ query: ModelPerformanceQuery, in db: PostgresConnection) throws -> [ModelPerformanceCell] {
         let statement = try db.prepare("insightd_model_performance", sql)
-        return try db.query(statement, [.text(query.tenant), .text(query.environment.rawValue), .int64(query.from),
-                                        .int64(query.to), .int64(query.matureBefore), query.category.map { .text($0.rawValue) },
-                                        .text(InsightType.isLikelyBeingCoached.rawValue)]).map { row in
+        return try db.query(
+            statement,
+            [
+                .text(query.tenant), .text(query.environment.rawValue), .int64(query.from),
+                .int64(query.to), .int64(query.matureBefore), query.category.map { .text($0.rawValue) },
+                .text(InsightType.isLikelyBeingCoached.rawValue)
+            ]
+        ).map { row in
             guard let category = OperationCategory(rawValue: row.text(1) ?? ""),
-                  let value = InsightValue(rawValue: row.text(2) ?? "") else {
+                let value = InsightValue(rawValue: row.text(2) ?? "")
+            else {
                 throw PostgresStoreError("an insight has an unknown category or value")
             }
-            return ModelPerformanceCell(modelVersion: row.text(0) ?? "", category: category, value: value,
-                                        consumption: row.text(3).flatMap(ConsumptionStatus.init(rawValue:)),
-                                        label: row.text(4).flatMap(LabelOutcome.init(rawValue:)),
-                                        count: Int(row.int64(5) ?? 0), mature: Int(row.int64(6) ?? 0),
-                                        shadow: row.bool(7) ?? false, scoreBin: row.int64(8).map { Int($0) },
-                                        source: InteractionSource.stored(platform: row.text(9), kit: row.text(10), version: row.text(11)))
+            return ModelPerformanceCell(
+                modelVersion: row.text(0) ?? "", category: category, value: value,
+                consumption: row.text(3).flatMap(ConsumptionStatus.init(rawValue:)),
+                label: row.text(4).flatMap(LabelOutcome.init(rawValue:)),
+                count: Int(row.int64(5) ?? 0), mature: Int(row.int64(6) ?? 0),
+                shadow: row.bool(7) ?? false, scoreBin: row.int64(8).map { Int($0) },
+                source: InteractionSource.stored(platform: row.text(9), kit: row.text(10), version: row.text(11)))
         }
     }
 

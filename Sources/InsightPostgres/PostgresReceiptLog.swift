@@ -11,9 +11,11 @@ public final class PostgresReceiptLog: ReceiptLog {
     public func heads(instance: String, from: Int64, limit: Int, withLeaves: Bool) throws -> [LoggedHead] {
         let leaves = withLeaves ? "leaves" : "''::bytea"
         let rows: [(String, [UInt8])] = try reads.read { db in
-            try db.query("""
+            try db.query(
+                """
                 SELECT jws, \(leaves) FROM receipt_heads WHERE instance = $1 AND sequence >= $2 ORDER BY sequence LIMIT $3
-                """, [.text(instance), .int64(from), .int64(Int64(limit))]).map { ($0.text(0) ?? "", $0.bytea(1) ?? []) }
+                """, [.text(instance), .int64(from), .int64(Int64(limit))]
+            ).map { ($0.text(0) ?? "", $0.bytea(1) ?? []) }
         }
         return try rows.map { jws, leaves in
             guard let signed = SignedHead(jws: jws) else { throw PostgresStoreError("a stored receipt head is not a head's JWS") }
@@ -23,9 +25,11 @@ public final class PostgresReceiptLog: ReceiptLog {
 
     public func latestHeads() throws -> [SignedHead] {
         try reads.read { db in
-            try db.query("""
+            try db.query(
+                """
                 SELECT DISTINCT ON (instance) jws FROM receipt_heads ORDER BY instance, sequence DESC
-                """).map { $0.text(0) ?? "" }
+                """
+            ).map { $0.text(0) ?? "" }
         }.compactMap(SignedHead.init(jws:))
     }
 }

@@ -48,7 +48,7 @@ public struct PostgresSettings: Sendable {
             ("keepalives_count", "3"),
             ("tcp_user_timeout", String(deadServerSeconds * 1_000)),
             ("application_name", applicationName),
-            ("target_session_attrs", "read-write"),
+            ("target_session_attrs", "read-write")
         ]
     }
 
@@ -56,9 +56,11 @@ public struct PostgresSettings: Sendable {
     /// before it is acknowledged (`synchronous_commit`, whatever the server's default), and the
     /// timeouts above.
     func connect() throws -> PostgresConnection {
-        let connection = try PostgresConnection(url: url, connectTimeout: connectTimeoutSeconds,
-                                                defaults: connectionDefaults)
-        try connection.execute("""
+        let connection = try PostgresConnection(
+            url: url, connectTimeout: connectTimeoutSeconds,
+            defaults: connectionDefaults)
+        try connection.execute(
+            """
             SET synchronous_commit = on;
             SET statement_timeout = \(statementTimeoutMilliseconds);
             SET lock_timeout = \(lockTimeoutMilliseconds);

@@ -34,9 +34,12 @@ public final class PostgresStore: StoreOfRecord {
     /// `GroupCommitWriter`'s); `receipts` signs the heads of the answers this instance commits
     /// (nil: the store takes no evaluation). Throws when the server cannot be reached or a
     /// migration fails.
-    public static func open(settings: PostgresSettings, now: Milliseconds, receipts: ReceiptIssuer? = nil,
-                            observer: (@Sendable (PostgresWriter.Commit) -> Void)? = nil) throws
-        -> (store: PostgresStore, applied: [String]) {
+    public static func open(
+        settings: PostgresSettings, now: Milliseconds, receipts: ReceiptIssuer? = nil,
+        observer: (@Sendable (PostgresWriter.Commit) -> Void)? = nil
+    ) throws
+        -> (store: PostgresStore, applied: [String])
+    {
         let applied = try migrate(settings: settings, now: now)
         return (PostgresStore(settings: settings, receipts: receipts, observer: observer), applied)
     }
@@ -57,10 +60,11 @@ public final class PostgresStore: StoreOfRecord {
 
     /// The ports, for the daemon's use cases and jobs.
     public var ports: StorePorts {
-        StorePorts(ledger: ledger, credentials: credentials, administration: administration, decisions: administration,
-                   authorizations: authorizations, retention: retention, history: administration, erasure: erasure,
-                   performance: administration, hashKeyRegistry: hashKeyRegistry, receiptLog: receiptLog,
-                   leadership: leadership, store: self)
+        StorePorts(
+            ledger: ledger, credentials: credentials, administration: administration, decisions: administration,
+            authorizations: authorizations, retention: retention, history: administration, erasure: erasure,
+            performance: administration, hashKeyRegistry: hashKeyRegistry, receiptLog: receiptLog,
+            leadership: leadership, store: self)
     }
 
     /// Starts taking writes.
@@ -112,7 +116,8 @@ public final class PostgresStore: StoreOfRecord {
     /// Deletes everything older than `cutoff`, one batch per transaction (`insightctl purge`,
     /// beside or without running instances).
     public static func purge(settings: PostgresSettings, olderThan cutoff: Milliseconds, now: Milliseconds) throws
-        -> RetentionReport {
+        -> RetentionReport
+    {
         let connection = try settings.connect()
         try PostgresMigrator(migrations: PostgresMigrator.bundled()).migrate(connection, now: now)
         let statement = PostgresRetention.statement(cutoff: cutoff, trainingCutoff: cutoff)

@@ -26,72 +26,87 @@ public final class PostgresSubjectErasure: SubjectErasure {
 
     /// The evaluations' hash columns, by kind.
     static let columns: [(IdentifierKind, String)] = [
-        (.account, "account_hash"), (.device, "device_hash"), (.counterparty, "counterparty_hash"),
+        (.account, "account_hash"), (.device, "device_hash"), (.counterparty, "counterparty_hash")
     ]
 
     /// What each statement's result counts.
     private enum Counted: Sendable { case trainingVectors, evaluations, authorizations }
 
-    public func erase(_ subject: ErasedSubject,
-                      completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void) {
+    public func erase(
+        _ subject: ErasedSubject,
+        completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void
+    ) {
         var statements: [WriteStatement] = []
         var counted: [Counted] = []
         // First the training vectors of the evaluations about to be unlinked (found through the
         // hashes the UPDATEs below clear).
         for (kind, column) in Self.columns {
             for hash in subject.hashes(kind) {
-                statements.append(WriteStatement(name: "insightd_erase_vectors_\(column)", sql: """
-                    DELETE FROM training_vectors t USING evaluations e
-                    WHERE t.evaluation = e.number AND e.\(column) = $1::bytea
-                      AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = e.caller_id), 'default') = $2::text
-                    """, parameters: [.bytea(hash), .text(subject.tenant)]))
+                statements.append(
+                    WriteStatement(
+                        name: "insightd_erase_vectors_\(column)",
+                        sql: """
+                            DELETE FROM training_vectors t USING evaluations e
+                            WHERE t.evaluation = e.number AND e.\(column) = $1::bytea
+                              AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = e.caller_id), 'default') = $2::text
+                            """, parameters: [.bytea(hash), .text(subject.tenant)]))
                 counted.append(.trainingVectors)
             }
         }
         for (kind, column) in Self.columns {
             for hash in subject.hashes(kind) {
-                statements.append(WriteStatement(name: "insightd_erase_\(column)", sql: """
-                    UPDATE evaluations e SET \(column) = NULL
-                    WHERE e.\(column) = $1::bytea
-                      AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = e.caller_id), 'default') = $2::text
-                    RETURNING e.event_id
-                    """, parameters: [.bytea(hash), .text(subject.tenant)]))
+                statements.append(
+                    WriteStatement(
+                        name: "insightd_erase_\(column)",
+                        sql: """
+                            UPDATE evaluations e SET \(column) = NULL
+                            WHERE e.\(column) = $1::bytea
+                              AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = e.caller_id), 'default') = $2::text
+                            RETURNING e.event_id
+                            """, parameters: [.bytea(hash), .text(subject.tenant)]))
                 counted.append(.evaluations)
             }
         }
         for kind in AuthorizableKind.allCases {
             for hash in subject.hashes(kind.identifierKind) {
-                statements.append(WriteStatement(name: "insightd_erase_authorization", sql: """
-                    DELETE FROM subject_authorizations WHERE kind = $1::text AND subject_hash = $2::bytea AND tenant = $3::text
-                    """, parameters: [.text(kind.rawValue), .bytea(hash), .text(subject.tenant)]))
+                statements.append(
+                    WriteStatement(
+                        name: "insightd_erase_authorization",
+                        sql: """
+                            DELETE FROM subject_authorizations WHERE kind = $1::text AND subject_hash = $2::bytea AND tenant = $3::text
+                            """, parameters: [.text(kind.rawValue), .bytea(hash), .text(subject.tenant)]))
                 counted.append(.authorizations)
             }
         }
         if statements.isEmpty { return completion(.success(SubjectErasureReport())) }
         let settings = self.settings
-        writer.submit({ statements }, decode: { [counted] results in
-            var evaluations = Set<String>(), authorizations = 0, trainingVectors = 0
-            for (result, what) in zip(results, counted) {
-                switch what {
-                case .trainingVectors: trainingVectors += result.affectedRows
-                case .evaluations: for row in result { if let id = row.text(0) { evaluations.insert(id) } }
-                case .authorizations: authorizations += result.affectedRows
+        writer.submit(
+            { statements },
+            decode: { [counted] results in
+                var evaluations = Set<String>(), authorizations = 0, trainingVectors = 0
+                for (result, what) in zip(results, counted) {
+                    switch what {
+                    case .trainingVectors: trainingVectors += result.affectedRows
+                    case .evaluations: for row in result { if let id = row.text(0) { evaluations.insert(id) } }
+                    case .authorizations: authorizations += result.affectedRows
+                    }
                 }
-            }
-            return SubjectErasureReport(evaluations: evaluations.count, authorizations: authorizations,
-                                        trainingVectors: trainingVectors)
-        }, completion: { result in
-            guard case .success = result else { return completion(result) }
-            // Off the writer thread: a VACUUM reads the tables' changed pages and their indexes.
-            DispatchQueue.global(qos: .utility).async {
-                do {
-                    try Self.vacuum(settings: settings)
-                    completion(result)
-                } catch {
-                    completion(.failure(.unavailable("PostgreSQL: VACUUM after an erasure: \(error)")))
+                return SubjectErasureReport(
+                    evaluations: evaluations.count, authorizations: authorizations,
+                    trainingVectors: trainingVectors)
+            },
+            completion: { result in
+                guard case .success = result else { return completion(result) }
+                // Off the writer thread: a VACUUM reads the tables' changed pages and their indexes.
+                DispatchQueue.global(qos: .utility).async {
+                    do {
+                        try Self.vacuum(settings: settings)
+                        completion(result)
+                    } catch {
+                        completion(.failure(.unavailable("PostgreSQL: VACUUM after an erasure: \(error)")))
+                    }
                 }
-            }
-        })
+            })
     }
 
     /// Removes the dead row versions of the tables an erasure touches, without a time limit.

@@ -10,18 +10,28 @@ enum PostgresSubjectHistory {
         let before = query.after ?? SubjectHistoryCursor(time: .max, sequence: .max)
         var found: [(number: Int64, entry: SubjectHistoryEntry)] = []
         for hash in Set(query.hashes) {
-            for row in try db.query(statement, [.bytea(hash), .text(query.environment.rawValue), .text(query.tenant),
-                                                 .int64(before.time), .int64(before.sequence),
-                                                 .int64(Int64(query.limit + 1))]) {
+            for row in try db.query(
+                statement,
+                [
+                    .bytea(hash), .text(query.environment.rawValue), .text(query.tenant),
+                    .int64(before.time), .int64(before.sequence),
+                    .int64(Int64(query.limit + 1))
+                ])
+            {
                 let number = row.int64(0) ?? 0
                 if found.last?.number != number {
                     guard let category = OperationCategory(rawValue: row.text(3) ?? "") else {
                         throw PostgresStoreError("an evaluation has an unknown operation category")
                     }
-                    found.append((number, SubjectHistoryEntry(eventId: row.text(1) ?? "", createdAt: row.int64(2) ?? 0,
-                                                              category: category, callerId: row.text(4) ?? "",
-                                                              callerName: row.text(5), insights: [],
-                                                              decision: row.int64(10).flatMap { DecisionAction(code: Int($0)) })))
+                    found.append(
+                        (
+                            number,
+                            SubjectHistoryEntry(
+                                eventId: row.text(1) ?? "", createdAt: row.int64(2) ?? 0,
+                                category: category, callerId: row.text(4) ?? "",
+                                callerName: row.text(5), insights: [],
+                                decision: row.int64(10).flatMap { DecisionAction(code: Int($0)) })
+                        ))
                 }
                 guard let type = row.text(6) else { continue }
                 guard let outcome = SubjectHistoryInsight.outcome(value: row.text(8), errorCode: row.text(9)) else {

@@ -14,7 +14,9 @@ public struct PostgresTrainingVectors: TrainingVectorSource {
 
     public func trainingVectors(_ query: TrainingExportQuery, _ each: (CapturedVector) throws -> Void) throws {
         // A label names the insight id; labels only name insights of their own tenant (PostgresLedger).
-        let statement = try db.prepare("insightd_training_export", """
+        let statement = try db.prepare(
+            "insightd_training_export",
+            """
             SELECT t.created_at, t.evaluation, t.features, t.category, t.model_version, l.outcome
             FROM training_vectors t LEFT JOIN labels l ON l.insight_id = t.insight_id AND l.environment = t.environment
             WHERE (t.created_at, t.evaluation) > ($1::bigint, $2::bigint) AND t.created_at < $3::bigint
@@ -23,17 +25,23 @@ public struct PostgresTrainingVectors: TrainingVectorSource {
             """)
         var after: (Milliseconds, Int64) = (query.from, .min)
         while true {
-            let result = try db.query(statement, [.int64(after.0), .int64(after.1), .int64(query.until),
-                                                  .text(query.environment.rawValue), query.tenant.map { .text($0) },
-                                                  .int64(Int64(Self.batchSize))])
+            let result = try db.query(
+                statement,
+                [
+                    .int64(after.0), .int64(after.1), .int64(query.until),
+                    .text(query.environment.rawValue), query.tenant.map { .text($0) },
+                    .int64(Int64(Self.batchSize))
+                ])
             var last: (Milliseconds, Int64)?
             for row in result {
                 guard let features = TrainingVector.decode(row.bytea(2) ?? []) else {
                     throw PostgresStoreError("a training vector's features are not whole 8-byte values")
                 }
                 let createdAt = row.int64(0) ?? 0
-                try each(CapturedVector(features: features, category: row.text(3) ?? "", modelVersion: row.text(4) ?? "",
-                                        createdAt: createdAt, label: row.text(5).flatMap(LabelOutcome.init(rawValue:))))
+                try each(
+                    CapturedVector(
+                        features: features, category: row.text(3) ?? "", modelVersion: row.text(4) ?? "",
+                        createdAt: createdAt, label: row.text(5).flatMap(LabelOutcome.init(rawValue:))))
                 last = (createdAt, row.int64(1) ?? 0)
             }
             guard result.count == Self.batchSize, let last else { return }

@@ -103,18 +103,21 @@ public final class PostgresWriter: @unchecked Sendable {
 
     init(settings: PostgresSettings, receipts: ReceiptIssuer? = nil, observer: (@Sendable (Commit) -> Void)? = nil) {
         self.settings = settings
-        queue = WriterQueue(threadName: "insightd-pg-writer", capacity: settings.writeQueueCapacity,
-                            maxBatch: settings.commitBatch)
+        queue = WriterQueue(
+            threadName: "insightd-pg-writer", capacity: settings.writeQueueCapacity,
+            maxBatch: settings.commitBatch)
         self.observer = observer
         self.receipts = receipts
     }
 
     /// Starts the writer thread.
     func start() {
-        queue.start(process: { [self] batch in commit(batch) }, whenStopped: { [self] in
-            if let connection, connection.isConnected { try? mark.forget(on: connection, now: Self.now()) }
-            connection = nil
-        })
+        queue.start(
+            process: { [self] batch in commit(batch) },
+            whenStopped: { [self] in
+                if let connection, connection.isConnected { try? mark.forget(on: connection, now: Self.now()) }
+                connection = nil
+            })
     }
 
     /// Jobs waiting now.
@@ -124,29 +127,39 @@ public final class PostgresWriter: @unchecked Sendable {
     /// turns their results, in order, into the job's answer, and `completion` gets it on the
     /// writer thread. A `build` or `decode` that throws fails the job. Answers `.overloaded` at
     /// once when the queue is full, `.unavailable` after `stop()`.
-    func submit<T>(_ build: () throws -> [WriteStatement],
-                   decode: @escaping @Sendable ([PostgresResult]) throws -> T,
-                   completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void) {
-        enqueue(Job(work: Result { .statements(try build()) }, finish: { results, error, _ in
-            if let error { return completion(.failure(Self.failure(error))) }
-            do {
-                completion(.success(try decode(results ?? [])))
-            } catch {
-                completion(.failure(Self.failure(error)))
-            }
-        }), refuse: { completion(.failure($0)) })
+    func submit<T>(
+        _ build: () throws -> [WriteStatement],
+        decode: @escaping @Sendable ([PostgresResult]) throws -> T,
+        completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void
+    ) {
+        enqueue(
+            Job(
+                work: Result { .statements(try build()) },
+                finish: { results, error, _ in
+                    if let error { return completion(.failure(Self.failure(error))) }
+                    do {
+                        completion(.success(try decode(results ?? [])))
+                    } catch {
+                        completion(.failure(Self.failure(error)))
+                    }
+                }), refuse: { completion(.failure($0)) })
     }
 
     /// Queues the evaluation `build` makes (on the caller's thread), which the writer writes with
     /// the other evaluations of its batch; its answer's leaf hash is `leaf`, and `completion`
     /// gets the answer's receipt once the batch, its head included, is committed.
-    func submit(evaluation build: () throws -> Work, leaf: [UInt8],
-                completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+    func submit(
+        evaluation build: () throws -> Work, leaf: [UInt8],
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
         guard receipts != nil else { return completion(.failure(.unavailable("this writer issues no receipts"))) }
-        enqueue(Job(work: Result { try build() }, leaf: leaf, finish: { _, error, receipt in
-            if let receipt, error == nil { return completion(.success(receipt)) }
-            completion(.failure(Self.failure(error ?? PostgresStoreError("no receipt"))))
-        }), refuse: { completion(.failure($0)) })
+        enqueue(
+            Job(
+                work: Result { try build() }, leaf: leaf,
+                finish: { _, error, receipt in
+                    if let receipt, error == nil { return completion(.success(receipt)) }
+                    completion(.failure(Self.failure(error ?? PostgresStoreError("no receipt"))))
+                }), refuse: { completion(.failure($0)) })
     }
 
     /// What a caller is told of a job that failed.
@@ -178,8 +191,10 @@ public final class PostgresWriter: @unchecked Sendable {
         let outcomes = commitTogether(batch)
         if let observer {
             let failures = outcomes.compactMap(\.error)
-            observer(Commit(size: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
-                            failed: failures.count, firstError: failures.first.map(Self.describe)))
+            observer(
+                Commit(
+                    size: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
+                    failed: failures.count, firstError: failures.first.map(Self.describe)))
         }
         for (job, outcome) in zip(batch, outcomes) { job.finish(outcome.results, outcome.error, outcome.receipt) }
     }
@@ -193,17 +208,23 @@ public final class PostgresWriter: @unchecked Sendable {
     /// The statement that stores a batch's head and leaves.
     private static func headStatement(_ batch: ReceiptBatch) -> WriteStatement {
         let head = batch.head.head
-        return WriteStatement(name: "insightd_receipt_head", sql: """
-            INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves) VALUES ($1, $2, $3, $4, $5)
-            """, parameters: [.text(head.instance), .int64(head.sequence), .int64(head.time), .text(batch.head.jws),
-                              .bytea(batch.leaves)])
+        return WriteStatement(
+            name: "insightd_receipt_head",
+            sql: """
+                INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves) VALUES ($1, $2, $3, $4, $5)
+                """,
+            parameters: [
+                .text(head.instance), .int64(head.sequence), .int64(head.time), .text(batch.head.jws),
+                .bytea(batch.leaves)
+            ])
     }
 
     /// Reads where this instance's chain stands in the database, once it is unknown.
     private func learnTip(_ connection: PostgresConnection) throws(PostgresError) {
         guard let receipts, tipUnknown else { return }
-        let rows = try connection.query("SELECT jws FROM receipt_heads WHERE instance = $1 ORDER BY sequence DESC LIMIT 1",
-                                        [.text(receipts.instance)])
+        let rows = try connection.query(
+            "SELECT jws FROM receipt_heads WHERE instance = $1 ORDER BY sequence DESC LIMIT 1",
+            [.text(receipts.instance)])
         receipts.resume(after: rows.first.flatMap { $0.text(0) }.flatMap(SignedHead.init(jws:)).map(ChainTip.init))
         tipUnknown = false
     }
@@ -269,7 +290,9 @@ public final class PostgresWriter: @unchecked Sendable {
                         leaves.append(leaf)
                     }
                     guard let signed = receipts?.issue(leafHashes: leaves) else {
-                        for index in leafOf.keys { outcomes[index] = Outcome(error: PostgresStoreError("the receipt head could not be signed")) }
+                        for index in leafOf.keys {
+                            outcomes[index] = Outcome(error: PostgresStoreError("the receipt head could not be signed"))
+                        }
                         pending.removeAll { leafOf[$0] != nil }
                         continue
                     }
@@ -299,8 +322,12 @@ public final class PostgresWriter: @unchecked Sendable {
             let marked: [Result<PostgresResult, PostgresError>]
             do {
                 let statement = mark.next(now: Self.now())
-                marked = try connection.pipeline([.prepared(try connection.prepare(statement.name, statement.sql),
-                                                            statement.parameters)] + queries)
+                marked = try connection.pipeline(
+                    [
+                        .prepared(
+                            try connection.prepare(statement.name, statement.sql),
+                            statement.parameters)
+                    ] + queries)
             } catch {
                 // The connection broke: whether the server committed the batch (its head included) is
                 // unknown until asked; the chain's tip is read again either way.
@@ -333,7 +360,8 @@ public final class PostgresWriter: @unchecked Sendable {
             }
             let results = Array(marked.dropFirst())
             if let failed = results.firstIndex(where: { if case .failure(let e) = $0 { e.kind != .pipelineAborted } else { false } }),
-               case .failure(let error) = results[failed] {
+                case .failure(let error) = results[failed]
+            {
                 // A head that could not be stored: its sequence was taken (a batch whose commit was not
                 // acknowledged stored it), so the tip is read again and the batch sent again.
                 let headFailed = owners[failed].isEmpty
@@ -371,8 +399,9 @@ public final class PostgresWriter: @unchecked Sendable {
             }
             if let attempt { receipts?.committed(attempt.batch) }
             for index in pending {
-                outcomes[index] = Outcome(results: byJob[index] ?? [],
-                                          receipt: attempt?.leafOf[index].map { attempt!.batch.receipt(at: $0) })
+                outcomes[index] = Outcome(
+                    results: byJob[index] ?? [],
+                    receipt: attempt?.leafOf[index].map { attempt!.batch.receipt(at: $0) })
             }
             pending.removeAll()
         }

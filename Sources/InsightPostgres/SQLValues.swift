@@ -75,7 +75,9 @@ enum SQLValues {
 /// taken, and so sees what any other instance committed under them (READ COMMITTED: a snapshot
 /// per statement).
 func lockStatement(_ keys: [Int64]) -> WriteStatement {
-    WriteStatement(name: "insightd_lock", sql: """
-        SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) AS t(k) ORDER BY k) AS s
-        """, parameters: [SQLValues.integerArray(keys)])
+    WriteStatement(
+        name: "insightd_lock",
+        sql: """
+            SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) AS t(k) ORDER BY k) AS s
+            """, parameters: [SQLValues.integerArray(keys)])
 }

@@ -54,12 +54,14 @@ public struct RedisEvaluationGate: EvaluationGate {
             return GateAnswer(caller: admission, deviceRetryAfter: nil, insightsAdmitted: [], signals: nil)
         }
         if let device = request.device,
-           let retryAfter = limiter.deviceVerdict(reply, device: device, environment: request.environment, caller: request.caller) {
+            let retryAfter = limiter.deviceVerdict(reply, device: device, environment: request.environment, caller: request.caller)
+        {
             return GateAnswer(caller: admission, deviceRetryAfter: retryAfter, insightsAdmitted: [], signals: nil)
         }
-        return GateAnswer(caller: admission, deviceRetryAfter: nil,
-                          insightsAdmitted: limiter.insightVerdicts(reply, types: request.insightTypes, caller: request.caller),
-                          signals: read.map { velocity.signals($0, reply: reply) })
+        return GateAnswer(
+            caller: admission, deviceRetryAfter: nil,
+            insightsAdmitted: limiter.insightVerdicts(reply, types: request.insightTypes, caller: request.caller),
+            signals: read.map { velocity.signals($0, reply: reply) })
     }
 }
 
@@ -100,16 +102,20 @@ struct Preflight {
         // Where the caller's and velocity's arguments begin (1-based, as ARGV; 0: not asked).
         let admissionStart = admission == nil ? 0 : 7 + 3 * insights.count
         let velocityStart = velocityAsked ? 7 + 3 * insights.count + (admission?.count ?? 0) : 0
-        arguments += [RedisArgument(lifetime), RedisArgument(insights.count), RedisArgument(admissionStart),
-                      RedisArgument(velocityStart)]
+        arguments += [
+            RedisArgument(lifetime), RedisArgument(insights.count), RedisArgument(admissionStart),
+            RedisArgument(velocityStart)
+        ]
         for insight in insights {
             arguments += [RedisArgument("i:" + insight.field), number(insight.quota.rate), RedisArgument(insight.quota.burst)]
         }
         if let admission { arguments += admission }
         if let velocity, velocityAsked {
             keys += velocity.keys
-            arguments += [RedisArgument(velocity.accounts.count), RedisArgument(velocity.devices.count),
-                          RedisArgument(velocity.counterparties.count), RedisArgument(VelocityWindow.week.milliseconds)]
+            arguments += [
+                RedisArgument(velocity.accounts.count), RedisArgument(velocity.devices.count),
+                RedisArgument(velocity.counterparties.count), RedisArgument(VelocityWindow.week.milliseconds)
+            ]
         }
         return RedisCommand.script(PreflightScript.script, keys: keys, arguments: arguments)
     }
@@ -117,10 +123,12 @@ struct Preflight {
     /// The script's reply read; nil when there is none or it is not the script's (an error).
     static func decode(_ reply: RedisReply?) -> PreflightReply? {
         guard let parts = reply?.elements, parts.count == 5, let allowed = parts[0].integer,
-              let retry = parts[1].string.flatMap(Double.init), let admitted = parts[2].elements,
-              let signals = parts[3].elements, let caller = parts[4].elements else { return nil }
-        return PreflightReply(caller: caller, deviceAllowed: allowed == 1, deviceRetryMilliseconds: retry,
-                              insightsAdmitted: admitted.map { $0.integer == 1 }, signals: signals)
+            let retry = parts[1].string.flatMap(Double.init), let admitted = parts[2].elements,
+            let signals = parts[3].elements, let caller = parts[4].elements
+        else { return nil }
+        return PreflightReply(
+            caller: caller, deviceAllowed: allowed == 1, deviceRetryMilliseconds: retry,
+            insightsAdmitted: admitted.map { $0.integer == 1 }, signals: signals)
     }
 
     private func number(_ value: Double) -> RedisArgument { RedisArgument("\(value)") }
@@ -160,53 +168,54 @@ enum PreflightScript {
     /// admission as `admit` answers it ({} when not asked)}. A refused caller answers
     /// {1, '0', {}, {}, admission} and takes nothing else; a refused device {0, retry, {}, {},
     /// admission}.
-    static let script = RedisScript(RateLimitScripts.prelude + """
-    local now = now_ms()
-    local c, v = tonumber(ARGV[5]), tonumber(ARGV[6])
-    local admission = {}
-    if c > 0 then
-      admission = admit_caller(KEYS[1], now, c, 1)
-      if admission[1] == 0 then return {1, '0', {}, {}, admission} end
-    end
-    if ARGV[1] ~= '' then
-      local ok, newTat, _, retry = decide(tonumber(ARGV[1]), tonumber(ARGV[2]), now, tonumber(redis.call('GET', KEYS[2])))
-      redis.call('SET', KEYS[2], num(newTat), 'PX', math.max(1, math.ceil(newTat - now)))
-      if not ok then
-        throttled(KEYS[1], now, 'deviceRate')
-        -- The caller's hash lives as long after this write as after any (it may be new here).
-        redis.call('PEXPIRE', KEYS[1], ARGV[3])
-        return {0, num(retry), {}, {}, admission}
-      end
-    end
-    local n = tonumber(ARGV[4])
-    local admitted = {}
-    for i = 0, n - 1 do
-      local a = 7 + 3 * i
-      local ok, newTat = decide(tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), now, tonumber(redis.call('HGET', KEYS[1], ARGV[a])))
-      redis.call('HSET', KEYS[1], ARGV[a], num(newTat))
-      admitted[#admitted + 1] = ok and 1 or 0
-    end
-    if n > 0 and c == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-    local out = {}
-    if v > 0 then
-      local na, nd, nc = tonumber(ARGV[v]), tonumber(ARGV[v + 1]), tonumber(ARGV[v + 2])
-      local low = '(' .. (now - tonumber(ARGV[v + 3]))
-      out[1] = tostring(now)
-      for i = 1, na + nd do
-        out[#out + 1] = redis.call('ZRANGEBYSCORE', KEYS[2 + i], low, '+inf', 'WITHSCORES')
-      end
-      for i = 0, nc - 1 do
-        local ckey, hkey = KEYS[3 + na + nd + 2 * i], KEYS[4 + na + nd + 2 * i]
-        local live = redis.call('ZRANGEBYSCORE', ckey, low, '+inf', 'WITHSCORES')
-        local triples = {}
-        for j = 1, #live, 2 do
-          triples[#triples + 1] = live[j]
-          triples[#triples + 1] = live[j + 1]
-          triples[#triples + 1] = redis.call('HGET', hkey, live[j]) or ''
-        end
-        out[#out + 1] = triples
-      end
-    end
-    return {1, '0', admitted, out, admission}
-    """)
+    static let script = RedisScript(
+        RateLimitScripts.prelude + """
+            local now = now_ms()
+            local c, v = tonumber(ARGV[5]), tonumber(ARGV[6])
+            local admission = {}
+            if c > 0 then
+              admission = admit_caller(KEYS[1], now, c, 1)
+              if admission[1] == 0 then return {1, '0', {}, {}, admission} end
+            end
+            if ARGV[1] ~= '' then
+              local ok, newTat, _, retry = decide(tonumber(ARGV[1]), tonumber(ARGV[2]), now, tonumber(redis.call('GET', KEYS[2])))
+              redis.call('SET', KEYS[2], num(newTat), 'PX', math.max(1, math.ceil(newTat - now)))
+              if not ok then
+                throttled(KEYS[1], now, 'deviceRate')
+                -- The caller's hash lives as long after this write as after any (it may be new here).
+                redis.call('PEXPIRE', KEYS[1], ARGV[3])
+                return {0, num(retry), {}, {}, admission}
+              end
+            end
+            local n = tonumber(ARGV[4])
+            local admitted = {}
+            for i = 0, n - 1 do
+              local a = 7 + 3 * i
+              local ok, newTat = decide(tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), now, tonumber(redis.call('HGET', KEYS[1], ARGV[a])))
+              redis.call('HSET', KEYS[1], ARGV[a], num(newTat))
+              admitted[#admitted + 1] = ok and 1 or 0
+            end
+            if n > 0 and c == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+            local out = {}
+            if v > 0 then
+              local na, nd, nc = tonumber(ARGV[v]), tonumber(ARGV[v + 1]), tonumber(ARGV[v + 2])
+              local low = '(' .. (now - tonumber(ARGV[v + 3]))
+              out[1] = tostring(now)
+              for i = 1, na + nd do
+                out[#out + 1] = redis.call('ZRANGEBYSCORE', KEYS[2 + i], low, '+inf', 'WITHSCORES')
+              end
+              for i = 0, nc - 1 do
+                local ckey, hkey = KEYS[3 + na + nd + 2 * i], KEYS[4 + na + nd + 2 * i]
+                local live = redis.call('ZRANGEBYSCORE', ckey, low, '+inf', 'WITHSCORES')
+                local triples = {}
+                for j = 1, #live, 2 do
+                  triples[#triples + 1] = live[j]
+                  triples[#triples + 1] = live[j + 1]
+                  triples[#triples + 1] = redis.call('HGET', hkey, live[j]) or ''
+                end
+                out[#out + 1] = triples
+              end
+            end
+            return {1, '0', admitted, out, admission}
+            """)
 }

@@ -104,19 +104,24 @@ public final class RedisLink: Sendable {
     private let calls = Locked<(queue: RedisCallQueue?, stopped: Bool)>((nil, false))
 
     /// `log` receives going down and coming back (once each), and what background tasks report.
-    public init(settings: RedisLinkSettings, metrics: MetricsRegistry,
-                log: @escaping @Sendable (RedisLinkEvent) -> Void) {
+    public init(
+        settings: RedisLinkSettings, metrics: MetricsRegistry,
+        log: @escaping @Sendable (RedisLinkEvent) -> Void
+    ) {
         self.settings = settings
         self.log = log
         if case .server(let url) = settings.endpoint { master = Locked(url) } else { master = Locked(nil) }
-        failures = metrics.counter("insightd_redis_failures_total",
-                                   help: "Redis calls that failed, by kind (connection, timeout, reply).",
-                                   labels: ["kind"])
+        failures = metrics.counter(
+            "insightd_redis_failures_total",
+            help: "Redis calls that failed, by kind (connection, timeout, reply).",
+            labels: ["kind"])
         // Read from the flag when scraped: a gauge set at each change could be left at 0 by a
         // request thread's going-down racing the check thread's coming-back.
-        metrics.collect("insightd_redis_up",
-                        help: "1 while the shared Redis is reachable and used; 0 while instances fall back to local shares.",
-                        type: .gauge) { [weak self] in [(labels: [], value: self?.isAvailable == true ? 1 : 0)] }
+        metrics.collect(
+            "insightd_redis_up",
+            help: "1 while the shared Redis is reachable and used; 0 while instances fall back to local shares.",
+            type: .gauge
+        ) { [weak self] in [(labels: [], value: self?.isAvailable == true ? 1 : 0)] }
     }
 
     deinit { stop() }
@@ -166,10 +171,12 @@ public final class RedisLink: Sendable {
             defer { calls = (nil, true) }
             return calls.queue
         }?.stop()
-        guard let current = worker.withLock({ value -> Worker? in
-            defer { value = nil }
-            return value
-        }) else { return }
+        guard
+            let current = worker.withLock({ value -> Worker? in
+                defer { value = nil }
+                return value
+            })
+        else { return }
         current.stopping.store(true, ordering: .releasing)
         current.wake.signal()
         idle.withLock { $0.removeAll() }
@@ -207,9 +214,11 @@ public final class RedisLink: Sendable {
         if pooled == nil {
             guard let url = master.withLock({ $0 }) else { return nil }
             do {
-                pooled = PooledConnection(try RedisConnection(url: url, connectTimeout: settings.commandTimeout,
-                                                              commandTimeout: settings.commandTimeout),
-                                          generation: current)
+                pooled = PooledConnection(
+                    try RedisConnection(
+                        url: url, connectTimeout: settings.commandTimeout,
+                        commandTimeout: settings.commandTimeout),
+                    generation: current)
             } catch {
                 fail(error)
                 return nil
@@ -271,8 +280,9 @@ public final class RedisLink: Sendable {
             if connection == nil || !connection!.isConnected {
                 connection = nil
                 guard let url = master.withLock({ $0 }) else { throw RedisError.notConnected }
-                connection = try RedisConnection(url: url, connectTimeout: settings.backgroundTimeout,
-                                                 commandTimeout: settings.backgroundTimeout)
+                connection = try RedisConnection(
+                    url: url, connectTimeout: settings.backgroundTimeout,
+                    commandTimeout: settings.backgroundTimeout)
             }
             let open = connection!
             var since: Int64?
@@ -320,9 +330,10 @@ public final class RedisLink: Sendable {
         let located: RedisURL
         do {
             let index: Int
-            (located, index) = try sentinels.locateMaster(first: answeringSentinel.withLock { $0 },
-                                                          connectTimeout: settings.backgroundTimeout,
-                                                          commandTimeout: settings.backgroundTimeout)
+            (located, index) = try sentinels.locateMaster(
+                first: answeringSentinel.withLock { $0 },
+                connectTimeout: settings.backgroundTimeout,
+                commandTimeout: settings.backgroundTimeout)
             answeringSentinel.withLock { $0 = index }
         } catch {
             if master.withLock({ $0 }) != nil { return }
@@ -334,8 +345,10 @@ public final class RedisLink: Sendable {
         }
         guard let previous, previous != located else { return }
         connection = nil
-        log(.masterChanged(to: "\(RedisAddress(host: located.host, port: located.port))",
-                           from: "\(RedisAddress(host: previous.host, port: previous.port))"))
+        log(
+            .masterChanged(
+                to: "\(RedisAddress(host: located.host, port: located.port))",
+                from: "\(RedisAddress(host: previous.host, port: previous.port))"))
         markUnavailable(RedisError.notMaster("\(RedisAddress(host: previous.host, port: previous.port))"))
     }
 

@@ -67,18 +67,21 @@ public final class RedisRateLimiter: RateLimits {
     /// share's when there is none (Redis did not answer).
     private func admission(_ parts: [RedisReply]?, caller: Caller, cost: Int = 1) -> Admission {
         guard let parts, parts.count == 5, let allowed = parts[0].integer,
-              let step = parts[1].integer, let remaining = parts[2].integer,
-              let retry = parts[3].string.flatMap(Double.init), let reset = parts[4].string.flatMap(Double.init) else {
+            let step = parts[1].integer, let remaining = parts[2].integer,
+            let retry = parts[3].string.flatMap(Double.init), let reset = parts[4].string.flatMap(Double.init)
+        else {
             return withConfigured(fallback.admit(localShare(caller), cost: cost), caller)
         }
         let configured = GCRA(rate: caller.rate, burst: caller.burst)
-        let status = QuotaStatus(configured: configured,
-                                 effective: settings.compliance.effective(configured, step: Int(step)),
-                                 penaltyStep: Int(step), remaining: Int(remaining),
-                                 resetSeconds: Int((reset / 1000).rounded(.up)))
+        let status = QuotaStatus(
+            configured: configured,
+            effective: settings.compliance.effective(configured, step: Int(step)),
+            penaltyStep: Int(step), remaining: Int(remaining),
+            resetSeconds: Int((reset / 1000).rounded(.up)))
         if allowed == 1 { return .allowed(status) }
-        return .throttled(step > 0 ? .reportingPenalty : .callerRate, status,
-                          retryAfterSeconds: max(1, Int((retry / 1000).rounded(.up))))
+        return .throttled(
+            step > 0 ? .reportingPenalty : .callerRate, status,
+            retryAfterSeconds: max(1, Int((retry / 1000).rounded(.up))))
     }
 
     public func admitDevice(_ hash: [UInt8], environment: Environment, caller: Caller) -> Int? {
@@ -134,9 +137,10 @@ public final class RedisRateLimiter: RateLimits {
             view.quota.configured = GCRA(rate: caller.rate, burst: caller.burst)
             return view
         }
-        return RateLimitView(quota: state.quota, stats: state.stats, allowance: settings.compliance.allowance(state.stats),
-                             throttledCount: state.throttled, lastThrottledAt: state.lastThrottledAt,
-                             lastThrottleReason: state.lastReason, statsAsOf: state.statsAsOf)
+        return RateLimitView(
+            quota: state.quota, stats: state.stats, allowance: settings.compliance.allowance(state.stats),
+            throttledCount: state.throttled, lastThrottledAt: state.lastThrottledAt,
+            lastThrottleReason: state.lastReason, statsAsOf: state.statsAsOf)
     }
 
     private struct SharedState {
@@ -155,18 +159,22 @@ public final class RedisRateLimiter: RateLimits {
             try connection.run(RateLimitScripts.view, keys: keys, arguments: arguments)
         }
         guard let parts = reply?.elements, parts.count == 12, let step = parts[0].integer,
-              let available = parts[1].integer, let reset = parts[2].string.flatMap(Double.init) else { return nil }
+            let available = parts[1].integer, let reset = parts[2].string.flatMap(Double.init)
+        else { return nil }
         func count(_ i: Int) -> Int { parts[i].string.flatMap { Int($0) } ?? 0 }
         let configured = GCRA(rate: caller.rate, burst: caller.burst)
-        let quota = QuotaStatus(configured: configured, effective: settings.compliance.effective(configured, step: Int(step)),
-                                penaltyStep: Int(step), remaining: Int(available),
-                                resetSeconds: Int((reset / 1000).rounded(.up)))
-        return SharedState(quota: quota,
-                           stats: ReportingStats(evaluations: count(3), onTime: count(4), late: count(5),
-                                                 overdue: count(6), pending: count(7)),
-                           throttled: count(8), lastThrottledAt: parts[9].string.flatMap { Milliseconds($0) },
-                           lastReason: parts[10].string.flatMap { ThrottleReason(rawValue: $0) },
-                           statsAsOf: parts[11].string.flatMap { Milliseconds($0) })
+        let quota = QuotaStatus(
+            configured: configured, effective: settings.compliance.effective(configured, step: Int(step)),
+            penaltyStep: Int(step), remaining: Int(available),
+            resetSeconds: Int((reset / 1000).rounded(.up)))
+        return SharedState(
+            quota: quota,
+            stats: ReportingStats(
+                evaluations: count(3), onTime: count(4), late: count(5),
+                overdue: count(6), pending: count(7)),
+            throttled: count(8), lastThrottledAt: parts[9].string.flatMap { Milliseconds($0) },
+            lastReason: parts[10].string.flatMap { ThrottleReason(rawValue: $0) },
+            statsAsOf: parts[11].string.flatMap { Milliseconds($0) })
     }
 
     // MARK: Reporting compliance
@@ -192,9 +200,11 @@ public final class RedisRateLimiter: RateLimits {
                 var arguments: [RedisArgument] = [RedisArgument(Int64(policy.recoverySeconds) * 1000), RedisArgument(lifetime)]
                 for id in batch {
                     let counts = stats[id] ?? ReportingStats()
-                    arguments += [RedisArgument(policy.targetStep(counts)), RedisArgument(counts.evaluations),
-                                  RedisArgument(counts.onTime), RedisArgument(counts.late), RedisArgument(counts.overdue),
-                                  RedisArgument(counts.pending)]
+                    arguments += [
+                        RedisArgument(policy.targetStep(counts)), RedisArgument(counts.evaluations),
+                        RedisArgument(counts.onTime), RedisArgument(counts.late), RedisArgument(counts.overdue),
+                        RedisArgument(counts.pending)
+                    ]
                 }
                 commands.append(.script(RateLimitScripts.update, keys: batch.map(callerKey), arguments: arguments))
             }
@@ -246,8 +256,10 @@ public final class RedisRateLimiter: RateLimits {
     func stepArguments(_ caller: Caller) -> [RedisArgument] {
         let configured = GCRA(rate: caller.rate, burst: caller.burst)
         let steps = settings.compliance.maxStep + 1
-        var arguments: [RedisArgument] = [RedisArgument(Int64(settings.compliance.recoverySeconds) * 1000),
-                                          RedisArgument(callerLifetime), RedisArgument(steps)]
+        var arguments: [RedisArgument] = [
+            RedisArgument(Int64(settings.compliance.recoverySeconds) * 1000),
+            RedisArgument(callerLifetime), RedisArgument(steps)
+        ]
         arguments.reserveCapacity(3 + 2 * steps)
         for step in 0..<steps {
             let effective = settings.compliance.effective(configured, step: step)

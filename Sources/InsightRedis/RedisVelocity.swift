@@ -42,16 +42,19 @@ public final class RedisVelocity: VelocityState {
     /// one that rebuilds a Redis that lost its data (the lead's leadership); `clock` only dates
     /// the history read (signals and records use the server's clock). Registers the rebuild
     /// check with `link`, whose background thread runs it.
-    public init(link: RedisLink, history: any VelocityHistory, clock: any Clock, limits: VelocityLimits = .init(),
-                metrics: MetricsRegistry, mayRebuild: @escaping @Sendable () -> Bool) {
+    public init(
+        link: RedisLink, history: any VelocityHistory, clock: any Clock, limits: VelocityLimits = .init(),
+        metrics: MetricsRegistry, mayRebuild: @escaping @Sendable () -> Bool
+    ) {
         self.link = link
         self.history = history
         self.clock = clock
         self.limits = limits
         self.mayRebuild = mayRebuild
-        withoutRedis = metrics.counter("insightd_velocity_without_redis_total",
-                                       help: "Velocity reads answered without signals and records dropped while Redis was unavailable.",
-                                       labels: ["operation"])
+        withoutRedis = metrics.counter(
+            "insightd_velocity_without_redis_total",
+            help: "Velocity reads answered without signals and records dropped while Redis was unavailable.",
+            labels: ["operation"])
         link.onCheck { [weak self] connection, recoveredSince throws(RedisError) in
             try self?.check(connection, recoveredSince: recoveredSince)
         }
@@ -88,7 +91,8 @@ public final class RedisVelocity: VelocityState {
     func signals(_ read: VelocityRead, reply: PreflightReply?) -> VelocitySignals {
         let (query, accounts, devices, counterparties) = (read.query, read.accounts, read.devices, read.counterparties)
         guard let parts = reply?.signals, parts.count == 1 + accounts.count + devices.count + counterparties.count,
-              let now = parts[0].string.flatMap({ Milliseconds($0) }) else {
+            let now = parts[0].string.flatMap({ Milliseconds($0) })
+        else {
             if read.keys.isEmpty {
                 // Nothing to look up: the signals of a query that names no subject.
                 return VelocitySignals(query: query, accounts: [], devices: [], counterparties: [], now: clock.now())
@@ -98,8 +102,9 @@ public final class RedisVelocity: VelocityState {
             none.now = clock.now()
             return none
         }
-        var signals = VelocitySignals(query: query, accounts: accounts, devices: devices, counterparties: counterparties,
-                                      now: now)
+        var signals = VelocitySignals(
+            query: query, accounts: accounts, devices: devices, counterparties: counterparties,
+            now: now)
         var index = 1
         if !accounts.isEmpty {
             // One epoch for every hash's entries: live entries are younger than 7 d.
@@ -110,8 +115,10 @@ public final class RedisVelocity: VelocityState {
                 index += 1
                 for i in stride(from: 0, to: flat.count - 1, by: 2) {
                     guard let member = flat[i].bytes, member.count == 25, let time = Self.time(flat[i + 1]) else { continue }
-                    log.append(VelocityAccountEntry(device: Self.key(member, at: 0), counterparty: Self.key(member, at: 8),
-                                                    time: UInt32(clamping: time - epoch), flags: member[16]))
+                    log.append(
+                        VelocityAccountEntry(
+                            device: Self.key(member, at: 0), counterparty: Self.key(member, at: 8),
+                            time: UInt32(clamping: time - epoch), flags: member[16]))
                 }
             }
             if accounts.count > 1 { log.sort { $0.time < $1.time } }
@@ -139,13 +146,16 @@ public final class RedisVelocity: VelocityState {
                 index += 1
                 for i in stride(from: 0, to: flat.count - 2, by: 3) {
                     guard let member = flat[i].bytes, member.count == 8, let time = Self.time(flat[i + 1]) else { continue }
-                    payers.append(VelocityLinkedAccount(account: Self.key(member, at: 0), time: time,
-                                                        coached: flat[i + 2].string.flatMap { Milliseconds($0) }))
+                    payers.append(
+                        VelocityLinkedAccount(
+                            account: Self.key(member, at: 0), time: time,
+                            coached: flat[i + 2].string.flatMap { Milliseconds($0) }))
                 }
             }
             for payer in VelocityLinkedAccount.merged(payers) {
-                signals.addCounterpartyPayer(payer.account, time: payer.time, coached: payer.coached,
-                                             queryAccounts: accounts, now: now)
+                signals.addCounterpartyPayer(
+                    payer.account, time: payer.time, coached: payer.coached,
+                    queryAccounts: accounts, now: now)
             }
         }
         return signals
@@ -194,7 +204,8 @@ public final class RedisVelocity: VelocityState {
         let account = VelocityKeys.of(accountHash)
         let device = event.device.flatMap { $0.isEmpty ? nil : VelocityKeys.of($0) }
         let counterparty = event.isPayment ? event.counterparty.flatMap { $0.isEmpty ? nil : VelocityKeys.of($0) } : nil
-        let flags = (device != nil ? VelocityAccountEntry.hasDevice : 0)
+        let flags =
+            (device != nil ? VelocityAccountEntry.hasDevice : 0)
             | (counterparty != nil ? VelocityAccountEntry.payment : 0)
             | (event.isCoachingResult ? VelocityAccountEntry.coached : 0)
         var member = bytes(device ?? 0) + bytes(counterparty ?? 0) + [flags]
@@ -203,13 +214,16 @@ public final class RedisVelocity: VelocityState {
         let deviceKey = device.map { RedisArgument(prefix + "d:" + hex($0)) } ?? accountKey
         let counterpartyKey = counterparty.map { RedisArgument(prefix + "c:" + hex($0)) } ?? accountKey
         let coachedKey = counterparty.map { RedisArgument(prefix + "c:" + hex($0) + ":coached") } ?? accountKey
-        return .script(VelocityScripts.record, keys: [accountKey, deviceKey, counterpartyKey, coachedKey],
-                       arguments: [RedisArgument(event.time), RedisArgument(Int(flags)),
-                                   RedisArgument(device.map(bytes) ?? []), RedisArgument(counterparty.map(bytes) ?? []),
-                                   RedisArgument(bytes(account)), RedisArgument(member), RedisArgument(prefix),
-                                   RedisArgument(limits.eventsPerAccount), RedisArgument(limits.accountsPerDevice),
-                                   RedisArgument(limits.payersPerCounterparty),
-                                   RedisArgument(VelocityWindow.week.milliseconds)])
+        return .script(
+            VelocityScripts.record, keys: [accountKey, deviceKey, counterpartyKey, coachedKey],
+            arguments: [
+                RedisArgument(event.time), RedisArgument(Int(flags)),
+                RedisArgument(device.map(bytes) ?? []), RedisArgument(counterparty.map(bytes) ?? []),
+                RedisArgument(bytes(account)), RedisArgument(member), RedisArgument(prefix),
+                RedisArgument(limits.eventsPerAccount), RedisArgument(limits.accountsPerDevice),
+                RedisArgument(limits.payersPerCounterparty),
+                RedisArgument(VelocityWindow.week.milliseconds)
+            ])
     }
 
     // MARK: Erasure
@@ -223,8 +237,10 @@ public final class RedisVelocity: VelocityState {
         let counterparties = VelocityKeys.of(subject.counterparty)
         guard !accounts.isEmpty || !devices.isEmpty || !counterparties.isEmpty else { return }
         for environment in [Environment.production, .sandbox] {
-            var arguments = [RedisArgument(environmentPrefix(environment)), RedisArgument(accounts.count),
-                             RedisArgument(devices.count)]
+            var arguments = [
+                RedisArgument(environmentPrefix(environment)), RedisArgument(accounts.count),
+                RedisArgument(devices.count)
+            ]
             for key in accounts + devices + counterparties { arguments.append(RedisArgument(Self.bytes(key))) }
             let reply = link.perform { connection throws(RedisError) in
                 try connection.run(VelocityScripts.erase, arguments: arguments)
@@ -286,8 +302,13 @@ public final class RedisVelocity: VelocityState {
             cursor = events.next
         }
         let milliseconds = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-        link.report(.note("velocity replayed into Redis", [("reason", reason), ("evaluations", "\(read)"),
-                                                            ("recorded", "\(recorded)"), ("ms", "\(milliseconds)")]))
+        link.report(
+            .note(
+                "velocity replayed into Redis",
+                [
+                    ("reason", reason), ("evaluations", "\(read)"),
+                    ("recorded", "\(recorded)"), ("ms", "\(milliseconds)")
+                ]))
     }
 
     /// Present while Redis holds the velocity state (set after a full rebuild; never expires).

@@ -12,8 +12,10 @@ public struct AuthorizationService: Sendable {
     /// How long a denial waits before it takes effect (a coached person may be told to deny).
     let cooldown: Milliseconds
 
-    public init(store: any AuthorizationStore, denials: DenialIndex, hashKeys: HashKeys, clock: any Clock,
-                metrics: ServiceMetrics, cooldown: Milliseconds) {
+    public init(
+        store: any AuthorizationStore, denials: DenialIndex, hashKeys: HashKeys, clock: any Clock,
+        metrics: ServiceMetrics, cooldown: Milliseconds
+    ) {
         self.store = store
         self.denials = denials
         self.hashKeys = hashKeys
@@ -30,8 +32,10 @@ public struct AuthorizationService: Sendable {
     }
 
     /// Records `request` for the subject; a denial the tenant has no room for is refused.
-    public func apply(_ request: AuthorizationRequest, kind: AuthorizableKind, identifier: String, by caller: Caller,
-                      resume: @escaping Resume, completion: @escaping Completion<State>) throws(Rejection) {
+    public func apply(
+        _ request: AuthorizationRequest, kind: AuthorizableKind, identifier: String, by caller: Caller,
+        resume: @escaping Resume, completion: @escaping Completion<State>
+    ) throws(Rejection) {
         let subject = hashes(kind, identifier, of: caller)
         if request == .denied, !denials.hasRoom(for: subject) {
             metrics.throttled(.denialCapacity)
@@ -62,8 +66,9 @@ public struct AuthorizationService: Sendable {
     /// The identifier hashed under every key of the caller's tenant (the raw value goes no further).
     private func hashes(_ kind: AuthorizableKind, _ identifier: String, of caller: Caller) -> SubjectHashes {
         let keyring = hashKeys.current(tenant: caller.tenant)
-        return SubjectHashes(tenant: caller.tenant, environment: caller.environment, kind: kind,
-                             hashes: keyring.lookupHashes(identifier, kind: kind.identifierKind),
-                             activeKeyId: keyring.active.keyId)
+        return SubjectHashes(
+            tenant: caller.tenant, environment: caller.environment, kind: kind,
+            hashes: keyring.lookupHashes(identifier, kind: kind.identifierKind),
+            activeKeyId: keyring.active.keyId)
     }
 }

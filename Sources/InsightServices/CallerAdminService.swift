@@ -36,22 +36,31 @@ public struct CallerAdminService: Sendable {
     /// Changes a caller's rate, burst and/or training capture (at least one is given). A rate or
     /// burst above the ceiling the operator set on the tenant is refused: an admin key may
     /// change its tenant's callers, itself included, but not beyond what the operator allows.
-    public func updateCaller(_ callerId: String, rate: Double?, burst: Int?, trainingCapture: Bool? = nil, of admin: Caller,
-                             resume: @escaping Resume, completion: @escaping Completion<Caller>) {
+    public func updateCaller(
+        _ callerId: String, rate: Double?, burst: Int?, trainingCapture: Bool? = nil, of admin: Caller,
+        resume: @escaping Resume, completion: @escaping Completion<Caller>
+    ) {
         if rate != nil || burst != nil {
             let ceiling: TenantCeiling
             do { ceiling = try administration.ceiling(tenant: admin.tenant) } catch {
                 return completion(.failure(.unreadable(.callers)))
             }
             if let rate, let maxRate = ceiling.maxRate, rate > maxRate {
-                return completion(.failure(.invalid(field: "rate", detail: Self.aboveCeiling("\(maxRate == maxRate.rounded() ? String(Int(maxRate)) : String(maxRate)) per second"))))
+                return completion(
+                    .failure(
+                        .invalid(
+                            field: "rate",
+                            detail: Self.aboveCeiling("\(maxRate == maxRate.rounded() ? String(Int(maxRate)) : String(maxRate)) per second")
+                        )))
             }
             if let burst, let maxBurst = ceiling.maxBurst, burst > maxBurst {
                 return completion(.failure(.invalid(field: "burst", detail: Self.aboveCeiling("\(maxBurst)"))))
             }
         }
-        administration.updateCaller(callerId: callerId, tenant: admin.tenant, rate: rate, burst: burst,
-                                    trainingCapture: trainingCapture) { result in
+        administration.updateCaller(
+            callerId: callerId, tenant: admin.tenant, rate: rate, burst: burst,
+            trainingCapture: trainingCapture
+        ) { result in
             resume {
                 switch result {
                 case .success(let caller?): completion(.success(caller))
@@ -88,8 +97,10 @@ public struct CallerAdminService: Sendable {
 
     /// Revokes one key of a caller of the admin's tenant; revoking it again changes nothing.
     /// Authentication stops accepting it within the credential cache's time.
-    public func revokeKey(_ keyId: String, of callerId: String, by admin: Caller, resume: @escaping Resume,
-                          completion: @escaping Completion<StoredKey>) throws(Rejection) {
+    public func revokeKey(
+        _ keyId: String, of callerId: String, by admin: Caller, resume: @escaping Resume,
+        completion: @escaping Completion<StoredKey>
+    ) throws(Rejection) {
         // An unknown caller (or another tenant's) is `callerNotFound`, as on every admin route;
         // the store then refuses a key that is not this caller's, whatever happened meanwhile.
         _ = try caller(callerId, of: admin)
@@ -105,8 +116,10 @@ public struct CallerAdminService: Sendable {
     }
 
     /// Forgives the caller's overdue reports so far and refills its bucket.
-    public func resetRateLimit(_ callerId: String, of admin: Caller, resume: @escaping Resume,
-                               completion: @escaping Completion<RateLimitState>) throws(Rejection) {
+    public func resetRateLimit(
+        _ callerId: String, of admin: Caller, resume: @escaping Resume,
+        completion: @escaping Completion<RateLimitState>
+    ) throws(Rejection) {
         let caller = try caller(callerId, of: admin)
         let limiter = self.limiter
         administration.resetPenalty(callerId: callerId, tenant: admin.tenant, at: clock.now()) { result in
@@ -114,8 +127,11 @@ public struct CallerAdminService: Sendable {
                 switch result {
                 case .success(true):
                     limiter.reset(callerId: callerId)
-                    completion(.success(RateLimitState(caller: caller, view: limiter.view(caller),
-                                                       compliance: limiter.settings.compliance)))
+                    completion(
+                        .success(
+                            RateLimitState(
+                                caller: caller, view: limiter.view(caller),
+                                compliance: limiter.settings.compliance)))
                 case .success(false): completion(.failure(.callerNotFound))
                 case .failure(let failure): completion(.failure(.store(failure)))
                 }

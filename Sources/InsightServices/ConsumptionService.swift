@@ -16,12 +16,15 @@ public struct ConsumptionService: Sendable {
 
     /// Records `caller`'s report on evaluation `eventId`; completes once it is durable (or was
     /// recorded before).
-    public func report(_ status: ConsumptionStatus, insightIdsUsed used: [String], eventId: String, by caller: Caller,
-                       resume: @escaping Resume, completion: @escaping Completion<Void>) throws(Rejection) {
+    public func report(
+        _ status: ConsumptionStatus, insightIdsUsed used: [String], eventId: String, by caller: Caller,
+        resume: @escaping Resume, completion: @escaping Completion<Void>
+    ) throws(Rejection) {
         // An id that cannot be one of ours cannot name an evaluation: no store round trip.
         guard eventId.utf8.count <= EvaluationIdentifiers.maxLength else { throw .evaluationNotFound }
-        let report = ConsumptionReport(eventId: eventId, callerId: caller.callerId, environment: caller.environment,
-                                       status: status, insightIdsUsed: used, reportedAt: clock.now())
+        let report = ConsumptionReport(
+            eventId: eventId, callerId: caller.callerId, environment: caller.environment,
+            status: status, insightIdsUsed: used, reportedAt: clock.now())
         let metrics = self.metrics
         ledger.report(report) { result in
             resume {

@@ -38,8 +38,9 @@ extension DecisionFacts {
                 if let kind = VelocityRule.Kind(rawValue: reason) { velocity.insert(kind) }
             }
         }
-        self.init(coaching: coaching, velocity: velocity, category: request.category,
-                  newCounterparty: request.transaction.newCounterparty ?? false,
-                  amountBand: request.transaction.amountBand, initiator: request.initiator)
+        self.init(
+            coaching: coaching, velocity: velocity, category: request.category,
+            newCounterparty: request.transaction.newCounterparty ?? false,
+            amountBand: request.transaction.amountBand, initiator: request.initiator)
     }
 }

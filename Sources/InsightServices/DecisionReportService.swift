@@ -46,16 +46,19 @@ public struct DecisionReportService: Sendable {
 
     /// The period `from..<to` (the last `days` days) and its callers, those that proceeded against
     /// the policy most first.
-    public func report(of admin: Caller, days: Int) throws(Rejection) -> (from: Milliseconds, to: Milliseconds, callers: [CallerDecisions]) {
+    public func report(of admin: Caller, days: Int) throws(Rejection) -> (from: Milliseconds, to: Milliseconds, callers: [CallerDecisions])
+    {
         let to = clock.now() + 1
         let from = to - Milliseconds(days) * 86_400_000
         var byCaller: [String: CallerDecisions] = [:]
         do {
             // The callers are read one by one: only those the counts name.
             for count in try source.decisionCounts(tenant: admin.tenant, from: from, to: to) {
-                var entry = try byCaller[count.callerId]
-                    ?? CallerDecisions(callerId: count.callerId, caller: administration.caller(count.callerId, tenant: admin.tenant),
-                                       actions: [:])
+                var entry =
+                    try byCaller[count.callerId]
+                    ?? CallerDecisions(
+                        callerId: count.callerId, caller: administration.caller(count.callerId, tenant: admin.tenant),
+                        actions: [:])
                 entry.add(count)
                 byCaller[count.callerId] = entry
             }

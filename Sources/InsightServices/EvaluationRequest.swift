@@ -58,9 +58,11 @@ public struct EvaluationRequest: Sendable {
     /// Who chose the operation, and an agent's facts (docs/agents.md), read by the decision policy.
     public var initiator: Initiator
 
-    public init(requestId: String?, category: OperationCategory, insights: [InsightRequest], subject: RawSubject,
-                interaction: InteractionInput, transaction: TransactionFacts = TransactionFacts(),
-                initiator: Initiator = Initiator(), source: InteractionSource? = nil, droppedEvents: Int64? = nil) {
+    public init(
+        requestId: String?, category: OperationCategory, insights: [InsightRequest], subject: RawSubject,
+        interaction: InteractionInput, transaction: TransactionFacts = TransactionFacts(),
+        initiator: Initiator = Initiator(), source: InteractionSource? = nil, droppedEvents: Int64? = nil
+    ) {
         self.requestId = requestId
         self.category = category
         self.insights = insights

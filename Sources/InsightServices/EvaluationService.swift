@@ -53,10 +53,12 @@ public struct EvaluationService: Sendable {
     let quota: QuotaGate
 
     /// `gate` defaults to asking `limiter` and `velocity` one after the other.
-    public init(ledger: any EvaluationLedger, models: InsightModels, hashKeys: HashKeys, clock: any Clock,
-                limiter: any RateLimits, denials: DenialIndex, velocity: any VelocityState, escalation: EscalationPolicy,
-                metrics: ServiceMetrics, consumptionGrace: Milliseconds, decisions: DecisionPolicies = DecisionPolicies(),
-                gate: (any EvaluationGate)? = nil, drift: ScoreDrift? = nil) {
+    public init(
+        ledger: any EvaluationLedger, models: InsightModels, hashKeys: HashKeys, clock: any Clock,
+        limiter: any RateLimits, denials: DenialIndex, velocity: any VelocityState, escalation: EscalationPolicy,
+        metrics: ServiceMetrics, consumptionGrace: Milliseconds, decisions: DecisionPolicies = DecisionPolicies(),
+        gate: (any EvaluationGate)? = nil, drift: ScoreDrift? = nil
+    ) {
         self.gate = gate ?? SeparateCallsGate(limits: limiter, velocity: velocity)
         quota = QuotaGate(limiter: limiter, metrics: metrics)
         self.drift = drift
@@ -95,9 +97,11 @@ public struct EvaluationService: Sendable {
     /// A request with a `requestId` answered before (within its consumption grace) is answered
     /// again from the store, whichever instance answered it, and takes no token, velocity count
     /// or evaluation (docs/api.md, "Retries").
-    public func evaluate(_ request: EvaluationRequest, by caller: Caller, override: SandboxOverride? = nil,
-                         answer: any AnswerWriter,
-                         resume: @escaping Resume, completion: @escaping Completion<Evaluated>) throws(Rejection) {
+    public func evaluate(
+        _ request: EvaluationRequest, by caller: Caller, override: SandboxOverride? = nil,
+        answer: any AnswerWriter,
+        resume: @escaping Resume, completion: @escaping Completion<Evaluated>
+    ) throws(Rejection) {
         let quota = self.quota
         if override != nil { try quota.chargingRefusals(of: caller) { () throws(Rejection) in try permitOverride(for: caller) } }
         let retry = RetryKey(request, caller: caller, keyring: hashKeys.current(tenant: caller.tenant))
@@ -107,8 +111,11 @@ public struct EvaluationService: Sendable {
         if let forced = override?.evaluationError {
             var exhausted = try quota.admit(caller)
             exhausted.remaining = 0
-            throw .forced(forced, throttle: CallerThrottle(reason: .callerRate, status: exhausted, retryAfterSeconds: 1,
-                                                           view: limiter.view(caller), compliance: limiter.settings.compliance))
+            throw .forced(
+                forced,
+                throttle: CallerThrottle(
+                    reason: .callerRate, status: exhausted, retryAfterSeconds: 1,
+                    view: limiter.view(caller), compliance: limiter.settings.compliance))
         }
         let (gateRequest, pending) = try quota.chargingRefusals(of: caller) { () throws(Rejection) in
             try prepare(request, by: caller, override: override, retry: retry)
@@ -129,10 +136,13 @@ public struct EvaluationService: Sendable {
     /// What `request` asks of the gate, and what the evaluation made of it meanwhile; throws what
     /// refuses it before the gate (an interaction whose events make no features, an opted-out
     /// subject).
-    private func prepare(_ request: EvaluationRequest, by caller: Caller, override: SandboxOverride?,
-                         retry: RetryKey?) throws(Rejection) -> (GateRequest, PendingEvaluation) {
-        let answerer = try InsightAnswerer(registry: models.snapshot, interaction: request.interaction,
-                                           platform: request.source?.platform, override: override)
+    private func prepare(
+        _ request: EvaluationRequest, by caller: Caller, override: SandboxOverride?,
+        retry: RetryKey?
+    ) throws(Rejection) -> (GateRequest, PendingEvaluation) {
+        let answerer = try InsightAnswerer(
+            registry: models.snapshot, interaction: request.interaction,
+            platform: request.source?.platform, override: override)
         // Raw identifiers stop here: only their keyed hashes go further. Each identifier is
         // hashed once under every key of the caller's tenant (active first): the active hash is
         // stored, all are looked up.
@@ -141,8 +151,9 @@ public struct EvaluationService: Sendable {
         let accountHashes = request.subject.account.map { keyring.lookupHashes($0, kind: .account) }
         let deviceHashes = request.subject.device.map { keyring.lookupHashes($0, kind: .device) }
         let counterpartyHashes = request.subject.counterparty.map { keyring.lookupHashes($0, kind: .counterparty) }
-        let subject = HashedSubject(account: accountHashes?.first, device: deviceHashes?.first,
-                                    counterparty: counterpartyHashes?.first, keyId: keyring.active.keyId)
+        let subject = HashedSubject(
+            account: accountHashes?.first, device: deviceHashes?.first,
+            counterparty: counterpartyHashes?.first, keyId: keyring.active.keyId)
         // A person who switched insights off (and whose cooldown has passed) gets no evaluation.
         let now = clock.now()
         if let accountHashes, denials.isDenied(tenant, caller.environment, .account, hashes: accountHashes, now: now) {
@@ -163,8 +174,12 @@ public struct EvaluationService: Sendable {
             caller: caller, takesCallerToken: true, environment: caller.environment, device: subject.device,
             insightTypes: zip(request.insights, asksQuota).filter(\.1).map(\.0.type),
             velocity: velocity.isRebuilding ? nil : query)
-        return (gateRequest, PendingEvaluation(request: request, caller: caller, override: override, answerer: answerer,
-                                               subject: subject, asksQuota: asksQuota, now: now, retry: retry))
+        return (
+            gateRequest,
+            PendingEvaluation(
+                request: request, caller: caller, override: override, answerer: answerer,
+                subject: subject, asksQuota: asksQuota, now: now, retry: retry)
+        )
     }
 
     /// What an evaluation made of its request before its gate answered.
@@ -183,8 +198,10 @@ public struct EvaluationService: Sendable {
 
     /// The evaluation once its gate answered: the caller's and the device's verdicts, each
     /// insight's answer, escalation by velocity, the decision, and the durable record.
-    private func proceed(_ pending: PendingEvaluation, gate gateAnswer: GateAnswer, answer writeAnswer: any AnswerWriter,
-                         resume: @escaping Resume, completion: @escaping Completion<Evaluated>) throws(Rejection) {
+    private func proceed(
+        _ pending: PendingEvaluation, gate gateAnswer: GateAnswer, answer writeAnswer: any AnswerWriter,
+        resume: @escaping Resume, completion: @escaping Completion<Evaluated>
+    ) throws(Rejection) {
         let (request, caller, answerer, now) = (pending.request, pending.caller, pending.answerer, pending.now)
         let tenant = caller.tenant
         let quotaStatus = try quota.verdict(gateAnswer.caller ?? limiter.admit(caller), caller: caller)
@@ -194,12 +211,14 @@ public struct EvaluationService: Sendable {
         }
         // The evaluation's id, and its insights' ids made from it.
         let ids = EvaluationIdentifiers.make(insights: request.insights.count, milliseconds: now)
-        var insights = Self.answers(request, insightIds: ids.insightIds, asksQuota: pending.asksQuota,
-                                    admitted: gateAnswer.insightsAdmitted, answerer: answerer)
+        var insights = Self.answers(
+            request, insightIds: ids.insightIds, asksQuota: pending.asksQuota,
+            admitted: gateAnswer.insightsAdmitted, answerer: answerer)
         var shadows = answerer.shadowAnswers(served: insights, category: request.category, eventId: ids.eventId)
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
-        let (trackedValue, raised) = Self.escalate(&insights, signals: gateAnswer.signals, policy: escalation, metrics: metrics,
-                                                   tenant: tenant)
+        let (trackedValue, raised) = Self.escalate(
+            &insights, signals: gateAnswer.signals, policy: escalation, metrics: metrics,
+            tenant: tenant)
         // A shadow answer is escalated as it would be if its version served, so that the report
         // compares like with like; it counts no velocity metric and tracks nothing.
         if !shadows.isEmpty {
@@ -213,7 +232,8 @@ public struct EvaluationService: Sendable {
         let shadowDecision = policies.shadow.map { $0.decide(facts) }
         // The model's input is kept for training only when the caller opted in (nothing is done
         // otherwise), and never for a sandbox override's forced answers.
-        let trainingVector = caller.trainingCapture && pending.override == nil
+        let trainingVector =
+            caller.trainingCapture && pending.override == nil
             ? Self.trainingVector(answerer.features, insights: insights, tenant: tenant) : nil
         var record = EvaluationRecord(
             eventId: ids.eventId, callerId: caller.callerId, environment: caller.environment,
@@ -225,8 +245,9 @@ public struct EvaluationService: Sendable {
         let bare = writeAnswer.answer(record, tenant: tenant)
         let answer = pending.retry.map { writeAnswer.naming(bare, eventId: record.eventId, requestId: $0.requestId) } ?? bare
         if let retry = pending.retry {
-            record.retry = RetryEntry(key: retry.keys[0], digest: retry.digests[0], eventId: record.eventId, answer: bare,
-                                      expiresAt: record.reportConsumptionBy)
+            record.retry = RetryEntry(
+                key: retry.keys[0], digest: retry.digests[0], eventId: record.eventId, answer: bare,
+                expiresAt: record.reportConsumptionBy)
         }
         let stored = record
         ledger.record(stored, answer: answer) { result in
@@ -249,11 +270,12 @@ public struct EvaluationService: Sendable {
             // Velocity records the evaluation before it is answered, so that the next evaluation
             // on any instance counts it; a shared backend records many at once from a thread of
             // its own, so no loop waits for it.
-            let event = VelocityEvent(environment: stored.environment, time: stored.createdAt,
-                                      account: stored.subject.account, device: stored.subject.device,
-                                      counterparty: stored.subject.counterparty,
-                                      isPayment: stored.category == .payment, value: stored.trackedValue,
-                                      raisedByVelocity: stored.raisedByVelocity)
+            let event = VelocityEvent(
+                environment: stored.environment, time: stored.createdAt,
+                account: stored.subject.account, device: stored.subject.device,
+                counterparty: stored.subject.counterparty,
+                isPayment: stored.category == .payment, value: stored.trackedValue,
+                raisedByVelocity: stored.raisedByVelocity)
             velocity.record(event) {
                 resume {
                     metrics.evaluated(stored, tenant: tenant)
@@ -263,8 +285,11 @@ public struct EvaluationService: Sendable {
                     metrics.skipped(request.skippedEvents, by: stored.source)
                     metrics.decided(decision.action, stored, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
-                    completion(.success(Evaluated(record: stored, eventId: stored.eventId, answer: answer, receipt: receipt,
-                                                  quota: quotaStatus, replayed: false)))
+                    completion(
+                        .success(
+                            Evaluated(
+                                record: stored, eventId: stored.eventId, answer: answer, receipt: receipt,
+                                quota: quotaStatus, replayed: false)))
                 }
             }
         }
@@ -282,7 +307,8 @@ public struct EvaluationService: Sendable {
         guard let entry = found else { return nil }
         // The entry was made under one of the tenant's keys; its digest is compared under the same key.
         guard let index = retry.keys.firstIndex(of: entry.key),
-              ConstantTime.equals(retry.digests[index], entry.digest) else {
+            ConstantTime.equals(retry.digests[index], entry.digest)
+        else {
             metrics.retried(tenant: retry.tenant, replayed: false)
             throw .requestIdReused
         }
@@ -292,8 +318,10 @@ public struct EvaluationService: Sendable {
     /// Answers a retry with the stored answer, its `requestId` put back (the first answer's bytes
     /// exactly) and a receipt of its own: the answer is a leaf of the writer's next batch. No
     /// token is taken: the quota is as it stands.
-    private func replay(_ entry: RetryEntry, retry: RetryKey, by caller: Caller, writer: any AnswerWriter,
-                        resume: @escaping Resume, completion: @escaping Completion<Evaluated>) {
+    private func replay(
+        _ entry: RetryEntry, retry: RetryKey, by caller: Caller, writer: any AnswerWriter,
+        resume: @escaping Resume, completion: @escaping Completion<Evaluated>
+    ) {
         let answer = writer.naming(entry.answer, eventId: entry.eventId, requestId: retry.requestId)
         let quota = limiter.status(caller), metrics = self.metrics
         ledger.reissue(answer: answer) { result in
@@ -301,8 +329,11 @@ public struct EvaluationService: Sendable {
                 switch result {
                 case .success(let receipt):
                     metrics.retried(tenant: retry.tenant, replayed: true)
-                    completion(.success(Evaluated(record: nil, eventId: entry.eventId, answer: answer, receipt: receipt,
-                                                  quota: quota, replayed: true)))
+                    completion(
+                        .success(
+                            Evaluated(
+                                record: nil, eventId: entry.eventId, answer: answer, receipt: receipt,
+                                quota: quota, replayed: true)))
                 case .failure(let failure):
                     completion(.failure(.store(failure)))
                 }
@@ -324,14 +355,18 @@ public struct EvaluationService: Sendable {
 
     /// Each requested insight's answer; an insight that asked for quota (`asksQuota`) takes the
     /// next of the gate's verdicts (`admitted`, in the same order).
-    static func answers(_ request: EvaluationRequest, insightIds: [String], asksQuota: [Bool], admitted: [Bool],
-                        answerer: InsightAnswerer) -> [InsightRecord] {
+    static func answers(
+        _ request: EvaluationRequest, insightIds: [String], asksQuota: [Bool], admitted: [Bool],
+        answerer: InsightAnswerer
+    ) -> [InsightRecord] {
         var verdicts = admitted.makeIterator()
         var insights: [InsightRecord] = []
         insights.reserveCapacity(request.insights.count)
         for (insight, (id, quota)) in zip(request.insights, zip(insightIds, asksQuota)) {
-            insights.append(answerer.answer(insight, category: request.category, insightId: id,
-                                            admitted: quota ? verdicts.next() ?? false : true))
+            insights.append(
+                answerer.answer(
+                    insight, category: request.category, insightId: id,
+                    admitted: quota ? verdicts.next() ?? false : true))
         }
         return insights
     }
@@ -339,14 +374,18 @@ public struct EvaluationService: Sendable {
     /// Applies the escalation policy to every coaching insight that has a value (a sandbox-forced
     /// value is left as forced; without signals nothing is escalated). Returns the value velocity tracking records — the highest
     /// final coaching value — and whether velocity raised it.
-    static func escalate(_ insights: inout [InsightRecord], signals: VelocitySignals?, policy: EscalationPolicy,
-                         metrics: ServiceMetrics?, tenant: String) -> (InsightValue?, Bool) {
+    static func escalate(
+        _ insights: inout [InsightRecord], signals: VelocitySignals?, policy: EscalationPolicy,
+        metrics: ServiceMetrics?, tenant: String
+    ) -> (InsightValue?, Bool) {
         var tracked: InsightValue?, raised = false, counted = false
         for i in insights.indices {
             guard insights[i].type == InsightType.isLikelyBeingCoached.rawValue,
-                  case .value(let value, let reasons) = insights[i].outcome else { continue }
+                case .value(let value, let reasons) = insights[i].outcome
+            else { continue }
             // A sandbox-forced value stays as forced, but is tracked like any answer.
-            let escalation = reasons.contains(SandboxOverride.reason)
+            let escalation =
+                reasons.contains(SandboxOverride.reason)
                 ? Escalation(value: value) : signals.map { policy.apply(value, signals: $0) } ?? Escalation(value: value)
             if !counted { metrics?.velocityFired(escalation, tenant: tenant); counted = true }
             if escalation.value != value || !escalation.reasons.isEmpty {

@@ -34,8 +34,10 @@ struct InsightAnswerer: Sendable {
     static let supportedSchemaVersions = [1]
 
     /// Extracts the features, turning a hostile or inconsistent interaction into `contextInvalid`.
-    init(registry: ModelRegistry?, interaction: InteractionInput, platform: ClientPlatform? = nil,
-         override: SandboxOverride? = nil) throws(Rejection) {
+    init(
+        registry: ModelRegistry?, interaction: InteractionInput, platform: ClientPlatform? = nil,
+        override: SandboxOverride? = nil
+    ) throws(Rejection) {
         self.registry = registry
         self.override = override
         self.platform = platform
@@ -74,30 +76,37 @@ struct InsightAnswerer: Sendable {
 
     private func serving(_ request: InsightRequest) -> Serving {
         guard InsightType(rawValue: request.type) != nil else {
-            return .refused(modelVersion: nil, newest: nil,
-                            .error(.insightUnavailable, detail: "This server offers no insight of that type."))
+            return .refused(
+                modelVersion: nil, newest: nil,
+                .error(.insightUnavailable, detail: "This server offers no insight of that type."))
         }
         guard Self.supportedSchemaVersions.contains(request.schemaVersion) else {
-            return .refused(modelVersion: request.modelVersion, newest: registry?.currentVersion,
-                            .error(.insightVersionIncompatible, detail: "This schema version is not supported; supported: 1."))
+            return .refused(
+                modelVersion: request.modelVersion, newest: registry?.currentVersion,
+                .error(.insightVersionIncompatible, detail: "This schema version is not supported; supported: 1."))
         }
         guard let registry else {
-            return .refused(modelVersion: request.modelVersion, newest: nil,
-                            .error(.insightUnavailable, detail: "No model is loaded for this insight type."))
+            return .refused(
+                modelVersion: request.modelVersion, newest: nil,
+                .error(.insightUnavailable, detail: "No model is loaded for this insight type."))
         }
         let newest = registry.currentVersion
         guard let model = registry.model(version: request.modelVersion), !model.withdrawn else {
-            return .refused(modelVersion: request.modelVersion, newest: newest,
-                            .error(.insightVersionUnavailable, detail: "That model version is unknown or withdrawn; current is \(newest)."))
+            return .refused(
+                modelVersion: request.modelVersion, newest: newest,
+                .error(.insightVersionUnavailable, detail: "That model version is unknown or withdrawn; current is \(newest)."))
         }
         return .model(model, newest: newest)
     }
 
-    private func modelAnswer(_ request: InsightRequest, category: OperationCategory, insightId: String,
-                             admitted: Bool) -> InsightRecord {
+    private func modelAnswer(
+        _ request: InsightRequest, category: OperationCategory, insightId: String,
+        admitted: Bool
+    ) -> InsightRecord {
         func record(_ modelVersion: String?, _ newest: String?, _ outcome: InsightOutcome) -> InsightRecord {
-            InsightRecord(insightId: insightId, type: request.type, schemaVersion: request.schemaVersion,
-                          modelVersion: modelVersion, newestModelVersion: newest, outcome: outcome)
+            InsightRecord(
+                insightId: insightId, type: request.type, schemaVersion: request.schemaVersion,
+                modelVersion: modelVersion, newestModelVersion: newest, outcome: outcome)
         }
         let model: CoachingModelVersion, newest: String
         switch serving(request) {
@@ -105,8 +114,9 @@ struct InsightAnswerer: Sendable {
         case .model(let served, let current): (model, newest) = (served, current)
         }
         guard admitted else {
-            return record(model.version, newest,
-                          .error(.rateLimitError, detail: "The quota for this insight type is used up; the other insights still answer."))
+            return record(
+                model.version, newest,
+                .error(.rateLimitError, detail: "The quota for this insight type is used up; the other insights still answer."))
         }
         guard let features else {
             // No interaction at all: no evidence, which is `unknown`, never a guess.
@@ -127,10 +137,11 @@ struct InsightAnswerer: Sendable {
     /// (`EvaluationIdentifiers`).
     func shadowAnswers(served: [InsightRecord], category: OperationCategory, eventId: String) -> [InsightRecord] {
         guard let registry, !registry.shadows.isEmpty, let features,
-              served.contains(where: { insight in
-                  guard insight.type == InsightType.isLikelyBeingCoached.rawValue, case .value = insight.outcome else { return false }
-                  return true
-              }) else { return [] }
+            served.contains(where: { insight in
+                guard insight.type == InsightType.isLikelyBeingCoached.rawValue, case .value = insight.outcome else { return false }
+                return true
+            })
+        else { return [] }
         return registry.shadows.enumerated().map { k, model in
             let position = EvaluationRecord.maxServedInsights + k
             var answer = InsightRecord(
@@ -143,8 +154,10 @@ struct InsightAnswerer: Sendable {
     }
 
     /// `model`'s value, reasons and score bin for `features` in `category` from `platform`.
-    private static func assess(_ model: CoachingModelVersion, _ features: FeatureVector,
-                               category: OperationCategory, platform: ClientPlatform?) -> (InsightOutcome, Int?) {
+    private static func assess(
+        _ model: CoachingModelVersion, _ features: FeatureVector,
+        category: OperationCategory, platform: ClientPlatform?
+    ) -> (InsightOutcome, Int?) {
         let assessment = model.assess(features, category: category.rawValue, platform: platform?.rawValue)
         let value: InsightValue
         switch assessment.level {

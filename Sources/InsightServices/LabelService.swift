@@ -22,8 +22,10 @@ public struct LabelService: Sendable {
 
     /// Submits `items` (nil: an item the decoder refused) under `idempotencyKey`; `body` is the
     /// request's bytes, which a retry under the same key must repeat. Only hashes of both are kept.
-    public func submit(_ items: [Label?], idempotencyKey: String, body: [UInt8], by caller: Caller,
-                       resume: @escaping Resume, completion: @escaping Completion<Outcome>) {
+    public func submit(
+        _ items: [Label?], idempotencyKey: String, body: [UInt8], by caller: Caller,
+        resume: @escaping Resume, completion: @escaping Completion<Outcome>
+    ) {
         let submission = LabelSubmission(
             callerId: caller.callerId, tenant: caller.tenant, environment: caller.environment, items: items,
             idempotencyKeyHash: SHA256.digest(Array(idempotencyKey.utf8)), bodyHash: SHA256.digest(body),

@@ -62,24 +62,29 @@ public struct ModelPerformanceService: Sendable {
         guard (to - from) / Self.day < Milliseconds(Self.maxDays) else {
             throw .invalid(field: "to", detail: "must be within \(Self.maxDays) days of from (both included)")
         }
-        return ModelPerformanceQuery(tenant: admin.tenant, environment: period.environment, from: from, to: to + Self.day,
-                                     category: period.category, matureBefore: now - Milliseconds(maturityDays) * Self.day)
+        return ModelPerformanceQuery(
+            tenant: admin.tenant, environment: period.environment, from: from, to: to + Self.day,
+            category: period.category, matureBefore: now - Milliseconds(maturityDays) * Self.day)
     }
 
     static let day: Milliseconds = 86_400_000
 
     /// The report of `period` for `admin`'s tenant, made on the service's queue; `completion`
     /// runs through `resume`.
-    public func report(_ period: Period, of admin: Caller, resume: @escaping Resume,
-                       completion: @escaping Completion<Answer>) throws(Rejection) {
+    public func report(
+        _ period: Period, of admin: Caller, resume: @escaping Resume,
+        completion: @escaping Completion<Answer>
+    ) throws(Rejection) {
         let query = try query(period, of: admin, now: clock.now())
         let source = self.source, maturityDays = self.maturityDays, references = Self.references(models?.snapshot)
         queue.async {
             let result: Result<Answer, Rejection>
             do {
                 let cells = try source.modelPerformanceCounts(query)
-                result = .success(Answer(period: period, report: ModelPerformanceReport(cells: cells, query: query, references: references),
-                                         matureBefore: query.matureBefore, maturityDays: maturityDays))
+                result = .success(
+                    Answer(
+                        period: period, report: ModelPerformanceReport(cells: cells, query: query, references: references),
+                        matureBefore: query.matureBefore, maturityDays: maturityDays))
             } catch {
                 result = .failure(.unreadable(.evaluations))
             }

@@ -27,8 +27,10 @@ public struct QuotaGate: Sendable {
         case .allowed(let status): return status
         case .throttled(let reason, let status, let retryAfter):
             metrics.throttled(reason)
-            throw .throttled(CallerThrottle(reason: reason, status: status, retryAfterSeconds: retryAfter,
-                                            view: limiter.view(caller), compliance: limiter.settings.compliance))
+            throw .throttled(
+                CallerThrottle(
+                    reason: reason, status: status, retryAfterSeconds: retryAfter,
+                    view: limiter.view(caller), compliance: limiter.settings.compliance))
         }
     }
 

@@ -42,18 +42,26 @@ public final class ScoreDrift: Sendable {
     private let window: Milliseconds
     private let minimumSample: Int
     private let threshold: Double
-    private let warn: @Sendable (_ version: String, _ category: OperationCategory, _ source: InteractionSource?,
-                                 _ stability: ScoreStability) -> Void
+    private let warn:
+        @Sendable (
+            _ version: String, _ category: OperationCategory, _ source: InteractionSource?,
+            _ stability: ScoreStability
+        ) -> Void
     private let counts = Locked<[Key: Counts]>([:])
 
     /// The threshold is checked every `checkEvery` scores of a version and category (and at the
     /// minimum sample), so the request path does not compute logarithms for every evaluation.
     static let checkEvery = 50
 
-    public init(models: InsightModels, clock: any Clock, window: Milliseconds = 3_600_000, minimumSample: Int = 500,
-                threshold: Double = 0.2,
-                warn: @escaping @Sendable (_ version: String, _ category: OperationCategory, _ source: InteractionSource?,
-                                           _ stability: ScoreStability) -> Void) {
+    public init(
+        models: InsightModels, clock: any Clock, window: Milliseconds = 3_600_000, minimumSample: Int = 500,
+        threshold: Double = 0.2,
+        warn:
+            @escaping @Sendable (
+                _ version: String, _ category: OperationCategory, _ source: InteractionSource?,
+                _ stability: ScoreStability
+            ) -> Void
+    ) {
         self.models = models
         self.clock = clock
         self.window = window
@@ -69,7 +77,8 @@ public final class ScoreDrift: Sendable {
         func add(_ insights: [InsightRecord]) {
             for insight in insights {
                 guard let bin = insight.scoreBin, bin >= 0, bin < ScoreReference.maxBins, let version = insight.modelVersion,
-                      insight.type == InsightType.isLikelyBeingCoached.rawValue, case .value = insight.outcome else { continue }
+                    insight.type == InsightType.isLikelyBeingCoached.rawValue, case .value = insight.outcome
+                else { continue }
                 keys.append((Key(version: version, category: record.category), bin))
             }
         }
@@ -135,7 +144,9 @@ public final class ScoreDrift: Sendable {
     /// The same per capture kit (labels: version, category, platform, kit, kit_version).
     public func sourceSamples() -> [(labels: [String], value: Double)] {
         current().compactMap { key, stability in
-            key.source.map { (labels: [key.version, key.category.rawValue, $0.platform.rawValue, $0.kit, $0.version], value: stability.psi) }
+            key.source.map {
+                (labels: [key.version, key.category.rawValue, $0.platform.rawValue, $0.kit, $0.version], value: stability.psi)
+            }
         }
     }
 
@@ -158,17 +169,19 @@ public final class ScoreDrift: Sendable {
     /// has a reference and enough scores.
     func stability(version: String, category: OperationCategory, source: InteractionSource? = nil) -> ScoreStability? {
         let key = Key(version: version, category: category, source: source), now = clock.now() / window
-        guard let c = counts.withLock({ all -> Counts? in
-            guard all[key] != nil else { return nil }
-            Self.rotate(&all[key]!, to: now)
-            return all[key]
-        }) else { return nil }
+        guard
+            let c = counts.withLock({ all -> Counts? in
+                guard all[key] != nil else { return nil }
+                Self.rotate(&all[key]!, to: now)
+                return all[key]
+            })
+        else { return nil }
         return stability(key, c, models.snapshot)
     }
 
     private func stability(_ key: Key, _ c: Counts, _ registry: ModelRegistry?) -> ScoreStability? {
         guard Self.total(c) >= minimumSample,
-              let bins = registry?.versions.first(where: { $0.version == key.version })?.reference?.bins[key.category.rawValue]
+            let bins = registry?.versions.first(where: { $0.version == key.version })?.reference?.bins[key.category.rawValue]
         else { return nil }
         // A capture kit's scores against its platform's own reference where the manifest has one.
         let shares = bins.shares(for: key.source?.platform.rawValue)
@@ -179,7 +192,8 @@ public final class ScoreDrift: Sendable {
     private func check(_ key: Key) {
         let now = clock.now() / window
         guard let c = counts.withLock({ $0[key] }), c.warnedIn != now,
-              let stability = stability(key, c, models.snapshot), stability.psi > threshold else { return }
+            let stability = stability(key, c, models.snapshot), stability.psi > threshold
+        else { return }
         let first = counts.withLock { all -> Bool in
             guard all[key]?.warnedIn != now else { return false }
             all[key]?.warnedIn = now

@@ -22,45 +22,61 @@ public final class ServiceMetrics: Sendable {
 
     public init(registry: MetricsRegistry) {
         self.registry = registry
-        evaluations = registry.counter("insightd_evaluations_total",
-                                       help: "Insights answered with a value, by tenant, category, environment, model version and value.",
-                                       labels: ["tenant", "category", "environment", "model_version", "value"])
-        insightErrors = registry.counter("insightd_insight_errors_total", help: "Insights answered with an error, by code.",
-                                         labels: ["code"])
-        consumptionReports = registry.counter("insightd_consumption_reports_total",
-                                              help: "Consumption reports recorded, by status and timeliness (repeats not counted).",
-                                              labels: ["status", "timeliness"])
-        throttled = registry.counter("insightd_throttled_requests_total", help: "Requests refused by a rate limit, by reason.",
-                                     labels: ["reason"])
-        labels = registry.counter("insightd_labels_total", help: "Label items processed, by tenant, outcome and result.",
-                                  labels: ["tenant", "outcome", "result"])
-        velocityRules = registry.counter("insightd_velocity_rules_total",
-                                         help: "Velocity rules that fired, by tenant, reason code and mode (enforce, shadow).",
-                                         labels: ["tenant", "rule", "mode"])
-        erasures = registry.counter("insightd_subject_erasures_total", help: "Subject erasures carried out, by tenant.",
-                                    labels: ["tenant"])
-        erasedRows = registry.counter("insightd_subject_erased_rows_total",
-                                      help: "Rows an erasure unlinked from a subject, by tenant and table (evaluations, authorizations, training_vectors).",
-                                      labels: ["tenant", "table"])
-        decisions = registry.counter("insightd_decisions_total",
-                                     help: "Decisions answered, by environment, category, initiator (person, agent) and action.",
-                                     labels: ["environment", "category", "initiator", "action"])
+        evaluations = registry.counter(
+            "insightd_evaluations_total",
+            help: "Insights answered with a value, by tenant, category, environment, model version and value.",
+            labels: ["tenant", "category", "environment", "model_version", "value"])
+        insightErrors = registry.counter(
+            "insightd_insight_errors_total", help: "Insights answered with an error, by code.",
+            labels: ["code"])
+        consumptionReports = registry.counter(
+            "insightd_consumption_reports_total",
+            help: "Consumption reports recorded, by status and timeliness (repeats not counted).",
+            labels: ["status", "timeliness"])
+        throttled = registry.counter(
+            "insightd_throttled_requests_total", help: "Requests refused by a rate limit, by reason.",
+            labels: ["reason"])
+        labels = registry.counter(
+            "insightd_labels_total", help: "Label items processed, by tenant, outcome and result.",
+            labels: ["tenant", "outcome", "result"])
+        velocityRules = registry.counter(
+            "insightd_velocity_rules_total",
+            help: "Velocity rules that fired, by tenant, reason code and mode (enforce, shadow).",
+            labels: ["tenant", "rule", "mode"])
+        erasures = registry.counter(
+            "insightd_subject_erasures_total", help: "Subject erasures carried out, by tenant.",
+            labels: ["tenant"])
+        erasedRows = registry.counter(
+            "insightd_subject_erased_rows_total",
+            help: "Rows an erasure unlinked from a subject, by tenant and table (evaluations, authorizations, training_vectors).",
+            labels: ["tenant", "table"])
+        decisions = registry.counter(
+            "insightd_decisions_total",
+            help: "Decisions answered, by environment, category, initiator (person, agent) and action.",
+            labels: ["environment", "category", "initiator", "action"])
         shadowDisagreements = registry.counter(
             "insightd_decision_shadow_disagreements_total",
-            help: "Evaluations whose shadow decision policy answered another action or other reasons than the policy in force, by tenant, each rule of the shadow's answer (none: no rule held) and the two actions.",
+            help:
+                "Evaluations whose shadow decision policy answered another action or other reasons than the policy in force, by tenant, each rule of the shadow's answer (none: no rule held) and the two actions.",
             labels: ["tenant", "rule", "shadow_action", "action"])
-        trainingVectors = registry.counter("insightd_training_vectors_captured_total",
-                                           help: "Feature vectors kept for training (callers with training capture on), by tenant and environment.",
-                                           labels: ["tenant", "environment"])
-        retries = registry.counter("insightd_evaluation_retries_total",
-                                   help: "Evaluation requests repeating an earlier requestId, by tenant and outcome (replayed: answered with the stored answer; refused: other bytes, 422 idempotencyKeyReused).",
-                                   labels: ["tenant", "outcome"])
-        skippedEvents = registry.counter("insightd_interaction_skipped_events_total",
-                                         help: "Events of types this version does not know (a newer capture kit's), skipped, by the kit's platform (unknown: no interaction.source).",
-                                         labels: ["platform"])
-        droppedEvents = registry.counter("insightd_interaction_dropped_events_total",
-                                         help: "Events capture kits said they left out at the event limit (interaction.source.droppedEvents), by platform.",
-                                         labels: ["platform"])
+        trainingVectors = registry.counter(
+            "insightd_training_vectors_captured_total",
+            help: "Feature vectors kept for training (callers with training capture on), by tenant and environment.",
+            labels: ["tenant", "environment"])
+        retries = registry.counter(
+            "insightd_evaluation_retries_total",
+            help:
+                "Evaluation requests repeating an earlier requestId, by tenant and outcome (replayed: answered with the stored answer; refused: other bytes, 422 idempotencyKeyReused).",
+            labels: ["tenant", "outcome"])
+        skippedEvents = registry.counter(
+            "insightd_interaction_skipped_events_total",
+            help:
+                "Events of types this version does not know (a newer capture kit's), skipped, by the kit's platform (unknown: no interaction.source).",
+            labels: ["platform"])
+        droppedEvents = registry.counter(
+            "insightd_interaction_dropped_events_total",
+            help: "Events capture kits said they left out at the event limit (interaction.source.droppedEvents), by platform.",
+            labels: ["platform"])
     }
 
     func retried(tenant: String, replayed: Bool) { retries.increment(tenant, replayed ? "replayed" : "refused") }
@@ -69,8 +85,9 @@ public final class ServiceMetrics: Sendable {
         for insight in record.insights {
             switch insight.outcome {
             case .value(let value, _):
-                evaluations.increment(tenant, record.category.rawValue, record.environment.rawValue,
-                                      insight.modelVersion ?? "none", value.rawValue)
+                evaluations.increment(
+                    tenant, record.category.rawValue, record.environment.rawValue,
+                    insight.modelVersion ?? "none", value.rawValue)
             case .error(let code, _):
                 insightErrors.increment(code.rawValue)
             }
@@ -144,8 +161,9 @@ public final class ServiceMetrics: Sendable {
                 .init(rule: sample.labels["rule"] ?? "", mode: sample.labels["mode"] ?? "", count: sample.value)
             },
             shadowPolicyDisagreements: ofTenant(shadowDisagreements.name).map { sample in
-                .init(rule: sample.labels["rule"] ?? "", shadowAction: sample.labels["shadow_action"] ?? "",
-                      action: sample.labels["action"] ?? "", count: sample.value)
+                .init(
+                    rule: sample.labels["rule"] ?? "", shadowAction: sample.labels["shadow_action"] ?? "",
+                    action: sample.labels["action"] ?? "", count: sample.value)
             })
     }
 

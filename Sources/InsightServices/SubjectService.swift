@@ -16,9 +16,11 @@ public struct SubjectService: Sendable {
     /// How long after an erasure velocity is erased a second time (see `erase`).
     let velocitySettle: DispatchTimeInterval
 
-    public init(history: any SubjectHistory, erasure: any SubjectErasure, authorization: AuthorizationService,
-                denials: DenialIndex, velocity: any VelocityState, hashKeys: HashKeys, metrics: ServiceMetrics,
-                velocitySettle: DispatchTimeInterval = .seconds(2), audit: @escaping @Sendable (ErasureAudit) -> Void) {
+    public init(
+        history: any SubjectHistory, erasure: any SubjectErasure, authorization: AuthorizationService,
+        denials: DenialIndex, velocity: any VelocityState, hashKeys: HashKeys, metrics: ServiceMetrics,
+        velocitySettle: DispatchTimeInterval = .seconds(2), audit: @escaping @Sendable (ErasureAudit) -> Void
+    ) {
         self.history = history
         self.erasure = erasure
         self.authorization = authorization
@@ -48,16 +50,20 @@ public struct SubjectService: Sendable {
 
     /// `cursor` as the opaque text handed to `caller` (`TransparencyCursor`).
     public func cursorText(_ cursor: SubjectHistoryCursor, for caller: Caller) -> String {
-        TransparencyCursor.seal(cursor, tenant: caller.tenant, environment: caller.environment,
-                                key: hashKeys.current.derivedKey(for: TransparencyCursor.keyPurpose))
+        TransparencyCursor.seal(
+            cursor, tenant: caller.tenant, environment: caller.environment,
+            key: hashKeys.current.derivedKey(for: TransparencyCursor.keyPurpose))
     }
 
     /// The position a cursor handed to `caller` names; refuses one this daemon did not hand
     /// to the caller's tenant and environment (forged, altered, another tenant's, or from before
     /// a hash key rotation).
     public func cursor(_ text: String, for caller: Caller) throws(Rejection) -> SubjectHistoryCursor {
-        guard let cursor = TransparencyCursor.open(text, tenant: caller.tenant, environment: caller.environment,
-                                                   key: hashKeys.current.derivedKey(for: TransparencyCursor.keyPurpose)) else {
+        guard
+            let cursor = TransparencyCursor.open(
+                text, tenant: caller.tenant, environment: caller.environment,
+                key: hashKeys.current.derivedKey(for: TransparencyCursor.keyPurpose))
+        else {
             throw .invalid(field: "cursor", detail: "is not a cursor this API handed out to this tenant and environment")
         }
         return cursor
@@ -65,14 +71,18 @@ public struct SubjectService: Sendable {
 
     /// The evaluations of `caller`'s tenant and environment that carried the subject, newest
     /// first, `limit` at most, after `cursor`.
-    public func transparency(kind: IdentifierKind, identifier: String, limit: Int, after cursor: SubjectHistoryCursor?,
-                             by caller: Caller) throws(Rejection) -> Transparency {
+    public func transparency(
+        kind: IdentifierKind, identifier: String, limit: Int, after cursor: SubjectHistoryCursor?,
+        by caller: Caller
+    ) throws(Rejection) -> Transparency {
         let query: SubjectHistoryQuery
         do {
-            query = try SubjectHistoryQuery(kind: kind, hashes: hashKeys.current(tenant: caller.tenant).lookupHashes(identifier, kind: kind),
-                                            tenant: caller.tenant, environment: caller.environment, limit: limit, after: cursor)
+            query = try SubjectHistoryQuery(
+                kind: kind, hashes: hashKeys.current(tenant: caller.tenant).lookupHashes(identifier, kind: kind),
+                tenant: caller.tenant, environment: caller.environment, limit: limit, after: cursor)
         } catch {
-            throw .invalid(field: "limit", detail: "must be from \(SubjectHistoryQuery.limits.lowerBound) to \(SubjectHistoryQuery.limits.upperBound)")
+            throw .invalid(
+                field: "limit", detail: "must be from \(SubjectHistoryQuery.limits.lowerBound) to \(SubjectHistoryQuery.limits.upperBound)")
         }
         let page: SubjectHistoryPage
         do { page = try history.subjectHistory(query) } catch { throw .unreadable(.evaluations) }
@@ -96,14 +106,17 @@ public struct SubjectService: Sendable {
     /// An evaluation committed just before the erasure records into velocity after its commit,
     /// on its own event loop (another instance's, with several), which can come after the
     /// erasure's velocity step; velocity is therefore erased once more `velocitySettle` later.
-    public func erase(_ identifiers: [IdentifierKind: String], by admin: Caller, resume: @escaping Resume,
-                      completion: @escaping Completion<Erasure>) {
+    public func erase(
+        _ identifiers: [IdentifierKind: String], by admin: Caller, resume: @escaping Resume,
+        completion: @escaping Completion<Erasure>
+    ) {
         let keyring = hashKeys.current(tenant: admin.tenant)
         func hashes(_ kind: IdentifierKind) -> [[UInt8]] {
             identifiers[kind].map { keyring.lookupHashes($0, kind: kind) } ?? []
         }
-        let subject = ErasedSubject(tenant: admin.tenant, account: hashes(.account), device: hashes(.device),
-                                    counterparty: hashes(.counterparty))
+        let subject = ErasedSubject(
+            tenant: admin.tenant, account: hashes(.account), device: hashes(.device),
+            counterparty: hashes(.counterparty))
         let kinds = IdentifierKind.allCases.filter { identifiers[$0] != nil }
         let keyCount = keyring.all.count
         let (denials, velocity, metrics, audit, settle) = (self.denials, self.velocity, self.metrics, self.audit, velocitySettle)
@@ -120,8 +133,10 @@ public struct SubjectService: Sendable {
                     }
                     DispatchQueue.global().asyncAfter(deadline: .now() + settle) { try? velocity.erase(subject) }
                     metrics.erased(report, tenant: subject.tenant)
-                    audit(ErasureAudit(tenant: subject.tenant, adminCallerId: admin.callerId, kinds: kinds,
-                                       report: report, hashKeys: keyCount))
+                    audit(
+                        ErasureAudit(
+                            tenant: subject.tenant, adminCallerId: admin.callerId, kinds: kinds,
+                            report: report, hashKeys: keyCount))
                     completion(.success(Erasure(report: report, hashKeys: keyCount)))
                 }
             }

@@ -27,10 +27,12 @@ public struct UseCases: Sendable {
     /// The time the use cases read (decoders check dates against it).
     public var clock: any Clock
 
-    public init(credentials: CredentialCheck, quota: QuotaGate, evaluation: EvaluationService,
-                consumption: ConsumptionService, labels: LabelService, authorization: AuthorizationService,
-                admin: CallerAdminService, subjects: SubjectService, performance: ModelPerformanceService,
-                clock: any Clock) {
+    public init(
+        credentials: CredentialCheck, quota: QuotaGate, evaluation: EvaluationService,
+        consumption: ConsumptionService, labels: LabelService, authorization: AuthorizationService,
+        admin: CallerAdminService, subjects: SubjectService, performance: ModelPerformanceService,
+        clock: any Clock
+    ) {
         self.credentials = credentials
         self.quota = quota
         self.evaluation = evaluation

@@ -10,18 +10,24 @@ public struct CallerRegistry: CallerRegistration {
 
     /// Creates a caller and its first key. The returned key is the only time the secret exists.
     /// Refusals are `CallerRegistrationError`s (`Caller.registering`, and `callerExists`).
-    public func create(name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
-                       rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
-        let caller = try Caller.registering(callerId: callerId, name: name, tenant: tenant, environment: environment,
-                                            roles: roles, rate: rate, burst: burst, now: now)
+    public func create(
+        name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
+        rate: Double, burst: Int, now: Milliseconds, callerId: String
+    ) throws -> (Caller, APIKey) {
+        let caller = try Caller.registering(
+            callerId: callerId, name: name, tenant: tenant, environment: environment,
+            roles: roles, rate: rate, burst: burst, now: now)
         let key = APIKey.generate()
         do {
             try db.transaction {
-                try db.prepare("""
+                try db.prepare(
+                    """
                     INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at, tenant)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """).run(caller.callerId, caller.name, environment.rawValue, StoreSchema.encode(roles), rate, burst, now,
-                             tenant)
+                    """
+                ).run(
+                    caller.callerId, caller.name, environment.rawValue, StoreSchema.encode(roles), rate, burst, now,
+                    tenant)
                 try insertKey(key, callerId: callerId, now: now)
             }
         } catch let error as SQLiteError where error.isUniqueViolation {
@@ -58,14 +64,16 @@ public struct CallerRegistry: CallerRegistration {
     /// one statement).
     public func updateQuota(callerId: String, rate: Double?, burst: Int?) throws {
         try Caller.checkQuota(rate: rate, burst: burst)
-        try db.prepare("""
+        try db.prepare(
+            """
             UPDATE callers SET
                 rate = min(coalesce(?1, rate), coalesce((SELECT max_rate FROM tenant_ceilings t WHERE t.tenant = callers.tenant),
                                                          coalesce(?1, rate))),
                 burst = min(coalesce(?2, burst), coalesce((SELECT max_burst FROM tenant_ceilings t WHERE t.tenant = callers.tenant),
                                                           coalesce(?2, burst)))
             WHERE caller_id = ?3
-            """).run(rate, burst, callerId)
+            """
+        ).run(rate, burst, callerId)
         guard db.changes == 1 else { throw CallerRegistrationError.noCaller(callerId) }
     }
 
@@ -110,42 +118,52 @@ public struct CallerRegistry: CallerRegistration {
                 try db.prepare("DELETE FROM tenant_ceilings WHERE tenant = ?").run(tenant)
                 return 0
             }
-            try db.prepare("""
+            try db.prepare(
+                """
                 INSERT INTO tenant_ceilings (tenant, max_rate, max_burst) VALUES (?1, ?2, ?3)
                 ON CONFLICT (tenant) DO UPDATE SET max_rate = ?2, max_burst = ?3
-                """).run(tenant, ceiling.maxRate, ceiling.maxBurst)
-            try db.prepare("""
+                """
+            ).run(tenant, ceiling.maxRate, ceiling.maxBurst)
+            try db.prepare(
+                """
                 UPDATE callers SET rate = min(rate, coalesce(?2, rate)), burst = min(burst, coalesce(?3, burst))
                 WHERE tenant = ?1 AND (rate > coalesce(?2, rate) OR burst > coalesce(?3, burst))
-                """).run(tenant, ceiling.maxRate, ceiling.maxBurst)
+                """
+            ).run(tenant, ceiling.maxRate, ceiling.maxBurst)
             return db.changes
         }
     }
 
     public func tenants() throws -> [(name: String, production: Int, sandbox: Int)] {
-        try db.prepare("""
+        try db.prepare(
+            """
             SELECT tenant, sum(environment = 'production'), sum(environment = 'sandbox')
             FROM callers GROUP BY tenant ORDER BY tenant
-            """).query { row in (row.text(0) ?? "", row.int(1), row.int(2)) }
+            """
+        ).query { row in (row.text(0) ?? "", row.int(1), row.int(2)) }
     }
 
     /// The keys of a caller (ids and dates only: secrets are never stored).
     public func keys(callerId: String) throws -> [StoredKey] {
-        try db.prepare("SELECT key_id, caller_id, secret_hash, created_at, revoked_at FROM api_keys WHERE caller_id = ? ORDER BY created_at")
-            .query([callerId], row: Self.keyRow)
+        try db.prepare(
+            "SELECT key_id, caller_id, secret_hash, created_at, revoked_at FROM api_keys WHERE caller_id = ? ORDER BY created_at"
+        )
+        .query([callerId], row: Self.keyRow)
     }
 
     static func callerRow(_ row: SQLiteStatement) throws -> Caller {
         guard let environment = Environment(rawValue: row.text(2) ?? "") else {
             throw StoreError.invalid("caller \(row.text(0) ?? "?") has an unknown environment")
         }
-        return Caller(callerId: row.text(0) ?? "", name: row.text(1) ?? "", tenant: row.text(7) ?? Tenant.defaultName,
-                      environment: environment, roles: StoreSchema.decodeRoles(row.text(3) ?? ""), rate: row.double(4),
-                      burst: row.int(5), createdAt: row.int64(6), trainingCapture: row.int64(8) != 0)
+        return Caller(
+            callerId: row.text(0) ?? "", name: row.text(1) ?? "", tenant: row.text(7) ?? Tenant.defaultName,
+            environment: environment, roles: StoreSchema.decodeRoles(row.text(3) ?? ""), rate: row.double(4),
+            burst: row.int(5), createdAt: row.int64(6), trainingCapture: row.int64(8) != 0)
     }
 
     static func keyRow(_ row: SQLiteStatement) -> StoredKey {
-        StoredKey(keyId: row.text(0) ?? "", callerId: row.text(1) ?? "", secretHash: row.blob(2) ?? [],
-                  createdAt: row.int64(3), revokedAt: row.isNull(4) ? nil : row.int64(4))
+        StoredKey(
+            keyId: row.text(0) ?? "", callerId: row.text(1) ?? "", secretHash: row.blob(2) ?? [],
+            createdAt: row.int64(3), revokedAt: row.isNull(4) ? nil : row.int64(4))
     }
 }

@@ -42,8 +42,10 @@ public final class GroupCommitWriter: @unchecked Sendable {
 
     /// A writer on `connection`; `receipts` must have resumed its instance's chain from the
     /// database (`SQLiteReceiptLog.tip`).
-    public init(connection: SQLiteConnection, capacity: Int = 10_000, maxBatch: Int = 256,
-                receipts: ReceiptIssuer? = nil, observer: (@Sendable (Commit) -> Void)? = nil) {
+    public init(
+        connection: SQLiteConnection, capacity: Int = 10_000, maxBatch: Int = 256,
+        receipts: ReceiptIssuer? = nil, observer: (@Sendable (Commit) -> Void)? = nil
+    ) {
         self.connection = connection
         queue = WriterQueue(threadName: "insightd-writer", capacity: capacity, maxBatch: maxBatch)
         self.observer = observer
@@ -63,59 +65,71 @@ public final class GroupCommitWriter: @unchecked Sendable {
 
     /// Queues `work`; `completion` runs on the writer thread after the commit (or failure).
     /// Answers `.overloaded` at once when the queue is full, `.unavailable` after `stop()`.
-    public func submit<T>(_ work: @escaping @Sendable (SQLiteConnection) throws -> T,
-                          completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void) {
+    public func submit<T>(
+        _ work: @escaping @Sendable (SQLiteConnection) throws -> T,
+        completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void
+    ) {
         nonisolated(unsafe) var result: T?  // written and read only on the writer thread
-        enqueue(Job(
-            work: { db in result = try work(db) },
-            finish: { error, _ in
-                if let error {
-                    completion(.failure(Self.failure(error)))
-                } else {
-                    completion(.success(result!))
-                }
-            }), completion: { completion(.failure($0)) })
+        enqueue(
+            Job(
+                work: { db in result = try work(db) },
+                finish: { error, _ in
+                    if let error {
+                        completion(.failure(Self.failure(error)))
+                    } else {
+                        completion(.success(result!))
+                    }
+                }), completion: { completion(.failure($0)) })
     }
 
     /// `submit` with `afterCommit` run on the writer's connection once the batch is committed,
     /// outside any transaction, before `completion` (which gets its failure if it throws).
-    public func submit<T>(_ work: @escaping @Sendable (SQLiteConnection) throws -> T,
-                          afterCommit: @escaping @Sendable (SQLiteConnection) throws -> Void,
-                          completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void) {
+    public func submit<T>(
+        _ work: @escaping @Sendable (SQLiteConnection) throws -> T,
+        afterCommit: @escaping @Sendable (SQLiteConnection) throws -> Void,
+        completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void
+    ) {
         nonisolated(unsafe) var result: T?  // written and read only on the writer thread
-        enqueue(Job(
-            work: { db in result = try work(db) },
-            afterCommit: afterCommit,
-            finish: { error, _ in
-                if let error {
-                    completion(.failure(Self.failure(error)))
-                } else {
-                    completion(.success(result!))
-                }
-            }), completion: { completion(.failure($0)) })
+        enqueue(
+            Job(
+                work: { db in result = try work(db) },
+                afterCommit: afterCommit,
+                finish: { error, _ in
+                    if let error {
+                        completion(.failure(Self.failure(error)))
+                    } else {
+                        completion(.success(result!))
+                    }
+                }), completion: { completion(.failure($0)) })
     }
 
     /// `submit` for work that returns nothing (an evaluation's insert, on every request): the
     /// work is queued as it is, without a box for its result and a closure around it.
-    public func submit(_ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
-                       completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void) {
-        enqueue(Job(
-            work: work,
-            finish: { error, _ in completion(error.map { .failure(Self.failure($0)) } ?? .success(())) }),
+    public func submit(
+        _ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
+        completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void
+    ) {
+        enqueue(
+            Job(
+                work: work,
+                finish: { error, _ in completion(error.map { .failure(Self.failure($0)) } ?? .success(())) }),
             completion: { completion(.failure($0)) })
     }
 
     /// `submit` for the work that stores an answer whose leaf hash is `leaf` (an evaluation):
     /// `completion` gets the answer's receipt once the batch, its head included, is committed.
-    public func submit(leaf: [UInt8], _ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
-                       completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+    public func submit(
+        leaf: [UInt8], _ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
         guard receipts != nil else { return completion(.failure(.unavailable("this writer issues no receipts"))) }
-        enqueue(Job(
-            work: work, leaf: leaf,
-            finish: { error, receipt in
-                if let receipt, error == nil { return completion(.success(receipt)) }
-                completion(.failure(Self.failure(error ?? StoreError.invalid("no receipt"))))
-            }),
+        enqueue(
+            Job(
+                work: work, leaf: leaf,
+                finish: { error, receipt in
+                    if let receipt, error == nil { return completion(.success(receipt)) }
+                    completion(.failure(Self.failure(error ?? StoreError.invalid("no receipt"))))
+                }),
             completion: { completion(.failure($0)) })
     }
 
@@ -140,8 +154,10 @@ public final class GroupCommitWriter: @unchecked Sendable {
         }
         if let observer {
             let failures = errors.compactMap { $0 }
-            observer(Commit(size: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
-                            failed: failures.count, firstError: failures.first.map { "\($0)" }))
+            observer(
+                Commit(
+                    size: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
+                    failed: failures.count, firstError: failures.first.map { "\($0)" }))
         }
         for (i, job) in batch.enumerated() { job.finish(errors[i], receipts?.receipt(ofJob: i)) }
     }

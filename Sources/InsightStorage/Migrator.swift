@@ -15,14 +15,18 @@ public struct Migrator {
 
     /// The history recorded in the database (empty for a new one).
     public func applied(_ db: SQLiteConnection) throws -> [AppliedMigration] {
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version INTEGER PRIMARY KEY, name TEXT NOT NULL,
                 checksum TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT
             """)
         return try db.prepare(StoreSchema.migrationHistory)
-            .query { AppliedMigration(version: $0.int(0), name: $0.text(1) ?? "", checksum: $0.text(2) ?? "",
-                                      appliedAt: $0.int64(3)) }
+            .query {
+                AppliedMigration(
+                    version: $0.int(0), name: $0.text(1) ?? "", checksum: $0.text(2) ?? "",
+                    appliedAt: $0.int64(3))
+            }
     }
 
     /// Checks the recorded history, then applies what is missing. Returns the names applied now.

@@ -29,17 +29,21 @@ public struct Retention {
 
     /// `purgeBatch`, adding to `forgotten` the subject index's keys of the evaluations deleted
     /// (their owner removes them from the side file once the batch is committed).
-    static func purgeBatch(_ db: SQLiteConnection, cutoff: Milliseconds, trainingCutoff: Milliseconds,
-                           forgotten: inout [SubjectIndexEntry]) throws -> Report {
+    static func purgeBatch(
+        _ db: SQLiteConnection, cutoff: Milliseconds, trainingCutoff: Milliseconds,
+        forgotten: inout [SubjectIndexEntry]
+    ) throws -> Report {
         var report = Report()
         // Each caller's range of evaluations_by_caller_created (there is no index on created_at
         // alone: it cost every evaluation's commit a B-tree). Each evaluation goes with its
         // insights (their slots) and, by cascade, its consumption report.
-        let expired = try db.prepare("""
+        let expired = try db.prepare(
+            """
             \(StoreSchema.everyCaller)
             SELECT e.rowid, e.created_at, e.account_hash, e.device_hash, e.counterparty_hash
             FROM every_caller c CROSS JOIN evaluations e ON e.caller_id = c.id AND e.created_at < ? LIMIT ?
-            """).query([cutoff, batchSize]) { row in
+            """
+        ).query([cutoff, batchSize]) { row in
             let rowid = row.int64(0)
             for (column, kind) in [(2, IdentifierKind.account), (3, .device), (4, .counterparty)] {
                 guard let hash = row.blob(column) else { continue }
@@ -56,32 +60,42 @@ public struct Retention {
             report.trainingVectors += db.changes
         }
         report.evaluations = expired.count
-        try db.cached("""
+        try db.cached(
+            """
             DELETE FROM training_vectors WHERE evaluation IN
                 (SELECT evaluation FROM training_vectors WHERE created_at < ? LIMIT ?)
-            """).run(trainingCutoff, batchSize)
+            """
+        ).run(trainingCutoff, batchSize)
         report.trainingVectors += db.changes
-        try db.cached("""
+        try db.cached(
+            """
             DELETE FROM labels WHERE insight_id IN
                 (SELECT insight_id FROM labels WHERE received_at < ? LIMIT ?)
-            """).run(cutoff, batchSize)
+            """
+        ).run(cutoff, batchSize)
         report.labels = db.changes
-        try db.cached("""
+        try db.cached(
+            """
             DELETE FROM label_submissions WHERE rowid IN
                 (SELECT rowid FROM label_submissions WHERE created_at < ? LIMIT ?)
-            """).run(cutoff, batchSize)
+            """
+        ).run(cutoff, batchSize)
         report.labelSubmissions = db.changes
-        try db.cached("""
+        try db.cached(
+            """
             DELETE FROM subject_authorizations WHERE rowid IN
                 (SELECT rowid FROM subject_authorizations WHERE renewed_at < ? LIMIT ?)
-            """).run(cutoff, batchSize)
+            """
+        ).run(cutoff, batchSize)
         report.authorizations = db.changes
         // A head goes whole, with its leaf hashes, oldest first: what remains of a chain still
         // verifies from its oldest kept head.
-        try db.cached("""
+        try db.cached(
+            """
             DELETE FROM receipt_heads WHERE rowid IN
                 (SELECT rowid FROM receipt_heads WHERE made_at < ? LIMIT ?)
-            """).run(cutoff, batchSize)
+            """
+        ).run(cutoff, batchSize)
         report.receiptHeads = db.changes
         return report
     }
@@ -112,19 +126,23 @@ public final class SQLiteRetention: RetentionPurge {
         self.index = index
     }
 
-    public func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
-                           completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
+    public func purgeBatch(
+        olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
+        completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void
+    ) {
         let index = self.index
-        writer.submit({ db in
-            var forgotten: [SubjectIndexEntry] = []
-            let report = try Retention.purgeBatch(db, cutoff: cutoff, trainingCutoff: trainingCutoff, forgotten: &forgotten)
-            return (report, forgotten)
-        }, completion: { (result: Result<(RetentionReport, [SubjectIndexEntry]), StoreFailure>) in
-            switch result {
-            case .failure(let failure): completion(.failure(failure))
-            case .success(let (report, forgotten)):
-                index.forget(forgotten) { error in completion(error.map { .failure(.unavailable("\($0)")) } ?? .success(report)) }
-            }
-        })
+        writer.submit(
+            { db in
+                var forgotten: [SubjectIndexEntry] = []
+                let report = try Retention.purgeBatch(db, cutoff: cutoff, trainingCutoff: trainingCutoff, forgotten: &forgotten)
+                return (report, forgotten)
+            },
+            completion: { (result: Result<(RetentionReport, [SubjectIndexEntry]), StoreFailure>) in
+                switch result {
+                case .failure(let failure): completion(.failure(failure))
+                case .success(let (report, forgotten)):
+                    index.forget(forgotten) { error in completion(error.map { .failure(.unavailable("\($0)")) } ?? .success(report)) }
+                }
+            })
     }
 }

@@ -6,7 +6,8 @@ import Synchronization
 /// connection (WAL readers never block the writer), writes through the group-commit writer so
 /// that they are ordered with everything else and never stall a loop thread.
 public final class SQLiteAdministration: CallerAdministration, ReportingStatsSource, VelocityHistory, DecisionReporting,
-    ModelPerformanceSource {
+    ModelPerformanceSource
+{
     private let reader: Mutex<SQLiteConnection>
     private let writer: GroupCommitWriter
     /// The time a velocity replay's next query reads (milliseconds), adapted batch by batch.
@@ -34,23 +35,29 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
         try reader.withLock { try CallerRegistry($0).ceiling(tenant: tenant) }
     }
 
-    public func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
-                             completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
-        writer.submit({ db in
-            let registry = CallerRegistry(db)
-            guard try registry.caller(callerId, tenant: tenant) != nil else { return nil }
-            if rate != nil || burst != nil { try registry.updateQuota(callerId: callerId, rate: rate, burst: burst) }
-            if let trainingCapture { return try registry.setTrainingCapture(callerId: callerId, trainingCapture) }
-            return try registry.caller(callerId)
-        }, completion: completion)
+    public func updateCaller(
+        callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+        completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void
+    ) {
+        writer.submit(
+            { db in
+                let registry = CallerRegistry(db)
+                guard try registry.caller(callerId, tenant: tenant) != nil else { return nil }
+                if rate != nil || burst != nil { try registry.updateQuota(callerId: callerId, rate: rate, burst: burst) }
+                if let trainingCapture { return try registry.setTrainingCapture(callerId: callerId, trainingCapture) }
+                return try registry.caller(callerId)
+            }, completion: completion)
     }
 
-    public func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
-                             completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void) {
-        writer.submit({ db in
-            try db.cached("UPDATE callers SET penalty_reset_at = ? WHERE caller_id = ? AND tenant = ?").run(time, callerId, tenant)
-            return db.changes == 1
-        }, completion: completion)
+    public func resetPenalty(
+        callerId: String, tenant: String, at time: Milliseconds,
+        completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void
+    ) {
+        writer.submit(
+            { db in
+                try db.cached("UPDATE callers SET penalty_reset_at = ? WHERE caller_id = ? AND tenant = ?").run(time, callerId, tenant)
+                return db.changes == 1
+            }, completion: completion)
     }
 
     public func keys(callerId: String, tenant: String) throws -> [StoredKey]? {
@@ -61,26 +68,31 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
         }
     }
 
-    public func revokeKey(callerId: String, keyId: String, tenant: String, at time: Milliseconds,
-                          completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void) {
-        writer.submit({ db in
-            let registry = CallerRegistry(db)
-            guard try registry.caller(callerId, tenant: tenant) != nil else { return nil }
-            try db.cached("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND caller_id = ? AND revoked_at IS NULL")
-                .run(time, keyId, callerId)
-            return try registry.keys(callerId: callerId).first { $0.keyId == keyId }
-        }, completion: completion)
+    public func revokeKey(
+        callerId: String, keyId: String, tenant: String, at time: Milliseconds,
+        completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void
+    ) {
+        writer.submit(
+            { db in
+                let registry = CallerRegistry(db)
+                guard try registry.caller(callerId, tenant: tenant) != nil else { return nil }
+                try db.cached("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND caller_id = ? AND revoked_at IS NULL")
+                    .run(time, keyId, callerId)
+                return try registry.keys(callerId: callerId).first { $0.keyId == keyId }
+            }, completion: completion)
     }
 
     /// The last rowid and one past the newest creation time (each caller's newest is one seek
     /// of evaluations_by_caller_created), read in one statement.
     public func velocityHistoryEnd() throws -> VelocityHistoryEnd {
         try reader.withLock { db in
-            try db.prepare("""
+            try db.prepare(
+                """
                 \(StoreSchema.everyCaller)
                 SELECT (SELECT coalesce(max(rowid), 0) FROM evaluations),
                        (SELECT max((SELECT max(created_at) FROM evaluations WHERE caller_id = c.id)) FROM every_caller c)
-                """).query { row in
+                """
+            ).query { row in
                 VelocityHistoryEnd(sequence: row.int64(0), time: row.int64(1) + 1)
             }.first ?? VelocityHistoryEnd(sequence: 0, time: 0)
         }
@@ -91,8 +103,10 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
     /// time as every caller's range of evaluations_by_caller_created and sorts only that window;
     /// the window's length follows what the last ones held, so that a window holds about one
     /// batch (a full batch ends inside its window and the next continues from it).
-    public func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
-                               limit: Int) throws -> VelocityHistoryBatch {
+    public func velocityEvents(
+        after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+        limit: Int
+    ) throws -> VelocityHistoryBatch {
         precondition(limit > 0, "a batch holds at least one evaluation")
         guard cursor.time < end.time else { return VelocityHistoryBatch(events: [], next: nil) }
         let span = replayWindow.withLock { $0 }
@@ -104,10 +118,11 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
                     throw StoreError.invalid("an evaluation has an unknown environment")
                 }
                 last = VelocityHistoryCursor(time: row.int64(2), sequence: row.int64(0))
-                return VelocityEvent(environment: environment, time: row.int64(2), account: row.blob(3), device: row.blob(4),
-                                     counterparty: row.blob(5), isPayment: row.text(6) == OperationCategory.payment.rawValue,
-                                     value: row.text(7).flatMap(InsightValue.init(rawValue:)),
-                                     raisedByVelocity: row.int(8) != 0)
+                return VelocityEvent(
+                    environment: environment, time: row.int64(2), account: row.blob(3), device: row.blob(4),
+                    counterparty: row.blob(5), isPayment: row.text(6) == OperationCategory.payment.rawValue,
+                    value: row.text(7).flatMap(InsightValue.init(rawValue:)),
+                    raisedByVelocity: row.int(8) != 0)
             }
         }
         if events.count >= limit {
@@ -141,10 +156,17 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
     public func reportingStats(since: Milliseconds, now: Milliseconds) throws -> [String: ReportingStats] {
         try reader.withLock { db in
             var result: [String: ReportingStats] = [:]
-            for (id, stats) in try db.cached(Self.reportingStatsQuery).query([now, since], row: { row in
-                (row.text(0) ?? "", ReportingStats(evaluations: row.int(1), onTime: row.int(2), late: row.int(3),
-                                                   overdue: row.int(4), pending: row.int(5)))
-            }) {
+            for (id, stats) in try db.cached(Self.reportingStatsQuery).query(
+                [now, since],
+                row: { row in
+                    (
+                        row.text(0) ?? "",
+                        ReportingStats(
+                            evaluations: row.int(1), onTime: row.int(2), late: row.int(3),
+                            overdue: row.int(4), pending: row.int(5))
+                    )
+                })
+            {
                 result[id] = stats
             }
             return result
@@ -176,8 +198,9 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
                 (row.text(0) ?? "", row.int(1), row.text(2), row.int(3))
             }.compactMap { callerId, code, status, count in
                 guard let action = DecisionAction(code: code) else { return nil }
-                return DecisionCount(callerId: callerId, action: action, status: status.flatMap(ConsumptionStatus.init(rawValue:)),
-                                     evaluations: count)
+                return DecisionCount(
+                    callerId: callerId, action: action, status: status.flatMap(ConsumptionStatus.init(rawValue:)),
+                    evaluations: count)
             }
         }
     }

@@ -25,11 +25,12 @@ public final class SQLiteCredentialDirectory: CredentialDirectory {
                 guard let environment = Environment(rawValue: row.text(7) ?? "") else {
                     throw StoreError.invalid("caller \(key.callerId) has an unknown environment")
                 }
-                let caller = Caller(callerId: row.text(5) ?? "", name: row.text(6) ?? "",
-                                    tenant: row.text(12) ?? Tenant.defaultName, environment: environment,
-                                    roles: StoreSchema.decodeRoles(row.text(8) ?? ""), rate: row.double(9),
-                                    burst: row.int(10), createdAt: row.int64(11),
-                                    trainingCapture: row.int64(13) != 0)
+                let caller = Caller(
+                    callerId: row.text(5) ?? "", name: row.text(6) ?? "",
+                    tenant: row.text(12) ?? Tenant.defaultName, environment: environment,
+                    roles: StoreSchema.decodeRoles(row.text(8) ?? ""), rate: row.double(9),
+                    burst: row.int(10), createdAt: row.int64(11),
+                    trainingCapture: row.int64(13) != 0)
                 return (key, caller)
             }
         }

@@ -13,12 +13,15 @@ public final class SQLiteLedger: EvaluationLedger {
 
     public init(writer: GroupCommitWriter) { self.writer = writer }
 
-    public func record(_ evaluation: EvaluationRecord, answer: [UInt8],
-                       completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+    public func record(
+        _ evaluation: EvaluationRecord, answer: [UInt8],
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
         // Hashed here, on the caller's thread: the writer, which every evaluation waits for,
         // only pairs hashes.
-        writer.submit(leaf: MerkleTree.leafHash(of: answer), { db in try Self.insert(evaluation, into: db) },
-                      completion: completion)
+        writer.submit(
+            leaf: MerkleTree.leafHash(of: answer), { db in try Self.insert(evaluation, into: db) },
+            completion: completion)
     }
 
     public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
@@ -30,14 +33,21 @@ public final class SQLiteLedger: EvaluationLedger {
                 db = try Database.open(path: writer.databasePath, create: false)
                 reader = db
             }
-            let find = try db.cached("""
+            let find = try db.cached(
+                """
                 SELECT digest, event_id, answer, expires_at FROM retry_entries WHERE request_key = ? AND expires_at > ?
                 """)
             for key in keys {
-                if let entry = try find.first([key, now], row: {
-                    RetryEntry(key: key, digest: $0.blob(0) ?? [], eventId: $0.text(1) ?? "", answer: $0.blob(2) ?? [],
-                               expiresAt: $0.int64(3))
-                }) { return entry }
+                if let entry = try find.first(
+                    [key, now],
+                    row: {
+                        RetryEntry(
+                            key: key, digest: $0.blob(0) ?? [], eventId: $0.text(1) ?? "", answer: $0.blob(2) ?? [],
+                            expiresAt: $0.int64(3))
+                    })
+                {
+                    return entry
+                }
             }
             return nil
         }
@@ -47,13 +57,17 @@ public final class SQLiteLedger: EvaluationLedger {
         writer.submit(leaf: MerkleTree.leafHash(of: answer), { _ in }, completion: completion)
     }
 
-    public func report(_ report: ConsumptionReport,
-                       completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {
+    public func report(
+        _ report: ConsumptionReport,
+        completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void
+    ) {
         writer.submit({ db in try Self.apply(report, in: db) }, completion: completion)
     }
 
-    public func submit(_ submission: LabelSubmission,
-                       completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void) {
+    public func submit(
+        _ submission: LabelSubmission,
+        completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void
+    ) {
         writer.submit({ db in try Self.apply(submission, in: db) }, completion: completion)
     }
 
@@ -61,31 +75,35 @@ public final class SQLiteLedger: EvaluationLedger {
 
     static func insert(_ e: EvaluationRecord, into db: SQLiteConnection) throws {
         guard e.insights.count <= InsightSlots.firstShadow,
-              e.shadowInsights.count <= InsightSlots.perEvaluation - InsightSlots.firstShadow else {
+            e.shadowInsights.count <= InsightSlots.perEvaluation - InsightSlots.firstShadow
+        else {
             throw StoreError.invalid("an evaluation holds at most \(InsightSlots.firstShadow) insights and as many shadow answers")
         }
         // First, so that a request racing another under the same key fails before writing more.
         if let retry = e.retry { try insert(retry, now: e.createdAt, into: db) }
         // Bound straight from the record (`run(count:)`): this runs on the writer thread, which
         // every evaluation waits for, so each copy and release of a value is paid by all of them.
-        try db.cached("""
+        try db.cached(
+            """
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by,
                                      hash_key_id, account_hash, device_hash, counterparty_hash,
                                      tracked_value, raised_by_velocity, decision_action, decision_reasons, policy_version,
                                      source_platform, source_kit, source_version)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run(count: 18) { b in
-                b.text(e.eventId); b.text(e.callerId); b.text(e.environment.rawValue); b.text(e.category.rawValue)
-                b.integer(e.createdAt); b.integer(e.reportConsumptionBy); b.text(e.subject.keyId)
-                b.blob(e.subject.account); b.blob(e.subject.device); b.blob(e.subject.counterparty)
-                b.text(e.trackedValue?.rawValue); b.integer(e.raisedByVelocity ? 1 : 0)
-                b.integer(e.decision.map { Int64($0.action.code) })
-                b.text(e.decision.flatMap { $0.reasons.isEmpty ? nil : joined($0.reasons) }); b.text(e.decision?.policyVersion)
-                b.text(e.source?.platform.rawValue); b.text(e.source?.kit); b.text(e.source?.version)
-            }
+            """
+        ).run(count: 18) { b in
+            b.text(e.eventId); b.text(e.callerId); b.text(e.environment.rawValue); b.text(e.category.rawValue)
+            b.integer(e.createdAt); b.integer(e.reportConsumptionBy); b.text(e.subject.keyId)
+            b.blob(e.subject.account); b.blob(e.subject.device); b.blob(e.subject.counterparty)
+            b.text(e.trackedValue?.rawValue); b.integer(e.raisedByVelocity ? 1 : 0)
+            b.integer(e.decision.map { Int64($0.action.code) })
+            b.text(e.decision.flatMap { $0.reasons.isEmpty ? nil : joined($0.reasons) }); b.text(e.decision?.policyVersion)
+            b.text(e.source?.platform.rawValue); b.text(e.source?.kit); b.text(e.source?.version)
+        }
         let rowid = db.lastInsertRowid
         let firstSlot = InsightSlots.first(ofEvaluation: rowid)
-        let insertInsight = try db.cached("""
+        let insertInsight = try db.cached(
+            """
             INSERT INTO insights (slot, insight_id, type, schema_version, model_version, value, error_code, reasons, score_bin)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
@@ -95,8 +113,10 @@ public final class SQLiteLedger: EvaluationLedger {
     }
 
     /// Inserts `list` at positions `first`, `first + 1`, … of the evaluation whose first slot is `firstSlot`.
-    private static func insert(_ list: [InsightRecord], from first: Int, of eventId: String, at firstSlot: Int64,
-                               with insertInsight: SQLiteStatement) throws {
+    private static func insert(
+        _ list: [InsightRecord], from first: Int, of eventId: String, at firstSlot: Int64,
+        with insertInsight: SQLiteStatement
+    ) throws {
         // Read in place: iterating the array copied each insight (its strings and reasons).
         try list.withUnsafeBufferPointer { insights in
             for k in insights.indices {
@@ -132,26 +152,31 @@ public final class SQLiteLedger: EvaluationLedger {
         for rowid in rowids {
             try db.cached("DELETE FROM retry_entries WHERE rowid = ?").run(count: 1) { $0.integer(rowid) }
         }
-        try db.cached("""
+        try db.cached(
+            """
             INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
             ON CONFLICT (request_key) DO UPDATE SET digest = excluded.digest, event_id = excluded.event_id,
                 answer = excluded.answer, expires_at = excluded.expires_at
             WHERE retry_entries.expires_at <= ?6
-            """).run(count: 6) { b in
-                b.blob(retry.key); b.blob(retry.digest); b.text(retry.eventId); b.blob(retry.answer)
-                b.integer(retry.expiresAt); b.integer(now)
-            }
+            """
+        ).run(count: 6) { b in
+            b.blob(retry.key); b.blob(retry.digest); b.text(retry.eventId); b.blob(retry.answer)
+            b.integer(retry.expiresAt); b.integer(now)
+        }
         // No row changed: the key's entry is live.
         guard db.changes == 1 else { throw StoreError.invalid("a live retry entry holds this request's key") }
     }
 
     /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's transaction.
     static func insert(_ vector: TrainingVector, of e: EvaluationRecord, rowid: Int64, into db: SQLiteConnection) throws {
-        try db.cached("""
+        try db.cached(
+            """
             INSERT INTO training_vectors (evaluation, insight_id, tenant, environment, category, model_version, created_at, features)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """).run(rowid, vector.insightId, vector.tenant, e.environment.rawValue, e.category.rawValue,
-                     vector.modelVersion, e.createdAt, TrainingVector.encode(vector.features))
+            """
+        ).run(
+            rowid, vector.insightId, vector.tenant, e.environment.rawValue, e.category.rawValue,
+            vector.modelVersion, e.createdAt, TrainingVector.encode(vector.features))
     }
 
     /// Reason codes joined with commas, by appending: `joined(separator:)` is not specialised
@@ -168,9 +193,12 @@ public final class SQLiteLedger: EvaluationLedger {
     // MARK: - Consumption
 
     static func apply(_ r: ConsumptionReport, in db: SQLiteConnection) throws -> ConsumptionResult {
-        guard let (rowid, reportBy) = try db.cached(
-            "SELECT rowid, report_by FROM evaluations WHERE event_id = ? AND caller_id = ? AND environment = ?")
-            .first([r.eventId, r.callerId, r.environment.rawValue], row: { ($0.int64(0), $0.int64(1)) }) else {
+        guard
+            let (rowid, reportBy) = try db.cached(
+                "SELECT rowid, report_by FROM evaluations WHERE event_id = ? AND caller_id = ? AND environment = ?"
+            )
+            .first([r.eventId, r.callerId, r.environment.rawValue], row: { ($0.int64(0), $0.int64(1)) })
+        else {
             return .evaluationNotFound
         }
         // Only served insights can have been used: a shadow answer was never returned.
@@ -185,15 +213,19 @@ public final class SQLiteLedger: EvaluationLedger {
         if !unknown.isEmpty { return .unknownInsightIds(unknown) }
         let used = r.insightIdsUsed.joined(separator: ",")
         if let existing = try db.cached("SELECT status, insight_ids FROM consumption_reports WHERE event_id = ?")
-            .first([r.eventId], row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
-            return .repeated(r, stored: ConsumptionStatus(rawValue: existing.0),
-                             insightIds: existing.1.split(separator: ",").map(String.init))
+            .first([r.eventId], row: { ($0.text(0) ?? "", $0.text(1) ?? "") })
+        {
+            return .repeated(
+                r, stored: ConsumptionStatus(rawValue: existing.0),
+                insightIds: existing.1.split(separator: ",").map(String.init))
         }
         let timeliness = Timeliness(reportedAt: r.reportedAt, deadline: reportBy)
-        try db.cached("""
+        try db.cached(
+            """
             INSERT INTO consumption_reports (event_id, status, insight_ids, reported_at, timeliness)
             VALUES (?, ?, ?, ?, ?)
-            """).run(r.eventId, r.status.rawValue, used, r.reportedAt, timeliness.rawValue)
+            """
+        ).run(r.eventId, r.status.rawValue, used, r.reportedAt, timeliness.rawValue)
         return .recorded(timeliness)
     }
 
@@ -206,15 +238,18 @@ public final class SQLiteLedger: EvaluationLedger {
     /// the store grow.
     static func apply(_ s: LabelSubmission, in db: SQLiteConnection) throws -> LabelSubmissionResult {
         if let previous = try db.cached("SELECT body_hash, results FROM label_submissions WHERE caller_id = ? AND key_hash = ?")
-            .first([s.callerId, s.idempotencyKeyHash], row: { ($0.blob(0) ?? [], $0.text(1) ?? "") }) {
+            .first([s.callerId, s.idempotencyKeyHash], row: { ($0.blob(0) ?? [], $0.text(1) ?? "") })
+        {
             return .replaying(s, keptBodyHash: previous.0, keptResults: StoreSchema.decodeLabelResults(previous.1))
         }
         // A label outlives its evaluation (retention counts from receipt), so its tenant is its labeller's.
-        let findLabel = try db.cached("""
+        let findLabel = try db.cached(
+            """
             SELECT l.outcome, l.fraud_type FROM labels l LEFT JOIN callers c ON c.caller_id = l.caller_id
             WHERE l.insight_id = ? AND l.environment = ? AND coalesce(c.tenant, 'default') = ?
             """)
-        let insertLabel = try db.cached("""
+        let insertLabel = try db.cached(
+            """
             INSERT INTO labels (insight_id, environment, caller_id, outcome, fraud_type, discovered_at, received_at,
                                 category, model_version, value)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -222,9 +257,12 @@ public final class SQLiteLedger: EvaluationLedger {
         var results: [LabelResultStatus] = []
         for item in s.items {
             guard let label = item else { results.append(.invalid); continue }
-            if let existing = try findLabel.first([label.insightId, s.environment.rawValue, s.tenant], row: {
-                ($0.text(0) ?? "", $0.text(1))
-            }) {
+            if let existing = try findLabel.first(
+                [label.insightId, s.environment.rawValue, s.tenant],
+                row: {
+                    ($0.text(0) ?? "", $0.text(1))
+                })
+            {
                 results.append(.repeating(label, storedOutcome: existing.0, storedFraudType: existing.1))
                 continue
             }
@@ -232,15 +270,18 @@ public final class SQLiteLedger: EvaluationLedger {
                 results.append(.unknownInsight)
                 continue
             }
-            try insertLabel.run(label.insightId, s.environment.rawValue, s.callerId, label.outcome.rawValue,
-                                label.fraudType?.rawValue, label.discoveredAt, s.receivedAt,
-                                insight.category, insight.modelVersion, insight.value)
+            try insertLabel.run(
+                label.insightId, s.environment.rawValue, s.callerId, label.outcome.rawValue,
+                label.fraudType?.rawValue, label.discoveredAt, s.receivedAt,
+                insight.category, insight.modelVersion, insight.value)
             results.append(.accepted)
         }
         guard results.contains(.accepted) else { return .processed(results, replayed: false) }
-        try db.cached("""
+        try db.cached(
+            """
             INSERT INTO label_submissions (caller_id, key_hash, body_hash, results, created_at) VALUES (?, ?, ?, ?, ?)
-            """).run(s.callerId, s.idempotencyKeyHash, s.bodyHash, StoreSchema.encode(results), s.receivedAt)
+            """
+        ).run(s.callerId, s.idempotencyKeyHash, s.bodyHash, StoreSchema.encode(results), s.receivedAt)
         return .processed(results, replayed: false)
     }
 
@@ -248,18 +289,23 @@ public final class SQLiteLedger: EvaluationLedger {
     /// one (a row whose caller is unknown counts as tenant `default`'s, as every row before tenants): through its evaluation's event id and its slot when the id was made from the event id,
     /// else through the index of stored ids.
     private static func findInsight(_ insightId: String, tenant: String, environment: Environment, in db: SQLiteConnection) throws
-        -> (category: String?, modelVersion: String?, value: String?)? {
+        -> (category: String?, modelVersion: String?, value: String?)?
+    {
         let row = { (r: SQLiteStatement) in (category: r.text(0), modelVersion: r.text(1), value: r.text(2)) }
         if let origin = EvaluationIdentifiers.origin(ofInsightId: insightId) {
             // A shadow answer is labelled through its evaluation's served insight, never by its own id.
             guard origin.position < InsightSlots.firstShadow else { return nil }
             if let found = try db.cached(findMadeInsight)
-                .first([InsightSlots.perEvaluation, origin.position, origin.eventId, environment.rawValue, tenant], row: row) {
+                .first([InsightSlots.perEvaluation, origin.position, origin.eventId, environment.rawValue, tenant], row: row)
+            {
                 return found
             }
         }
-        return try db.cached(findStoredInsight).first([InsightSlots.perEvaluation, insightId, environment.rawValue, tenant,
-                                                       InsightSlots.firstShadow], row: row)
+        return try db.cached(findStoredInsight).first(
+            [
+                InsightSlots.perEvaluation, insightId, environment.rawValue, tenant,
+                InsightSlots.firstShadow
+            ], row: row)
     }
 
     /// An insight by its evaluation's event id and its position (an id made from the event id).

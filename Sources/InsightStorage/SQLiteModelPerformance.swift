@@ -9,19 +9,23 @@ import SQLiteClient
 /// an evaluation's commit writes nothing more; a report reads the period's evaluations only.
 enum SQLiteModelPerformance {
     static func counts(_ query: ModelPerformanceQuery, in db: SQLiteConnection) throws -> [ModelPerformanceCell] {
-        try db.cached(countsQuery).query([query.tenant, query.environment.rawValue, query.from, query.to,
-                                          query.matureBefore, query.category?.rawValue, InsightType.isLikelyBeingCoached.rawValue,
-                                          InsightSlots.perEvaluation, InsightSlots.firstShadow]) { row in
+        try db.cached(countsQuery).query([
+            query.tenant, query.environment.rawValue, query.from, query.to,
+            query.matureBefore, query.category?.rawValue, InsightType.isLikelyBeingCoached.rawValue,
+            InsightSlots.perEvaluation, InsightSlots.firstShadow
+        ]) { row in
             guard let category = OperationCategory(rawValue: row.text(1) ?? ""),
-                  let value = InsightValue(rawValue: row.text(2) ?? "") else {
+                let value = InsightValue(rawValue: row.text(2) ?? "")
+            else {
                 throw StoreError.invalid("an insight has an unknown category or value")
             }
-            return ModelPerformanceCell(modelVersion: row.text(0) ?? "", category: category, value: value,
-                                        consumption: row.text(3).flatMap(ConsumptionStatus.init(rawValue:)),
-                                        label: row.text(4).flatMap(LabelOutcome.init(rawValue:)),
-                                        count: row.int(5), mature: row.int(6), shadow: row.int(7) != 0,
-                                        scoreBin: row.isNull(8) ? nil : row.int(8),
-                                        source: InteractionSource.stored(platform: row.text(9), kit: row.text(10), version: row.text(11)))
+            return ModelPerformanceCell(
+                modelVersion: row.text(0) ?? "", category: category, value: value,
+                consumption: row.text(3).flatMap(ConsumptionStatus.init(rawValue:)),
+                label: row.text(4).flatMap(LabelOutcome.init(rawValue:)),
+                count: row.int(5), mature: row.int(6), shadow: row.int(7) != 0,
+                scoreBin: row.isNull(8) ? nil : row.int(8),
+                source: InteractionSource.stored(platform: row.text(9), kit: row.text(10), version: row.text(11)))
         }
     }
 

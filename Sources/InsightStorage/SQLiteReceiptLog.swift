@@ -17,19 +17,25 @@ public final class SQLiteReceiptLog: ReceiptLog {
 
     public func latestHeads() throws -> [SignedHead] {
         try reader.withLock { db in
-            try db.prepare("""
+            try db.prepare(
+                """
                 SELECT h.jws FROM (SELECT instance, max(sequence) AS sequence FROM receipt_heads GROUP BY instance) l
                 JOIN receipt_heads h ON h.instance = l.instance AND h.sequence = l.sequence ORDER BY h.instance
-                """).query { $0.text(0) ?? "" }.compactMap(SignedHead.init(jws:))
+                """
+            ).query { $0.text(0) ?? "" }.compactMap(SignedHead.init(jws:))
         }
     }
 
-    static func heads(in db: SQLiteConnection, instance: String, from: Int64, limit: Int,
-                      withLeaves: Bool) throws -> [LoggedHead] {
+    static func heads(
+        in db: SQLiteConnection, instance: String, from: Int64, limit: Int,
+        withLeaves: Bool
+    ) throws -> [LoggedHead] {
         let leaves = withLeaves ? "leaves" : "x''"
-        let rows = try db.prepare("""
+        let rows = try db.prepare(
+            """
             SELECT jws, \(leaves) FROM receipt_heads WHERE instance = ? AND sequence >= ? ORDER BY sequence LIMIT ?
-            """).query([instance, from, limit]) { ($0.text(0) ?? "", $0.blob(1) ?? []) }
+            """
+        ).query([instance, from, limit]) { ($0.text(0) ?? "", $0.blob(1) ?? []) }
         return try rows.map { jws, leaves in
             guard let signed = SignedHead(jws: jws) else { throw StoreError.invalid("a stored receipt head is not a head's JWS") }
             return LoggedHead(signed: signed, leaves: leaves)
@@ -38,9 +44,13 @@ public final class SQLiteReceiptLog: ReceiptLog {
 
     /// Where `instance`'s chain stands in the database: its last head, if it has one.
     public static func tip(of instance: String, in db: SQLiteConnection) throws -> ChainTip? {
-        guard let jws = try db.cached("SELECT jws FROM receipt_heads WHERE instance = ? ORDER BY sequence DESC LIMIT 1")
-            .first([instance], row: { $0.text(0) }), let jws else { return nil }
-        guard let signed = SignedHead(jws: jws) else { throw StoreError.invalid("the last receipt head of \(instance) is not a head's JWS") }
+        guard
+            let jws = try db.cached("SELECT jws FROM receipt_heads WHERE instance = ? ORDER BY sequence DESC LIMIT 1")
+                .first([instance], row: { $0.text(0) }), let jws
+        else { return nil }
+        guard let signed = SignedHead(jws: jws) else {
+            throw StoreError.invalid("the last receipt head of \(instance) is not a head's JWS")
+        }
         return ChainTip(signed)
     }
 

@@ -47,13 +47,17 @@ public final class SQLiteStore: StoreOfRecord {
     /// ports; returns the store and the names of the migrations applied now. `observer` sees
     /// every commit of the writer; `receipts` signs the heads of the answers this instance
     /// commits (nil: the store takes no evaluation), its chain resumed from the database here.
-    public static func open(settings: SQLiteSettings, now: Milliseconds, receipts: ReceiptIssuer? = nil,
-                            observer: (@Sendable (GroupCommitWriter.Commit) -> Void)? = nil) throws
-        -> (store: SQLiteStore, applied: [String]) {
+    public static func open(
+        settings: SQLiteSettings, now: Milliseconds, receipts: ReceiptIssuer? = nil,
+        observer: (@Sendable (GroupCommitWriter.Commit) -> Void)? = nil
+    ) throws
+        -> (store: SQLiteStore, applied: [String])
+    {
         let (db, applied) = try Database.openMigrated(path: settings.path, now: now, cacheKiB: Database.writerCacheKiB)
         if let receipts { receipts.resume(after: try SQLiteReceiptLog.tip(of: receipts.instance, in: db)) }
-        let writer = GroupCommitWriter(connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
-                                       receipts: receipts, observer: observer)
+        let writer = GroupCommitWriter(
+            connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
+            receipts: receipts, observer: observer)
         return (try SQLiteStore(settings: settings, writer: writer), applied)
     }
 
@@ -73,10 +77,11 @@ public final class SQLiteStore: StoreOfRecord {
 
     /// The ports, for the daemon's use cases and jobs.
     public var ports: StorePorts {
-        StorePorts(ledger: ledger, credentials: credentials, administration: administration, decisions: administration,
-                   authorizations: authorizations, retention: retention, history: subjects, erasure: erasure,
-                   performance: administration, hashKeyRegistry: hashKeyRegistry, receiptLog: receiptLog,
-                   leadership: leadership, store: self)
+        StorePorts(
+            ledger: ledger, credentials: credentials, administration: administration, decisions: administration,
+            authorizations: authorizations, retention: retention, history: subjects, erasure: erasure,
+            performance: administration, hashKeyRegistry: hashKeyRegistry, receiptLog: receiptLog,
+            leadership: leadership, store: self)
     }
 
     /// Starts the writer, then the subject indexer.

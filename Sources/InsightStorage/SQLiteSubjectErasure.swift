@@ -21,14 +21,17 @@ public final class SQLiteSubjectErasure: SubjectErasure {
         self.index = index
     }
 
-    public func erase(_ subject: ErasedSubject,
-                      completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void) {
+    public func erase(
+        _ subject: ErasedSubject,
+        completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void
+    ) {
         let subjects = index
         let found: [IdentifierKind: (rowids: [Int64], watermark: Int64)]
         do {
-            found = try Dictionary(uniqueKeysWithValues: IdentifierKind.allCases.map { kind in
-                (kind, try subjects.candidates(kind, hashes: subject.hashes(kind)))
-            })
+            found = try Dictionary(
+                uniqueKeysWithValues: IdentifierKind.allCases.map { kind in
+                    (kind, try subjects.candidates(kind, hashes: subject.hashes(kind)))
+                })
         } catch {
             return completion(.failure(.unavailable("\(error)")))
         }
@@ -56,8 +59,10 @@ public final class SQLiteSubjectErasure: SubjectErasure {
     /// Unlinks `subject` in the current transaction; answers the rows it changed.
     /// `found` holds, per kind, the rowids the index names for the subject's hashes and the
     /// watermark they are complete up to.
-    static func erase(_ subject: ErasedSubject, found: [IdentifierKind: (rowids: [Int64], watermark: Int64)],
-                      in db: SQLiteConnection) throws -> SubjectErasureReport {
+    static func erase(
+        _ subject: ErasedSubject, found: [IdentifierKind: (rowids: [Int64], watermark: Int64)],
+        in db: SQLiteConnection
+    ) throws -> SubjectErasureReport {
         try db.execute("PRAGMA secure_delete=ON")
         defer { try? db.execute("PRAGMA secure_delete=OFF") }
         var evaluations = Set<Int64>()

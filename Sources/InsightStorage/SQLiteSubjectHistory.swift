@@ -18,14 +18,20 @@ enum SQLiteSubjectHistory {
             guard let category = OperationCategory(rawValue: row.text(3) ?? "") else {
                 throw StoreError.invalid("an evaluation has an unknown operation category")
             }
-            return (row.int64(0), SubjectHistoryEntry(eventId: row.text(1) ?? "", createdAt: row.int64(2),
-                                                      category: category, callerId: row.text(4) ?? "",
-                                                      callerName: row.text(5), insights: [],
-                                                      decision: row.isNull(6) ? nil : DecisionAction(code: row.int(6))))
+            return (
+                row.int64(0),
+                SubjectHistoryEntry(
+                    eventId: row.text(1) ?? "", createdAt: row.int64(2),
+                    category: category, callerId: row.text(4) ?? "",
+                    callerName: row.text(5), insights: [],
+                    decision: row.isNull(6) ? nil : DecisionAction(code: row.int(6)))
+            )
         }
         for hash in Set(query.hashes) {
-            let common: [any SQLiteBindable] = [hash, query.environment.rawValue, query.tenant, before.time, before.sequence,
-                                                query.limit + 1, watermark]
+            let common: [any SQLiteBindable] = [
+                hash, query.environment.rawValue, query.tenant, before.time, before.sequence,
+                query.limit + 1, watermark
+            ]
             if let indexedQuery {
                 found += try indexedQuery.query(common + [SubjectIndexEntry.code(query.kind)], row: entry)
             }
@@ -33,7 +39,8 @@ enum SQLiteSubjectHistory {
         }
         found.sort { ($0.entry.createdAt, $0.rowid) > ($1.entry.createdAt, $1.rowid) }
         let page = found.prefix(query.limit)
-        let insights = try db.cached("""
+        let insights = try db.cached(
+            """
             SELECT type, model_version, value, error_code FROM insights WHERE slot BETWEEN ? AND ? ORDER BY slot
             """)
         var entries: [SubjectHistoryEntry] = []

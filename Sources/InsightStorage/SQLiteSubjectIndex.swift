@@ -203,7 +203,8 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         }
         removeSideFiles()
         let side = try openSide(create: true)
-        try side.execute("""
+        try side.execute(
+            """
             CREATE TABLE entries (
                 kind INTEGER NOT NULL, prefix BLOB NOT NULL, created_at INTEGER NOT NULL, evaluation INTEGER NOT NULL,
                 PRIMARY KEY (kind, prefix, created_at, evaluation)
@@ -234,8 +235,8 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
     /// it indexed is still in the database with the same creation time.
     private func isValid(_ side: SQLiteConnection) throws -> Bool {
         guard try side.scalarText("PRAGMA main.user_version") == "\(Self.format)",
-              try side.scalarText("PRAGMA main.quick_check") == "ok",
-              let (newest, createdAt) = try side.prepare("SELECT newest, created_at FROM progress WHERE id = 1")
+            try side.scalarText("PRAGMA main.quick_check") == "ok",
+            let (newest, createdAt) = try side.prepare("SELECT newest, created_at FROM progress WHERE id = 1")
                 .first(row: { ($0.isNull(0) ? nil : $0.int64(0), $0.int64(1)) })
         else { return false }
         guard let newest else { return true }
@@ -286,21 +287,25 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         }
         let through = min(newest, from + Int64(pace.batch))
         // The batch's newest row (with its creation time), which a start checks the database by.
-        let last = try side.cached("""
+        let last = try side.cached(
+            """
             SELECT rowid, created_at FROM store.evaluations WHERE rowid > ? AND rowid <= ? ORDER BY rowid DESC LIMIT 1
-            """).first([from, through]) { (rowid: $0.int64(0), createdAt: $0.int64(1)) }
+            """
+        ).first([from, through]) { (rowid: $0.int64(0), createdAt: $0.int64(1)) }
         batchRead?()
         // One statement: the keys of the batch's rows in key order (each leaf of the side
         // B-tree is visited once), read from the database in the side's write transaction.
         try side.transaction(.deferred) {
-            try side.cached("""
+            try side.cached(
+                """
                 INSERT OR IGNORE INTO entries (kind, prefix, created_at, evaluation)
                 SELECT k.kind, substr(CASE k.kind WHEN 1 THEN e.account_hash WHEN 2 THEN e.device_hash
                                       ELSE e.counterparty_hash END, 1, 8) AS prefix, e.created_at, e.rowid
                 FROM store.evaluations e CROSS JOIN (SELECT 1 AS kind UNION ALL SELECT 2 UNION ALL SELECT 3) k
                 WHERE e.rowid > ?1 AND e.rowid <= ?2 AND prefix IS NOT NULL
                 ORDER BY 1, 2, 3, 4
-                """).run(from, through)
+                """
+            ).run(from, through)
             if let last {
                 try side.cached("UPDATE progress SET indexed = ?, newest = ?, created_at = ? WHERE id = 1")
                     .run(through, last.rowid, last.createdAt)
@@ -325,7 +330,8 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
             }
             return try reader.db.transaction(.deferred) {
                 let watermark = try reader.db.prepare(Self.watermarkQuery("subjects")).first { $0.int64(0) } ?? 0
-                let lookup = try reader.db.cached("SELECT evaluation FROM subjects.entries WHERE kind = ? AND prefix = substr(?, 1, 8) AND evaluation <= ?")
+                let lookup = try reader.db.cached(
+                    "SELECT evaluation FROM subjects.entries WHERE kind = ? AND prefix = substr(?, 1, 8) AND evaluation <= ?")
                 var rowids: [Int64] = []
                 for hash in Set(hashes) {
                     rowids += try lookup.query([SubjectIndexEntry.code(kind), hash, watermark]) { $0.int64(0) }

@@ -36,7 +36,8 @@ public struct SyntheticHistory: Sendable {
         let db = try Database.open(path: path, create: false)
         // A bulk load, not serving: a crash loses the load, never a served evaluation.
         try db.execute("PRAGMA synchronous=OFF; PRAGMA cache_size=-262144")
-        let statement = try db.prepare("""
+        let statement = try db.prepare(
+            """
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
                                      account_hash, device_hash, counterparty_hash, tracked_value, raised_by_velocity)
             VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, 0)

@@ -16,9 +16,12 @@ import SQLiteClient
 /// (migration 0012) are dropped first: the fill would otherwise spend most of its time on them,
 /// and the report does not read them. `ANALYZE` and a checkpoint run at the end.
 public enum SyntheticPerformanceHistory {
-    public static func fill(_ db: SQLiteConnection, count: Int, start: Int64, end: Int64,
-                            progress: (Int) -> Void = { _ in }) throws {
-        try db.execute("""
+    public static func fill(
+        _ db: SQLiteConnection, count: Int, start: Int64, end: Int64,
+        progress: (Int) -> Void = { _ in }
+    ) throws {
+        try db.execute(
+            """
             DROP INDEX IF EXISTS evaluations_by_account; DROP INDEX IF EXISTS evaluations_by_device;
             DROP INDEX IF EXISTS evaluations_by_counterparty;
             INSERT OR IGNORE INTO callers (caller_id, name, environment, roles, rate, burst, created_at, tenant)
@@ -31,7 +34,8 @@ public enum SyntheticPerformanceHistory {
         while done < count {
             let last = min(count, done + chunk)
             try db.execute("BEGIN")
-            try db.execute("""
+            try db.execute(
+                """
                 WITH RECURSIVE n(i) AS (SELECT \(done + 1) UNION ALL SELECT i + 1 FROM n WHERE i < \(last))
                 INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
                                          account_hash, device_hash, counterparty_hash, tracked_value)

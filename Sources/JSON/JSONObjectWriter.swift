@@ -107,8 +107,10 @@ public struct JSONObjectWriter {
     /// callers in other modules get it specialised: the generic version walked the array
     /// through runtime metadata.)
     @inlinable
-    public mutating func member<Element>(_ key: StaticString, objects elements: [Element],
-                                         _ body: (inout JSONObjectWriter, Element) -> Void) {
+    public mutating func member<Element>(
+        _ key: StaticString, objects elements: [Element],
+        _ body: (inout JSONObjectWriter, Element) -> Void
+    ) {
         self.key(key)
         out.append(UInt8(ascii: "["))
         // Read in place: `elements[i]` inside the nesting closure copied each element.

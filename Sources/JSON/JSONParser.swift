@@ -99,8 +99,10 @@ public struct JSONParser {
 
     /// Parses `input` as one JSON document within `limits`; with `interception`, its member is
     /// read by the caller (see `JSONInterception`).
-    public static func parse(_ input: [UInt8], limits: Limits = Limits(),
-                             intercepting interception: JSONInterception? = nil) throws(JSONParseError) -> JSONValue {
+    public static func parse(
+        _ input: [UInt8], limits: Limits = Limits(),
+        intercepting interception: JSONInterception? = nil
+    ) throws(JSONParseError) -> JSONValue {
         let result: Result<JSONValue, JSONParseError> = input.withUnsafeBufferPointer { buffer in
             var parser = JSONParser(bytes: buffer, limits: limits, interception: interception)
             do throws(JSONParseError) {
@@ -274,7 +276,8 @@ public struct JSONParser {
         // Fast path: an integer of at most 15 digits (times, counts) is exactly a Double.
         // (`exactDecimal` below would give the same value; this skips its second scan.)
         if index - integerStart <= 15,
-           index == bytes.count || (bytes[index] != UInt8(ascii: ".") && bytes[index] | 0x20 != UInt8(ascii: "e")) {
+            index == bytes.count || (bytes[index] != UInt8(ascii: ".") && bytes[index] | 0x20 != UInt8(ascii: "e"))
+        {
             var magnitude: Int64 = 0
             for i in integerStart..<index { magnitude = magnitude &* 10 &+ Int64(bytes[i] &- UInt8(ascii: "0")) }
             return negative ? -Double(magnitude) : Double(magnitude)
@@ -291,7 +294,8 @@ public struct JSONParser {
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         if let parts = Self.decimalParts(UnsafeBufferPointer(rebasing: bytes[integerStart..<index])),
-           let exact = Self.exactDecimal(parts) ?? Self.longDecimal(parts) {
+            let exact = Self.exactDecimal(parts) ?? Self.longDecimal(parts)
+        {
             return negative ? -exact : exact
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
@@ -434,7 +438,8 @@ public struct JSONParser {
                 var scalar = try parseHex4()
                 if (0xD800...0xDBFF).contains(scalar) {
                     guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
-                          bytes[index + 1] == UInt8(ascii: "u") else { throw error("unpaired surrogate") }
+                        bytes[index + 1] == UInt8(ascii: "u")
+                    else { throw error("unpaired surrogate") }
                     index += 2
                     let low = try parseHex4()
                     guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate") }

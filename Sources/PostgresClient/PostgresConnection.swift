@@ -26,7 +26,8 @@ public final class PostgresConnection {
     /// (`PostgresURL`), and one libpq would misread (a password holding an unescaped `/` or `@`)
     /// is refused before libpq sees it, since libpq would quote pieces of it.
     public init(url: String, connectTimeout: Int = 5, defaults: [(keyword: String, value: String)] = [])
-        throws(PostgresError) {
+        throws(PostgresError)
+    {
         if PostgresURL.hasScheme(url) {
             do { _ = try PostgresURL(parsing: url) } catch {
                 throw PostgresError(kind: .connect, message: "the connection URI \(error)")
@@ -122,7 +123,8 @@ public final class PostgresConnection {
     /// Runs a prepared statement with `parameters`.
     @discardableResult
     public func query(_ statement: PostgresStatement, _ parameters: [PostgresValue?] = []) throws(PostgresError)
-        -> PostgresResult {
+        -> PostgresResult
+    {
         precondition(prepared[statement.name] != nil, "statement \(statement.name) is not prepared on this connection")
         let encoded = EncodedParameters(parameters)
         let result = encoded.withArrays { _, values, lengths, formats in
@@ -153,8 +155,9 @@ public final class PostgresConnection {
         }
         let commit = try check(PQexec(handle, "COMMIT"))
         guard commit.commandTag == "COMMIT" else {
-            throw PostgresError(kind: .server, sqlState: "25P02",
-                                message: "transaction rolled back: a statement in it failed")
+            throw PostgresError(
+                kind: .server, sqlState: "25P02",
+                message: "transaction rolled back: a statement in it failed")
         }
         return value
     }
@@ -209,8 +212,9 @@ public final class PostgresConnection {
         }
         let primary = PQresultErrorField(result, insightd_pg_diag_message_primary).map { String(cString: $0) }
         let constraint = PQresultErrorField(result, insightd_pg_diag_constraint_name).map { String(cString: $0) }
-        return PostgresError(kind: .server, sqlState: String(cString: state), message: redaction.apply(primary ?? ""),
-                             constraint: constraint)
+        return PostgresError(
+            kind: .server, sqlState: String(cString: state), message: redaction.apply(primary ?? ""),
+            constraint: constraint)
     }
 
     func connectionError() -> PostgresError {

@@ -122,7 +122,8 @@ public struct PostgresRow: Sendable {
     public func bytea(_ column: Int) -> [UInt8]? {
         withBytes(column) { bytes in
             guard bytes.count >= 2, bytes.count % 2 == 0,
-                  bytes[0] == UInt8(ascii: "\\"), bytes[1] == UInt8(ascii: "x") else { return nil }
+                bytes[0] == UInt8(ascii: "\\"), bytes[1] == UInt8(ascii: "x")
+            else { return nil }
             var decoded = [UInt8]()
             decoded.reserveCapacity(bytes.count / 2 - 1)
             var index = 2

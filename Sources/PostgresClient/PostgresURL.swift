@@ -53,7 +53,8 @@ public struct PostgresURL: Sendable, Equatable {
         guard let schemeEnd = Self.schemeEnd(bytes) else { throw .scheme }
         let rest = bytes[schemeEnd...]
         // The authority ends at the first '/', '?' or '#' (RFC 3986 §3.2).
-        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+        let authorityEnd =
+            rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
             ?? rest.endIndex
         let authority = rest[..<authorityEnd], after = rest[authorityEnd...]
         let at = authority.lastIndex(of: UInt8(ascii: "@"))
@@ -91,7 +92,8 @@ public struct PostgresURL: Sendable, Equatable {
         var found: String?
         for pair in query.split(separator: UInt8(ascii: "&")) {
             guard let equals = pair.firstIndex(of: UInt8(ascii: "=")),
-                  percentDecoded(pair[..<equals]) == name else { continue }
+                percentDecoded(pair[..<equals]) == name
+            else { continue }
             found = percentDecoded(pair[(equals + 1)...])
         }
         return found
@@ -123,7 +125,8 @@ public struct PostgresURL: Sendable, Equatable {
             guard let colon = afterBracket.lastIndex(of: UInt8(ascii: ":")) else { continue }
             let digits = afterBracket[(colon + 1)...]
             guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-                  let port = Int(String(decoding: digits, as: UTF8.self)), (1...65535).contains(port) else { throw .port }
+                let port = Int(String(decoding: digits, as: UTF8.self)), (1...65535).contains(port)
+            else { throw .port }
         }
     }
 

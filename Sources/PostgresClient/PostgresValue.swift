@@ -16,7 +16,8 @@ public enum PostgresValue: Sendable, Equatable {
 }
 
 extension PostgresValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral {
+    ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral
+{
     public init(stringLiteral value: String) { self = .text(value) }
     public init(integerLiteral value: Int64) { self = .int64(value) }
     public init(floatLiteral value: Double) { self = .double(value) }
@@ -87,8 +88,10 @@ struct EncodedParameters {
     /// Calls `body` with libpq's parameter arrays (types, values, lengths, formats), valid only
     /// during the call.
     func withArrays<R>(
-        _ body: (UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?,
-                 UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R
+        _ body: (
+            UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?,
+            UnsafePointer<Int32>?, UnsafePointer<Int32>?
+        ) -> R
     ) -> R {
         bytes.withUnsafeBufferPointer { buffer in
             let base = UnsafeRawPointer(buffer.baseAddress!)

@@ -32,10 +32,13 @@ public struct RedisCommand: Sendable, Hashable {
     public init(_ arguments: RedisArgument...) { self.init(arguments) }
 
     /// Runs `script` with `keys` (KEYS[1]…) and `arguments` (ARGV[1]…).
-    public static func script(_ script: RedisScript, keys: [RedisArgument] = [],
-                              arguments: [RedisArgument] = []) -> RedisCommand {
-        RedisCommand(script: script,
-                     arguments: ["EVALSHA", RedisArgument(script.sha1), RedisArgument(keys.count)] + keys + arguments)
+    public static func script(
+        _ script: RedisScript, keys: [RedisArgument] = [],
+        arguments: [RedisArgument] = []
+    ) -> RedisCommand {
+        RedisCommand(
+            script: script,
+            arguments: ["EVALSHA", RedisArgument(script.sha1), RedisArgument(keys.count)] + keys + arguments)
     }
 
     private init(script: RedisScript, arguments: [RedisArgument]) {

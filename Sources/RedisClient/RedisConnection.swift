@@ -45,8 +45,10 @@ public final class RedisConnection {
     }
 
     /// Parses `url` (`redis://[[user]:password@]host[:port][/db]`) and connects.
-    public convenience init(url: String, connectTimeout: Duration = .seconds(1),
-                            commandTimeout: Duration = .seconds(1)) throws(RedisError) {
+    public convenience init(
+        url: String, connectTimeout: Duration = .seconds(1),
+        commandTimeout: Duration = .seconds(1)
+    ) throws(RedisError) {
         try self.init(url: RedisURL(url), connectTimeout: connectTimeout, commandTimeout: commandTimeout)
     }
 
@@ -121,8 +123,9 @@ public final class RedisConnection {
     public func serverTime() throws(RedisError) -> Int64 {
         let reply = try command("TIME")
         guard let parts = reply.elements, parts.count == 2,
-              let seconds = parts[0].string.flatMap({ Int64($0) }),
-              let microseconds = parts[1].string.flatMap({ Int64($0) }) else {
+            let seconds = parts[0].string.flatMap({ Int64($0) }),
+            let microseconds = parts[1].string.flatMap({ Int64($0) })
+        else {
             throw .protocolError("TIME did not answer [seconds, microseconds]")
         }
         return seconds * 1_000_000 + microseconds

@@ -41,7 +41,8 @@ enum SHA1 {
         for block in stride(from: 0, to: padded.count, by: 64) {
             for i in 0..<16 {
                 let at = block + i * 4
-                w[i] = UInt32(padded[at]) << 24 | UInt32(padded[at + 1]) << 16
+                w[i] =
+                    UInt32(padded[at]) << 24 | UInt32(padded[at + 1]) << 16
                     | UInt32(padded[at + 2]) << 8 | UInt32(padded[at + 3])
             }
             for i in 16..<80 { w[i] = rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1) }

@@ -15,8 +15,9 @@ extension RedisSentinelURL {
         for step in 0..<sentinels.count {
             let index = (first + step) % sentinels.count
             do throws(RedisError) {
-                let connection = try RedisConnection(url: sentinel(index), connectTimeout: connectTimeout,
-                                                     commandTimeout: commandTimeout)
+                let connection = try RedisConnection(
+                    url: sentinel(index), connectTimeout: connectTimeout,
+                    commandTimeout: commandTimeout)
                 let reply = try connection.command("SENTINEL", "get-master-addr-by-name", RedisArgument(masterName))
                 guard let address = try Self.masterAddress(in: reply) else {
                     unknown = true
@@ -36,7 +37,8 @@ extension RedisSentinelURL {
     public static func masterAddress(in reply: RedisReply) throws(RedisError) -> RedisAddress? {
         if reply.isNull { return nil }
         guard let parts = reply.elements, parts.count == 2, let host = parts[0].string, !host.isEmpty,
-              let portText = parts[1].string, let port = Int(portText), (1...65535).contains(port) else {
+            let portText = parts[1].string, let port = Int(portText), (1...65535).contains(port)
+        else {
             throw .protocolError("SENTINEL get-master-addr-by-name did not answer [host, port]")
         }
         return RedisAddress(host: host, port: port)

@@ -18,8 +18,10 @@ public struct RedisSentinelURL: Sendable, Equatable, CustomStringConvertible {
     public var sentinelUsername: String?
     public var sentinelPassword: String?
 
-    public init(sentinels: [RedisAddress], masterName: String, username: String? = nil,
-                password: String? = nil, sentinelUsername: String? = nil, sentinelPassword: String? = nil) {
+    public init(
+        sentinels: [RedisAddress], masterName: String, username: String? = nil,
+        password: String? = nil, sentinelUsername: String? = nil, sentinelPassword: String? = nil
+    ) {
         precondition(!sentinels.isEmpty, "at least one sentinel")
         self.sentinels = sentinels
         self.masterName = masterName
@@ -70,7 +72,8 @@ public struct RedisSentinelURL: Sendable, Equatable, CustomStringConvertible {
         guard path.hasPrefix("/") else { throw .invalidURL("the master's name is missing: \(usage)") }
         let name = try RedisURL.percentDecoded(path.dropFirst())
         guard !name.isEmpty, !name.contains("/"),
-              name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else {
             throw .invalidURL("the master's name must be one path segment of visible ASCII characters: \(usage)")
         }
 
@@ -87,8 +90,9 @@ public struct RedisSentinelURL: Sendable, Equatable, CustomStringConvertible {
             default: throw .invalidURL("unknown query parameter (only sentinel_password and sentinel_username are read)")
             }
         }
-        self.init(sentinels: sentinels, masterName: name, username: username, password: password,
-                  sentinelUsername: sentinelUsername, sentinelPassword: sentinelPassword)
+        self.init(
+            sentinels: sentinels, masterName: name, username: username, password: password,
+            sentinelUsername: sentinelUsername, sentinelPassword: sentinelPassword)
     }
 
     /// The master at `address`, with the URL's credentials for it.
@@ -98,8 +102,9 @@ public struct RedisSentinelURL: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL of sentinel `index`, with the sentinels' credentials.
     public func sentinel(_ index: Int) -> RedisURL {
-        RedisURL(host: sentinels[index].host, port: sentinels[index].port, username: sentinelUsername,
-                 password: sentinelPassword)
+        RedisURL(
+            host: sentinels[index].host, port: sentinels[index].port, username: sentinelUsername,
+            password: sentinelPassword)
     }
 
     /// The URL with the passwords left out, for logs.

@@ -11,8 +11,10 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     /// Selected with SELECT when not 0.
     public var database: Int
 
-    public init(host: String, port: Int = 6379, username: String? = nil, password: String? = nil,
-                database: Int = 0) {
+    public init(
+        host: String, port: Int = 6379, username: String? = nil, password: String? = nil,
+        database: Int = 0
+    ) {
         self.host = host
         self.port = port
         self.username = username
@@ -97,7 +99,8 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         var port = defaultPort
         if let portText {
             guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCIIDigit),
-                  let number = Int(portText), (1...65535).contains(number) else {
+                let number = Int(portText), (1...65535).contains(number)
+            else {
                 throw .invalidURL("the port must be a number from 1 to 65535")
             }
             port = number

@@ -66,8 +66,9 @@ public final class SQLiteConnection {
     }
 
     static func error(_ db: OpaquePointer, code: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(code: code & 0xFF, extendedCode: sqlite3_extended_errcode(db),
-                    message: String(cString: sqlite3_errmsg(db)), sql: sql)
+        SQLiteError(
+            code: code & 0xFF, extendedCode: sqlite3_extended_errcode(db),
+            message: String(cString: sqlite3_errmsg(db)), sql: sql)
     }
 
     /// Waits up to `milliseconds` for a lock held by another connection before failing with BUSY.
@@ -111,8 +112,10 @@ public final class SQLiteConnection {
     }
 
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
-    public func transaction<T>(_ kind: TransactionKind = .immediate,
-                               _ body: () throws -> T) throws -> T {
+    public func transaction<T>(
+        _ kind: TransactionKind = .immediate,
+        _ body: () throws -> T
+    ) throws -> T {
         try run("BEGIN \(kind.rawValue)")
         do {
             let result = try body()

@@ -62,8 +62,9 @@ public final class SQLiteStatement {
         guard binder.bound == count else {
             // A caller's mistake, not bad input: refused, so that no value of an earlier use is
             // left bound in its place.
-            throw SQLiteError(code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE,
-                              message: "bound \(binder.bound) parameters, announced \(count)", sql: sql)
+            throw SQLiteError(
+                code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE,
+                message: "bound \(binder.bound) parameters, announced \(count)", sql: sql)
         }
     }
 
@@ -100,8 +101,10 @@ public final class SQLiteStatement {
     }
 
     /// Binds, collects every row through `row`, and resets.
-    public func query<T>(_ values: [any SQLiteBindable] = [],
-                         row: (SQLiteStatement) throws -> T) throws -> [T] {
+    public func query<T>(
+        _ values: [any SQLiteBindable] = [],
+        row: (SQLiteStatement) throws -> T
+    ) throws -> [T] {
         try bind(values)
         defer { sqlite3_reset(handle) }
         var rows: [T] = []
@@ -110,8 +113,10 @@ public final class SQLiteStatement {
     }
 
     /// Binds, returns the first row through `row` (or nil), and resets.
-    public func first<T>(_ values: [any SQLiteBindable] = [],
-                         row: (SQLiteStatement) throws -> T) throws -> T? {
+    public func first<T>(
+        _ values: [any SQLiteBindable] = [],
+        row: (SQLiteStatement) throws -> T
+    ) throws -> T? {
         try bind(values)
         defer { sqlite3_reset(handle) }
         return try step() ? try row(self) : nil
@@ -270,7 +275,8 @@ final class ParameterBytes {
     func bind(to handle: OpaquePointer) -> Int32 {
         for parameter in parameters {
             let start = base + parameter.offset
-            let rc = parameter.isText
+            let rc =
+                parameter.isText
                 ? sqlite3_bind_text(handle, parameter.index, start.assumingMemoryBound(to: CChar.self), Int32(parameter.count), nil)
                 : sqlite3_bind_blob(handle, parameter.index, start, Int32(parameter.count), nil)
             if rc != SQLITE_OK { return rc }

@@ -2,12 +2,12 @@
 public enum Buckets {
     /// Request latency in seconds, 0.5 ms to 10 s: fits an API whose budget is tens of ms.
     public static let requestDuration: [Double] = [
-        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
     ]
 
     /// fsynced commit latency in seconds, 0.25 ms to 2.5 s.
     public static let commitDuration: [Double] = [
-        0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+        0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5
     ]
 
     /// Powers of two from 1 to 1024: batch sizes and other small counts.

@@ -7,8 +7,10 @@ final class Collector: Sendable {
     let limits: SeriesLimits
     let sample: @Sendable () -> [(labels: [String], value: Double)]
 
-    init(name: String, help: String, type: MetricType, labelNames: [String], limits: SeriesLimits,
-         sample: @escaping @Sendable () -> [(labels: [String], value: Double)]) {
+    init(
+        name: String, help: String, type: MetricType, labelNames: [String], limits: SeriesLimits,
+        sample: @escaping @Sendable () -> [(labels: [String], value: Double)]
+    ) {
         self.name = name
         self.help = help
         self.type = type
@@ -35,7 +37,8 @@ final class Collector: Sendable {
             if labelNames.isEmpty {
                 kept[labels] = value
             } else if labels == overflowValues || kept.count >= limits.maxSeries
-                || labels.contains(where: { $0.utf8.count > limits.maxLabelValueBytes }) {
+                || labels.contains(where: { $0.utf8.count > limits.maxLabelValueBytes })
+            {
                 overflow = (overflow ?? 0) + value
             } else {
                 kept[labels] = value
@@ -44,8 +47,9 @@ final class Collector: Sendable {
         if let overflow { kept[overflowValues] = overflow }
         Exposition.appendHeader(name, help, type, to: &out)
         for (labels, value) in kept.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            Exposition.appendSample(name, Exposition.labelText(names: labelNames, values: labels),
-                                    Exposition.number(value), to: &out)
+            Exposition.appendSample(
+                name, Exposition.labelText(names: labelNames, values: labels),
+                Exposition.number(value), to: &out)
         }
     }
 }

@@ -29,8 +29,10 @@ public final class MetricsRegistry: Sendable {
     }
 
     /// The counter family `name` (which must end in `_total`), created on first call.
-    public func counter(_ name: String, help: String, labels: [String] = [],
-                        limits: SeriesLimits? = nil) -> CounterFamily {
+    public func counter(
+        _ name: String, help: String, labels: [String] = [],
+        limits: SeriesLimits? = nil
+    ) -> CounterFamily {
         precondition(name.hasSuffix("_total"), "counter \(name) must end in _total")
         let family = register(name, .counter, labels, []) {
             .counter(CounterFamily(name: name, help: help, labelNames: labels, limits: limits ?? defaultLimits))
@@ -40,8 +42,10 @@ public final class MetricsRegistry: Sendable {
     }
 
     /// The gauge family `name`, created on first call.
-    public func gauge(_ name: String, help: String, labels: [String] = [],
-                      limits: SeriesLimits? = nil) -> GaugeFamily {
+    public func gauge(
+        _ name: String, help: String, labels: [String] = [],
+        limits: SeriesLimits? = nil
+    ) -> GaugeFamily {
         let family = register(name, .gauge, labels, []) {
             .gauge(GaugeFamily(name: name, help: help, labelNames: labels, limits: limits ?? defaultLimits))
         }
@@ -51,18 +55,23 @@ public final class MetricsRegistry: Sendable {
 
     /// The histogram family `name` with these finite, strictly increasing bucket bounds (`+Inf`
     /// is added; a trailing `+Inf` given here is ignored), created on first call.
-    public func histogram(_ name: String, help: String, labels: [String] = [], buckets: [Double],
-                          limits: SeriesLimits? = nil) -> HistogramFamily {
+    public func histogram(
+        _ name: String, help: String, labels: [String] = [], buckets: [Double],
+        limits: SeriesLimits? = nil
+    ) -> HistogramFamily {
         var bounds = buckets
         if bounds.last == .infinity { bounds.removeLast() }
         precondition(!bounds.isEmpty, "histogram \(name) needs at least one finite bucket")
         precondition(bounds.allSatisfy(\.isFinite), "histogram \(name) buckets must be finite")
-        precondition(zip(bounds, bounds.dropFirst()).allSatisfy { $0 < $1 },
-                     "histogram \(name) buckets must be strictly increasing")
+        precondition(
+            zip(bounds, bounds.dropFirst()).allSatisfy { $0 < $1 },
+            "histogram \(name) buckets must be strictly increasing")
         precondition(!labels.contains("le"), "histogram \(name) cannot have a label named le")
         let family = register(name, .histogram, labels, bounds) {
-            .histogram(HistogramFamily(name: name, help: help, labelNames: labels, buckets: bounds,
-                                       limits: limits ?? defaultLimits))
+            .histogram(
+                HistogramFamily(
+                    name: name, help: help, labelNames: labels, buckets: bounds,
+                    limits: limits ?? defaultLimits))
         }
         guard case .histogram(let histogram) = family else { preconditionFailure("unreachable") }
         return histogram
@@ -75,13 +84,16 @@ public final class MetricsRegistry: Sendable {
     /// name again replaces the callback. `sample` runs on the scraping thread, outside the
     /// registry's lock; it must be quick. Samples with the wrong number of label values are
     /// dropped, duplicates are added together, and tuples beyond the limits go to `"other"`.
-    public func collect(_ name: String, help: String, type: MetricType, labels: [String] = [],
-                        limits: SeriesLimits? = nil,
-                        _ sample: @escaping @Sendable () -> [(labels: [String], value: Double)]) {
+    public func collect(
+        _ name: String, help: String, type: MetricType, labels: [String] = [],
+        limits: SeriesLimits? = nil,
+        _ sample: @escaping @Sendable () -> [(labels: [String], value: Double)]
+    ) {
         precondition(type != .histogram, "collect(\(name)): callbacks provide counters or gauges")
         precondition(type != .counter || name.hasSuffix("_total"), "counter \(name) must end in _total")
-        let collector = Collector(name: name, help: help, type: type, labelNames: labels,
-                                  limits: limits ?? defaultLimits, sample: sample)
+        let collector = Collector(
+            name: name, help: help, type: type, labelNames: labels,
+            limits: limits ?? defaultLimits, sample: sample)
         _ = register(name, type, labels, [], replacing: true) { .collector(collector) }
     }
 
@@ -134,25 +146,30 @@ public final class MetricsRegistry: Sendable {
     }
 
     /// Registers or finds `name`; traps on invalid names and conflicting registrations.
-    private func register(_ name: String, _ type: MetricType, _ labels: [String], _ buckets: [Double],
-                          replacing: Bool = false, make: () -> Family) -> Family {
+    private func register(
+        _ name: String, _ type: MetricType, _ labels: [String], _ buckets: [Double],
+        replacing: Bool = false, make: () -> Family
+    ) -> Family {
         precondition(PrometheusName.isValidMetricName(name), "invalid metric name \(String(reflecting: name))")
         for label in labels {
-            precondition(PrometheusName.isValidLabelName(label),
-                         "metric \(name): invalid label name \(String(reflecting: label))")
+            precondition(
+                PrometheusName.isValidLabelName(label),
+                "metric \(name): invalid label name \(String(reflecting: label))")
         }
         precondition(Set(labels).count == labels.count, "metric \(name): duplicate label names \(labels)")
         return families.withLock { families in
             if let existing = families[name] {
-                precondition(existing.type == type && existing.labelNames == labels && existing.buckets == buckets,
-                             "metric \(name) is already registered as \(existing.type.rawValue) "
-                                + "with labels \(existing.labelNames)")
+                precondition(
+                    existing.type == type && existing.labelNames == labels && existing.buckets == buckets,
+                    "metric \(name) is already registered as \(existing.type.rawValue) "
+                        + "with labels \(existing.labelNames)")
                 guard replacing else { return existing }
             } else {
                 let samples = Family.sampleNames(name, type)
                 for other in families.values {
-                    precondition(Family.sampleNames(other.name, other.type).isDisjoint(with: samples),
-                                 "metric \(name) clashes with the samples of \(other.name)")
+                    precondition(
+                        Family.sampleNames(other.name, other.type).isDisjoint(with: samples),
+                        "metric \(name) clashes with the samples of \(other.name)")
                 }
             }
             let family = make()

@@ -5,8 +5,10 @@ internal import Glibc
 public enum ProcessMetrics {
     /// Registers the `process_*` families on `registry` (Linux; each reads `/proc/self`).
     public static func register(on registry: MetricsRegistry) {
-        registry.collect("process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.",
-                         type: .counter) {
+        registry.collect(
+            "process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.",
+            type: .counter
+        ) {
             guard let stat = ProcessStat.read() else { return [] }
             return [([], stat.cpuSeconds)]
         }
@@ -18,8 +20,10 @@ public enum ProcessMetrics {
             guard let stat = ProcessStat.read() else { return [] }
             return [([], stat.virtualBytes)]
         }
-        registry.collect("process_start_time_seconds",
-                         help: "Start time of the process since unix epoch in seconds.", type: .gauge) {
+        registry.collect(
+            "process_start_time_seconds",
+            help: "Start time of the process since unix epoch in seconds.", type: .gauge
+        ) {
             guard let stat = ProcessStat.read() else { return [] }
             return [([], ProcessStat.bootTime() + stat.startTicks / ProcessStat.ticksPerSecond)]
         }
@@ -61,9 +65,11 @@ struct ProcessStat {
             return fields.indices.contains(index) ? Double(fields[index]) : nil
         }
         guard let user = field(14), let system = field(15), let start = field(22), let virtual = field(23),
-              let resident = field(24) else { return nil }
-        return ProcessStat(cpuSeconds: (user + system) / ticksPerSecond, startTicks: start,
-                           virtualBytes: virtual, residentBytes: resident * pageSize)
+            let resident = field(24)
+        else { return nil }
+        return ProcessStat(
+            cpuSeconds: (user + system) / ticksPerSecond, startTicks: start,
+            virtualBytes: virtual, residentBytes: resident * pageSize)
     }
 
     /// The boot time in seconds since the epoch: now minus the time since boot. From the clocks

@@ -13,11 +13,15 @@ public enum PrometheusName {
 
     private static func valid(_ name: String, allowColon: Bool) -> Bool {
         var bytes = name.utf8.makeIterator()
-        guard let first = bytes.next(), isLetter(first) || first == UInt8(ascii: "_")
-                || (allowColon && first == UInt8(ascii: ":")) else { return false }
+        guard let first = bytes.next(),
+            isLetter(first) || first == UInt8(ascii: "_")
+                || (allowColon && first == UInt8(ascii: ":"))
+        else { return false }
         while let byte = bytes.next() {
-            guard isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "_")
-                    || (allowColon && byte == UInt8(ascii: ":")) else { return false }
+            guard
+                isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "_")
+                    || (allowColon && byte == UInt8(ascii: ":"))
+            else { return false }
         }
         return true
     }

@@ -101,9 +101,10 @@ final class SeriesTable<Series: AnyObject & Sendable>: Sendable {
         self.limits = limits
         self.make = make
         let overflowValues = labelNames.map { _ in overflowLabelValue }
-        overflow = Entry(values: overflowValues,
-                         labelText: Exposition.labelText(names: labelNames, values: overflowValues),
-                         series: make())
+        overflow = Entry(
+            values: overflowValues,
+            labelText: Exposition.labelText(names: labelNames, values: overflowValues),
+            series: make())
         single = labelNames.isEmpty ? make() : nil
         shards = (0..<Self.shardCount).map { _ in Locked(Shard()) }
     }
@@ -114,8 +115,9 @@ final class SeriesTable<Series: AnyObject & Sendable>: Sendable {
             precondition(values.isEmpty, "this metric has no labels, got \(values.count) values")
             return single
         }
-        precondition(values.count == labelNames.count,
-                     "expected \(labelNames.count) label values (\(labelNames)), got \(values.count)")
+        precondition(
+            values.count == labelNames.count,
+            "expected \(labelNames.count) label values (\(labelNames)), got \(values.count)")
         let key = LabelKey(values)
         let shard = shards[Int(UInt(bitPattern: key.hash) % UInt(Self.shardCount))]
         if let found = shard.withLock({ $0.series[key] }) {
@@ -127,7 +129,8 @@ final class SeriesTable<Series: AnyObject & Sendable>: Sendable {
     private func insert(_ key: LabelKey, into shard: Locked<Shard>) -> Series {
         let values = key.values
         if values == overflow.values
-            || values.contains(where: { $0.utf8.count > limits.maxLabelValueBytes }) {
+            || values.contains(where: { $0.utf8.count > limits.maxLabelValueBytes })
+        {
             return useOverflow()
         }
         let series: Series? = shard.withLock { shard in
@@ -137,9 +140,10 @@ final class SeriesTable<Series: AnyObject & Sendable>: Sendable {
                 created.wrappingSubtract(1, ordering: .relaxed)
                 return nil
             }
-            let entry = Entry(values: values,
-                              labelText: Exposition.labelText(names: labelNames, values: values),
-                              series: make())
+            let entry = Entry(
+                values: values,
+                labelText: Exposition.labelText(names: labelNames, values: values),
+                series: make())
             shard.series[key] = entry.series
             shard.entries.append(entry)
             return entry.series

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import InsightApp
 import InsightControl
@@ -32,7 +32,8 @@ struct URLSessionAdminTransport: AdminTransport {
                 box.result = .failure(AppError("cannot reach insightd at \(baseURL.absoluteString): \(error.localizedDescription)"))
             } else {
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-                box.result = .success(AdminAnswer(status: status, json: data.flatMap { try? JSONParser.parse(Array($0), limits: .trusted) }))
+                box.result = .success(
+                    AdminAnswer(status: status, json: data.flatMap { try? JSONParser.parse(Array($0), limits: .trusted) }))
             }
             done.signal()
         }.resume()

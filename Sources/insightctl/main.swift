@@ -1,5 +1,7 @@
 import Foundation
 import InsightControl
 
-exit(AdminCommand.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment,
-                       transport: URLSessionAdminTransport()))
+exit(
+    AdminCommand.main(
+        arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment,
+        transport: URLSessionAdminTransport()))

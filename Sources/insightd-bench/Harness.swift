@@ -1,6 +1,6 @@
 // The measuring harness: a monotonic clock, per-iteration samples, median/p99, and the table.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Nanoseconds on CLOCK_MONOTONIC.
@@ -66,8 +66,10 @@ struct MicroBenchmark {
 
 /// Times `operation` once per iteration after a warm-up. `operation` returns something
 /// derived from its work so that the optimiser cannot drop the work.
-func measure(_ name: String, _ note: String, _ options: RunOptions,
-             _ operation: () throws -> Int) rethrows -> Measurement {
+func measure(
+    _ name: String, _ note: String, _ options: RunOptions,
+    _ operation: () throws -> Int
+) rethrows -> Measurement {
     let warmupEnd = monotonicNanoseconds() + UInt64(options.warmupSeconds * 1e9)
     var check = 0
     repeat { check &+= try operation() } while monotonicNanoseconds() < warmupEnd
@@ -138,16 +140,18 @@ func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
 /// Prints the results as a fixed-width table (also valid Markdown).
 func printTable(_ rows: [Measurement]) {
     let nameWidth = max(9, rows.map(\.name.count).max() ?? 0)
-    let header = "| \(pad("benchmark", nameWidth)) | \(pad("iterations", 10, right: true)) | "
+    let header =
+        "| \(pad("benchmark", nameWidth)) | \(pad("iterations", 10, right: true)) | "
         + "\(pad("median", 10, right: true)) | \(pad("p99", 10, right: true)) | "
         + "\(pad("mean", 10, right: true)) | \(pad("ops/s", 11, right: true)) | what |"
     print(header)
     print("|" + String(repeating: "-", count: nameWidth + 2) + "|-----------:|-----------:|-----------:|-----------:|------------:|------|")
     for row in rows {
-        print("| \(pad(row.name, nameWidth)) | \(pad(grouped(row.iterations), 10, right: true)) | "
-              + "\(pad(formatDuration(Double(row.percentile(50))), 10, right: true)) | "
-              + "\(pad(formatDuration(Double(row.percentile(99))), 10, right: true)) | "
-              + "\(pad(formatDuration(row.mean), 10, right: true)) | "
-              + "\(pad(grouped(Int(row.perSecond.rounded())), 11, right: true)) | \(row.note) |")
+        print(
+            "| \(pad(row.name, nameWidth)) | \(pad(grouped(row.iterations), 10, right: true)) | "
+                + "\(pad(formatDuration(Double(row.percentile(50))), 10, right: true)) | "
+                + "\(pad(formatDuration(Double(row.percentile(99))), 10, right: true)) | "
+                + "\(pad(formatDuration(row.mean), 10, right: true)) | "
+                + "\(pad(grouped(Int(row.perSecond.rounded())), 11, right: true)) | \(row.note) |")
     }
 }

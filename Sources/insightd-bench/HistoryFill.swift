@@ -1,7 +1,7 @@
 import InsightDomain
 import InsightStorage
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `insightd-bench history`: fills a store with synthetic evaluations spread over the last 7 days
@@ -64,8 +64,9 @@ enum ReplayBench {
                 tracker.finishRebuild()
             }
             let seconds = HistoryFill.monotonicSeconds() - started
-            print("replay \(mode): \(count) evaluations, \(batches) batches, \(String(format: "%.2f", seconds)) s, "
-                  + "\(Int(Double(count) / seconds)) evaluations/s, \(tracker.trackedSubjects) subjects, peak RSS \(peakMiB()) MiB")
+            print(
+                "replay \(mode): \(count) evaluations, \(batches) batches, \(String(format: "%.2f", seconds)) s, "
+                    + "\(Int(Double(count) / seconds)) evaluations/s, \(tracker.trackedSubjects) subjects, peak RSS \(peakMiB()) MiB")
         } catch {
             fail("replay: \(error)")
         }

@@ -2,7 +2,7 @@ import InsightDomain
 import InsightStorage
 import SQLiteClient
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `insightd-bench performance DATABASE COUNT`: fills a new SQLite store with COUNT evaluations
@@ -27,8 +27,9 @@ enum PerformanceReportBench {
             let source = try SQLiteStore.open(settings: SQLiteSettings(path: database), now: end).store.administration
             let periodEnd = end - 61 * day
             for days in [1, 7, 30, 92] {
-                let query = ModelPerformanceQuery(tenant: "default", environment: .production,
-                                                  from: periodEnd - Int64(days) * day, to: periodEnd, matureBefore: end - 60 * day)
+                let query = ModelPerformanceQuery(
+                    tenant: "default", environment: .production,
+                    from: periodEnd - Int64(days) * day, to: periodEnd, matureBefore: end - 60 * day)
                 var timings: [Double] = []
                 var insights = 0
                 for _ in 0..<3 {
@@ -38,8 +39,9 @@ enum PerformanceReportBench {
                     insights = cells.map(\.count).reduce(0, +)
                 }
                 let sorted = timings.sorted()
-                print("performance report: \(days) day(s), \(insights) insights of tenant default: "
-                      + "best \(milliseconds(sorted[0])) ms, median \(milliseconds(sorted[1])) ms (3 runs; the first reads from disk)")
+                print(
+                    "performance report: \(days) day(s), \(insights) insights of tenant default: "
+                        + "best \(milliseconds(sorted[0])) ms, median \(milliseconds(sorted[1])) ms (3 runs; the first reads from disk)")
                 fflush(nil)
             }
         } catch {

@@ -104,8 +104,9 @@ enum SessionGenerator {
     }
 
     /// What the device reported alongside the events.
-    static let device = DeviceFacts(activeCall: true, callStartedBeforeSession: false,
-                                    screenSharing: false)
+    static let device = DeviceFacts(
+        activeCall: true, callStartedBeforeSession: false,
+        screenSharing: false)
     static let deviceJSON = #"{"activeCall":true,"callStartedBeforeSession":false,"screenSharing":false}"#
 
     /// The placeholder the wrk scripts replace per request with a fresh identifier.

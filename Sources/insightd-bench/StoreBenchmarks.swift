@@ -21,19 +21,24 @@ enum StoreBenchmarks {
     }
 
     static func all() -> [MicroBenchmark] {
-        [(1, Ids.random, 0, false, ""), (64, .random, 0, false, ""), (64, .ordered, 0, false, ".orderedIds"),
-         (64, .ordered, 1, false, ".orderedIds.shadow1"), (64, .ordered, 0, true, ".orderedIds.capture")]
-            .map { submitters, ids, shadows, capture, suffix in
+        [
+            (1, Ids.random, 0, false, ""), (64, .random, 0, false, ""), (64, .ordered, 0, false, ".orderedIds"),
+            (64, .ordered, 1, false, ".orderedIds.shadow1"), (64, .ordered, 0, true, ".orderedIds.capture")
+        ]
+        .map { submitters, ids, shadows, capture, suffix in
             let name = "store.record.\(submitters)\(suffix)"
-            let what = (ids == .random ? "random v4 ids (the daemon's before UUIDv7)" : "time-ordered ids (as the daemon makes them)")
+            let what =
+                (ids == .random ? "random v4 ids (the daemon's before UUIDv7)" : "time-ordered ids (as the daemon makes them)")
                 + (shadows == 0 ? "" : ", and \(shadows) shadow answer (INSIGHTD_MODEL_SHADOW) each")
                 + (capture ? ", each with a training vector (training capture on)" : "")
             return MicroBenchmark(
                 name: name,
-                note: "SQLiteLedger.record, \(submitters) submitter\(submitters == 1 ? "" : "s"), \(what); latency = submit to durable; ops/s = evaluations committed per second"
+                note:
+                    "SQLiteLedger.record, \(submitters) submitter\(submitters == 1 ? "" : "s"), \(what); latency = submit to durable; ops/s = evaluations committed per second"
             ) { options in
-                try run(name: name, submitters: submitters, ids: ids, shadows: shadows, capture: capture,
-                        seconds: options.storeSeconds)
+                try run(
+                    name: name, submitters: submitters, ids: ids, shadows: shadows, capture: capture,
+                    seconds: options.storeSeconds)
             }
         }
     }
@@ -44,8 +49,10 @@ enum StoreBenchmarks {
         let failures = Atomic<Int>(0)
     }
 
-    static func run(name: String, submitters: Int, ids: Ids, shadows: Int = 0, capture: Bool = false,
-                    seconds: Double) throws -> Measurement {
+    static func run(
+        name: String, submitters: Int, ids: Ids, shadows: Int = 0, capture: Bool = false,
+        seconds: Double
+    ) throws -> Measurement {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("insightd-bench-\(getpid())-\(submitters)")
         try? FileManager.default.removeItem(at: directory)
@@ -53,8 +60,9 @@ enum StoreBenchmarks {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("insightd.db").path
 
-        let (store, _) = try SQLiteStore.open(settings: SQLiteSettings(path: path), now: 1,
-                                              receipts: ReceiptIssuer.withEphemeralKey(instance: "bench"))
+        let (store, _) = try SQLiteStore.open(
+            settings: SQLiteSettings(path: path), now: 1,
+            receipts: ReceiptIssuer.withEphemeralKey(instance: "bench"))
         // The writer alone: the figure is the ledger's, without the subject indexer the daemon runs beside it.
         let writer = store.writer
         writer.start()
@@ -104,8 +112,9 @@ enum StoreBenchmarks {
         guard failures == 0, stored == samples.count + 20 else {
             throw BenchError("\(name): \(failures) failed, \(stored) stored for \(samples.count + 20) acknowledged")
         }
-        return Measurement(name: name, note: "", samples: samples,
-                           throughput: Double(samples.count) / elapsed)
+        return Measurement(
+            name: name, note: "", samples: samples,
+            throughput: Double(samples.count) / elapsed)
     }
 
     private static func recordAndWait(_ ledger: SQLiteLedger, _ evaluation: EvaluationRecord) throws {
@@ -143,10 +152,12 @@ enum StoreBenchmarks {
             eventId: eventId, callerId: "bench", environment: .production, category: .payment,
             createdAt: now, reportConsumptionBy: now + 900_000,
             subject: HashedSubject(account: hash(1), device: hash(2), counterparty: hash(3), keyId: "0011223344556677"),
-            insights: [InsightRecord(
-                insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
-                newestModelVersion: "2.0",
-                outcome: .value(.high, reasons: ["activeCallDuringSession", "segmentedTyping", "pastedPayee"]), scoreBin: 9)],
+            insights: [
+                InsightRecord(
+                    insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                    newestModelVersion: "2.0",
+                    outcome: .value(.high, reasons: ["activeCallDuringSession", "segmentedTyping", "pastedPayee"]), scoreBin: 9)
+            ],
             shadowInsights: (0..<shadows).map { k in
                 InsightRecord(
                     insightId: EvaluationIdentifiers.insightId(eventId: eventId, position: EvaluationRecord.maxServedInsights + k)

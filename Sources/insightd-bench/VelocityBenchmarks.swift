@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Crypto
 import InsightDomain
@@ -9,8 +9,10 @@ import InsightDomain
 enum VelocityBenchmarks {
     static func all() -> [MicroBenchmark] {
         [10_000, 1_000_000].map { subjects in
-            MicroBenchmark(name: "velocity signals+record, \(grouped(subjects)) subjects",
-                           note: "one evaluation's lookup and update") { options in
+            MicroBenchmark(
+                name: "velocity signals+record, \(grouped(subjects)) subjects",
+                note: "one evaluation's lookup and update"
+            ) { options in
                 try run(subjects: options.quick ? min(subjects, 100_000) : subjects, options: options)
             }
         }
@@ -43,10 +45,12 @@ enum VelocityBenchmarks {
         let before = residentBytes()
         for i in 0..<accounts {
             for j in 0..<3 {
-                tracker.record(VelocityEvent(environment: .production, time: now - Milliseconds(j) * 3_600_000,
-                                             account: hash(1, i), device: hash(2, i % max(devices, 1)),
-                                             counterparty: hash(3, (i * 7 + j) % max(payees, 1)), isPayment: true,
-                                             value: .unknown))
+                tracker.record(
+                    VelocityEvent(
+                        environment: .production, time: now - Milliseconds(j) * 3_600_000,
+                        account: hash(1, i), device: hash(2, i % max(devices, 1)),
+                        counterparty: hash(3, (i * 7 + j) % max(payees, 1)), isPayment: true,
+                        value: .unknown))
             }
         }
         let grown = residentBytes() - before
@@ -56,15 +60,21 @@ enum VelocityBenchmarks {
             return (hash(1, i), hash(2, i % max(devices, 1)), hash(3, n % max(payees, 1)))
         }
         var n = 0
-        return measure("velocity signals+record, \(grouped(subjects)) subjects",
-                       "tracked \(grouped(tracker.trackedSubjects)); the fill grew RSS by \(grouped(grown / 1_048_576)) MiB",
-                       options) {
+        return measure(
+            "velocity signals+record, \(grouped(subjects)) subjects",
+            "tracked \(grouped(tracker.trackedSubjects)); the fill grew RSS by \(grouped(grown / 1_048_576)) MiB",
+            options
+        ) {
             n &+= 1
             let (account, device, payee) = pool[n & 4095]
-            let signals = tracker.signals(for: VelocityQuery(environment: .production, accounts: [account], devices: [device],
-                                                             counterparties: [payee], isPayment: true))
-            tracker.record(VelocityEvent(environment: .production, time: now, account: account, device: device,
-                                         counterparty: payee, isPayment: true, value: .unknown))
+            let signals = tracker.signals(
+                for: VelocityQuery(
+                    environment: .production, accounts: [account], devices: [device],
+                    counterparties: [payee], isPayment: true))
+            tracker.record(
+                VelocityEvent(
+                    environment: .production, time: now, account: account, device: device,
+                    counterparty: payee, isPayment: true, value: .unknown))
             return signals.accountEvaluations.week
         }
     }

@@ -17,11 +17,12 @@
 // [MicroBenchmark] }` in this directory using `measure(...)`, add one line to `suites` below,
 // and add its module to the insightd-bench target's dependencies in Package.swift.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 func usage() -> Never {
-    print("""
+    print(
+        """
         usage: insightd-bench [--quick] [--filter SUBSTRING]... [--models DIR] [--list]
                insightd-bench bodies DIR
                insightd-bench history DATABASE CALLER_ID COUNT
@@ -59,8 +60,9 @@ if arguments.first == "bodies" {
     do {
         let events = SessionGenerator.events(count: 150)
         writeFile(directory + "/w1-events150.json", SessionGenerator.eventsBody(events))
-        writeFile(directory + "/w2-summary.json",
-                  SessionGenerator.summaryBody(try SessionGenerator.summary(of: events)))
+        writeFile(
+            directory + "/w2-summary.json",
+            SessionGenerator.summaryBody(try SessionGenerator.summary(of: events)))
     } catch {
         fail("\(error)")
     }
@@ -102,7 +104,7 @@ let suites: [(name: String, make: () throws -> [MicroBenchmark])] = [
     ("model", { [options] in RequestPathBenchmarks.model(options) }),
     ("crypto", { try RequestPathBenchmarks.crypto() }),
     ("store", { StoreBenchmarks.all() }),
-    ("velocity", { VelocityBenchmarks.all() }),
+    ("velocity", { VelocityBenchmarks.all() })
 ]
 
 var rows: [Measurement] = []
@@ -131,8 +133,9 @@ for suite in suites {
 }
 if !listOnly {
     print("")
-    print("insightd micro-benchmarks\(options.quick ? " (--quick: short, noisy)" : ""): one thread unless noted; "
-          + "median and p99 of per-operation times")
+    print(
+        "insightd micro-benchmarks\(options.quick ? " (--quick: short, noisy)" : ""): one thread unless noted; "
+            + "median and p99 of per-operation times")
     print("")
     printTable(rows)
 }

@@ -11,29 +11,47 @@ func decide(_ evaluation: InsightEvaluation) -> (flow: [String], status: Consump
     let used = insight.flatMap { (try? $0.outcome.get()) != nil ? [$0.insightID] : nil } ?? []
     let why = explanation(insight)
     guard let decision = evaluation.decision else {
-        return (["No decision (a service older than decisions): your usual risk checks.", why],
-                .usedUnchangedFriction, used)
+        return (
+            ["No decision (a service older than decisions): your usual risk checks.", why],
+            .usedUnchangedFriction, used
+        )
     }
     let rules = decision.reasons.isEmpty ? "" : " (\(decision.reasons.joined(separator: ", ")))"
     switch decision.action {
     case .proceed:
-        return (["decision proceed\(rules). \(why)",
-                 "Flow: no extra friction; your usual checks still apply."],
-                .usedUnchangedFriction, used)
+        return (
+            [
+                "decision proceed\(rules). \(why)",
+                "Flow: no extra friction; your usual checks still apply."
+            ],
+            .usedUnchangedFriction, used
+        )
     case .confirm:
-        return (["decision confirm\(rules). \(why)",
-                 "Flow: show a warning (\"Is someone on the phone telling you what to do?\")",
-                 "      and ask the person to confirm before the transfer goes."],
-                .usedIncreasedFriction, used)
+        return (
+            [
+                "decision confirm\(rules). \(why)",
+                "Flow: show a warning (\"Is someone on the phone telling you what to do?\")",
+                "      and ask the person to confirm before the transfer goes."
+            ],
+            .usedIncreasedFriction, used
+        )
     case .confirmOutOfBand:
-        return (["decision confirmOutOfBand\(rules). \(why)",
-                 "Flow: hold the payment, tell the person why, and confirm it through another channel:",
-                 "      a call-back from your fraud team on a number you already know."],
-                .usedIncreasedFriction, used)
+        return (
+            [
+                "decision confirmOutOfBand\(rules). \(why)",
+                "Flow: hold the payment, tell the person why, and confirm it through another channel:",
+                "      a call-back from your fraud team on a number you already know."
+            ],
+            .usedIncreasedFriction, used
+        )
     default:
-        return (["decision \(decision.action)\(rules). \(why)",
-                 "Flow: do not make the payment; tell the person, and offer a way to do it themselves."],
-                .usedIncreasedFriction, used)
+        return (
+            [
+                "decision \(decision.action)\(rules). \(why)",
+                "Flow: do not make the payment; tell the person, and offer a way to do it themselves."
+            ],
+            .usedIncreasedFriction, used
+        )
     }
 }
 

@@ -15,8 +15,10 @@ struct PageFiles: Sendable {
     /// Reads the files from `pageDirectory` and the kit; throws naming a missing file.
     init(pageDirectory: URL, kit: URL) throws {
         var files: [String: File] = [:]
-        let types = ["html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8",
-                     "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml"]
+        let types = [
+            "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8",
+            "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml"
+        ]
         for name in ["index.html", "pay.css", "pay.js", "icon.svg"] {
             let url = pageDirectory.appendingPathComponent(name)
             files["/" + name] = File(contentType: types[url.pathExtension]!, bytes: Array(try Data(contentsOf: url)))
@@ -30,8 +32,9 @@ struct PageFiles: Sendable {
     static func repository(sourceFile: String = #filePath) throws -> PageFiles {
         let here = URL(fileURLWithPath: sourceFile).deletingLastPathComponent()
         let root = here.deletingLastPathComponent().deletingLastPathComponent()
-        return try PageFiles(pageDirectory: here.appendingPathComponent("page"),
-                             kit: root.appendingPathComponent("capture/web/insight-capture.js"))
+        return try PageFiles(
+            pageDirectory: here.appendingPathComponent("page"),
+            kit: root.appendingPathComponent("capture/web/insight-capture.js"))
     }
 }
 
@@ -52,12 +55,14 @@ struct PaymentRequest: Decodable {
     var clientInteraction: Interaction? {
         guard let events = interaction.events else { return nil }
         let source = interaction.source.map {
-            InteractionSource(kit: $0.kit, version: $0.version, platform: ClientPlatform(rawValue: $0.platform),
-                              droppedEvents: $0.droppedEvents)
+            InteractionSource(
+                kit: $0.kit, version: $0.version, platform: ClientPlatform(rawValue: $0.platform),
+                droppedEvents: $0.droppedEvents)
         }
-        return .events(events.map {
-            InteractionEvent(at: $0.t, InteractionEventType(rawValue: $0.type), field: $0.field.map(InteractionField.init(rawValue:)))
-        }, source: source)
+        return .events(
+            events.map {
+                InteractionEvent(at: $0.t, InteractionEventType(rawValue: $0.type), field: $0.field.map(InteractionField.init(rawValue:)))
+            }, source: source)
     }
 }
 
@@ -71,9 +76,12 @@ struct PaymentPage: HTTPHandler {
 
     /// No inline script or style, nothing from elsewhere, no framing: the kit needs nothing more.
     static let securityHeaders: [(String, String)] = [
-        ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-            + "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
-        ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-store"),
+        (
+            "Content-Security-Policy",
+            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                + "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        ),
+        ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-store")
     ]
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
@@ -128,9 +136,13 @@ struct PaymentPage: HTTPHandler {
         }
         // What an operator may see: the answer, never the interaction.
         printLine("payment \(evaluation.requestID): coaching \(coaching), decision \(action), consumption \(consumption)")
-        return Self.json(200, ["action": action, "coaching": coaching, "reasons": insight?.reasons ?? [],
-                               "modelVersion": insight?.modelVersion ?? "", "eventId": evaluation.eventID,
-                               "consumption": consumption])
+        return Self.json(
+            200,
+            [
+                "action": action, "coaching": coaching, "reasons": insight?.reasons ?? [],
+                "modelVersion": insight?.modelVersion ?? "", "eventId": evaluation.eventID,
+                "consumption": consumption
+            ])
     }
 
     private static func json(_ status: Int, _ object: [String: Any]) -> HTTPResponse {
@@ -156,8 +168,9 @@ func servePaymentPage(listen: String, evaluator: InsightEvaluator, account: Stri
     configuration.port = port
     // 5,000 events of about 50 bytes each, and the rest of the request.
     configuration.maxBodyBytes = 512 << 10
-    let server = HTTPServer(configuration: configuration,
-                            handler: PaymentPage(files: try PageFiles.repository(), evaluator: evaluator, account: account))
+    let server = HTTPServer(
+        configuration: configuration,
+        handler: PaymentPage(files: try PageFiles.repository(), evaluator: evaluator, account: account))
     try server.start()
     return server
 }

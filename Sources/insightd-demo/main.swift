@@ -72,8 +72,10 @@ func genuineSession() -> Interaction {
 /// opened, the screen is shared, the phone is held to the ear, the payee's account number is
 /// typed in dictated bursts, and there is a long hesitation before submitting.
 func coachedSession() -> Interaction {
-    var events = [InteractionEvent(at: 0, .sessionStart), InteractionEvent(at: 200, .proximityNear),
-                  InteractionEvent(at: 9000, .fieldFocus, field: .payee)]
+    var events = [
+        InteractionEvent(at: 0, .sessionStart), InteractionEvent(at: 200, .proximityNear),
+        InteractionEvent(at: 9000, .fieldFocus, field: .payee)
+    ]
     var t = 9000
     for burst in 0..<6 {
         for _ in 0..<4 { t += 180; events.append(InteractionEvent(at: t, .keyDown, field: .payee)) }
@@ -84,8 +86,11 @@ func coachedSession() -> Interaction {
     t += 2500; events.append(InteractionEvent(at: t, .delete, field: .amount))
     t += 1500; events.append(InteractionEvent(at: t, .keyDown, field: .amount))
     t += 38000; events.append(InteractionEvent(at: t, .submit))
-    return .events(events, device: DeviceFacts(activeCall: true, callStartedBeforeSession: true,
-                                               screenSharing: true, remoteAccessApp: false))
+    return .events(
+        events,
+        device: DeviceFacts(
+            activeCall: true, callStartedBeforeSession: true,
+            screenSharing: true, remoteAccessApp: false))
 }
 
 // MARK: - The story
@@ -104,7 +109,9 @@ if web {
         FileHandle.standardError.write(Data("insightd-demo: \(error)\n".utf8)); exit(1)
     }
     let host = server.configuration.host
-    printLine("insightd-demo: the payment page is at http://\(host):\(server.boundPort)/ (insightd at \(baseURL.absoluteString)); Ctrl-C stops it")
+    printLine(
+        "insightd-demo: the payment page is at http://\(host):\(server.boundPort)/ (insightd at \(baseURL.absoluteString)); Ctrl-C stops it"
+    )
     // The server is used after every sleep: an optimised build otherwise releases it right
     // after the line above, and its deinit stops the server.
     while true {
@@ -117,17 +124,21 @@ func say(_ lines: String...) { for line in lines { print(line) } }
 
 /// Evaluates one session, applies the decision logic, and reports consumption.
 @MainActor
-func run(title: String, interaction: Interaction, transaction: TransactionContext,
-         counterparty: String = "demo-payee-\(runID)", options: RequestOptions = RequestOptions()) async -> InsightEvaluation? {
+func run(
+    title: String, interaction: Interaction, transaction: TransactionContext,
+    counterparty: String = "demo-payee-\(runID)", options: RequestOptions = RequestOptions()
+) async -> InsightEvaluation? {
     say("", "── \(title)")
     // Your server generates the transaction id and binds the evaluation to it: the client
     // refuses a response that carries another id.
     let transactionID = "demo-" + UUID().uuidString.prefix(8).lowercased()
-    let context = InsightContext(operationCategory: .payment, requestedInsights: [.isLikelyBeingCoached()],
-                                 requestID: transactionID,
-                                 subject: Subject(account: "demo-account-\(runID)", device: "demo-install-\(runID)",
-                                                  counterparty: counterparty),
-                                 interaction: interaction, transaction: transaction)
+    let context = InsightContext(
+        operationCategory: .payment, requestedInsights: [.isLikelyBeingCoached()],
+        requestID: transactionID,
+        subject: Subject(
+            account: "demo-account-\(runID)", device: "demo-install-\(runID)",
+            counterparty: counterparty),
+        interaction: interaction, transaction: transaction)
     let evaluation: InsightEvaluation
     do {
         evaluation = try await evaluator.requestEvaluation(context: context, options: options)
@@ -139,8 +150,9 @@ func run(title: String, interaction: Interaction, transaction: TransactionContex
     say("   requestEvaluation → eventID \(evaluation.eventID) (\(evaluation.environment)), requestID \(evaluation.requestID) verified")
     if let insight {
         let value = (try? insight.outcome.get().rawValue) ?? "error"
-        say("   isLikelyBeingCoached = \(value)   model \(insight.modelVersion ?? "-")"
-            + (insight.reasons.isEmpty ? "" : "   reasons: \(insight.reasons.joined(separator: ", "))"))
+        say(
+            "   isLikelyBeingCoached = \(value)   model \(insight.modelVersion ?? "-")"
+                + (insight.reasons.isEmpty ? "" : "   reasons: \(insight.reasons.joined(separator: ", "))"))
     }
     let decision = decide(evaluation)
     for line in decision.flow { say("   " + line) }
@@ -161,7 +173,8 @@ func run(title: String, interaction: Interaction, transaction: TransactionContex
 func explain(_ error: EvaluationError) {
     switch error {
     case .unauthorized:
-        say("   unauthorized: the key is unknown or revoked. Create one:",
+        say(
+            "   unauthorized: the key is unknown or revoked. Create one:",
             "   insightctl callers create --name demo --roles evaluate --environment sandbox")
         failures += 1
     case .forbidden:
@@ -173,10 +186,12 @@ func explain(_ error: EvaluationError) {
     case .denied:
         say("   denied: this person switched insights off. Flow: your usual risk checks; nothing to report.")
     case .rateLimitExceeded(let retryAfter):
-        say("   rateLimitExceeded (retry after \(retryAfter.map { "\(Int($0)) s" } ?? "?")), after the client's own retries.",
+        say(
+            "   rateLimitExceeded (retry after \(retryAfter.map { "\(Int($0)) s" } ?? "?")), after the client's own retries.",
             "   Flow: proceed with your usual risk checks; report consumption for every evaluation to avoid this.")
     case .serverError(let status, _):
-        say("   serverError (\(status)), after the client's own retries. Nothing was recorded.",
+        say(
+            "   serverError (\(status)), after the client's own retries. Nothing was recorded.",
             "   Flow: proceed with your usual risk checks.")
     case .contextInvalid(let field, let detail):
         say("   contextInvalid at \(field ?? "?"): \(detail). A bug in the request: fix it, do not retry.")
@@ -186,35 +201,42 @@ func explain(_ error: EvaluationError) {
     }
 }
 
-say("insightd-demo: a payments backend using the isLikelyBeingCoached insight, at \(baseURL.absoluteString)",
+say(
+    "insightd-demo: a payments backend using the isLikelyBeingCoached insight, at \(baseURL.absoluteString)",
     "",
     "Each step: build an InsightContext from what the app observed (timing only), call",
     "requestEvaluation, change the payment flow according to the value, then reportConsumption.")
 
 say("", "Step 1. A genuine payment: steady typing, no phone call.")
-let genuine = await run(title: "genuine session", interaction: genuineSession(),
-                        transaction: TransactionContext(newCounterparty: false, amountBand: .low))
+let genuine = await run(
+    title: "genuine session", interaction: genuineSession(),
+    transaction: TransactionContext(newCounterparty: false, amountBand: .low))
 if genuine == nil && failures > 0 { say("", "Stopping: fix the problem above and run the demo again."); exit(1) }
 
-say("", "Step 2. A coached payment: a call that began before the session, screen sharing, digits typed",
+say(
+    "", "Step 2. A coached payment: a call that began before the session, screen sharing, digits typed",
     "in dictated bursts, a long hesitation before submit.")
-_ = await run(title: "coached session", interaction: coachedSession(),
-              transaction: TransactionContext(newCounterparty: true, amountBand: .high),
-              counterparty: "demo-new-payee-\(runID)")
+_ = await run(
+    title: "coached session", interaction: coachedSession(),
+    transaction: TransactionContext(newCounterparty: true, amountBand: .high),
+    counterparty: "demo-new-payee-\(runID)")
 
 if showOverrides, let genuine {
     if genuine.environment == .sandbox {
-        say("", "Step 3. The sandbox can force any outcome with the Insight-Override header, so you can test",
+        say(
+            "", "Step 3. The sandbox can force any outcome with the Insight-Override header, so you can test",
             "every branch of your decision logic. Forced answers carry the reason sandboxOverride.")
         for value in ["unknown", "medium", "high", "error:insightEvaluationFailed"] {
-            _ = await run(title: "forced isLikelyBeingCoached=\(value)", interaction: genuineSession(),
-                          transaction: TransactionContext(amountBand: .medium),
-                          options: .insightOverride("isLikelyBeingCoached=\(value)"))
+            _ = await run(
+                title: "forced isLikelyBeingCoached=\(value)", interaction: genuineSession(),
+                transaction: TransactionContext(amountBand: .medium),
+                options: .insightOverride("isLikelyBeingCoached=\(value)"))
         }
         say("", "── forced evaluation=error:denied")
         do {
-            _ = try await evaluator.requestEvaluation(context: InsightContext(operationCategory: .payment),
-                                                      options: .insightOverride("evaluation=error:denied"))
+            _ = try await evaluator.requestEvaluation(
+                context: InsightContext(operationCategory: .payment),
+                options: .insightOverride("evaluation=error:denied"))
             say("   the override was not applied (an older insightd?)")
         } catch {
             explain(error)
@@ -224,7 +246,9 @@ if showOverrides, let genuine {
     }
 }
 
-say("", failures == 0
-    ? "Done. Next: docs/client.md (the Swift client) and docs/integration.md (when to call, how to handle each value)."
-    : "Finished with \(failures) problem(s); see above.")
+say(
+    "",
+    failures == 0
+        ? "Done. Next: docs/client.md (the Swift client) and docs/integration.md (when to call, how to handle each value)."
+        : "Finished with \(failures) problem(s); see above.")
 exit(failures == 0 ? 0 : 1)

@@ -4,7 +4,7 @@ import Foundation
 import XCTest
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sockets that connect and send nothing cannot lock callers out (issue 20, item 3): the

@@ -33,8 +33,9 @@ final class ContinueDecisionTests: XCTestCase {
         }
         // Counted and logged like any other answer.
         let metrics = try daemon.scrape()
-        XCTAssertTrue(metrics.contains(#"insightd_http_request_duration_seconds_count{route="/v1/evaluations",method="POST",status="401"} 3"#),
-                      metrics)
+        XCTAssertTrue(
+            metrics.contains(#"insightd_http_request_duration_seconds_count{route="/v1/evaluations",method="POST",status="401"} 3"#),
+            metrics)
     }
 
     func testAGoodKeyGetsContinueThenTheAnswer() throws {
@@ -53,8 +54,10 @@ final class ContinueDecisionTests: XCTestCase {
     func testAKeyWithoutTheRoleGets403AndUnknownPathsAndMethodsTheirAnswers() throws {
         let daemon = try TestDaemon(.live)
         let labelsOnly = try daemon.createCaller(roles: [.labels]).key
-        for (method, path, status, code) in [("POST", "/v1/evaluations", 403, "forbidden"), ("POST", "/v2/nothing", 404, "notFound"),
-                                             ("PUT", "/v1/evaluations", 405, "methodNotAllowed")] {
+        for (method, path, status, code) in [
+            ("POST", "/v1/evaluations", 403, "forbidden"), ("POST", "/v2/nothing", 404, "notFound"),
+            ("PUT", "/v1/evaluations", 405, "methodNotAllowed")
+        ] {
             let connection = try WireConnection(port: daemon.port)
             try connection.send(Self.head(method, path, key: labelsOnly))
             let answer = try connection.readResponse()
@@ -73,9 +76,11 @@ final class ContinueDecisionTests: XCTestCase {
         for role in Role.allCases {
             keys[role] = try daemon.createCaller(roles: Set(Role.allCases).subtracting([role])).key
         }
-        let routes: [Route] = [.evaluations, .consumption(eventId: "e"), .labels, .authorization, .authorizationQuery, .insights,
-                               .livez, .readyz, .adminCallers, .adminCaller(callerId: "c"),
-                               .adminRateLimit(callerId: "c"), .adminRateLimitReset(callerId: "c")]
+        let routes: [Route] = [
+            .evaluations, .consumption(eventId: "e"), .labels, .authorization, .authorizationQuery, .insights,
+            .livez, .readyz, .adminCallers, .adminCaller(callerId: "c"),
+            .adminRateLimit(callerId: "c"), .adminRateLimitReset(callerId: "c")
+        ]
         for route in routes {
             let path = route.name.replacingOccurrences(of: "{eventId}", with: "e").replacingOccurrences(of: "{callerId}", with: "c")
             XCTAssertEqual(Route.match(path), route)

@@ -47,7 +47,7 @@ final class HostileInputTests: XCTestCase {
             ("deep nesting, repeated", filled(root + #""x":["#, { _ in deep }, "]}")),
             ("long escapes", filled(root + #""requestId":""#, { _ in #"\u00e9\ud83d\ude00"# }, "\"}")),
             ("long number", filled(root + #""x":0.3"#, { _ in "3333333333" }, "}")),
-            ("unknown summary features", filled(root + #""interaction":{"summary":{"#, { "\"f\($0)\":1" }, "}}}", bytes: 1_800)),
+            ("unknown summary features", filled(root + #""interaction":{"summary":{"#, { "\"f\($0)\":1" }, "}}}", bytes: 1_800))
         ]
     }
 
@@ -58,7 +58,8 @@ final class HostileInputTests: XCTestCase {
         var events = [#"{"t":0,"type":"sessionStart"}"#]
         for i in 1..<5_000 { events.append(#"{"t":\#(i),"type":"keyDown","field":"payee"}"#) }
         let insight = #"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#
-        let body = Array(#"""
+        let body = Array(
+            #"""
             {"requestId":"txn-1","operationCategory":"payment","insights":[\#(Array(repeating: insight, count: 4).joined(separator: ","))],
              "subject":{"account":"a","device":"d","counterparty":"c"},
              "interaction":{"events":[\#(events.joined(separator: ","))],
@@ -69,11 +70,14 @@ final class HostileInputTests: XCTestCase {
         guard case .events(let decoded, _) = request.interaction else { return XCTFail("no events") }
         XCTAssertEqual(decoded.count, 5_000)
         // 1,000 labels (the most accepted).
-        let label = #"{"insightId":"0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a21","outcome":"confirmedFraud","fraudType":"other","discoveredAt":"2026-01-01"}"#
+        let label =
+            #"{"insightId":"0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a21","outcome":"confirmedFraud","fraudType":"other","discoveredAt":"2026-01-01"}"#
         let labels = Array(#"{"labels":[\#(Array(repeating: label, count: 1_000).joined(separator: ","))]}"#.utf8)
         XCTAssertEqual(try Problem.parseBody(labels)["labels"]?.arrayValue?.count, 1_000)
         // A summary of more features than there are is the summary's own 422, not a parse limit.
-        let summary = Array(#"{"operationCategory":"payment","insights":\#(Self.insights),"interaction":{"summary":{\#((0..<65).map { "\"f\($0)\":1" }.joined(separator: ","))}}}"#.utf8)
+        let summary = Array(
+            #"{"operationCategory":"payment","insights":\#(Self.insights),"interaction":{"summary":{\#((0..<65).map { "\"f\($0)\":1" }.joined(separator: ","))}}}"#
+                .utf8)
         XCTAssertThrowsError(try EvaluationRequest.decode(body: summary)) { error in
             XCTAssertEqual((error as? Problem)?.status, 422)
             XCTAssertEqual((error as? Problem)?.field, "interaction.summary")
@@ -87,7 +91,9 @@ final class HostileInputTests: XCTestCase {
                 XCTAssertEqual(problem.status, 400, name)
                 XCTAssertEqual(problem.code, .contextInvalid, name)
                 XCTAssertEqual(problem.field, "(body)", name)
-                XCTAssertTrue(problem.detail.hasPrefix("The request body is beyond what any request of this API needs: "), "\(name): \(problem.detail)")
+                XCTAssertTrue(
+                    problem.detail.hasPrefix("The request body is beyond what any request of this API needs: "),
+                    "\(name): \(problem.detail)")
             }
         }
     }
@@ -107,12 +113,13 @@ final class HostileInputTests: XCTestCase {
             ("POST", "/v1/evaluations", ""),
             ("POST", "/v1/labels", "Idempotency-Key: hostile-1\r\n"),
             ("PUT", "/v1/authorization", ""),
-            ("POST", "/v1/evaluations/0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a20/consumption", ""),
+            ("POST", "/v1/evaluations/0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a20/consumption", "")
         ]
         let requests: [(name: String, bytes: [UInt8])] = Self.worstBodies().enumerated().flatMap { i, entry in
             (0..<endpoints.count).map { e in
                 let endpoint = endpoints[(i + e) % endpoints.count]
-                let head = "\(endpoint.method) \(endpoint.path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+                let head =
+                    "\(endpoint.method) \(endpoint.path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
                     + "Authorization: Bearer \(attacker)\r\nContent-Type: application/json\r\n\(endpoint.headers)"
                     + "Content-Length: \(entry.body.count)\r\n\r\n"
                 return ("\(entry.name) to \(endpoint.method) \(endpoint.path)", Array(head.utf8) + entry.body)
@@ -158,7 +165,8 @@ final class HostileInputTests: XCTestCase {
 
         let sent = answers.entries
         let slowest = sent.max { $0.seconds < $1.seconds }
-        print("""
+        print(
+            """
             hostile input: \(sent.count) attack requests (\(sent.filter { $0.status == 400 }.count) answered 400, \
             slowest \(Self.ms(slowest?.seconds ?? 0)) ms: \(slowest?.name ?? "-")); \
             /livez max \(Self.ms(livez.max() ?? 0)) ms, median \(Self.ms(Self.median(livez))) ms over \(livez.count); \

@@ -8,11 +8,11 @@ final class AssessmentTests: XCTestCase {
     /// tree 0: activeCall <= 0.5 (NaN -> right) ? -1.0 : (sessionSeconds <= 60 ? 1.0 : 2.5)
     /// tree 1: the constant 0.25
     static let tinyModel = #"""
-    {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
-     "featureNames":["activeCall","sessionSeconds"],
-     "trees":[{"splits":[[0,0.5,0,2,-1,1,0.1],[1,60.0,1,0,-2,-3,0.5]],"leaves":[-1.0,1.0,2.5]},
-              {"splits":[],"leaves":[0.25]}]}
-    """#
+        {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
+         "featureNames":["activeCall","sessionSeconds"],
+         "trees":[{"splits":[[0,0.5,0,2,-1,1,0.1],[1,60.0,1,0,-2,-3,0.5]],"leaves":[-1.0,1.0,2.5]},
+                  {"splits":[],"leaves":[0.25]}]}
+        """#
 
     func tiny() throws -> CoachingModelVersion {
         let ensemble = try TreeEnsemble(json: try JSONParser.parse(Array(AssessmentTests.tinyModel.utf8)))
@@ -21,8 +21,9 @@ final class AssessmentTests: XCTestCase {
             version: "0.1", withdrawn: false, inputs: [.activeCall, .sessionSeconds], ensemble: ensemble,
             thresholds: Dictionary(uniqueKeysWithValues: CoachingModelVersion.categories.map { ($0, t) })
                 .merging(["account": CoachingThresholds(medium: 0.0, high: 1.0)]) { $1 },
-            evidence: EvidenceRule(minUserActions: 3, minSessionSeconds: 2,
-                                   deviceSignals: [.activeCall, .screenSharing, .remoteAccessApp]),
+            evidence: EvidenceRule(
+                minUserActions: 3, minSessionSeconds: 2,
+                deviceSignals: [.activeCall, .screenSharing, .remoteAccessApp]),
             maxReasons: 4, minContribution: 0.2, modelSHA256: String(repeating: "0", count: 64))
     }
 
@@ -39,12 +40,12 @@ final class AssessmentTests: XCTestCase {
         // raw = tree 0 + 0.25
         let table: [(Double, Double, String, Double, CoachingLevel)] = [
             (0, 30, "payment", -0.75, .unknown),
-            (1, 30, "payment", 1.25, .unknown),   // exactly on medium: not above it
+            (1, 30, "payment", 1.25, .unknown),  // exactly on medium: not above it
             (1, 90, "payment", 2.75, .high),
-            (1, 30, "account", 1.25, .high),      // the account thresholds are lower
+            (1, 30, "account", 1.25, .high),  // the account thresholds are lower
             (1, 30, "nonsense", 1.25, .unknown),  // unknown category: the "other" thresholds
-            (.nan, 90, "payment", 2.75, .high),   // NaN activeCall takes the default (right) branch
-            (1, .nan, "payment", 1.25, .unknown), // missingType None: NaN counts as 0 <= 60
+            (.nan, 90, "payment", 2.75, .high),  // NaN activeCall takes the default (right) branch
+            (1, .nan, "payment", 1.25, .unknown)  // missingType None: NaN counts as 0 <= 60
         ]
         for (call, seconds, category, raw, level) in table {
             let f = vector(activeCall: call, seconds: seconds)
@@ -59,8 +60,8 @@ final class AssessmentTests: XCTestCase {
         let m = try tiny()
         let f = vector(activeCall: 1, seconds: 90)
         let c = m.contributions(f)
-        XCTAssertEqual(c["activeCall"]!, 0.4, accuracy: 1e-12)     // 0.1 -> 0.5
-        XCTAssertEqual(c["sessionSeconds"]!, 2.0, accuracy: 1e-12) // 0.5 -> 2.5
+        XCTAssertEqual(c["activeCall"]!, 0.4, accuracy: 1e-12)  // 0.1 -> 0.5
+        XCTAssertEqual(c["sessionSeconds"]!, 2.0, accuracy: 1e-12)  // 0.5 -> 2.5
         XCTAssertEqual(m.assess(f, category: "payment").reasons, ["longSession", "activeCallDuringSession"])
         // A missing feature names no reason, whatever its default branch added.
         let g = vector(activeCall: .nan, seconds: 90)
@@ -72,10 +73,10 @@ final class AssessmentTests: XCTestCase {
         // One tree: activeCall <= 0.5 ? -1 : (sessionSeconds <= 60 ? 0.5 : 2); node values 0 and
         // 1, so the path to 2 credits each feature exactly 1.
         let json = #"""
-        {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
-         "featureNames":["sessionSeconds","activeCall"],
-         "trees":[{"splits":[[1,0.5,0,0,-1,1,0.0],[0,60.0,0,0,-2,-3,1.0]],"leaves":[-1.0,0.5,2.0]}]}
-        """#
+            {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
+             "featureNames":["sessionSeconds","activeCall"],
+             "trees":[{"splits":[[1,0.5,0,0,-1,1,0.0],[0,60.0,0,0,-2,-3,1.0]],"leaves":[-1.0,0.5,2.0]}]}
+            """#
         let ensemble = try TreeEnsemble(json: try JSONParser.parse(Array(json.utf8)))
         let t = CoachingThresholds(medium: 0.5, high: 1.5)
         let m = CoachingModelVersion(
@@ -95,7 +96,9 @@ final class AssessmentTests: XCTestCase {
         var f = vector(activeCall: .nan, seconds: 90, actions: 2)
         XCTAssertEqual(m.rawScore(f), 2.75)
         XCTAssertFalse(m.hasSufficientEvidence(f))
-        XCTAssertEqual(m.assess(f, category: "payment"), CoachingAssessment(level: .unknown, score: m.assess(f, category: "payment").score, reasons: []))
+        XCTAssertEqual(
+            m.assess(f, category: "payment"),
+            CoachingAssessment(level: .unknown, score: m.assess(f, category: "payment").score, reasons: []))
         f[.screenSharing] = 1  // a device fact that speaks on its own
         XCTAssertEqual(m.assess(f, category: "payment").level, .high)
         var g = vector(activeCall: .nan, seconds: 1.5, actions: 10)
@@ -107,9 +110,9 @@ final class AssessmentTests: XCTestCase {
     func testMissingTypeZeroAndTheZeroBand() throws {
         // activeCall: missingType Zero, default left -> 0.5; otherwise <= 0.5 left, else right -0.5.
         let json = #"""
-        {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
-         "featureNames":["activeCall"],"trees":[{"splits":[[0,-0.25,1,1,-1,-2,0.0]],"leaves":[0.5,-0.5]}]}
-        """#
+            {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
+             "featureNames":["activeCall"],"trees":[{"splits":[[0,-0.25,1,1,-1,-2,0.0]],"leaves":[0.5,-0.5]}]}
+            """#
         let e = try TreeEnsemble(json: try JSONParser.parse(Array(json.utf8)))
         XCTAssertEqual(e.rawScore([0]), 0.5, "zero is missing: default left")
         XCTAssertEqual(e.rawScore([.nan]), 0.5, "NaN counts as zero when missing values are zeros")
@@ -118,9 +121,9 @@ final class AssessmentTests: XCTestCase {
         XCTAssertEqual(e.rawScore([-1]), 0.5, "-1 <= -0.25 goes left")
         // LightGBM's 1e300 stands for an infinite bound: everything finite goes left.
         let inf = #"""
-        {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
-         "featureNames":["sessionSeconds"],"trees":[{"splits":[[0,1e300,0,2,-1,-2,0.0]],"leaves":[1,2]}]}
-        """#
+            {"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid",
+             "featureNames":["sessionSeconds"],"trees":[{"splits":[[0,1e300,0,2,-1,-2,0.0]],"leaves":[1,2]}]}
+            """#
         let f = try TreeEnsemble(json: try JSONParser.parse(Array(inf.utf8)))
         XCTAssertEqual(f.rawScore([1.0000000000000002e300]), 1)
         XCTAssertEqual(f.rawScore([.nan]), 2)
@@ -152,9 +155,10 @@ final class AssessmentTests: XCTestCase {
         let events = shortFluentSession()
         let plain = try FeatureExtractor.extract(events: events, device: DeviceFacts(activeCall: false, screenSharing: false))
         XCTAssertEqual(model.assess(plain, category: "payment").level, .unknown)
-        for device in [DeviceFacts(activeCall: true, callStartedBeforeSession: true, screenSharing: true),
-                       DeviceFacts(activeCall: true, callStartedBeforeSession: true, remoteAccessApp: true)]
-        {
+        for device in [
+            DeviceFacts(activeCall: true, callStartedBeforeSession: true, screenSharing: true),
+            DeviceFacts(activeCall: true, callStartedBeforeSession: true, remoteAccessApp: true)
+        ] {
             let f = try FeatureExtractor.extract(events: events, device: device)
             let a = model.assess(f, category: "payment")
             XCTAssertNotEqual(a.level, .unknown, "\(device)")
@@ -176,21 +180,28 @@ final class AssessmentTests: XCTestCase {
             }
             t += chunk % 2 == 0 ? 3200 : 2700
         }
-        coached += [ev(t, .fieldBlur, .payee), ev(t + 900, .fieldFocus, .amount), ev(t + 1200, .keyDown, .amount),
-                    ev(t + 1500, .keyDown, .amount), ev(t + 1800, .keyDown, .amount), ev(t + 1900, .fieldBlur, .amount),
-                    ev(t + 41900, .tap), ev(t + 42000, .submit)]
+        coached += [
+            ev(t, .fieldBlur, .payee), ev(t + 900, .fieldFocus, .amount), ev(t + 1200, .keyDown, .amount),
+            ev(t + 1500, .keyDown, .amount), ev(t + 1800, .keyDown, .amount), ev(t + 1900, .fieldBlur, .amount),
+            ev(t + 41900, .tap), ev(t + 42000, .submit)
+        ]
         let f = try FeatureExtractor.extract(
-            events: coached, device: DeviceFacts(activeCall: true, callStartedBeforeSession: true,
-                                                 screenSharing: false))
+            events: coached,
+            device: DeviceFacts(
+                activeCall: true, callStartedBeforeSession: true,
+                screenSharing: false))
         let a = model.assess(f, category: "payment")
         XCTAssertEqual(a.level, .high, "\(a)")
         XCTAssertFalse(a.reasons.isEmpty)
-        XCTAssertTrue(a.reasons.contains("callStartedBeforeSession") || a.reasons.contains("activeCallDuringSession"),
-                      "\(a.reasons)")
+        XCTAssertTrue(
+            a.reasons.contains("callStartedBeforeSession") || a.reasons.contains("activeCallDuringSession"),
+            "\(a.reasons)")
 
         // A routine payment: quick, fluent, no call.
-        var routine: [InteractionEvent] = [ev(0, .sessionStart), ev(1200, .tap), ev(2000, .tap),
-                                           ev(2100, .fieldFocus, .amount)]
+        var routine: [InteractionEvent] = [
+            ev(0, .sessionStart), ev(1200, .tap), ev(2000, .tap),
+            ev(2100, .fieldFocus, .amount)
+        ]
         t = 2300
         for _ in 0..<3 {
             routine.append(ev(t, .keyDown, .amount))

@@ -36,8 +36,9 @@ final class FixtureParityTests: XCTestCase {
         let fields = try XCTUnwrap(root["fields"]?.arrayValue).map {
             InteractionField(rawValue: $0.stringValue ?? "")
         }
-        XCTAssertEqual(root["deviceKeys"]?.arrayValue?.compactMap(\.stringValue),
-                       ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"])
+        XCTAssertEqual(
+            root["deviceKeys"]?.arrayValue?.compactMap(\.stringValue),
+            ["activeCall", "callStartedBeforeSession", "screenSharing", "remoteAccessApp"])
         var rows: [Row] = []
         for item in try XCTUnwrap(root["rows"]?.arrayValue) {
             let o = try XCTUnwrap(item.objectValue)
@@ -56,15 +57,17 @@ final class FixtureParityTests: XCTestCase {
                 events = list
             }
             let d = o["device"]?.arrayValue ?? [.null, .null, .null, .null]
-            let device = DeviceFacts(activeCall: d[0].boolValue, callStartedBeforeSession: d[1].boolValue,
-                                     screenSharing: d[2].boolValue, remoteAccessApp: d[3].boolValue)
+            let device = DeviceFacts(
+                activeCall: d[0].boolValue, callStartedBeforeSession: d[1].boolValue,
+                screenSharing: d[2].boolValue, remoteAccessApp: d[3].boolValue)
             let features = try XCTUnwrap(o["features"]?.arrayValue).map { $0.numberValue ?? .nan }
-            rows.append(Row(
-                category: try XCTUnwrap(o["category"]?.stringValue), platform: o["platform"]?.stringValue,
-                events: events, device: device,
-                features: features, raw: try XCTUnwrap(o["raw"]?.numberValue),
-                level: try XCTUnwrap(o["level"]?.stringValue),
-                reasons: try XCTUnwrap(o["reasons"]?.arrayValue).compactMap(\.stringValue)))
+            rows.append(
+                Row(
+                    category: try XCTUnwrap(o["category"]?.stringValue), platform: o["platform"]?.stringValue,
+                    events: events, device: device,
+                    features: features, raw: try XCTUnwrap(o["raw"]?.numberValue),
+                    level: try XCTUnwrap(o["level"]?.stringValue),
+                    reasons: try XCTUnwrap(o["reasons"]?.arrayValue).compactMap(\.stringValue)))
         }
         return rows
     }
@@ -142,7 +145,9 @@ final class FixtureParityTests: XCTestCase {
             XCTAssertNotEqual(web, model.thresholds, "\(model.version): the web thresholds are set on their own sessions")
             // Rows whose level the category's thresholds would get wrong: the replay above then
             // fails for a scorer that ignores the platform.
-            let differing = rows.filter { model.assess(FeatureVector(values: $0.features), category: $0.category).level.rawValue != $0.level }
+            let differing = rows.filter {
+                model.assess(FeatureVector(values: $0.features), category: $0.category).level.rawValue != $0.level
+            }
             XCTAssertFalse(differing.isEmpty, model.version)
         }
     }
@@ -153,7 +158,8 @@ final class FixtureParityTests: XCTestCase {
             XCTAssertTrue(rows.contains { $0.level == level.rawValue }, "no fixture row is \(level)")
         }
         XCTAssertTrue(rows.contains { $0.features.contains { $0.isNaN } })
-        XCTAssertTrue(rows.filter { $0.level == "high" }.allSatisfy { !$0.reasons.isEmpty },
-                      "every high fixture row names its reasons")
+        XCTAssertTrue(
+            rows.filter { $0.level == "high" }.allSatisfy { !$0.reasons.isEmpty },
+            "every high fixture row names its reasons")
     }
 }

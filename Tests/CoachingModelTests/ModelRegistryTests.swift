@@ -13,8 +13,9 @@ final class ModelRegistryTests: XCTestCase {
         XCTAssertEqual(r.model(version: nil)?.version, "2.0")
         let v1 = try XCTUnwrap(r.model(version: "1.0"))
         XCTAssertFalse(v1.withdrawn)
-        XCTAssertLessThan(v1.features.count, try XCTUnwrap(r.model(version: "2.0")).features.count,
-                          "1.0 uses the smaller feature set")
+        XCTAssertLessThan(
+            v1.features.count, try XCTUnwrap(r.model(version: "2.0")).features.count,
+            "1.0 uses the smaller feature set")
         XCTAssertNil(r.model(version: "3.0"))
         XCTAssertNil(r.model(version: ""))
         for model in r.versions {
@@ -68,10 +69,14 @@ final class ModelRegistryTests: XCTestCase {
             ("{\"format\": \"insightd.tree-ensemble/1\", ", "invalid JSON"),
             ("[1, 2, 3]", "not a JSON object"),
             ("{\"format\": \"something-else\"}", "format"),
-            (#"{"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid","featureNames":["sessionSeconds"],"trees":[{"splits":[[0,1.5,0,2,0,-1,0.1]],"leaves":[1,2]}]}"#,
-             "invalid child split"),
-            (#"{"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid","featureNames":["sessionSeconds"],"trees":[{"splits":[[3,1.5,0,2,-1,-2,0.1]],"leaves":[1,2]}]}"#,
-             "uses feature 3"),
+            (
+                #"{"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid","featureNames":["sessionSeconds"],"trees":[{"splits":[[0,1.5,0,2,0,-1,0.1]],"leaves":[1,2]}]}"#,
+                "invalid child split"
+            ),
+            (
+                #"{"format":"insightd.tree-ensemble/1","objective":"binary","scoreTransform":"sigmoid","featureNames":["sessionSeconds"],"trees":[{"splits":[[3,1.5,0,2,-1,-2,0.1]],"leaves":[1,2]}]}"#,
+                "uses feature 3"
+            )
         ]
         for (content, message) in cases {
             let dir = try temporaryModelsCopy()
@@ -93,7 +98,7 @@ final class ModelRegistryTests: XCTestCase {
             ("\"schemaVersion\": 1", "\"schemaVersion\": 2", "schemaVersion"),
             ("\"version\": \"2.0\"", "\"version\": \"2.1\"", "directory name"),
             ("\"sessionSeconds\",", "\"sessionMinutes\",", "known feature"),
-            ("\"status\": \"active\"", "\"status\": \"retired\"", "status"),
+            ("\"status\": \"active\"", "\"status\": \"retired\"", "status")
         ]
         for (from, to, message) in cases {
             let dir = try temporaryModelsCopy()

@@ -4,8 +4,10 @@ import XCTest
 /// `NameTable` answers exactly the names it holds, by their bytes: keys end at a name's length,
 /// so prefixes, extensions, other cases and bytes past 32 name nothing.
 final class NameTableTests: XCTestCase {
-    static let names = ["t", "type", "keyDown", "payee", "submitHesitatio", "submitHesitation",
-                        "submitHesitationS", "callStartedBeforeSession", "abcdefghijklmnopqrstuvwxyzABCDEF"]
+    static let names = [
+        "t", "type", "keyDown", "payee", "submitHesitatio", "submitHesitation",
+        "submitHesitationS", "callStartedBeforeSession", "abcdefghijklmnopqrstuvwxyzABCDEF"
+    ]
 
     func value(_ table: NameTable<Int>, _ name: String) -> Int? {
         Array(name.utf8).withUnsafeBufferPointer { table.value($0) }
@@ -21,9 +23,11 @@ final class NameTableTests: XCTestCase {
 
     func testOtherBytesNameNothing() {
         let table = NameTable(Self.names.enumerated().map { (name: $0.element, value: $0.offset) })
-        for other in ["", "ty", "typ", "types", "Type", "TYPE", "keydown", "keyDown\0", "t\0",
-                      "abcdefghijklmnopqrstuvwxyzABCDEFG", "abcdefghijklmnopqrstuvwxyzABCDE",
-                      "callStartedBeforeSessioN", String(repeating: "x", count: 200), "typé"] {
+        for other in [
+            "", "ty", "typ", "types", "Type", "TYPE", "keydown", "keyDown\0", "t\0",
+            "abcdefghijklmnopqrstuvwxyzABCDEFG", "abcdefghijklmnopqrstuvwxyzABCDE",
+            "callStartedBeforeSessioN", String(repeating: "x", count: 200), "typé"
+        ] {
             XCTAssertNil(value(table, other), other)
         }
     }

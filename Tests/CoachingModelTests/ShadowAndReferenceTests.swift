@@ -27,7 +27,7 @@ final class ShadowAndReferenceTests: XCTestCase {
             (["2.0"], nil, "shadow version 2.0 is the current version"),
             (["2.0"], "2.0", "shadow version 2.0 is the current version"),
             (["1.0", "1.0"], nil, "shadow version 1.0 is named twice"),
-            (["1.0", "1.0", "1.0", "1.0", "1.0"], nil, "at most 4 shadow versions, 5 given"),
+            (["1.0", "1.0", "1.0", "1.0", "1.0"], nil, "at most 4 shadow versions, 5 given")
         ] as [([String], String?, String)] {
             let error = try XCTUnwrap(shadowError(repositoryModels, shadow, current: current), "\(shadow)")
             XCTAssertEqual(error.problem, expected)
@@ -100,7 +100,10 @@ final class ShadowAndReferenceTests: XCTestCase {
             (nil, nil),
             (["tv": [:]], "platformThresholds names an unknown platform tv"),
             ("web", "platformThresholds is not an object"),
-            (["web": ["payment": ["medium": ["raw": 1], "high": ["raw": 2]]]], "platformThresholds.web.account lacks medium.raw and high.raw numbers"),
+            (
+                ["web": ["payment": ["medium": ["raw": 1], "high": ["raw": 2]]]],
+                "platformThresholds.web.account lacks medium.raw and high.raw numbers"
+            )
         ]
         for (value, expected) in cases {
             let dir = try temporaryModelsCopy()
@@ -127,8 +130,11 @@ final class ShadowAndReferenceTests: XCTestCase {
         let r = try ModelRegistry.load(directory: dir)
         XCTAssertNil(r.model(version: "1.0")?.reference)
         XCTAssertNotNil(r.model(version: "2.0")?.reference)
-        XCTAssertNil(r.model(version: "1.0")?.assess(FeatureVector(values: [Double](repeating: .nan, count: FeatureVector.names.count)),
-                                                      category: "payment").scoreBin)
+        XCTAssertNil(
+            r.model(version: "1.0")?.assess(
+                FeatureVector(values: [Double](repeating: .nan, count: FeatureVector.names.count)),
+                category: "payment"
+            ).scoreBin)
     }
 
     func testAMalformedReferenceIsRefusedNamingTheProblem() throws {
@@ -138,24 +144,45 @@ final class ShadowAndReferenceTests: XCTestCase {
             (["scale": "raw"], "scoreReference lacks scale \"raw\" and a bins object"),
             (["scale": "raw", "bins": ["shopping": good]], "scoreReference names an unknown category shopping"),
             (["scale": "raw", "bins": ["payment": ["edges": [-1, 1]]]], "scoreReference.payment lacks edges and shares lists"),
-            (["scale": "raw", "bins": ["payment": ["edges": [1, -1], "shares": [0.2, 0.5, 0.3]]]],
-             "scoreReference.payment.edges are not strictly increasing numbers"),
-            (["scale": "raw", "bins": ["payment": ["edges": [1, 1], "shares": [0.2, 0.5, 0.3]]]],
-             "scoreReference.payment.edges are not strictly increasing numbers"),
-            (["scale": "raw", "bins": ["payment": ["edges": [-1, "x"], "shares": [0.2, 0.5, 0.3]]]],
-             "scoreReference.payment.edges are not strictly increasing numbers"),
-            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.5, 0.5]]]],
-             "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"),
-            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.5]]]],
-             "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"),
-            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [-0.2, 0.7, 0.5]]]],
-             "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"),
-            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3], "platformShares": ["web": [0.5, 0.5]]]]],
-             "scoreReference.payment.platformShares.web are not shares of the edges' bins for a known platform"),
-            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3], "platformShares": ["tv": [0.2, 0.5, 0.3]]]]],
-             "scoreReference.payment.platformShares.tv are not shares of the edges' bins for a known platform"),
-            (["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3], "platformShares": [0.2, 0.5, 0.3]]]],
-             "scoreReference.payment.platformShares is not an object"),
+            (
+                ["scale": "raw", "bins": ["payment": ["edges": [1, -1], "shares": [0.2, 0.5, 0.3]]]],
+                "scoreReference.payment.edges are not strictly increasing numbers"
+            ),
+            (
+                ["scale": "raw", "bins": ["payment": ["edges": [1, 1], "shares": [0.2, 0.5, 0.3]]]],
+                "scoreReference.payment.edges are not strictly increasing numbers"
+            ),
+            (
+                ["scale": "raw", "bins": ["payment": ["edges": [-1, "x"], "shares": [0.2, 0.5, 0.3]]]],
+                "scoreReference.payment.edges are not strictly increasing numbers"
+            ),
+            (
+                ["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.5, 0.5]]]],
+                "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"
+            ),
+            (
+                ["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.5]]]],
+                "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"
+            ),
+            (
+                ["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [-0.2, 0.7, 0.5]]]],
+                "scoreReference.payment.shares are not one more than the edges (at most 100), each in [0, 1], adding up to 1"
+            ),
+            (
+                ["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3], "platformShares": ["web": [0.5, 0.5]]]]],
+                "scoreReference.payment.platformShares.web are not shares of the edges' bins for a known platform"
+            ),
+            (
+                [
+                    "scale": "raw",
+                    "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3], "platformShares": ["tv": [0.2, 0.5, 0.3]]]]
+                ],
+                "scoreReference.payment.platformShares.tv are not shares of the edges' bins for a known platform"
+            ),
+            (
+                ["scale": "raw", "bins": ["payment": ["edges": [-1, 1], "shares": [0.2, 0.5, 0.3], "platformShares": [0.2, 0.5, 0.3]]]],
+                "scoreReference.payment.platformShares is not an object"
+            )
         ]
         for (reference, expected) in cases {
             let dir = try temporaryModelsCopy()

@@ -5,8 +5,10 @@ import XCTest
 final class SummaryTests: XCTestCase {
     func testAValidSummaryBecomesTheVectorAndAbsentFeaturesAreMissing() throws {
         let f = try FeatureExtractor.fromSummary(
-            ["sessionSeconds": 64, "keystrokeCount": 12, "keyIntervalCV": 0.4, "payeePasted": 1,
-             "backgroundShare": 0.25],
+            [
+                "sessionSeconds": 64, "keystrokeCount": 12, "keyIntervalCV": 0.4, "payeePasted": 1,
+                "backgroundShare": 0.25
+            ],
             device: DeviceFacts())
         XCTAssertEqual(f[.sessionSeconds], 64)
         XCTAssertEqual(f[.keystrokeCount], 12)
@@ -64,7 +66,7 @@ final class SummaryTests: XCTestCase {
             ("backgroundShare", 1.01, "between 0 and 1"),
             ("keyIntervalMeanMs", 1000.5, "between 0 and 1000"),
             ("keyIntervalCV", 101, "between 0 and 100"),
-            ("meanBurstLength", 0.5, "between 1 and 5000"),
+            ("meanBurstLength", 0.5, "between 1 and 5000")
         ]
         for (name, value, message) in cases {
             var summary = ["userActionCount": 10.0]
@@ -107,7 +109,8 @@ final class SummaryTests: XCTestCase {
         let fromSummary = try FeatureExtractor.fromSummary(summary, device: device)
         XCTAssertEqual(fromSummary, fromEvents)
         let model = try XCTUnwrap(try registry().model(version: nil))
-        XCTAssertEqual(model.assess(fromSummary, category: "payment"),
-                       model.assess(fromEvents, category: "payment"))
+        XCTAssertEqual(
+            model.assess(fromSummary, category: "payment"),
+            model.assess(fromEvents, category: "payment"))
     }
 }

@@ -44,9 +44,11 @@ final class TreeWalkTests: XCTestCase {
         for (leaf, child) in open.enumerated() { children[child.split][child.side] = ~leaf }
         tree.leaves = (0..<open.count).map { _ in random.unit() - 0.5 }
         for s in 0..<splitCount {
-            tree.splits.append([Double(random.below(features)), random.unit(), Double(random.below(2)),
-                                Double(random.below(3)), Double(children[s][0]), Double(children[s][1]),
-                                random.unit() - 0.5])
+            tree.splits.append([
+                Double(random.below(features)), random.unit(), Double(random.below(2)),
+                Double(random.below(3)), Double(children[s][0]), Double(children[s][1]),
+                random.unit() - 0.5
+            ])
         }
         return tree
     }
@@ -89,17 +91,23 @@ final class TreeWalkTests: XCTestCase {
     }
 
     static func json(_ trees: [Tree], features: Int) -> JSONValue {
-        .object(JSONObject([
-            ("format", .string("insightd.tree-ensemble/1")), ("objective", .string("binary")),
-            ("scoreTransform", .string("sigmoid")),
-            ("featureNames", .array((0..<features).map { .string("f\($0)") })),
-            ("trees", .array(trees.map { tree in
-                .object(JSONObject([
-                    ("splits", .array(tree.splits.map { .array($0.map { .number($0) }) })),
-                    ("leaves", .array(tree.leaves.map { .number($0) })),
-                ]))
-            })),
-        ]))
+        .object(
+            JSONObject([
+                ("format", .string("insightd.tree-ensemble/1")), ("objective", .string("binary")),
+                ("scoreTransform", .string("sigmoid")),
+                ("featureNames", .array((0..<features).map { .string("f\($0)") })),
+                (
+                    "trees",
+                    .array(
+                        trees.map { tree in
+                            .object(
+                                JSONObject([
+                                    ("splits", .array(tree.splits.map { .array($0.map { .number($0) }) })),
+                                    ("leaves", .array(tree.leaves.map { .number($0) }))
+                                ]))
+                        })
+                )
+            ]))
     }
 
     func testWalkingTreesSideBySideGivesExactlyTheSequentialScoreAndContributions() throws {

@@ -19,10 +19,12 @@ final class CryptoTests: XCTestCase {
     }
 
     func testSHA256KnownAnswers() {
-        XCTAssertEqual(SHA256.hexDigest([]),
-                       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        XCTAssertEqual(SHA256.hexDigest(Array("abc".utf8)),
-                       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            SHA256.hexDigest([]),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(
+            SHA256.hexDigest(Array("abc".utf8)),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         // In parts: the digest of the parts joined.
         let a = Array("ab".utf8), c = Array("c".utf8), none: [UInt8] = []
         let parts = a.withUnsafeBytes { a in c.withUnsafeBytes { c in none.withUnsafeBytes { SHA256.digest(a, $0, c) } } }
@@ -31,8 +33,9 @@ final class CryptoTests: XCTestCase {
 
     func testHMACWithEmptyMessageAndKey() {
         // Known answer computed by Python's hmac module for an empty key and message.
-        XCTAssertEqual(Hex.encode(HMACSHA256.authenticationCode(for: [], key: [])),
-                       "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
+        XCTAssertEqual(
+            Hex.encode(HMACSHA256.authenticationCode(for: [], key: [])),
+            "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
     }
 
     func testConstantTimeEquals() {
@@ -48,14 +51,18 @@ final class CryptoTests: XCTestCase {
         XCTAssertNotEqual(a, b)
         let uuid = SecureRandom.uuid()
         XCTAssertEqual(uuid.count, 36)
-        XCTAssertNotNil(uuid.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
-                                   options: .regularExpression))
+        XCTAssertNotNil(
+            uuid.range(
+                of: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+                options: .regularExpression))
     }
 
     func testVersion7UUIDsAreTimeOrdered() {
         let a = SecureRandom.uuidV7(milliseconds: 1_796_205_600_123)
-        XCTAssertNotNil(a.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
-                                options: .regularExpression), a)
+        XCTAssertNotNil(
+            a.range(
+                of: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+                options: .regularExpression), a)
         // 1_796_205_600_123 ms = 0x01A2 322B 3C7B: the first 48 bits.
         XCTAssertTrue(a.hasPrefix(String(1_796_205_600_123, radix: 16).leftPadded(12).prefix(8)), a)
         let ids = (0..<100).map { SecureRandom.uuidV7(milliseconds: 1_796_205_600_000 + Int64($0)) }
@@ -67,8 +74,10 @@ final class CryptoTests: XCTestCase {
         XCTAssertEqual(Set(batch).count, 4)
         for id in batch {
             XCTAssertEqual(id.prefix(13), a.prefix(13), id)
-            XCTAssertNotNil(id.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
-                                     options: .regularExpression), id)
+            XCTAssertNotNil(
+                id.range(
+                    of: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+                    options: .regularExpression), id)
         }
     }
 
@@ -116,9 +125,10 @@ final class CryptoTests: XCTestCase {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
         var bits = bytes.flatMap { byte in (0..<8).reversed().map { (byte >> $0) & 1 } }
         while bits.count % 6 != 0 { bits.append(0) }
-        return String(stride(from: 0, to: bits.count, by: 6).map { start in
-            alphabet[bits[start..<start + 6].reduce(0) { Int($0) << 1 | Int($1) }]
-        })
+        return String(
+            stride(from: 0, to: bits.count, by: 6).map { start in
+                alphabet[bits[start..<start + 6].reduce(0) { Int($0) << 1 | Int($1) }]
+            })
     }
 }
 

@@ -8,7 +8,7 @@ final class MerkleTreeTests: XCTestCase {
     /// Transparency's `merkle_tree_test`), reused by RFC 9162's.
     let leaves: [[UInt8]] = [
         [], [0x00], [0x10], [0x20, 0x21], [0x30, 0x31], [0x40, 0x41, 0x42, 0x43],
-        Array(0x50...0x57), Array(0x60...0x6f),
+        Array(0x50...0x57), Array(0x60...0x6f)
     ]
 
     /// The roots of the first n leaves, n = 1…8.
@@ -20,7 +20,7 @@ final class MerkleTreeTests: XCTestCase {
         "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
         "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
         "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
-        "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
+        "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"
     ]
 
     func tree(_ n: Int) throws -> MerkleTree {
@@ -35,16 +35,20 @@ final class MerkleTreeTests: XCTestCase {
 
     func testAuditPathsMatchTheReferenceVectors() throws {
         let eight = try tree(8)
-        XCTAssertEqual(eight.auditPath(for: 0).map(Hex.encode), [
-            "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
-            "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
-            "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4",
-        ])
-        XCTAssertEqual(eight.auditPath(for: 5).map(Hex.encode), [
-            "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
-            "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
-            "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
-        ])
+        XCTAssertEqual(
+            eight.auditPath(for: 0).map(Hex.encode),
+            [
+                "96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+                "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+                "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4"
+            ])
+        XCTAssertEqual(
+            eight.auditPath(for: 5).map(Hex.encode),
+            [
+                "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
+                "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+                "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7"
+            ])
     }
 
     /// Trees of 1, 2, 3, 5 and 7 leaves written out from the definition (RFC 9162 §2.1.1:
@@ -81,17 +85,21 @@ final class MerkleTreeTests: XCTestCase {
                 let path = tree.auditPath(for: i)
                 XCTAssertEqual(MerkleTree.root(fromAuditPath: path, leafHash: hashes[i], index: i, size: n), tree.root, "\(i) of \(n)")
                 if n > 1 {
-                    XCTAssertNotEqual(MerkleTree.root(fromAuditPath: path, leafHash: hashes[(i + 1) % n], index: i, size: n),
-                                      tree.root, "another leaf")
-                    XCTAssertNotEqual(MerkleTree.root(fromAuditPath: path, leafHash: hashes[i], index: (i + 1) % n, size: n),
-                                      tree.root, "another index")
+                    XCTAssertNotEqual(
+                        MerkleTree.root(fromAuditPath: path, leafHash: hashes[(i + 1) % n], index: i, size: n),
+                        tree.root, "another leaf")
+                    XCTAssertNotEqual(
+                        MerkleTree.root(fromAuditPath: path, leafHash: hashes[i], index: (i + 1) % n, size: n),
+                        tree.root, "another index")
                     if path.count > 1 {
-                        XCTAssertNotEqual(MerkleTree.root(fromAuditPath: Array(path.reversed()), leafHash: hashes[i], index: i, size: n),
-                                          tree.root, "a path in another order")
+                        XCTAssertNotEqual(
+                            MerkleTree.root(fromAuditPath: Array(path.reversed()), leafHash: hashes[i], index: i, size: n),
+                            tree.root, "a path in another order")
                     }
                 }
-                XCTAssertNotEqual(MerkleTree.root(fromAuditPath: path + [tree.root], leafHash: hashes[i], index: i, size: n),
-                                  tree.root, "a path too long")
+                XCTAssertNotEqual(
+                    MerkleTree.root(fromAuditPath: path + [tree.root], leafHash: hashes[i], index: i, size: n),
+                    tree.root, "a path too long")
                 XCTAssertNil(MerkleTree.root(fromAuditPath: path, leafHash: hashes[i], index: n, size: n), "index outside")
             }
         }

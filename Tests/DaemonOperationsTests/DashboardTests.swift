@@ -18,7 +18,8 @@ final class DashboardTests: XCTestCase {
     func dashboardMetrics() throws -> Set<String> {
         let data = try Data(contentsOf: Self.packageRoot.appendingPathComponent("deploy/grafana/insightd-dashboard.json"))
         guard case .object(let dashboard) = try JSONParser.parse(Array(data)),
-              case .array(let panels)? = dashboard["panels"] else {
+            case .array(let panels)? = dashboard["panels"]
+        else {
             XCTFail("the dashboard has no panels")
             return []
         }
@@ -58,9 +59,10 @@ final class DashboardTests: XCTestCase {
             settings.databaseURL = postgres.url(database: database)
             settings.redisURL = redis.url
             settings.hashKeyFile = (settings.stateDirectory as NSString).deletingLastPathComponent + "/hash.key"
-            _ = FileManager.default.createFile(atPath: settings.hashKeyFile!,
-                                           contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
-                                           attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(
+                atPath: settings.hashKeyFile!,
+                contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
+                attributes: [.posixPermissions: 0o600])
             // Several instances never create a signing key: the shared directory holds one already.
             let signingKeys = (settings.stateDirectory as NSString).deletingLastPathComponent + "/signing-keys"
             settings.signingKeyDirectory = signingKeys

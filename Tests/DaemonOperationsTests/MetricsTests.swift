@@ -27,15 +27,19 @@ final class MetricsTests: XCTestCase {
         let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let key = try daemon.createCaller(roles: [.evaluate, .labels]).key
         let account = "acct-METRICS-314159"
-        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingPhished","schemaVersion":1}],"subject":{"account":"\#(account)"}}"#
+        let body =
+            #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingPhished","schemaVersion":1}],"subject":{"account":"\#(account)"}}"#
         var eventIds: [String] = []
         for _ in 0..<3 {
             let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
             XCTAssertEqual(r.status, 200)
             eventIds.append(try XCTUnwrap(r.json?["eventId"]?.stringValue))
         }
-        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(eventIds[0])/consumption", key: key,
-                                          json: #"{"status":"usedUnchangedFriction"}"#).status, 204)
+        XCTAssertEqual(
+            try daemon.request(
+                "POST", "/v1/evaluations/\(eventIds[0])/consumption", key: key,
+                json: #"{"status":"usedUnchangedFriction"}"#
+            ).status, 204)
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: "{").status, 400)
 
         let r = try daemon.metricsRequest()
@@ -48,21 +52,32 @@ final class MetricsTests: XCTestCase {
                 sample.name == name && labels.allSatisfy { key, value in sample.labels[key] == value }
             }?.value
         }
-        XCTAssertEqual(value("insightd_evaluations_total", ["category": "payment", "environment": "production",
-                                                             "model_version": "2.0", "value": "unknown"]), 3)
+        XCTAssertEqual(
+            value(
+                "insightd_evaluations_total",
+                [
+                    "category": "payment", "environment": "production",
+                    "model_version": "2.0", "value": "unknown"
+                ]), 3)
         XCTAssertEqual(value("insightd_insight_errors_total", ["code": "insightUnavailable"]), 3)
         XCTAssertEqual(value("insightd_consumption_reports_total", ["status": "usedUnchangedFriction", "timeliness": "onTime"]), 1)
-        XCTAssertEqual(value("insightd_http_request_duration_seconds_count",
-                             ["route": "/v1/evaluations", "method": "POST", "status": "200"]), 3)
-        XCTAssertEqual(value("insightd_http_request_duration_seconds_count",
-                             ["route": "/v1/evaluations", "method": "POST", "status": "400"]), 1)
+        XCTAssertEqual(
+            value(
+                "insightd_http_request_duration_seconds_count",
+                ["route": "/v1/evaluations", "method": "POST", "status": "200"]), 3)
+        XCTAssertEqual(
+            value(
+                "insightd_http_request_duration_seconds_count",
+                ["route": "/v1/evaluations", "method": "POST", "status": "400"]), 1)
         XCTAssertGreaterThanOrEqual(value("insightd_store_commit_batch_size_count") ?? 0, 1)
         XCTAssertNotNil(value("insightd_write_queue_depth"))
         XCTAssertNotNil(value("insightd_subject_index_lag_evaluations"))
         XCTAssertNotNil(value("insightd_open_connections"))
         XCTAssertEqual(value("insightd_build_info"), 1)
-        for family in ["insightd_throttled_requests_total", "insightd_labels_total", "insightd_consumption_overdue",
-                       "insightd_store_commit_duration_seconds", "insightd_compliance_recount_seconds"] {
+        for family in [
+            "insightd_throttled_requests_total", "insightd_labels_total", "insightd_consumption_overdue",
+            "insightd_store_commit_duration_seconds", "insightd_compliance_recount_seconds"
+        ] {
             XCTAssertTrue(text.contains("# TYPE \(family) "), "\(family) is not exported")
         }
         // Labels are closed vocabularies: no identifier, event id or key can appear.
@@ -77,8 +92,11 @@ final class MetricsTests: XCTestCase {
         let daemon = try TestDaemon(.live)
         let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
         let globexAdmin = try daemon.createCaller(roles: [.admin, .evaluate], tenant: "globex").key
-        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: acme,
-                                          json: #"{"subject":{"account":"a-1"},"status":"denied"}"#).status, 200)
+        XCTAssertEqual(
+            try daemon.request(
+                "PUT", "/v1/authorization", key: acme,
+                json: #"{"subject":{"account":"a-1"},"status":"denied"}"#
+            ).status, 200)
         for key in [nil, globexAdmin] {
             let r = try daemon.request("GET", "/metrics", key: key)
             XCTAssertEqual(r.status, 404, "/metrics on the API's port")
@@ -107,8 +125,9 @@ final class MetricsTests: XCTestCase {
         }
         XCTAssertEqual(try daemon.request("PATCH", "/v1/evaluations").status, 405)
         let text = try daemon.scrape()
-        let methods = Set(try MetricSample.parse(text).filter { $0.name == "insightd_http_request_duration_seconds_count" }
-            .compactMap { $0.labels["method"] })
+        let methods = Set(
+            try MetricSample.parse(text).filter { $0.name == "insightd_http_request_duration_seconds_count" }
+                .compactMap { $0.labels["method"] })
         XCTAssertEqual(methods, ["other", "PATCH"], "invented methods must not become label values")
         let other = try MetricSample.parse(text).filter {
             $0.name == "insightd_http_request_duration_seconds_count" && $0.labels["method"] == "other"

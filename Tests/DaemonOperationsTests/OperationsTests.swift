@@ -9,9 +9,13 @@ import XCTest
 final class OperationsTests: XCTestCase {
     func testASecondInstanceOnTheSameStateDirectoryIsRefused() throws {
         let daemon = try TestDaemon(.inProcess)
-        XCTAssertThrowsError(try InsightService.start(settings: daemon.service.settings,
-                                                      logger: Logger(minimumLevel: .error,
-                                                                     sink: FileHandle(forWritingAtPath: "/dev/null")!))) { error in
+        XCTAssertThrowsError(
+            try InsightService.start(
+                settings: daemon.service.settings,
+                logger: Logger(
+                    minimumLevel: .error,
+                    sink: FileHandle(forWritingAtPath: "/dev/null")!))
+        ) { error in
             XCTAssertTrue("\(error)".contains("another insightd"), "\(error)")
             XCTAssertTrue("\(error)".contains("\(getpid())"), "\(error)")
         }
@@ -35,8 +39,9 @@ final class OperationsTests: XCTestCase {
         XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "backup", copy], environment: [:]), 0)
         stop.append(1)
         writers.wait()
-        XCTAssertNotEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "backup", copy], environment: [:]), 0,
-                          "an existing file must not be overwritten")
+        XCTAssertNotEqual(
+            AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "backup", copy], environment: [:]), 0,
+            "an existing file must not be overwritten")
         let backup = try SQLiteConnection(path: copy)
         XCTAssertEqual(try backup.scalarText("PRAGMA integrity_check"), "ok")
         let copied = Int(try backup.scalarText("SELECT count(*) FROM evaluations") ?? "0") ?? 0

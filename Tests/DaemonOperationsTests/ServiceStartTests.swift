@@ -25,8 +25,11 @@ final class ServiceStartTests: XCTestCase {
     }
 
     func start(_ s: Settings) throws -> InsightService {
-        try InsightService.start(settings: s, logger: Logger(minimumLevel: .error,
-                                                             sink: FileHandle(forWritingAtPath: "/dev/null")!))
+        try InsightService.start(
+            settings: s,
+            logger: Logger(
+                minimumLevel: .error,
+                sink: FileHandle(forWritingAtPath: "/dev/null")!))
     }
 
     /// A metrics listener that cannot bind stops the start, saying which listener, and leaves

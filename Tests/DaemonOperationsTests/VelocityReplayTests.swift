@@ -16,8 +16,10 @@ final class VelocityReplayTests: XCTestCase {
 
         func velocityHistoryEnd() throws -> VelocityHistoryEnd { try store.velocityHistoryEnd() }
 
-        func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
-                            limit: Int) throws -> VelocityHistoryBatch {
+        func velocityEvents(
+            after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+            limit: Int
+        ) throws -> VelocityHistoryBatch {
             let batch = try store.velocityEvents(after: cursor, through: end, limit: limit)
             sizes.withLock { $0.append(batch.events.count) }
             return batch
@@ -31,8 +33,9 @@ final class VelocityReplayTests: XCTestCase {
         let path = directory.appendingPathComponent("insightd.db").path
         let now = SystemClock().now()
         let (sqlite, _) = try SQLiteStore.open(settings: SQLiteSettings(path: path), now: now)
-        var history = SyntheticHistory(count: 20_000, end: now - 1_000, span: VelocityWindow.week.milliseconds - 3_600_000,
-                                       callerId: "c1")
+        var history = SyntheticHistory(
+            count: 20_000, end: now - 1_000, span: VelocityWindow.week.milliseconds - 3_600_000,
+            callerId: "c1")
         history.evaluationsPerAccount = 4
         history.counterparties = 500
         try history.insert(intoDatabaseAt: path)
@@ -40,8 +43,9 @@ final class VelocityReplayTests: XCTestCase {
 
         let replayed = VelocityTracker(clock: SystemClock())
         let logger = Logger(minimumLevel: .error, sink: FileHandle(forWritingAtPath: "/dev/null")!)
-        let rebuild = try VelocityRebuild(history: store, velocity: replayed, clock: SystemClock(), logger: logger,
-                                          batchSize: 500)
+        let rebuild = try VelocityRebuild(
+            history: store, velocity: replayed, clock: SystemClock(), logger: logger,
+            batchSize: 500)
         XCTAssertTrue(replayed.isRebuilding)
         rebuild.start()
         let deadline = Date().addingTimeInterval(120)
@@ -62,9 +66,10 @@ final class VelocityReplayTests: XCTestCase {
         whole.rebuild(from: events)
         XCTAssertEqual(replayed.trackedSubjects, whole.trackedSubjects)
         for event in events.prefix(2_000) {
-            let query = VelocityQuery(environment: event.environment, accounts: event.account.map { [$0] } ?? [],
-                                      devices: event.device.map { [$0] } ?? [],
-                                      counterparties: event.counterparty.map { [$0] } ?? [], isPayment: event.isPayment)
+            let query = VelocityQuery(
+                environment: event.environment, accounts: event.account.map { [$0] } ?? [],
+                devices: event.device.map { [$0] } ?? [],
+                counterparties: event.counterparty.map { [$0] } ?? [], isPayment: event.isPayment)
             var one = replayed.signals(for: query), two = whole.signals(for: query)
             one.now = 0
             two.now = 0

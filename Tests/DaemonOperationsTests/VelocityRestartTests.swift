@@ -14,11 +14,16 @@ final class VelocityRestartTests: XCTestCase {
         let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let (callerId, key) = try daemon.createCaller(roles: [.evaluate])
         func evaluate(_ account: String) throws -> (status: Int, value: String?, reasons: [String]) {
-            let r = try daemon.request("POST", "/v1/evaluations", key: key,
-                                       json: #"{"operationCategory":"account","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"\#(account)"}}"#)
+            let r = try daemon.request(
+                "POST", "/v1/evaluations", key: key,
+                json:
+                    #"{"operationCategory":"account","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"\#(account)"}}"#
+            )
             let insight = r.json?["insights"]?[0]
-            return (r.status, insight?["outcome"]?["value"]?.stringValue,
-                    insight?["reasons"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            return (
+                r.status, insight?["outcome"]?["value"]?.stringValue,
+                insight?["reasons"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            )
         }
         func readyz() throws -> (status: Int, velocity: String?) {
             let r = try daemon.request("GET", "/readyz")
@@ -37,9 +42,11 @@ final class VelocityRestartTests: XCTestCase {
         for _ in 0..<8 { XCTAssertEqual(try evaluate("busy").value, "unknown") }
         for _ in 0..<7 { XCTAssertEqual(try evaluate("calm").value, "unknown") }
         let now = SystemClock().now()
-        try SyntheticHistory(count: 400_000, end: now - 1_000, span: VelocityWindow.week.milliseconds - 3_600_000,
-                             callerId: callerId)
-            .insert(intoDatabaseAt: Settings.databasePath(stateDirectory: daemon.service.settings.stateDirectory))
+        try SyntheticHistory(
+            count: 400_000, end: now - 1_000, span: VelocityWindow.week.milliseconds - 3_600_000,
+            callerId: callerId
+        )
+        .insert(intoDatabaseAt: Settings.databasePath(stateDirectory: daemon.service.settings.stateDirectory))
 
         try daemon.restart(waitForVelocity: false)
         // Ready at once: evaluations are answered, without escalation by velocity.
@@ -64,8 +71,9 @@ final class VelocityRestartTests: XCTestCase {
         XCTAssertTrue(tenth.reasons.contains("accountVelocity"), "\(tenth.reasons)")
         XCTAssertEqual(try evaluate("calm").value, "unknown")
         XCTAssertEqual(try evaluate("calm").value, "medium")
-        let replayed = try XCTUnwrap(try String(contentsOf: daemon.logFile, encoding: .utf8)
-            .split(separator: "\n").last { $0.contains(#""msg":"velocity rebuilt""#) })
+        let replayed = try XCTUnwrap(
+            try String(contentsOf: daemon.logFile, encoding: .utf8)
+                .split(separator: "\n").last { $0.contains(#""msg":"velocity rebuilt""#) })
         XCTAssertTrue(replayed.contains(#""evaluations":400015"#), String(replayed))
     }
 }

@@ -4,7 +4,7 @@ import InsightDomain
 import SQLiteClient
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Request bodies the API tests of several targets send.
@@ -29,8 +29,10 @@ public enum InteractionEvents {
     /// Authority impersonation as docs/features.md describes it: a call begun before the session,
     /// the phone at the ear, digits typed in dictated bursts, a long hesitation before submit.
     public static let coached: String = {
-        var events = [#"{"t":0,"type":"sessionStart"}"#, #"{"t":200,"type":"proximityNear"}"#,
-                      #"{"t":9000,"type":"fieldFocus","field":"payee"}"#]
+        var events = [
+            #"{"t":0,"type":"sessionStart"}"#, #"{"t":200,"type":"proximityNear"}"#,
+            #"{"t":9000,"type":"fieldFocus","field":"payee"}"#
+        ]
         var t = 9000
         for burst in 0..<6 {
             for _ in 0..<4 { t += 180; events.append(#"{"t":\#(t),"type":"keyDown","field":"payee"}"#) }
@@ -146,7 +148,9 @@ public struct MetricSample: Sendable {
             if rest.first == "{" {
                 // Label values may hold braces (route templates): the label set ends at the last one.
                 guard let close = rest.lastIndex(of: "}") else { throw AppError("unclosed labels: \(line)") }
-                for pair in rest[rest.index(after: rest.startIndex)..<close].split(separator: "\",").map({ $0.hasSuffix("\"") ? $0 : $0 + "\"" }) {
+                for pair in rest[rest.index(after: rest.startIndex)..<close].split(separator: "\",").map({
+                    $0.hasSuffix("\"") ? $0 : $0 + "\""
+                }) {
                     let parts = pair.split(separator: "=", maxSplits: 1)
                     guard parts.count == 2 else { throw AppError("a label without a value: \(line)") }
                     labels[String(parts[0])] = String(parts[1].dropFirst().dropLast())

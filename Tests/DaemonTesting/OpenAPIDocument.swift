@@ -86,8 +86,10 @@ public struct OpenAPISpec {
 public struct SchemaValidator {
     public let spec: OpenAPISpec
     public init(spec: OpenAPISpec) { self.spec = spec }
-    public static let annotations: Set<String> = ["description", "title", "format", "examples", "example", "default", "deprecated",
-                                           "readOnly", "writeOnly", "$comment", "minContains", "maxContains"]
+    public static let annotations: Set<String> = [
+        "description", "title", "format", "examples", "example", "default", "deprecated",
+        "readOnly", "writeOnly", "$comment", "minContains", "maxContains"
+    ]
 
     /// Violations of `schema` by `value`; unsupported keywords are violations too, so the
     /// document cannot outgrow the check silently.
@@ -193,7 +195,8 @@ public struct SchemaValidator {
     public static func has(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
         case ("object", .object), ("array", .array), ("string", .string), ("boolean", .bool), ("null", .null),
-             ("number", .number): return true
+            ("number", .number):
+            return true
         case ("integer", .number(let n)): return n == n.rounded() && n.isFinite
         default: return false
         }

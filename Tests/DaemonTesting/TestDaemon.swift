@@ -8,7 +8,7 @@ import JSON
 import Locking
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How a test's requests reach a ``TestDaemon``: the same test reads the same way over either.
@@ -57,8 +57,10 @@ public final class TestDaemon: @unchecked Sendable {
     /// is done (escalation by velocity on), as most tests expect.
     /// `INSIGHTD_TEST_TRANSPORT=live` in the environment sends every request over a socket, so
     /// that the in-process suites show that the wire answers as the handler does.
-    public init(_ transport: Transport, clock: any Clock = SystemClock(), models: Bool = false, waitForVelocity: Bool = true,
-                configure: (inout Settings) -> Void = { _ in }) throws {
+    public init(
+        _ transport: Transport, clock: any Clock = SystemClock(), models: Bool = false, waitForVelocity: Bool = true,
+        configure: (inout Settings) -> Void = { _ in }
+    ) throws {
         self.transport = ProcessInfo.processInfo.environment["INSIGHTD_TEST_TRANSPORT"] == "live" ? .live : transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("insightd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -86,8 +88,9 @@ public final class TestDaemon: @unchecked Sendable {
     private static func start(_ settings: Settings, clock: any Clock, log: URL) throws -> InsightService {
         let handle = try FileHandle(forWritingTo: log)
         handle.seekToEndOfFile()
-        return try InsightService.start(settings: settings, clock: clock,
-                                        logger: Logger(minimumLevel: settings.logLevel, sink: handle))
+        return try InsightService.start(
+            settings: settings, clock: clock,
+            logger: Logger(minimumLevel: settings.logLevel, sink: handle))
     }
 
     /// Waits (up to 60 s) until velocity's rebuild is done.
@@ -114,12 +117,15 @@ public final class TestDaemon: @unchecked Sendable {
     // MARK: - Callers
 
     /// Creates a caller directly in the store and returns its API key.
-    public func createCaller(roles: Set<Role>, environment: InsightDomain.Environment = .production,
-                             name: String = "test", tenant: String = Tenant.defaultName, rate: Double = 10_000,
-                             burst: Int = 10_000) throws -> (callerId: String, key: String) {
+    public func createCaller(
+        roles: Set<Role>, environment: InsightDomain.Environment = .production,
+        name: String = "test", tenant: String = Tenant.defaultName, rate: Double = 10_000,
+        burst: Int = 10_000
+    ) throws -> (callerId: String, key: String) {
         let id = "caller_\(UUID().uuidString.prefix(8).lowercased())"
-        let (caller, key) = try callerRegistration().create(name: name, tenant: tenant, environment: environment, roles: roles,
-                                                    rate: rate, burst: burst, now: SystemClock().now(), callerId: id)
+        let (caller, key) = try callerRegistration().create(
+            name: name, tenant: tenant, environment: environment, roles: roles,
+            rate: rate, burst: burst, now: SystemClock().now(), callerId: id)
         return (caller.callerId, key.token)
     }
 
@@ -133,17 +139,20 @@ public final class TestDaemon: @unchecked Sendable {
     /// (`evaluate`, `labels`, `admin`; `production`, `sandbox`), for tests that import the client
     /// library and not the server's modules.
     public func createKey(roles: [String], environment: String = "sandbox") throws -> String {
-        try createCaller(roles: Set(roles.map { Role(rawValue: $0)! }),
-                         environment: InsightDomain.Environment(rawValue: environment)!,
-                         name: "client-test", rate: 1000, burst: 1000).key
+        try createCaller(
+            roles: Set(roles.map { Role(rawValue: $0)! }),
+            environment: InsightDomain.Environment(rawValue: environment)!,
+            name: "client-test", rate: 1000, burst: 1000
+        ).key
     }
 
     /// Rotates the signing key (as `insightctl signing-keys rotate` does) and has the daemon
     /// pick it up now; returns the new key's id.
     @discardableResult
     public func rotateSigningKey() throws -> String {
-        let entry = try SigningKeyDirectory.rotate(directory: service.settings.resolvedSigningKeyDirectory,
-                                                   now: SystemClock().now(), activateAfter: 0)
+        let entry = try SigningKeyDirectory.rotate(
+            directory: service.settings.resolvedSigningKeyDirectory,
+            now: SystemClock().now(), activateAfter: 0)
         service.reloadSigningKeysIfChanged()
         return entry.keyId
     }
@@ -170,9 +179,11 @@ public final class TestDaemon: @unchecked Sendable {
     /// Sends one request and reads the whole answer: over this daemon's ``transport`` unless
     /// `transport` says otherwise, and over a socket whenever `port` names one (the metrics
     /// listener's, another daemon's). The request's fields are the same either way.
-    public func request(_ method: String, _ path: String, key: String? = nil, json: String? = nil,
-                        contentType: String? = "application/json", headers: [String: String] = [:],
-                        port: Int? = nil, over transport: Transport? = nil) throws -> Response {
+    public func request(
+        _ method: String, _ path: String, key: String? = nil, json: String? = nil,
+        contentType: String? = "application/json", headers: [String: String] = [:],
+        port: Int? = nil, over transport: Transport? = nil
+    ) throws -> Response {
         var fields: [(String, String)] = [("Host", "localhost"), ("Connection", "close")]
         if let key { fields.append(("Authorization", "Bearer \(key)")) }
         let body = Array((json ?? "").utf8)
@@ -195,8 +206,9 @@ public final class TestDaemon: @unchecked Sendable {
     public func metricsRequest(_ method: String = "GET", _ path: String = "/metrics") throws -> Response {
         guard let metricsPort = service.metricsPort else { throw AppError("the metrics listener is off") }
         if transport == .inProcess {
-            return try Self.answer(Self.request(method, path, fields: [("Host", "localhost")], body: []),
-                                   from: MetricsHandler(registry: service.metrics))
+            return try Self.answer(
+                Self.request(method, path, fields: [("Host", "localhost")], body: []),
+                from: MetricsHandler(registry: service.metrics))
         }
         return try request(method, path, port: metricsPort)
     }
@@ -209,9 +221,10 @@ public final class TestDaemon: @unchecked Sendable {
     /// The request the server would hand its handler for these fields.
     static func request(_ method: String, _ target: String, fields: [(String, String)], body: [UInt8]) -> HTTPRequest {
         let query = target.firstIndex(of: "?")
-        return HTTPRequest(method: method, path: String(target[..<(query ?? target.endIndex)]),
-                           query: query.map { String(target[target.index(after: $0)...]) },
-                           headers: HTTPHeaders(fields), body: body, remoteAddress: "127.0.0.1:1")
+        return HTTPRequest(
+            method: method, path: String(target[..<(query ?? target.endIndex)]),
+            query: query.map { String(target[target.index(after: $0)...]) },
+            headers: HTTPHeaders(fields), body: body, remoteAddress: "127.0.0.1:1")
     }
 
     /// What `handler` answers to `request`, waited for (up to 30 s) on this thread while the
@@ -219,10 +232,12 @@ public final class TestDaemon: @unchecked Sendable {
     static func answer(_ request: HTTPRequest, from handler: any HTTPHandler) throws -> Response {
         let answer = Locked<HTTPResponse?>(nil)
         let answered = DispatchSemaphore(value: 0)
-        handler.handle(request, responder: HTTPResponder { response in
-            answer.withLock { $0 = response }
-            answered.signal()
-        })
+        handler.handle(
+            request,
+            responder: HTTPResponder { response in
+                answer.withLock { $0 = response }
+                answered.signal()
+            })
         guard answered.wait(timeout: .now() + 30) == .success, let response = answer.withLock({ $0 }) else {
             throw AppError("\(request.method) \(request.path): no answer within 30 s")
         }
@@ -306,8 +321,9 @@ public final class TestDaemon: @unchecked Sendable {
         let text = String(decoding: try logText(), as: UTF8.self)
         return text.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  object["msg"] as? String == "request", object["route"] as? String == route,
-                  let status = object["status"] as? NSNumber else { return nil }
+                object["msg"] as? String == "request", object["route"] as? String == route,
+                let status = object["status"] as? NSNumber
+            else { return nil }
             return status.intValue
         }
     }
@@ -336,7 +352,7 @@ public final class TestDaemon: @unchecked Sendable {
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
                 do {
                     data.append(try Data(contentsOf: URL(fileURLWithPath: path)))
-                } catch where !FileManager.default.fileExists(atPath: path) {
+                } catch  where !FileManager.default.fileExists(atPath: path) {
                     // Gone since it was listed (SQLite deletes a WAL file when its last
                     // connection closes): nothing of it is left to scan.
                 }

@@ -2,7 +2,7 @@ import Foundation
 import InsightApp
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One kept-open connection to a `TestDaemon`, for tests that look at the order of what comes
@@ -48,7 +48,8 @@ public final class WireConnection {
         while true {
             if let end = headEnd() {
                 let lines = String(decoding: buffer[0..<end], as: UTF8.self).lowercased().components(separatedBy: "\r\n")
-                let length = lines.first { $0.hasPrefix("content-length:") }
+                let length =
+                    lines.first { $0.hasPrefix("content-length:") }
                     .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
                 if buffer.count >= end + 4 + length, let response = TestDaemon.parse(Array(buffer[0..<(end + 4 + length)])) {
                     buffer.removeFirst(end + 4 + length)

@@ -142,12 +142,14 @@ final class ConnectionMachineTests: XCTestCase {
         XCTAssertEqual(c.take(), [])
         XCTAssertTrue(c.answer(2, status: 202))
         XCTAssertTrue(c.answer(3, status: 203))
-        XCTAssertEqual(c.take(), [
-            .idle(false), .write(status: 202, ok), .idle(false), .dispatch("GET /c", 3),
-            .idle(false), .write(status: 203, ok),
-            // All answered and nothing left: idle between requests.
-            .timer(.idle), .idle(true),
-        ])
+        XCTAssertEqual(
+            c.take(),
+            [
+                .idle(false), .write(status: 202, ok), .idle(false), .dispatch("GET /c", 3),
+                .idle(false), .write(status: 203, ok),
+                // All answered and nothing left: idle between requests.
+                .timer(.idle), .idle(true)
+            ])
         XCTAssertEqual(c.machine.phase, .reading)
     }
 
@@ -214,10 +216,12 @@ final class ConnectionMachineTests: XCTestCase {
         k.receive("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         _ = k.take()
         k.answer(1)
-        XCTAssertEqual(k.take(), [
-            .idle(false), .write(status: 200, .init(close: false, http10KeepAlive: true, isHead: false)),
-            .timer(.idle), .idle(true),
-        ])
+        XCTAssertEqual(
+            k.take(),
+            [
+                .idle(false), .write(status: 200, .init(close: false, http10KeepAlive: true, isHead: false)),
+                .timer(.idle), .idle(true)
+            ])
         // An HTTP/1.0 keep-alive request answered with a close is framed as a close.
         k.receive("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         _ = k.take()
@@ -231,11 +235,13 @@ final class ConnectionMachineTests: XCTestCase {
         _ = c.take()
         c.answer(1)
         c.answer(2)
-        XCTAssertEqual(c.take(), [
-            .idle(false), .write(status: 200, .init(close: false, http10KeepAlive: false, isHead: true)),
-            .idle(false), .dispatch("GET /g", 2),
-            .idle(false), .write(status: 200, ok), .timer(.idle), .idle(true),
-        ])
+        XCTAssertEqual(
+            c.take(),
+            [
+                .idle(false), .write(status: 200, .init(close: false, http10KeepAlive: false, isHead: true)),
+                .idle(false), .dispatch("GET /g", 2),
+                .idle(false), .write(status: 200, ok), .timer(.idle), .idle(true)
+            ])
     }
 
     // MARK: - Protocol errors
@@ -248,11 +254,13 @@ final class ConnectionMachineTests: XCTestCase {
             return XCTFail("no problem answer: \(c.effects)")
         }
         XCTAssertEqual(framing, closing)
-        XCTAssertEqual(Array(c.take().dropFirst(3)), [
-            // Answered: the write side shuts, what the client sends is dropped, and the
-            // connection may make room for a new one.
-            .timer(.linger), .idle(true), .linger(closeNotify: false),
-        ])
+        XCTAssertEqual(
+            Array(c.take().dropFirst(3)),
+            [
+                // Answered: the write side shuts, what the client sends is dropped, and the
+                // connection may make room for a new one.
+                .timer(.linger), .idle(true), .linger(closeNotify: false)
+            ])
         XCTAssertEqual(c.machine.phase, .lingering)
         c.receive("more bytes")
         XCTAssertEqual(c.take(), [.discardInput])
@@ -320,8 +328,12 @@ final class ConnectionMachineTests: XCTestCase {
         slow.receive("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nab")
         _ = slow.take()
         slow.perform(slow.machine.timerFired())
-        XCTAssertEqual(slow.take(), [.idle(false), .writeProblem(.requestTimeout, closing), .timer(.linger), .idle(true),
-                                     .linger(closeNotify: false)])
+        XCTAssertEqual(
+            slow.take(),
+            [
+                .idle(false), .writeProblem(.requestTimeout, closing), .timer(.linger), .idle(true),
+                .linger(closeNotify: false)
+            ])
     }
 
     func testIdleTimeoutCloses() {
@@ -437,10 +449,12 @@ final class ConnectionMachineTests: XCTestCase {
         c.receive("HEAD /u HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
         _ = c.take()
         c.perform(c.machine.answeredBeforeBody(), answer: HTTPResponse(status: 417))
-        XCTAssertEqual(c.take(), [
-            .timer(.off), .idle(false), .write(status: 417, .init(close: true, http10KeepAlive: false, isHead: true)),
-            .timer(.linger), .idle(true), .linger(closeNotify: false),
-        ])
+        XCTAssertEqual(
+            c.take(),
+            [
+                .timer(.off), .idle(false), .write(status: 417, .init(close: true, http10KeepAlive: false, isHead: true)),
+                .timer(.linger), .idle(true), .linger(closeNotify: false)
+            ])
     }
 
     // MARK: - Shutdown

@@ -124,7 +124,7 @@ final class HTTPRequestParserTests: XCTestCase {
         Valid(
             name: "body at the limit",
             input: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 64\r\n\r\n" + String(repeating: "b", count: 64),
-            method: "POST", path: "/", body: String(repeating: "b", count: 64)),
+            method: "POST", path: "/", body: String(repeating: "b", count: 64))
     ]
 
     func testValidRequests() {
@@ -158,11 +158,15 @@ final class HTTPRequestParserTests: XCTestCase {
     }
 
     func testNamesCompareWithoutASCIICaseOnly() {
-        let same = [("Content-Type", "content-type"), ("AUTHORIZATION", "authorization"), ("a", "A"), ("", ""),
-                    ("X-Über", "x-Über"), ("0-9_~", "0-9_~")]
+        let same = [
+            ("Content-Type", "content-type"), ("AUTHORIZATION", "authorization"), ("a", "A"), ("", ""),
+            ("X-Über", "x-Über"), ("0-9_~", "0-9_~")
+        ]
         for (a, b) in same { XCTAssertTrue(a.equalsIgnoringASCIICase(b), "\(a) \(b)") }
-        let different = [("Content-Type", "Content-Typ"), ("a", "b"), ("X-Über", "x-über"), ("@", "`"), ("[", "{"),
-                         ("Content-Type", "Content_Type"), ("ab", "a")]
+        let different = [
+            ("Content-Type", "Content-Typ"), ("a", "b"), ("X-Über", "x-über"), ("@", "`"), ("[", "{"),
+            ("Content-Type", "Content_Type"), ("ab", "a")
+        ]
         for (a, b) in different { XCTAssertFalse(a.equalsIgnoringASCIICase(b), "\(a) \(b)") }
     }
 
@@ -275,7 +279,7 @@ final class HTTPRequestParserTests: XCTestCase {
             name: "trailers over the limit",
             input: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: "
                 + String(repeating: "t", count: 1100) + "\r\n\r\n",
-            error: .headersTooLarge),
+            error: .headersTooLarge)
     ]
 
     func testInvalidRequests() {

@@ -314,8 +314,9 @@ final class HTTPServerLiveTests: XCTestCase {
     func testExpectContinueRefusalHoldsForAChunkedBodyAndAClientThatDidNotWait() throws {
         try withServer { server in
             let client = try TestClient(port: server.boundPort)
-            try client.send("POST /refuse HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n"
-                            + "5\r\nhello\r\n0\r\n\r\n")
+            try client.send(
+                "POST /refuse HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "5\r\nhello\r\n0\r\n\r\n")
             let response = try client.readResponse()
             XCTAssertEqual(response.status, 403)
             XCTAssertEqual(response.header("X-Declared"), "chunked")
@@ -431,7 +432,11 @@ final class HTTPServerLiveTests: XCTestCase {
 
     func testASilentFirstConnectionIsClosedAfterTheRequestTimeout() throws {
         // The idle timeout is long: the wait for a connection's first request is not idle time.
-        try withServer(.testing { $0.requestTimeout = 1; $0.idleTimeout = 60 }) { server in
+        try withServer(
+            .testing {
+                $0.requestTimeout = 1; $0.idleTimeout = 60
+            }
+        ) { server in
             let start = DispatchTime.now()
             let client = try TestClient(port: server.boundPort)
             XCTAssertTrue(try client.readsEndOfStream(), "the silent connection got an answer")
@@ -443,7 +448,11 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testAFirstRequestMustArriveWithinTheRequestTimeoutOfTheConnection() throws {
-        try withServer(.testing { $0.requestTimeout = 2; $0.idleTimeout = 60 }) { server in
+        try withServer(
+            .testing {
+                $0.requestTimeout = 2; $0.idleTimeout = 60
+            }
+        ) { server in
             let client = try TestClient(port: server.boundPort)
             let start = DispatchTime.now()
             usleep(1_200_000)
@@ -596,7 +605,11 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testAZeroCapLeavesAddressesUncapped() throws {
-        try withServer(.testing { $0.maxConnectionsPerAddress = 0; $0.maxConnections = 300 }) { server in
+        try withServer(
+            .testing {
+                $0.maxConnectionsPerAddress = 0; $0.maxConnections = 300
+            }
+        ) { server in
             let clients = try (0..<300).map { _ in try TestClient(port: server.boundPort) }
             XCTAssertTrue(eventually { server.openConnections == 300 })
             try clients[299].send(get("/echo"))

@@ -126,8 +126,10 @@ final class HTTPServerTLSTests: XCTestCase {
             // Two URLs, one connection: the second transfer makes no new connection.
             let twice = runProcess(
                 curl,
-                common + ["-w", "%{http_code} %{num_connects} %{http_version}\\n",
-                          "-o", "/dev/null", "\(base)/echo", "-o", "/dev/null", "\(base)/tls"])
+                common + [
+                    "-w", "%{http_code} %{num_connects} %{http_version}\\n",
+                    "-o", "/dev/null", "\(base)/echo", "-o", "/dev/null", "\(base)/tls"
+                ])
             XCTAssertEqual(twice.status, 0, twice.output)
             XCTAssertEqual(twice.output, "200 1 1.1\n200 0 1.1\n")
             // TLS 1.1 and lower: refused (curl exits 35, handshake failed).
@@ -251,7 +253,8 @@ final class HTTPServerTLSTests: XCTestCase {
             let port = server.boundPort
             assertRefused(port: port, .trusting(pki))
             assertRefused(
-                port: port, TLSClientSettings.trusting(pki)
+                port: port,
+                TLSClientSettings.trusting(pki)
                     .presenting(certificate: pki.rogueClientCertificate, key: pki.rogueClientKey))
             // Same refusals when the certificate is checked inside the TLS 1.2 handshake.
             var tls12 = TLSClientSettings.trusting(pki)
@@ -372,7 +375,11 @@ final class HTTPServerTLSTests: XCTestCase {
 
     func testSilentTLSConnectionIsClosedAfterTheRequestTimeout() throws {
         let pki = try makePKI()
-        try withServer(tlsConfiguration(pki) { $0.requestTimeout = 1; $0.idleTimeout = 60 }) { server in
+        try withServer(
+            tlsConfiguration(pki) {
+                $0.requestTimeout = 1; $0.idleTimeout = 60
+            }
+        ) { server in
             let client = try TestClient(port: server.boundPort, tls: .trusting(pki))
             let start = DispatchTime.now()
             XCTAssertTrue(try client.readsEndOfStream())

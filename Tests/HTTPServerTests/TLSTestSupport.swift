@@ -85,21 +85,23 @@ struct TestPKI: Sendable {
             }
         }
         for (name, subject) in [("ca", "/CN=insightd test CA"), ("rogue-ca", "/CN=rogue CA")] {
-            try run(["req", "-x509", "-config", "openssl.cnf", "-extensions", "ca"] + newKey
-                + ["-keyout", "\(name).key", "-out", "\(name).pem", "-days", "2", "-subj", subject])
+            try run(
+                ["req", "-x509", "-config", "openssl.cnf", "-extensions", "ca"] + newKey
+                    + ["-keyout", "\(name).key", "-out", "\(name).pem", "-days", "2", "-subj", subject])
         }
         for (name, ca, section, subject) in [
             ("server", "ca", "server", "/CN=localhost"),
             ("server-renewed", "ca", "server", "/O=Renewed/CN=localhost"),
             ("client", "ca", "client", "/O=Acme Payments/CN=checkout-service"),
-            ("rogue-client", "rogue-ca", "client", "/O=Acme Payments/CN=checkout-service"),
+            ("rogue-client", "rogue-ca", "client", "/O=Acme Payments/CN=checkout-service")
         ] {
-            try run(["req", "-new", "-config", "openssl.cnf"] + newKey
-                + ["-keyout", "\(name).key", "-out", "\(name).csr", "-subj", subject])
+            try run(
+                ["req", "-new", "-config", "openssl.cnf"] + newKey
+                    + ["-keyout", "\(name).key", "-out", "\(name).csr", "-subj", subject])
             try run([
                 "x509", "-req", "-in", "\(name).csr", "-CA", "\(ca).pem", "-CAkey", "\(ca).key",
                 "-set_serial", String(UInt32.random(in: 1...UInt32.max)), "-days", "2",
-                "-extfile", "openssl.cnf", "-extensions", section, "-out", "\(name).pem",
+                "-extfile", "openssl.cnf", "-extensions", section, "-out", "\(name).pem"
             ])
         }
         return pki

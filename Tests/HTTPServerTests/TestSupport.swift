@@ -32,8 +32,10 @@ final class TestClient {
     private(set) var tls: TLSClientSession?
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil, tls: TLSClientSettings? = nil,
-         localAddress: String? = nil) throws {
+    init(
+        port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil, tls: TLSClientSettings? = nil,
+        localAddress: String? = nil
+    ) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestClientError(description: "socket: \(errno)") }
         if let localAddress {
@@ -245,8 +247,10 @@ struct TestHandler: HTTPHandler {
 
     func continueDecision(for head: HTTPRequest, declaredBodyLength: Int?) -> ContinueDecision {
         guard head.path == "/refuse" else { return .proceed }
-        return .answer(HTTPResponse(status: 403, headers: ["X-Declared": declaredBodyLength.map(String.init) ?? "chunked"],
-                                    body: Array("refused before the body".utf8)))
+        return .answer(
+            HTTPResponse(
+                status: 403, headers: ["X-Declared": declaredBodyLength.map(String.init) ?? "chunked"],
+                body: Array("refused before the body".utf8)))
     }
 
     func response(for error: HTTPProtocolError) -> HTTPResponse {

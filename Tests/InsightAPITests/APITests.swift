@@ -41,7 +41,7 @@ final class APITests: XCTestCase {
             ("GET", "/admin/v1/health", admin.key, nil), ("GET", "/admin/v1/callers/nobody", admin.key, nil),
             ("GET", "/admin/v1/callers", key, nil),
             ("POST", "/v1/subjects/transparency", key, subject), ("POST", "/v1/authorization/query", key, subject),
-            ("POST", "/v1/subjects/erasure", admin.key, subject), ("POST", "/v1/subjects/transparency", key, "{"),
+            ("POST", "/v1/subjects/erasure", admin.key, subject), ("POST", "/v1/subjects/transparency", key, "{")
         ]
         for (method, path, key, body) in requests {
             let r = try daemon.request(method, path, key: key, json: body)
@@ -53,8 +53,10 @@ final class APITests: XCTestCase {
     // MARK: Evaluate
 
     func testEvaluateAnswersTheContractShape() throws {
-        let r = try evaluate(Self.body(#","requestId":"txn-2026-000123","subject":{"account":"a","device":"d","counterparty":"c"},"transaction":{"newCounterparty":true,"amountBand":"high"}"#,
-                                       insights: Self.insight + "," + #"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#))
+        let r = try evaluate(
+            Self.body(
+                #","requestId":"txn-2026-000123","subject":{"account":"a","device":"d","counterparty":"c"},"transaction":{"newCounterparty":true,"amountBand":"high"}"#,
+                insights: Self.insight + "," + #"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#))
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         XCTAssertEqual(r.headers["content-type"], "application/json")
         let json = try XCTUnwrap(r.json)
@@ -79,7 +81,10 @@ final class APITests: XCTestCase {
     }
 
     func testInsightLevelErrorsDoNotFailTheOthers() throws {
-        let r = try evaluate(Self.body(insights: #"{"type":"isLikelyBeingPhished","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":2},"# + Self.insight))
+        let r = try evaluate(
+            Self.body(
+                insights: #"{"type":"isLikelyBeingPhished","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":2},"#
+                    + Self.insight))
         XCTAssertEqual(r.status, 200)
         let insights = try XCTUnwrap(r.json?["insights"])
         XCTAssertEqual(insights[0]?["outcome"]?["error"]?["code"]?.stringValue, "insightUnavailable")
@@ -117,7 +122,7 @@ final class APITests: XCTestCase {
             (Self.body(#","interaction":{"summary":{"sessionLength":"long"}}"#), 422, "interaction.summary"),
             ("[1,2]", 400, "(body)"),
             ("{\"operationCategory\":", 400, "(body)"),
-            ("", 400, "(body)"),
+            ("", 400, "(body)")
         ]
         for (json, status, field) in cases {
             let r = try evaluate(json)
@@ -132,8 +137,10 @@ final class APITests: XCTestCase {
     }
 
     func testPersonalDataInRequestIdIsRefusedWithoutEchoingIt() throws {
-        for (value, kind) in [("jane.doe@example.com", "e-mail"), ("+44 20 7946 0958", "phone"),
-                              ("card-4111 1111 1111 1111", "card"), ("GB82 WEST 1234 5698 7654 32", "IBAN")] {
+        for (value, kind) in [
+            ("jane.doe@example.com", "e-mail"), ("+44 20 7946 0958", "phone"),
+            ("card-4111 1111 1111 1111", "card"), ("GB82 WEST 1234 5698 7654 32", "IBAN")
+        ] {
             let r = try evaluate(Self.body(#","requestId":"\#(value)""#))
             XCTAssertEqual(r.status, 422, value)
             XCTAssertEqual(r.string("field"), "requestId", value)
@@ -267,8 +274,9 @@ final class APITests: XCTestCase {
         var r = try consume("00000000-0000-4000-8000-000000000000", #"{"status":"notUsedNotNeeded","insightIdsUsed":["\#(wide)"]}"#)
         XCTAssertEqual(r.status, 404, String(decoding: r.body, as: UTF8.self))
         XCTAssertEqual(r.code, "evaluationNotFound")
-        r = try consume("00000000-0000-4000-8000-000000000000",
-                        #"{"status":"notUsedNotNeeded","insightIdsUsed":["\#(String(repeating: "x", count: 65))"]}"#)
+        r = try consume(
+            "00000000-0000-4000-8000-000000000000",
+            #"{"status":"notUsedNotNeeded","insightIdsUsed":["\#(String(repeating: "x", count: 65))"]}"#)
         XCTAssertEqual(r.status, 422)
         XCTAssertEqual(r.string("field"), "insightIdsUsed[0]")
     }
@@ -283,17 +291,19 @@ final class APITests: XCTestCase {
         XCTAssertEqual(sandboxEvaluation.json?["environment"]?.stringValue, "sandbox")
         // A sandbox labeller cannot label production insights.
         let (_, insightId) = try evaluation()
-        let r = try daemon.request("POST", "/v1/labels", key: sandbox.key,
-                                   json: #"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-11-01"}]}"#,
-                                   headers: ["Idempotency-Key": "sb-1"])
+        let r = try daemon.request(
+            "POST", "/v1/labels", key: sandbox.key,
+            json: #"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-11-01"}]}"#,
+            headers: ["Idempotency-Key": "sb-1"])
         XCTAssertEqual(r.json?["results"]?[0]?["status"]?.stringValue, "unknownInsight")
     }
 
     // MARK: Labels
 
     func labels(_ json: String, idempotencyKey: String?) throws -> TestDaemon.Response {
-        try daemon.request("POST", "/v1/labels", key: key, json: json,
-                           headers: idempotencyKey.map { ["Idempotency-Key": $0] } ?? [:])
+        try daemon.request(
+            "POST", "/v1/labels", key: key, json: json,
+            headers: idempotencyKey.map { ["Idempotency-Key": $0] } ?? [:])
     }
 
     func testLabelsPerItemResultsAndIdempotency() throws {
@@ -314,7 +324,8 @@ final class APITests: XCTestCase {
         var r = try labels(body, idempotencyKey: "batch-1")
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         let statuses = (0..<9).map { r.json?["results"]?[$0]?["status"]?.stringValue }
-        XCTAssertEqual(statuses, ["accepted", "duplicate", "conflict", "unknownInsight", "invalid", "invalid", "invalid", "invalid", "invalid"])
+        XCTAssertEqual(
+            statuses, ["accepted", "duplicate", "conflict", "unknownInsight", "invalid", "invalid", "invalid", "invalid", "invalid"])
         XCTAssertEqual(r.json?["results"]?[4]?["field"]?.stringValue, "labels[4]")
         XCTAssertEqual(r.json?["results"]?[5]?["field"]?.stringValue, "labels[5].fraudType")
         XCTAssertEqual(r.json?["results"]?[6]?["field"]?.stringValue, "labels[6].discoveredAt")
@@ -327,8 +338,9 @@ final class APITests: XCTestCase {
         XCTAssertEqual(r.body, first)
         XCTAssertEqual(r.headers["idempotent-replayed"], "true")
 
-        r = try labels(#"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-11-16"}]}"#,
-                       idempotencyKey: "batch-1")
+        r = try labels(
+            #"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-11-16"}]}"#,
+            idempotencyKey: "batch-1")
         XCTAssertEqual(r.status, 422)
         XCTAssertEqual(r.code, "idempotencyKeyReused")
     }
@@ -342,21 +354,26 @@ final class APITests: XCTestCase {
         XCTAssertEqual(r.status, 400)
         r = try labels(#"{"labels":[]}"#, idempotencyKey: "e1")
         XCTAssertEqual(r.status, 422)
-        let many = "{\"labels\":[" + Array(repeating: #"{"insightId":"x","outcome":"confirmedLegitimate","discoveredAt":"2026-11-16"}"#, count: 1001).joined(separator: ",") + "]}"
+        let many =
+            "{\"labels\":["
+            + Array(repeating: #"{"insightId":"x","outcome":"confirmedLegitimate","discoveredAt":"2026-11-16"}"#, count: 1001).joined(
+                separator: ",") + "]}"
         r = try labels(many, idempotencyKey: "e2")
         XCTAssertEqual(r.status, 422)
         XCTAssertEqual(r.string("field"), "labels")
         r = try labels(#"{"labels":[],"comment":"hi"}"#, idempotencyKey: "e3")
         XCTAssertEqual(r.status, 422)
         XCTAssertEqual(r.string("field"), "(body)")
-        XCTAssertEqual(r.string("detail"), "has a member that is not a known field (member 2, counting from 1); the known fields are labels")
+        XCTAssertEqual(
+            r.string("detail"), "has a member that is not a known field (member 2, counting from 1); the known fields are labels")
     }
 
     func testLabelsArriveLongAfterTheEvaluation() throws {
         let (_, insightId) = try evaluation()
         // The label's discovery date may be months after the evaluation; only its insight matters.
-        let r = try labels(#"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedFraud","fraudType":"romanceScam","discoveredAt":"\#(Timestamp.format(SystemClock().now()).prefix(10))"}]}"#,
-                           idempotencyKey: "late-1")
+        let r = try labels(
+            #"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedFraud","fraudType":"romanceScam","discoveredAt":"\#(Timestamp.format(SystemClock().now()).prefix(10))"}]}"#,
+            idempotencyKey: "late-1")
         XCTAssertEqual(r.json?["results"]?[0]?["status"]?.stringValue, "accepted")
     }
 
@@ -382,7 +399,10 @@ final class APITests: XCTestCase {
 
     func testNoRawIdentifierReachesTheStoreOrTheLog() throws {
         let account = "acct-PRIVACY-91827", device = "dev-PRIVACY-55", payee = "payee-PRIVACY-DE89"
-        let r = try evaluate(Self.body(#","requestId":"req-PRIVACY-7","subject":{"account":"\#(account)","device":"\#(device)","counterparty":"\#(payee)"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":123457,"type":"submit"}]}"#))
+        let r = try evaluate(
+            Self.body(
+                #","requestId":"req-PRIVACY-7","subject":{"account":"\#(account)","device":"\#(device)","counterparty":"\#(payee)"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":123457,"type":"submit"}]}"#
+            ))
         XCTAssertEqual(r.status, 200)
         _ = try evaluate(Self.body(#","subject":{"account":"\#(account)"}"#).replacingOccurrences(of: "payment", with: "wire"))
         daemon.service.stop()
@@ -401,8 +421,11 @@ struct InsightStorageAccess {
         InsightStorageAccess(path: daemon.service.settings.databasePath)
     }
     func revoke(_ token: String) throws {
-        let code = AdminCommand.main(arguments: ["insightctl", "--state-dir", (path as NSString).deletingLastPathComponent,
-                                                 "keys", "revoke", token], environment: [:])
+        let code = AdminCommand.main(
+            arguments: [
+                "insightctl", "--state-dir", (path as NSString).deletingLastPathComponent,
+                "keys", "revoke", token
+            ], environment: [:])
         XCTAssertEqual(code, 0)
     }
 }

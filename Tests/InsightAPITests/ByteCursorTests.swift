@@ -37,9 +37,9 @@ final class ByteCursorTests: XCTestCase {
         for length in 0..<40 {
             let name = Array(String(repeating: "aZ", count: 20).utf8.prefix(length))
             var cases: [[UInt8]] = [
-                [0x22] + name + [0x22],                // ends at the buffer's end
-                [0x22] + name + [0x22, 0x2C, 0x7D],    // followed by more
-                [0x22] + name,                         // never closed
+                [0x22] + name + [0x22],  // ends at the buffer's end
+                [0x22] + name + [0x22, 0x2C, 0x7D],  // followed by more
+                [0x22] + name  // never closed
             ]
             for position in 0..<length {
                 for intruder in intruders {

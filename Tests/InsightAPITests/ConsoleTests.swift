@@ -16,18 +16,25 @@ final class ConsoleTests: XCTestCase {
         let folder = Self.root.appendingPathComponent("console")
         let files = try XCTUnwrap(FileManager.default.enumerator(atPath: folder.path)).compactMap { $0 as? String }
             .filter { !$0.hasPrefix(".") && !$0.contains("/.") }
-            .filter { var d: ObjCBool = false; return FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path, isDirectory: &d) && !d.boolValue }
+            .filter {
+                var d: ObjCBool = false;
+                return FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path, isDirectory: &d) && !d.boolValue
+            }
         XCTAssertTrue(files.contains("index.html") && files.contains("app.js"), "\(files)")
-        let types = ["html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8",
-                     "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml; charset=utf-8"]
+        let types = [
+            "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8",
+            "js": "text/javascript; charset=utf-8", "svg": "image/svg+xml; charset=utf-8"
+        ]
         for file in files {
             let r = try daemon.request("GET", "/console/\(file)")
             XCTAssertEqual(r.status, 200, file)
             XCTAssertEqual(r.body, Array(try Data(contentsOf: folder.appendingPathComponent(file))), "\(file): the bytes in the binary")
             XCTAssertEqual(r.headers["content-type"], types[(file as NSString).pathExtension], file)
             let policy = try XCTUnwrap(r.headers["content-security-policy"], file)
-            for directive in ["default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'",
-                              "object-src 'none'"] {
+            for directive in [
+                "default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'",
+                "object-src 'none'"
+            ] {
                 XCTAssertTrue(policy.contains(directive), "\(file): \(policy)")
             }
             XCTAssertFalse(policy.contains("unsafe"), policy)
@@ -71,7 +78,8 @@ final class ConsoleTests: XCTestCase {
         let caller = try daemon.createCaller(roles: [.evaluate], name: "payments", tenant: "acme", rate: 1, burst: 3)
         let other = try daemon.createCaller(roles: [.evaluate], name: "elsewhere", tenant: "globex")
         for _ in 0..<2 {
-            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: RequestBodies.subjectEvaluation()).status, 200)
+            XCTAssertEqual(
+                try daemon.request("POST", "/v1/evaluations", key: caller.key, json: RequestBodies.subjectEvaluation()).status, 200)
         }
         let r = try daemon.request("GET", "/admin/v1/rate-limits", key: admin)
         XCTAssertEqual(r.status, 200)
@@ -100,8 +108,9 @@ final class ConsoleTests: XCTestCase {
         XCTAssertEqual(foreign.json?["code"]?.stringValue, "callerNotFound")
         let revokeURL = "/admin/v1/callers/\(caller.callerId)/keys/\(keyId)/revoke"
         XCTAssertEqual(try daemon.request("POST", revokeURL, key: globexAdmin).json?["code"]?.stringValue, "callerNotFound")
-        XCTAssertEqual(try daemon.request("POST", "/admin/v1/callers/\(caller.callerId)/keys/0123456789abcdef/revoke", key: admin)
-            .json?["code"]?.stringValue, "keyNotFound")
+        XCTAssertEqual(
+            try daemon.request("POST", "/admin/v1/callers/\(caller.callerId)/keys/0123456789abcdef/revoke", key: admin)
+                .json?["code"]?.stringValue, "keyNotFound")
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: RequestBodies.subjectEvaluation()).status, 200)
         // The admin of its tenant revokes it: refused from then on (the test daemon caches no key).
         let revoked = try daemon.request("POST", revokeURL, key: admin)
@@ -138,7 +147,9 @@ final class ConsoleTests: XCTestCase {
         let globexAdmin = try daemon.createCaller(roles: [.admin], tenant: "globex").key
         let acme = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
         for _ in 0..<10 {
-            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: acme, json: RequestBodies.subjectEvaluation(account: "busy")).status, 200)
+            XCTAssertEqual(
+                try daemon.request("POST", "/v1/evaluations", key: acme, json: RequestBodies.subjectEvaluation(account: "busy")).status, 200
+            )
         }
         let mine = try daemon.request("GET", "/admin/v1/velocity", key: acmeAdmin)
         XCTAssertEqual(mine.status, 200)

@@ -6,7 +6,7 @@ import InsightStorage
 import XCTest
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Authentication under hostile input: one identity per request, and a cache that random key
@@ -43,8 +43,9 @@ final class CredentialTests: XCTestCase {
             requests += Array("GET /v1/insights HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8)
         }
         XCTAssertEqual(try daemon.pipeline(requests, expecting: flood).filter { $0 == 401 }.count, flood)
-        XCTAssertEqual(try daemon.request("GET", "/v1/insights", key: key).status, 200,
-                       "the real caller's cached key was flushed by random key ids")
+        XCTAssertEqual(
+            try daemon.request("GET", "/v1/insights", key: key).status, 200,
+            "the real caller's cached key was flushed by random key ids")
     }
 }
 

@@ -18,8 +18,10 @@ final class DecisionAPITests: XCTestCase {
         return body + "}"
     }
 
-    static let agentNotRequested = #"{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial"]}}"#
-    static let agentFromEmail = #"{"kind":"agent","agent":{"userRequested":true,"untrustedContext":["email"],"argumentsFromUntrustedContext":true,"sideEffects":["financial"]}}"#
+    static let agentNotRequested =
+        #"{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial"]}}"#
+    static let agentFromEmail =
+        #"{"kind":"agent","agent":{"userRequested":true,"untrustedContext":["email"],"argumentsFromUntrustedContext":true,"sideEffects":["financial"]}}"#
 
     private func decision(_ response: TestDaemon.Response, file: StaticString = #filePath, line: UInt = #line) -> [String] {
         XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self), file: file, line: line)
@@ -44,28 +46,38 @@ final class DecisionAPITests: XCTestCase {
         let rows = try db.prepare("SELECT event_id, decision_action, decision_reasons, policy_version FROM evaluations")
             .query { "\($0.text(0) ?? "-") \($0.int(1)) \($0.text(2) ?? "NULL") \($0.text(3) ?? "NULL")" }
         let ids = [person, blocked, outOfBand].map { $0.json?["eventId"]?.stringValue ?? "" }
-        XCTAssertEqual(Set(rows), ["\(ids[0]) 0 NULL default-1", "\(ids[1]) 3 agentNotRequestedByPerson default-1",
-                                   "\(ids[2]) 2 agentArgumentsFromUntrustedContext default-1"])
+        XCTAssertEqual(
+            Set(rows),
+            [
+                "\(ids[0]) 0 NULL default-1", "\(ids[1]) 3 agentNotRequestedByPerson default-1",
+                "\(ids[2]) 2 agentArgumentsFromUntrustedContext default-1"
+            ])
     }
 
     func testAForcedValueGetsTheDecisionThePolicyGivesForIt() throws {
         let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let key = try daemon.createCaller(roles: [.evaluate], environment: .sandbox).key
         func forced(_ value: String, initiator: String? = nil) throws -> [String] {
-            decision(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body(initiator: initiator),
-                                        headers: ["Insight-Override": "isLikelyBeingCoached=\(value)"]))
+            decision(
+                try daemon.request(
+                    "POST", "/v1/evaluations", key: key, json: Self.body(initiator: initiator),
+                    headers: ["Insight-Override": "isLikelyBeingCoached=\(value)"]))
         }
         XCTAssertEqual(try forced("unknown"), ["proceed", "default-1"])
         XCTAssertEqual(try forced("medium"), ["confirm", "default-1", "coachingMedium"])
         XCTAssertEqual(try forced("high"), ["confirmOutOfBand", "default-1", "coachingHigh"])
-        XCTAssertEqual(try forced("high", initiator: #"{"kind":"agent","agent":{"userRequested":true}}"#),
-                       ["block", "default-1", "agentWhileCoachingHigh"])
+        XCTAssertEqual(
+            try forced("high", initiator: #"{"kind":"agent","agent":{"userRequested":true}}"#),
+            ["block", "default-1", "agentWhileCoachingHigh"])
         XCTAssertEqual(try forced("error:insightUnavailable"), ["proceed", "default-1"], "a forced error is no coaching value")
         // The transaction is read: a coached payment of a high amount to a new counterparty.
-        XCTAssertEqual(decision(try daemon.request("POST", "/v1/evaluations", key: key,
-                                                   json: Self.body(transaction: #"{"newCounterparty":true,"amountBand":"high"}"#),
-                                                   headers: ["Insight-Override": "isLikelyBeingCoached=medium"])),
-                       ["confirmOutOfBand", "default-1", "coachedPaymentToNewCounterpartyHighAmount"])
+        XCTAssertEqual(
+            decision(
+                try daemon.request(
+                    "POST", "/v1/evaluations", key: key,
+                    json: Self.body(transaction: #"{"newCounterparty":true,"amountBand":"high"}"#),
+                    headers: ["Insight-Override": "isLikelyBeingCoached=medium"])),
+            ["confirmOutOfBand", "default-1", "coachedPaymentToNewCounterpartyHighAmount"])
     }
 
     func testUnknownInitiatorValuesAreContextInvalidNamingTheField() throws {
@@ -79,7 +91,7 @@ final class DecisionAPITests: XCTestCase {
             (#"{"agent":{"userRequested":"yes"}}"#, "initiator.agent.userRequested"),
             (#"{"agent":{"tool":"payBill"}}"#, "initiator.agent"),
             (#"{"kind":"agent","reason":"free text"}"#, "initiator"),
-            (#""agent""#, "initiator"),
+            (#""agent""#, "initiator")
         ]
         for (initiator, field) in cases {
             let r = try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body(initiator: initiator))
@@ -119,7 +131,9 @@ final class DecisionAPITests: XCTestCase {
         try #"{"policyVersion": "bank-8"}"#.appending("\n{\"id\": \"x\", \"action\": \"deny\"}\n")
             .write(toFile: path, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try daemon.service.reloadDecisionPolicies()) { error in
-            XCTAssertEqual("\(error)", "decision policy \(path): line 2: action: unknown action \"deny\" (known: proceed, confirm, confirmOutOfBand, block)")
+            XCTAssertEqual(
+                "\(error)",
+                "decision policy \(path): line 2: action: unknown action \"deny\" (known: proceed, confirm, confirmOutOfBand, block)")
         }
         XCTAssertEqual(try decide("account"), ["block", "bank-7", "accountChangesBlocked"])
         try FileManager.default.removeItem(atPath: path)
@@ -137,8 +151,9 @@ final class DecisionAPITests: XCTestCase {
     }
 
     func testABadPolicyFileStopsTheStartAndCheckConfig() throws {
-        let path = try write("{\"policyVersion\": \"v\"}\n{\"id\": \"a\", \"when\": {\"colour\": [\"red\"]}, \"action\": \"block\"}\n",
-                             to: "bad.jsonl")
+        let path = try write(
+            "{\"policyVersion\": \"v\"}\n{\"id\": \"a\", \"when\": {\"colour\": [\"red\"]}, \"action\": \"block\"}\n",
+            to: "bad.jsonl")
         XCTAssertThrowsError(try TestDaemon(.inProcess) { $0.decisionPolicyFile = path }) { error in
             XCTAssertTrue("\(error)".contains("line 2: when: unknown fact \"colour\""), "\(error)")
         }
@@ -146,32 +161,42 @@ final class DecisionAPITests: XCTestCase {
             XCTAssertTrue("\(error)".contains("line 2"), "\(error)")
         }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("cc-\(UUID().uuidString)").path
-        XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
-                                   environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_DECISION_POLICY": path]), 78)
-        XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
-                                   environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_DECISION_POLICY_SHADOW": path]), 78)
+        XCTAssertEqual(
+            Daemon.main(
+                arguments: ["insightd", "--check-config"],
+                environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_DECISION_POLICY": path]), 78)
+        XCTAssertEqual(
+            Daemon.main(
+                arguments: ["insightd", "--check-config"],
+                environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_DECISION_POLICY_SHADOW": path]), 78)
         let good = try write(DecisionPolicy.defaultText, to: "good.jsonl")
-        XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
-                                   environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_DECISION_POLICY": good,
-                                                 "INSIGHTD_DECISION_POLICY_SHADOW": good]), 0)
+        XCTAssertEqual(
+            Daemon.main(
+                arguments: ["insightd", "--check-config"],
+                environment: [
+                    "INSIGHTD_STATE_DIR": state, "INSIGHTD_DECISION_POLICY": good,
+                    "INSIGHTD_DECISION_POLICY_SHADOW": good
+                ]), 0)
     }
 
     func testTheShadowPolicyIsCountedNeverAnsweredAndDecisionsAreCounted() throws {
-        let shadow = try write(Self.accountsBlocked.replacingOccurrences(of: "\"account\"", with: "\"account\", \"payment\""),
-                               to: "shadow.jsonl")
+        let shadow = try write(
+            Self.accountsBlocked.replacingOccurrences(of: "\"account\"", with: "\"account\", \"payment\""),
+            to: "shadow.jsonl")
         let daemon = try TestDaemon(.inProcess) { $0.decisionPolicyShadowFile = shadow }
         let key = try daemon.createCaller(roles: [.evaluate]).key
         for _ in 0..<3 {
             XCTAssertEqual(decision(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body())), ["proceed", "default-1"])
         }
-        XCTAssertEqual(decision(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body(initiator: Self.agentNotRequested))),
-                       ["block", "default-1", "agentNotRequestedByPerson"])
+        XCTAssertEqual(
+            decision(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body(initiator: Self.agentNotRequested))),
+            ["block", "default-1", "agentNotRequestedByPerson"])
         let metrics = try daemon.scrape()
         for line in [
             #"insightd_decision_shadow_disagreements_total{tenant="default",rule="accountChangesBlocked",shadow_action="block",action="proceed"} 3"#,
             #"insightd_decision_shadow_disagreements_total{tenant="default",rule="accountChangesBlocked",shadow_action="block",action="block"} 1"#,
             #"insightd_decisions_total{environment="production",category="payment",initiator="person",action="proceed"} 3"#,
-            #"insightd_decisions_total{environment="production",category="payment",initiator="agent",action="block"} 1"#,
+            #"insightd_decisions_total{environment="production",category="payment",initiator="agent",action="block"} 1"#
         ] {
             XCTAssertTrue(metrics.contains(line), "\(line)\n\(metrics)")
         }
@@ -180,8 +205,9 @@ final class DecisionAPITests: XCTestCase {
         let agreeing = try TestDaemon(.inProcess) { $0.decisionPolicyShadowFile = same }
         let agreeingKey = try agreeing.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(try agreeing.request("POST", "/v1/evaluations", key: agreeingKey, json: Self.body()).status, 200)
-        XCTAssertFalse(try agreeing.scrape()
-            .contains("insightd_decision_shadow_disagreements_total{"))
+        XCTAssertFalse(
+            try agreeing.scrape()
+                .contains("insightd_decision_shadow_disagreements_total{"))
     }
 
     func testTheAdminViewShowsCallersThatProceededWhereThePolicySaidOtherwise() throws {
@@ -197,8 +223,11 @@ final class DecisionAPITests: XCTestCase {
         let blocked = try evaluate(Self.agentNotRequested), outOfBand = try evaluate(Self.agentFromEmail)
         _ = try evaluate(nil)
         for (event, status) in [(blocked, "usedUnchangedFriction"), (outOfBand, "usedIncreasedFriction")] {
-            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(event)/consumption", key: key,
-                                              json: #"{"status":"\#(status)"}"#).status, 204)
+            XCTAssertEqual(
+                try daemon.request(
+                    "POST", "/v1/evaluations/\(event)/consumption", key: key,
+                    json: #"{"status":"\#(status)"}"#
+                ).status, 204)
         }
         let r = try daemon.request("GET", "/admin/v1/decisions", key: admin)
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
@@ -208,11 +237,19 @@ final class DecisionAPITests: XCTestCase {
         XCTAssertEqual(entry["callerId"]?.stringValue, callerId)
         XCTAssertEqual(entry["name"]?.stringValue, "payments")
         XCTAssertEqual(entry["proceededAgainstPolicy"], .number(1))
-        XCTAssertEqual(entry["actions"]?["block"], .object(["evaluations": .number(1), "reported": .number(1), "proceeded": .number(1),
-                                                            "statuses": .object(["usedUnchangedFriction": .number(1)])]))
-        XCTAssertEqual(entry["actions"]?["confirmOutOfBand"], .object(["evaluations": .number(1), "reported": .number(1),
-                                                                       "proceeded": .number(0),
-                                                                       "statuses": .object(["usedIncreasedFriction": .number(1)])]))
+        XCTAssertEqual(
+            entry["actions"]?["block"],
+            .object([
+                "evaluations": .number(1), "reported": .number(1), "proceeded": .number(1),
+                "statuses": .object(["usedUnchangedFriction": .number(1)])
+            ]))
+        XCTAssertEqual(
+            entry["actions"]?["confirmOutOfBand"],
+            .object([
+                "evaluations": .number(1), "reported": .number(1),
+                "proceeded": .number(0),
+                "statuses": .object(["usedIncreasedFriction": .number(1)])
+            ]))
         XCTAssertEqual(entry["actions"]?["proceed"]?["evaluations"], .number(1))
         XCTAssertEqual(entry["actions"]?["proceed"]?["reported"], .number(0))
         XCTAssertEqual(entry["actions"]?["confirm"]?["evaluations"], .number(0))
@@ -228,7 +265,8 @@ final class DecisionAPITests: XCTestCase {
     }
 
     func testPolicyTestReplaysCasesAndMarksMismatches() throws {
-        let cases = try write("""
+        let cases = try write(
+            """
             # a comment, then cases
             {"coaching": "high", "initiator": {"kind": "agent"}, "expect": "block"}
             {"initiator": {"agent": {"userRequested": true, "untrustedContext": ["email"], "sideEffects": ["financial"]}}, "expect": "confirm", "expectReasons": ["agentUntrustedContext"]}
@@ -237,16 +275,24 @@ final class DecisionAPITests: XCTestCase {
             {"coaching": "medium", "transaction": {"newCounterparty": true, "amountBand": "high"}, "velocity": ["sharedDevice"]}
             """, to: "cases.jsonl")
         let report = try PolicyTest.replay(cases: cases, policy: nil)
-        XCTAssertEqual(report.lines, ["line 2: block agentWhileCoachingHigh", "line 3: confirm agentUntrustedContext",
-                                      "line 5: proceed", "line 6: confirmOutOfBand coachedPaymentToNewCounterpartyHighAmount",
-                                      "4 cases, policy default-1"])
+        XCTAssertEqual(
+            report.lines,
+            [
+                "line 2: block agentWhileCoachingHigh", "line 3: confirm agentUntrustedContext",
+                "line 5: proceed", "line 6: confirmOutOfBand coachedPaymentToNewCounterpartyHighAmount",
+                "4 cases, policy default-1"
+            ])
         XCTAssertEqual(report.mismatches, 0)
         // Another policy answers otherwise: the cases that expected the default's answer say so.
         let policy = try write(Self.accountsBlocked, to: "policy.jsonl")
         let other = try PolicyTest.replay(cases: cases, policy: policy)
-        XCTAssertEqual(other.lines, ["line 2: proceed  MISMATCH: expected block", "line 3: proceed  MISMATCH: expected confirm agentUntrustedContext",
-                                     "line 5: block accountChangesBlocked  MISMATCH: expected proceed", "line 6: proceed",
-                                     "4 cases, policy bank-7, 3 mismatched"])
+        XCTAssertEqual(
+            other.lines,
+            [
+                "line 2: proceed  MISMATCH: expected block", "line 3: proceed  MISMATCH: expected confirm agentUntrustedContext",
+                "line 5: block accountChangesBlocked  MISMATCH: expected proceed", "line 6: proceed",
+                "4 cases, policy bank-7, 3 mismatched"
+            ])
         XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "policy", "test", cases, "--policy", policy], environment: [:]), 1)
         XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "policy", "test", cases], environment: [:]), 0)
         // A bad case names its line and field; a bad policy its line.

@@ -10,14 +10,17 @@ import XCTest
 /// plain bodies clients send, or it saves nothing.
 final class EvaluationBodyReaderTests: XCTestCase {
     static let summary = #"{"sessionSeconds":73.32,"keyIntervalCV":0.6672111637794805,"payeePasted":1,"appSwitchCount":2}"#
-    static let events = #"[{"t":0,"type":"sessionStart"},{"t":10,"type":"fieldFocus","field":"amount"},{"t":25,"type":"keyDown","field":"amount"}]"#
+    static let events =
+        #"[{"t":0,"type":"sessionStart"},{"t":10,"type":"fieldFocus","field":"amount"},{"t":25,"type":"keyDown","field":"amount"}]"#
 
     /// A full body, every member present, in the order clients usually send them.
-    static func body(requestId: String = #""tx-1""#, category: String = #""payment""#,
-                     insights: String = #"[{"type":"isLikelyBeingCoached","schemaVersion":1}]"#,
-                     subject: String = #"{"account":"acct-1","device":"dev-1","counterparty":"payee-1"}"#,
-                     interaction: String = #"{"summary":\#(summary),"device":{"activeCall":true,"screenSharing":false}}"#,
-                     transaction: String = #"{"newCounterparty":true,"amountBand":"medium"}"#) -> String {
+    static func body(
+        requestId: String = #""tx-1""#, category: String = #""payment""#,
+        insights: String = #"[{"type":"isLikelyBeingCoached","schemaVersion":1}]"#,
+        subject: String = #"{"account":"acct-1","device":"dev-1","counterparty":"payee-1"}"#,
+        interaction: String = #"{"summary":\#(summary),"device":{"activeCall":true,"screenSharing":false}}"#,
+        transaction: String = #"{"newCounterparty":true,"amountBand":"medium"}"#
+    ) -> String {
         #"{"requestId":\#(requestId),"operationCategory":\#(category),"insights":\#(insights),"subject":\#(subject),"interaction":\#(interaction),"transaction":\#(transaction)}"#
     }
 
@@ -51,7 +54,11 @@ final class EvaluationBodyReaderTests: XCTestCase {
         check(Self.body(interaction: "{}"), .read)
         check(Self.body(interaction: #"{"events":[]}"#), .read)
         check(Self.body(subject: "{}", transaction: "{}"), .read)
-        check(Self.body(insights: #"[{"type":"isLikelyBeingCoached","schemaVersion":0,"modelVersion":"2.0"},{"type":"unknownKind","schemaVersion":1000000}]"#), .read)
+        check(
+            Self.body(
+                insights:
+                    #"[{"type":"isLikelyBeingCoached","schemaVersion":0,"modelVersion":"2.0"},{"type":"unknownKind","schemaVersion":1000000}]"#
+            ), .read)
         check(Self.body(requestId: "\"" + String(repeating: "r", count: 128) + "\""), .read)
         check(Self.body(subject: #"{"account":" !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~"}"#), .read)
         for category in ["payment", "account", "resourceUse", "communication", "other"] {
@@ -59,7 +66,9 @@ final class EvaluationBodyReaderTests: XCTestCase {
         }
         // Members in another order, optional ones left out, whitespace everywhere JSON allows it.
         check(#"{"insights":[{"schemaVersion":1,"type":"x"}],"operationCategory":"other"}"#, .read)
-        check(" \n\t{ \"operationCategory\" : \"payment\" ,\r\n \"insights\" : [ { \"type\" : \"x\" , \"schemaVersion\" : 1 } ] , \"transaction\" : { \"amountBand\" : \"low\" } } \n", .read)
+        check(
+            " \n\t{ \"operationCategory\" : \"payment\" ,\r\n \"insights\" : [ { \"type\" : \"x\" , \"schemaVersion\" : 1 } ] , \"transaction\" : { \"amountBand\" : \"low\" } } \n",
+            .read)
     }
 
     /// `null` for an optional member means absent, on both paths; events of types this version
@@ -71,7 +80,8 @@ final class EvaluationBodyReaderTests: XCTestCase {
         check(Self.body(interaction: #"{"device":{"activeCall":null},"summary":null,"source":null}"#), .read)
         check(Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart","field":null}]}"#), .read)
         check(Self.body(interaction: #"{"summary":{"sessionSeconds":12.5,"payeePasted":null}}"#), .either)
-        let summary = try EvaluationRequest.decode(body: Array(Self.body(interaction: #"{"summary":{"sessionSeconds":12.5,"payeePasted":null}}"#).utf8))
+        let summary = try EvaluationRequest.decode(
+            body: Array(Self.body(interaction: #"{"summary":{"sessionSeconds":12.5,"payeePasted":null}}"#).utf8))
         guard case .summary(let features, _) = summary.interaction else { return XCTFail("no summary") }
         XCTAssertEqual(features.features.count, 1, "a feature sent as null is absent")
         let absent = try EvaluationRequest.decode(body: Array(Self.body(subject: #"{"account":"a"}"#).utf8))
@@ -79,7 +89,8 @@ final class EvaluationBodyReaderTests: XCTestCase {
         XCTAssertNil(null.requestId)
         XCTAssertNil(null.subject.device)
         XCTAssertEqual(null.subject.account, absent.subject.account)
-        let newer = #"{"events":[{"t":0,"type":"sessionStart"},{"t":3,"type":"pointerHover","field":"payee"},{"t":5,"type":"tap"},{"t":6,"type":"stylusPressure"}]}"#
+        let newer =
+            #"{"events":[{"t":0,"type":"sessionStart"},{"t":3,"type":"pointerHover","field":"payee"},{"t":5,"type":"tap"},{"t":6,"type":"stylusPressure"}]}"#
         check(Self.body(interaction: newer), .read)
         let request = try EvaluationRequest.decode(body: Array(Self.body(interaction: newer).utf8))
         XCTAssertEqual(request.skippedEvents, 2)
@@ -97,7 +108,7 @@ final class EvaluationBodyReaderTests: XCTestCase {
         let declined = [
             Self.body(requestId: #""""#), Self.body(requestId: "7"),
             Self.body(requestId: "\"" + String(repeating: "r", count: 129) + "\""),
-            Self.body(requestId: #""alice@example.com""#),           // personal data: the tree path names it
+            Self.body(requestId: #""alice@example.com""#),  // personal data: the tree path names it
             Self.body(requestId: #""4111 1111 1111 1111""#),
             Self.body(requestId: #""tx\u002d1""#), Self.body(requestId: #""tx\"1""#), Self.body(requestId: #""tx-é""#),
             Self.body(category: #""paying""#), Self.body(category: "null"), Self.body(category: #""Payment""#),
@@ -108,14 +119,16 @@ final class EvaluationBodyReaderTests: XCTestCase {
             Self.body(insights: #"[{"type":"x","schemaVersion":1000001}]"#), Self.body(insights: #"[{"type":"x","schemaVersion":1e2}]"#),
             Self.body(insights: #"[{"type":"x","schemaVersion":01}]"#),
             Self.body(insights: #"[{"type":"x","schemaVersion":1,"modelVersion":"\#(String(repeating: "9", count: 33))"}]"#),
-            Self.body(insights: #"[{"type":"x","schemaVersion":1,"type":"y"}]"#), Self.body(insights: #"[{"type":"x","schemaVersion":1,"extra":1}]"#),
+            Self.body(insights: #"[{"type":"x","schemaVersion":1,"type":"y"}]"#),
+            Self.body(insights: #"[{"type":"x","schemaVersion":1,"extra":1}]"#),
             Self.body(subject: #"{"account":"a","account":"b"}"#), Self.body(subject: #"{"email":"a"}"#),
             Self.body(subject: #"{"account":""}"#), Self.body(subject: #"{"account":1}"#),
             Self.body(subject: "{\"device\":\"" + String(repeating: "d", count: 257) + "\"}"),
             Self.body(interaction: #"{"events":\#(Self.events),"summary":\#(Self.summary)}"#),
             Self.body(interaction: #"{"summary":\#(Self.summary),"events":[]}"#),
             Self.body(interaction: #"{"device":{"activeCall":"yes"}}"#), Self.body(insights: #"[{"type":null,"schemaVersion":1}]"#),
-            Self.body(interaction: #"{"device":{"camera":true}}"#), Self.body(interaction: #"{"device":{"activeCall":true,"activeCall":false}}"#),
+            Self.body(interaction: #"{"device":{"camera":true}}"#),
+            Self.body(interaction: #"{"device":{"activeCall":true,"activeCall":false}}"#),
             Self.body(interaction: #"{"other":1}"#), Self.body(interaction: "[]"),
             Self.body(interaction: #"{"summary":{"sessionSeconds":"long"}}"#),  // the tree path names the feature
             Self.body(interaction: #"{"events":[{"t":5,"type":"scroll"},{"t":1,"type":"scroll"}]}"#),
@@ -123,14 +136,15 @@ final class EvaluationBodyReaderTests: XCTestCase {
             Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":""}]}"#),
             Self.body(interaction: #"{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":"\#(String(repeating: "z", count: 65))"}]}"#),
             Self.body(transaction: #"{"amountBand":"huge"}"#), Self.body(transaction: #"{"newCounterparty":1}"#),
-            Self.body(transaction: #"{"newCounterparty":truex}"#), Self.body(transaction: #"{"newCounterparty":true,"newCounterparty":true}"#),
+            Self.body(transaction: #"{"newCounterparty":truex}"#),
+            Self.body(transaction: #"{"newCounterparty":true,"newCounterparty":true}"#),
             Self.body() + "x", Self.body() + "{}", "[" + Self.body() + "]", "", " ", "{}", "null",
             #"{"operationCategory":"payment","insights":[{"type":"x","schemaVersion":1}],"requestId":"a","requestId":"b"}"#,
             #"{"operationCategory":"payment","insights":[{"type":"x","schemaVersion":1}],"unknown":true}"#,
             #"{"operationCategory":"payment"}"#, #"{"insights":[{"type":"x","schemaVersion":1}]}"#,
             #"{"operationCategory":"payment","insights":[{"type":"x","schemaVersion":1}],}"#,
             #"{"operationCategory":"payment",,"insights":[{"type":"x","schemaVersion":1}]}"#,
-            #"{"operationCategory":"payment" "insights":[{"type":"x","schemaVersion":1}]}"#,
+            #"{"operationCategory":"payment" "insights":[{"type":"x","schemaVersion":1}]}"#
         ]
         for text in declined { check(text, .declined) }
     }
@@ -140,7 +154,7 @@ final class EvaluationBodyReaderTests: XCTestCase {
         var generator = SystemRandomNumberGenerator()
         let bases = [
             Self.body(), Self.body(interaction: #"{"events":\#(Self.events)}"#),
-            #"{"insights":[{"schemaVersion":1,"type":"x","modelVersion":"1.0"}],"operationCategory":"other","subject":{"device":"d"}}"#,
+            #"{"insights":[{"schemaVersion":1,"type":"x","modelVersion":"1.0"}],"operationCategory":"other","subject":{"device":"d"}}"#
         ].map { Array($0.utf8) }
         let alphabet = Array(#"{}[]":,.-+eE0123456789 \tatypnulfrsSC\é"#.utf8)
         var read = 0

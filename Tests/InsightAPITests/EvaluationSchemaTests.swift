@@ -28,8 +28,9 @@ final class EvaluationSchemaTests: XCTestCase {
 
     /// The table's view of the body matches the contract's member names at the top level.
     func testTheTableListsTheContractsMembers() {
-        XCTAssertEqual(EvaluationSchema.root.names,
-                       ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction", "initiator"])
+        XCTAssertEqual(
+            EvaluationSchema.root.names,
+            ["requestId", "operationCategory", "insights", "subject", "interaction", "transaction", "initiator"])
         XCTAssertEqual(EvaluationSchema.interaction.names, ["events", "device", "summary", "source"])
         XCTAssertEqual(EvaluationSchema.source.names, ["kit", "version", "platform", "droppedEvents"])
     }
@@ -38,8 +39,9 @@ final class EvaluationSchemaTests: XCTestCase {
 
     private func walk(_ fields: [BodyField], at steps: [Step], path: String, in base: JSONValue, leaving left: String) {
         let objectField = path.isEmpty ? "(body)" : path
-        assertRefused(editing(base, at: steps + [.key("zzUnknown")], to: .number(1)), in: base, field: objectField,
-                      detail: "the known fields are \(fields.map(\.name).joined(separator: ", "))")
+        assertRefused(
+            editing(base, at: steps + [.key("zzUnknown")], to: .number(1)), in: base, field: objectField,
+            detail: "the known fields are \(fields.map(\.name).joined(separator: ", "))")
         if !steps.isEmpty {
             assertRefused(editing(base, at: steps, to: .number(1)), in: base, field: objectField, detail: "must be an object, not a number")
         }
@@ -54,33 +56,39 @@ final class EvaluationSchemaTests: XCTestCase {
             } else {
                 assertAccepted(editing(base, at: at, to: nil), in: base, changes: false)
                 assertAccepted(editing(base, at: at, to: JSONValue.null), in: base, changes: false)
-                XCTAssertEqual(describe(try! EvaluationRequest.decode(body: JSONWriter.bytes(editing(base, at: at, to: JSONValue.null)))),
-                               describe(try! EvaluationRequest.decode(body: JSONWriter.bytes(editing(base, at: at, to: nil)))),
-                               "\(memberPath): null is absent")
+                XCTAssertEqual(
+                    describe(try! EvaluationRequest.decode(body: JSONWriter.bytes(editing(base, at: at, to: JSONValue.null)))),
+                    describe(try! EvaluationRequest.decode(body: JSONWriter.bytes(editing(base, at: at, to: nil)))),
+                    "\(memberPath): null is absent")
             }
             switch field.kind {
             case .string(let maxLength):
                 assertAccepted(editing(base, at: at, to: .string(String(repeating: "a", count: maxLength))), in: base)
-                assertRefused(editing(base, at: at, to: .string(String(repeating: "a", count: maxLength + 1))), in: base,
-                              field: memberPath, detail: "must be at most \(maxLength) characters")
+                assertRefused(
+                    editing(base, at: at, to: .string(String(repeating: "a", count: maxLength + 1))), in: base,
+                    field: memberPath, detail: "must be at most \(maxLength) characters")
                 assertRefused(editing(base, at: at, to: .string("")), in: base, field: memberPath, detail: "must not be empty")
             case .token(let maxLength):
                 assertAccepted(editing(base, at: at, to: .string(String(repeating: "a", count: maxLength))), in: base)
                 assertAccepted(editing(base, at: at, to: .string("Kit_2.0+b-1")), in: base)
-                assertRefused(editing(base, at: at, to: .string(String(repeating: "a", count: maxLength + 1))), in: base,
-                              field: memberPath, detail: "must be at most \(maxLength) characters")
+                assertRefused(
+                    editing(base, at: at, to: .string(String(repeating: "a", count: maxLength + 1))), in: base,
+                    field: memberPath, detail: "must be at most \(maxLength) characters")
                 assertRefused(editing(base, at: at, to: .string("")), in: base, field: memberPath, detail: "must not be empty")
                 for text in ["two words", "a/b", "ä", "a\"b", "{x}"] {
-                    assertRefused(editing(base, at: at, to: .string(text)), in: base, field: memberPath,
-                                  detail: "must hold only letters, digits")
+                    assertRefused(
+                        editing(base, at: at, to: .string(text)), in: base, field: memberPath,
+                        detail: "must hold only letters, digits")
                 }
                 assertRefused(editing(base, at: at, to: .number(1)), in: base, field: memberPath, detail: "must be a string, not a number")
             case .integer(let range):
                 let refusal = "must be an integer from \(range.lowerBound) to \(range.upperBound)"
                 assertAccepted(editing(base, at: at, to: .number(Double(range.upperBound))), in: base)
                 assertAccepted(editing(base, at: at, to: .number(Double(range.lowerBound))), in: base, changes: false)
-                assertRefused(editing(base, at: at, to: .number(Double(range.upperBound) + 1)), in: base, field: memberPath, detail: refusal)
-                assertRefused(editing(base, at: at, to: .number(Double(range.lowerBound) - 1)), in: base, field: memberPath, detail: refusal)
+                assertRefused(
+                    editing(base, at: at, to: .number(Double(range.upperBound) + 1)), in: base, field: memberPath, detail: refusal)
+                assertRefused(
+                    editing(base, at: at, to: .number(Double(range.lowerBound) - 1)), in: base, field: memberPath, detail: refusal)
             case .boolean:
                 assertAccepted(editing(base, at: at, to: .bool(false)), in: base)
                 assertRefused(editing(base, at: at, to: .number(1)), in: base, field: memberPath, detail: "must be a boolean, not a number")
@@ -88,8 +96,9 @@ final class EvaluationSchemaTests: XCTestCase {
                 for (i, name) in names.enumerated() {
                     assertAccepted(editing(base, at: at, to: .string(name)), in: base, changes: i > 0)
                 }
-                assertRefused(editing(base, at: at, to: .string("zzUnknown")), in: base, field: memberPath,
-                              detail: "must be one of \(names.joined(separator: ", "))")
+                assertRefused(
+                    editing(base, at: at, to: .string("zzUnknown")), in: base, field: memberPath,
+                    detail: "must be one of \(names.joined(separator: ", "))")
             case .oneOfOrSkipped(let names, let maxLength):
                 for (i, name) in names.enumerated() {
                     assertAccepted(editing(base, at: at, to: .string(name)), in: base, changes: i > 0)
@@ -97,24 +106,30 @@ final class EvaluationSchemaTests: XCTestCase {
                 // Another name skips its object (and says so), whatever its length up to the limit.
                 assertAccepted(editing(base, at: at, to: .string("zzUnknown")), in: base)
                 assertAccepted(editing(base, at: at, to: .string(String(repeating: "z", count: maxLength))), in: base)
-                assertRefused(editing(base, at: at, to: .string(String(repeating: "z", count: maxLength + 1))), in: base,
-                              field: memberPath, detail: "must be at most \(maxLength) characters")
+                assertRefused(
+                    editing(base, at: at, to: .string(String(repeating: "z", count: maxLength + 1))), in: base,
+                    field: memberPath, detail: "must be at most \(maxLength) characters")
                 for text in ["two words", "a/b", "ä"] {
-                    assertRefused(editing(base, at: at, to: .string(text)), in: base, field: memberPath,
-                                  detail: "must be one of \(names.joined(separator: ", ")), or another name")
+                    assertRefused(
+                        editing(base, at: at, to: .string(text)), in: base, field: memberPath,
+                        detail: "must be one of \(names.joined(separator: ", ")), or another name")
                 }
             case .namesOf(let names, let count):
                 assertAccepted(editing(base, at: at, to: .array(names.map { .string($0) })), in: base)
                 assertAccepted(editing(base, at: at, to: .array([])), in: base)
                 let refusal = "must have \(count.lowerBound) to \(count.upperBound) elements"
-                assertRefused(editing(base, at: at, to: .array(Array(repeating: .string(names[0]), count: count.upperBound + 1))),
-                              in: base, field: memberPath, detail: refusal)
-                assertRefused(editing(base, at: at, to: .array([.string(names[0]), .string("zzUnknown")])), in: base,
-                              field: "\(memberPath)[1]", detail: "must be one of \(names.joined(separator: ", "))")
-                assertRefused(editing(base, at: at, to: .array([.number(1)])), in: base,
-                              field: "\(memberPath)[0]", detail: "must be one of")
-                assertRefused(editing(base, at: at, to: .string(names[0])), in: base, field: memberPath,
-                              detail: "must be an array, not a string")
+                assertRefused(
+                    editing(base, at: at, to: .array(Array(repeating: .string(names[0]), count: count.upperBound + 1))),
+                    in: base, field: memberPath, detail: refusal)
+                assertRefused(
+                    editing(base, at: at, to: .array([.string(names[0]), .string("zzUnknown")])), in: base,
+                    field: "\(memberPath)[1]", detail: "must be one of \(names.joined(separator: ", "))")
+                assertRefused(
+                    editing(base, at: at, to: .array([.number(1)])), in: base,
+                    field: "\(memberPath)[0]", detail: "must be one of")
+                assertRefused(
+                    editing(base, at: at, to: .string(names[0])), in: base, field: memberPath,
+                    detail: "must be an array, not a string")
             case .object(let members):
                 walk(members, at: at, path: memberPath, in: base, leaving: left)
             case .array(let members, let count):
@@ -123,19 +138,22 @@ final class EvaluationSchemaTests: XCTestCase {
                 }
                 let refusal = "must have \(count.lowerBound) to \(count.upperBound) elements"
                 assertAccepted(editing(base, at: at, to: .array(Array(repeating: element, count: count.upperBound))), in: base)
-                assertRefused(editing(base, at: at, to: .array(Array(repeating: element, count: count.upperBound + 1))), in: base,
-                              field: memberPath, detail: refusal)
+                assertRefused(
+                    editing(base, at: at, to: .array(Array(repeating: element, count: count.upperBound + 1))), in: base,
+                    field: memberPath, detail: refusal)
                 if count.lowerBound > 0 {
-                    assertRefused(editing(base, at: at, to: .array(Array(repeating: element, count: count.lowerBound - 1))), in: base,
-                                  field: memberPath, detail: refusal)
+                    assertRefused(
+                        editing(base, at: at, to: .array(Array(repeating: element, count: count.lowerBound - 1))), in: base,
+                        field: memberPath, detail: refusal)
                 }
                 walk(members, at: at + [.index(0)], path: "\(memberPath)[0]", in: base, leaving: left)
             case .features(let max):
                 let all = JSONObject(Feature.allCases.map { (key: $0.name, value: JSONValue.number(1)) })
                 assertAccepted(editing(base, at: at, to: .object(all)), in: base)
                 let over = JSONObject((0...max).map { (key: "f\($0)", value: JSONValue.number(1)) })
-                assertRefused(editing(base, at: at, to: .object(over)), in: base, field: memberPath,
-                              detail: "must have at most \(max) features")
+                assertRefused(
+                    editing(base, at: at, to: .object(over)), in: base, field: memberPath,
+                    detail: "must have at most \(max) features")
             }
         }
     }
@@ -150,10 +168,12 @@ final class EvaluationSchemaTests: XCTestCase {
         case .oneOf(let names), .oneOfOrSkipped(let names, _): return .string(names[0])
         case .namesOf(let names, _): return .array([.string(names[0])])
         case .object(let fields):
-            return .object(JSONObject(fields.compactMap { field in
-                let memberPath = path.isEmpty ? field.name : "\(path).\(field.name)"
-                return memberPath == left ? nil : (key: field.name, value: sample(field.kind, path: memberPath, leaving: left))
-            }))
+            return .object(
+                JSONObject(
+                    fields.compactMap { field in
+                        let memberPath = path.isEmpty ? field.name : "\(path).\(field.name)"
+                        return memberPath == left ? nil : (key: field.name, value: sample(field.kind, path: memberPath, leaving: left))
+                    }))
         case .array(let fields, let count):
             let element = sample(.object(fields), path: "\(path)[0]", leaving: left)
             return .array(Array(repeating: element, count: Swift.max(1, count.lowerBound)))
@@ -178,7 +198,11 @@ final class EvaluationSchemaTests: XCTestCase {
         case (.key(let key), .object(let object)):
             var members = object.members
             if let i = members.firstIndex(where: { $0.key == key }) {
-                if rest.isEmpty, new == nil { members.remove(at: i) } else { members[i].value = editing(members[i].value, at: rest, to: new) }
+                if rest.isEmpty, new == nil {
+                    members.remove(at: i)
+                } else {
+                    members[i].value = editing(members[i].value, at: rest, to: new)
+                }
             } else if rest.isEmpty, let new {
                 members.append((key: key, value: new))
             }
@@ -203,16 +227,21 @@ final class EvaluationSchemaTests: XCTestCase {
         case .none: return "\(rest) none"
         case .events(let events, let device): return "\(rest) events \(events) \(device)"
         case .summary(let summary, let device):
-            return "\(rest) summary \(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknown.map { "\($0.name)@\($0.position)" } ?? "-") \(device)"
+            return
+                "\(rest) summary \(summary.features.map { "\($0.0.name)=\($0.1.bitPattern)" }) \(summary.unknown.map { "\($0.name)@\($0.position)" } ?? "-") \(device)"
         }
     }
 
     /// Both decoders read `document` into the same request; `changes`: it differs from `base`'s.
-    private func assertAccepted(_ document: JSONValue, in base: JSONValue, changes: Bool = true,
-                                file: StaticString = #filePath, line: UInt = #line) {
+    private func assertAccepted(
+        _ document: JSONValue, in base: JSONValue, changes: Bool = true,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         checked += 1
         let bytes = JSONWriter.bytes(document), text = String(JSONWriter.string(document).prefix(600))
-        guard let fast = EvaluationBodyReader.read(bytes) else { return XCTFail("the byte reader declined \(text)", file: file, line: line) }
+        guard let fast = EvaluationBodyReader.read(bytes) else {
+            return XCTFail("the byte reader declined \(text)", file: file, line: line)
+        }
         do {
             let parsed = try EvaluationRequest.decodeParsing(bytes)
             let tree = try EvaluationRequest.decode(try Problem.parseBody(bytes))
@@ -228,15 +257,17 @@ final class EvaluationSchemaTests: XCTestCase {
 
     /// The byte reader declines `document`, and every path refuses it with one problem naming
     /// `field`, whose detail contains `detail`.
-    private func assertRefused(_ document: JSONValue, in base: JSONValue, field: String, detail: String,
-                               file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRefused(
+        _ document: JSONValue, in base: JSONValue, field: String, detail: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         checked += 1
         let bytes = JSONWriter.bytes(document), text = String(JSONWriter.string(document).prefix(600))
         XCTAssertNil(EvaluationBodyReader.read(bytes), "the byte reader read \(text)", file: file, line: line)
         let problems = [
             Result { () throws(Problem) in try EvaluationRequest.decode(body: bytes) },
             Result { () throws(Problem) in try EvaluationRequest.decodeParsing(bytes) },
-            Result { () throws(Problem) in try EvaluationRequest.decode(try Problem.parseBody(bytes)) },
+            Result { () throws(Problem) in try EvaluationRequest.decode(try Problem.parseBody(bytes)) }
         ].map { result -> Problem? in
             if case .failure(let problem) = result { return problem }
             return nil

@@ -19,7 +19,7 @@ final class HeaderReadingTests: XCTestCase {
             "Bearer ik_abc.def", "bearer ik_abc", "BEARER ik_abc", "BeArEr\tik_abc", "Bearer", "Bearer ",
             "Bearer  ", "Bearer \t ", "  Bearer ik_abc", "Bearer   ik_abc  ", "Bearer ik_abc\t", "Bearer a b",
             "Basic ik_abc", "Bearerx ik_abc", "Beare ik_abc", "", " ", "Bearer é", "Béarer ik", "Bearer\u{0} x",
-            "Bearer ik_🙂", "bearer\t", "Bearer\tik_abc def", "\tBearer ik",
+            "Bearer ik_🙂", "bearer\t", "Bearer\tik_abc def", "\tBearer ik"
         ]
         for header in cases {
             XCTAssertEqual(Authenticator.bearerToken(header), Self.referenceBearerToken(header), "\(header.debugDescription)")
@@ -29,11 +29,15 @@ final class HeaderReadingTests: XCTestCase {
     }
 
     func testContentTypeFastPathAgreesWithTheGeneralReading() {
-        let json = ["application/json", "Application/JSON", "APPLICATION/JSON", "application/json; charset=utf-8",
-                    "application/json;charset=\"UTF-8\"", " application/json ", "application/problem+json",
-                    "application/json; charset=utf8", "application/json; version=2"]
-        let notJSON = ["application/jsonx", "application/jso", "text/json", "application/json; charset=latin1",
-                       "application/xml", "", "application/json\u{0}", "applicatioN/jsoñ", "multipart/form-data"]
+        let json = [
+            "application/json", "Application/JSON", "APPLICATION/JSON", "application/json; charset=utf-8",
+            "application/json;charset=\"UTF-8\"", " application/json ", "application/problem+json",
+            "application/json; charset=utf8", "application/json; version=2"
+        ]
+        let notJSON = [
+            "application/jsonx", "application/jso", "text/json", "application/json; charset=latin1",
+            "application/xml", "", "application/json\u{0}", "applicatioN/jsoñ", "multipart/form-data"
+        ]
         for value in json { XCTAssertTrue(InsightAPIHandler.isJSON(value), value.debugDescription) }
         for value in notJSON { XCTAssertFalse(InsightAPIHandler.isJSON(value), value.debugDescription) }
     }

@@ -18,26 +18,37 @@ final class RateLimitAPITests: XCTestCase {
         for i in 0..<10 {
             let r = try daemon.request("POST", "/v1/authorization/query", key: guesser, json: #"{"subject":{"account":"guess-\#(i)"}}"#)
             XCTAssertEqual(r.status, 200, "guess \(i)")
-            XCTAssertEqual(r.headers["ratelimit"].map { $0.hasPrefix("\"caller\";r=\(9 - i);") }, true, r.headers["ratelimit"] ?? "no RateLimit")
+            XCTAssertEqual(
+                r.headers["ratelimit"].map { $0.hasPrefix("\"caller\";r=\(9 - i);") }, true, r.headers["ratelimit"] ?? "no RateLimit")
             XCTAssertEqual(r.headers["ratelimit-policy"].map { $0.hasPrefix("\"caller\";q=10;") }, true)
         }
         let refused = try daemon.request("POST", "/v1/authorization/query", key: guesser, json: #"{"subject":{"account":"guess-10"}}"#)
         XCTAssertEqual(refused.status, 429)
         XCTAssertEqual(refused.object?["reason"]?.stringValue, "callerRate")
         XCTAssertNotNil(refused.headers["retry-after"])
-        XCTAssertEqual(try daemon.request("POST", "/v1/subjects/transparency", key: guesser,
-                                          json: #"{"subject":{"account":"guess-10"}}"#).status, 429)
+        XCTAssertEqual(
+            try daemon.request(
+                "POST", "/v1/subjects/transparency", key: guesser,
+                json: #"{"subject":{"account":"guess-10"}}"#
+            ).status, 429)
 
         let reader = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 12).key
         for expected in [7, 2] {
             let page = try daemon.request("POST", "/v1/subjects/transparency", key: reader, json: #"{"subject":{"account":"p"}}"#)
             XCTAssertEqual(page.status, 200)
-            XCTAssertEqual(page.headers["ratelimit"].map { $0.hasPrefix("\"caller\";r=\(expected);") }, true, page.headers["ratelimit"] ?? "")
+            XCTAssertEqual(
+                page.headers["ratelimit"].map { $0.hasPrefix("\"caller\";r=\(expected);") }, true, page.headers["ratelimit"] ?? "")
         }
-        XCTAssertEqual(try daemon.request("POST", "/v1/subjects/transparency", key: reader,
-                                          json: #"{"subject":{"account":"p"}}"#).status, 429, "two tokens bought a page")
-        XCTAssertEqual(try daemon.request("POST", "/v1/authorization/query", key: reader,
-                                          json: #"{"subject":{"account":"p"}}"#).status, 200, "a query costs one")
+        XCTAssertEqual(
+            try daemon.request(
+                "POST", "/v1/subjects/transparency", key: reader,
+                json: #"{"subject":{"account":"p"}}"#
+            ).status, 429, "two tokens bought a page")
+        XCTAssertEqual(
+            try daemon.request(
+                "POST", "/v1/authorization/query", key: reader,
+                json: #"{"subject":{"account":"p"}}"#
+            ).status, 200, "a query costs one")
 
         let admin = try daemon.createCaller(roles: [.admin], rate: 0.001, burst: 1).key
         let erased = try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"p"}}"#)
@@ -65,8 +76,11 @@ final class RateLimitAPITests: XCTestCase {
             XCTAssertNotNil(r.headers["ratelimit"])
             XCTAssertEqual(r.headers["ratelimit-policy"], #""caller";q=10;w=2"#)
             let eventId = try XCTUnwrap(r.json?["eventId"]?.stringValue)
-            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(eventId)/consumption", key: reporter.key,
-                                              json: #"{"status":"usedUnchangedFriction"}"#).status, 204)
+            XCTAssertEqual(
+                try daemon.request(
+                    "POST", "/v1/evaluations/\(eventId)/consumption", key: reporter.key,
+                    json: #"{"status":"usedUnchangedFriction"}"#
+                ).status, 204)
             skipped.append(try XCTUnwrap(try evaluate(skipper.key).json?["eventId"]?.stringValue))
         }
         // Burst used up: the plain caller-rate 429, with its headers.
@@ -108,8 +122,11 @@ final class RateLimitAPITests: XCTestCase {
         XCTAssertEqual(reporterView?["throttled"]?["count"]?.numberValue, 0)
 
         // A late report counts as late, not missing.
-        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(skipped[0])/consumption", key: skipper.key,
-                                          json: #"{"status":"notUsedNotNeeded"}"#).status, 204)
+        XCTAssertEqual(
+            try daemon.request(
+                "POST", "/v1/evaluations/\(skipped[0])/consumption", key: skipper.key,
+                json: #"{"status":"notUsedNotNeeded"}"#
+            ).status, 204)
         daemon.service.refreshCompliance()
         view = try daemon.request("GET", "/admin/v1/callers/\(skipper.callerId)/rate-limit", key: admin).json
         XCTAssertEqual(view?["window"]?["late"]?.numberValue, 1)
@@ -152,15 +169,19 @@ final class RateLimitAPITests: XCTestCase {
     func testDeviceLimitAnswers429WithItsOwnPolicy() throws {
         let daemon = try TestDaemon(.inProcess) { $0.devicePerHour = 2 }
         let key = try daemon.createCaller(roles: [.evaluate]).key
-        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"device":"d-1"}}"#
+        let body =
+            #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"device":"d-1"}}"#
         for _ in 0..<2 { XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: body).status, 200) }
         let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
         XCTAssertEqual(r.status, 429)
         XCTAssertEqual(r.object?["reason"]?.stringValue, "deviceRate")
         XCTAssertEqual(r.headers["ratelimit-policy"], #""device";q=2;w=3600"#)
         XCTAssertEqual(r.headers["retry-after"], "1800")
-        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key,
-                                          json: body.replacingOccurrences(of: "d-1", with: "d-2")).status, 200)
+        XCTAssertEqual(
+            try daemon.request(
+                "POST", "/v1/evaluations", key: key,
+                json: body.replacingOccurrences(of: "d-1", with: "d-2")
+            ).status, 200)
     }
 
     func testInsightQuotaFailsOnlyThatInsight() throws {
@@ -169,7 +190,8 @@ final class RateLimitAPITests: XCTestCase {
             $0.modelsDirectory = TestDaemon.committedModels
         }
         let key = try daemon.createCaller(roles: [.evaluate], rate: 1, burst: 2).key
-        let two = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"},{"type":"isLikelyBeingPhished","schemaVersion":1}]}"#
+        let two =
+            #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"},{"type":"isLikelyBeingPhished","schemaVersion":1}]}"#
         let first = try daemon.request("POST", "/v1/evaluations", key: key, json: two)
         XCTAssertNotNil(first.json?["insights"]?[1]?["outcome"]?["value"])
         let second = try daemon.request("POST", "/v1/evaluations", key: key, json: two)

@@ -17,11 +17,13 @@ final class SandboxTests: XCTestCase {
 
     override func tearDown() { daemon = nil }
 
-    static let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}]}"#
+    static let body =
+        #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}]}"#
 
     func evaluate(_ override: String?, key: String? = nil) throws -> TestDaemon.Response {
-        try daemon.request("POST", "/v1/evaluations", key: key ?? sandboxKey, json: Self.body,
-                           headers: override.map { ["Insight-Override": $0] } ?? [:])
+        try daemon.request(
+            "POST", "/v1/evaluations", key: key ?? sandboxKey, json: Self.body,
+            headers: override.map { ["Insight-Override": $0] } ?? [:])
     }
 
     func testEveryValueCanBeForced() throws {
@@ -38,8 +40,10 @@ final class SandboxTests: XCTestCase {
     }
 
     func testEveryInsightErrorCanBeForced() throws {
-        for code in ["insightEvaluationFailed", "insightUnavailable", "insightVersionIncompatible",
-                     "insightVersionUnavailable", "rateLimitError"] {
+        for code in [
+            "insightEvaluationFailed", "insightUnavailable", "insightVersionIncompatible",
+            "insightVersionUnavailable", "rateLimitError"
+        ] {
             let r = try evaluate(" isLikelyBeingCoached = error:\(code) ")
             XCTAssertEqual(r.status, 200)
             XCTAssertEqual(r.json?["insights"]?[0]?["outcome"]?["error"]?["code"]?.stringValue, code)
@@ -77,10 +81,12 @@ final class SandboxTests: XCTestCase {
     }
 
     func testMalformedOverridesAreContextInvalid() throws {
-        for header in ["", "high", "isLikelyBeingCoached=low", "isLikelyBeingCoached=error:nope",
-                       "isLikelyBeingPhished=high", "evaluation=high", "evaluation=error:notFound",
-                       "isLikelyBeingCoached=high,isLikelyBeingCoached=medium", "isLikelyBeingCoached=high,",
-                       Array(repeating: "evaluation=error:denied", count: 9).joined(separator: ",")] {
+        for header in [
+            "", "high", "isLikelyBeingCoached=low", "isLikelyBeingCoached=error:nope",
+            "isLikelyBeingPhished=high", "evaluation=high", "evaluation=error:notFound",
+            "isLikelyBeingCoached=high,isLikelyBeingCoached=medium", "isLikelyBeingCoached=high,",
+            Array(repeating: "evaluation=error:denied", count: 9).joined(separator: ",")
+        ] {
             let r = try evaluate(header)
             XCTAssertEqual(r.status, 400, header)
             XCTAssertEqual(r.code, "contextInvalid", header)

@@ -9,8 +9,9 @@ final class TraceContextTests: XCTestCase {
     }
 
     func testAWellFormedTraceparentKeepsItsTraceId() {
-        XCTAssertEqual(TraceContext.traceId("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
-                       "4bf92f3577b34da6a3ce929d0e0e4736")
+        XCTAssertEqual(
+            TraceContext.traceId("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+            "4bf92f3577b34da6a3ce929d0e0e4736")
     }
 
     func testAnythingElseGetsAFreshRandomTraceId() {
@@ -18,7 +19,7 @@ final class TraceContextTests: XCTestCase {
             nil, "", "garbage", "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  // version ff is invalid
             "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  // the all-zero trace id is invalid
             "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  // uppercase
-            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",   // 31 digits
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01"  // 31 digits
         ]
         var seen = Set<String>()
         for header in malformed {

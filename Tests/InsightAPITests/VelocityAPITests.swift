@@ -22,14 +22,18 @@ final class VelocityAPITests: XCTestCase {
     override func tearDown() { daemon = nil }
 
     /// Evaluates a payment with no interaction (the model alone answers `unknown`).
-    func evaluate(account: String, device: String? = nil, payee: String? = nil, category: String = "payment",
-                  key: String? = nil, override: String? = nil) throws -> (value: String?, reasons: [String]) {
+    func evaluate(
+        account: String, device: String? = nil, payee: String? = nil, category: String = "payment",
+        key: String? = nil, override: String? = nil
+    ) throws -> (value: String?, reasons: [String]) {
         var subject = #""account":"\#(account)""#
         if let device { subject += #","device":"\#(device)""# }
         if let payee { subject += #","counterparty":"\#(payee)""# }
-        let r = try daemon.request("POST", "/v1/evaluations", key: key ?? self.key,
-                                   json: #"{"operationCategory":"\#(category)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{\#(subject)}}"#,
-                                   headers: override.map { ["Insight-Override": $0] } ?? [:])
+        let r = try daemon.request(
+            "POST", "/v1/evaluations", key: key ?? self.key,
+            json:
+                #"{"operationCategory":"\#(category)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{\#(subject)}}"#,
+            headers: override.map { ["Insight-Override": $0] } ?? [:])
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         let insight = r.json?["insights"]?[0]
         return (insight?["outcome"]?["value"]?.stringValue, insight?["reasons"]?.arrayValue?.compactMap(\.stringValue) ?? [])
@@ -74,11 +78,13 @@ final class VelocityAPITests: XCTestCase {
             $0.modelsDirectory = TestDaemon.committedModels
         }
         let key = try shadowed.createCaller(roles: [.evaluate]).key
-        let body = #"{"operationCategory":"account","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"s"}}"#
+        let body =
+            #"{"operationCategory":"account","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"s"}}"#
         for _ in 0..<5 { XCTAssertEqual(try shadowed.request("POST", "/v1/evaluations", key: key, json: body).status, 200) }
         let metrics = try shadowed.scrape()
-        XCTAssertTrue(metrics.contains(#"insightd_velocity_rules_total{tenant="default",rule="accountVelocity",mode="shadow"} 3"#),
-                      metrics.split(separator: "\n").filter { $0.contains("velocity") }.joined(separator: "\n"))
+        XCTAssertTrue(
+            metrics.contains(#"insightd_velocity_rules_total{tenant="default",rule="accountVelocity",mode="shadow"} 3"#),
+            metrics.split(separator: "\n").filter { $0.contains("velocity") }.joined(separator: "\n"))
         try "{\"version\":1,\"rules\":{\"nope\":{}}}".write(to: policy, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try TestDaemon(.inProcess) { $0.velocityPolicyFile = policy.path }) { error in
             XCTAssertTrue("\(error)".contains("velocity policy"), "\(error)")

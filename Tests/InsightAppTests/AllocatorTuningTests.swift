@@ -11,17 +11,20 @@ final class AllocatorTuningTests: XCTestCase {
     }
 
     func testTheOperatorsOtherTunablesAreKept() {
-        XCTAssertEqual(AllocatorTuning.tunables(in: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2"]),
-                       "glibc.malloc.arena_max=2:glibc.malloc.tcache_count=128")
+        XCTAssertEqual(
+            AllocatorTuning.tunables(in: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2"]),
+            "glibc.malloc.arena_max=2:glibc.malloc.tcache_count=128")
     }
 
     func testAThreadCacheSizeAlreadySetIsLeftAloneAndNothingIsReexecuted() {
         // Set by the operator, or by the first execution: no second one.
         XCTAssertNil(AllocatorTuning.tunables(in: ["GLIBC_TUNABLES": "glibc.malloc.tcache_count=7"]))
-        XCTAssertNil(AllocatorTuning.tunables(
-            in: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.tcache_count=128"]))
+        XCTAssertNil(
+            AllocatorTuning.tunables(
+                in: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.tcache_count=128"]))
         // A longer name that merely starts alike is another tunable.
-        XCTAssertEqual(AllocatorTuning.tunables(in: ["GLIBC_TUNABLES": "glibc.malloc.tcache_count_x=1"]),
-                       "glibc.malloc.tcache_count_x=1:glibc.malloc.tcache_count=128")
+        XCTAssertEqual(
+            AllocatorTuning.tunables(in: ["GLIBC_TUNABLES": "glibc.malloc.tcache_count_x=1"]),
+            "glibc.malloc.tcache_count_x=1:glibc.malloc.tcache_count=128")
     }
 }

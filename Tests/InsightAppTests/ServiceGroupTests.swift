@@ -52,8 +52,10 @@ final class ServiceGroupTests: XCTestCase {
     /// later stop does nothing more.
     func testAFailingStartStopsThePartsAlreadyStartedInReverse() {
         let journal = Journal()
-        let group = ServiceGroup([Recorder(name: "a", journal: journal), Recorder(name: "b", journal: journal),
-                                  Recorder(name: "c", journal: journal, failsToStart: true), Recorder(name: "d", journal: journal)])
+        let group = ServiceGroup([
+            Recorder(name: "a", journal: journal), Recorder(name: "b", journal: journal),
+            Recorder(name: "c", journal: journal, failsToStart: true), Recorder(name: "d", journal: journal)
+        ])
         XCTAssertThrowsError(try group.start()) { XCTAssertTrue($0 is Refused, "\($0)") }
         XCTAssertEqual(journal.all, ["start a", "start b", "stop b", "stop a"])
         group.stop()
@@ -72,11 +74,19 @@ final class ServiceGroupTests: XCTestCase {
             apiListener: part("API listener"), readiness: part("readiness"), velocityRebuild: part("velocity rebuild"))
         try group.start()
         group.stop()
-        XCTAssertEqual(journal.stops, ["velocity rebuild", "readiness", "API listener", "metrics listener", "retention",
-                                       "recount", "shared state", "store", "instance lock"])
-        XCTAssertEqual(journal.all.prefix(9), ["start instance lock", "start store", "start shared state", "start recount",
-                                               "start retention", "start metrics listener", "start API listener",
-                                               "start readiness", "start velocity rebuild"])
+        XCTAssertEqual(
+            journal.stops,
+            [
+                "velocity rebuild", "readiness", "API listener", "metrics listener", "retention",
+                "recount", "shared state", "store", "instance lock"
+            ])
+        XCTAssertEqual(
+            journal.all.prefix(9),
+            [
+                "start instance lock", "start store", "start shared state", "start recount",
+                "start retention", "start metrics listener", "start API listener",
+                "start readiness", "start velocity rebuild"
+            ])
     }
 
     /// A port in use: the parts before the API listener stop again in reverse, readiness never turns on.

@@ -23,7 +23,7 @@ final class SettingsTests: XCTestCase {
             "INSIGHTD_MAX_HEADER_BYTES": "4096", "INSIGHTD_MAX_CONNECTIONS": "10", "INSIGHTD_REQUEST_TIMEOUT": "5",
             "INSIGHTD_IDLE_TIMEOUT": "7", "INSIGHTD_WRITE_TIMEOUT": "8", "INSIGHTD_WRITE_QUEUE": "9",
             "INSIGHTD_COMMIT_BATCH": "11", "INSIGHTD_SHUTDOWN_TIMEOUT": "12", "INSIGHTD_CREDENTIAL_CACHE": "0",
-            "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS": "0", "INSIGHTD_SIGNING_KEY_DIR": "/run/sk", "INSIGHTD_SIGNING_KEY_RETENTION": "60",
+            "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS": "0", "INSIGHTD_SIGNING_KEY_DIR": "/run/sk", "INSIGHTD_SIGNING_KEY_RETENTION": "60"
         ]).get()
         XCTAssertEqual(s.resolvedSigningKeyDirectory, "/run/sk")
         XCTAssertEqual(s.signingKeyRetention, 60)
@@ -33,9 +33,12 @@ final class SettingsTests: XCTestCase {
         XCTAssertTrue(s.modelsDirectoryExplicit)
         XCTAssertEqual(s.currentModel, "1.0")
         XCTAssertEqual(s.logLevel, .warning)
-        XCTAssertEqual([s.threads, s.consumptionGrace, s.maxBodyBytes, s.maxHeaderBytes, s.maxConnections, s.requestTimeout,
-                        s.idleTimeout, s.writeTimeout, s.writeQueueCapacity, s.commitBatch, s.shutdownTimeout,
-                        s.credentialCacheSeconds], [3, 60, 2048, 4096, 10, 5, 7, 8, 9, 11, 12, 0])
+        XCTAssertEqual(
+            [
+                s.threads, s.consumptionGrace, s.maxBodyBytes, s.maxHeaderBytes, s.maxConnections, s.requestTimeout,
+                s.idleTimeout, s.writeTimeout, s.writeQueueCapacity, s.commitBatch, s.shutdownTimeout,
+                s.credentialCacheSeconds
+            ], [3, 60, 2048, 4096, 10, 5, 7, 8, 9, 11, 12, 0])
         XCTAssertEqual(s.httpConfiguration.maxBodyBytes, 2048)
         XCTAssertEqual(s.httpConfiguration.maxConnectionsPerAddress, 0)
         XCTAssertEqual(try Settings.load(from: [:]).get().httpConfiguration.maxConnectionsPerAddress, 256)
@@ -46,12 +49,14 @@ final class SettingsTests: XCTestCase {
     /// not at all, and never on the API's own port.
     func testTheMetricsListenerIsApartFromTheAPI() throws {
         XCTAssertEqual(try Settings.load(from: [:]).get().metricsListen, ListenAddress(host: "127.0.0.1", port: 9464))
-        XCTAssertEqual(try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "[::]:9100"]).get().metricsListen,
-                       ListenAddress(host: "::", port: 9100))
+        XCTAssertEqual(
+            try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "[::]:9100"]).get().metricsListen,
+            ListenAddress(host: "::", port: 9100))
         XCTAssertNil(try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "off"]).get().metricsListen)
         XCTAssertNil(try Settings.load(from: ["INSIGHTD_METRICS_LISTEN": "off"]).get().metricsHTTPConfiguration)
-        let configuration = try XCTUnwrap(try Settings.load(from: ["INSIGHTD_TLS_CERT": "/c", "INSIGHTD_TLS_KEY": "/k"]).get()
-            .metricsHTTPConfiguration)
+        let configuration = try XCTUnwrap(
+            try Settings.load(from: ["INSIGHTD_TLS_CERT": "/c", "INSIGHTD_TLS_KEY": "/k"]).get()
+                .metricsHTTPConfiguration)
         XCTAssertNil(configuration.tls)
         XCTAssertEqual(configuration.threads, 1)
         for (api, metrics) in [("0.0.0.0:9464", "127.0.0.1:9464"), ("127.0.0.1:9100", "[::]:9100")] {
@@ -71,7 +76,7 @@ final class SettingsTests: XCTestCase {
             ("INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", "-1"), ("INSIGHTD_SIGNING_KEY_DIR", ""),
             ("INSIGHTD_SIGNING_KEY_RETENTION", "-1"), ("INSIGHTD_SIGNING_KEY_RETENTION", "315360001"),
             ("INSIGHTD_SIGNING_KEY_RETENTION", "30d"), ("INSIGHTD_METRICS_LISTEN", "9464"),
-            ("INSIGHTD_METRICS_LISTEN", ""), ("INSIGHTD_METRICS_LISTEN", "127.0.0.1:8080"),
+            ("INSIGHTD_METRICS_LISTEN", ""), ("INSIGHTD_METRICS_LISTEN", "127.0.0.1:8080")
         ]
         for (name, value) in cases {
             guard case .failure(let error) = Settings.load(from: [name: value]) else {
@@ -89,8 +94,10 @@ final class SettingsTests: XCTestCase {
     /// and by --check-config (both read `Settings.load`), naming the problem and no piece of the
     /// password; percent-encoded, the same password is accepted.
     func testADatabaseURLLibpqWouldMisreadIsRefusedWithoutItsPassword() throws {
-        let shared = ["INSIGHTD_REDIS_URL": "redis://cache:6379/0", "INSIGHTD_HASH_KEY_FILE": "/run/key",
-                      "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys"]
+        let shared = [
+            "INSIGHTD_REDIS_URL": "redis://cache:6379/0", "INSIGHTD_HASH_KEY_FILE": "/run/key",
+            "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys"
+        ]
         for character in ["/", "@", "?", "#", "[", "]", " ", "%", "\""] {
             var environment = shared
             environment["INSIGHTD_DATABASE_URL"] = "postgres://insightd:Qx7\(character)Zk4@db:5432/insightd?sslmode=require"
@@ -98,29 +105,36 @@ final class SettingsTests: XCTestCase {
                 XCTFail("a password holding \(character) as is was accepted"); continue
             }
             XCTAssertEqual(error.problems.count, 1, "\(error)")
-            XCTAssertTrue(error.description.contains("INSIGHTD_DATABASE_URL: the user name or password holds a character that must be percent-encoded"),
-                          "\(error)")
+            XCTAssertTrue(
+                error.description.contains(
+                    "INSIGHTD_DATABASE_URL: the user name or password holds a character that must be percent-encoded"),
+                "\(error)")
             XCTAssertFalse(error.description.contains("Qx7") || error.description.contains("Zk4"), "\(error)")
             let escaped = character.utf8.map { "%" + String($0, radix: 16, uppercase: true) }.joined()
             environment["INSIGHTD_DATABASE_URL"] = "postgres://insightd:Qx7\(escaped)Zk4@db:5432/insightd?sslmode=require"
             XCTAssertNoThrow(try Settings.load(from: environment).get(), character)
         }
-        for (url, problem) in [("mysql://u:p@db/x", "must be a PostgreSQL connection URI"), ("postgres://db:99999/x", "port"),
-                               ("postgres://u:p@db/x?sslmode=%zz", "%25")] {
+        for (url, problem) in [
+            ("mysql://u:p@db/x", "must be a PostgreSQL connection URI"), ("postgres://db:99999/x", "port"),
+            ("postgres://u:p@db/x?sslmode=%zz", "%25")
+        ] {
             XCTAssertTrue(Settings.databaseURLProblem(url)?.contains(problem) == true, url)
         }
     }
 
     func testTheSharedEnginesGoTogetherWithOneHashKeyFile() throws {
-        let shared = ["INSIGHTD_DATABASE_URL": "postgres://insightd:s3cret@db:5432/insightd?sslmode=require",
-                      "INSIGHTD_REDIS_URL": "redis://:s3cret@cache:6379/0", "INSIGHTD_HASH_KEY_FILE": "/run/key",
-                      "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys", "INSIGHTD_INSTANCES": "4"]
+        let shared = [
+            "INSIGHTD_DATABASE_URL": "postgres://insightd:s3cret@db:5432/insightd?sslmode=require",
+            "INSIGHTD_REDIS_URL": "redis://:s3cret@cache:6379/0", "INSIGHTD_HASH_KEY_FILE": "/run/key",
+            "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys", "INSIGHTD_INSTANCES": "4"
+        ]
         let s = try Settings.load(from: shared).get()
         XCTAssertTrue(s.isShared)
         XCTAssertEqual(s.databaseURL, shared["INSIGHTD_DATABASE_URL"])
         XCTAssertEqual(s.redisURL, shared["INSIGHTD_REDIS_URL"])
         XCTAssertEqual(s.instances, 4)
-        XCTAssertEqual(s.threads, min(64, 2 * ProcessInfo.processInfo.activeProcessorCount), "a second loop per core while one waits for a read")
+        XCTAssertEqual(
+            s.threads, min(64, 2 * ProcessInfo.processInfo.activeProcessorCount), "a second loop per core while one waits for a read")
         var explicit = shared
         explicit["INSIGHTD_THREADS"] = "3"
         XCTAssertEqual(try Settings.load(from: explicit).get().threads, 3)
@@ -157,9 +171,11 @@ final class SettingsTests: XCTestCase {
     }
 
     func testTheEnginesMayBeNamedInTheirFailoverForms() throws {
-        var shared = ["INSIGHTD_DATABASE_URL": "postgres://insightd@db1:5432,db2:5432/insightd?target_session_attrs=read-write",
-                      "INSIGHTD_REDIS_URL": "redis-sentinel://:s3cret@s1:26379,s2:26379,s3:26379/insightd?sentinel_password=s3cret2",
-                      "INSIGHTD_HASH_KEY_FILE": "/run/key", "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys"]
+        var shared = [
+            "INSIGHTD_DATABASE_URL": "postgres://insightd@db1:5432,db2:5432/insightd?target_session_attrs=read-write",
+            "INSIGHTD_REDIS_URL": "redis-sentinel://:s3cret@s1:26379,s2:26379,s3:26379/insightd?sentinel_password=s3cret2",
+            "INSIGHTD_HASH_KEY_FILE": "/run/key", "INSIGHTD_SIGNING_KEY_DIR": "/run/signing-keys"
+        ]
         XCTAssertEqual(try Settings.load(from: shared).get().redisURL, shared["INSIGHTD_REDIS_URL"])
         shared["INSIGHTD_REDIS_URL"] = "redis-sentinel://:s3cret@s1:26379,,s3:26379/insightd"
         guard case .failure(let error) = Settings.load(from: shared) else { return XCTFail("an empty sentinel was accepted") }
@@ -172,14 +188,17 @@ final class SettingsTests: XCTestCase {
         shared["INSIGHTD_DATABASE_URL"] = "postgres://insightd:s3cret@db1:5432,db2:5432/insightd?target_session_attrs=any"
         guard case .failure(let standby) = Settings.load(from: shared) else { return XCTFail("a URL that may pick a standby was accepted") }
         XCTAssertEqual(standby.problems.count, 1)
-        XCTAssertTrue(standby.problems[0].hasPrefix("INSIGHTD_DATABASE_URL: target_session_attrs must be read-write or primary"),
-                      standby.problems[0])
+        XCTAssertTrue(
+            standby.problems[0].hasPrefix("INSIGHTD_DATABASE_URL: target_session_attrs must be read-write or primary"),
+            standby.problems[0])
         XCTAssertFalse(standby.problems[0].contains("s3cret"), standby.problems[0])
     }
 
     func testTLSSettings() throws {
-        let s = try Settings.load(from: ["INSIGHTD_TLS_CERT": "/c.pem", "INSIGHTD_TLS_KEY": "/k.pem",
-                                         "INSIGHTD_TLS_CLIENT_CA": "/ca.pem"]).get()
+        let s = try Settings.load(from: [
+            "INSIGHTD_TLS_CERT": "/c.pem", "INSIGHTD_TLS_KEY": "/k.pem",
+            "INSIGHTD_TLS_CLIENT_CA": "/ca.pem"
+        ]).get()
         XCTAssertEqual(s.httpConfiguration.tls?.certificatePath, "/c.pem")
         XCTAssertEqual(s.httpConfiguration.tls?.privateKeyPath, "/k.pem")
         XCTAssertEqual(s.httpConfiguration.tls?.clientCAPath, "/ca.pem")
@@ -225,7 +244,7 @@ final class ShadowSettingsTests: XCTestCase {
             ("3.0,,1.0", "INSIGHTD_MODEL_SHADOW: must be model versions (digits separated by dots) separated by commas"),
             ("v3", "INSIGHTD_MODEL_SHADOW: must be model versions (digits separated by dots) separated by commas"),
             ("1,2,3,4,5", "INSIGHTD_MODEL_SHADOW: at most 4 shadow versions"),
-            ("1.0,1.0", "INSIGHTD_MODEL_SHADOW: names a version twice"),
+            ("1.0,1.0", "INSIGHTD_MODEL_SHADOW: names a version twice")
         ] {
             guard case .failure(let error) = Settings.load(from: ["INSIGHTD_MODEL_SHADOW": value]) else {
                 XCTFail("\(value) accepted"); continue

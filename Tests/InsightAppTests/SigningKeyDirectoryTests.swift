@@ -125,8 +125,11 @@ final class SigningKeyDirectoryTests: XCTestCase {
             ("insightd-signing-key 1\nactivates 1\n\(seedLine)\n", "'created <ms>' and 'activates <ms>' are required"),
             ("insightd-signing-key 1\ncreated x\nactivates 1\n\(seedLine)\n", "'created <ms>' and 'activates <ms>' are required"),
             ("insightd-signing-key 1\ncreated 1\nactivates 1\nseed abcd\n", "'seed' must be 64 hex digits"),
-            ("insightd-signing-key 1\ncreated 1\nactivates 1\nseed \(String(repeating: "zz", count: 32))\n", "'seed' must be 64 hex digits"),
-            ("insightd-signing-key 1\ncreated 1\nactivates 1\nretired 2 until x\n\(seedLine)\n", "is not 'retired <ms> until <ms>'"),
+            (
+                "insightd-signing-key 1\ncreated 1\nactivates 1\nseed \(String(repeating: "zz", count: 32))\n",
+                "'seed' must be 64 hex digits"
+            ),
+            ("insightd-signing-key 1\ncreated 1\nactivates 1\nretired 2 until x\n\(seedLine)\n", "is not 'retired <ms> until <ms>'")
         ]
         let intruder = directory + "/\(good.keyId).key"
         for (text, message) in cases {
@@ -159,8 +162,9 @@ final class SigningKeyDirectoryTests: XCTestCase {
         var shared = settings
         shared.databaseURL = "postgres://u@db/x"
         shared.signingKeyDirectory = directory
-        XCTAssertEqual(SigningKeyDirectory.problem(shared, now: t0),
-                       "signing key directory \(directory) holds no signing key; create one with insightctl signing-keys rotate")
+        XCTAssertEqual(
+            SigningKeyDirectory.problem(shared, now: t0),
+            "signing key directory \(directory) holds no signing key; create one with insightctl signing-keys rotate")
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory), "checking creates nothing")
         try SigningKeyDirectory.rotate(directory: directory, now: t0, activateAfter: 0)
         XCTAssertNil(SigningKeyDirectory.problem(shared, now: t0))
@@ -179,8 +183,11 @@ final class SigningKeyDirectoryTests: XCTestCase {
         _ = try KeyringFile.keyring(path: hashKey, createIfMissing: true, now: t0)
         for path in [file, hashKey] {
             let load = { () throws -> Void in
-                if path == file { _ = try SigningKeyDirectory.keySet(directory: self.directory, createIfEmpty: false, now: self.t0) }
-                else { _ = try KeyringFile.keyring(path: hashKey, createIfMissing: false, now: self.t0) }
+                if path == file {
+                    _ = try SigningKeyDirectory.keySet(directory: self.directory, createIfEmpty: false, now: self.t0)
+                } else {
+                    _ = try KeyringFile.keyring(path: hashKey, createIfMissing: false, now: self.t0)
+                }
             }
             XCTAssertNoThrow(try load())
             chmod(path, 0o604)

@@ -18,27 +18,30 @@ final class StoreFailureLogTests: XCTestCase {
     private func lines() throws -> [String] {
         try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { line in
             guard case .object(let o) = try JSONParser.parse(String(line)), case .string(let msg)? = o["msg"],
-                  case .number(let count)? = o["failedWrites"] else { return "not a failure line: \(line)" }
+                case .number(let count)? = o["failedWrites"]
+            else { return "not a failure line: \(line)" }
             if case .string(let error)? = o["error"] { return "\(msg) \(Int(count)) \(error)" }
             return "\(msg) \(Int(count))"
         }
     }
 
     func testTheFirstFailureIsLoggedAtOnceThenAtMostOncePerIntervalAndRecoveryOnce() throws {
-        let log = StoreFailureLog(logger: Logger(minimumLevel: .info, sink: try FileHandle(forWritingTo: file)),
-                                  intervalSeconds: 3600)
+        let log = StoreFailureLog(
+            logger: Logger(minimumLevel: .info, sink: try FileHandle(forWritingTo: file)),
+            intervalSeconds: 3600)
         log.failed(3, error: "database or disk is full")
-        log.failed(2, error: "database or disk is full")   // within the interval: counted, not logged
-        log.committed()                                     // after a logged failure: one line
-        log.committed()                                     // nothing more to say
-        log.failed(4, error: "disk I/O error")              // still within the interval of the last line
-        log.committed()                                     // no failure line since the recovery: silent
+        log.failed(2, error: "database or disk is full")  // within the interval: counted, not logged
+        log.committed()  // after a logged failure: one line
+        log.committed()  // nothing more to say
+        log.failed(4, error: "disk I/O error")  // still within the interval of the last line
+        log.committed()  // no failure line since the recovery: silent
         XCTAssertEqual(try lines(), ["store write failed 3 database or disk is full", "store writes succeed again 5"])
     }
 
     func testAfterTheIntervalTheNextLineCountsEveryFailureSinceTheLast() throws {
-        let log = StoreFailureLog(logger: Logger(minimumLevel: .info, sink: try FileHandle(forWritingTo: file)),
-                                  intervalSeconds: 0.05)
+        let log = StoreFailureLog(
+            logger: Logger(minimumLevel: .info, sink: try FileHandle(forWritingTo: file)),
+            intervalSeconds: 0.05)
         log.failed(1, error: "full")
         log.failed(6, error: "full")
         Thread.sleep(forTimeInterval: 0.1)

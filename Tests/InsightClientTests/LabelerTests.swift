@@ -9,8 +9,9 @@ final class LabelerTests: XCTestCase {
         let daemon = try TestDaemon(.live, models: true)
         let key = try daemon.createKey(roles: ["evaluate", "labels"])
         let evaluator = InsightEvaluator(baseURL: daemon.baseURL, apiKey: key)
-        let evaluation = try await evaluator.requestEvaluation(context: InsightContext(
-            operationCategory: .payment, interaction: .events(Sessions.coached, device: Sessions.coachedDevice)))
+        let evaluation = try await evaluator.requestEvaluation(
+            context: InsightContext(
+                operationCategory: .payment, interaction: .events(Sessions.coached, device: Sessions.coachedDevice)))
         let insightID = try XCTUnwrap(evaluation.isLikelyBeingCoached?.insightID)
         try await evaluation.reportConsumption(.usedIncreasedFriction, insightIDsUsed: [insightID])
 
@@ -18,7 +19,7 @@ final class LabelerTests: XCTestCase {
         let labels: [Label] = [
             .confirmedFraud(insightID: insightID, fraudType: .authorityImpersonation, discoveredAt: Date()),
             .confirmedLegitimate(insightID: "00000000-0000-4000-8000-000000000000", discoveredAt: Date()),
-            .confirmedLegitimate(insightID: insightID, discoveredAt: Date(timeIntervalSince1970: 0)),
+            .confirmedLegitimate(insightID: insightID, discoveredAt: Date(timeIntervalSince1970: 0))
         ]
         let batch = InsightLabeler.newIdempotencyKey()
         let results = try await labeler.submit(labels, idempotencyKey: batch)

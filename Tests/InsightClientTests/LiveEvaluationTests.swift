@@ -25,9 +25,11 @@ final class LiveEvaluationTests: XCTestCase {
         let context = InsightContext(
             operationCategory: .payment, requestedInsights: [.isLikelyBeingCoached()], requestID: "txn-2026-000123",
             subject: Subject(account: "cust-88121", device: "inst-5f2a", counterparty: "payee-7712"),
-            interaction: .events(Sessions.genuine, device: DeviceFacts(activeCall: false),
-                                 source: InteractionSource(kit: "insight-capture-ios", version: "1.0.0+b7", platform: .ios,
-                                                           droppedEvents: 0)),
+            interaction: .events(
+                Sessions.genuine, device: DeviceFacts(activeCall: false),
+                source: InteractionSource(
+                    kit: "insight-capture-ios", version: "1.0.0+b7", platform: .ios,
+                    droppedEvents: 0)),
             transaction: TransactionContext(newCounterparty: false, amountBand: .low))
         let evaluation = try await evaluator.requestEvaluation(context: context)
 
@@ -66,11 +68,12 @@ final class LiveEvaluationTests: XCTestCase {
     }
 
     func testCoachedSessionIsMediumOrHigh() async throws {
-        let evaluation = try await evaluator.requestEvaluation(context: InsightContext(
-            operationCategory: .payment,
-            requestedInsights: [.isLikelyBeingCoached(), .isLikelyBeingCoached(model: .specific(versionNumber: "1.0"))],
-            interaction: .events(Sessions.coached, device: Sessions.coachedDevice),
-            transaction: TransactionContext(newCounterparty: true, amountBand: .high)))
+        let evaluation = try await evaluator.requestEvaluation(
+            context: InsightContext(
+                operationCategory: .payment,
+                requestedInsights: [.isLikelyBeingCoached(), .isLikelyBeingCoached(model: .specific(versionNumber: "1.0"))],
+                interaction: .events(Sessions.coached, device: Sessions.coachedDevice),
+                transaction: TransactionContext(newCounterparty: true, amountBand: .high)))
         let answers = evaluation.insights(IsLikelyBeingCoached.self)
         XCTAssertEqual(answers.count, 2)
         let current = answers[0], prior = answers[1]
@@ -87,28 +90,34 @@ final class LiveEvaluationTests: XCTestCase {
     }
 
     func testSummaryInteractionIsAccepted() async throws {
-        let summary: InteractionSummary = ["sessionSeconds": 64, "keystrokeCount": 24, "activeCall": 1,
-                                           "callStartedBeforeSession": 1, "segmentPauseShare": 0.25]
-        let evaluation = try await evaluator.requestEvaluation(context: InsightContext(
-            operationCategory: .payment, interaction: .summary(summary, device: DeviceFacts(screenSharing: true))))
+        let summary: InteractionSummary = [
+            "sessionSeconds": 64, "keystrokeCount": 24, "activeCall": 1,
+            "callStartedBeforeSession": 1, "segmentPauseShare": 0.25
+        ]
+        let evaluation = try await evaluator.requestEvaluation(
+            context: InsightContext(
+                operationCategory: .payment, interaction: .summary(summary, device: DeviceFacts(screenSharing: true))))
         XCTAssertNoThrow(try evaluation.isLikelyBeingCoached?.outcome.get())
-        let deviceOnly = try await evaluator.requestEvaluation(context: InsightContext(
-            operationCategory: .communication, interaction: .device(Sessions.coachedDevice)))
+        let deviceOnly = try await evaluator.requestEvaluation(
+            context: InsightContext(
+                operationCategory: .communication, interaction: .device(Sessions.coachedDevice)))
         XCTAssertNoThrow(try deviceOnly.isLikelyBeingCoached?.outcome.get())
     }
 
     func testPerInsightErrorsDoNotFailTheEvaluation() async throws {
-        let evaluation = try await evaluator.requestEvaluation(context: InsightContext(
-            operationCategory: .payment,
-            requestedInsights: [
-                InsightRequest(type: "isLikelyBeingImpersonated", schemaVersion: 1),
-                InsightRequest(type: "isLikelyBeingCoached", schemaVersion: 2),
-                .isLikelyBeingCoached(model: .specific(versionNumber: "9.9")),
-                .isLikelyBeingCoached(),
-            ],
-            interaction: .events(Sessions.genuine)))
-        XCTAssertEqual(evaluation.insights.map(\.type),
-                       ["isLikelyBeingImpersonated", "isLikelyBeingCoached", "isLikelyBeingCoached", "isLikelyBeingCoached"])
+        let evaluation = try await evaluator.requestEvaluation(
+            context: InsightContext(
+                operationCategory: .payment,
+                requestedInsights: [
+                    InsightRequest(type: "isLikelyBeingImpersonated", schemaVersion: 1),
+                    InsightRequest(type: "isLikelyBeingCoached", schemaVersion: 2),
+                    .isLikelyBeingCoached(model: .specific(versionNumber: "9.9")),
+                    .isLikelyBeingCoached()
+                ],
+                interaction: .events(Sessions.genuine)))
+        XCTAssertEqual(
+            evaluation.insights.map(\.type),
+            ["isLikelyBeingImpersonated", "isLikelyBeingCoached", "isLikelyBeingCoached", "isLikelyBeingCoached"])
         XCTAssertEqual(evaluation.insights[0].outcome, .failure(.insightUnavailable))
         XCTAssertEqual(evaluation.insights[1].outcome, .failure(.insightVersionIncompatible))
         XCTAssertEqual(evaluation.insights[2].outcome, .failure(.insightVersionUnavailable))
@@ -123,25 +132,40 @@ final class LiveEvaluationTests: XCTestCase {
     }
 
     func testContextInvalidNamesTheFieldAndIsNotRetried() async throws {
-        let patient = InsightEvaluator(baseURL: daemon.baseURL, apiKey: key,
-                                       retryPolicy: RetryPolicy(maxAttempts: 5, maxTotalDelay: 5, transportRetryDelay: 0.1))
+        let patient = InsightEvaluator(
+            baseURL: daemon.baseURL, apiKey: key,
+            retryPolicy: RetryPolicy(maxAttempts: 5, maxTotalDelay: 5, transportRetryDelay: 0.1))
         let cases: [(InsightContext, String)] = [
             (InsightContext(operationCategory: OperationCategory(rawValue: "gambling")), "operationCategory"),
             (InsightContext(operationCategory: .payment, requestID: String(repeating: "x", count: 129)), "requestId"),
             (InsightContext(operationCategory: .payment, requestedInsights: []), "insights"),
-            (InsightContext(operationCategory: .payment,
-                            interaction: .events([InteractionEvent(at: 0, .sessionStart), InteractionEvent(at: 10, .keyDown),
-                                                  InteractionEvent(at: 5, .keyDown)])),
-             "interaction.events[2].t"),
-            (InsightContext(operationCategory: .payment, interaction: .summary(["noSuchFeature": 1])),
-             "interaction.summary"),
+            (
+                InsightContext(
+                    operationCategory: .payment,
+                    interaction: .events([
+                        InteractionEvent(at: 0, .sessionStart), InteractionEvent(at: 10, .keyDown),
+                        InteractionEvent(at: 5, .keyDown)
+                    ])),
+                "interaction.events[2].t"
+            ),
+            (
+                InsightContext(operationCategory: .payment, interaction: .summary(["noSuchFeature": 1])),
+                "interaction.summary"
+            ),
             (InsightContext(operationCategory: .payment, subject: Subject(account: "")), "subject.account"),
-            (InsightContext(operationCategory: .payment,
-                            interaction: .events(Sessions.genuine, source: InteractionSource(kit: "my kit", version: "1", platform: .web))),
-             "interaction.source.kit"),
-            (InsightContext(operationCategory: .payment,
-                            interaction: .events(Sessions.genuine, source: InteractionSource(kit: "k", version: "1", platform: ClientPlatform(rawValue: "tv")))),
-             "interaction.source.platform"),
+            (
+                InsightContext(
+                    operationCategory: .payment,
+                    interaction: .events(Sessions.genuine, source: InteractionSource(kit: "my kit", version: "1", platform: .web))),
+                "interaction.source.kit"
+            ),
+            (
+                InsightContext(
+                    operationCategory: .payment,
+                    interaction: .events(
+                        Sessions.genuine, source: InteractionSource(kit: "k", version: "1", platform: ClientPlatform(rawValue: "tv")))),
+                "interaction.source.platform"
+            )
         ]
         for (context, field) in cases {
             let error = await evaluationError { () async throws(EvaluationError) in
@@ -181,13 +205,15 @@ final class LiveEvaluationTests: XCTestCase {
         XCTAssertEqual(field, "insightIdsUsed[0]")
 
         // Another caller (here: of the production environment) cannot see the evaluation.
-        let other = InsightEvaluator(baseURL: daemon.baseURL,
-                                     apiKey: try daemon.createKey(roles: ["evaluate"], environment: "production"))
+        let other = InsightEvaluator(
+            baseURL: daemon.baseURL,
+            apiKey: try daemon.createKey(roles: ["evaluate"], environment: "production"))
         let theirs = try await other.requestEvaluation(context: InsightContext(operationCategory: .payment))
         XCTAssertEqual(theirs.environment, .production)
-        let foreign = InsightEvaluation(eventID: theirs.eventID, requestID: theirs.requestID, environment: .sandbox,
-                                        serverTimestamp: theirs.serverTimestamp,
-                                        reportConsumptionBy: theirs.reportConsumptionBy, insights: theirs.insights)
+        let foreign = InsightEvaluation(
+            eventID: theirs.eventID, requestID: theirs.requestID, environment: .sandbox,
+            serverTimestamp: theirs.serverTimestamp,
+            reportConsumptionBy: theirs.reportConsumptionBy, insights: theirs.insights)
         let detached = await evaluationError { () async throws(EvaluationError) in
             try await foreign.reportConsumption(.notUsedError)
         }

@@ -7,8 +7,11 @@ import XCTest
 final class PureTests: XCTestCase {
     static func body(requestId: String?, insights: Int = 1, value: String = "high") -> Data {
         let id = requestId.map { #""requestId":"\#($0)","# } ?? ""
-        let insight = #"{"insightId":"5d1e0c4a-8b1f-4c55-9a07-3f2b1c9d0e11","type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"2.0","newestModelVersion":"2.0","isUsingCurrentModel":true,"outcome":{"value":"\#(value)"},"reasons":["activeCallDuringSession","somethingNew"]}"#
-        return Data(#"{"eventId":"0b6f5c2e-1111-4222-8333-944445555666",\#(id)"environment":"production","serverTimestamp":"2026-12-02T10:00:00.123Z","reportConsumptionBy":"2026-12-02T10:15:00.123Z","insights":[\#(Array(repeating: insight, count: insights).joined(separator: ","))],"futureMember":{"x":1}}"#.utf8)
+        let insight =
+            #"{"insightId":"5d1e0c4a-8b1f-4c55-9a07-3f2b1c9d0e11","type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"2.0","newestModelVersion":"2.0","isUsingCurrentModel":true,"outcome":{"value":"\#(value)"},"reasons":["activeCallDuringSession","somethingNew"]}"#
+        return Data(
+            #"{"eventId":"0b6f5c2e-1111-4222-8333-944445555666",\#(id)"environment":"production","serverTimestamp":"2026-12-02T10:00:00.123Z","reportConsumptionBy":"2026-12-02T10:15:00.123Z","insights":[\#(Array(repeating: insight, count: insights).joined(separator: ","))],"futureMember":{"x":1}}"#
+                .utf8)
     }
 
     func testRequestIDMustMatchExactly() throws {
@@ -24,8 +27,9 @@ final class PureTests: XCTestCase {
 
     func testResponsesAreDecodedOnlyWhenBoundToTheRequest() throws {
         let requested = [InsightRequest.isLikelyBeingCoached()]
-        let evaluation = try InsightEvaluation.decode(Self.body(requestId: "txn-1"), sentRequestID: "txn-1",
-                                                      requested: requested, client: nil)
+        let evaluation = try InsightEvaluation.decode(
+            Self.body(requestId: "txn-1"), sentRequestID: "txn-1",
+            requested: requested, client: nil)
         XCTAssertEqual(evaluation.eventID, "0b6f5c2e-1111-4222-8333-944445555666")
         XCTAssertEqual(evaluation.environment, .production)
         XCTAssertEqual(evaluation.serverTimestamp.timeIntervalSince1970, 1_796_205_600.123, accuracy: 0.0005)
@@ -33,30 +37,45 @@ final class PureTests: XCTestCase {
         XCTAssertEqual(evaluation.isLikelyBeingCoached?.outcome, .success(.high))
         XCTAssertEqual(evaluation.isLikelyBeingCoached?.reasons, ["activeCallDuringSession", "somethingNew"])
 
-        XCTAssertThrowsError(try InsightEvaluation.decode(Self.body(requestId: "txn-other"), sentRequestID: "txn-1",
-                                                          requested: requested, client: nil)) {
+        XCTAssertThrowsError(
+            try InsightEvaluation.decode(
+                Self.body(requestId: "txn-other"), sentRequestID: "txn-1",
+                requested: requested, client: nil)
+        ) {
             XCTAssertEqual($0 as? EvaluationError, .requestIDMismatch(sent: "txn-1", received: "txn-other"))
         }
-        XCTAssertThrowsError(try InsightEvaluation.decode(Self.body(requestId: nil), sentRequestID: "txn-1",
-                                                          requested: requested, client: nil)) {
+        XCTAssertThrowsError(
+            try InsightEvaluation.decode(
+                Self.body(requestId: nil), sentRequestID: "txn-1",
+                requested: requested, client: nil)
+        ) {
             XCTAssertEqual($0 as? EvaluationError, .requestIDMismatch(sent: "txn-1", received: nil))
         }
-        XCTAssertThrowsError(try InsightEvaluation.decode(Self.body(requestId: "txn-1", insights: 2), sentRequestID: "txn-1",
-                                                          requested: requested, client: nil)) {
+        XCTAssertThrowsError(
+            try InsightEvaluation.decode(
+                Self.body(requestId: "txn-1", insights: 2), sentRequestID: "txn-1",
+                requested: requested, client: nil)
+        ) {
             guard case .unexpectedResponse? = $0 as? EvaluationError else { return XCTFail("\($0)") }
         }
-        XCTAssertThrowsError(try InsightEvaluation.decode(Data("<html>".utf8), sentRequestID: "txn-1",
-                                                          requested: requested, client: nil)) {
+        XCTAssertThrowsError(
+            try InsightEvaluation.decode(
+                Data("<html>".utf8), sentRequestID: "txn-1",
+                requested: requested, client: nil)
+        ) {
             guard case .unexpectedResponse? = $0 as? EvaluationError else { return XCTFail("\($0)") }
         }
         let other = [InsightRequest(type: "isLikelyBeingCoached", schemaVersion: 3)]
-        XCTAssertThrowsError(try InsightEvaluation.decode(Self.body(requestId: "txn-1"), sentRequestID: "txn-1",
-                                                          requested: other, client: nil))
+        XCTAssertThrowsError(
+            try InsightEvaluation.decode(
+                Self.body(requestId: "txn-1"), sentRequestID: "txn-1",
+                requested: other, client: nil))
     }
 
     func testValuesAndCodesStayOpen() throws {
-        let evaluation = try InsightEvaluation.decode(Self.body(requestId: "r", value: "veryHigh"), sentRequestID: "r",
-                                                      requested: [.isLikelyBeingCoached()], client: nil)
+        let evaluation = try InsightEvaluation.decode(
+            Self.body(requestId: "r", value: "veryHigh"), sentRequestID: "r",
+            requested: [.isLikelyBeingCoached()], client: nil)
         XCTAssertEqual(evaluation.isLikelyBeingCoached?.outcome, .success(.unrecognized("veryHigh")))
         XCTAssertEqual(IsLikelyBeingCoached.Value(rawValue: "medium"), .medium)
         XCTAssertEqual(IsLikelyBeingCoached.Value.unrecognized("low").rawValue, "low")
@@ -69,11 +88,13 @@ final class PureTests: XCTestCase {
     func testProblemsMapToErrors() {
         func problem(_ status: Int, _ code: String, field: String? = nil, retryAfter: TimeInterval? = nil) -> EvaluationError {
             let fieldMember = field.map { #","field":"\#($0)""# } ?? ""
-            let body = #"{"type":"urn:insightd:problem:\#(code)","title":"t","status":\#(status),"code":"\#(code)","detail":"why"\#(fieldMember)}"#
+            let body =
+                #"{"type":"urn:insightd:problem:\#(code)","title":"t","status":\#(status),"code":"\#(code)","detail":"why"\#(fieldMember)}"#
             return EvaluationError.from(status: status, retryAfter: retryAfter, body: Data(body.utf8))
         }
-        XCTAssertEqual(problem(422, "contextInvalid", field: "insights[1].schemaVersion"),
-                       .contextInvalid(field: "insights[1].schemaVersion", detail: "why"))
+        XCTAssertEqual(
+            problem(422, "contextInvalid", field: "insights[1].schemaVersion"),
+            .contextInvalid(field: "insights[1].schemaVersion", detail: "why"))
         XCTAssertEqual(problem(400, "contextInvalid", field: "(body)"), .contextInvalid(field: "(body)", detail: "why"))
         XCTAssertEqual(problem(401, "unauthorized"), .unauthorized)
         XCTAssertEqual(problem(403, "forbidden"), .forbidden)
@@ -88,8 +109,9 @@ final class PureTests: XCTestCase {
         XCTAssertEqual(problem(413, "payloadTooLarge"), .unknown(code: "payloadTooLarge", status: 413, detail: "why"))
         XCTAssertEqual(problem(503, "maintenance", retryAfter: 30), .serverError(status: 503, retryAfter: 30))
         // Not a problem body (a proxy's page): the status decides.
-        XCTAssertEqual(EvaluationError.from(status: 502, retryAfter: nil, body: Data("<html>".utf8)),
-                       .serverError(status: 502, retryAfter: nil))
+        XCTAssertEqual(
+            EvaluationError.from(status: 502, retryAfter: nil, body: Data("<html>".utf8)),
+            .serverError(status: 502, retryAfter: nil))
         XCTAssertEqual(EvaluationError.from(status: 429, retryAfter: 2, body: Data()), .rateLimitExceeded(retryAfter: 2))
         guard case .unexpectedResponse = EvaluationError.from(status: 418, retryAfter: nil, body: Data()) else {
             return XCTFail("418 without a problem")
@@ -126,10 +148,13 @@ final class PureTests: XCTestCase {
         XCTAssertEqual(delay(.transport(description: "refused"), transport: true), 0.5)
         XCTAssertEqual(delay(.transport(description: "refused"), transport: true, attempts: 2, waited: 0.5), 1)
         XCTAssertNil(delay(.transport(description: "TLS"), transport: false))
-        XCTAssertNil(RetryPolicy.never.delay(after: .serverError(status: 503, retryAfter: 0), retryableTransport: false,
-                                             attemptsMade: 1, waited: 0))
-        XCTAssertNil(RetryPolicy(maxAttempts: 3, maxTotalDelay: 9, transportRetryDelay: nil)
-            .delay(after: .transport(description: "x"), retryableTransport: true, attemptsMade: 1, waited: 0))
+        XCTAssertNil(
+            RetryPolicy.never.delay(
+                after: .serverError(status: 503, retryAfter: 0), retryableTransport: false,
+                attemptsMade: 1, waited: 0))
+        XCTAssertNil(
+            RetryPolicy(maxAttempts: 3, maxTotalDelay: 9, transportRetryDelay: nil)
+                .delay(after: .transport(description: "x"), retryableTransport: true, attemptsMade: 1, waited: 0))
     }
 
     func testRequestBodiesFollowTheWireFormat() throws {
@@ -137,20 +162,25 @@ final class PureTests: XCTestCase {
             operationCategory: .payment,
             requestedInsights: [.isLikelyBeingCoached(), .isLikelyBeingCoached(model: .specific(versionNumber: "1.0"))],
             requestID: "txn-9", subject: Subject(account: "a"),
-            interaction: .events([InteractionEvent(at: 0, .sessionStart), InteractionEvent(at: 5, .paste, field: .payee)],
-                                 device: DeviceFacts(activeCall: true),
-                                 source: InteractionSource(kit: "insight-capture-ios", version: "1.2.0", platform: .ios)),
+            interaction: .events(
+                [InteractionEvent(at: 0, .sessionStart), InteractionEvent(at: 5, .paste, field: .payee)],
+                device: DeviceFacts(activeCall: true),
+                source: InteractionSource(kit: "insight-capture-ios", version: "1.2.0", platform: .ios)),
             transaction: TransactionContext(amountBand: .high))
         let json = try JSONSerialization.jsonObject(with: try APIClient.encode(WireEvaluationRequest(context, requestID: "txn-9")))
         let expected: NSDictionary = [
             "requestId": "txn-9", "operationCategory": "payment",
-            "insights": [["type": "isLikelyBeingCoached", "schemaVersion": 1],
-                         ["type": "isLikelyBeingCoached", "schemaVersion": 1, "modelVersion": "1.0"]],
+            "insights": [
+                ["type": "isLikelyBeingCoached", "schemaVersion": 1],
+                ["type": "isLikelyBeingCoached", "schemaVersion": 1, "modelVersion": "1.0"]
+            ],
             "subject": ["account": "a"],
-            "interaction": ["events": [["t": 0, "type": "sessionStart"], ["t": 5, "type": "paste", "field": "payee"]],
-                            "device": ["activeCall": true],
-                            "source": ["kit": "insight-capture-ios", "version": "1.2.0", "platform": "ios"]],
-            "transaction": ["amountBand": "high"],
+            "interaction": [
+                "events": [["t": 0, "type": "sessionStart"], ["t": 5, "type": "paste", "field": "payee"]],
+                "device": ["activeCall": true],
+                "source": ["kit": "insight-capture-ios", "version": "1.2.0", "platform": "ios"]
+            ],
+            "transaction": ["amountBand": "high"]
         ]
         XCTAssertEqual(json as? NSDictionary, expected)
         XCTAssertTrue(InsightEvaluator.generateRequestID().allSatisfy { $0 == "-" || ("a"..."z").contains($0) || $0 == "r" })
@@ -169,9 +199,11 @@ final class PureTests: XCTestCase {
     }
 
     func testURLSegmentsAreEncoded() throws {
-        let client = APIClient(baseURL: URL(string: "https://gw.example/insight/")!, apiKey: "k", session: .shared,
-                               retryPolicy: .never)
-        XCTAssertEqual(try client.url(["v1", "evaluations", "a/b?c", "consumption"]).absoluteString,
-                       "https://gw.example/insight/v1/evaluations/a%2Fb%3Fc/consumption")
+        let client = APIClient(
+            baseURL: URL(string: "https://gw.example/insight/")!, apiKey: "k", session: .shared,
+            retryPolicy: .never)
+        XCTAssertEqual(
+            try client.url(["v1", "evaluations", "a/b?c", "consumption"]).absoluteString,
+            "https://gw.example/insight/v1/evaluations/a%2Fb%3Fc/consumption")
     }
 }

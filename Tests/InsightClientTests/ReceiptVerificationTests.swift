@@ -6,7 +6,7 @@ import InsightDomain
 import Synchronization
 import XCTest
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The client verifies every answer's `Insight-Receipt` by default: against a real daemon
@@ -57,8 +57,9 @@ final class ReceiptVerificationTests: XCTestCase {
         XCTAssertEqual(try keys.verify(body: proof.body, receipt: proof.header), proof)
         var tampered = proof.body
         tampered[tampered.startIndex + 2] ^= 1
-        XCTAssertEqual(verificationError { () throws(EvaluationError) in try keys.verify(body: tampered, receipt: proof.header) },
-                       .receiptInvalid(detail: "the body and the audit path do not lead to the signed root"))
+        XCTAssertEqual(
+            verificationError { () throws(EvaluationError) in try keys.verify(body: tampered, receipt: proof.header) },
+            .receiptInvalid(detail: "the body and the audit path do not lead to the signed root"))
     }
 
     func testVerificationCanBeTurnedOff() async throws {
@@ -117,15 +118,24 @@ final class ReceiptVerificationTests: XCTestCase {
             (with(head: "bm90IGpzb24.\(payload).\(signature)"), "the JWS header is not base64url JSON"),
             (with(head: "\(encoded(#"{"alg":"HS256","kid":"\#(kid)"}"#)).\(payload).\(signature)"), "the JWS alg is not EdDSA"),
             (with(head: "\(encoded(#"{"alg":"EdDSA"}"#)).\(payload).\(signature)"), "the JWS header has no kid"),
-            (with(head: "\(encoded(#"{"alg":"EdDSA","kid":"\#(kid)","crit":["b64"],"b64":false}"#)).\(payload).\(signature)"),
-             "the JWS header names critical extensions"),
+            (
+                with(head: "\(encoded(#"{"alg":"EdDSA","kid":"\#(kid)","crit":["b64"],"b64":false}"#)).\(payload).\(signature)"),
+                "the JWS header names critical extensions"
+            ),
             // A header or a payload the key did not sign.
-            (with(head: "\(encoded(#"{"kid":"\#(kid)","alg":"EdDSA"}"#)).\(payload).\(signature)"),
-             "the head's signature does not verify (key \(kid))"),
-            (with(head: "\(header).\(encoded(#"{"instance":"x","sequence":0,"size":1,"root":"AA","previous":null,"time":0}"#)).\(signature)"),
-             "the head's signature does not verify (key \(kid))"),
+            (
+                with(head: "\(encoded(#"{"kid":"\#(kid)","alg":"EdDSA"}"#)).\(payload).\(signature)"),
+                "the head's signature does not verify (key \(kid))"
+            ),
+            (
+                with(
+                    head:
+                        "\(header).\(encoded(#"{"instance":"x","sequence":0,"size":1,"root":"AA","previous":null,"time":0}"#)).\(signature)"
+                ),
+                "the head's signature does not verify (key \(kid))"
+            ),
             // The path: another index of a tree of one leaf.
-            (#"head="\#(receipt.head)", index=1, path=\#(receipt.path)"#, "the body and the audit path do not lead to the signed root"),
+            (#"head="\#(receipt.head)", index=1, path=\#(receipt.path)"#, "the body and the audit path do not lead to the signed root")
         ]
         for (value, detail) in cases {
             Replay.set(answer: answer.body, headers: ["Insight-Receipt": value])
@@ -152,15 +162,20 @@ final class ReceiptVerificationTests: XCTestCase {
 
         let signer = try XCTUnwrap(daemon.service.signingKeys.set.current(at: SystemClock().now())?.signer)
         func signed(sequence: Int64, previous: [UInt8]?, time: Milliseconds? = nil) throws -> String {
-            let head = ReceiptHead(instance: seen.instance, sequence: sequence, size: 1,
-                                   root: MerkleTree.leafHash(of: Array(first.body)), previous: previous, time: time ?? seen.time)
+            let head = ReceiptHead(
+                instance: seen.instance, sequence: sequence, size: 1,
+                root: MerkleTree.leafHash(of: Array(first.body)), previous: previous, time: time ?? seen.time)
             return #"head="\#(try XCTUnwrap(signer.compactSerialization(of: head.payload)))", index=0, path=()"#
         }
         let cases = [
-            (try signed(sequence: seen.sequence + 1, previous: Array(repeating: 7, count: 32)),
-             "head \(seen.sequence + 1) of instance \(seen.instance) does not follow head \(seen.sequence)"),
-            (try signed(sequence: seen.sequence, previous: seen.previous.map(Array.init), time: seen.time + 1),
-             "two heads \(seen.sequence) of instance \(seen.instance): its chain forked"),
+            (
+                try signed(sequence: seen.sequence + 1, previous: Array(repeating: 7, count: 32)),
+                "head \(seen.sequence + 1) of instance \(seen.instance) does not follow head \(seen.sequence)"
+            ),
+            (
+                try signed(sequence: seen.sequence, previous: seen.previous.map(Array.init), time: seen.time + 1),
+                "two heads \(seen.sequence) of instance \(seen.instance): its chain forked"
+            )
         ]
         for (receipt, detail) in cases {
             Replay.set(answer: first.body, headers: ["Insight-Receipt": receipt])
@@ -170,7 +185,8 @@ final class ReceiptVerificationTests: XCTestCase {
             XCTAssertEqual(error, .receiptInvalid(detail: detail))
         }
         // The true successor passes.
-        Replay.set(answer: first.body, headers: ["Insight-Receipt": try signed(sequence: seen.sequence + 1, previous: Array(seen.headHash))])
+        Replay.set(
+            answer: first.body, headers: ["Insight-Receipt": try signed(sequence: seen.sequence + 1, previous: Array(seen.headHash))])
         _ = try await evaluator.requestEvaluation(context: Self.context)
     }
 
@@ -230,8 +246,10 @@ final class ReceiptVerificationTests: XCTestCase {
     func testAnUnusableKeySetFails() async throws {
         let answer = try await realAnswer()
         Replay.set(answer: answer.body, headers: ["Insight-Receipt": answer.receipt])
-        for jwks in [#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AAAA","kid":"k"}]}"#, #"{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k"}]}"#,
-                     #"{"nokeys":[]}"#] {
+        for jwks in [
+            #"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AAAA","kid":"k"}]}"#, #"{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k"}]}"#,
+            #"{"nokeys":[]}"#
+        ] {
             Replay.set(jwks: Data(jwks.utf8))
             let error = await evaluationError { () async throws(EvaluationError) in
                 try await replayEvaluator().requestEvaluation(context: Self.context)
@@ -257,7 +275,9 @@ final class ReceiptVerificationTests: XCTestCase {
         request.httpMethod = "POST"
         request.setValue("Bearer \(key ?? self.key)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(#"{"requestId":"\#(Self.requestID)","operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#.utf8)
+        request.httpBody = Data(
+            #"{"requestId":"\#(Self.requestID)","operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#
+                .utf8)
         let (body, response) = try await URLSession.shared.data(for: request)
         let http = try XCTUnwrap(response as? HTTPURLResponse)
         XCTAssertEqual(http.statusCode, 200)
@@ -268,8 +288,10 @@ final class ReceiptVerificationTests: XCTestCase {
     func members(_ receipt: String) throws -> (head: String, index: Int, path: String) {
         let parts = receipt.components(separatedBy: ", ")
         XCTAssertEqual(parts.count, 3)
-        return (String(parts[0].dropFirst(#"head=""#.count).dropLast()), try XCTUnwrap(Int(parts[1].dropFirst("index=".count))),
-                String(parts[2].dropFirst("path=".count)))
+        return (
+            String(parts[0].dropFirst(#"head=""#.count).dropLast()), try XCTUnwrap(Int(parts[1].dropFirst("index=".count))),
+            String(parts[2].dropFirst("path=".count))
+        )
     }
 
     func realJWKS() async throws -> Data {
@@ -280,9 +302,10 @@ final class ReceiptVerificationTests: XCTestCase {
     func replayEvaluator(_ verification: ReceiptVerification = .required, expecting scope: AnswerScope? = nil) -> InsightEvaluator {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [Replay.self]
-        return InsightEvaluator(baseURL: URL(string: "http://replay.invalid")!, apiKey: key,
-                                session: URLSession(configuration: configuration), retryPolicy: .never,
-                                receiptVerification: verification, expectedScope: scope)
+        return InsightEvaluator(
+            baseURL: URL(string: "http://replay.invalid")!, apiKey: key,
+            session: URLSession(configuration: configuration), retryPolicy: .never,
+            receiptVerification: verification, expectedScope: scope)
     }
 }
 
@@ -321,7 +344,8 @@ final class Replay: URLProtocol {
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers[name.lowercased()] = value }
         let reply: (Int, [String: String], Data) = Self.state.withLock { state in
             state.requests.append((path, headers))
-            let problem = Data(#"{"type":"urn:insightd:problem:notFound","title":"Not found","status":404,"code":"notFound","detail":"-"}"#.utf8)
+            let problem = Data(
+                #"{"type":"urn:insightd:problem:notFound","title":"Not found","status":404,"code":"notFound","detail":"-"}"#.utf8)
             switch path {
             case "/v1/evaluations":
                 guard let answer = state.answer else { return (404, ["Content-Type": "application/problem+json"], problem) }

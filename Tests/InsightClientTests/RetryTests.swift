@@ -10,8 +10,9 @@ final class RetryTests: XCTestCase {
     /// `Retry-After: 1`: the client waits as told, retries up to `maxAttempts`, then throws.
     func testOverloadedServiceIsRetriedUpToMaxAttempts() async throws {
         let daemon = try TestDaemon(.live, models: true) { $0.writeQueueCapacity = 0 }
-        let evaluator = InsightEvaluator(baseURL: daemon.baseURL, apiKey: try daemon.createKey(roles: ["evaluate"]),
-                                         retryPolicy: RetryPolicy(maxAttempts: 3, maxTotalDelay: 5))
+        let evaluator = InsightEvaluator(
+            baseURL: daemon.baseURL, apiKey: try daemon.createKey(roles: ["evaluate"]),
+            retryPolicy: RetryPolicy(maxAttempts: 3, maxTotalDelay: 5))
         let started = Date()
         let error = await evaluationError { () async throws(EvaluationError) in
             try await evaluator.requestEvaluation(context: InsightContext(operationCategory: .payment))
@@ -27,8 +28,9 @@ final class RetryTests: XCTestCase {
     /// The total-delay budget ends retries before `maxAttempts` when the next wait would exceed it.
     func testDelayBudgetBoundsRetries() async throws {
         let daemon = try TestDaemon(.live) { $0.writeQueueCapacity = 0 }
-        let evaluator = InsightEvaluator(baseURL: daemon.baseURL, apiKey: try daemon.createKey(roles: ["evaluate"]),
-                                         retryPolicy: RetryPolicy(maxAttempts: 10, maxTotalDelay: 1.5))
+        let evaluator = InsightEvaluator(
+            baseURL: daemon.baseURL, apiKey: try daemon.createKey(roles: ["evaluate"]),
+            retryPolicy: RetryPolicy(maxAttempts: 10, maxTotalDelay: 1.5))
         let error = await evaluationError { () async throws(EvaluationError) in
             try await evaluator.requestEvaluation(context: InsightContext(operationCategory: .payment))
         }
@@ -37,8 +39,9 @@ final class RetryTests: XCTestCase {
         XCTAssertEqual(statuses, [503, 503])
 
         // With no retries allowed, one request only.
-        let impatient = InsightEvaluator(baseURL: daemon.baseURL, apiKey: try daemon.createKey(roles: ["evaluate"]),
-                                         retryPolicy: .never)
+        let impatient = InsightEvaluator(
+            baseURL: daemon.baseURL, apiKey: try daemon.createKey(roles: ["evaluate"]),
+            retryPolicy: .never)
         let once = await evaluationError { () async throws(EvaluationError) in
             try await impatient.requestEvaluation(context: InsightContext(operationCategory: .payment))
         }
@@ -49,8 +52,9 @@ final class RetryTests: XCTestCase {
 
     /// Nothing listens: the client retries with backoff, then throws a transport error.
     func testUnreachableServiceIsATransportError() async throws {
-        let evaluator = InsightEvaluator(baseURL: URL(string: "http://127.0.0.1:\(try closedPort())")!, apiKey: "k",
-                                         retryPolicy: RetryPolicy(maxAttempts: 3, maxTotalDelay: 5, transportRetryDelay: 0.1))
+        let evaluator = InsightEvaluator(
+            baseURL: URL(string: "http://127.0.0.1:\(try closedPort())")!, apiKey: "k",
+            retryPolicy: RetryPolicy(maxAttempts: 3, maxTotalDelay: 5, transportRetryDelay: 0.1))
         let started = Date()
         let error = await evaluationError { () async throws(EvaluationError) in
             try await evaluator.requestEvaluation(context: InsightContext(operationCategory: .payment))

@@ -23,7 +23,7 @@ final class SandboxOverrideTests: XCTestCase {
             ("isLikelyBeingCoached=medium", .success(.medium)),
             ("isLikelyBeingCoached=high", .success(.high)),
             ("isLikelyBeingCoached=error:insightEvaluationFailed", .failure(.insightEvaluationFailed)),
-            ("isLikelyBeingCoached=error:rateLimitError", .failure(.rateLimitError)),
+            ("isLikelyBeingCoached=error:rateLimitError", .failure(.rateLimitError))
         ]
         for (override, outcome) in expected {
             let evaluation = try await evaluator.requestEvaluation(
@@ -39,8 +39,9 @@ final class SandboxOverrideTests: XCTestCase {
         let evaluator = InsightEvaluator(baseURL: daemon.baseURL, apiKey: sandboxKey, retryPolicy: .never)
         func forced(_ override: String, with evaluator: InsightEvaluator) async -> EvaluationError? {
             await evaluationError { () async throws(EvaluationError) in
-                try await evaluator.requestEvaluation(context: InsightContext(operationCategory: .payment),
-                                                      options: .insightOverride(override))
+                try await evaluator.requestEvaluation(
+                    context: InsightContext(operationCategory: .payment),
+                    options: .insightOverride(override))
             }
         }
         let denied = await forced("evaluation=error:denied", with: evaluator)
@@ -56,8 +57,9 @@ final class SandboxOverrideTests: XCTestCase {
         XCTAssertEqual(field, "Insight-Override")
 
         // 429 with Retry-After is retried within the policy, then thrown.
-        let patient = InsightEvaluator(baseURL: daemon.baseURL, apiKey: sandboxKey,
-                                       retryPolicy: RetryPolicy(maxAttempts: 2, maxTotalDelay: 2))
+        let patient = InsightEvaluator(
+            baseURL: daemon.baseURL, apiKey: sandboxKey,
+            retryPolicy: RetryPolicy(maxAttempts: 2, maxTotalDelay: 2))
         let before = try daemon.answeredStatuses(route: "/v1/evaluations").count
         let retried = await forced("evaluation=error:rateLimitExceeded", with: patient)
         XCTAssertEqual(retried, .rateLimitExceeded(retryAfter: 1))
@@ -66,11 +68,13 @@ final class SandboxOverrideTests: XCTestCase {
     }
 
     func testProductionKeysCannotOverride() async throws {
-        let production = InsightEvaluator(baseURL: daemon.baseURL,
-                                          apiKey: try daemon.createKey(roles: ["evaluate"], environment: "production"))
+        let production = InsightEvaluator(
+            baseURL: daemon.baseURL,
+            apiKey: try daemon.createKey(roles: ["evaluate"], environment: "production"))
         let refused = await evaluationError { () async throws(EvaluationError) in
-            try await production.requestEvaluation(context: InsightContext(operationCategory: .payment),
-                                                   options: .insightOverride("isLikelyBeingCoached=high"))
+            try await production.requestEvaluation(
+                context: InsightContext(operationCategory: .payment),
+                options: .insightOverride("isLikelyBeingCoached=high"))
         }
         XCTAssertEqual(refused, .overrideNotAllowed)
     }

@@ -16,8 +16,10 @@ enum Sessions {
     /// Authority impersonation: the phone at the ear, the payee's digits typed in dictated
     /// bursts, a correction to the amount, a long hesitation before submit.
     static let coached: [InteractionEvent] = {
-        var events = [InteractionEvent(at: 0, .sessionStart), InteractionEvent(at: 200, .proximityNear),
-                      InteractionEvent(at: 9000, .fieldFocus, field: .payee)]
+        var events = [
+            InteractionEvent(at: 0, .sessionStart), InteractionEvent(at: 200, .proximityNear),
+            InteractionEvent(at: 9000, .fieldFocus, field: .payee)
+        ]
         var t = 9000
         for burst in 0..<6 {
             for _ in 0..<4 { t += 180; events.append(InteractionEvent(at: t, .keyDown, field: .payee)) }
@@ -32,6 +34,7 @@ enum Sessions {
     }()
 
     /// A call that began before the session, with the screen shared.
-    static let coachedDevice = DeviceFacts(activeCall: true, callStartedBeforeSession: true,
-                                           screenSharing: true, remoteAccessApp: false)
+    static let coachedDevice = DeviceFacts(
+        activeCall: true, callStartedBeforeSession: true,
+        screenSharing: true, remoteAccessApp: false)
 }

@@ -54,30 +54,38 @@ final class CommandLineTests: XCTestCase {
     }
 
     func testOptionsAnywhereWithOrWithoutEquals() throws {
-        let create = try invocation("--state-dir", "/s", "callers", "create", "--name=a b", "--roles", "evaluate",
-                                    "--environment", "sandbox", "--rate=5", "--json")
+        let create = try invocation(
+            "--state-dir", "/s", "callers", "create", "--name=a b", "--roles", "evaluate",
+            "--environment", "sandbox", "--rate=5", "--json")
         XCTAssertEqual(create.command.name, "callers create")
         XCTAssertEqual(create.values, ["state-dir": "/s", "name": "a b", "roles": "evaluate", "environment": "sandbox", "rate": "5"])
         XCTAssertTrue(create.json)
         let show = try invocation("callers", "show", "--json", "caller_1")
         XCTAssertEqual(show.operands, ["caller_1"])
         // A value that looks like an option is still the option's value.
-        XCTAssertEqual(try invocation("callers", "create", "--name", "--json", "--roles", "admin", "--environment", "production")
-            .values["name"], "--json")
+        XCTAssertEqual(
+            try invocation("callers", "create", "--name", "--json", "--roles", "admin", "--environment", "production")
+                .values["name"], "--json")
         XCTAssertEqual(try invocation("hash", "-", "--kind", "account").operands, ["-"])
     }
 
     func testAnUnknownOptionIsRefusedNamingTheCommand() {
         XCTAssertEqual(refusal("callers", "list", "--nmae", "x"), "unknown option --nmae for callers list")
-        XCTAssertEqual(refusal("training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--format", "csv"),
-                       "unknown option --format for training export")
+        XCTAssertEqual(
+            refusal("training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--format", "csv"),
+            "unknown option --format for training export")
     }
 
     func testAnOptionOfAnotherCommandIsRefusedNamingTheCommandsThatTakeIt() {
-        XCTAssertEqual(refusal("callers", "list", "--url", "http://x"),
-                       "--url is not an option of callers list (it is one of rate-limit show, rate-limit reset, subjects show, subjects erase and models report)")
-        XCTAssertEqual(refusal("init", "--json"), "--json is not an option of init (it is one of " + HelpText.list(
-            AdminCommand.commands.filter { $0.option(named: "json") != nil }.map(\.name)) + ")")
+        XCTAssertEqual(
+            refusal("callers", "list", "--url", "http://x"),
+            "--url is not an option of callers list (it is one of rate-limit show, rate-limit reset, subjects show, subjects erase and models report)"
+        )
+        XCTAssertEqual(
+            refusal("init", "--json"),
+            "--json is not an option of init (it is one of "
+                + HelpText.list(
+                    AdminCommand.commands.filter { $0.option(named: "json") != nil }.map(\.name)) + ")")
         XCTAssertTrue(refusal("models", "list", "--tenant", "acme").hasPrefix("--tenant is not an option of models list"))
         XCTAssertTrue(refusal("backup", "/tmp/x", "--older-than", "3").hasPrefix("--older-than is not an option of backup"))
     }
@@ -96,16 +104,20 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(refusal("policy", "test"), "policy test needs CASES")
         XCTAssertEqual(refusal("callers", "show", "caller_1", "caller_2"), "callers show takes CALLER_ID: 'caller_2' is one too many")
         XCTAssertEqual(refusal("migrate", "now"), "migrate takes no operand: 'now' is one too many")
-        XCTAssertEqual(refusal("callers", "create", "--name", "a", "--roles", "evaluate"),
-                       "callers create needs --environment production|sandbox")
+        XCTAssertEqual(
+            refusal("callers", "create", "--name", "a", "--roles", "evaluate"),
+            "callers create needs --environment production|sandbox")
         XCTAssertEqual(refusal("keys", "list"), "keys list needs --caller CALLER_ID")
         XCTAssertEqual(refusal("models", "report", "--from", "2026-01-01"), "models report needs --to YYYY-MM-DD")
-        XCTAssertEqual(refusal("callers", "update", "caller_1"),
-                       "callers update needs --rate R, --burst B or --training-capture on|off (one or more)")
-        XCTAssertEqual(refusal("subjects", "show", "--account", "a", "--device", "d"),
-                       "subjects show needs exactly one of --account VALUE, --device VALUE or --counterparty VALUE")
-        XCTAssertEqual(refusal("subjects", "erase", "--tenant", "acme"),
-                       "subjects erase needs --account VALUE, --device VALUE or --counterparty VALUE (one or more)")
+        XCTAssertEqual(
+            refusal("callers", "update", "caller_1"),
+            "callers update needs --rate R, --burst B or --training-capture on|off (one or more)")
+        XCTAssertEqual(
+            refusal("subjects", "show", "--account", "a", "--device", "d"),
+            "subjects show needs exactly one of --account VALUE, --device VALUE or --counterparty VALUE")
+        XCTAssertEqual(
+            refusal("subjects", "erase", "--tenant", "acme"),
+            "subjects erase needs --account VALUE, --device VALUE or --counterparty VALUE (one or more)")
         XCTAssertEqual(refusal("callers", "frobnicate"), "unknown command 'callers frobnicate'")
         XCTAssertEqual(refusal("frobnicate"), "unknown command 'frobnicate'")
     }
@@ -118,8 +130,9 @@ final class CommandLineTests: XCTestCase {
             XCTAssertTrue(all.contains("  \(command.name)"), "\(command.name) is missing from the whole help")
             XCTAssertTrue(help.contains("  \(command.name)"), help)
             for operand in command.operands {
-                XCTAssertTrue(help.contains("    \(operand.name)  ") && help.contains(operand.help.split(separator: " ")[0]),
-                              "\(command.name): operand \(operand.name)\n\(help)")
+                XCTAssertTrue(
+                    help.contains("    \(operand.name)  ") && help.contains(operand.help.split(separator: " ")[0]),
+                    "\(command.name): operand \(operand.name)\n\(help)")
             }
             for option in command.options {
                 if option.refusal != nil {
@@ -179,9 +192,11 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(status(["--help"]).status, 0)
         XCTAssertEqual(status(["help", "callers"]).status, 0)
         XCTAssertEqual(status(["callers", "create", "--help"]).status, 0)
-        for words in [["frobnicate"], ["callers", "list", "--nmae", "x"], ["init", "--json"], ["callers", "show"],
-                      ["callers", "create", "--name"], ["--create", "callers", "create", "--name", "a", "--roles", "evaluate"],
-                      ["callers", "list", "--json=1"], ["rate-limit", "show", "c", "--key", "k"]] {
+        for words in [
+            ["frobnicate"], ["callers", "list", "--nmae", "x"], ["init", "--json"], ["callers", "show"],
+            ["callers", "create", "--name"], ["--create", "callers", "create", "--name", "a", "--roles", "evaluate"],
+            ["callers", "list", "--json=1"], ["rate-limit", "show", "c", "--key", "k"]
+        ] {
             let refused = status(words)
             XCTAssertEqual(refused.status, 1, "\(words)")
             XCTAssertTrue(refused.output.hasPrefix("insightctl: "), refused.output)

@@ -11,9 +11,10 @@ final class DocumentedCommandLinesTests: XCTestCase {
 
     func testEveryDocumentedCommandLineParses() throws {
         let docs = Self.repository.appendingPathComponent("docs")
-        let pages = try [Self.repository.appendingPathComponent("README.md")]
+        let pages =
+            try [Self.repository.appendingPathComponent("README.md")]
             + FileManager.default.contentsOfDirectory(at: docs, includingPropertiesForKeys: nil)
-                .filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
+            .filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
         let groups = Set(AdminCommand.commands.map { $0.words[0] })
         var checked = 0
         for page in pages {
@@ -21,7 +22,8 @@ final class DocumentedCommandLinesTests: XCTestCase {
                 // `insightctl` as a word of prose in a block (a file list, a diagram) is no invocation.
                 guard let first = words.first, groups.contains(first) || first.hasPrefix("--") else { continue }
                 checked += 1
-                XCTAssertNoThrow(try AdminCommand.parser.parse(words), "\(page.lastPathComponent):\(line): insightctl \(words.joined(separator: " "))")
+                XCTAssertNoThrow(
+                    try AdminCommand.parser.parse(words), "\(page.lastPathComponent):\(line): insightctl \(words.joined(separator: " "))")
             }
         }
         XCTAssertGreaterThan(checked, 40, "the command lines were not found")

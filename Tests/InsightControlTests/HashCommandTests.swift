@@ -25,12 +25,16 @@ final class HashCommandTests: XCTestCase {
         settings.stateDirectory = stateDirectory
         let keyring = try KeyringFile.keyring(path: settings.resolvedHashKeyFile, createIfMissing: true, now: 1)
         let fromInput = withStandardInput("acct-STDIN-77\n") {
-            captureStandardOutput { AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "hash", "--kind", "account", "-"],
-                                                      environment: [:]) }
+            captureStandardOutput {
+                AdminCommand.main(
+                    arguments: ["insightctl", "--state-dir", stateDirectory, "hash", "--kind", "account", "-"],
+                    environment: [:])
+            }
         }
         XCTAssertEqual(fromInput.status, 0, fromInput.output)
         let fromArgument = captureStandardOutput {
-            AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "hash", "--kind", "account", "acct-STDIN-77"], environment: [:])
+            AdminCommand.main(
+                arguments: ["insightctl", "--state-dir", stateDirectory, "hash", "--kind", "account", "acct-STDIN-77"], environment: [:])
         }
         XCTAssertEqual(fromInput.output, fromArgument.output)
         let expected = Hex.encode(keyring.active.hash("acct-STDIN-77", kind: .account))
@@ -48,8 +52,9 @@ final class HashCommandTests: XCTestCase {
         let keyring = try KeyringFile.keyring(path: settings.resolvedHashKeyFile, createIfMissing: true, now: 1)
         func hash(_ tenant: String) -> (status: Int32, output: String) {
             captureStandardOutput {
-                AdminCommand.main(arguments: ["insightctl", "hash", "dev-1", "--kind", "device", "--tenant", tenant],
-                                  environment: ["INSIGHTD_STATE_DIR": stateDirectory])
+                AdminCommand.main(
+                    arguments: ["insightctl", "hash", "dev-1", "--kind", "device", "--tenant", tenant],
+                    environment: ["INSIGHTD_STATE_DIR": stateDirectory])
             }
         }
         let acme = hash("acme")

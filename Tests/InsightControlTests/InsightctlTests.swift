@@ -24,11 +24,14 @@ final class InsightctlTests: XCTestCase {
     }
 
     func testAStateDirectoryWithoutAStoreIsRefusedUnlessAsked() throws {
-        for words in [["callers", "list"], ["callers", "create", "--name", "a", "--roles", "evaluate", "--environment", "sandbox"],
-                      ["migrate"], ["keys", "list", "--caller", "x"], ["tenants", "list"], ["purge", "--older-than", "30"]] {
-            XCTAssertEqual(captureStandardOutput {
-                AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory] + words, environment: [:])
-            }.status, 1, "\(words)")
+        for words in [
+            ["callers", "list"], ["callers", "create", "--name", "a", "--roles", "evaluate", "--environment", "sandbox"],
+            ["migrate"], ["keys", "list", "--caller", "x"], ["tenants", "list"], ["purge", "--older-than", "30"]
+        ] {
+            XCTAssertEqual(
+                captureStandardOutput {
+                    AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory] + words, environment: [:])
+                }.status, 1, "\(words)")
             XCTAssertFalse(FileManager.default.fileExists(atPath: database), "\(words) created a store")
         }
         let created = ctl("--create", "callers", "create", "--name", "app", "--roles", "evaluate", "--environment", "sandbox", "--json")
@@ -71,7 +74,8 @@ final class InsightctlTests: XCTestCase {
     func testCallerNamesAreUniqueWithinATenant() {
         XCTAssertEqual(ctl("init").status, 0)
         let create = { (tenant: String) in
-            self.ctl("callers", "create", "--name", "payments", "--tenant", tenant, "--roles", "evaluate", "--environment", "production").status
+            self.ctl("callers", "create", "--name", "payments", "--tenant", tenant, "--roles", "evaluate", "--environment", "production")
+                .status
         }
         XCTAssertEqual(create("default"), 0)
         XCTAssertEqual(create("default"), 1, "a second caller named payments in tenant default")

@@ -23,7 +23,8 @@ final class ModelsCommandTests: XCTestCase {
     /// What a request naming `version` (or none) answers: the model version, or the error code.
     func answer(_ daemon: TestDaemon, key: String, version: String?) throws -> String {
         let named = version.map { #","modelVersion":"\#($0)""# } ?? ""
-        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(named)}],"interaction":{"events":[\#(InteractionEvents.genuine)],"device":{"activeCall":false,"callStartedBeforeSession":false,"screenSharing":false,"remoteAccessApp":false}}}"#
+        let body =
+            #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(named)}],"interaction":{"events":[\#(InteractionEvents.genuine)],"device":{"activeCall":false,"callStartedBeforeSession":false,"screenSharing":false,"remoteAccessApp":false}}}"#
         let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         let insight = try XCTUnwrap(r.json?["insights"]?[0])
@@ -35,14 +36,20 @@ final class ModelsCommandTests: XCTestCase {
         let key = try daemon.createCaller(roles: [.evaluate]).key
         XCTAssertEqual(insightctl("models", "list"), 0)
         // The shadow setting is read as the daemon reads it: the current version cannot be one.
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "models", "list", "--models-dir", directory.path],
-                                         environment: ["INSIGHTD_MODEL_SHADOW": "1.0"]), 0)
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "models", "list", "--models-dir", directory.path],
-                                         environment: ["INSIGHTD_MODEL_SHADOW": "2.0"]), 1)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: ["insightctl", "models", "list", "--models-dir", directory.path],
+                environment: ["INSIGHTD_MODEL_SHADOW": "1.0"]), 0)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: ["insightctl", "models", "list", "--models-dir", directory.path],
+                environment: ["INSIGHTD_MODEL_SHADOW": "2.0"]), 1)
         XCTAssertEqual(try answer(daemon, key: key, version: nil), "2.0")
         // A version that runs as a shadow cannot be made current (the daemon's reload would refuse both).
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "models", "set-current", "1.0", "--models-dir", directory.path],
-                                         environment: ["INSIGHTD_MODEL_SHADOW": "1.0"]), 1)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: ["insightctl", "models", "set-current", "1.0", "--models-dir", directory.path],
+                environment: ["INSIGHTD_MODEL_SHADOW": "1.0"]), 1)
         let unchanged = try JSONParser.parse(Array(try Data(contentsOf: directory.appendingPathComponent("registry.json"))))
         XCTAssertEqual(unchanged["current"]?.stringValue, "2.0")
 
@@ -63,8 +70,9 @@ final class ModelsCommandTests: XCTestCase {
 
         let manifest = try String(contentsOf: directory.appendingPathComponent("1.0/manifest.json"), encoding: .utf8)
         let original = try String(contentsOfFile: TestDaemon.committedModels + "/1.0/manifest.json", encoding: .utf8)
-        XCTAssertEqual(manifest, original.replacingOccurrences(of: #""status": "active""#, with: #""status": "withdrawn""#),
-                       "only the status changed")
+        XCTAssertEqual(
+            manifest, original.replacingOccurrences(of: #""status": "active""#, with: #""status": "withdrawn""#),
+            "only the status changed")
         let registry = try JSONParser.parse(Array(try Data(contentsOf: directory.appendingPathComponent("registry.json"))))
         XCTAssertEqual(registry["current"]?.stringValue, "2.0")
         XCTAssertEqual(registry["insightType"]?.stringValue, "isLikelyBeingCoached")

@@ -13,10 +13,13 @@ final class DefaultPolicyTableTests: XCTestCase {
         var agent: AgentFacts?
     }
 
-    private static func agent(_ requested: Bool, untrusted: [UntrustedSource] = [], arguments: Bool = false,
-                              _ effects: [SideEffect]) -> AgentFacts {
-        AgentFacts(userRequested: requested, untrustedContext: CaseSet(untrusted), argumentsFromUntrustedContext: arguments,
-                   sideEffects: CaseSet(effects))
+    private static func agent(
+        _ requested: Bool, untrusted: [UntrustedSource] = [], arguments: Bool = false,
+        _ effects: [SideEffect]
+    ) -> AgentFacts {
+        AgentFacts(
+            userRequested: requested, untrustedContext: CaseSet(untrusted), argumentsFromUntrustedContext: arguments,
+            sideEffects: CaseSet(effects))
     }
 
     private static let cases: [Case] = [
@@ -37,7 +40,7 @@ final class DefaultPolicyTableTests: XCTestCase {
         Case(coaching: .unknown, agent: agent(false, untrusted: [.web], [.sensitiveDataAccess])),
         Case(coaching: .medium, agent: agent(true, untrusted: [.toolOutput], [.financial])),
         Case(coaching: .high, agent: agent(true, [.financial])),
-        Case(coaching: .high, agent: agent(true, [.sensitiveDataAccess])),
+        Case(coaching: .high, agent: agent(true, [.sensitiveDataAccess]))
     ]
 
     static func table() -> String {
@@ -46,14 +49,16 @@ final class DefaultPolicyTableTests: XCTestCase {
         }
         var lines = [
             "| initiator | coaching | velocity | transaction | userRequested | untrustedContext | argumentsFromUntrustedContext | sideEffects | action | reasons |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|"
         ]
         for c in cases {
-            let facts = DecisionFacts(coaching: c.coaching, velocity: CaseSet(c.velocity), category: .payment,
-                                      newCounterparty: c.transaction.newCounterparty, amountBand: c.transaction.band,
-                                      initiator: c.agent.map { Initiator(kind: .agent, agent: $0) } ?? Initiator())
+            let facts = DecisionFacts(
+                coaching: c.coaching, velocity: CaseSet(c.velocity), category: .payment,
+                newCounterparty: c.transaction.newCounterparty, amountBand: c.transaction.band,
+                initiator: c.agent.map { Initiator(kind: .agent, agent: $0) } ?? Initiator())
             let decision = DecisionPolicy.defaults.decide(facts)
-            let transaction = c.transaction.newCounterparty || c.transaction.band != nil
+            let transaction =
+                c.transaction.newCounterparty || c.transaction.band != nil
                 ? "new counterparty, `\(c.transaction.band?.rawValue ?? "-")`" : "–"
             let agent = c.agent
             var cells: [String] = [agent == nil ? "person" : "agent"]
@@ -79,7 +84,8 @@ final class DefaultPolicyTableTests: XCTestCase {
         guard let from = text.range(of: start), let to = text.range(of: end, range: from.upperBound..<text.endIndex) else {
             return XCTFail("docs/agents.md lacks the table's markers; the table is:\n\(Self.table())")
         }
-        XCTAssertEqual(String(text[from.upperBound..<to.lowerBound]), Self.table(),
-                       "docs/agents.md's table differs from what the default policy answers; the table is:\n\(Self.table())")
+        XCTAssertEqual(
+            String(text[from.upperBound..<to.lowerBound]), Self.table(),
+            "docs/agents.md's table differs from what the default policy answers; the table is:\n\(Self.table())")
     }
 }

@@ -15,10 +15,12 @@ final class DomainTests: XCTestCase {
         XCTAssertTrue(parsed.matches(key.secretHash))
         XCTAssertFalse(parsed.matches(SHA256.digest(Array("other".utf8))))
         XCTAssertEqual(key.secretHash, SHA256.digest(Array(key.secret.utf8)))
-        for bad in ["", "ik_", "xx" + key.token.dropFirst(2), String(key.token.dropLast()), key.token + "A",
-                    key.token.replacingOccurrences(of: "ik_", with: "ik-"),
-                    "ik_ZZZZZZZZZZZZZZZZ_" + String(key.token.suffix(43)),
-                    String(key.token.prefix(20)) + String(repeating: "!", count: 43)] {
+        for bad in [
+            "", "ik_", "xx" + key.token.dropFirst(2), String(key.token.dropLast()), key.token + "A",
+            key.token.replacingOccurrences(of: "ik_", with: "ik-"),
+            "ik_ZZZZZZZZZZZZZZZZ_" + String(key.token.suffix(43)),
+            String(key.token.prefix(20)) + String(repeating: "!", count: 43)
+        ] {
             XCTAssertNil(APIKey(token: bad), bad)
         }
     }
@@ -39,8 +41,9 @@ final class DomainTests: XCTestCase {
         XCTAssertEqual(hasher.keyId.count, 16)
         XCTAssertThrowsError(try SubjectHasher(key: [UInt8](repeating: 1, count: 31)))
         // A retry's key and digest are exactly these bytes: entries stored before must still match.
-        XCTAssertEqual(hasher.requestKey(callerId: "c-1", requestId: "r-1"),
-                       HMACSHA256.authenticationCode(for: Array("request\u{0}c-1\u{0}r-1".utf8), key: key))
+        XCTAssertEqual(
+            hasher.requestKey(callerId: "c-1", requestId: "r-1"),
+            HMACSHA256.authenticationCode(for: Array("request\u{0}c-1\u{0}r-1".utf8), key: key))
         let body = SHA256.digest(Array("a body".utf8))
         XCTAssertEqual(hasher.requestDigest(body), HMACSHA256.authenticationCode(for: Array("request body\u{0}".utf8) + body, key: key))
     }
@@ -55,8 +58,9 @@ final class DomainTests: XCTestCase {
         var object = JSONObjectWriter()
         object.member("at", timestamp: 1_796_205_600_123)
         object.member("then", timestamp: -1)
-        XCTAssertEqual(String(decoding: object.bytes(), as: UTF8.self),
-                       #"{"at":"2026-12-02T10:00:00.123Z","then":"1969-12-31T23:59:59.999Z"}"#)
+        XCTAssertEqual(
+            String(decoding: object.bytes(), as: UTF8.self),
+            #"{"at":"2026-12-02T10:00:00.123Z","then":"1969-12-31T23:59:59.999Z"}"#)
         XCTAssertEqual(Timestamp.parseDate("1970-01-02"), 86_400_000)
         XCTAssertEqual(Timestamp.parseDate("2024-02-29"), 1_709_164_800_000)
         for bad in ["2023-02-29", "2026-13-01", "2026-00-10", "2026-1-01", "20261201", "2026-12-32", "abcd-ef-gh", ""] {
@@ -76,8 +80,9 @@ final class DomainTests: XCTestCase {
             var parts = tm()
             gmtime_r(&seconds, &parts)
             let millis = Int(ms - Milliseconds(seconds) * 1000)
-            let expected = String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                                  Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+            let expected = String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
             XCTAssertEqual(Timestamp.format(ms), expected, "\(ms)")
             let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
             let civil = Timestamp.civilFromDays(days)
@@ -120,8 +125,9 @@ final class TransparencyCursorTests: XCTestCase {
             altered.replaceSubrange(i...i, with: text[i] == "A" ? "B" : "A")
             XCTAssertNil(TransparencyCursor.open(altered, tenant: "acme", environment: .production, key: key))
         }
-        let following = TransparencyCursor.seal(SubjectHistoryCursor(time: position.time, sequence: position.sequence + 1),
-                                                tenant: "acme", environment: .production, key: key)
+        let following = TransparencyCursor.seal(
+            SubjectHistoryCursor(time: position.time, sequence: position.sequence + 1),
+            tenant: "acme", environment: .production, key: key)
         XCTAssertNotEqual(text.prefix(22), following.prefix(22))
         XCTAssertNotEqual(text.suffix(21), following.suffix(21))
     }
@@ -132,8 +138,10 @@ final class CallerNameTests: XCTestCase {
     func testPrintableTextOfAnyScriptIsANameAndControlOrFormatCharactersAreNot() {
         XCTAssertEqual(Caller.validName("  Zahlungsverkehr – Bänk 🏦\t"), "Zahlungsverkehr – Bänk 🏦")
         XCTAssertEqual(Caller.validName("مدفوعات"), "مدفوعات", "right-to-left letters are letters")
-        for name in ["", " ", "pay\u{202E}ments", "pay\u{202A}x", "pay\u{2067}x\u{2069}", "pay\u{200B}ments", "pay\u{200F}",
-                     "pay\u{FEFF}", "a\nb", "a\u{1B}[0m", "a\u{85}b", "a\u{2029}b", "a\u{E000}b", String(repeating: "é", count: 51)] {
+        for name in [
+            "", " ", "pay\u{202E}ments", "pay\u{202A}x", "pay\u{2067}x\u{2069}", "pay\u{200B}ments", "pay\u{200F}",
+            "pay\u{FEFF}", "a\nb", "a\u{1B}[0m", "a\u{85}b", "a\u{2029}b", "a\u{E000}b", String(repeating: "é", count: 51)
+        ] {
             XCTAssertNil(Caller.validName(name), name.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " "))
         }
     }

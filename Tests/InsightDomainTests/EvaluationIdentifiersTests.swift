@@ -17,8 +17,9 @@ final class EvaluationIdentifiersTests: XCTestCase {
             XCTAssertEqual(origin?.eventId, ids.eventId)
             XCTAssertEqual(origin?.position, position)
         }
-        XCTAssertNotEqual(EvaluationIdentifiers.make(insights: 1, milliseconds: 5).eventId,
-                          EvaluationIdentifiers.make(insights: 1, milliseconds: 5).eventId)
+        XCTAssertNotEqual(
+            EvaluationIdentifiers.make(insights: 1, milliseconds: 5).eventId,
+            EvaluationIdentifiers.make(insights: 1, milliseconds: 5).eventId)
     }
 
     func testIdsOfAnotherShapeNameNothing() {
@@ -45,8 +46,9 @@ final class EvaluationIdentifiersTests: XCTestCase {
         for i in 0..<35 {
             var changed = insight
             changed[i] = changed[i] == UInt8(ascii: "a") ? UInt8(ascii: "b") : UInt8(ascii: "a")
-            XCTAssertFalse(EvaluationIdentifiers.isMade(String(decoding: changed, as: UTF8.self), eventId: event, position: 0),
-                           "byte \(i)")
+            XCTAssertFalse(
+                EvaluationIdentifiers.isMade(String(decoding: changed, as: UTF8.self), eventId: event, position: 0),
+                "byte \(i)")
         }
         XCTAssertNil(EvaluationIdentifiers.origin(ofInsightId: ""))
     }

@@ -9,8 +9,9 @@ final class AuthorizationRuleTests: XCTestCase {
         XCTAssertEqual(record, AuthorizationRecord(request: .denied, requestedAt: 1_000, effectiveAt: 1_500, renewedAt: 1_000))
         XCTAssertEqual(record.status(at: 1_499), .denialPending)
         XCTAssertEqual(record.status(at: 1_500), .denied)
-        XCTAssertEqual(AuthorizationRecord.applying(.denied, over: nil, now: 1_000, cooldown: 0).status(at: 1_000), .denied,
-                       "no cooldown: in effect at once")
+        XCTAssertEqual(
+            AuthorizationRecord.applying(.denied, over: nil, now: 1_000, cooldown: 0).status(at: 1_000), .denied,
+            "no cooldown: in effect at once")
     }
 
     func testADenialOverADenialKeepsItsCooldownAndRenewsItNeverBackwards() {
@@ -25,14 +26,17 @@ final class AuthorizationRuleTests: XCTestCase {
 
     func testADenialOverAnAuthorizationStartsANewCooldown() {
         let authorized = AuthorizationRecord(request: .authorized, requestedAt: 1_000, effectiveAt: 1_000)
-        XCTAssertEqual(AuthorizationRecord.applying(.denied, over: authorized, now: 2_000, cooldown: 700),
-                       AuthorizationRecord(request: .denied, requestedAt: 2_000, effectiveAt: 2_700))
+        XCTAssertEqual(
+            AuthorizationRecord.applying(.denied, over: authorized, now: 2_000, cooldown: 700),
+            AuthorizationRecord(request: .denied, requestedAt: 2_000, effectiveAt: 2_700))
     }
 
     func testAnAuthorizationTakesEffectAtOnceWhateverWasStored() {
         let expected = AuthorizationRecord(request: .authorized, requestedAt: 3_000, effectiveAt: 3_000)
-        for stored in [nil, AuthorizationRecord(request: .denied, requestedAt: 1_000, effectiveAt: 9_000),
-                       AuthorizationRecord(request: .authorized, requestedAt: 1_000, effectiveAt: 1_000)] {
+        for stored in [
+            nil, AuthorizationRecord(request: .denied, requestedAt: 1_000, effectiveAt: 9_000),
+            AuthorizationRecord(request: .authorized, requestedAt: 1_000, effectiveAt: 1_000)
+        ] {
             XCTAssertEqual(AuthorizationRecord.applying(.authorized, over: stored, now: 3_000, cooldown: 700), expected)
         }
     }
@@ -60,15 +64,19 @@ final class ConsumptionRuleTests: XCTestCase {
     }
 
     func testTheSameReportAgainIsAlreadyRecordedAndAnyOtherAConflict() {
-        let report = ConsumptionReport(eventId: "e1", callerId: "c1", environment: .production, status: .usedIncreasedFriction,
-                                       insightIdsUsed: ["a", "b"], reportedAt: 5)
+        let report = ConsumptionReport(
+            eventId: "e1", callerId: "c1", environment: .production, status: .usedIncreasedFriction,
+            insightIdsUsed: ["a", "b"], reportedAt: 5)
         XCTAssertEqual(ConsumptionResult.repeated(report, stored: .usedIncreasedFriction, insightIds: ["b", "a"]), .alreadyRecorded)
-        XCTAssertEqual(ConsumptionResult.repeated(report, stored: .notUsedNotNeeded, insightIds: ["a", "b"]),
-                       .conflict(existing: .notUsedNotNeeded), "another status")
-        XCTAssertEqual(ConsumptionResult.repeated(report, stored: .usedIncreasedFriction, insightIds: ["a"]),
-                       .conflict(existing: .usedIncreasedFriction), "other ids")
-        XCTAssertEqual(ConsumptionResult.repeated(report, stored: nil, insightIds: ["a", "b"]),
-                       .conflict(existing: .usedIncreasedFriction), "a stored status this binary does not know")
+        XCTAssertEqual(
+            ConsumptionResult.repeated(report, stored: .notUsedNotNeeded, insightIds: ["a", "b"]),
+            .conflict(existing: .notUsedNotNeeded), "another status")
+        XCTAssertEqual(
+            ConsumptionResult.repeated(report, stored: .usedIncreasedFriction, insightIds: ["a"]),
+            .conflict(existing: .usedIncreasedFriction), "other ids")
+        XCTAssertEqual(
+            ConsumptionResult.repeated(report, stored: nil, insightIds: ["a", "b"]),
+            .conflict(existing: .usedIncreasedFriction), "a stored status this binary does not know")
     }
 
     func testAnEvaluationCountsOnTimeLateOverdueOrPending() {
@@ -77,18 +85,22 @@ final class ConsumptionRuleTests: XCTestCase {
         stats.count(reportedAt: 2_001, deadline: 2_000, now: 9_000)
         stats.count(reportedAt: nil, deadline: 8_999, now: 9_000)
         stats.count(reportedAt: nil, deadline: 9_000, now: 9_000)
-        XCTAssertEqual(stats, ReportingStats(evaluations: 4, onTime: 1, late: 1, overdue: 1, pending: 1),
-                       "a report at its deadline is on time; an unreported one is overdue only once now is past it")
+        XCTAssertEqual(
+            stats, ReportingStats(evaluations: 4, onTime: 1, late: 1, overdue: 1, pending: 1),
+            "a report at its deadline is on time; an unreported one is overdue only once now is past it")
     }
 }
 
 /// Which callers, quotas and ceilings a store accepts (`Caller.registering`, `checkQuota`,
 /// `TenantCeiling.check`), and how a ceiling caps a quota.
 final class CallerRuleTests: XCTestCase {
-    private func register(name: String = "payments", tenant: String = "acme", roles: Set<Role> = [.evaluate],
-                          rate: Double = 50, burst: Int = 100) throws(CallerRegistrationError) -> Caller {
-        try Caller.registering(callerId: "c1", name: name, tenant: tenant, environment: .production, roles: roles,
-                               rate: rate, burst: burst, now: 7)
+    private func register(
+        name: String = "payments", tenant: String = "acme", roles: Set<Role> = [.evaluate],
+        rate: Double = 50, burst: Int = 100
+    ) throws(CallerRegistrationError) -> Caller {
+        try Caller.registering(
+            callerId: "c1", name: name, tenant: tenant, environment: .production, roles: roles,
+            rate: rate, burst: burst, now: 7)
     }
 
     /// The refusal `body` throws, or nil when it throws none.
@@ -104,15 +116,18 @@ final class CallerRuleTests: XCTestCase {
     }
 
     func testAValidCallerIsRegisteredWithItsNameTrimmed() throws {
-        XCTAssertEqual(try register(name: "  payments\t", rate: .leastNonzeroMagnitude, burst: 1),
-                       Caller(callerId: "c1", name: "payments", tenant: "acme", environment: .production, roles: [.evaluate],
-                              rate: .leastNonzeroMagnitude, burst: 1, createdAt: 7))
+        XCTAssertEqual(
+            try register(name: "  payments\t", rate: .leastNonzeroMagnitude, burst: 1),
+            Caller(
+                callerId: "c1", name: "payments", tenant: "acme", environment: .production, roles: [.evaluate],
+                rate: .leastNonzeroMagnitude, burst: 1, createdAt: 7))
     }
 
     func testEachRefusalNamesItsReasonInOrderTenantRolesRateBurstName() {
         XCTAssertEqual(refusal { _ = try register(tenant: "Acme", roles: [], rate: 0) }, .invalidTenant("Acme"))
-        XCTAssertEqual(refusal { _ = try register(tenant: String(repeating: "a", count: Tenant.maxNameLength + 1)) },
-                       .invalidTenant(String(repeating: "a", count: Tenant.maxNameLength + 1)))
+        XCTAssertEqual(
+            refusal { _ = try register(tenant: String(repeating: "a", count: Tenant.maxNameLength + 1)) },
+            .invalidTenant(String(repeating: "a", count: Tenant.maxNameLength + 1)))
         XCTAssertNil(refusal { _ = try register(tenant: String(repeating: "a", count: Tenant.maxNameLength)) })
         XCTAssertEqual(refusal { _ = try register(roles: [], rate: 0) }, .noRoles)
         XCTAssertEqual(refusal { _ = try register(rate: 0, burst: 0) }, .invalidRate)
@@ -180,19 +195,24 @@ final class LabelRuleTests: XCTestCase {
         XCTAssertEqual(LabelResultStatus.repeating(scam, storedOutcome: "confirmedFraud", storedFraudType: "purchaseScam"), .conflict)
         XCTAssertEqual(LabelResultStatus.repeating(scam, storedOutcome: "confirmedLegitimate", storedFraudType: nil), .conflict)
         XCTAssertEqual(LabelResultStatus.repeating(legitimate, storedOutcome: "confirmedLegitimate", storedFraudType: nil), .duplicate)
-        XCTAssertEqual(LabelResultStatus.repeating(legitimate, storedOutcome: "confirmedLegitimate", storedFraudType: "other"),
-                       .conflict)
+        XCTAssertEqual(
+            LabelResultStatus.repeating(legitimate, storedOutcome: "confirmedLegitimate", storedFraudType: "other"),
+            .conflict)
     }
 
     func testTheSameBodyIsReplayedAndAnotherRefused() {
-        let submission = LabelSubmission(callerId: "ops", tenant: "default", environment: .production, items: [],
-                                         idempotencyKeyHash: [1], bodyHash: [2], receivedAt: 5)
-        XCTAssertEqual(LabelSubmissionResult.replaying(submission, keptBodyHash: [2], keptResults: [.accepted, .invalid]),
-                       .processed([.accepted, .invalid], replayed: true))
-        XCTAssertEqual(LabelSubmissionResult.replaying(submission, keptBodyHash: [3], keptResults: [.accepted]),
-                       .idempotencyKeyReused)
-        XCTAssertEqual(StoreSchema.decodeLabelResults(StoreSchema.encode([.accepted, .unknownInsight, .invalid])),
-                       [.accepted, .unknownInsight, .invalid])
+        let submission = LabelSubmission(
+            callerId: "ops", tenant: "default", environment: .production, items: [],
+            idempotencyKeyHash: [1], bodyHash: [2], receivedAt: 5)
+        XCTAssertEqual(
+            LabelSubmissionResult.replaying(submission, keptBodyHash: [2], keptResults: [.accepted, .invalid]),
+            .processed([.accepted, .invalid], replayed: true))
+        XCTAssertEqual(
+            LabelSubmissionResult.replaying(submission, keptBodyHash: [3], keptResults: [.accepted]),
+            .idempotencyKeyReused)
+        XCTAssertEqual(
+            StoreSchema.decodeLabelResults(StoreSchema.encode([.accepted, .unknownInsight, .invalid])),
+            [.accepted, .unknownInsight, .invalid])
         XCTAssertEqual(StoreSchema.encode([LabelResultStatus]()), "")
     }
 }

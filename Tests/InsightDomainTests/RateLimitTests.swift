@@ -40,8 +40,9 @@ final class GCRATests: XCTestCase {
         XCTAssertEqual(third.retryAfter, 300, accuracy: 1e-9)
         XCTAssertTrue(GCRA(rate: 1, burst: 3).decide(now: 0, tat: nil, cost: 5).allowed, "a cost above the burst is the burst")
         let limiter = RateLimiter(settings: RateLimitSettings(), clock: ManualClock())
-        let caller = Caller(callerId: "caller_cost", name: "c", environment: .production, roles: [.evaluate],
-                            rate: 1, burst: 10, createdAt: 0)
+        let caller = Caller(
+            callerId: "caller_cost", name: "c", environment: .production, roles: [.evaluate],
+            rate: 1, burst: 10, createdAt: 0)
         guard case .allowed(let status) = limiter.admit(caller, cost: 5) else { return XCTFail("refused") }
         XCTAssertEqual(status.remaining, 5)
         guard case .allowed = limiter.admit(caller, cost: 5), case .throttled = limiter.admit(caller) else {
@@ -106,8 +107,9 @@ final class CompliancePolicyTests: XCTestCase {
 }
 
 final class RateLimiterTests: XCTestCase {
-    let caller = Caller(callerId: "c", name: "n", environment: .production, roles: [.evaluate], rate: 10, burst: 10,
-                        createdAt: 0)
+    let caller = Caller(
+        callerId: "c", name: "n", environment: .production, roles: [.evaluate], rate: 10, burst: 10,
+        createdAt: 0)
 
     func testACompliantCallerAtItsFullRateIsNeverThrottled() {
         let clock = ManualClock()

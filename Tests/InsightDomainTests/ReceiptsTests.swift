@@ -64,25 +64,45 @@ final class ReceiptChainTests: XCTestCase {
         XCTAssertEqual(brokenAt([heads[0], heads[2]]), "2: head 1 is missing: the next stored is 2")
         XCTAssertEqual(brokenAt(heads, instance: "i-2"), "0: it names instance i-1")
         XCTAssertTrue(brokenAt(heads, keys: [:])?.hasPrefix("0: it is signed by key ") == true)
-        XCTAssertEqual(brokenAt([heads[0], LoggedHead(signed: heads[1].signed, leaves: heads[2].leaves)]),
-                       "1: it stores 3 leaf hashes for a tree of 2")
-        XCTAssertEqual(brokenAt([heads[0], LoggedHead(signed: heads[1].signed, leaves: Array(heads[1].leaves.reversed()))]),
-                       "1: its stored leaves do not give its root")
+        XCTAssertEqual(
+            brokenAt([heads[0], LoggedHead(signed: heads[1].signed, leaves: heads[2].leaves)]),
+            "1: it stores 3 leaf hashes for a tree of 2")
+        XCTAssertEqual(
+            brokenAt([heads[0], LoggedHead(signed: heads[1].signed, leaves: Array(heads[1].leaves.reversed()))]),
+            "1: its stored leaves do not give its root")
         // Heads the same key signed that do not chain: a forged previous, a time gone back.
         let key = try XCTUnwrap(issuer.keys.published().first?.signer)
         func forged(_ head: ReceiptHead) throws -> LoggedHead {
-            LoggedHead(signed: SignedHead(head: head, jws: try XCTUnwrap(key.compactSerialization(of: head.payload))), leaves: heads[1].leaves)
+            LoggedHead(
+                signed: SignedHead(head: head, jws: try XCTUnwrap(key.compactSerialization(of: head.payload))), leaves: heads[1].leaves)
         }
         let real = heads[1].signed.head
-        XCTAssertEqual(brokenAt([heads[0], try forged(ReceiptHead(instance: "i-1", sequence: 1, size: real.size, root: real.root,
-                                                                  previous: Array(repeating: 1, count: 32), time: real.time))]),
-                       "1: its previous is not the hash of head 0")
-        XCTAssertEqual(brokenAt([heads[0], try forged(ReceiptHead(instance: "i-1", sequence: 1, size: real.size, root: real.root,
-                                                                  previous: real.previous, time: heads[0].signed.head.time - 1))]),
-                       "1: its time is earlier than head 0's")
+        XCTAssertEqual(
+            brokenAt([
+                heads[0],
+                try forged(
+                    ReceiptHead(
+                        instance: "i-1", sequence: 1, size: real.size, root: real.root,
+                        previous: Array(repeating: 1, count: 32), time: real.time))
+            ]),
+            "1: its previous is not the hash of head 0")
+        XCTAssertEqual(
+            brokenAt([
+                heads[0],
+                try forged(
+                    ReceiptHead(
+                        instance: "i-1", sequence: 1, size: real.size, root: real.root,
+                        previous: real.previous, time: heads[0].signed.head.time - 1))
+            ]),
+            "1: its time is earlier than head 0's")
         var tampered = Array(heads[1].signed.jws.utf8)
         tampered[tampered.count - 3] = tampered[tampered.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        XCTAssertTrue(brokenAt([heads[0], LoggedHead(signed: SignedHead(head: real, jws: String(decoding: tampered, as: UTF8.self)),
-                                                     leaves: heads[1].leaves)])?.contains("its signature does not verify") == true)
+        XCTAssertTrue(
+            brokenAt([
+                heads[0],
+                LoggedHead(
+                    signed: SignedHead(head: real, jws: String(decoding: tampered, as: UTF8.self)),
+                    leaves: heads[1].leaves)
+            ])?.contains("its signature does not verify") == true)
     }
 }

@@ -8,8 +8,9 @@ final class SigningKeysTests: XCTestCase {
     let t0: Milliseconds = 1_800_000_000_000
 
     func key(created: Milliseconds, activates: Milliseconds, retired: Milliseconds? = nil, until: Milliseconds? = nil) -> SigningKey {
-        SigningKey(key: Ed25519SigningKey.generate().key, createdAt: created, activatesAt: activates, retiredAt: retired,
-                   publishedUntil: until)
+        SigningKey(
+            key: Ed25519SigningKey.generate().key, createdAt: created, activatesAt: activates, retiredAt: retired,
+            publishedUntil: until)
     }
 
     func kid(of signature: String?) throws -> String {

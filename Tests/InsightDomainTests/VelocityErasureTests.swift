@@ -19,8 +19,9 @@ final class VelocityErasureTests: XCTestCase {
             let counterparties = (0..<4).map { "cp\($0)" }
             let values: [InsightValue?] = [nil, .unknown, .medium, .high]
             // acct0 also under a rotated key's hash.
-            let erased = ErasedSubject(tenant: "t", account: [hash("acct0"), hash("old/acct0")], device: [hash("dev0")],
-                                       counterparty: [hash("cp0")])
+            let erased = ErasedSubject(
+                tenant: "t", account: [hash("acct0"), hash("old/acct0")], device: [hash("dev0")],
+                counterparty: [hash("cp0")])
             var events: [VelocityEvent] = []
             for i in 0..<200 {
                 let account = accounts[pick(accounts.count)]
@@ -39,8 +40,9 @@ final class VelocityErasureTests: XCTestCase {
                 if let c = unlinked.counterparty, erased.counterparty.contains(c) { unlinked.counterparty = nil }
                 reference.record(unlinked)
             }
-            let queries = Self.queries(accounts: accounts.map { [hash($0)] } + [[hash("acct0"), hash("old/acct0")]],
-                                       devices: devices.map(hash), counterparties: counterparties.map(hash))
+            let queries = Self.queries(
+                accounts: accounts.map { [hash($0)] } + [[hash("acct0"), hash("old/acct0")]],
+                devices: devices.map(hash), counterparties: counterparties.map(hash))
             let differed = queries.filter { tracker.signals(for: $0) != reference.signals(for: $0) }.count
             XCTAssertGreaterThan(differed, 0, "seed \(seed): the subject counted before erasure")
 
@@ -63,10 +65,12 @@ final class VelocityErasureTests: XCTestCase {
                 for device in [nil] + devices {
                     for counterparty in [nil] + counterparties {
                         for payment in [false, true] {
-                            queries.append(VelocityQuery(environment: environment, accounts: account,
-                                                         devices: device.map { [$0] } ?? [],
-                                                         counterparties: counterparty.map { [$0] } ?? [],
-                                                         isPayment: payment))
+                            queries.append(
+                                VelocityQuery(
+                                    environment: environment, accounts: account,
+                                    devices: device.map { [$0] } ?? [],
+                                    counterparties: counterparty.map { [$0] } ?? [],
+                                    isPayment: payment))
                         }
                     }
                 }

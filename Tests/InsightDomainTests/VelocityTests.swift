@@ -30,26 +30,37 @@ private final class VelocityHarness: Sendable {
 
     init(limits: VelocityLimits = .init()) { tracker = VelocityTracker(clock: clock, limits: limits) }
 
-    func event(_ account: String?, device: String? = nil, counterparty: String? = nil, payment: Bool = false,
-               value: InsightValue? = .unknown, env: Environment = .production, at time: Milliseconds? = nil,
-               hashing: (String) -> [UInt8] = fakeHash) -> VelocityEvent {
-        VelocityEvent(environment: env, time: time ?? clock.now(), account: account.map(hashing),
-                      device: device.map(hashing), counterparty: counterparty.map(hashing), isPayment: payment,
-                      value: value)
+    func event(
+        _ account: String?, device: String? = nil, counterparty: String? = nil, payment: Bool = false,
+        value: InsightValue? = .unknown, env: Environment = .production, at time: Milliseconds? = nil,
+        hashing: (String) -> [UInt8] = fakeHash
+    ) -> VelocityEvent {
+        VelocityEvent(
+            environment: env, time: time ?? clock.now(), account: account.map(hashing),
+            device: device.map(hashing), counterparty: counterparty.map(hashing), isPayment: payment,
+            value: value)
     }
 
-    func record(_ account: String?, device: String? = nil, counterparty: String? = nil, payment: Bool = false,
-                value: InsightValue? = .unknown, env: Environment = .production, at time: Milliseconds? = nil,
-                hashing: (String) -> [UInt8] = fakeHash) {
-        tracker.record(event(account, device: device, counterparty: counterparty, payment: payment, value: value,
-                             env: env, at: time, hashing: hashing))
+    func record(
+        _ account: String?, device: String? = nil, counterparty: String? = nil, payment: Bool = false,
+        value: InsightValue? = .unknown, env: Environment = .production, at time: Milliseconds? = nil,
+        hashing: (String) -> [UInt8] = fakeHash
+    ) {
+        tracker.record(
+            event(
+                account, device: device, counterparty: counterparty, payment: payment, value: value,
+                env: env, at: time, hashing: hashing))
     }
 
-    func signals(_ account: String?, device: String? = nil, counterparty: String? = nil, payment: Bool = false,
-                 env: Environment = .production) -> VelocitySignals {
-        tracker.signals(for: VelocityQuery(environment: env, accounts: account.map { [fakeHash($0)] } ?? [],
-                                           devices: device.map { [fakeHash($0)] } ?? [],
-                                           counterparties: counterparty.map { [fakeHash($0)] } ?? [], isPayment: payment))
+    func signals(
+        _ account: String?, device: String? = nil, counterparty: String? = nil, payment: Bool = false,
+        env: Environment = .production
+    ) -> VelocitySignals {
+        tracker.signals(
+            for: VelocityQuery(
+                environment: env, accounts: account.map { [fakeHash($0)] } ?? [],
+                devices: device.map { [fakeHash($0)] } ?? [],
+                counterparties: counterparty.map { [fakeHash($0)] } ?? [], isPayment: payment))
     }
 
     func advance(_ ms: Int64) { clock.advance(ms: ms) }
@@ -141,14 +152,16 @@ final class VelocitySignalTests: XCTestCase {
         XCTAssertEqual(s.accountNewCounterparties, VelocityCounts(hour: 2, day: 2, week: 2))
         s = h.signals("a", counterparty: "c9", payment: true)
         XCTAssertTrue(s.isFirstPaymentToCounterparty)
-        XCTAssertFalse(h.signals("a", counterparty: "c2", payment: false).isFirstPaymentToCounterparty,
-                       "only a payment is a first payment")
+        XCTAssertFalse(
+            h.signals("a", counterparty: "c2", payment: false).isFirstPaymentToCounterparty,
+            "only a payment is a first payment")
         // A repeat payment does not move the first one, but keeps the counterparty known.
         h.advance(2 * oneHour)
         let repeatAt = h.clock.now()
         h.record("a", counterparty: "c1", payment: true)
-        XCTAssertEqual(h.signals("a", counterparty: "c2", payment: true).accountNewCounterparties,
-                       VelocityCounts(hour: 1, day: 2, week: 2))
+        XCTAssertEqual(
+            h.signals("a", counterparty: "c2", payment: true).accountNewCounterparties,
+            VelocityCounts(hour: 1, day: 2, week: 2))
         h.clock.advance(ms: repeatAt + oneWeek - 1 - h.clock.now())
         s = h.signals("a", counterparty: "c1", payment: true)
         XCTAssertEqual(s.counterpartyLastPaidByAccount, repeatAt)
@@ -161,9 +174,11 @@ final class VelocitySignalTests: XCTestCase {
         let h = VelocityHarness()
         let raised = [(InsightValue.medium, true), (.high, true), (.medium, false), (.unknown, false)]
         for (value, byVelocity) in raised {
-            h.tracker.record(VelocityEvent(environment: .production, time: h.clock.now(), account: fakeHash("a"),
-                                           device: nil, counterparty: fakeHash("c"), isPayment: true, value: value,
-                                           raisedByVelocity: byVelocity))
+            h.tracker.record(
+                VelocityEvent(
+                    environment: .production, time: h.clock.now(), account: fakeHash("a"),
+                    device: nil, counterparty: fakeHash("c"), isPayment: true, value: value,
+                    raisedByVelocity: byVelocity))
         }
         XCTAssertEqual(h.signals("a").accountCoachingResults.week, 2, "high (model medium) and medium")
         XCTAssertEqual(h.signals("b", counterparty: "c").counterpartyCoachedPayers.week, 1)
@@ -241,9 +256,10 @@ final class VelocitySignalTests: XCTestCase {
         h.advance(1)
         // After it: new records under the new key.
         h.record("a", device: "d", value: .high)
-        let query = VelocityQuery(environment: .production, accounts: [fakeHash("a"), oldHash("a")],
-                                  devices: [fakeHash("d"), oldHash("d")], counterparties: [fakeHash("c"), oldHash("c")],
-                                  isPayment: true)
+        let query = VelocityQuery(
+            environment: .production, accounts: [fakeHash("a"), oldHash("a")],
+            devices: [fakeHash("d"), oldHash("d")], counterparties: [fakeHash("c"), oldHash("c")],
+            isPayment: true)
         let s = h.tracker.signals(for: query)
         XCTAssertEqual(s.accountEvaluations.week, 3)
         XCTAssertEqual(s.accountCoachingResults.week, 2)
@@ -257,8 +273,9 @@ final class VelocitySignalTests: XCTestCase {
         XCTAssertEqual(newOnly.accountEvaluations.week, 2)
         XCTAssertTrue(newOnly.isFirstPaymentToCounterparty)
         // The counterparty's payers, seen from another account under both keys.
-        let other = VelocityQuery(environment: .production, accounts: [fakeHash("z")], devices: [],
-                                  counterparties: [fakeHash("c"), oldHash("c")], isPayment: true)
+        let other = VelocityQuery(
+            environment: .production, accounts: [fakeHash("z")], devices: [],
+            counterparties: [fakeHash("c"), oldHash("c")], isPayment: true)
         XCTAssertEqual(h.tracker.signals(for: other).counterpartyCoachedPayers.week, 1)
     }
 
@@ -364,12 +381,14 @@ final class VelocityRebuildTests: XCTestCase {
             now += Int64(rng.next() % 520_000)
             let late = rng.next() % 5 == 0 ? Int64(rng.next() % 60_000) : 0
             let environment: Environment = rng.next() % 10 == 0 ? .sandbox : .production
-            events.append(VelocityEvent(environment: environment, time: now - late,
-                                        account: rng.next() % 20 == 0 ? nil : fakeHash("a\(rng.next() % 40)"),
-                                        device: rng.next() % 4 == 0 ? nil : fakeHash("d\(rng.next() % 15)"),
-                                        counterparty: rng.next() % 3 == 0 ? nil : fakeHash("c\(rng.next() % 12)"),
-                                        isPayment: rng.next() % 2 == 0, value: values[Int(rng.next() % 6)],
-                                        raisedByVelocity: rng.next() % 7 == 0))
+            events.append(
+                VelocityEvent(
+                    environment: environment, time: now - late,
+                    account: rng.next() % 20 == 0 ? nil : fakeHash("a\(rng.next() % 40)"),
+                    device: rng.next() % 4 == 0 ? nil : fakeHash("d\(rng.next() % 15)"),
+                    counterparty: rng.next() % 3 == 0 ? nil : fakeHash("c\(rng.next() % 12)"),
+                    isPayment: rng.next() % 2 == 0, value: values[Int(rng.next() % 6)],
+                    raisedByVelocity: rng.next() % 7 == 0))
         }
         return events
     }
@@ -473,8 +492,9 @@ final class VelocityRebuildTests: XCTestCase {
                 let s = h.signals(account, device: "shared", counterparty: "mule", payment: true)
                 _ = policy.apply(.unknown, signals: s)
                 if i < 150 {
-                    h.record(account, device: "shared", counterparty: i % 3 == 2 ? "other\(t)" : "mule", payment: true,
-                             value: i % 3 == 2 ? .unknown : .medium)
+                    h.record(
+                        account, device: "shared", counterparty: i % 3 == 2 ? "other\(t)" : "mule", payment: true,
+                        value: i % 3 == 2 ? .unknown : .medium)
                 } else {
                     h.record("t\(t)-solo\(i)", device: "own\(t)")
                 }
@@ -547,10 +567,12 @@ final class EscalationPolicyTests: XCTestCase {
         XCTAssertEqual(policy.apply(.unknown, signals: VelocitySignals()), Escalation(value: .unknown))
         for kind in VelocityRule.Kind.allCases {
             let s = firing(kind)
-            XCTAssertEqual(policy.apply(.unknown, signals: s),
-                           Escalation(value: .medium, reasons: [kind.rawValue], raised: true), "\(kind)")
-            XCTAssertEqual(policy.apply(.medium, signals: s),
-                           Escalation(value: .high, reasons: [kind.rawValue], raised: true), "\(kind)")
+            XCTAssertEqual(
+                policy.apply(.unknown, signals: s),
+                Escalation(value: .medium, reasons: [kind.rawValue], raised: true), "\(kind)")
+            XCTAssertEqual(
+                policy.apply(.medium, signals: s),
+                Escalation(value: .high, reasons: [kind.rawValue], raised: true), "\(kind)")
             XCTAssertEqual(policy.apply(.high, signals: s), Escalation(value: .high, reasons: [kind.rawValue]), "\(kind)")
         }
     }
@@ -583,8 +605,9 @@ final class EscalationPolicyTests: XCTestCase {
     func testTwoRulesStillRaiseOneLevelOnly() {
         let policy = EscalationPolicy.defaults
         let s = merge(firing(.sharedDevice), firing(.accountVelocity))
-        XCTAssertEqual(policy.apply(.unknown, signals: s),
-                       Escalation(value: .medium, reasons: ["accountVelocity", "sharedDevice"], raised: true))
+        XCTAssertEqual(
+            policy.apply(.unknown, signals: s),
+            Escalation(value: .medium, reasons: ["accountVelocity", "sharedDevice"], raised: true))
         XCTAssertEqual(policy.apply(.medium, signals: s).value, .high)
     }
 
@@ -592,11 +615,14 @@ final class EscalationPolicyTests: XCTestCase {
         var rules = EscalationPolicy.defaults.rules
         for i in rules.indices where rules[i].kind == .sharedDevice { rules[i].shadow = true }
         let policy = EscalationPolicy(rules: rules)
-        XCTAssertEqual(policy.apply(.unknown, signals: firing(.sharedDevice)),
-                       Escalation(value: .unknown, shadowReasons: ["sharedDevice"]))
-        XCTAssertEqual(policy.apply(.medium, signals: merge(firing(.sharedDevice), firing(.accountVelocity))),
-                       Escalation(value: .high, reasons: ["accountVelocity"], shadowReasons: ["sharedDevice"],
-                                  raised: true))
+        XCTAssertEqual(
+            policy.apply(.unknown, signals: firing(.sharedDevice)),
+            Escalation(value: .unknown, shadowReasons: ["sharedDevice"]))
+        XCTAssertEqual(
+            policy.apply(.medium, signals: merge(firing(.sharedDevice), firing(.accountVelocity))),
+            Escalation(
+                value: .high, reasons: ["accountVelocity"], shadowReasons: ["sharedDevice"],
+                raised: true))
     }
 
     func testNeverLowersAndNeverSkipsALevel() {
@@ -624,9 +650,11 @@ final class EscalationPolicyTests: XCTestCase {
         for i in 1...6 {
             let s = h.signals("acct", device: "phone", counterparty: "payee\(i)", payment: true)
             results.append(EscalationPolicy.defaults.apply(.unknown, signals: s))
-            h.tracker.record(VelocityEvent(environment: .production, time: h.clock.now(), account: fakeHash("acct"),
-                                           device: fakeHash("phone"), counterparty: fakeHash("payee\(i)"), isPayment: true,
-                                           value: results.last!.value, raisedByVelocity: results.last!.raised))
+            h.tracker.record(
+                VelocityEvent(
+                    environment: .production, time: h.clock.now(), account: fakeHash("acct"),
+                    device: fakeHash("phone"), counterparty: fakeHash("payee\(i)"), isPayment: true,
+                    value: results.last!.value, raisedByVelocity: results.last!.raised))
             h.advance(60_000)
         }
         XCTAssertEqual(results[0..<4].map(\.reasons), [[], [], [], []])
@@ -641,8 +669,10 @@ final class EscalationPolicyTests: XCTestCase {
         var stored: [VelocityEvent] = []
         var reasons: [[String]] = []
         func evaluate(_ tracker: VelocityTracker, _ account: String) {
-            let s = tracker.signals(for: VelocityQuery(environment: .production, accounts: [fakeHash(account)],
-                                                       devices: [fakeHash("tablet")], counterparties: [], isPayment: false))
+            let s = tracker.signals(
+                for: VelocityQuery(
+                    environment: .production, accounts: [fakeHash(account)],
+                    devices: [fakeHash("tablet")], counterparties: [], isPayment: false))
             reasons.append(EscalationPolicy.defaults.apply(.unknown, signals: s).reasons)
             let event = h.event(account, device: "tablet")
             stored.append(event)
@@ -690,7 +720,8 @@ final class EscalationPolicyTests: XCTestCase {
     }
 
     func testPolicyFileModesAndFields() throws {
-        let policy = try EscalationPolicy.parse("""
+        let policy = try EscalationPolicy.parse(
+            """
             {"version": 1, "rules": {
               "sharedDevice": {"mode": "shadow", "threshold": 6, "window": "7d"},
               "newDeviceForAccount": {"mode": "off"},
@@ -698,12 +729,19 @@ final class EscalationPolicyTests: XCTestCase {
               "accountVelocity": {"window": "24h", "threshold": 40}
             }}
             """)
-        XCTAssertEqual(policy.rules.map(\.kind), [.accountVelocity, .sharedDevice, .counterpartyLinkedToCoaching,
-                                                  .repeatedCoachingSignals, .newCounterpartyVelocity])
+        XCTAssertEqual(
+            policy.rules.map(\.kind),
+            [
+                .accountVelocity, .sharedDevice, .counterpartyLinkedToCoaching,
+                .repeatedCoachingSignals, .newCounterpartyVelocity
+            ])
         XCTAssertEqual(policy.rules[0], VelocityRule(.accountVelocity, threshold: 40, window: .day))
         XCTAssertEqual(policy.rules[1], VelocityRule(.sharedDevice, threshold: 6, window: .week, shadow: true))
-        XCTAssertEqual(policy.rules[2], VelocityRule(.counterpartyLinkedToCoaching, threshold: 3, window: .week,
-                                                     minimumShare: 0.5))
+        XCTAssertEqual(
+            policy.rules[2],
+            VelocityRule(
+                .counterpartyLinkedToCoaching, threshold: 3, window: .week,
+                minimumShare: 0.5))
     }
 
     func testBadPolicyFilesAreRefusedWithTheField() {
@@ -715,53 +753,70 @@ final class EscalationPolicyTests: XCTestCase {
                 return error.message
             }
         }
-        XCTAssertEqual(message(#"{"version": 1, "rules": {"velocityMagic": {}}}"#),
-                       "rules.velocityMagic: unknown rule (known: accountVelocity, newDeviceForAccount, sharedDevice, "
-                           + "counterpartyLinkedToCoaching, repeatedCoachingSignals, newCounterpartyVelocity)")
-        XCTAssertEqual(message(#"{"version": 1, "rules": {"sharedDevice": {"treshold": 3}}}"#),
-                       "rules.sharedDevice.treshold: unknown field (expected mode, threshold, window)")
-        XCTAssertEqual(message(#"{"version": 1, "rules": {"sharedDevice": {"minimumShare": 0.5}}}"#),
-                       "rules.sharedDevice.minimumShare: unknown field (expected mode, threshold, window)")
-        XCTAssertEqual(message(#"{"version": 1, "rules": {"sharedDevice": {"threshold": 0}}}"#),
-                       "rules.sharedDevice.threshold: expected a whole number from 1 to 32")
-        XCTAssertEqual(message(#"{"version": 1, "rules": {"sharedDevice": {"threshold": 2.5}}}"#),
-                       "rules.sharedDevice.threshold: expected a whole number from 1 to 32")
-        XCTAssertEqual(message(#"{"version": 1, "rules": {"sharedDevice": {"threshold": 33}}}"#),
-                       "rules.sharedDevice.threshold: expected a whole number from 1 to 32")
-        XCTAssertEqual(message(#"{"version": 1, "rules": {"sharedDevice": {"window": "2h"}}}"#),
-                       #"rules.sharedDevice.window: expected "1h", "24h" or "7d""#)
-        XCTAssertEqual(message(#"{"version": 1, "rules": {"sharedDevice": {"mode": "on"}}}"#),
-                       #"rules.sharedDevice.mode: expected "enforce", "shadow" or "off""#)
-        XCTAssertEqual(message(#"{"version": 1, "rules": {"counterpartyLinkedToCoaching": {"minimumShare": 2}}}"#),
-                       "rules.counterpartyLinkedToCoaching.minimumShare: expected a number from 0 to 1")
+        XCTAssertEqual(
+            message(#"{"version": 1, "rules": {"velocityMagic": {}}}"#),
+            "rules.velocityMagic: unknown rule (known: accountVelocity, newDeviceForAccount, sharedDevice, "
+                + "counterpartyLinkedToCoaching, repeatedCoachingSignals, newCounterpartyVelocity)")
+        XCTAssertEqual(
+            message(#"{"version": 1, "rules": {"sharedDevice": {"treshold": 3}}}"#),
+            "rules.sharedDevice.treshold: unknown field (expected mode, threshold, window)")
+        XCTAssertEqual(
+            message(#"{"version": 1, "rules": {"sharedDevice": {"minimumShare": 0.5}}}"#),
+            "rules.sharedDevice.minimumShare: unknown field (expected mode, threshold, window)")
+        XCTAssertEqual(
+            message(#"{"version": 1, "rules": {"sharedDevice": {"threshold": 0}}}"#),
+            "rules.sharedDevice.threshold: expected a whole number from 1 to 32")
+        XCTAssertEqual(
+            message(#"{"version": 1, "rules": {"sharedDevice": {"threshold": 2.5}}}"#),
+            "rules.sharedDevice.threshold: expected a whole number from 1 to 32")
+        XCTAssertEqual(
+            message(#"{"version": 1, "rules": {"sharedDevice": {"threshold": 33}}}"#),
+            "rules.sharedDevice.threshold: expected a whole number from 1 to 32")
+        XCTAssertEqual(
+            message(#"{"version": 1, "rules": {"sharedDevice": {"window": "2h"}}}"#),
+            #"rules.sharedDevice.window: expected "1h", "24h" or "7d""#)
+        XCTAssertEqual(
+            message(#"{"version": 1, "rules": {"sharedDevice": {"mode": "on"}}}"#),
+            #"rules.sharedDevice.mode: expected "enforce", "shadow" or "off""#)
+        XCTAssertEqual(
+            message(#"{"version": 1, "rules": {"counterpartyLinkedToCoaching": {"minimumShare": 2}}}"#),
+            "rules.counterpartyLinkedToCoaching.minimumShare: expected a number from 0 to 1")
         XCTAssertEqual(message(#"{"rules": {}}"#), "policy.version: missing (this server reads version 1)")
         XCTAssertEqual(message(#"{"version": 2}"#), "policy.version: unsupported (this server reads version 1)")
-        XCTAssertEqual(message(#"{"version": 1, "limits": {}}"#),
-                       #"policy: unknown field "limits" (expected "version" and "rules")"#)
+        XCTAssertEqual(
+            message(#"{"version": 1, "limits": {}}"#),
+            #"policy: unknown field "limits" (expected "version" and "rules")"#)
         XCTAssertEqual(message(#"{"version": 1, "rules": []}"#), "rules: expected an object keyed by rule name")
         // Syntax errors come from the JSON module, with the byte offset where reading stopped.
-        for (text, reason) in [("{\"version\": 1,\n \"version\": 1}", "duplicate member name at byte 16"),
-                               (#"{"version": 1,}"#, "expected a member name at byte 14"),
-                               (#"{"version": 1} x"#, "unexpected data after the document at byte 15"),
-                               (#"{"version": 01}"#, "leading zero in number at byte 13"),
-                               (#"{"v\ud800": 1}"#, "unpaired surrogate at byte 9"),
-                               ("", "unexpected end of document at byte 0"),
-                               (String(repeating: "[", count: 40), "nesting deeper than 32 at byte 32")] {
+        for (text, reason) in [
+            ("{\"version\": 1,\n \"version\": 1}", "duplicate member name at byte 16"),
+            (#"{"version": 1,}"#, "expected a member name at byte 14"),
+            (#"{"version": 1} x"#, "unexpected data after the document at byte 15"),
+            (#"{"version": 01}"#, "leading zero in number at byte 13"),
+            (#"{"v\ud800": 1}"#, "unpaired surrogate at byte 9"),
+            ("", "unexpected end of document at byte 0"),
+            (String(repeating: "[", count: 40), "nesting deeper than 32 at byte 32")
+        ] {
             XCTAssertEqual(message(text), "policy: invalid JSON: \(reason)", text)
         }
-        XCTAssertEqual(try EscalationPolicy.parse(#"{"version": 1, "rules": {"sharedDevice": {"mode": "\u0073hadow"}}}"#)
-            .rules.first { $0.kind == .sharedDevice }?.shadow, true)
+        XCTAssertEqual(
+            try EscalationPolicy.parse(#"{"version": 1, "rules": {"sharedDevice": {"mode": "\u0073hadow"}}}"#)
+                .rules.first { $0.kind == .sharedDevice }?.shadow, true)
     }
 
     func testThresholdsAreCheckedAgainstTheCapsInForce() {
         var limits = VelocityLimits()
         limits.eventsPerAccount = 8
-        XCTAssertThrowsError(try EscalationPolicy.parse(#"{"version": 1, "rules": {"accountVelocity": {"threshold": 9}}}"#,
-                                                        limits: limits))
+        XCTAssertThrowsError(
+            try EscalationPolicy.parse(
+                #"{"version": 1, "rules": {"accountVelocity": {"threshold": 9}}}"#,
+                limits: limits))
         var small = VelocityLimits()
         small.accountsPerDevice = 3
-        XCTAssertThrowsError(try EscalationPolicy.parse(#"{"version": 1, "rules": {"sharedDevice": {"mode": "shadow"}}}"#,
-                                                        limits: small),
-                             "the default threshold 4 cannot be reached with 3 accounts per device")
+        XCTAssertThrowsError(
+            try EscalationPolicy.parse(
+                #"{"version": 1, "rules": {"sharedDevice": {"mode": "shadow"}}}"#,
+                limits: small),
+            "the default threshold 4 cannot be reached with 3 accounts per device")
     }
 }

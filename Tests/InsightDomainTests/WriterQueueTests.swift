@@ -19,8 +19,9 @@ final class WriterQueueTests: XCTestCase {
         let stopped = Guarded(0)
         // Queued before the thread starts: the first batches are full.
         for job in 0..<100 { XCTAssertNil(queue.enqueue(job)) }
-        queue.start(process: { batch in seen.withLock { $0.append(batch) } },
-                    whenStopped: { stopped.withLock { $0 += 1 } })
+        queue.start(
+            process: { batch in seen.withLock { $0.append(batch) } },
+            whenStopped: { stopped.withLock { $0 += 1 } })
         for job in 100..<200 { XCTAssertNil(queue.enqueue(job)) }
         queue.stop()
         let batches = seen.withLock { $0 }

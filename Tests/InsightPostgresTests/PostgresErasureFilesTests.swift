@@ -28,15 +28,19 @@ final class PostgresErasureFilesTests: XCTestCase {
             let evaluation = EvaluationRecord(
                 eventId: "e\(i)", callerId: "c\(i % 3)", environment: .production, category: .payment, createdAt: 1_000,
                 reportConsumptionBy: 2_000,
-                subject: HashedSubject(account: i % 10 == 3 ? erased : (i == 4 ? kept : random()), device: random(),
-                                       keyId: "k1"),
+                subject: HashedSubject(
+                    account: i % 10 == 3 ? erased : (i == 4 ? kept : random()), device: random(),
+                    keyId: "k1"),
                 insights: [])
             _ = try Self.wait { store.ledger.record(evaluation, answer: [7], completion: $0) }
         }
         _ = try Self.wait {
-            store.authorizations.apply(.denied, for: SubjectHashes(environment: .production, kind: .account, hashes: [erased],
-                                                                   activeKeyId: "k1"),
-                                       now: 1, cooldown: 0, completion: $0)
+            store.authorizations.apply(
+                .denied,
+                for: SubjectHashes(
+                    environment: .production, kind: .account, hashes: [erased],
+                    activeKeyId: "k1"),
+                now: 1, cooldown: 0, completion: $0)
         }
         let connection = try PostgresConnection(url: settings.url)
         try connection.execute("CHECKPOINT")
@@ -51,12 +55,19 @@ final class PostgresErasureFilesTests: XCTestCase {
         XCTAssertEqual(report, SubjectErasureReport(evaluations: 200, authorizations: 1))
         try connection.execute("CHECKPOINT")
 
-        XCTAssertEqual(try connection.query("SELECT count(*) FROM evaluations WHERE account_hash = $1",
-                                            [.bytea(erased)]).first?.int64(0), 0, "no live row")
+        XCTAssertEqual(
+            try connection.query(
+                "SELECT count(*) FROM evaluations WHERE account_hash = $1",
+                [.bytea(erased)]
+            ).first?.int64(0), 0, "no live row")
         let remnants = try Self.occurrences(of: erased, in: files).count
-        XCTAssertGreaterThan(remnants, 0, "VACUUM leaves the bytes in the pages' free space (if this fails, PostgreSQL "
-                             + "now zeroes it: docs/privacy.md can say so)")
-        print("after the erasure's VACUUM, copies of the erased hash left in the tables' and the opt-outs' index files: \(remnants) (of 201 rows)")
+        XCTAssertGreaterThan(
+            remnants, 0,
+            "VACUUM leaves the bytes in the pages' free space (if this fails, PostgreSQL "
+                + "now zeroes it: docs/privacy.md can say so)")
+        print(
+            "after the erasure's VACUUM, copies of the erased hash left in the tables' and the opt-outs' index files: \(remnants) (of 201 rows)"
+        )
 
         try connection.execute("VACUUM FULL evaluations, subject_authorizations")
         try connection.execute("CHECKPOINT")
@@ -68,8 +79,9 @@ final class PostgresErasureFilesTests: XCTestCase {
         XCTAssertFalse(try Self.occurrences(of: kept, in: rewritten).isEmpty, "another subject's hash stays")
         let wal = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/pg_wal")
             .filter { $0.count == 24 }.map { server.dataDirectory + "/pg_wal/" + $0 }
-        XCTAssertFalse(try Self.occurrences(of: erased, in: wal).isEmpty,
-                       "the write-ahead log keeps the rows as written until its segments are recycled")
+        XCTAssertFalse(
+            try Self.occurrences(of: erased, in: wal).isEmpty,
+            "the write-ahead log keeps the rows as written until its segments are recycled")
     }
 
     static func occurrences(of needle: [UInt8], in paths: [String]) throws -> [String] {

@@ -22,8 +22,10 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
 
     func testOnlyACommittedEvaluationIsAnsweredSuccess() {
         XCTAssertNoThrow(try CommitMark.answer(.committed, isEvaluation: true).get())
-        for (outcome, isEvaluation) in [(CommitOutcome.committed, false), (.notCommitted, true), (.notCommitted, false),
-                                        (.unknown("x"), true), (.unknown("x"), false)] {
+        for (outcome, isEvaluation) in [
+            (CommitOutcome.committed, false), (.notCommitted, true), (.notCommitted, false),
+            (.unknown("x"), true), (.unknown("x"), false)
+        ] {
             guard case .failure(.unavailable) = CommitMark.answer(outcome, isEvaluation: isEvaluation) else {
                 return XCTFail("\(outcome), evaluation \(isEvaluation)")
             }
@@ -106,8 +108,11 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
         try blocker.execute("BEGIN")
         try blocker.query("SELECT pg_advisory_xact_lock($1)", [.int64(SQLValues.lockKey("report", "e1"))])
         let answered = DispatchSemaphore(value: 0), result = Mutex<Result<ConsumptionResult, StoreFailure>?>(nil)
-        store.ledger.report(ConsumptionReport(eventId: "e1", callerId: "c1", environment: .production, status: .notUsedNotNeeded,
-                                              insightIdsUsed: [], reportedAt: 1_500)) { outcome in
+        store.ledger.report(
+            ConsumptionReport(
+                eventId: "e1", callerId: "c1", environment: .production, status: .notUsedNotNeeded,
+                insightIdsUsed: [], reportedAt: 1_500)
+        ) { outcome in
             result.withLock { $0 = outcome }
             answered.signal()
         }
@@ -141,8 +146,9 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
             // Each backend reads the new setting when the signal reaches it, before its next statement.
             Thread.sleep(forTimeInterval: 0.5)
             let answered = DispatchSemaphore(value: 0), failure = Mutex<StoreFailure?>(nil)
-            let report = ConsumptionReport(eventId: "e1", callerId: "c1", environment: .production, status: .notUsedNotNeeded,
-                                           insightIdsUsed: [], reportedAt: 1_500)
+            let report = ConsumptionReport(
+                eventId: "e1", callerId: "c1", environment: .production, status: .notUsedNotNeeded,
+                insightIdsUsed: [], reportedAt: 1_500)
             if job == "evaluation" {
                 store.ledger.record(PostgresStoreTests.evaluation("e2"), answer: [7]) { outcome in
                     if case .failure(let f) = outcome { failure.withLock { $0 = f } }
@@ -173,7 +179,9 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
                 XCTAssertEqual(try count("consumption_reports", on: admin), 1, "it committed")
                 let again = Mutex<Result<ConsumptionResult, StoreFailure>?>(nil)
                 let done = DispatchSemaphore(value: 0)
-                store.ledger.report(report) { outcome in again.withLock { $0 = outcome }; done.signal() }
+                store.ledger.report(report) { outcome in
+                    again.withLock { $0 = outcome }; done.signal()
+                }
                 XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
                 XCTAssertEqual(again.withLock { $0 }, .success(.alreadyRecorded), "sent again, it finds what committed")
             }
@@ -193,8 +201,11 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
         try blocker.execute("BEGIN")
         try blocker.query("SELECT pg_advisory_xact_lock($1)", [.int64(SQLValues.lockKey("report", "e1"))])
         let answered = DispatchSemaphore(value: 0), result = Mutex<Result<ConsumptionResult, StoreFailure>?>(nil)
-        store.ledger.report(ConsumptionReport(eventId: "e1", callerId: "c1", environment: .production, status: .notUsedNotNeeded,
-                                              insightIdsUsed: [], reportedAt: 1_500)) { outcome in
+        store.ledger.report(
+            ConsumptionReport(
+                eventId: "e1", callerId: "c1", environment: .production, status: .notUsedNotNeeded,
+                insightIdsUsed: [], reportedAt: 1_500)
+        ) { outcome in
             result.withLock { $0 = outcome }
             answered.signal()
         }
@@ -251,12 +262,15 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
 
     /// The pid of the insightd backend that waits (on a lock of `lockType`, or on `event`), other
     /// than `excluding`, once there is one (20 s at most).
-    private func waitingBackend(lockType: String? = nil, event: String? = nil, excluding: Int64 = 0,
-                                on connection: PostgresConnection? = nil) throws -> Int64 {
+    private func waitingBackend(
+        lockType: String? = nil, event: String? = nil, excluding: Int64 = 0,
+        on connection: PostgresConnection? = nil
+    ) throws -> Int64 {
         let observer = try connection ?? PostgresConnection(url: settings.url)
         let deadline = Date(timeIntervalSinceNow: 20)
         while Date() < deadline {
-            let rows = try observer.query("""
+            let rows = try observer.query(
+                """
                 SELECT a.pid FROM pg_stat_activity a
                 WHERE a.application_name = 'insightd' AND a.pid <> pg_backend_pid() AND a.pid <> $3::int
                   AND ($1::text IS NULL OR EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted AND l.locktype = $1::text))

@@ -13,8 +13,9 @@ import XCTest
 /// `INSIGHTD_BENCH_FIGURES=1 swift test --filter PostgresMergedInsertFiguresTests`.
 final class PostgresMergedInsertFiguresTests: XCTestCase {
     func testServerCPUPerEvaluationOneStatementEachAgainstOneMergedStatement() throws {
-        try XCTSkipUnless(ProcessInfo.processInfo.environment["INSIGHTD_BENCH_FIGURES"] == "1",
-                          "a benchmark (INSIGHTD_BENCH_FIGURES=1)")
+        try XCTSkipUnless(
+            ProcessInfo.processInfo.environment["INSIGHTD_BENCH_FIGURES"] == "1",
+            "a benchmark (INSIGHTD_BENCH_FIGURES=1)")
         let server = try TemporaryPostgres.shared()
         let settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
         let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey(), observer: nil)
@@ -45,8 +46,10 @@ final class PostgresMergedInsertFiguresTests: XCTestCase {
                     for result in try connection.pipeline(queries) { _ = try result.get() }
                 }
                 let wall = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                let wal = try connection.query("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint",
-                                               [.text(walBefore)]).first!.int64(0)!
+                let wal = try connection.query(
+                    "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint",
+                    [.text(walBefore)]
+                ).first!.int64(0)!
                 let n = (perRun / batchSize) * batchSize
                 var sum = figures[merged] ?? (0, 0, 0, 0, 0)
                 sum.backend += Double(Self.ticks(backend) - ticksBefore)
@@ -60,9 +63,11 @@ final class PostgresMergedInsertFiguresTests: XCTestCase {
             for merged in [false, true] where batchSize > 1 || !merged {
                 guard let f = figures[merged] else { continue }
                 let n = Double(f.n)
-                lines.append(String(format: "batch %3d %@: backend %.1f µs, server %.1f µs CPU per evaluation, WAL %.0f B, %.0f evaluations/s",
-                                    batchSize, merged ? "merged      " : "one each    ", f.backend * tick / n, f.server * tick / n,
-                                    f.wal / n, n / f.wall))
+                lines.append(
+                    String(
+                        format: "batch %3d %@: backend %.1f µs, server %.1f µs CPU per evaluation, WAL %.0f B, %.0f evaluations/s",
+                        batchSize, merged ? "merged      " : "one each    ", f.backend * tick / n, f.server * tick / n,
+                        f.wal / n, n / f.wall))
             }
         }
         print("PostgreSQL CPU per stored evaluation (2 insights, 3 hashes):\n" + lines.joined(separator: "\n"))
@@ -78,7 +83,8 @@ final class PostgresMergedInsertFiguresTests: XCTestCase {
     /// User and system CPU ticks of `pid` (utime + stime, /proc/pid/stat fields 14 and 15).
     static func ticks(_ pid: Int) -> Int {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // After the command: state is field 3, so utime (14) and stime (15) are at 11 and 12.
         return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
@@ -90,8 +96,9 @@ final class PostgresMergedInsertFiguresTests: XCTestCase {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in entries {
             guard let pid = Int(entry),
-                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
+                let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if Int(fields[1]) == postmaster { total += ticks(pid) }
         }

@@ -56,34 +56,45 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
         let mergedBefore = store.writer.mergedStatementsCommitted.load(ordering: .relaxed)
         try holdingTheNextBatch(of: store) {
             for (n, id) in ids.enumerated() {
-                store.ledger.record(Self.evaluation(id, insights: (0..<(n % 4)).map { "\(id)-i\($0)" }),
-                                    answer: [7], completion: answers.completion(id))
+                store.ledger.record(
+                    Self.evaluation(id, insights: (0..<(n % 4)).map { "\(id)-i\($0)" }),
+                    answer: [7], completion: answers.completion(id))
                 if n == 3 {
                     // The same event id as a stored evaluation.
                     store.ledger.record(Self.evaluation("dup"), answer: [7], completion: answers.completion("dup"))
                 }
                 if n == 5 {
                     // A new evaluation whose insight id another evaluation keeps.
-                    store.ledger.record(Self.evaluation("taken", insights: ["reported-i"]), answer: [7], completion: answers.completion("taken"))
+                    store.ledger.record(
+                        Self.evaluation("taken", insights: ["reported-i"]), answer: [7], completion: answers.completion("taken"))
                     otherJobs.enter()
-                    store.ledger.report(ConsumptionReport(eventId: "reported", callerId: "c1", environment: .production,
-                                                          status: .usedIncreasedFriction, insightIdsUsed: ["reported-i"],
-                                                          reportedAt: 1_500)) { result in
+                    store.ledger.report(
+                        ConsumptionReport(
+                            eventId: "reported", callerId: "c1", environment: .production,
+                            status: .usedIncreasedFriction, insightIdsUsed: ["reported-i"],
+                            reportedAt: 1_500)
+                    ) { result in
                         report.withLock { $0 = result }
                         otherJobs.leave()
                     }
                 }
                 if n == 8 {
                     var vector = Self.evaluation("vector", insights: ["vector-i"])
-                    vector.trainingVector = TrainingVector(insightId: "vector-i", modelVersion: "2.0", tenant: "default",
-                                                           features: [1, .nan, 3])
+                    vector.trainingVector = TrainingVector(
+                        insightId: "vector-i", modelVersion: "2.0", tenant: "default",
+                        features: [1, .nan, 3])
                     store.ledger.record(vector, answer: [7], completion: answers.completion("vector"))
                     otherJobs.enter()
-                    store.ledger.submit(LabelSubmission(
-                        callerId: "c1", environment: .production,
-                        items: [Label(insightId: "dup-i", outcome: .confirmedFraud, fraudType: .techSupportScam,
-                                      discoveredAt: "2027-01-15")],
-                        idempotencyKeyHash: Array("k1".utf8), bodyHash: Array("b1".utf8), receivedAt: 5_000)) { result in
+                    store.ledger.submit(
+                        LabelSubmission(
+                            callerId: "c1", environment: .production,
+                            items: [
+                                Label(
+                                    insightId: "dup-i", outcome: .confirmedFraud, fraudType: .techSupportScam,
+                                    discoveredAt: "2027-01-15")
+                            ],
+                            idempotencyKeyHash: Array("k1".utf8), bodyHash: Array("b1".utf8), receivedAt: 5_000)
+                    ) { result in
                         labels.withLock { $0 = result }
                         otherJobs.leave()
                     }
@@ -102,18 +113,21 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
         XCTAssertEqual(labels.withLock { $0 }, .success(.processed([.accepted], replayed: false)))
         let batch = commits.withLock { $0 }.first { $0.size == ids.count + 5 }
         XCTAssertEqual(batch?.failed, 2, "one batch of \(ids.count + 5): \(commits.withLock { $0 }.map { ($0.size, $0.failed) })")
-        XCTAssertEqual(store.writer.mergedStatementsCommitted.load(ordering: .relaxed), mergedBefore,
-                       "the merged statement failed, each job's own was committed")
+        XCTAssertEqual(
+            store.writer.mergedStatementsCommitted.load(ordering: .relaxed), mergedBefore,
+            "the merged statement failed, each job's own was committed")
 
         let check = try settings.connect()
         XCTAssertEqual(try check.query("SELECT count(*) FROM evaluations").first?.int64(0), Int64(2 + ids.count + 1))
         XCTAssertEqual(try check.query("SELECT count(*) FROM training_vectors").first?.int64(0), 1)
         // Each evaluation's insights on it, as many as it had.
         for (n, id) in ids.enumerated() {
-            let stored = try check.query("""
+            let stored = try check.query(
+                """
                 SELECT string_agg(i.insight_id, ',' ORDER BY i.slot) FROM evaluations e
                 JOIN insights i ON i.slot BETWEEN e.number * 8 AND e.number * 8 + 7 WHERE e.event_id = $1
-                """, [.text(id)]).first?.text(0)
+                """, [.text(id)]
+            ).first?.text(0)
             XCTAssertEqual(stored, n % 4 == 0 ? nil : (0..<(n % 4)).map { "\(id)-i\($0)" }.joined(separator: ","), id)
         }
     }
@@ -123,12 +137,17 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
         let texts: [String?] = ["", "a,b", "{x}", "q\"uo\\te", "NULL", " é ", nil]
         let bytes: [PostgresValue?] = [.bytea([]), .bytea([0, 0x22, 0x5C, 0x2C, 0xFF]), nil]
         let integers: [PostgresValue?] = [.int64(-1), .int64(.max), nil]
-        let row = try connection.query("""
+        let row = try connection.query(
+            """
             SELECT $1::text[] = $2::text[], $3::bytea[] = ARRAY['\\x'::bytea, '\\x00225c2cff'::bytea, NULL],
                    $4::bigint[] = ARRAY[-1, 9223372036854775807, NULL]::bigint[]
-            """, [SQLValues.arrayLiteral(texts.map { SQLValues.arrayElement($0.map(PostgresValue.text)) }),
-                  SQLValues.textArray(texts), SQLValues.arrayLiteral(bytes.map(SQLValues.arrayElement)),
-                  SQLValues.arrayLiteral(integers.map(SQLValues.arrayElement))]).first
+            """,
+            [
+                SQLValues.arrayLiteral(texts.map { SQLValues.arrayElement($0.map(PostgresValue.text)) }),
+                SQLValues.textArray(texts), SQLValues.arrayLiteral(bytes.map(SQLValues.arrayElement)),
+                SQLValues.arrayLiteral(integers.map(SQLValues.arrayElement))
+            ]
+        ).first
         XCTAssertEqual(row?.bool(0), true)
         XCTAssertEqual(row?.bool(1), true)
         XCTAssertEqual(row?.bool(2), true)
@@ -166,8 +185,11 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
         try blocker.execute("BEGIN")
         try blocker.query("SELECT pg_advisory_xact_lock($1)", [.int64(SQLValues.lockKey("report", "blocked"))])
         let blocked = DispatchSemaphore(value: 0)
-        store.ledger.report(ConsumptionReport(eventId: "blocked", callerId: "c1", environment: .production,
-                                              status: .notUsedNotNeeded, insightIdsUsed: [], reportedAt: 1)) { _ in blocked.signal() }
+        store.ledger.report(
+            ConsumptionReport(
+                eventId: "blocked", callerId: "c1", environment: .production,
+                status: .notUsedNotNeeded, insightIdsUsed: [], reportedAt: 1)
+        ) { _ in blocked.signal() }
         let watcher = try settings.connect()
         let deadline = Date(timeIntervalSinceNow: 20)
         while try watcher.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first?.int64(0) == 0 {
@@ -180,12 +202,14 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
     }
 
     static func evaluation(_ id: String, insights: [String] = []) -> EvaluationRecord {
-        EvaluationRecord(eventId: id, callerId: "c1", environment: .production, category: .payment, createdAt: 1_000,
-                         reportConsumptionBy: 2_000, subject: HashedSubject(account: [1, 2], device: [3], keyId: "k1"),
-                         insights: insights.map {
-                             InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
-                                           newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
-                         })
+        EvaluationRecord(
+            eventId: id, callerId: "c1", environment: .production, category: .payment, createdAt: 1_000,
+            reportConsumptionBy: 2_000, subject: HashedSubject(account: [1, 2], device: [3], keyId: "k1"),
+            insights: insights.map {
+                InsightRecord(
+                    insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                    newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
+            })
     }
 
     /// Evaluation `i` of a batch whose evaluations differ in every column that can: ids made from
@@ -196,11 +220,13 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
         let eventId = i % 3 == 0 ? "ev \(i) \"q\" \\ ,{}" : made.eventId
         let shadows = i % 3
         func insight(_ id: String, _ k: Int) -> InsightRecord {
-            InsightRecord(insightId: id, type: k % 2 == 0 ? "isLikelyBeingCoached" : "t,{\"\\é\(i)",
-                          schemaVersion: 1 + k, modelVersion: k == 1 ? nil : "2.\(k)", newestModelVersion: "2.0",
-                          outcome: (i + k) % 4 == 3 ? .error(.insightUnavailable, detail: "")
-                              : .value(k % 2 == 0 ? .high : .unknown, reasons: k == 0 ? [] : ["r\(k)", "x\"y"]),
-                          scoreBin: (i + k) % 3 == 0 ? nil : (i * 7 + k) % 20)
+            InsightRecord(
+                insightId: id, type: k % 2 == 0 ? "isLikelyBeingCoached" : "t,{\"\\é\(i)",
+                schemaVersion: 1 + k, modelVersion: k == 1 ? nil : "2.\(k)", newestModelVersion: "2.0",
+                outcome: (i + k) % 4 == 3
+                    ? .error(.insightUnavailable, detail: "")
+                    : .value(k % 2 == 0 ? .high : .unknown, reasons: k == 0 ? [] : ["r\(k)", "x\"y"]),
+                scoreBin: (i + k) % 3 == 0 ? nil : (i * 7 + k) % 20)
         }
         let served = (0..<(i % 5)).map { k in insight(i % 2 == 0 && i % 3 != 0 ? made.insightIds[k] : "\(eventId)/\(k)", k) }
         let shadow = (0..<shadows).map { k in insight("\(eventId)/s\(k)", k + 4) }
@@ -210,15 +236,19 @@ final class PostgresMergedWriteTests: PostgresStoreTestCase {
             category: .payment, createdAt: 1_700_000_000_000 + Int64(i), reportConsumptionBy: 1_700_000_600_000 + Int64(i),
             subject: HashedSubject(account: bytes(0), device: bytes(1), counterparty: bytes(2), keyId: i % 4 == 3 ? nil : "k\(i % 2)"),
             insights: served, trackedValue: i % 3 == 0 ? nil : .medium, raisedByVelocity: i % 2 == 1,
-            decision: i % 3 == 1 ? nil : Decision(action: i % 2 == 0 ? .proceed : .block,
-                                                   reasons: i % 4 == 0 ? [] : ["a", "b,c"], policyVersion: "p\"\(i)"),
+            decision: i % 3 == 1
+                ? nil
+                : Decision(
+                    action: i % 2 == 0 ? .proceed : .block,
+                    reasons: i % 4 == 0 ? [] : ["a", "b,c"], policyVersion: "p\"\(i)"),
             shadowInsights: shadow)
     }
 
     /// Every evaluation with each of its insights, as text, in order (their numbers left out:
     /// each is the insert's own).
     static func rows(_ connection: PostgresConnection) throws -> [String] {
-        let result = try connection.query("""
+        let result = try connection.query(
+            """
             SELECT ROW(e.event_id, e.caller_id, e.environment, e.category, e.created_at, e.report_by, e.hash_key_id,
                        e.account_hash, e.device_hash, e.counterparty_hash, e.tracked_value, e.raised_by_velocity,
                        e.decision_action, e.decision_reasons, e.policy_version, i.slot - e.number * 8, i.insight_id,

@@ -25,8 +25,9 @@ final class PostgresMultiHostTests: XCTestCase {
         let url = "postgres://multihost:\(password)@127.0.0.1:\(readOnly.port),127.0.0.1:\(primary.port)/postgres"
         XCTAssertNoThrow(try PostgresURL(parsing: url))
         let connection = try PostgresSettings(url: url).connect()
-        XCTAssertEqual(try connection.query("SELECT inet_server_port()").first?.int64(0), Int64(primary.port),
-                       "the first host refuses writes: the second is kept")
+        XCTAssertEqual(
+            try connection.query("SELECT inet_server_port()").first?.int64(0), Int64(primary.port),
+            "the first host refuses writes: the second is kept")
 
         let nowhere = "postgres://multihost:\(password)@127.0.0.1:\(readOnly.port)/postgres"
         XCTAssertThrowsError(try PostgresSettings(url: nowhere).connect()) { error in

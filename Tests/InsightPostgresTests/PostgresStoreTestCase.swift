@@ -22,8 +22,10 @@ class PostgresStoreTestCase: XCTestCase {
 
     /// A started store on the test's database: one instance, with a chain of receipt heads of
     /// its own unless `receipts` is given.
-    func instance(_ configure: (inout PostgresSettings) -> Void = { _ in }, receipts: ReceiptIssuer? = nil,
-                  observer: (@Sendable (PostgresWriter.Commit) -> Void)? = nil) throws -> PostgresStore {
+    func instance(
+        _ configure: (inout PostgresSettings) -> Void = { _ in }, receipts: ReceiptIssuer? = nil,
+        observer: (@Sendable (PostgresWriter.Commit) -> Void)? = nil
+    ) throws -> PostgresStore {
         var settings = self.settings!
         configure(&settings)
         let receipts = receipts ?? .withEphemeralKey(instance: "instance-\(stores.count)")

@@ -14,17 +14,21 @@ final class PostgresStoreTests: PostgresStoreTestCase {
     func connect() throws -> PostgresConnection { try PostgresConnection(url: settings.url) }
 
     static func evaluation(_ id: String, insights: [String] = [], caller: String = "c1") -> EvaluationRecord {
-        EvaluationRecord(eventId: id, callerId: caller, environment: .production, category: .payment, createdAt: 1_000,
-                         reportConsumptionBy: 2_000, subject: HashedSubject(account: [1, 2], device: [3], keyId: "k1"),
-                         insights: insights.map {
-                             InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
-                                           newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
-                         })
+        EvaluationRecord(
+            eventId: id, callerId: caller, environment: .production, category: .payment, createdAt: 1_000,
+            reportConsumptionBy: 2_000, subject: HashedSubject(account: [1, 2], device: [3], keyId: "k1"),
+            insights: insights.map {
+                InsightRecord(
+                    insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                    newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
+            })
     }
 
     /// Waits for an asynchronous store operation (30 s at most).
-    func wait<T: Sendable>(_ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void,
-                           file: StaticString = #filePath, line: UInt = #line) -> Result<T, StoreFailure>? {
+    func wait<T: Sendable>(
+        _ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void,
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> Result<T, StoreFailure>? {
         let box = Mutex<Result<T, StoreFailure>?>(nil)
         let done = DispatchSemaphore(value: 0)
         body { result in
@@ -57,10 +61,12 @@ final class PostgresStoreTests: PostgresStoreTestCase {
             let id = events[i / 2]
             let first = i % 2 == 0
             done.enter()
-            (first ? a : b).ledger.report(ConsumptionReport(
-                eventId: id, callerId: "c1", environment: .production,
-                status: first ? .usedIncreasedFriction : .notUsedNotNeeded, insightIdsUsed: first ? ["\(id)-i"] : [],
-                reportedAt: 1_500)) { result in
+            (first ? a : b).ledger.report(
+                ConsumptionReport(
+                    eventId: id, callerId: "c1", environment: .production,
+                    status: first ? .usedIncreasedFriction : .notUsedNotNeeded, insightIdsUsed: first ? ["\(id)-i"] : [],
+                    reportedAt: 1_500)
+            ) { result in
                 switch result {
                 case .success(let outcome): results.withLock { $0[id, default: []].append(outcome) }
                 case .failure(let failure): failures.withLock { $0.append(failure) }
@@ -86,10 +92,12 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         let done = DispatchGroup()
         DispatchQueue.concurrentPerform(iterations: 16) { i in
             done.enter()
-            (i % 2 == 0 ? a : b).ledger.submit(LabelSubmission(
-                callerId: "ops", environment: .production,
-                items: [Label(insightId: "a", outcome: .confirmedFraud, fraudType: .techSupportScam, discoveredAt: "2027-01-15")],
-                idempotencyKeyHash: Array("k1".utf8), bodyHash: Array("b1".utf8), receivedAt: 5_000)) { result in
+            (i % 2 == 0 ? a : b).ledger.submit(
+                LabelSubmission(
+                    callerId: "ops", environment: .production,
+                    items: [Label(insightId: "a", outcome: .confirmedFraud, fraudType: .techSupportScam, discoveredAt: "2027-01-15")],
+                    idempotencyKeyHash: Array("k1".utf8), bodyHash: Array("b1".utf8), receivedAt: 5_000)
+            ) { result in
                 results.withLock { $0.append(result) }
                 done.leave()
             }
@@ -103,11 +111,16 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         let other = Mutex<[Result<LabelSubmissionResult, StoreFailure>]>([])
         DispatchQueue.concurrentPerform(iterations: 2) { i in
             done.enter()
-            (i == 0 ? a : b).ledger.submit(LabelSubmission(
-                callerId: "ops", environment: .production,
-                items: [Label(insightId: "b", outcome: i == 0 ? .confirmedFraud : .confirmedLegitimate,
-                              fraudType: i == 0 ? .techSupportScam : nil, discoveredAt: "2027-01-15")],
-                idempotencyKeyHash: Array("key\(i)".utf8), bodyHash: Array("b".utf8), receivedAt: 5_000)) { result in
+            (i == 0 ? a : b).ledger.submit(
+                LabelSubmission(
+                    callerId: "ops", environment: .production,
+                    items: [
+                        Label(
+                            insightId: "b", outcome: i == 0 ? .confirmedFraud : .confirmedLegitimate,
+                            fraudType: i == 0 ? .techSupportScam : nil, discoveredAt: "2027-01-15")
+                    ],
+                    idempotencyKeyHash: Array("key\(i)".utf8), bodyHash: Array("b".utf8), receivedAt: 5_000)
+            ) { result in
                 other.withLock { $0.append(result) }
                 done.leave()
             }
@@ -125,17 +138,26 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         let store = try instance()
         record(store, Self.evaluation("e1", insights: ["a", "b"]))
         let report = { (eventId: String, ids: [String]) in
-            self.wait { store.ledger.report(ConsumptionReport(eventId: eventId, callerId: "c1", environment: .production,
-                                                              status: .notUsedNotNeeded, insightIdsUsed: ids,
-                                                              reportedAt: 1_500), completion: $0) }
+            self.wait {
+                store.ledger.report(
+                    ConsumptionReport(
+                        eventId: eventId, callerId: "c1", environment: .production,
+                        status: .notUsedNotNeeded, insightIdsUsed: ids,
+                        reportedAt: 1_500), completion: $0)
+            }
         }
         XCTAssertEqual(report("e1\u{0}x", []), .success(.evaluationNotFound), "not cut to e1 at the NUL")
         XCTAssertEqual(report("e1", ["a\u{0}", "b"]), .success(.unknownInsightIds(["a\u{0}"])))
-        let labelled = wait { store.ledger.submit(LabelSubmission(
-            callerId: "ops", environment: .production,
-            items: [nil, Label(insightId: "a\u{0}", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15"),
-                    Label(insightId: "a", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15")],
-            idempotencyKeyHash: [1], bodyHash: [2], receivedAt: 5_000), completion: $0) }
+        let labelled = wait {
+            store.ledger.submit(
+                LabelSubmission(
+                    callerId: "ops", environment: .production,
+                    items: [
+                        nil, Label(insightId: "a\u{0}", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15"),
+                        Label(insightId: "a", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15")
+                    ],
+                    idempotencyKeyHash: [1], bodyHash: [2], receivedAt: 5_000), completion: $0)
+        }
         XCTAssertEqual(labelled, .success(.processed([.invalid, .unknownInsight, .accepted], replayed: false)))
         XCTAssertEqual(report("e1", ["a", "b"]), .success(.recorded(.onTime)))
     }
@@ -155,9 +177,11 @@ final class PostgresStoreTests: PostgresStoreTestCase {
                 Label(insightId: $0, outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15")
             }
             done.enter()
-            (i % 2 == 0 ? a : b).ledger.submit(LabelSubmission(
-                callerId: "ops", environment: .production, items: items, idempotencyKeyHash: Array("k\(i)".utf8),
-                bodyHash: [1], receivedAt: 5_000)) { result in
+            (i % 2 == 0 ? a : b).ledger.submit(
+                LabelSubmission(
+                    callerId: "ops", environment: .production, items: items, idempotencyKeyHash: Array("k\(i)".utf8),
+                    bodyHash: [1], receivedAt: 5_000)
+            ) { result in
                 if case .failure(let failure) = result { failures.withLock { $0.append(failure) } }
                 done.leave()
             }
@@ -179,8 +203,11 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         try blocker.execute("BEGIN")
         try blocker.query("SELECT pg_advisory_xact_lock($1)", [.int64(SQLValues.lockKey("report", "blocked"))])
         let blocked = DispatchSemaphore(value: 0)
-        store.ledger.report(ConsumptionReport(eventId: "blocked", callerId: "c1", environment: .production,
-                                              status: .notUsedNotNeeded, insightIdsUsed: [], reportedAt: 1)) { _ in blocked.signal() }
+        store.ledger.report(
+            ConsumptionReport(
+                eventId: "blocked", callerId: "c1", environment: .production,
+                status: .notUsedNotNeeded, insightIdsUsed: [], reportedAt: 1)
+        ) { _ in blocked.signal() }
         let deadline = Date(timeIntervalSinceNow: 20)
         while try connect().query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first?.int64(0) == 0 {
             guard Date() < deadline else { return XCTFail("the writer never waited on the lock") }
@@ -264,7 +291,8 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         XCTAssertTrue(b.leadership.tryLead(), "taken once released")
         XCTAssertFalse(a.leadership.tryLead())
         // The leader's session ends (its instance died, or the server dropped it): another takes over.
-        try connect().query("""
+        try connect().query(
+            """
             SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = $1
             """, [.int64(PostgresJobLeadership.lockKey & 0xFFFF_FFFF)])
         let deadline = Date(timeIntervalSinceNow: 10)
@@ -286,8 +314,9 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         store.start()
         defer { store.stop() }
         let registration = try PostgresStore.registration(settings: settings, now: 1)
-        let (_, key) = try registration.create(name: "c", tenant: "default", environment: .production, roles: [.evaluate],
-                                               rate: 1, burst: 1, now: 1, callerId: "c1")
+        let (_, key) = try registration.create(
+            name: "c", tenant: "default", environment: .production, roles: [.evaluate],
+            rate: 1, burst: 1, now: 1, callerId: "c1")
         record(store, Self.evaluation("before"))
         XCTAssertNotNil(try store.credentials.credential(keyId: key.keyId))
         XCTAssertTrue(store.isReachable)
@@ -348,8 +377,9 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey())
         store.start()
         let registration = try PostgresStore.registration(settings: settings, now: 1)
-        let (_, key) = try registration.create(name: "c", tenant: "default", environment: .production, roles: [.evaluate],
-                                               rate: 1, burst: 1, now: 1, callerId: "c1")
+        let (_, key) = try registration.create(
+            name: "c", tenant: "default", environment: .production, roles: [.evaluate],
+            rate: 1, burst: 1, now: 1, callerId: "c1")
         record(store, Self.evaluation("e1", insights: ["i1"]))
         store.stop()
         try PostgresConnection(url: own.url()).execute("CHECKPOINT")
@@ -372,12 +402,14 @@ final class PostgresStoreTests: PostgresStoreTestCase {
             return ["k1", "k2"]
         }
         struct Refused: Error {}
-        XCTAssertThrowsError(try second.hashKeyRegistry.reconcile(now: 6) { registered in
-            XCTAssertEqual(registered, ["k1", "k2"])
-            throw Refused()
-        })
+        XCTAssertThrowsError(
+            try second.hashKeyRegistry.reconcile(now: 6) { registered in
+                XCTAssertEqual(registered, ["k1", "k2"])
+                throw Refused()
+            })
         try second.hashKeyRegistry.reconcile(now: 7) { _ in ["k3"] }
-        XCTAssertEqual(try connect().query("SELECT key_id, registered_at FROM hash_keys ORDER BY key_id")
-                        .map { "\($0.text(0) ?? "")@\($0.int64(1) ?? 0)" }, ["k1@5", "k2@5", "k3@7"])
+        XCTAssertEqual(
+            try connect().query("SELECT key_id, registered_at FROM hash_keys ORDER BY key_id")
+                .map { "\($0.text(0) ?? "")@\($0.int64(1) ?? 0)" }, ["k1@5", "k2@5", "k3@7"])
     }
 }

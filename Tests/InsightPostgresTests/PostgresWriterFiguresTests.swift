@@ -12,14 +12,17 @@ import XCTest
 /// `make test`: a benchmark, not a test); asserted only on every write being committed.
 final class PostgresWriterFiguresTests: XCTestCase {
     func testThroughputAndCommitLatencyOfThePipelinedWriter() throws {
-        try XCTSkipUnless(ProcessInfo.processInfo.environment["INSIGHTD_BENCH_FIGURES"] == "1",
-                          "a benchmark: make bench runs it (INSIGHTD_BENCH_FIGURES=1)")
+        try XCTSkipUnless(
+            ProcessInfo.processInfo.environment["INSIGHTD_BENCH_FIGURES"] == "1",
+            "a benchmark: make bench runs it (INSIGHTD_BENCH_FIGURES=1)")
         let server = try TemporaryPostgres.shared()
         let settings = PostgresSettings(url: server.url(database: try server.createDatabase()))
         let commits = Mutex<[PostgresWriter.Commit]>([])
-        let (store, _) = try PostgresStore.open(settings: settings, now: 1, receipts: .withEphemeralKey(), observer: { commit in
-            commits.withLock { $0.append(commit) }
-        })
+        let (store, _) = try PostgresStore.open(
+            settings: settings, now: 1, receipts: .withEphemeralKey(),
+            observer: { commit in
+                commits.withLock { $0.append(commit) }
+            })
         store.start()
         defer { store.stop() }
 
@@ -61,12 +64,14 @@ final class PostgresWriterFiguresTests: XCTestCase {
         }
         XCTAssertEqual(failed.load(ordering: .relaxed), 0)
         alone.sort()
-        print(String(format: """
-            PostgreSQL writer figures: %d evaluations in %.2f s = %.0f evaluations/s; %d commits, mean batch %.1f, \
-            commit p50 %.2f ms p99 %.2f ms; one at a time: p50 %.2f ms p99 %.2f ms
-            """, total, seconds, Double(total) / seconds, loaded.count, meanBatch,
-            Self.percentile(durations, 0.50) * 1000, Self.percentile(durations, 0.99) * 1000,
-            Self.percentile(alone, 0.50) * 1000, Self.percentile(alone, 0.99) * 1000))
+        print(
+            String(
+                format: """
+                    PostgreSQL writer figures: %d evaluations in %.2f s = %.0f evaluations/s; %d commits, mean batch %.1f, \
+                    commit p50 %.2f ms p99 %.2f ms; one at a time: p50 %.2f ms p99 %.2f ms
+                    """, total, seconds, Double(total) / seconds, loaded.count, meanBatch,
+                Self.percentile(durations, 0.50) * 1000, Self.percentile(durations, 0.99) * 1000,
+                Self.percentile(alone, 0.50) * 1000, Self.percentile(alone, 0.99) * 1000))
     }
 
     static func percentile(_ sorted: [Double], _ p: Double) -> Double {
@@ -80,11 +85,13 @@ final class PostgresWriterFiguresTests: XCTestCase {
         return EvaluationRecord(
             eventId: ids.eventId, callerId: "caller-\(i % 4)", environment: .production, category: .payment,
             createdAt: 1_700_000_000_000 + Int64(i), reportConsumptionBy: 1_700_000_600_000 + Int64(i),
-            subject: HashedSubject(account: Array(repeating: UInt8(i & 0xFF), count: 32), device: Array(repeating: 7, count: 32),
-                                   counterparty: Array(repeating: 9, count: 32), keyId: "k1"),
+            subject: HashedSubject(
+                account: Array(repeating: UInt8(i & 0xFF), count: 32), device: Array(repeating: 7, count: 32),
+                counterparty: Array(repeating: 9, count: 32), keyId: "k1"),
             insights: ids.insightIds.map {
-                InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
-                              newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
+                InsightRecord(
+                    insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                    newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
             },
             trackedValue: .high)
     }

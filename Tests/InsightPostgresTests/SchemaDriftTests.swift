@@ -13,8 +13,9 @@ import XCTest
 /// is a failure naming it.
 final class SchemaDriftTests: XCTestCase {
     func testSQLiteAndPostgreSQLEndAtTheSameSchema() throws {
-        XCTAssertEqual(try PostgresMigrator.bundled().map(\.name), try Migrator.bundled().map(\.name),
-                       "the engines' migrations have the same names and numbering")
+        XCTAssertEqual(
+            try PostgresMigrator.bundled().map(\.name), try Migrator.bundled().map(\.name),
+            "the engines' migrations have the same names and numbering")
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("drift-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -48,7 +49,7 @@ final class SchemaDriftTests: XCTestCase {
         "evaluations: index evaluations_by_number (number) unique",
         "evaluations: index evaluations_by_account (account_hash, created_at) partial",
         "evaluations: index evaluations_by_device (device_hash, created_at) partial",
-        "evaluations: index evaluations_by_counterparty (counterparty_hash, created_at) partial",
+        "evaluations: index evaluations_by_counterparty (counterparty_hash, created_at) partial"
     ]
 
     /// Whole tables PostgreSQL has on purpose (in `postgresOnly` as `table NAME`): their columns
@@ -81,8 +82,9 @@ final class SchemaDriftTests: XCTestCase {
                 if index.origin == "u" {
                     lines.insert("\(table): unique (\(indexColumns))")
                 } else {
-                    lines.insert("\(table): index \(index.name) (\(indexColumns))"
-                                 + (index.unique ? " unique" : "") + (index.partial ? " partial" : ""))
+                    lines.insert(
+                        "\(table): index \(index.name) (\(indexColumns))"
+                            + (index.unique ? " unique" : "") + (index.partial ? " partial" : ""))
                 }
             }
         }
@@ -91,13 +93,16 @@ final class SchemaDriftTests: XCTestCase {
 
     static func schema(_ db: PostgresConnection) throws -> Set<String> {
         var lines: Set<String> = []
-        let tables = try db.query("""
+        let tables = try db.query(
+            """
             SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
-            """).map { $0.text(0) ?? "" }
+            """
+        ).map { $0.text(0) ?? "" }
         for table in tables {
             lines.insert("table \(table)")
             if postgresOnlyTables.contains(table) { continue }
-            let columns = try db.query("""
+            let columns = try db.query(
+                """
                 SELECT column_name, data_type, is_nullable FROM information_schema.columns
                 WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position
                 """, [.text(table)])
@@ -109,7 +114,8 @@ final class SchemaDriftTests: XCTestCase {
                 lines.insert(line)
                 if postgresOnly.contains(line) { skipped += 1 }
             }
-            let indexes = try db.query("""
+            let indexes = try db.query(
+                """
                 SELECT c.relname, i.indisunique, i.indpred IS NOT NULL, i.indisprimary,
                        EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.contype = 'u'),
                        (SELECT string_agg(a.attname, ', ' ORDER BY k.ord)
@@ -125,8 +131,9 @@ final class SchemaDriftTests: XCTestCase {
                 } else if index.bool(4) == true {
                     lines.insert("\(table): unique (\(columns))")
                 } else {
-                    lines.insert("\(table): index \(name) (\(columns))"
-                                 + (index.bool(1) == true ? " unique" : "") + (index.bool(2) == true ? " partial" : ""))
+                    lines.insert(
+                        "\(table): index \(name) (\(columns))"
+                            + (index.bool(1) == true ? " unique" : "") + (index.bool(2) == true ? " partial" : ""))
                 }
             }
         }

@@ -12,7 +12,8 @@ import XCTest
 
 /// Subject authorization with its cooldown, hash-key rotation, retention and investigations.
 final class PrivacyTests: XCTestCase {
-    static let evaluate = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"acct-77"}}"#
+    static let evaluate =
+        #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"acct-77"}}"#
 
     func put(_ daemon: TestDaemon, _ key: String, _ status: String, account: String = "acct-77") throws -> TestDaemon.Response {
         try daemon.request("PUT", "/v1/authorization", key: key, json: #"{"subject":{"account":"\#(account)"},"status":"\#(status)"}"#)
@@ -69,18 +70,24 @@ final class PrivacyTests: XCTestCase {
             (#"{"subject":{"account":"a","device":"d"},"status":"denied"}"#, 422, "subject"),
             (#"{"subject":{"counterparty":"c"},"status":"denied"}"#, 422, "subject"),
             (#"{"subject":{"account":"a"},"status":"off"}"#, 422, "status"),
-            (#"{"subject":{"account":"a"}}"#, 422, "status"),
+            (#"{"subject":{"account":"a"}}"#, 422, "status")
         ]
         for (body, status, field) in cases {
             let r = try daemon.request("PUT", "/v1/authorization", key: key, json: body)
             XCTAssertEqual(r.status, status, body)
             XCTAssertEqual(r.string("field"), field, body)
         }
-        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: labels,
-                                          json: #"{"subject":{"account":"a"},"status":"denied"}"#).status, 403)
+        XCTAssertEqual(
+            try daemon.request(
+                "PUT", "/v1/authorization", key: labels,
+                json: #"{"subject":{"account":"a"},"status":"denied"}"#
+            ).status, 403)
         XCTAssertEqual(try daemon.request("GET", "/v1/authorization", key: key).status, 405)
-        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: key,
-                                          json: #"{"subject":{"device":"d"},"status":"denied"}"#).status, 200)
+        XCTAssertEqual(
+            try daemon.request(
+                "PUT", "/v1/authorization", key: key,
+                json: #"{"subject":{"device":"d"},"status":"denied"}"#
+            ).status, 200)
     }
 
     /// A member's name and an id that failed validation are the caller's strings and may carry
@@ -98,25 +105,40 @@ final class PrivacyTests: XCTestCase {
         let cases: [(method: String, path: String, key: String, body: String, status: Int, field: String, member: Int?)] = [
             ("POST", "/v1/evaluations", evaluate, root + #","\#(card)":1}"#, 422, "(body)", 3),
             ("POST", "/v1/evaluations", evaluate, root + #","subject":{"account":"a","\#(email)":"x"}}"#, 422, "subject", 2),
-            ("POST", "/v1/evaluations", evaluate, #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","\#(card)":1,"schemaVersion":1}]}"#,
-             422, "insights[0]", 2),
-            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1,"\#(card)":"tap"}]}}"#,
-             422, "interaction.events[1]", 2),
+            (
+                "POST", "/v1/evaluations", evaluate,
+                #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","\#(card)":1,"schemaVersion":1}]}"#,
+                422, "insights[0]", 2
+            ),
+            (
+                "POST", "/v1/evaluations", evaluate,
+                root + #","interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1,"\#(card)":"tap"}]}}"#,
+                422, "interaction.events[1]", 2
+            ),
             // Events read straight from the bytes still count for the position.
             ("POST", "/v1/evaluations", evaluate, root + #","interaction":{\#(events),"\#(card)":1}}"#, 422, "interaction", 2),
             ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"\#(card)":1,\#(events)}}"#, 422, "interaction", 1),
-            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"device":{},\#(events),"\#(email)":true}}"#, 422, "interaction", 3),
-            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"summary":{"sessionSeconds":10,"\#(card)":1}}}"#,
-             422, "interaction.summary", 2),
-            ("POST", "/v1/evaluations", evaluate, root + #","interaction":{"summary":{"\#(email)":"x","sessionSeconds":10}}}"#,
-             422, "interaction.summary", 1),
+            (
+                "POST", "/v1/evaluations", evaluate, root + #","interaction":{"device":{},\#(events),"\#(email)":true}}"#, 422,
+                "interaction", 3
+            ),
+            (
+                "POST", "/v1/evaluations", evaluate, root + #","interaction":{"summary":{"sessionSeconds":10,"\#(card)":1}}}"#,
+                422, "interaction.summary", 2
+            ),
+            (
+                "POST", "/v1/evaluations", evaluate, root + #","interaction":{"summary":{"\#(email)":"x","sessionSeconds":10}}}"#,
+                422, "interaction.summary", 1
+            ),
             ("POST", "/v1/evaluations", evaluate, root + #","\#(card)":1,"\#(card)":2}"#, 400, "(body)", nil),
-            ("POST", "/v1/evaluations/0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a20/consumption", evaluate,
-             #"{"status":"notUsedNotNeeded","\#(card)":1}"#, 422, "(body)", 2),
+            (
+                "POST", "/v1/evaluations/0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a20/consumption", evaluate,
+                #"{"status":"notUsedNotNeeded","\#(card)":1}"#, 422, "(body)", 2
+            ),
             ("PUT", "/v1/authorization", evaluate, #"{"subject":{"account":"a"},"status":"denied","\#(email)":1}"#, 422, "(body)", 3),
             ("POST", "/v1/authorization/query", evaluate, #"{"subject":{"\#(card)":"x"}}"#, 422, "subject", 1),
             ("PATCH", "/admin/v1/callers/\(adminId)", admin, #"{"\#(card)":1,"rate":5}"#, 422, "(body)", 1),
-            ("POST", "/v1/labels", labels, #"{"labels":[],"\#(email)":1}"#, 422, "(body)", 2),
+            ("POST", "/v1/labels", labels, #"{"labels":[],"\#(email)":1}"#, 422, "(body)", 2)
         ]
         for c in cases {
             let r = try daemon.request(c.method, c.path, key: c.key, json: c.body, headers: ["Idempotency-Key": "k-1"])
@@ -138,10 +160,11 @@ final class PrivacyTests: XCTestCase {
             #"{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-01-01"}"#,
             #"{"insightId":"\#(card)","outcome":"confirmedLegitimate","discoveredAt":"2026-01-01"}"#,
             #"{"insightId":"\#(email)","outcome":"maybe","discoveredAt":"2026-01-01"}"#,
-            #"{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-01-01","\#(card)":1}"#,
+            #"{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"2026-01-01","\#(card)":1}"#
         ]
-        let r = try daemon.request("POST", "/v1/labels", key: labels, json: #"{"labels":[\#(items.joined(separator: ","))]}"#,
-                                   headers: ["Idempotency-Key": "k-2"])
+        let r = try daemon.request(
+            "POST", "/v1/labels", key: labels, json: #"{"labels":[\#(items.joined(separator: ","))]}"#,
+            headers: ["Idempotency-Key": "k-2"])
         let text = String(decoding: r.body, as: UTF8.self)
         XCTAssertEqual(r.status, 200, text)
         let results = (0..<4).map { r.json?["results"]?[$0] }
@@ -160,8 +183,12 @@ final class PrivacyTests: XCTestCase {
         let daemon = try TestDaemon(.inProcess) { $0.complianceRefresh = 1 }
         let before = daemon.service.hashKeys.current.active.keyId
         let tenantBefore = daemon.service.hashKeys.current(tenant: "acme").active.keyId
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory,
-                                                     "hash-keys", "rotate"], environment: [:]), 0)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: [
+                    "insightctl", "--state-dir", daemon.service.settings.stateDirectory,
+                    "hash-keys", "rotate"
+                ], environment: [:]), 0)
         let deadline = Date().addingTimeInterval(10)
         while daemon.service.hashKeys.current.active.keyId == before, Date() < deadline { usleep(50_000) }
         XCTAssertNotEqual(daemon.service.hashKeys.current.active.keyId, before, "the rotation was not picked up within 10 s")
@@ -212,8 +239,10 @@ final class PrivacyTests: XCTestCase {
 
         let signingDirectory = daemon.service.settings.resolvedSigningKeyDirectory
         let signingBefore = daemon.service.signingKeys.set.keys.map(\.keyId)
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDir, "signing-keys", "rotate", "--activate-after", "0"],
-                                         environment: [:]), 0)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: ["insightctl", "--state-dir", stateDir, "signing-keys", "rotate", "--activate-after", "0"],
+                environment: [:]), 0)
         for name in try FileManager.default.contentsOfDirectory(atPath: signingDirectory) {
             XCTAssertEqual(chmod(signingDirectory + "/" + name, 0o644), 0)
         }
@@ -245,8 +274,9 @@ final class PrivacyTests: XCTestCase {
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 403)
         XCTAssertEqual(try query(daemon, key), "denied")
         // New evaluations are hashed under the new key.
-        let other = try daemon.request("POST", "/v1/evaluations", key: key,
-                                       json: Self.evaluate.replacingOccurrences(of: "acct-77", with: "acct-90"))
+        let other = try daemon.request(
+            "POST", "/v1/evaluations", key: key,
+            json: Self.evaluate.replacingOccurrences(of: "acct-77", with: "acct-90"))
         XCTAssertEqual(other.status, 200)
         let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
         XCTAssertEqual(try db.scalarText("SELECT hash_key_id FROM evaluations ORDER BY created_at DESC LIMIT 1"), keyring.active.keyId)
@@ -270,7 +300,9 @@ final class PrivacyTests: XCTestCase {
         func purge() throws -> Int {
             let done = expectation(description: "purged")
             let totals = ReportBox()
-            daemon.service.purgeExpired { report in totals.report = report; done.fulfill() }
+            daemon.service.purgeExpired { report in
+                totals.report = report; done.fulfill()
+            }
             wait(for: [done], timeout: 10)
             return try XCTUnwrap(totals.report).evaluations
         }
@@ -291,19 +323,26 @@ final class PrivacyTests: XCTestCase {
         let old = try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate)
         let insightId = try XCTUnwrap(old.json?["insights"]?[0]?["insightId"]?.stringValue)
         let eventId = try XCTUnwrap(old.json?["eventId"]?.stringValue)
-        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations/\(eventId)/consumption", key: key,
-                                          json: #"{"status":"notUsedNotNeeded"}"#).status, 204)
+        XCTAssertEqual(
+            try daemon.request(
+                "POST", "/v1/evaluations/\(eventId)/consumption", key: key,
+                json: #"{"status":"notUsedNotNeeded"}"#
+            ).status, 204)
         clock.advance(seconds: 20 * 86_400)
-        let label = try daemon.request("POST", "/v1/labels", key: key,
-                                       json: #"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"\#(Timestamp.format(clock.now()).prefix(10))"}]}"#,
-                                       headers: ["Idempotency-Key": "r-1"])
+        let label = try daemon.request(
+            "POST", "/v1/labels", key: key,
+            json:
+                #"{"labels":[{"insightId":"\#(insightId)","outcome":"confirmedLegitimate","discoveredAt":"\#(Timestamp.format(clock.now()).prefix(10))"}]}"#,
+            headers: ["Idempotency-Key": "r-1"])
         XCTAssertEqual(label.json?["results"]?[0]?["status"]?.stringValue, "accepted")
         clock.advance(seconds: 11 * 86_400)
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluate).status, 200)
 
         let done = expectation(description: "purged")
         let totals = ReportBox()
-        daemon.service.purgeExpired { report in totals.report = report; done.fulfill() }
+        daemon.service.purgeExpired { report in
+            totals.report = report; done.fulfill()
+        }
         wait(for: [done], timeout: 10)
         XCTAssertEqual(totals.report?.evaluations, 1)
         XCTAssertEqual(totals.report?.labels, 0)
@@ -312,13 +351,18 @@ final class PrivacyTests: XCTestCase {
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM insights"), "1")
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM consumption_reports"), "0")
         // The label outlives its evaluation with what model metrics need.
-        XCTAssertEqual(try db.scalarText("SELECT category || ' ' || value || ' ' || outcome FROM labels"),
-                       "payment unknown confirmedLegitimate")
+        XCTAssertEqual(
+            try db.scalarText("SELECT category || ' ' || value || ' ' || outcome FROM labels"),
+            "payment unknown confirmedLegitimate")
 
         // insightctl purge works on the store directly.
         daemon.service.stop()
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory,
-                                                     "purge", "--older-than", "1"], environment: [:]), 0)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: [
+                    "insightctl", "--state-dir", daemon.service.settings.stateDirectory,
+                    "purge", "--older-than", "1"
+                ], environment: [:]), 0)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM labels"), "1")  // received 11 days ago, evaluations now
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations"), "1")
     }

@@ -12,7 +12,8 @@ import XCTest
 final class SubjectAPITests: XCTestCase {
     static func evaluation(account: String, device: String? = nil, category: String = "payment") -> String {
         let device = device.map { #","device":"\#($0)""# } ?? ""
-        return #"{"operationCategory":"\#(category)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"\#(account)"\#(device)}}"#
+        return
+            #"{"operationCategory":"\#(category)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"\#(account)"\#(device)}}"#
     }
 
     func show(_ daemon: TestDaemon, _ key: String, _ body: String) throws -> TestDaemon.Response {
@@ -27,14 +28,18 @@ final class SubjectAPITests: XCTestCase {
         let account = "acct-ERASE-4711", device = "dev-ERASE-0815"
         var eventIds: [String] = []
         for (i, key) in [bank, web, bank].enumerated() {
-            let r = try daemon.request("POST", "/v1/evaluations", key: key,
-                                       json: Self.evaluation(account: account, device: device, category: i == 1 ? "account" : "payment"))
+            let r = try daemon.request(
+                "POST", "/v1/evaluations", key: key,
+                json: Self.evaluation(account: account, device: device, category: i == 1 ? "account" : "payment"))
             XCTAssertEqual(r.status, 200)
             eventIds.append(try XCTUnwrap(r.string("eventId")))
         }
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: bank, json: Self.evaluation(account: "acct-other")).status, 200)
-        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: web,
-                                          json: #"{"subject":{"account":"\#(account)"},"status":"denied"}"#).status, 200)
+        XCTAssertEqual(
+            try daemon.request(
+                "PUT", "/v1/authorization", key: web,
+                json: #"{"subject":{"account":"\#(account)"},"status":"denied"}"#
+            ).status, 200)
 
         // Transparency, two entries a page, newest first.
         var page = try show(daemon, web, #"{"subject":{"account":"\#(account)"},"limit":2}"#)
@@ -56,8 +61,9 @@ final class SubjectAPITests: XCTestCase {
         XCTAssertEqual(page.json?["evaluations"]?.arrayValue?.count, 3)
 
         // Erasure of the account and the device, by the tenant's admin.
-        let erased = try daemon.request("POST", "/v1/subjects/erasure", key: admin,
-                                        json: #"{"subject":{"account":"\#(account)","device":"\#(device)"},"tenant":"default"}"#)
+        let erased = try daemon.request(
+            "POST", "/v1/subjects/erasure", key: admin,
+            json: #"{"subject":{"account":"\#(account)","device":"\#(device)"},"tenant":"default"}"#)
         XCTAssertEqual(erased.status, 200, String(decoding: erased.body, as: UTF8.self))
         XCTAssertEqual(erased.json?["evaluations"]?.numberValue, 3)
         XCTAssertEqual(erased.json?["authorizations"]?.numberValue, 1)
@@ -95,7 +101,8 @@ final class SubjectAPITests: XCTestCase {
         let sandbox = try daemon.createCaller(roles: [.evaluate], environment: .sandbox).key
         let other = try daemon.createCaller(roles: [.evaluate], tenant: "acme").key
         for _ in 0..<3 {
-            XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: bank, json: Self.evaluation(account: "acct-cursor")).status, 200)
+            XCTAssertEqual(
+                try daemon.request("POST", "/v1/evaluations", key: bank, json: Self.evaluation(account: "acct-cursor")).status, 200)
         }
         let first = try show(daemon, bank, #"{"subject":{"account":"acct-cursor"},"limit":1}"#)
         let cursor = try XCTUnwrap(first.string("cursor"))
@@ -124,15 +131,19 @@ final class SubjectAPITests: XCTestCase {
         for _ in 0..<3 {
             XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluation(account: "acct-v")).status, 200)
         }
-        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: key,
-                                          json: #"{"subject":{"account":"acct-v"},"status":"denied"}"#).status, 200)
+        XCTAssertEqual(
+            try daemon.request(
+                "PUT", "/v1/authorization", key: key,
+                json: #"{"subject":{"account":"acct-v"},"status":"denied"}"#
+            ).status, 200)
         func gauge(_ series: String) throws -> String? {
             try daemon.scrape()
                 .split(separator: "\n").first { $0.hasPrefix(series + " ") }.map { String($0.dropFirst(series.count + 1)) }
         }
         XCTAssertEqual(try gauge("insightd_velocity_tracked_subjects"), "1")
         XCTAssertEqual(try gauge(#"insightd_denials{tenant="default",environment="production"}"#), "1")
-        XCTAssertEqual(try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"acct-v"}}"#).status, 200)
+        XCTAssertEqual(
+            try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"acct-v"}}"#).status, 200)
         XCTAssertEqual(try gauge("insightd_velocity_tracked_subjects"), "0")
         XCTAssertNil(try gauge(#"insightd_denials{tenant="default",environment="production"}"#))
     }
@@ -161,7 +172,7 @@ final class SubjectAPITests: XCTestCase {
             ("/v1/subjects/transparency", key, #"{"subject":"#, 400, "contextInvalid", nil),
             ("/v1/subjects/erasure", admin, #"{"subject":{}}"#, 422, "contextInvalid", "subject"),
             ("/v1/subjects/erasure", admin, #"{"subject":{"account":"acct-1"},"tenant":"acme"}"#, 422, "contextInvalid", "tenant"),
-            ("/v1/subjects/erasure", admin, #"{"subject":{"account":"acct-1"},"why":"x"}"#, 422, "contextInvalid", "(body)"),
+            ("/v1/subjects/erasure", admin, #"{"subject":{"account":"acct-1"},"why":"x"}"#, 422, "contextInvalid", "(body)")
         ]
         for c in cases {
             let r = try daemon.request("POST", c.path, key: c.key, json: c.body)

@@ -32,8 +32,10 @@ final class TenantTests: XCTestCase {
         let insightId = try XCTUnwrap(answer.json?["insights"]?[0]?["insightId"]?.stringValue)
 
         func label(_ key: String, _ outcome: String, _ idempotency: String) throws -> String? {
-            status(try daemon.request("POST", "/v1/labels", key: key, json: Self.label(insightId, outcome),
-                                      headers: ["Idempotency-Key": idempotency]))
+            status(
+                try daemon.request(
+                    "POST", "/v1/labels", key: key, json: Self.label(insightId, outcome),
+                    headers: ["Idempotency-Key": idempotency]))
         }
         // Another tenant's insight is unknown to it, before and after its own tenant labels it:
         // never `duplicate` or `conflict`, which would reveal that it exists and how it was labelled.
@@ -64,10 +66,10 @@ final class TenantTests: XCTestCase {
         // Who sees and changes which choice is tested at the use case (AuthorizationServiceTests,
         // OptOutTests); here, the answers on the wire and the index rebuilt per tenant.
         XCTAssertEqual(try put(acme, "denied"), 200)
-        XCTAssertEqual(try query(acmeOther), "denied")      // inside the tenant: one person, one choice
+        XCTAssertEqual(try query(acmeOther), "denied")  // inside the tenant: one person, one choice
         XCTAssertEqual(try evaluate(acmeOther), 403)
-        XCTAssertEqual(try query(globex), "authorized")     // another tenant does not see it
-        XCTAssertEqual(try put(globex, "denied"), 200)      // its own denial is its own
+        XCTAssertEqual(try query(globex), "authorized")  // another tenant does not see it
+        XCTAssertEqual(try put(globex, "denied"), 200)  // its own denial is its own
         XCTAssertEqual(try put(acme, "authorized"), 200)
         XCTAssertEqual(try evaluate(acme), 200)
         XCTAssertEqual(try evaluate(globex), 403)
@@ -87,9 +89,11 @@ final class TenantTests: XCTestCase {
             XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.evaluation()).status, 200)
         }
         let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
-        let rows = try db.prepare("""
+        let rows = try db.prepare(
+            """
             SELECT c.tenant, e.account_hash, e.hash_key_id FROM evaluations e JOIN callers c USING (caller_id) ORDER BY c.tenant
-            """).query { ($0.text(0) ?? "", $0.blob(1) ?? [], $0.text(2) ?? "") }
+            """
+        ).query { ($0.text(0) ?? "", $0.blob(1) ?? [], $0.text(2) ?? "") }
         XCTAssertEqual(rows.map(\.0), ["acme", Tenant.defaultName, "globex"])
         XCTAssertEqual(Set(rows.map(\.1)).count, 3, "one person has the same hash in two tenants")
         XCTAssertEqual(Set(rows.map(\.2)).count, 3)
@@ -136,8 +140,11 @@ final class TenantTests: XCTestCase {
         // With no ceiling, an admin may raise itself to the most the API allows.
         XCTAssertEqual(try patch(acme, #"{"rate":1000000}"#).status, 200)
         let ctl = captureStandardOutput {
-            AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory, "tenants", "update", "acme",
-                                          "--max-rate", "50", "--max-burst", "100", "--json"], environment: [:])
+            AdminCommand.main(
+                arguments: [
+                    "insightctl", "--state-dir", daemon.service.settings.stateDirectory, "tenants", "update", "acme",
+                    "--max-rate", "50", "--max-burst", "100", "--json"
+                ], environment: [:])
         }
         XCTAssertEqual(ctl.status, 0, ctl.output)
         let answer = try XCTUnwrap(try JSONParser.parse(Array(ctl.output.utf8)).objectValue)
@@ -157,8 +164,12 @@ final class TenantTests: XCTestCase {
         XCTAssertEqual(try daemon.request("GET", "/admin/v1/callers/\(acme.callerId)", key: acme.key).json?["rate"]?.numberValue, 50)
         XCTAssertEqual(try patch(globex, #"{"rate":1000000}"#).status, 200, "another tenant is not bound by acme's ceiling")
 
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory, "tenants", "update",
-                                                     "acme", "--max-rate", "none"], environment: [:]), 0)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: [
+                    "insightctl", "--state-dir", daemon.service.settings.stateDirectory, "tenants", "update",
+                    "acme", "--max-rate", "none"
+                ], environment: [:]), 0)
         XCTAssertEqual(try patch(acme, #"{"rate":51}"#).status, 200, "the rate ceiling was removed")
         XCTAssertEqual(try patch(acme, #"{"burst":101}"#).status, 422, "the burst ceiling stays")
     }
@@ -180,12 +191,16 @@ final class WriteQuotaTests: XCTestCase {
         let key = try daemon.createCaller(roles: [.evaluate, .labels], rate: 0.001, burst: 5).key
         var statuses: [Int] = []
         for i in 0..<7 {
-            statuses.append(try daemon.request("PUT", "/v1/authorization", key: key,
-                                               json: #"{"subject":{"account":"a-\#(i)"},"status":"authorized"}"#).status)
+            statuses.append(
+                try daemon.request(
+                    "PUT", "/v1/authorization", key: key,
+                    json: #"{"subject":{"account":"a-\#(i)"},"status":"authorized"}"#
+                ).status)
         }
         XCTAssertEqual(statuses, [200, 200, 200, 200, 200, 429, 429])
-        let label = try daemon.request("POST", "/v1/labels", key: key, json: TenantTests.label("unknown-id"),
-                                       headers: ["Idempotency-Key": "q-1"])
+        let label = try daemon.request(
+            "POST", "/v1/labels", key: key, json: TenantTests.label("unknown-id"),
+            headers: ["Idempotency-Key": "q-1"])
         XCTAssertEqual(label.status, 429)
         XCTAssertEqual(label.code, "rateLimitExceeded")
         XCTAssertNotNil(label.headers["retry-after"])
@@ -201,8 +216,11 @@ final class WriteQuotaTests: XCTestCase {
         let key = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 5).key
         var statuses: [Int] = []
         statuses.append(try daemon.request("POST", "/v1/evaluations", key: key, json: #"{"operationCategory":"payment""#).status)
-        statuses.append(try daemon.request("POST", "/v1/evaluations", key: key, json: TenantTests.evaluation(),
-                                           headers: ["Insight-Override": "value=high"]).status)
+        statuses.append(
+            try daemon.request(
+                "POST", "/v1/evaluations", key: key, json: TenantTests.evaluation(),
+                headers: ["Insight-Override": "value=high"]
+            ).status)
         for _ in 0..<3 {
             statuses.append(try daemon.request("POST", "/v1/evaluations", key: key, json: TenantTests.evaluation()).status)
         }
@@ -217,8 +235,9 @@ final class WriteQuotaTests: XCTestCase {
         let daemon = try TestDaemon(.inProcess)
         let key = try daemon.createCaller(roles: [.labels]).key
         for i in 0..<20 {
-            let r = try daemon.request("POST", "/v1/labels", key: key, json: TenantTests.label("5d1e0000-0000-4000-8000-00000000000\(i % 10)"),
-                                       headers: ["Idempotency-Key": "unknown-\(i)"])
+            let r = try daemon.request(
+                "POST", "/v1/labels", key: key, json: TenantTests.label("5d1e0000-0000-4000-8000-00000000000\(i % 10)"),
+                headers: ["Idempotency-Key": "unknown-\(i)"])
             XCTAssertEqual(r.json?["results"]?[0]?["status"]?.stringValue, "unknownInsight")
         }
         let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
@@ -240,8 +259,11 @@ final class WriteQuotaTests: XCTestCase {
         XCTAssertEqual(try deny(acme, "a-1").status, 200, "repeating a denial that exists must not be refused")
         XCTAssertEqual(try deny(globex, "a-3").status, 200, "one tenant's denials used up another's room")
         // Authorizing frees room.
-        XCTAssertEqual(try daemon.request("PUT", "/v1/authorization", key: acme,
-                                          json: #"{"subject":{"account":"a-2"},"status":"authorized"}"#).status, 200)
+        XCTAssertEqual(
+            try daemon.request(
+                "PUT", "/v1/authorization", key: acme,
+                json: #"{"subject":{"account":"a-2"},"status":"authorized"}"#
+            ).status, 200)
         XCTAssertEqual(try deny(acme, "a-3").status, 200)
         // Operators see each tenant's count approach the cap.
         let text = try daemon.scrape()
@@ -275,7 +297,9 @@ final class WriteQuotaTests: XCTestCase {
 
         let done = expectation(description: "purged")
         let totals = ReportBox()
-        daemon.service.purgeExpired { report in totals.report = report; done.fulfill() }
+        daemon.service.purgeExpired { report in
+            totals.report = report; done.fulfill()
+        }
         wait(for: [done], timeout: 10)
         XCTAssertEqual(totals.report?.authorizations, 1)
         XCTAssertEqual(try evaluate("dropped"), 200, "a purged denial still held in memory")

@@ -17,114 +17,115 @@ final class RecordScriptCompatibilityTests: XCTestCase {
     override func setUpWithError() throws { redis = try TemporaryRedis.shared() }
 
     /// The record script as the first multi-instance release ran it (its prelude included).
-    static let reference = RedisScript("""
-    local now
-    do
-      local t = redis.call('TIME')
-      now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    end
-    local function hex(b)
-      return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
-    end
+    static let reference = RedisScript(
+        """
+        local now
+        do
+          local t = redis.call('TIME')
+          now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        end
+        local function hex(b)
+          return (string.gsub(b, '.', function(c) return string.format('%02x', string.byte(c)) end))
+        end
 
-    local week = tonumber(ARGV[11])
-    local t = tonumber(ARGV[1])
-    if now - t >= week then return 0 end
-    local cut = now - week
-    local flags = tonumber(ARGV[2])
-    local device, counterparty, account = ARGV[3], ARGV[4], ARGV[5]
+        local week = tonumber(ARGV[11])
+        local t = tonumber(ARGV[1])
+        if now - t >= week then return 0 end
+        local cut = now - week
+        local flags = tonumber(ARGV[2])
+        local device, counterparty, account = ARGV[3], ARGV[4], ARGV[5]
 
-    -- Trims a set to its newest `cap` members, and answers the members it dropped.
-    local function trim(key, cap)
-      local extra = redis.call('ZCARD', key) - cap
-      if extra <= 0 then return {} end
-      local dropped = redis.call('ZRANGE', key, 0, extra - 1)
-      redis.call('ZREMRANGEBYRANK', key, 0, extra - 1)
-      return dropped
-    end
-    local function expire_with_newest(key, also)
-      local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-      if newest[2] then
-        redis.call('PEXPIREAT', key, tonumber(newest[2]) + week)
-        if also then redis.call('PEXPIREAT', also, tonumber(newest[2]) + week) end
-      end
-    end
-
-    -- The account's own history.
-    local akey = KEYS[1]
-    redis.call('ZREMRANGEBYSCORE', akey, '-inf', cut)
-    if redis.call('ZADD', akey, t, ARGV[6]) == 0 then return 0 end
-    local dropped = trim(akey, tonumber(ARGV[8]))
-    expire_with_newest(akey)
-    -- What the cap dropped still has the account in a device's or counterparty's set: noted for
-    -- an erasure, until the newest note is 7 d old.
-    if #dropped > 0 then
-      local lkey = ARGV[7] .. 'l:' .. hex(account)
-      redis.call('ZREMRANGEBYSCORE', lkey, '-inf', cut)
-      for _, m in ipairs(dropped) do
-        local f = string.byte(m, 17)
-        if bit.band(f, 1) ~= 0 then redis.call('ZADD', lkey, 'GT', t, 'd' .. string.sub(m, 1, 8)) end
-        if bit.band(f, 2) ~= 0 then redis.call('ZADD', lkey, 'GT', t, 'c' .. string.sub(m, 9, 16)) end
-      end
-      expire_with_newest(lkey)
-    end
-
-    -- What the counterparties need to know comes out of it: when the account was last coached,
-    -- and (for a coached result) the counterparties it paid, each at its latest payment.
-    local coached = bit.band(flags, 4) ~= 0
-    local coachedAt = nil
-    local paid = {}
-    if counterparty ~= '' or coached then
-      local log = redis.call('ZRANGEBYSCORE', akey, '(' .. cut, '+inf', 'WITHSCORES')
-      local seen = {}
-      for i = #log - 1, 1, -2 do
-        local f = string.byte(log[i], 17)
-        local s = tonumber(log[i + 1])
-        if bit.band(f, 4) ~= 0 and coachedAt == nil then coachedAt = s end
-        if coached and bit.band(f, 2) ~= 0 then
-          local c = string.sub(log[i], 9, 16)
-          if not seen[c] then
-            seen[c] = true
-            paid[#paid + 1] = {c, s}
+        -- Trims a set to its newest `cap` members, and answers the members it dropped.
+        local function trim(key, cap)
+          local extra = redis.call('ZCARD', key) - cap
+          if extra <= 0 then return {} end
+          local dropped = redis.call('ZRANGE', key, 0, extra - 1)
+          redis.call('ZREMRANGEBYRANK', key, 0, extra - 1)
+          return dropped
+        end
+        local function expire_with_newest(key, also)
+          local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+          if newest[2] then
+            redis.call('PEXPIREAT', key, tonumber(newest[2]) + week)
+            if also then redis.call('PEXPIREAT', also, tonumber(newest[2]) + week) end
           end
         end
-      end
-    end
 
-    if device ~= '' then
-      local dkey = KEYS[2]
-      redis.call('ZREMRANGEBYSCORE', dkey, '-inf', cut)
-      redis.call('ZADD', dkey, 'GT', t, account)
-      trim(dkey, tonumber(ARGV[9]))
-      expire_with_newest(dkey)
-    end
+        -- The account's own history.
+        local akey = KEYS[1]
+        redis.call('ZREMRANGEBYSCORE', akey, '-inf', cut)
+        if redis.call('ZADD', akey, t, ARGV[6]) == 0 then return 0 end
+        local dropped = trim(akey, tonumber(ARGV[8]))
+        expire_with_newest(akey)
+        -- What the cap dropped still has the account in a device's or counterparty's set: noted for
+        -- an erasure, until the newest note is 7 d old.
+        if #dropped > 0 then
+          local lkey = ARGV[7] .. 'l:' .. hex(account)
+          redis.call('ZREMRANGEBYSCORE', lkey, '-inf', cut)
+          for _, m in ipairs(dropped) do
+            local f = string.byte(m, 17)
+            if bit.band(f, 1) ~= 0 then redis.call('ZADD', lkey, 'GT', t, 'd' .. string.sub(m, 1, 8)) end
+            if bit.band(f, 2) ~= 0 then redis.call('ZADD', lkey, 'GT', t, 'c' .. string.sub(m, 9, 16)) end
+          end
+          expire_with_newest(lkey)
+        end
 
-    local function payer(ckey, hkey, paidAt, coachedTime)
-      local expired = redis.call('ZRANGEBYSCORE', ckey, '-inf', cut)
-      if #expired > 0 then
-        redis.call('ZREMRANGEBYSCORE', ckey, '-inf', cut)
-        redis.call('HDEL', hkey, unpack(expired))
-      end
-      redis.call('ZADD', ckey, 'GT', paidAt, account)
-      if coachedTime then
-        local old = tonumber(redis.call('HGET', hkey, account))
-        if old == nil or coachedTime > old then redis.call('HSET', hkey, account, coachedTime) end
-      end
-      local dropped = trim(ckey, tonumber(ARGV[10]))
-      if #dropped > 0 then redis.call('HDEL', hkey, unpack(dropped)) end
-      expire_with_newest(ckey, hkey)
-    end
-    if counterparty ~= '' then payer(KEYS[3], KEYS[4], t, coachedAt) end
-    -- A medium/high result marks the account as coached for the counterparties it paid within
-    -- 7 d too, whichever came first.
-    for _, p in ipairs(paid) do
-      if p[1] ~= counterparty then
-        local ckey = ARGV[7] .. 'c:' .. hex(p[1])
-        payer(ckey, ckey .. ':coached', p[2], t)
-      end
-    end
-    return 1
-    """)
+        -- What the counterparties need to know comes out of it: when the account was last coached,
+        -- and (for a coached result) the counterparties it paid, each at its latest payment.
+        local coached = bit.band(flags, 4) ~= 0
+        local coachedAt = nil
+        local paid = {}
+        if counterparty ~= '' or coached then
+          local log = redis.call('ZRANGEBYSCORE', akey, '(' .. cut, '+inf', 'WITHSCORES')
+          local seen = {}
+          for i = #log - 1, 1, -2 do
+            local f = string.byte(log[i], 17)
+            local s = tonumber(log[i + 1])
+            if bit.band(f, 4) ~= 0 and coachedAt == nil then coachedAt = s end
+            if coached and bit.band(f, 2) ~= 0 then
+              local c = string.sub(log[i], 9, 16)
+              if not seen[c] then
+                seen[c] = true
+                paid[#paid + 1] = {c, s}
+              end
+            end
+          end
+        end
+
+        if device ~= '' then
+          local dkey = KEYS[2]
+          redis.call('ZREMRANGEBYSCORE', dkey, '-inf', cut)
+          redis.call('ZADD', dkey, 'GT', t, account)
+          trim(dkey, tonumber(ARGV[9]))
+          expire_with_newest(dkey)
+        end
+
+        local function payer(ckey, hkey, paidAt, coachedTime)
+          local expired = redis.call('ZRANGEBYSCORE', ckey, '-inf', cut)
+          if #expired > 0 then
+            redis.call('ZREMRANGEBYSCORE', ckey, '-inf', cut)
+            redis.call('HDEL', hkey, unpack(expired))
+          end
+          redis.call('ZADD', ckey, 'GT', paidAt, account)
+          if coachedTime then
+            local old = tonumber(redis.call('HGET', hkey, account))
+            if old == nil or coachedTime > old then redis.call('HSET', hkey, account, coachedTime) end
+          end
+          local dropped = trim(ckey, tonumber(ARGV[10]))
+          if #dropped > 0 then redis.call('HDEL', hkey, unpack(dropped)) end
+          expire_with_newest(ckey, hkey)
+        end
+        if counterparty ~= '' then payer(KEYS[3], KEYS[4], t, coachedAt) end
+        -- A medium/high result marks the account as coached for the counterparties it paid within
+        -- 7 d too, whichever came first.
+        for _, p in ipairs(paid) do
+          if p[1] ~= counterparty then
+            local ckey = ARGV[7] .. 'c:' .. hex(p[1])
+            payer(ckey, ckey .. ':coached', p[2], t)
+          end
+        end
+        return 1
+        """)
 
     private func hash(_ label: String) -> [UInt8] { Array(("h:" + label).utf8) + Array(repeating: 7, count: 24) }
 
@@ -141,23 +142,28 @@ final class RecordScriptCompatibilityTests: XCTestCase {
         let instance = try Instance(redis, prefix: prefix)
         instance.link.start()
         addTeardownBlock { instance.link.stop() }
-        let velocity = RedisVelocity(link: instance.link, history: FixedHistory([]), clock: SystemClock(), limits: limits,
-                                     metrics: instance.metrics, mayRebuild: { false })
+        let velocity = RedisVelocity(
+            link: instance.link, history: FixedHistory([]), clock: SystemClock(), limits: limits,
+            metrics: instance.metrics, mayRebuild: { false })
         return Target(instance: instance, velocity: velocity, prefix: prefix, script: script)
     }
 
     /// The command `RedisVelocity.record` sends for `event` under the link prefix `prefix`, with
     /// `script` in place of the current record script.
-    static func recordCommand(_ event: VelocityEvent, prefix: String, limits: VelocityLimits,
-                              script: RedisScript) -> RedisCommand? {
+    static func recordCommand(
+        _ event: VelocityEvent, prefix: String, limits: VelocityLimits,
+        script: RedisScript
+    ) -> RedisCommand? {
         let environmentPrefix = prefix + "v:" + event.environment.rawValue + ":"
         guard let command = RedisVelocity.recordCommand(event, prefix: environmentPrefix, limits: limits) else { return nil }
         return .script(script, keys: Array(command.arguments[3..<7]), arguments: Array(command.arguments[7...]))
     }
 
     /// Records `event` into `target` with `script`.
-    private func record(_ event: VelocityEvent, into target: Target, with script: RedisScript,
-                        limits: VelocityLimits) throws -> RedisReply {
+    private func record(
+        _ event: VelocityEvent, into target: Target, with script: RedisScript,
+        limits: VelocityLimits
+    ) throws -> RedisReply {
         guard let command = Self.recordCommand(event, prefix: target.prefix, limits: limits, script: script) else { return .null }
         return try redis.connect().command(command)
     }
@@ -201,7 +207,7 @@ final class RecordScriptCompatibilityTests: XCTestCase {
             let targets = [
                 try target("reference\(seed)", limits: limits) { _ in Self.reference },
                 try target("current\(seed)", limits: limits) { _ in VelocityScripts.record },
-                try target("rolling\(seed)", limits: limits) { $0 % 2 == 0 ? VelocityScripts.record : Self.reference },
+                try target("rolling\(seed)", limits: limits) { $0 % 2 == 0 ? VelocityScripts.record : Self.reference }
             ]
             let now = try redis.connect().serverTime() / 1000
             var random = SplitMix64(seed: seed)
@@ -216,26 +222,30 @@ final class RecordScriptCompatibilityTests: XCTestCase {
                 let event: VelocityEvent
                 if i % 80 == 79 {
                     // An erasure between records, on every target.
-                    let erased = ErasedSubject(tenant: "t", account: [hash(accounts[pick(accounts.count)])],
-                                               device: pick(2) == 0 ? [hash(devices[pick(devices.count)])] : [],
-                                               counterparty: pick(2) == 0 ? [hash(counterparties[pick(counterparties.count)])] : [])
+                    let erased = ErasedSubject(
+                        tenant: "t", account: [hash(accounts[pick(accounts.count)])],
+                        device: pick(2) == 0 ? [hash(devices[pick(devices.count)])] : [],
+                        counterparty: pick(2) == 0 ? [hash(counterparties[pick(counterparties.count)])] : [])
                     for target in targets { try target.velocity.erase(erased) }
                     continue
                 }
                 switch pick(20) {
                 case 0 where !recorded.isEmpty: event = recorded[pick(recorded.count)]  // the same evaluation again
-                case 1: event = VelocityEvent(environment: .production, time: now - 7 * day - 60_000 - Milliseconds(pick(1000)) * 1000,
-                                              account: hash(accounts[pick(accounts.count)]), device: hash(devices[pick(devices.count)]),
-                                              counterparty: nil, isPayment: false, value: .high)  // older than 7 d
+                case 1:
+                    event = VelocityEvent(
+                        environment: .production, time: now - 7 * day - 60_000 - Milliseconds(pick(1000)) * 1000,
+                        account: hash(accounts[pick(accounts.count)]), device: hash(devices[pick(devices.count)]),
+                        counterparty: nil, isPayment: false, value: .high)  // older than 7 d
                 default:
                     // Mostly in time order, a third late; times within the last 6.9 days, some equal.
                     let inOrder = now - 6 * day + Milliseconds(i) * 1_000_000 / 4
                     let time = pick(3) == 0 ? now - Milliseconds(pick(596_000)) * 1_000 - 1_000 : inOrder - Milliseconds(pick(2))
-                    event = VelocityEvent(environment: pick(5) == 0 ? .sandbox : .production, time: time,
-                                          account: hash(accounts[pick(accounts.count)]),
-                                          device: pick(4) == 0 ? nil : hash(devices[pick(devices.count)]),
-                                          counterparty: pick(3) == 0 ? nil : hash(counterparties[pick(counterparties.count)]),
-                                          isPayment: pick(3) != 0, value: values[pick(values.count)], raisedByVelocity: pick(4) == 0)
+                    event = VelocityEvent(
+                        environment: pick(5) == 0 ? .sandbox : .production, time: time,
+                        account: hash(accounts[pick(accounts.count)]),
+                        device: pick(4) == 0 ? nil : hash(devices[pick(devices.count)]),
+                        counterparty: pick(3) == 0 ? nil : hash(counterparties[pick(counterparties.count)]),
+                        isPayment: pick(3) != 0, value: values[pick(values.count)], raisedByVelocity: pick(4) == 0)
                 }
                 recorded.append(event)
                 for (index, target) in targets.enumerated() {
@@ -247,8 +257,9 @@ final class RecordScriptCompatibilityTests: XCTestCase {
             XCTAssertTrue(answers[0].contains(.integer(0)) && answers[0].contains(.integer(1)))
             let reference = try dump(targets[0].prefix)
             XCTAssertGreaterThan(reference.count, 10)
-            XCTAssertTrue(limits.eventsPerAccount > 40 || reference.keys.contains { $0.contains(":l:") },
-                          "seed \(seed): some account went past its cap")
+            XCTAssertTrue(
+                limits.eventsPerAccount > 40 || reference.keys.contains { $0.contains(":l:") },
+                "seed \(seed): some account went past its cap")
             XCTAssertTrue(reference.keys.contains { $0.hasSuffix(":coached") })
             for target in targets.dropFirst() {
                 let written = try dump(target.prefix)
@@ -269,8 +280,9 @@ final class RecordScriptCompatibilityTests: XCTestCase {
         let p = v.prefix + "v:production:"
         func expiry(_ key: String) throws -> Int64 { try connection.command("PEXPIRETIME", RedisArgument(key)).integer ?? 0 }
         func event(_ account: String, at time: Milliseconds, value: InsightValue = .high) -> VelocityEvent {
-            VelocityEvent(environment: .production, time: time, account: hash(account), device: hash("phone"),
-                          counterparty: hash("shop"), isPayment: true, value: value)
+            VelocityEvent(
+                environment: .production, time: time, account: hash(account), device: hash("phone"),
+                counterparty: hash("shop"), isPayment: true, value: value)
         }
         v.velocity.record(event("newer", at: now - 1_000))
         v.velocity.record(event("older", at: now - 5_000))

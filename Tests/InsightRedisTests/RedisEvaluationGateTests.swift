@@ -28,10 +28,12 @@ final class RedisEvaluationGateTests: XCTestCase {
         addTeardownBlock { instance.link.stop() }
         var settings = RateLimitSettings()
         settings.devicePerHour = devicePerHour
-        return Parts(instance: instance,
-                     limiter: RedisRateLimiter(link: instance.link, settings: settings, clock: SystemClock(), instances: 1),
-                     velocity: RedisVelocity(link: instance.link, history: FixedHistory([]), clock: SystemClock(),
-                                             metrics: instance.metrics, mayRebuild: { false }))
+        return Parts(
+            instance: instance,
+            limiter: RedisRateLimiter(link: instance.link, settings: settings, clock: SystemClock(), instances: 1),
+            velocity: RedisVelocity(
+                link: instance.link, history: FixedHistory([]), clock: SystemClock(),
+                metrics: instance.metrics, mayRebuild: { false }))
     }
 
     /// EVALSHA (and EVAL, after a script cache miss) calls the server has answered so far.
@@ -54,16 +56,23 @@ final class RedisEvaluationGateTests: XCTestCase {
         let p = try parts()
         let who = caller("caller_gate", rate: 1, burst: 2)  // insight quota: factor 2, 4 at once
         let account = hash("account"), device = hash("device"), payee = hash("payee")
-        p.velocity.record(VelocityEvent(environment: .production, time: try redis.connect().serverTime() / 1000 - 60_000,
-                                        account: account, device: device, counterparty: payee, isPayment: true, value: .high))
-        let query = VelocityQuery(environment: .production, accounts: [account], devices: [device], counterparties: [payee],
-                                  isPayment: true)
+        p.velocity.record(
+            VelocityEvent(
+                environment: .production, time: try redis.connect().serverTime() / 1000 - 60_000,
+                account: account, device: device, counterparty: payee, isPayment: true, value: .high))
+        let query = VelocityQuery(
+            environment: .production, accounts: [account], devices: [device], counterparties: [payee],
+            isPayment: true)
         // Once the script is cached, one pass is one script call.
-        _ = p.gate.pass(GateRequest(caller: caller("caller_warm"), environment: .production, device: nil, insightTypes: [],
-                                    velocity: query))
+        _ = p.gate.pass(
+            GateRequest(
+                caller: caller("caller_warm"), environment: .production, device: nil, insightTypes: [],
+                velocity: query))
         let before = try scriptCalls()
-        let answer = p.gate.pass(GateRequest(caller: who, environment: .production, device: device,
-                                             insightTypes: ["isLikelyBeingCoached", "isLikelyBeingCoached"], velocity: query))
+        let answer = p.gate.pass(
+            GateRequest(
+                caller: who, environment: .production, device: device,
+                insightTypes: ["isLikelyBeingCoached", "isLikelyBeingCoached"], velocity: query))
         XCTAssertEqual(try scriptCalls() - before, 1, "device, quotas and velocity in one script call")
         XCTAssertNil(answer.deviceRetryAfter)
         XCTAssertEqual(answer.insightsAdmitted, [true, true])
@@ -74,11 +83,16 @@ final class RedisEvaluationGateTests: XCTestCase {
         (gated.now, separate.now) = (0, 0)  // read a moment apart
         XCTAssertEqual(gated, separate)
         // The quota goes on from what the pass took: two more, then none.
-        XCTAssertEqual([p.limiter.admitInsight("isLikelyBeingCoached", caller: who),
-                        p.limiter.admitInsight("isLikelyBeingCoached", caller: who),
-                        p.limiter.admitInsight("isLikelyBeingCoached", caller: who)], [true, true, false])
-        let last = p.gate.pass(GateRequest(caller: who, environment: .production, device: nil,
-                                           insightTypes: ["isLikelyBeingCoached", "otherType"], velocity: nil))
+        XCTAssertEqual(
+            [
+                p.limiter.admitInsight("isLikelyBeingCoached", caller: who),
+                p.limiter.admitInsight("isLikelyBeingCoached", caller: who),
+                p.limiter.admitInsight("isLikelyBeingCoached", caller: who)
+            ], [true, true, false])
+        let last = p.gate.pass(
+            GateRequest(
+                caller: who, environment: .production, device: nil,
+                insightTypes: ["isLikelyBeingCoached", "otherType"], velocity: nil))
         XCTAssertEqual(last.insightsAdmitted, [false, true], "each type its own quota")
         XCTAssertNil(last.signals, "velocity not asked")
     }
@@ -89,11 +103,14 @@ final class RedisEvaluationGateTests: XCTestCase {
         let p = try parts(devicePerHour: 2)
         let who = caller("caller_device", rate: 1, burst: 1)  // insight quota: 2 at once
         let device = hash("busy-device")
-        let query = VelocityQuery(environment: .production, accounts: [hash("a")], devices: [device], counterparties: [],
-                                  isPayment: false)
+        let query = VelocityQuery(
+            environment: .production, accounts: [hash("a")], devices: [device], counterparties: [],
+            isPayment: false)
         func pass() -> GateAnswer {
-            p.gate.pass(GateRequest(caller: who, environment: .production, device: device,
-                                    insightTypes: ["isLikelyBeingCoached"], velocity: query))
+            p.gate.pass(
+                GateRequest(
+                    caller: who, environment: .production, device: device,
+                    insightTypes: ["isLikelyBeingCoached"], velocity: query))
         }
         XCTAssertEqual(pass().insightsAdmitted, [true])
         let refused = [pass(), pass(), pass()]
@@ -106,8 +123,10 @@ final class RedisEvaluationGateTests: XCTestCase {
         XCTAssertEqual(p.limiter.view(who).lastThrottleReason, .deviceRate)
         // Two units were taken by the two admitted evaluations, none by the refused ones: the
         // quota (burst 2) is used up now, and another device is admitted but gets no unit.
-        let other = p.gate.pass(GateRequest(caller: who, environment: .production, device: hash("other-device"),
-                                            insightTypes: ["isLikelyBeingCoached"], velocity: nil))
+        let other = p.gate.pass(
+            GateRequest(
+                caller: who, environment: .production, device: hash("other-device"),
+                insightTypes: ["isLikelyBeingCoached"], velocity: nil))
         XCTAssertNil(other.deviceRetryAfter)
         XCTAssertEqual(other.insightsAdmitted, [false])
     }
@@ -135,14 +154,19 @@ final class RedisEvaluationGateTests: XCTestCase {
         let p = try parts(devicePerHour: 2)
         let who = caller("caller_token", rate: 0.001, burst: 2)  // insight quota: 4 at once
         let device = hash("token-device")
-        let query = VelocityQuery(environment: .production, accounts: [hash("acct")], devices: [device], counterparties: [],
-                                  isPayment: false)
+        let query = VelocityQuery(
+            environment: .production, accounts: [hash("acct")], devices: [device], counterparties: [],
+            isPayment: false)
         func pass(token: Bool = true) -> GateAnswer {
-            p.gate.pass(GateRequest(caller: who, takesCallerToken: token, environment: .production, device: device,
-                                    insightTypes: ["isLikelyBeingCoached"], velocity: query))
+            p.gate.pass(
+                GateRequest(
+                    caller: who, takesCallerToken: token, environment: .production, device: device,
+                    insightTypes: ["isLikelyBeingCoached"], velocity: query))
         }
-        _ = p.gate.pass(GateRequest(caller: caller("caller_warm_token"), takesCallerToken: true, environment: .production,
-                                    device: nil, insightTypes: [], velocity: nil))
+        _ = p.gate.pass(
+            GateRequest(
+                caller: caller("caller_warm_token"), takesCallerToken: true, environment: .production,
+                device: nil, insightTypes: [], velocity: nil))
         let before = try scriptCalls()
         let first = pass()
         XCTAssertEqual(try scriptCalls() - before, 1, "the token with the rest, one script call")
@@ -176,22 +200,25 @@ final class RedisEvaluationGateTests: XCTestCase {
     /// pass is answered at once on the caller's thread.
     func testQueuedPassesAreAnsweredOnTheCallThreadOnceEach() throws {
         let p = try parts()
-        let query = VelocityQuery(environment: .production, accounts: [hash("queued")], devices: [], counterparties: [],
-                                  isPayment: false)
+        let query = VelocityQuery(
+            environment: .production, accounts: [hash("queued")], devices: [], counterparties: [],
+            isPayment: false)
         let done = DispatchGroup()
         let answers = Locked<[Int: GateAnswer]>([:])
         let onCaller = Locked<Int>(0)
         for i in 0..<30 {
             done.enter()
             let thread = pthread_self()
-            let request = GateRequest(caller: caller("caller_queued", rate: 0.001, burst: 20), takesCallerToken: true,
-                                      environment: .production, device: nil, insightTypes: ["isLikelyBeingCoached"],
-                                      velocity: query)
-            XCTAssertNil(p.gate.pass(request) { answer in
-                if pthread_equal(pthread_self(), thread) != 0 { onCaller.withLock { $0 += 1 } }
-                answers.withLock { XCTAssertNil($0.updateValue(answer, forKey: i), "answered twice") }
-                done.leave()
-            }, "queued")
+            let request = GateRequest(
+                caller: caller("caller_queued", rate: 0.001, burst: 20), takesCallerToken: true,
+                environment: .production, device: nil, insightTypes: ["isLikelyBeingCoached"],
+                velocity: query)
+            XCTAssertNil(
+                p.gate.pass(request) { answer in
+                    if pthread_equal(pthread_self(), thread) != 0 { onCaller.withLock { $0 += 1 } }
+                    answers.withLock { XCTAssertNil($0.updateValue(answer, forKey: i), "answered twice") }
+                    done.leave()
+                }, "queued")
         }
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(onCaller.withLock { $0 }, 0)
@@ -201,8 +228,11 @@ final class RedisEvaluationGateTests: XCTestCase {
         XCTAssertEqual(all.values.filter { if case .allowed = $0.caller { true } else { false } }.count, 20)
         XCTAssertEqual(all.values.filter { $0.signals?.hasAccount == true }.count, 20)
         p.instance.link.stop()
-        let late = p.gate.pass(GateRequest(caller: caller("caller_late"), takesCallerToken: true, environment: .production,
-                                           device: nil, insightTypes: [], velocity: nil)) { _ in XCTFail("answered at once") }
+        let late = p.gate.pass(
+            GateRequest(
+                caller: caller("caller_late"), takesCallerToken: true, environment: .production,
+                device: nil, insightTypes: [], velocity: nil)
+        ) { _ in XCTFail("answered at once") }
         XCTAssertNotNil(late?.caller, "answered at once once the link is stopped")
     }
 
@@ -216,26 +246,33 @@ final class RedisEvaluationGateTests: XCTestCase {
         var settings = RateLimitSettings()
         settings.devicePerHour = 4
         let limiter = RedisRateLimiter(link: instance.link, settings: settings, clock: SystemClock(), instances: 2)
-        let velocity = RedisVelocity(link: instance.link, history: FixedHistory([]), clock: SystemClock(),
-                                     metrics: instance.metrics, mayRebuild: { false })
+        let velocity = RedisVelocity(
+            link: instance.link, history: FixedHistory([]), clock: SystemClock(),
+            metrics: instance.metrics, mayRebuild: { false })
         let gate = RedisEvaluationGate(limiter: limiter, velocity: velocity)
         own.stop()
         let who = caller("caller_outage", rate: 1, burst: 4)  // local share: burst 2, quota 4
         let device = hash("outage-device")
-        let query = VelocityQuery(environment: .production, accounts: [hash("acct")], devices: [], counterparties: [],
-                                  isPayment: false)
+        let query = VelocityQuery(
+            environment: .production, accounts: [hash("acct")], devices: [], counterparties: [],
+            isPayment: false)
         let started = ContinuousClock.now
         let answers = (0..<3).map { _ in
-            gate.pass(GateRequest(caller: who, environment: .production, device: device,
-                                  insightTypes: ["isLikelyBeingCoached"], velocity: query))
+            gate.pass(
+                GateRequest(
+                    caller: who, environment: .production, device: device,
+                    insightTypes: ["isLikelyBeingCoached"], velocity: query))
         }
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
         // The device limit of 4 per hour over 2 instances: 2 locally.
         XCTAssertEqual(answers.map { $0.deviceRetryAfter == nil }, [true, true, false])
         // The caller's token from its local share too (burst 4 over 2 instances: 2).
         let tokens = (0..<3).map { _ in
-            gate.pass(GateRequest(caller: who, takesCallerToken: true, environment: .production, device: nil,
-                                  insightTypes: [], velocity: nil)).caller
+            gate.pass(
+                GateRequest(
+                    caller: who, takesCallerToken: true, environment: .production, device: nil,
+                    insightTypes: [], velocity: nil)
+            ).caller
         }
         XCTAssertEqual(tokens.map { if case .allowed = $0 { true } else { false } }, [true, true, false])
         XCTAssertEqual(answers[0].insightsAdmitted, [true])

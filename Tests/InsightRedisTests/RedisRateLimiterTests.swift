@@ -13,16 +13,22 @@ final class RedisRateLimiterTests: XCTestCase {
 
     override func setUpWithError() throws { redis = try TemporaryRedis.shared() }
 
-    private func pair(clockB: any InsightDomain.Clock = SystemClock(), settings: RateLimitSettings = .init(),
-                      name: String = #function) throws -> (RedisRateLimiter, RedisRateLimiter, [Instance]) {
+    private func pair(
+        clockB: any InsightDomain.Clock = SystemClock(), settings: RateLimitSettings = .init(),
+        name: String = #function
+    ) throws -> (RedisRateLimiter, RedisRateLimiter, [Instance]) {
         let prefix = uniquePrefix(name)
         let a = try Instance(redis, prefix: prefix), b = try Instance(redis, prefix: prefix)
         a.link.start()
         b.link.start()
-        addTeardownBlock { a.link.stop(); b.link.stop() }
+        addTeardownBlock {
+            a.link.stop(); b.link.stop()
+        }
         XCTAssertTrue(a.link.isAvailable && b.link.isAvailable)
-        return (RedisRateLimiter(link: a.link, settings: settings, clock: SystemClock(), instances: 3),
-                RedisRateLimiter(link: b.link, settings: settings, clock: clockB, instances: 3), [a, b])
+        return (
+            RedisRateLimiter(link: a.link, settings: settings, clock: SystemClock(), instances: 3),
+            RedisRateLimiter(link: b.link, settings: settings, clock: clockB, instances: 3), [a, b]
+        )
     }
 
     /// Five admissions alternating between the two limiters pass, the sixth is refused, within
@@ -219,8 +225,9 @@ final class RedisRateLimiterTests: XCTestCase {
     /// the command timeout, once: the next calls fall back at once.
     func testAHungRedisCostsACallAtMostTheCommandTimeout() throws {
         let own = try TemporaryRedis()
-        let instance = try Instance(own, prefix: uniquePrefix(), commandTimeout: .milliseconds(50),
-                                    checkInterval: .seconds(1))
+        let instance = try Instance(
+            own, prefix: uniquePrefix(), commandTimeout: .milliseconds(50),
+            checkInterval: .seconds(1))
         instance.link.start()
         defer { instance.link.stop() }
         let limiter = RedisRateLimiter(link: instance.link, settings: .init(), clock: SystemClock(), instances: 2)

@@ -31,8 +31,9 @@ final class RedisSentinelFailoverTests: XCTestCase {
     private func group() throws -> Group {
         let master = try TemporaryRedis(password: "m-pw")
         let replica = try TemporaryRedis(password: "m-pw", replicaOf: master.port)
-        let sentinel = try TemporarySentinel(monitoring: master.port, masterName: "cache", downAfterMilliseconds: 300,
-                                             masterPassword: "m-pw")
+        let sentinel = try TemporarySentinel(
+            monitoring: master.port, masterName: "cache", downAfterMilliseconds: 300,
+            masterPassword: "m-pw")
         XCTAssertTrue(sentinel.waitForReplicas(1), "the sentinel learnt of the replica")
         var settings = RedisLinkSettings(endpoint: try RedisEndpoint("redis-sentinel://:m-pw@127.0.0.1:\(sentinel.port)/cache"))
         settings.checkInterval = .milliseconds(100)
@@ -52,8 +53,9 @@ final class RedisSentinelFailoverTests: XCTestCase {
         g.master.kill()
         XCTAssertTrue(eventually(20) { (try? g.sentinel.masterPort()) == g.replica.port }, "the sentinel failed over")
         XCTAssertTrue(eventually(10) { g.link.isAvailable && g.write("after") }, "the link uses the promoted replica")
-        XCTAssertTrue(g.events.all.contains(.masterChanged(to: "127.0.0.1:\(g.replica.port)", from: "127.0.0.1:\(g.master.port)")),
-                      "\(g.events.all)")
+        XCTAssertTrue(
+            g.events.all.contains(.masterChanged(to: "127.0.0.1:\(g.replica.port)", from: "127.0.0.1:\(g.master.port)")),
+            "\(g.events.all)")
         let promoted = try g.replica.connect()
         XCTAssertEqual(try promoted.command("GET", "after"), .bulk(Array("1".utf8)), "written to the new master")
     }
@@ -66,13 +68,16 @@ final class RedisSentinelFailoverTests: XCTestCase {
 
         // A failover on purpose: the old master lives on as a replica and refuses writes.
         // (The sentinel may not judge the replica fit to promote until it has read its INFO.)
-        XCTAssertTrue(eventually(15) { (try? g.sentinel.connect().command("SENTINEL", "FAILOVER", "cache")) == .status("OK") },
-                      "the sentinel took the failover")
+        XCTAssertTrue(
+            eventually(15) { (try? g.sentinel.connect().command("SENTINEL", "FAILOVER", "cache")) == .status("OK") },
+            "the sentinel took the failover")
         XCTAssertTrue(eventually(20) { (try? g.sentinel.masterPort()) == g.replica.port }, "the sentinel failed over")
-        XCTAssertTrue(eventually(10) { g.write("after") && (try? g.replica.connect().command("GET", "after")) == .bulk(Array("1".utf8)) },
-                      "the link writes to the promoted replica")
-        XCTAssertTrue(g.events.all.contains(.masterChanged(to: "127.0.0.1:\(g.replica.port)", from: "127.0.0.1:\(g.master.port)")),
-                      "\(g.events.all)")
+        XCTAssertTrue(
+            eventually(10) { g.write("after") && (try? g.replica.connect().command("GET", "after")) == .bulk(Array("1".utf8)) },
+            "the link writes to the promoted replica")
+        XCTAssertTrue(
+            g.events.all.contains(.masterChanged(to: "127.0.0.1:\(g.replica.port)", from: "127.0.0.1:\(g.master.port)")),
+            "\(g.events.all)")
     }
 
     func testSentinelsOutOfReachLeaveTheMasterInUse() throws {

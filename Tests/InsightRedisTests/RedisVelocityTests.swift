@@ -24,8 +24,10 @@ final class FixedHistory: VelocityHistory {
         return VelocityHistoryEnd(sequence: Int64(all.count), time: (all.last?.event.time ?? -1) + 1)
     }
 
-    func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
-                        limit: Int) throws -> VelocityHistoryBatch {
+    func velocityEvents(
+        after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+        limit: Int
+    ) throws -> VelocityHistoryBatch {
         let batch = stored().filter {
             ($0.event.time, $0.sequence) > (cursor.time, cursor.sequence) && $0.sequence <= end.sequence && $0.event.time < end.time
         }.prefix(limit)
@@ -43,10 +45,13 @@ final class RedisVelocityTests: XCTestCase {
 
     private func hash(_ label: String) -> [UInt8] { Array(("h:" + label).utf8) + Array(repeating: 7, count: 24) }
 
-    private func velocity(_ instance: Instance, limits: VelocityLimits = .init(), history: FixedHistory = FixedHistory([]),
-                          mayRebuild: Bool = false) -> RedisVelocity {
-        RedisVelocity(link: instance.link, history: history, clock: SystemClock(), limits: limits,
-                      metrics: instance.metrics, mayRebuild: { mayRebuild })
+    private func velocity(
+        _ instance: Instance, limits: VelocityLimits = .init(), history: FixedHistory = FixedHistory([]),
+        mayRebuild: Bool = false
+    ) -> RedisVelocity {
+        RedisVelocity(
+            link: instance.link, history: history, clock: SystemClock(), limits: limits,
+            metrics: instance.metrics, mayRebuild: { mayRebuild })
     }
 
     private func pair(limits: VelocityLimits = .init(), name: String = #function) throws -> (RedisVelocity, RedisVelocity) {
@@ -54,23 +59,31 @@ final class RedisVelocityTests: XCTestCase {
         let a = try Instance(redis, prefix: prefix), b = try Instance(redis, prefix: prefix)
         a.link.start()
         b.link.start()
-        addTeardownBlock { a.link.stop(); b.link.stop() }
+        addTeardownBlock {
+            a.link.stop(); b.link.stop()
+        }
         return (velocity(a, limits: limits), velocity(b, limits: limits))
     }
 
     private func serverNow() throws -> Milliseconds { try redis.connect().serverTime() / 1000 }
 
-    private func event(_ account: String?, device: String? = nil, counterparty: String? = nil, payment: Bool = false,
-                       value: InsightValue? = .unknown, at time: Milliseconds) -> VelocityEvent {
-        VelocityEvent(environment: .production, time: time, account: account.map(hash), device: device.map(hash),
-                      counterparty: counterparty.map(hash), isPayment: payment, value: value)
+    private func event(
+        _ account: String?, device: String? = nil, counterparty: String? = nil, payment: Bool = false,
+        value: InsightValue? = .unknown, at time: Milliseconds
+    ) -> VelocityEvent {
+        VelocityEvent(
+            environment: .production, time: time, account: account.map(hash), device: device.map(hash),
+            counterparty: counterparty.map(hash), isPayment: payment, value: value)
     }
 
-    private func query(_ account: String?, device: String? = nil, counterparty: String? = nil,
-                       payment: Bool = false) -> VelocityQuery {
-        VelocityQuery(environment: .production, accounts: account.map { [hash($0)] } ?? [],
-                      devices: device.map { [hash($0)] } ?? [], counterparties: counterparty.map { [hash($0)] } ?? [],
-                      isPayment: payment)
+    private func query(
+        _ account: String?, device: String? = nil, counterparty: String? = nil,
+        payment: Bool = false
+    ) -> VelocityQuery {
+        VelocityQuery(
+            environment: .production, accounts: account.map { [hash($0)] } ?? [],
+            devices: device.map { [hash($0)] } ?? [], counterparties: counterparty.map { [hash($0)] } ?? [],
+            isPayment: payment)
     }
 
     func testWhatOneInstanceRecordsTheOtherSees() throws {
@@ -102,9 +115,11 @@ final class RedisVelocityTests: XCTestCase {
     func testRecordingTheSameEvaluationTwiceCountsItOnce() throws {
         let (a, b) = try pair()
         let now = try serverNow()
-        let events = [event("erin", device: "d1", counterparty: "shop", payment: true, value: .high, at: now - 10_000),
-                      event("erin", device: "d2", at: now - 9_000),
-                      event("frank", counterparty: "shop", payment: true, value: .medium, at: now - 8_000)]
+        let events = [
+            event("erin", device: "d1", counterparty: "shop", payment: true, value: .high, at: now - 10_000),
+            event("erin", device: "d2", at: now - 9_000),
+            event("frank", counterparty: "shop", payment: true, value: .medium, at: now - 8_000)
+        ]
         for e in events { a.record(e) }
         let once = b.signals(for: query("erin", device: "d1", counterparty: "shop", payment: true))
         for e in events { b.record(e) }
@@ -136,9 +151,10 @@ final class RedisVelocityTests: XCTestCase {
                 while used.contains(age) { age += 1 }
                 used.insert(age)
                 let payment = pick(2) == 0
-                var e = event(accounts[pick(accounts.count)], device: pick(4) == 0 ? nil : devices[pick(devices.count)],
-                              counterparty: pick(3) == 0 ? nil : counterparties[pick(counterparties.count)],
-                              payment: payment, value: values[pick(values.count)], at: clock.now() - age)
+                var e = event(
+                    accounts[pick(accounts.count)], device: pick(4) == 0 ? nil : devices[pick(devices.count)],
+                    counterparty: pick(3) == 0 ? nil : counterparties[pick(counterparties.count)],
+                    payment: payment, value: values[pick(values.count)], at: clock.now() - age)
                 e.raisedByVelocity = pick(4) == 0
                 shared.record(e)
                 tracker.record(e)
@@ -153,7 +169,9 @@ final class RedisVelocityTests: XCTestCase {
                             asked += 1
                             let fromRedis = shared.signals(for: q)
                             clock.advance(ms: fromRedis.now - clock.now())
-                            XCTAssertEqual(fromRedis, tracker.signals(for: q), "seed \(seed), \(account) \(device ?? "-") \(counterparty ?? "-") \(payment)")
+                            XCTAssertEqual(
+                                fromRedis, tracker.signals(for: q),
+                                "seed \(seed), \(account) \(device ?? "-") \(counterparty ?? "-") \(payment)")
                         }
                     }
                 }
@@ -176,8 +194,9 @@ final class RedisVelocityTests: XCTestCase {
             let accounts = (0..<6).map { "acct\($0)" }, devices = (0..<4).map { "dev\($0)" }
             let counterparties = (0..<4).map { "cp\($0)" }
             let values: [InsightValue?] = [nil, .unknown, .medium, .high]
-            let erased = ErasedSubject(tenant: "t", account: [hash("acct0"), hash("old/acct0")], device: [hash("dev0")],
-                                       counterparty: [hash("cp0")])
+            let erased = ErasedSubject(
+                tenant: "t", account: [hash("acct0"), hash("old/acct0")], device: [hash("dev0")],
+                counterparty: [hash("cp0")])
             for i in 0..<150 {
                 let account = accounts[pick(accounts.count)]
                 let event = VelocityEvent(
@@ -199,10 +218,12 @@ final class RedisVelocityTests: XCTestCase {
                     for device in [nil] + devices {
                         for counterparty in [nil] + counterparties {
                             for payment in [false, true] {
-                                queries.append(VelocityQuery(environment: environment, accounts: account,
-                                                             devices: device.map { [hash($0)] } ?? [],
-                                                             counterparties: counterparty.map { [hash($0)] } ?? [],
-                                                             isPayment: payment))
+                                queries.append(
+                                    VelocityQuery(
+                                        environment: environment, accounts: account,
+                                        devices: device.map { [hash($0)] } ?? [],
+                                        counterparties: counterparty.map { [hash($0)] } ?? [],
+                                        isPayment: payment))
                             }
                         }
                     }
@@ -238,12 +259,16 @@ final class RedisVelocityTests: XCTestCase {
         let (shared, other) = try pair(limits: limits)
         let now = try serverNow()
         for i in 0..<10 {
-            shared.record(event("busy", device: "dev\(i)", counterparty: "cp\(i)", payment: true, value: .high,
-                                at: now - Milliseconds(10_000 - i * 100)))
+            shared.record(
+                event(
+                    "busy", device: "dev\(i)", counterparty: "cp\(i)", payment: true, value: .high,
+                    at: now - Milliseconds(10_000 - i * 100)))
         }
         func counted(_ i: Int) -> (device: Int, payers: Int) {
-            (shared.signals(for: query(nil, device: "dev\(i)")).deviceAccounts.week,
-             shared.signals(for: query(nil, counterparty: "cp\(i)", payment: true)).counterpartyPayers.week)
+            (
+                shared.signals(for: query(nil, device: "dev\(i)")).deviceAccounts.week,
+                shared.signals(for: query(nil, counterparty: "cp\(i)", payment: true)).counterpartyPayers.week
+            )
         }
         XCTAssertEqual(counted(0).device, 1, "the first device, long dropped from the account's own set, has it")
         XCTAssertEqual(counted(0).payers, 1)
@@ -339,7 +364,7 @@ final class RedisVelocityTests: XCTestCase {
             event("hana", device: "shared", at: now - 8 * 86_400_000),  // older than 7 d: not replayed
             event("hana", device: "shared", counterparty: "m", payment: true, value: .high, at: now - 3 * 86_400_000),
             event("ivan", device: "shared", counterparty: "m", payment: true, value: .medium, at: now - 7_200_000),
-            event("jack", device: "shared", at: now - 60_000),
+            event("jack", device: "shared", at: now - 60_000)
         ])
         let led = velocity(lead, history: history, mayRebuild: true)
         let follower = velocity(other, history: history, mayRebuild: false)
@@ -347,8 +372,9 @@ final class RedisVelocityTests: XCTestCase {
         defer { other.link.stop() }
         lead.link.start()
         defer { lead.link.stop() }
-        XCTAssertTrue(eventually { history.reads.withLock { $0 } == 1 && lead.logged.count == 2 },
-                      "the lead rebuilt at start (the marker was missing), on its background thread")
+        XCTAssertTrue(
+            eventually { history.reads.withLock { $0 } == 1 && lead.logged.count == 2 },
+            "the lead rebuilt at start (the marker was missing), on its background thread")
         XCTAssertEqual(history.reads.withLock { $0 }, 1, "only the lead rebuilds")
         let q = query("kate", device: "shared", counterparty: "m", payment: true)
         let before = follower.signals(for: q)
@@ -373,8 +399,10 @@ final class RedisVelocityTests: XCTestCase {
         var events: [VelocityEvent] = []
         for i in 0..<40 {
             let value: InsightValue = i % 3 == 0 ? .high : .unknown
-            events.append(event("acct\(i % 5)", device: "dev\(i % 3)", counterparty: "cp\(i % 4)", payment: i % 2 == 0,
-                                value: value, at: now - Milliseconds(i) * 600_000))
+            events.append(
+                event(
+                    "acct\(i % 5)", device: "dev\(i % 3)", counterparty: "cp\(i % 4)", payment: i % 2 == 0,
+                    value: value, at: now - Milliseconds(i) * 600_000))
         }
         let history = FixedHistory(events)
         let v = velocity(instance, history: history)

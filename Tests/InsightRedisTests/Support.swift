@@ -14,8 +14,10 @@ final class Instance: Sendable {
     let metrics = MetricsRegistry()
     let events = Locked<[RedisLinkEvent]>([])
 
-    init(_ redis: TemporaryRedis, prefix: String, commandTimeout: Duration = .milliseconds(500),
-         checkInterval: Duration = .milliseconds(100)) throws {
+    init(
+        _ redis: TemporaryRedis, prefix: String, commandTimeout: Duration = .milliseconds(500),
+        checkInterval: Duration = .milliseconds(100)
+    ) throws {
         var settings = RedisLinkSettings(url: try RedisURL(redis.url))
         settings.keyPrefix = prefix
         settings.commandTimeout = commandTimeout
@@ -41,8 +43,9 @@ func uniquePrefix(_ name: String = #function) -> String {
 }
 
 func caller(_ id: String, rate: Double = 10, burst: Int = 5) -> Caller {
-    Caller(callerId: id, name: "test", environment: .production, roles: [.evaluate], rate: rate, burst: burst,
-           createdAt: 0)
+    Caller(
+        callerId: id, name: "test", environment: .production, roles: [.evaluate], rate: rate, burst: burst,
+        createdAt: 0)
 }
 
 /// Polls `condition` every 20 ms for up to `seconds`.

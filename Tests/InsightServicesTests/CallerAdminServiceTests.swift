@@ -21,8 +21,11 @@ final class CallerAdminServiceTests: XCTestCase {
         for other in [f.caller(tenant: "globex"), f.caller()] {
             XCTAssertRejects(.callerNotFound) { () throws(Rejection) in try f.useCases.admin.caller(other.callerId, of: admin) }
             XCTAssertRejects(.callerNotFound) { () throws(Rejection) in
-                try f.completed { done in f.useCases.admin.updateCaller(other.callerId, rate: 1, burst: nil, of: admin, resume: { $0() },
-                                                                       completion: done) }
+                try f.completed { done in
+                    f.useCases.admin.updateCaller(
+                        other.callerId, rate: 1, burst: nil, of: admin, resume: { $0() },
+                        completion: done)
+                }
             }
             XCTAssertRejects(.callerNotFound) { () throws(Rejection) in try f.useCases.admin.rateLimit(other.callerId, of: admin) }
             XCTAssertRejects(.callerNotFound) { () throws(Rejection) in
@@ -148,8 +151,11 @@ final class CallerAdminServiceTests: XCTestCase {
         let admin = f.caller([.admin]), caller = f.caller()
         f.store.failWrites(.overloaded)
         XCTAssertRejects(.store(.overloaded)) { () throws(Rejection) in
-            try f.completed { done in f.useCases.admin.updateCaller(caller.callerId, rate: 1, burst: nil, of: admin, resume: { $0() },
-                                                                   completion: done) }
+            try f.completed { done in
+                f.useCases.admin.updateCaller(
+                    caller.callerId, rate: 1, burst: nil, of: admin, resume: { $0() },
+                    completion: done)
+            }
         }
         f.store.failReads(true)
         XCTAssertRejects(.unreadable(.callers)) { () throws(Rejection) in try f.useCases.admin.callers(of: admin) }

@@ -19,8 +19,9 @@ final class ConsumptionServiceTests: XCTestCase {
         let used = [record.insights[0].insightId]
         try f.report(.usedIncreasedFriction, on: record.eventId, used: used, by: caller)
         try f.report(.usedIncreasedFriction, on: record.eventId, used: used, by: caller)
-        XCTAssertEqual(f.counter("insightd_consumption_reports_total", ["status": "usedIncreasedFriction", "timeliness": "onTime"]), 1,
-                       "a repeated report was counted again")
+        XCTAssertEqual(
+            f.counter("insightd_consumption_reports_total", ["status": "usedIncreasedFriction", "timeliness": "onTime"]), 1,
+            "a repeated report was counted again")
         XCTAssertEqual(f.store.received.reports.first?.reportedAt, f.clock.now())
         XCTAssertEqual(f.store.received.reports.first?.callerId, caller.callerId)
     }
@@ -52,13 +53,16 @@ final class ConsumptionServiceTests: XCTestCase {
         let sandbox = f.caller(environment: .sandbox)
         XCTAssertRejects(.evaluationNotFound) { () throws(Rejection) in try f.report(.notUsedNotNeeded, on: record.eventId, by: sandbox) }
         let sandboxRecord = try f.evaluate(Fixture.request(), by: sandbox)
-        XCTAssertRejects(.evaluationNotFound) { () throws(Rejection) in try f.report(.notUsedNotNeeded, on: sandboxRecord.eventId, by: caller) }
+        XCTAssertRejects(.evaluationNotFound) { () throws(Rejection) in
+            try f.report(.notUsedNotNeeded, on: sandboxRecord.eventId, by: caller)
+        }
     }
 
     func testAnotherTenantsEvaluationIsNotFound() throws {
         let acme = f.caller(tenant: "acme"), globex = f.caller(tenant: "globex")
         let acmeRecord = try f.evaluate(Fixture.request(account: "acct-shared"), by: acme)
-        XCTAssertRejects(.evaluationNotFound) { () throws(Rejection) in try f.report(.notUsedNotNeeded, on: acmeRecord.eventId, by: globex) }
+        XCTAssertRejects(.evaluationNotFound) { () throws(Rejection) in try f.report(.notUsedNotNeeded, on: acmeRecord.eventId, by: globex)
+        }
         try f.report(.notUsedNotNeeded, on: acmeRecord.eventId, by: acme)
     }
 

@@ -20,8 +20,9 @@ final class CredentialCheckTests: XCTestCase {
         let (_, key) = f.register()
         let forged = String(key.token.prefix(20)) + String(repeating: "A", count: 43)
         for token in ["", "not-a-key", APIKey.generate().token, forged] {
-            XCTAssertRejects(unauthorized, { () throws(Rejection) in try f.useCases.credentials.caller(for: token, requiring: .evaluate) },
-                             token)
+            XCTAssertRejects(
+                unauthorized, { () throws(Rejection) in try f.useCases.credentials.caller(for: token, requiring: .evaluate) },
+                token)
         }
     }
 
@@ -88,8 +89,9 @@ final class CredentialCheckTests: XCTestCase {
             let token = APIKey.generate().token
             XCTAssertRejects(unauthorized) { () throws(Rejection) in try f.useCases.credentials.caller(for: token, requiring: nil) }
         }
-        XCTAssertEqual(try f.useCases.credentials.caller(for: key.token, requiring: .evaluate), caller,
-                       "the real caller's cached key was flushed by random key ids")
+        XCTAssertEqual(
+            try f.useCases.credentials.caller(for: key.token, requiring: .evaluate), caller,
+            "the real caller's cached key was flushed by random key ids")
     }
 }
 

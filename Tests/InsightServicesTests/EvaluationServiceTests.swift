@@ -10,10 +10,13 @@ final class EvaluationAnswerTests: XCTestCase {
         let f = Fixture()
         let caller = f.caller()
         let record = try f.evaluate(Fixture.request(insights: Array(repeating: Fixture.coaching, count: 4)), by: caller)
-        XCTAssertNotNil(record.eventId.range(of: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{11}0$",
-                                             options: .regularExpression), record.eventId)
-        XCTAssertEqual(record.insights.map(\.insightId),
-                       (0..<4).map { EvaluationIdentifiers.insightId(eventId: record.eventId, position: $0) })
+        XCTAssertNotNil(
+            record.eventId.range(
+                of: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{11}0$",
+                options: .regularExpression), record.eventId)
+        XCTAssertEqual(
+            record.insights.map(\.insightId),
+            (0..<4).map { EvaluationIdentifiers.insightId(eventId: record.eventId, position: $0) })
         let other = try f.evaluate(Fixture.request(), by: caller)
         XCTAssertNotEqual(other.eventId, record.eventId)
         XCTAssertNotEqual(other.insights[0].insightId, record.insights[0].insightId)
@@ -57,13 +60,15 @@ final class EvaluationAnswerTests: XCTestCase {
 
     func testOneFailingInsightNeverFailsTheOthers() throws {
         let f = Fixture { $0.models = try? Fixture.committedModels() }
-        let record = try f.evaluate(Fixture.request(insights: [
-            InsightRequest(type: "isLikelyBeingPhished", schemaVersion: 1),
-            InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 2),
-            Fixture.coaching,
-        ]), by: f.caller())
-        XCTAssertEqual(record.insights.map(\.type), ["isLikelyBeingPhished", "isLikelyBeingCoached", "isLikelyBeingCoached"],
-                       "the type is kept as sent")
+        let record = try f.evaluate(
+            Fixture.request(insights: [
+                InsightRequest(type: "isLikelyBeingPhished", schemaVersion: 1),
+                InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 2),
+                Fixture.coaching
+            ]), by: f.caller())
+        XCTAssertEqual(
+            record.insights.map(\.type), ["isLikelyBeingPhished", "isLikelyBeingCoached", "isLikelyBeingCoached"],
+            "the type is kept as sent")
         guard case .error(.insightUnavailable, _) = record.insights[0].outcome else { return XCTFail("\(record.insights[0])") }
         XCTAssertNil(record.insights[0].newestModelVersion, "an unknown type has no newest version")
         guard case .error(.insightVersionIncompatible, _) = record.insights[1].outcome else { return XCTFail("\(record.insights[1])") }
@@ -73,9 +78,11 @@ final class EvaluationAnswerTests: XCTestCase {
 
     func testAPriorModelVersionAnswersBesideTheCurrentOne() throws {
         let f = Fixture { $0.models = try? Fixture.committedModels() }
-        let record = try f.evaluate(Fixture.request(insights: [
-            Fixture.coaching, InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0"),
-        ], interaction: Fixture.genuineSession), by: f.caller())
+        let record = try f.evaluate(
+            Fixture.request(
+                insights: [
+                    Fixture.coaching, InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0")
+                ], interaction: Fixture.genuineSession), by: f.caller())
         XCTAssertEqual(record.insights.map(\.modelVersion), ["2.0", "1.0"])
         XCTAssertEqual(record.insights.map(\.newestModelVersion), ["2.0", "2.0"])
         for insight in record.insights {
@@ -85,9 +92,10 @@ final class EvaluationAnswerTests: XCTestCase {
 
     func testAnUnknownModelVersionIsVersionUnavailable() throws {
         let f = Fixture { $0.models = try? Fixture.committedModels() }
-        let record = try f.evaluate(Fixture.request(insights: [
-            InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "9.9"),
-        ]), by: f.caller())
+        let record = try f.evaluate(
+            Fixture.request(insights: [
+                InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "9.9")
+            ]), by: f.caller())
         guard case .error(.insightVersionUnavailable, _) = record.insights[0].outcome else { return XCTFail("\(record.insights[0])") }
         XCTAssertEqual(record.insights[0].modelVersion, "9.9", "the version asked for is answered back")
         XCTAssertEqual(record.insights[0].newestModelVersion, "2.0")
@@ -103,10 +111,11 @@ final class EvaluationAnswerTests: XCTestCase {
         try text.replacingOccurrences(of: #""status": "active""#, with: #""status": "withdrawn""#)
             .write(to: manifest, atomically: false, encoding: .utf8)
         let f = Fixture { $0.models = try? ModelRegistry.load(directory: copy.path) }
-        let record = try f.evaluate(Fixture.request(insights: [
-            InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0"),
-            InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "2.0"),
-        ]), by: f.caller())
+        let record = try f.evaluate(
+            Fixture.request(insights: [
+                InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0"),
+                InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "2.0")
+            ]), by: f.caller())
         guard case .error(.insightVersionUnavailable, _) = record.insights[0].outcome else { return XCTFail("\(record.insights[0])") }
         guard case .value = record.insights[1].outcome else { return XCTFail("\(record.insights[1])") }
     }
@@ -147,17 +156,26 @@ final class EvaluationAnswerTests: XCTestCase {
         let f = Fixture { $0.models = try? Fixture.committedModels() }
         let caller = f.caller()
         // Far past the session bound of the feature extractor.
-        let beyond = InteractionInput.events([InteractionEvent(t: 0, type: .sessionStart),
-                                              InteractionEvent(t: 86_400_000, type: .submit)], DeviceFacts())
-        guard case .invalid(let field, _)? = rejection({ () throws(Rejection) in try f.evaluate(Fixture.request(interaction: beyond), by: caller) }) else {
+        let beyond = InteractionInput.events(
+            [
+                InteractionEvent(t: 0, type: .sessionStart),
+                InteractionEvent(t: 86_400_000, type: .submit)
+            ], DeviceFacts())
+        guard
+            case .invalid(let field, _)? = rejection({ () throws(Rejection) in
+                try f.evaluate(Fixture.request(interaction: beyond), by: caller)
+            })
+        else {
             return XCTFail("not refused as invalid")
         }
         XCTAssertTrue(field.hasPrefix("interaction"), field)
         var summary = SummaryFeatures()
         summary.append(name: "noSuchFeature", value: 1)
-        guard case .invalid(let summaryField, _)? = rejection({ () throws(Rejection) in
-            try f.evaluate(Fixture.request(interaction: .summary(summary, DeviceFacts())), by: caller)
-        }) else { return XCTFail("an unknown feature was accepted") }
+        guard
+            case .invalid(let summaryField, _)? = rejection({ () throws(Rejection) in
+                try f.evaluate(Fixture.request(interaction: .summary(summary, DeviceFacts())), by: caller)
+            })
+        else { return XCTFail("an unknown feature was accepted") }
         XCTAssertEqual(summaryField, "interaction.summary")
         XCTAssertTrue(f.store.received.evaluations.isEmpty)
     }
@@ -166,11 +184,17 @@ final class EvaluationAnswerTests: XCTestCase {
         let f = Fixture { $0.models = try? Fixture.committedModels() }
         let caller = f.caller(tenant: "acme")
         for _ in 0..<3 {
-            _ = try f.evaluate(Fixture.request(insights: [Fixture.coaching, InsightRequest(type: "isLikelyBeingPhished", schemaVersion: 1)]),
-                               by: caller)
+            _ = try f.evaluate(
+                Fixture.request(insights: [Fixture.coaching, InsightRequest(type: "isLikelyBeingPhished", schemaVersion: 1)]),
+                by: caller)
         }
-        XCTAssertEqual(f.counter("insightd_evaluations_total", ["tenant": "acme", "category": "payment", "environment": "production",
-                                                                "model_version": "2.0", "value": "unknown"]), 3)
+        XCTAssertEqual(
+            f.counter(
+                "insightd_evaluations_total",
+                [
+                    "tenant": "acme", "category": "payment", "environment": "production",
+                    "model_version": "2.0", "value": "unknown"
+                ]), 3)
         XCTAssertEqual(f.counter("insightd_insight_errors_total", ["code": "insightUnavailable"]), 3)
     }
 
@@ -188,20 +212,24 @@ final class EvaluationAnswerTests: XCTestCase {
 /// docs/api.md "Sandbox: Insight-Override": a sandbox caller forces outcomes; a production caller
 /// may not.
 final class SandboxOverrideTests: XCTestCase {
-    let versions = [Fixture.coaching,
-                    InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0")]
+    let versions = [
+        Fixture.coaching,
+        InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0")
+    ]
 
     func testASandboxCallerForcesEveryValueAndKeepsTheIdsAndVersions() throws {
         let f = Fixture { $0.models = try? Fixture.committedModels() }
         let sandbox = f.caller(environment: .sandbox)
         for value in InsightValue.allCases {
             let forced = InsightOutcome.value(value, reasons: [SandboxOverride.reason])
-            let record = try f.evaluate(Fixture.request(insights: versions),
-                                        by: sandbox, override: SandboxOverride(insights: [Fixture.coaching.type: forced]))
+            let record = try f.evaluate(
+                Fixture.request(insights: versions),
+                by: sandbox, override: SandboxOverride(insights: [Fixture.coaching.type: forced]))
             XCTAssertEqual(record.insights.map(\.outcome), [forced, forced])
             XCTAssertEqual(record.insights.map(\.modelVersion), ["2.0", "1.0"])
-            XCTAssertEqual(record.insights.map(\.insightId),
-                           (0..<2).map { EvaluationIdentifiers.insightId(eventId: record.eventId, position: $0) })
+            XCTAssertEqual(
+                record.insights.map(\.insightId),
+                (0..<2).map { EvaluationIdentifiers.insightId(eventId: record.eventId, position: $0) })
         }
     }
 
@@ -210,8 +238,9 @@ final class SandboxOverrideTests: XCTestCase {
         let sandbox = f.caller(environment: .sandbox)
         for code in InsightErrorCode.allCases {
             let forced = InsightOutcome.error(code, detail: "forced")
-            let record = try f.evaluate(Fixture.request(insights: versions), by: sandbox,
-                                        override: SandboxOverride(insights: [Fixture.coaching.type: forced]))
+            let record = try f.evaluate(
+                Fixture.request(insights: versions), by: sandbox,
+                override: SandboxOverride(insights: [Fixture.coaching.type: forced]))
             XCTAssertEqual(record.insights.map(\.outcome), [forced, forced], "\(code)")
         }
     }
@@ -220,11 +249,14 @@ final class SandboxOverrideTests: XCTestCase {
         let f = Fixture()
         let sandbox = f.caller(environment: .sandbox)
         for error in SandboxOverride.EvaluationError.allCases {
-            let override = SandboxOverride(evaluationError: error,
-                                           insights: [Fixture.coaching.type: .value(.high, reasons: [SandboxOverride.reason])])
-            guard case .forced(let forced, _)? = rejection({ () throws(Rejection) in
-                try f.evaluate(Fixture.request(account: "a"), by: sandbox, override: override)
-            }) else { return XCTFail("\(error) was not forced") }
+            let override = SandboxOverride(
+                evaluationError: error,
+                insights: [Fixture.coaching.type: .value(.high, reasons: [SandboxOverride.reason])])
+            guard
+                case .forced(let forced, _)? = rejection({ () throws(Rejection) in
+                    try f.evaluate(Fixture.request(account: "a"), by: sandbox, override: override)
+                })
+            else { return XCTFail("\(error) was not forced") }
             XCTAssertEqual(forced, error)
         }
         XCTAssertTrue(f.store.received.evaluations.isEmpty, "a forced error stored an evaluation")
@@ -234,9 +266,11 @@ final class SandboxOverrideTests: XCTestCase {
     func testAForcedRateLimitExceededSaysWhatARealOneWould() throws {
         let f = Fixture()
         let sandbox = f.caller(environment: .sandbox, rate: 5, burst: 10)
-        guard case .forced(.rateLimitExceeded, let throttle)? = rejection({ () throws(Rejection) in
-            try f.evaluate(Fixture.request(), by: sandbox, override: SandboxOverride(evaluationError: .rateLimitExceeded))
-        }) else { return XCTFail("not forced") }
+        guard
+            case .forced(.rateLimitExceeded, let throttle)? = rejection({ () throws(Rejection) in
+                try f.evaluate(Fixture.request(), by: sandbox, override: SandboxOverride(evaluationError: .rateLimitExceeded))
+            })
+        else { return XCTFail("not forced") }
         XCTAssertEqual(throttle.reason, .callerRate)
         XCTAssertEqual(throttle.retryAfterSeconds, 1)
         XCTAssertEqual(throttle.status.remaining, 0, "a forced 429 reports an empty bucket")
@@ -249,8 +283,10 @@ final class SandboxOverrideTests: XCTestCase {
     func testAProductionCallerCannotSendAnOverride() throws {
         let f = Fixture { $0.models = try? Fixture.committedModels() }
         let production = f.caller()
-        for override in [SandboxOverride(insights: [Fixture.coaching.type: .value(.high, reasons: [SandboxOverride.reason])]),
-                         SandboxOverride(evaluationError: .serverError), SandboxOverride()] {
+        for override in [
+            SandboxOverride(insights: [Fixture.coaching.type: .value(.high, reasons: [SandboxOverride.reason])]),
+            SandboxOverride(evaluationError: .serverError), SandboxOverride()
+        ] {
             XCTAssertRejects(.overrideNotAllowed) { () throws(Rejection) in
                 try f.evaluate(Fixture.request(), by: production, override: override)
             }
@@ -352,9 +388,11 @@ final class EvaluationLimitTests: XCTestCase {
         let f = Fixture { $0.rateLimits.devicePerHour = 3 }
         let acme = f.caller(tenant: "acme"), acmeOther = f.caller(tenant: "acme")
         for _ in 0..<3 { _ = try f.evaluate(Fixture.request(device: "dev-shared"), by: acme) }
-        guard case .deviceThrottled? = rejection({ () throws(Rejection) in
-            try f.evaluate(Fixture.request(device: "dev-shared"), by: acmeOther)
-        }) else { return XCTFail("callers of one tenant do not share the device limit") }
+        guard
+            case .deviceThrottled? = rejection({ () throws(Rejection) in
+                try f.evaluate(Fixture.request(device: "dev-shared"), by: acmeOther)
+            })
+        else { return XCTFail("callers of one tenant do not share the device limit") }
         for caller in [f.caller(tenant: "globex"), f.caller(tenant: "acme", environment: .sandbox)] {
             for _ in 0..<3 { _ = try f.evaluate(Fixture.request(device: "dev-shared"), by: caller) }
         }
@@ -366,14 +404,17 @@ final class EvaluationLimitTests: XCTestCase {
             $0.rateLimits.insightQuotaFactor = 1
         }
         let caller = f.caller(rate: 1, burst: 2)
-        let insights = [Fixture.coaching,
-                        InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0"),
-                        InsightRequest(type: "isLikelyBeingPhished", schemaVersion: 1)]
+        let insights = [
+            Fixture.coaching,
+            InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1, modelVersion: "1.0"),
+            InsightRequest(type: "isLikelyBeingPhished", schemaVersion: 1)
+        ]
         let first = try f.evaluate(Fixture.request(insights: insights), by: caller)
         guard case .value = first.insights[0].outcome, case .value = first.insights[1].outcome else { return XCTFail("\(first)") }
         let second = try f.evaluate(Fixture.request(insights: insights), by: caller)
         guard case .error(.rateLimitError, _) = second.insights[0].outcome,
-              case .error(.rateLimitError, _) = second.insights[1].outcome else { return XCTFail("\(second.insights)") }
+            case .error(.rateLimitError, _) = second.insights[1].outcome
+        else { return XCTFail("\(second.insights)") }
         guard case .error(.insightUnavailable, _) = second.insights[2].outcome else { return XCTFail("\(second.insights[2])") }
         XCTAssertEqual(second.insights[0].modelVersion, "2.0")
         XCTAssertEqual(f.counter("insightd_insight_errors_total", ["code": "rateLimitError"]), 2)
@@ -396,7 +437,8 @@ final class EvaluationLimitTests: XCTestCase {
         XCTAssertEqual(first.shadowInsights.map(\.modelVersion), ["1.0"])
         let second = try f.evaluate(request, by: caller)
         guard case .error(.rateLimitError, _) = second.insights[0].outcome,
-              case .error(.rateLimitError, _) = second.insights[1].outcome else { return XCTFail("\(second.insights)") }
+            case .error(.rateLimitError, _) = second.insights[1].outcome
+        else { return XCTFail("\(second.insights)") }
         XCTAssertEqual(second.shadowInsights.count, 0, "a shadow answered where the served insight did not")
     }
 }
@@ -441,7 +483,9 @@ final class EvaluationVelocityTests: XCTestCase {
     func testOneDeviceUsedByManyAccountsIsRaisedAndTheSandboxKeepsItsOwnCounts() throws {
         let f = Fixture { $0.models = try? Fixture.committedModels() }
         let caller = f.caller()
-        for i in 0..<3 { XCTAssertEqual(value(try f.evaluate(Fixture.request(account: "acct-\(i)", device: "shared"), by: caller)).0, .unknown) }
+        for i in 0..<3 {
+            XCTAssertEqual(value(try f.evaluate(Fixture.request(account: "acct-\(i)", device: "shared"), by: caller)).0, .unknown)
+        }
         let fourth = try f.evaluate(Fixture.request(account: "acct-3", device: "shared"), by: caller)
         XCTAssertEqual(value(fourth).0, .medium)
         XCTAssertTrue(value(fourth).1.contains("sharedDevice"), "\(value(fourth).1)")
@@ -501,8 +545,9 @@ final class EvaluationVelocityTests: XCTestCase {
         }
         f.store.failWrites(nil)
         for i in 0..<9 {
-            XCTAssertEqual(value(try f.evaluate(Fixture.request(account: "busy"), by: caller)).0, .unknown,
-                           "evaluation \(i) counted evaluations that were never stored")
+            XCTAssertEqual(
+                value(try f.evaluate(Fixture.request(account: "busy"), by: caller)).0, .unknown,
+                "evaluation \(i) counted evaluations that were never stored")
         }
     }
 }
@@ -514,11 +559,16 @@ final class EvaluationPrivacyTests: XCTestCase {
         let f = Fixture { $0.models = try? Fixture.committedModels() }
         let caller = f.caller()
         let account = "acct-PRIVACY-91827", device = "dev-PRIVACY-55", payee = "payee-PRIVACY-DE89"
-        let record = try f.evaluate(Fixture.request(account: account, device: device, counterparty: payee,
-                                                    interaction: Fixture.coachedSession, requestId: "req-PRIVACY-7"), by: caller)
-        XCTAssertEqual(record.subject, HashedSubject(account: f.hash(account, .account), device: f.hash(device, .device),
-                                                     counterparty: f.hash(payee, .counterparty),
-                                                     keyId: f.hashKeys.current.active.keyId))
+        let record = try f.evaluate(
+            Fixture.request(
+                account: account, device: device, counterparty: payee,
+                interaction: Fixture.coachedSession, requestId: "req-PRIVACY-7"), by: caller)
+        XCTAssertEqual(
+            record.subject,
+            HashedSubject(
+                account: f.hash(account, .account), device: f.hash(device, .device),
+                counterparty: f.hash(payee, .counterparty),
+                keyId: f.hashKeys.current.active.keyId))
         try f.choose(.denied, account, by: caller)
         _ = try f.useCases.authorization.query(kind: .device, identifier: device, by: caller)
         let received = f.store.received
@@ -538,8 +588,9 @@ final class EvaluationPrivacyTests: XCTestCase {
         XCTAssertEqual(Set(stored.values.map(\.account)).count, 3, "one person has the same hash in two tenants")
         XCTAssertEqual(Set(stored.values.map(\.keyId)).count, 3)
         let keyring = try HashKeyring(keys: [Fixture.hashKey])
-        XCTAssertEqual(stored[Tenant.defaultName]?.account, keyring.active.hash("acct-shared", kind: .account),
-                       "tenant default's hashes changed")
+        XCTAssertEqual(
+            stored[Tenant.defaultName]?.account, keyring.active.hash("acct-shared", kind: .account),
+            "tenant default's hashes changed")
         XCTAssertEqual(stored["acme"]?.account, keyring.forTenant("acme").active.hash("acct-shared", kind: .account))
     }
 

@@ -55,22 +55,26 @@ final class Fixture {
         velocity = VelocityTracker(clock: clock)
         models = InsightModels(options.models)
         let metrics = ServiceMetrics(registry: registry)
-        let authorization = AuthorizationService(store: store, denials: denials, hashKeys: hashKeys, clock: clock,
-                                                 metrics: metrics, cooldown: options.cooldown)
+        let authorization = AuthorizationService(
+            store: store, denials: denials, hashKeys: hashKeys, clock: clock,
+            metrics: metrics, cooldown: options.cooldown)
         let audits = self.audits
         useCases = UseCases(
             credentials: CredentialCheck(directory: store, clock: clock, cacheSeconds: options.credentialCacheSeconds),
             quota: QuotaGate(limiter: limiter, metrics: metrics),
-            evaluation: EvaluationService(ledger: store, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
-                                          denials: denials, velocity: velocity, escalation: options.escalation,
-                                          metrics: metrics, consumptionGrace: options.consumptionGrace),
+            evaluation: EvaluationService(
+                ledger: store, models: models, hashKeys: hashKeys, clock: clock, limiter: limiter,
+                denials: denials, velocity: velocity, escalation: options.escalation,
+                metrics: metrics, consumptionGrace: options.consumptionGrace),
             consumption: ConsumptionService(ledger: store, clock: clock, metrics: metrics),
             labels: LabelService(ledger: store, clock: clock, metrics: metrics),
             authorization: authorization,
             admin: CallerAdminService(administration: store, limiter: limiter, clock: clock),
-            subjects: SubjectService(history: store, erasure: store, authorization: authorization, denials: denials,
-                                     velocity: velocity, hashKeys: hashKeys, metrics: metrics,
-                                     velocitySettle: .milliseconds(20)) { audits.append($0) },
+            subjects: SubjectService(
+                history: store, erasure: store, authorization: authorization, denials: denials,
+                velocity: velocity, hashKeys: hashKeys, metrics: metrics,
+                velocitySettle: .milliseconds(20)
+            ) { audits.append($0) },
             performance: ModelPerformanceService(source: store.inner, clock: clock, maturityDays: 60),
             clock: clock)
     }
@@ -78,60 +82,75 @@ final class Fixture {
     // MARK: Callers
 
     /// A new caller in the store, and its key.
-    func register(_ roles: Set<Role> = [.evaluate], tenant: String = Tenant.defaultName,
-                  environment: Environment = .production, rate: Double = 10_000, burst: Int = 10_000) -> (Caller, APIKey) {
+    func register(
+        _ roles: Set<Role> = [.evaluate], tenant: String = Tenant.defaultName,
+        environment: Environment = .production, rate: Double = 10_000, burst: Int = 10_000
+    ) -> (Caller, APIKey) {
         callers += 1
-        return try! store.inner.create(name: "caller \(callers)", tenant: tenant, environment: environment, roles: roles,
-                                       rate: rate, burst: burst, now: clock.now(), callerId: "caller_\(callers)")
+        return try! store.inner.create(
+            name: "caller \(callers)", tenant: tenant, environment: environment, roles: roles,
+            rate: rate, burst: burst, now: clock.now(), callerId: "caller_\(callers)")
     }
 
     /// A new caller in the store.
-    func caller(_ roles: Set<Role> = [.evaluate], tenant: String = Tenant.defaultName,
-                environment: Environment = .production, rate: Double = 10_000, burst: Int = 10_000) -> Caller {
+    func caller(
+        _ roles: Set<Role> = [.evaluate], tenant: String = Tenant.defaultName,
+        environment: Environment = .production, rate: Double = 10_000, burst: Int = 10_000
+    ) -> Caller {
         register(roles, tenant: tenant, environment: environment, rate: rate, burst: burst).0
     }
 
     // MARK: Driving the use cases as the API does
 
     /// Evaluates as `POST /v1/evaluations` does (the use case takes the caller's token).
-    func evaluate(_ request: EvaluationRequest, by caller: Caller,
-                  override: SandboxOverride? = nil) throws(Rejection) -> EvaluationRecord {
+    func evaluate(
+        _ request: EvaluationRequest, by caller: Caller,
+        override: SandboxOverride? = nil
+    ) throws(Rejection) -> EvaluationRecord {
         try completed { done throws(Rejection) in
-            try useCases.evaluation.evaluate(request, by: caller, override: override, answer: PlainAnswer(),
-                                             resume: { $0() }, completion: done)
+            try useCases.evaluation.evaluate(
+                request, by: caller, override: override, answer: PlainAnswer(),
+                resume: { $0() }, completion: done)
         }.record!
     }
 
     /// `caller`'s consumption report on evaluation `eventId`, naming the insights in `used`.
     func report(_ status: ConsumptionStatus, on eventId: String, used: [String] = [], by caller: Caller) throws(Rejection) {
         try completed { done throws(Rejection) in
-            try useCases.consumption.report(status, insightIdsUsed: used, eventId: eventId, by: caller, resume: { $0() },
-                                            completion: done)
+            try useCases.consumption.report(
+                status, insightIdsUsed: used, eventId: eventId, by: caller, resume: { $0() },
+                completion: done)
         }
     }
 
     /// A label submission by `caller` (without the quota token the API takes first).
     func label(_ items: [Label?], key: String, body: String, by caller: Caller) throws(Rejection) -> LabelService.Outcome {
         try completed { done in
-            useCases.labels.submit(items, idempotencyKey: key, body: Array(body.utf8), by: caller, resume: { $0() },
-                                   completion: done)
+            useCases.labels.submit(
+                items, idempotencyKey: key, body: Array(body.utf8), by: caller, resume: { $0() },
+                completion: done)
         }
     }
 
     /// A person's choice for an account (or a device).
     @discardableResult
-    func choose(_ request: AuthorizationRequest, _ identifier: String, kind: AuthorizableKind = .account,
-                by caller: Caller) throws(Rejection) -> AuthorizationService.State {
+    func choose(
+        _ request: AuthorizationRequest, _ identifier: String, kind: AuthorizableKind = .account,
+        by caller: Caller
+    ) throws(Rejection) -> AuthorizationService.State {
         try completed { done throws(Rejection) in
-            try useCases.authorization.apply(request, kind: kind, identifier: identifier, by: caller, resume: { $0() },
-                                             completion: done)
+            try useCases.authorization.apply(
+                request, kind: kind, identifier: identifier, by: caller, resume: { $0() },
+                completion: done)
         }
     }
 
     /// Runs a use case that completes through a callback, and returns what it completed with.
     /// The fakes answer before they return, so a use case that has not completed is a failure.
-    func completed<T: Sendable>(file: StaticString = #filePath, line: UInt = #line,
-                                _ start: (@escaping Completion<T>) throws(Rejection) -> Void) throws(Rejection) -> T {
+    func completed<T: Sendable>(
+        file: StaticString = #filePath, line: UInt = #line,
+        _ start: (@escaping Completion<T>) throws(Rejection) -> Void
+    ) throws(Rejection) -> T {
         let outcome = ResultBox<T>()
         try start { outcome.set($0) }
         guard let result = outcome.value else {
@@ -170,19 +189,25 @@ final class Fixture {
 
     static let coaching = InsightRequest(type: InsightType.isLikelyBeingCoached.rawValue, schemaVersion: 1)
 
-    static func request(account: String? = nil, device: String? = nil, counterparty: String? = nil,
-                        category: OperationCategory = .payment, insights: [InsightRequest] = [coaching],
-                        interaction: InteractionInput = .none, requestId: String? = nil) -> EvaluationRequest {
-        EvaluationRequest(requestId: requestId, category: category, insights: insights,
-                          subject: RawSubject(account: account, device: device, counterparty: counterparty),
-                          interaction: interaction)
+    static func request(
+        account: String? = nil, device: String? = nil, counterparty: String? = nil,
+        category: OperationCategory = .payment, insights: [InsightRequest] = [coaching],
+        interaction: InteractionInput = .none, requestId: String? = nil
+    ) -> EvaluationRequest {
+        EvaluationRequest(
+            requestId: requestId, category: category, insights: insights,
+            subject: RawSubject(account: account, device: device, counterparty: counterparty),
+            interaction: interaction)
     }
 
     /// A label of `insightId`.
-    static func label(_ insightId: String, _ outcome: LabelOutcome = .confirmedFraud,
-                      _ fraudType: FraudType? = .authorityImpersonation) -> Label {
-        Label(insightId: insightId, outcome: outcome, fraudType: outcome == .confirmedFraud ? fraudType : nil,
-              discoveredAt: "2026-11-15")
+    static func label(
+        _ insightId: String, _ outcome: LabelOutcome = .confirmedFraud,
+        _ fraudType: FraudType? = .authorityImpersonation
+    ) -> Label {
+        Label(
+            insightId: insightId, outcome: outcome, fraudType: outcome == .confirmedFraud ? fraudType : nil,
+            discoveredAt: "2026-11-15")
     }
 
     // MARK: Models and sessions
@@ -200,8 +225,10 @@ final class Fixture {
     /// Authority impersonation as docs/features.md describes it: a call begun before the session,
     /// the phone at the ear, digits typed in dictated bursts, a long hesitation before submit.
     static let coachedSession: InteractionInput = {
-        var events = [InteractionEvent(t: 0, type: .sessionStart), InteractionEvent(t: 200, type: .proximityNear),
-                      InteractionEvent(t: 9000, type: .fieldFocus, field: .payee)]
+        var events = [
+            InteractionEvent(t: 0, type: .sessionStart), InteractionEvent(t: 200, type: .proximityNear),
+            InteractionEvent(t: 9000, type: .fieldFocus, field: .payee)
+        ]
         var t: Int64 = 9000
         for burst in 0..<6 {
             for _ in 0..<4 { t += 180; events.append(InteractionEvent(t: t, type: .keyDown, field: .payee)) }
@@ -212,8 +239,11 @@ final class Fixture {
         t += 2500; events.append(InteractionEvent(t: t, type: .delete, field: .amount))
         t += 1500; events.append(InteractionEvent(t: t, type: .keyDown, field: .amount))
         t += 38000; events.append(InteractionEvent(t: t, type: .submit))
-        return .events(events, DeviceFacts(activeCall: true, callStartedBeforeSession: true, screenSharing: false,
-                                           remoteAccessApp: false))
+        return .events(
+            events,
+            DeviceFacts(
+                activeCall: true, callStartedBeforeSession: true, screenSharing: false,
+                remoteAccessApp: false))
     }()
 
     /// A routine payment: quick, steady typing, no call.
@@ -243,8 +273,10 @@ final class AuditRecords: Sendable {
 }
 
 /// Asserts that `body` throws exactly `expected`.
-func XCTAssertRejects<T>(_ expected: Rejection, _ body: () throws(Rejection) -> T, _ message: String = "",
-                         file: StaticString = #filePath, line: UInt = #line) {
+func XCTAssertRejects<T>(
+    _ expected: Rejection, _ body: () throws(Rejection) -> T, _ message: String = "",
+    file: StaticString = #filePath, line: UInt = #line
+) {
     do {
         let value = try body()
         XCTFail("expected \(expected), got \(value) \(message)", file: file, line: line)

@@ -19,7 +19,7 @@ final class LabelServiceTests: XCTestCase {
     func testEachItemHasItsOwnStatus() throws {
         let items: [Label?] = [
             Fixture.label(insightId), Fixture.label(insightId), Fixture.label(insightId, .confirmedLegitimate),
-            Fixture.label("5d1e0000-0000-4000-8000-000000000001"), nil,
+            Fixture.label("5d1e0000-0000-4000-8000-000000000001"), nil
         ]
         let outcome = try f.label(items, key: "batch-1", body: "body-1", by: labeller)
         XCTAssertEqual(outcome.statuses, [.accepted, .duplicate, .conflict, .unknownInsight, .invalid])
@@ -47,8 +47,9 @@ final class LabelServiceTests: XCTestCase {
     }
 
     func testABatchThatChangesNothingIsNotKeptUnderItsKey() throws {
-        XCTAssertEqual(try f.label([Fixture.label("5d1e0000-0000-4000-8000-000000000001")], key: "k", body: "b-1", by: labeller).statuses,
-                       [.unknownInsight])
+        XCTAssertEqual(
+            try f.label([Fixture.label("5d1e0000-0000-4000-8000-000000000001")], key: "k", body: "b-1", by: labeller).statuses,
+            [.unknownInsight])
         // Not kept: the key is free for another body.
         XCTAssertEqual(try f.label([Fixture.label(insightId)], key: "k", body: "b-2", by: labeller).statuses, [.accepted])
     }

@@ -32,9 +32,11 @@ final class RetryTests: XCTestCase {
         XCTAssertNil(again.record, "no evaluation is made")
         XCTAssertEqual(again.eventId, first.eventId)
         XCTAssertEqual(again.answer, first.answer, "the first answer, byte for byte")
-        XCTAssertEqual(MerkleTree.root(fromAuditPath: again.receipt.path, leafHash: MerkleTree.leafHash(of: again.answer),
-                                       index: again.receipt.index, size: again.receipt.head.head.size),
-                       again.receipt.head.head.root, "the retry's receipt proves its bytes")
+        XCTAssertEqual(
+            MerkleTree.root(
+                fromAuditPath: again.receipt.path, leafHash: MerkleTree.leafHash(of: again.answer),
+                index: again.receipt.index, size: again.receipt.head.head.size),
+            again.receipt.head.head.root, "the retry's receipt proves its bytes")
         XCTAssertEqual(f.store.received.evaluations.count, 1, "one evaluation stored")
         XCTAssertEqual(f.limiter.status(caller).remaining, remaining, "no token taken by the retry")
         XCTAssertEqual(again.quota.remaining, remaining, "the answer's quota is the caller's as it stands")

@@ -19,15 +19,19 @@ final class ScoreDriftTests: XCTestCase {
     static let models = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("models").path
 
-    func record(_ bins: [Int?], shadow: Int? = nil, version: String = "2.0", category: OperationCategory = .payment,
-                source: InteractionSource? = nil) -> EvaluationRecord {
+    func record(
+        _ bins: [Int?], shadow: Int? = nil, version: String = "2.0", category: OperationCategory = .payment,
+        source: InteractionSource? = nil
+    ) -> EvaluationRecord {
         func insight(_ bin: Int?, _ version: String) -> InsightRecord {
-            InsightRecord(insightId: "i", type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: version,
-                          newestModelVersion: "2.0", outcome: .value(.unknown, reasons: []), scoreBin: bin)
+            InsightRecord(
+                insightId: "i", type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: version,
+                newestModelVersion: "2.0", outcome: .value(.unknown, reasons: []), scoreBin: bin)
         }
-        return EvaluationRecord(eventId: "e", callerId: "c", environment: .production, category: category, createdAt: 0,
-                                reportConsumptionBy: 0, subject: HashedSubject(), insights: bins.map { insight($0, version) },
-                                shadowInsights: shadow.map { [insight($0, "1.0")] } ?? [], source: source)
+        return EvaluationRecord(
+            eventId: "e", callerId: "c", environment: .production, category: category, createdAt: 0,
+            reportConsumptionBy: 0, subject: HashedSubject(), insights: bins.map { insight($0, version) },
+            shadowInsights: shadow.map { [insight($0, "1.0")] } ?? [], source: source)
     }
 
     func testTheIndexWaitsForTheSampleWarnsOncePerWindowAndForgetsOldWindows() throws {
@@ -46,8 +50,9 @@ final class ScoreDriftTests: XCTestCase {
         expected[0] = 500
         let samples = drift.samples()
         XCTAssertEqual(samples.map(\.labels), [["2.0", "payment"]])
-        XCTAssertEqual(try XCTUnwrap(samples.first?.value), try XCTUnwrap(PopulationStability.index(counts: expected, expected: shares)).psi,
-                       accuracy: 1e-12)
+        XCTAssertEqual(
+            try XCTUnwrap(samples.first?.value), try XCTUnwrap(PopulationStability.index(counts: expected, expected: shares)).psi,
+            accuracy: 1e-12)
         XCTAssertEqual(warnings.all, ["2.0 payment 500"], "all in one bin of ten is a shift")
         for _ in 0..<200 { drift.record(record([0])) }
         XCTAssertEqual(warnings.all.count, 1, "once per window")
@@ -112,23 +117,34 @@ final class ScoreDriftTests: XCTestCase {
         }
         for n in 0..<4_000 { drift.record(record([webBin(n * 2_357 % 4_000, of: 4_000)], source: steady)) }  // in no order
         for _ in 0..<500 { drift.record(record([9], source: moved)) }
-        XCTAssertLessThan(try XCTUnwrap(drift.stability(version: "2.0", category: .payment, source: steady)).psi, 0.01,
-                          "measured against the web profile's reference")
-        XCTAssertGreaterThan(try XCTUnwrap(PopulationStability.index(counts: (0..<10).map { k in (0..<4_000).filter { webBin($0, of: 4_000) == k }.count },
-                                                                     expected: bins.shares)).psi, 0.1,
-                             "against the mix the same scores would look shifted")
+        XCTAssertLessThan(
+            try XCTUnwrap(drift.stability(version: "2.0", category: .payment, source: steady)).psi, 0.01,
+            "measured against the web profile's reference")
+        XCTAssertGreaterThan(
+            try XCTUnwrap(
+                PopulationStability.index(
+                    counts: (0..<10).map { k in (0..<4_000).filter { webBin($0, of: 4_000) == k }.count },
+                    expected: bins.shares)
+            ).psi, 0.1,
+            "against the mix the same scores would look shifted")
         XCTAssertGreaterThan(try XCTUnwrap(drift.stability(version: "2.0", category: .payment, source: moved)).psi, 1)
         XCTAssertEqual(drift.stability(version: "2.0", category: .payment)?.sample, 4_500, "the overall index counts every kit")
         let ios = InteractionSource(kit: "insight-capture-ios", version: "1.0.0", platform: .ios)
         for n in 0..<500 { drift.record(record([n % 10], source: ios)) }
-        XCTAssertLessThan(try XCTUnwrap(drift.stability(version: "2.0", category: .payment, source: ios)).psi, 0.01,
-                          "a platform without a profile of its own is measured against the mix")
+        XCTAssertLessThan(
+            try XCTUnwrap(drift.stability(version: "2.0", category: .payment, source: ios)).psi, 0.01,
+            "a platform without a profile of its own is measured against the mix")
         // (The overall index, against the mix, may warn: this traffic is all web.)
-        XCTAssertEqual(warnings.all.filter { !$0.hasSuffix(" all") }, ["2.0 payment web insight-capture-web 1.1.0"], "only the kit that moved")
+        XCTAssertEqual(
+            warnings.all.filter { !$0.hasSuffix(" all") }, ["2.0 payment web insight-capture-web 1.1.0"], "only the kit that moved")
         XCTAssertEqual(drift.samples().map(\.labels), [["2.0", "payment"]])
-        XCTAssertEqual(Set(drift.sourceSamples().map(\.labels)), [["2.0", "payment", "web", "insight-capture-web", "1.0.0"],
-                                                                  ["2.0", "payment", "web", "insight-capture-web", "1.1.0"],
-                                                                  ["2.0", "payment", "ios", "insight-capture-ios", "1.0.0"]])
+        XCTAssertEqual(
+            Set(drift.sourceSamples().map(\.labels)),
+            [
+                ["2.0", "payment", "web", "insight-capture-web", "1.0.0"],
+                ["2.0", "payment", "web", "insight-capture-web", "1.1.0"],
+                ["2.0", "payment", "ios", "insight-capture-ios", "1.0.0"]
+            ])
 
         // Names past the cap: their scores count as their platform's `other`.
         for k in 0..<(ScoreDrift.maxSources + 10) {
@@ -139,14 +155,18 @@ final class ScoreDriftTests: XCTestCase {
         let other = InteractionSource(kit: "other", version: "other", platform: .android)
         for _ in 0..<500 { drift.record(record([1], source: InteractionSource(kit: "kit", version: "v99", platform: .android))) }
         XCTAssertGreaterThanOrEqual(drift.stability(version: "2.0", category: .payment, source: other)?.sample ?? 0, 500)
-        XCTAssertNil(drift.stability(version: "2.0", category: .payment,
-                                     source: InteractionSource(kit: "kit", version: "v99", platform: .android)))
+        XCTAssertNil(
+            drift.stability(
+                version: "2.0", category: .payment,
+                source: InteractionSource(kit: "kit", version: "v99", platform: .android)))
 
         // Two windows later every kit is forgotten, and a new name is counted under its own again.
         clock.advance(ms: 2 * 3_600_000)
         XCTAssertTrue(drift.sourceSamples().isEmpty)
         for _ in 0..<500 { drift.record(record([2], source: InteractionSource(kit: "kit", version: "v99", platform: .android))) }
-        XCTAssertEqual(drift.stability(version: "2.0", category: .payment,
-                                       source: InteractionSource(kit: "kit", version: "v99", platform: .android))?.sample, 500)
+        XCTAssertEqual(
+            drift.stability(
+                version: "2.0", category: .payment,
+                source: InteractionSource(kit: "kit", version: "v99", platform: .android))?.sample, 500)
     }
 }

@@ -6,7 +6,8 @@ import Synchronization
 /// everything handed to the store (to show what is kept, and that a refused request never
 /// reached it) and switches that make writes or reads fail as a real store can.
 final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministration, CredentialDirectory, SubjectHistory,
-    SubjectErasure {
+    SubjectErasure
+{
     /// What reached the store, in order.
     struct Handed {
         var evaluations: [EvaluationRecord] = []
@@ -58,8 +59,10 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
 
     // MARK: EvaluationLedger
 
-    func record(_ evaluation: EvaluationRecord, answer: [UInt8],
-                completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+    func record(
+        _ evaluation: EvaluationRecord, answer: [UInt8],
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
         note(evaluation) { $0.evaluations.append(evaluation) }
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
         inner.record(evaluation, answer: answer, completion: completion)
@@ -86,8 +89,10 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         inner.report(report, completion: completion)
     }
 
-    func submit(_ submission: LabelSubmission,
-                completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void) {
+    func submit(
+        _ submission: LabelSubmission,
+        completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void
+    ) {
         note(submission) { $0.submissions.append(submission) }
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
         inner.submit(submission, completion: completion)
@@ -108,8 +113,10 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
 
     // MARK: AuthorizationStore
 
-    func apply(_ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds, cooldown: Milliseconds,
-               completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void) {
+    func apply(
+        _ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds, cooldown: Milliseconds,
+        completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void
+    ) {
         note(subject) { $0.authorizations.append((request, subject)) }
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
         inner.apply(request, for: subject, now: now, cooldown: cooldown, completion: completion)
@@ -148,15 +155,20 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         return try inner.ceiling(tenant: tenant)
     }
 
-    func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
-                      completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+    func updateCaller(
+        callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+        completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void
+    ) {
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
-        inner.updateCaller(callerId: callerId, tenant: tenant, rate: rate, burst: burst, trainingCapture: trainingCapture,
-                           completion: completion)
+        inner.updateCaller(
+            callerId: callerId, tenant: tenant, rate: rate, burst: burst, trainingCapture: trainingCapture,
+            completion: completion)
     }
 
-    func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
-                      completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void) {
+    func resetPenalty(
+        callerId: String, tenant: String, at time: Milliseconds,
+        completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void
+    ) {
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
         inner.resetPenalty(callerId: callerId, tenant: tenant, at: time, completion: completion)
     }
@@ -166,8 +178,10 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         return try inner.keys(callerId: callerId, tenant: tenant)
     }
 
-    func revokeKey(callerId: String, keyId: String, tenant: String, at time: Milliseconds,
-                   completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void) {
+    func revokeKey(
+        callerId: String, keyId: String, tenant: String, at time: Milliseconds,
+        completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void
+    ) {
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
         inner.revokeKey(callerId: callerId, keyId: keyId, tenant: tenant, at: time, completion: completion)
     }

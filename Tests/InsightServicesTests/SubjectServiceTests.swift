@@ -6,8 +6,10 @@ import XCTest
 /// The person's view (docs/api.md "The person's view"): transparency and erasure as use cases, over
 /// the in-memory store, the real denial index, velocity tracker and hash keys.
 final class SubjectServiceTests: XCTestCase {
-    func transparency(_ f: Fixture, _ kind: IdentifierKind = .account, _ identifier: String, limit: Int = 50,
-                      after: SubjectHistoryCursor? = nil, by caller: Caller) throws(Rejection) -> SubjectService.Transparency {
+    func transparency(
+        _ f: Fixture, _ kind: IdentifierKind = .account, _ identifier: String, limit: Int = 50,
+        after: SubjectHistoryCursor? = nil, by caller: Caller
+    ) throws(Rejection) -> SubjectService.Transparency {
         try f.useCases.subjects.transparency(kind: kind, identifier: identifier, limit: limit, after: after, by: caller)
     }
 
@@ -16,9 +18,12 @@ final class SubjectServiceTests: XCTestCase {
     }
 
     func accountEvaluations(_ f: Fixture, _ account: String) -> VelocityCounts {
-        f.velocity.signals(for: VelocityQuery(environment: .production,
-                                              accounts: f.hashKeys.current(tenant: Tenant.defaultName).lookupHashes(account, kind: .account),
-                                              devices: [], counterparties: [], isPayment: false)).accountEvaluations
+        f.velocity.signals(
+            for: VelocityQuery(
+                environment: .production,
+                accounts: f.hashKeys.current(tenant: Tenant.defaultName).lookupHashes(account, kind: .account),
+                devices: [], counterparties: [], isPayment: false)
+        ).accountEvaluations
     }
 
     func testTransparencyFindsTheTenantsEvaluationsNewestFirstWithTheAuthorization() throws {
@@ -101,13 +106,18 @@ final class SubjectServiceTests: XCTestCase {
         XCTAssertEqual(try transparency(f, .account, "acct-2", by: bank).page.entries.map(\.eventId), [kept.eventId])
         XCTAssertNoThrow(try f.evaluate(Fixture.request(account: "acct-1"), by: bank), "the in-memory opt-out is gone too")
 
-        XCTAssertEqual(try erase(f, [.account: "acct-1", .device: "dev-1"], by: admin).report,
-                       SubjectErasureReport(evaluations: 3, authorizations: 0), "the new evaluation and the device's rows")
-        XCTAssertEqual(try erase(f, [.account: "acct-1", .device: "dev-1"], by: admin).report, SubjectErasureReport(),
-                       "idempotent")
+        XCTAssertEqual(
+            try erase(f, [.account: "acct-1", .device: "dev-1"], by: admin).report,
+            SubjectErasureReport(evaluations: 3, authorizations: 0), "the new evaluation and the device's rows")
+        XCTAssertEqual(
+            try erase(f, [.account: "acct-1", .device: "dev-1"], by: admin).report, SubjectErasureReport(),
+            "idempotent")
         XCTAssertEqual(f.audits.all.map(\.kinds), [[.account], [.account, .device], [.account, .device]])
-        XCTAssertEqual(f.audits.all.first, ErasureAudit(tenant: Tenant.defaultName, adminCallerId: admin.callerId, kinds: [.account],
-                                                         report: SubjectErasureReport(evaluations: 2, authorizations: 1), hashKeys: 1))
+        XCTAssertEqual(
+            f.audits.all.first,
+            ErasureAudit(
+                tenant: Tenant.defaultName, adminCallerId: admin.callerId, kinds: [.account],
+                report: SubjectErasureReport(evaluations: 2, authorizations: 1), hashKeys: 1))
         XCTAssertEqual(f.counter("insightd_subject_erasures_total", ["tenant": "default"]), 3)
         XCTAssertEqual(f.counter("insightd_subject_erased_rows_total", ["table": "evaluations"]), 5)
         XCTAssertEqual(f.counter("insightd_subject_erased_rows_total", ["table": "authorizations"]), 1)
@@ -131,8 +141,10 @@ final class SubjectServiceTests: XCTestCase {
         let late = try f.evaluate(Fixture.request(account: "acct-1"), by: f.caller())
         _ = try erase(f, [.account: "acct-1"], by: admin)
         // What the evaluation's continuation records, arriving after the erasure's first pass.
-        f.velocity.record(VelocityEvent(environment: .production, time: late.createdAt, account: late.subject.account, device: nil,
-                                        counterparty: nil, isPayment: true, value: late.trackedValue, raisedByVelocity: false))
+        f.velocity.record(
+            VelocityEvent(
+                environment: .production, time: late.createdAt, account: late.subject.account, device: nil,
+                counterparty: nil, isPayment: true, value: late.trackedValue, raisedByVelocity: false))
         XCTAssertEqual(accountEvaluations(f, "acct-1").week, 2)
         let deadline = DispatchTime.now() + .seconds(10)
         while accountEvaluations(f, "acct-1").week != 1, DispatchTime.now() < deadline { usleep(5_000) }

@@ -35,7 +35,8 @@ final class ModelPerformancePlanTests: XCTestCase {
         // each evaluation's slots), and none at all.
         for statistics in ["200,000", "10,000,000", "none"] {
             if statistics == "10,000,000" {
-                try db.execute("""
+                try db.execute(
+                    """
                     UPDATE sqlite_stat1 SET stat = CASE idx
                         WHEN 'evaluations_by_caller_created' THEN '10000000 2000000 1'
                         WHEN 'sqlite_autoindex_evaluations_1' THEN '10000000 1'
@@ -49,12 +50,18 @@ final class ModelPerformancePlanTests: XCTestCase {
             if statistics == "none" { try db.execute("DROP TABLE sqlite_stat1") }
             let plan = try db.prepare("EXPLAIN QUERY PLAN \(SQLiteModelPerformance.countsQuery)").query { $0.text(3) ?? "" }
             let context = "statistics of \(statistics): \(plan)"
-            XCTAssertTrue(plan.contains("SEARCH e USING INDEX evaluations_by_caller_created (caller_id=? AND created_at>? AND created_at<?)"), context)
+            XCTAssertTrue(
+                plan.contains("SEARCH e USING INDEX evaluations_by_caller_created (caller_id=? AND created_at>? AND created_at<?)"), context
+            )
             XCTAssertTrue(plan.contains("SEARCH i USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"), context)
-            XCTAssertTrue(plan.contains { $0.hasPrefix("SEARCH r USING INDEX sqlite_autoindex_consumption_reports_1 (event_id=?)") }, context)
+            XCTAssertTrue(
+                plan.contains { $0.hasPrefix("SEARCH r USING INDEX sqlite_autoindex_consumption_reports_1 (event_id=?)") }, context)
             XCTAssertTrue(plan.contains { $0.hasPrefix("SEARCH l USING INDEX sqlite_autoindex_labels_1 (insight_id=?)") }, context)
-            XCTAssertFalse(plan.contains { $0.contains("AUTOMATIC") || $0.hasPrefix("SCAN e") || $0.hasPrefix("SCAN i") || $0.hasPrefix("SCAN r")
-                || $0.hasPrefix("SCAN l") }, context)
+            XCTAssertFalse(
+                plan.contains {
+                    $0.contains("AUTOMATIC") || $0.hasPrefix("SCAN e") || $0.hasPrefix("SCAN i") || $0.hasPrefix("SCAN r")
+                        || $0.hasPrefix("SCAN l")
+                }, context)
         }
     }
 
@@ -62,7 +69,8 @@ final class ModelPerformancePlanTests: XCTestCase {
     /// costs a small fraction of the year.
     func testAWeeksCountsAreTheWeeksRowsOnly() throws {
         _ = try filledDatabase()
-        let writer = GroupCommitWriter(connection: try Database.open(path: path, create: false), receipts: .withEphemeralKey(instance: "test"))
+        let writer = GroupCommitWriter(
+            connection: try Database.open(path: path, create: false), receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
         let source = try SQLiteAdministration(path: path, writer: writer)
@@ -77,19 +85,22 @@ final class ModelPerformancePlanTests: XCTestCase {
         let step = 365 * Self.day / 200_000  // as the fill spreads them
         for i in Int64(1)...200_000 where i % 5 != 4 && i * step >= from && i * step < to {
             let value: InsightValue = [.high, .medium, .unknown][Int(i % 3)]
-            expected.append(ModelPerformanceCell(
-                modelVersion: i % 2 == 0 ? "2.0" : "1.0", category: i % 4 == 0 ? .account : .payment, value: value,
-                consumption: i % 3 == 0 ? .usedIncreasedFriction : nil,
-                label: i % 7 == 0 ? (i % 2 == 0 ? .confirmedFraud : .confirmedLegitimate) : nil,
-                count: 1, mature: i * step < matureBefore ? 1 : 0))
+            expected.append(
+                ModelPerformanceCell(
+                    modelVersion: i % 2 == 0 ? "2.0" : "1.0", category: i % 4 == 0 ? .account : .payment, value: value,
+                    consumption: i % 3 == 0 ? .usedIncreasedFriction : nil,
+                    label: i % 7 == 0 ? (i % 2 == 0 ? .confirmedFraud : .confirmedLegitimate) : nil,
+                    count: 1, mature: i * step < matureBefore ? 1 : 0))
         }
         XCTAssertEqual(week, ModelPerformanceCell.merged(expected))
         XCTAssertEqual(week.map(\.count).reduce(0, +), expected.count)
         XCTAssertGreaterThan(expected.count, 3_000)
 
         let yearStarted = Date()
-        _ = try source.modelPerformanceCounts(ModelPerformanceQuery(tenant: "default", environment: .production, from: 0,
-                                                                    to: 366 * Self.day, matureBefore: 0))
+        _ = try source.modelPerformanceCounts(
+            ModelPerformanceQuery(
+                tenant: "default", environment: .production, from: 0,
+                to: 366 * Self.day, matureBefore: 0))
         let yearSeconds = Date().timeIntervalSince(yearStarted)
         // A week is 1/52 of the year's rows; bounded generously for a loaded machine.
         XCTAssertLessThan(weekSeconds, yearSeconds / 4, "week \(weekSeconds) s, year \(yearSeconds) s")

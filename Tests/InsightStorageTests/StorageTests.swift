@@ -53,7 +53,7 @@ final class StorageTests: XCTestCase {
             "0013_decisions": "ccc931bdca1431e2af42611063072f58af46eb17e420087c16189228800ce1c1",
             "0014_training_capture": "946a3174a8f14fa96359fbaa8046a2b266e2474e81e6dba85b6b09bd02a0c6c4",
             "0015_shadow_and_score_bins": "9e0b7413001e194818f69dcdd54b7eaf4d64fa469eb9a858ce843ac15f5c705f",
-            "0017_interaction_sources": "90140e5b1dd25af925f95a388036aec7dd322ac4c3e34e712b1ea765de0df8b0",
+            "0017_interaction_sources": "90140e5b1dd25af925f95a388036aec7dd322ac4c3e34e712b1ea765de0df8b0"
         ]
         let bundled = try Migrator.bundled()
         XCTAssertGreaterThanOrEqual(bundled.count, recorded.count)
@@ -94,9 +94,10 @@ final class StorageTests: XCTestCase {
     func testCallersKeysAndRevocation() throws {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
         let registry = CallerRegistry(db)
-        let (caller, key) = try registry.create(name: "payments", environment: .production,
-                                                roles: [.evaluate, .labels], rate: 50, burst: 100,
-                                                now: 10, callerId: "c1")
+        let (caller, key) = try registry.create(
+            name: "payments", environment: .production,
+            roles: [.evaluate, .labels], rate: 50, burst: 100,
+            now: 10, callerId: "c1")
         XCTAssertEqual(caller.roles, [.evaluate, .labels])
         XCTAssertEqual(try registry.list().map(\.callerId), ["c1"])
         let directory = try SQLiteCredentialDirectory(path: path)
@@ -107,17 +108,22 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(APIKey(token: key.token), key)
 
         // The secret never reaches the database file.
-        let fileBytes = try Data(contentsOf: URL(fileURLWithPath: path)) + ((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
+        let fileBytes =
+            try Data(contentsOf: URL(fileURLWithPath: path)) + ((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
         XCTAssertNil(fileBytes.range(of: Data(key.secret.utf8)))
 
         try registry.revokeKey(keyId: key.keyId, now: 20)
         XCTAssertEqual(try directory.credential(keyId: key.keyId)?.key.revokedAt, 20)
         XCTAssertThrowsError(try registry.revokeKey(keyId: key.keyId, now: 21))
         XCTAssertThrowsError(try registry.revokeKey(keyId: "0000000000000000", now: 21))
-        XCTAssertThrowsError(try registry.create(name: "x", environment: .sandbox, roles: [], rate: 1, burst: 1,
-                                                 now: 1, callerId: "c2"))
-        XCTAssertThrowsError(try registry.create(name: " ", environment: .sandbox, roles: [.admin], rate: 1,
-                                                 burst: 1, now: 1, callerId: "c2"))
+        XCTAssertThrowsError(
+            try registry.create(
+                name: "x", environment: .sandbox, roles: [], rate: 1, burst: 1,
+                now: 1, callerId: "c2"))
+        XCTAssertThrowsError(
+            try registry.create(
+                name: " ", environment: .sandbox, roles: [.admin], rate: 1,
+                burst: 1, now: 1, callerId: "c2"))
     }
 
     // MARK: Ledger
@@ -129,29 +135,38 @@ final class StorageTests: XCTestCase {
         return (SQLiteLedger(writer: writer), writer)
     }
 
-    func evaluation(_ id: String, caller: String = "c1", environment: Environment = .production,
-                    insights: [String] = ["i-\(UUID().uuidString)"]) -> EvaluationRecord {
+    func evaluation(
+        _ id: String, caller: String = "c1", environment: Environment = .production,
+        insights: [String] = ["i-\(UUID().uuidString)"]
+    ) -> EvaluationRecord {
         EvaluationRecord(
             eventId: id, callerId: caller, environment: environment, category: .payment,
             createdAt: 1000, reportConsumptionBy: 2000,
             subject: HashedSubject(account: [1, 2, 3], device: nil, counterparty: [4], keyId: "k"),
             insights: insights.map {
-                InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
-                              newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
+                InsightRecord(
+                    insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                    newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
             })
     }
 
     /// Reports the use of `ids` of evaluation `event` (caller c1, production, on time).
     func report(_ ledger: SQLiteLedger, _ event: String, _ ids: [String]) -> Result<ConsumptionResult, StoreFailure> {
-        wait { ledger.report(ConsumptionReport(eventId: event, callerId: "c1", environment: .production,
-                                               status: .usedIncreasedFriction, insightIdsUsed: ids, reportedAt: 1500),
-                             completion: $0) }
+        wait {
+            ledger.report(
+                ConsumptionReport(
+                    eventId: event, callerId: "c1", environment: .production,
+                    status: .usedIncreasedFriction, insightIdsUsed: ids, reportedAt: 1500),
+                completion: $0)
+        }
     }
 
     func wait<T: Sendable>(_ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void) -> Result<T, StoreFailure> {
         let done = expectation(description: "completion")
         let box = ResultBox<T>()
-        body { result in box.value = result; done.fulfill() }
+        body { result in
+            box.value = result; done.fulfill()
+        }
         wait(for: [done], timeout: 10)
         return box.value!
     }
@@ -160,8 +175,9 @@ final class StorageTests: XCTestCase {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
         let registry = CallerRegistry(db)
         for id in ["c1", "c2", "c3"] {
-            _ = try registry.create(name: id, environment: .production, roles: [.evaluate], rate: 10, burst: 10,
-                                    now: 1, callerId: id)
+            _ = try registry.create(
+                name: id, environment: .production, roles: [.evaluate], rate: 10, burst: 10,
+                now: 1, callerId: id)
         }
         let writer = GroupCommitWriter(connection: db, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
@@ -175,12 +191,16 @@ final class StorageTests: XCTestCase {
             _ = try wait { ledger.record(e, answer: [7], completion: $0) }.get()
         }
         func report(_ id: String, _ caller: String, at: Int64) throws {
-            _ = try wait { ledger.report(ConsumptionReport(eventId: id, callerId: caller, environment: .production,
-                                                           status: .notUsedNotNeeded, insightIdsUsed: [], reportedAt: at),
-                                         completion: $0) }.get()
+            _ = try wait {
+                ledger.report(
+                    ConsumptionReport(
+                        eventId: id, callerId: caller, environment: .production,
+                        status: .notUsedNotNeeded, insightIdsUsed: [], reportedAt: at),
+                    completion: $0)
+            }.get()
         }
         // The window starts at 10,000; now is 20,000.
-        try record("old", "c1", created: 5_000, due: 6_000)             // before the window: not counted
+        try record("old", "c1", created: 5_000, due: 6_000)  // before the window: not counted
         try record("on-time", "c1", created: 11_000, due: 15_000)
         try report("on-time", "c1", at: 14_000)
         try record("late", "c1", created: 12_000, due: 13_000)
@@ -190,20 +210,24 @@ final class StorageTests: XCTestCase {
         // c2's penalty was reset at 12,000: what came before it is forgiven.
         try record("forgiven", "c2", created: 11_000, due: 11_500)
         try record("after-reset", "c2", created: 12_500, due: 30_000)
-        XCTAssertTrue(try wait { administration.resetPenalty(callerId: "c2", tenant: Tenant.defaultName, at: 12_000, completion: $0) }.get())
+        XCTAssertTrue(
+            try wait { administration.resetPenalty(callerId: "c2", tenant: Tenant.defaultName, at: 12_000, completion: $0) }.get())
 
         let stats = try administration.reportingStats(since: 10_000, now: 20_000)
-        XCTAssertEqual(stats, [
-            "c1": ReportingStats(evaluations: 4, onTime: 1, late: 1, overdue: 1, pending: 1),
-            "c2": ReportingStats(evaluations: 1, onTime: 0, late: 0, overdue: 0, pending: 1),
-        ])  // c3 made no evaluation: no entry
+        XCTAssertEqual(
+            stats,
+            [
+                "c1": ReportingStats(evaluations: 4, onTime: 1, late: 1, overdue: 1, pending: 1),
+                "c2": ReportingStats(evaluations: 1, onTime: 0, late: 0, overdue: 0, pending: 1)
+            ])  // c3 made no evaluation: no entry
 
         // Each caller's window is a range of the (caller_id, created_at) index, not a scan of
         // every evaluation kept.
         let plan = try db.prepare("EXPLAIN QUERY PLAN \(SQLiteAdministration.reportingStatsQuery)")
             .query { $0.text(3) ?? "" }
-        XCTAssertTrue(plan.contains("SEARCH e USING INDEX evaluations_by_caller_created (caller_id=? AND created_at>?)"),
-                      "\(plan)")
+        XCTAssertTrue(
+            plan.contains("SEARCH e USING INDEX evaluations_by_caller_created (caller_id=? AND created_at>?)"),
+            "\(plan)")
         XCTAssertFalse(plan.contains { $0.hasPrefix("SCAN e") }, "\(plan)")
     }
 
@@ -215,7 +239,7 @@ final class StorageTests: XCTestCase {
         // interleaved across them, two in the same millisecond.
         let plan: [(id: String, caller: String, at: Int64, account: UInt8)] = [
             ("e1", "zeta", 1_000, 1), ("e2", "alpha", 2_000, 2), ("e3", "zeta", 3_000, 3),
-            ("e4", "mid", 3_000, 4), ("e5", "alpha", 4_000, 5), ("e6", "mid", 5_000, 6),
+            ("e4", "mid", 3_000, 4), ("e5", "alpha", 4_000, 5), ("e6", "mid", 5_000, 6)
         ]
         for e in plan {
             var record = evaluation(e.id, caller: e.caller)
@@ -228,16 +252,18 @@ final class StorageTests: XCTestCase {
         XCTAssertFalse(indexes.contains("evaluations_by_created"))
 
         // Oldest first across callers; the same millisecond in commit order.
-        XCTAssertEqual(try administration.velocityEvents(since: 2_000).map { $0.account?.first },
-                       [2, 3, 4, 5, 6])
+        XCTAssertEqual(
+            try administration.velocityEvents(since: 2_000).map { $0.account?.first },
+            [2, 3, 4, 5, 6])
         XCTAssertEqual(try administration.velocityEvents(since: 0).count, 6)
 
         // Retention deletes what is older than the cutoff for every caller, with its insights.
         let first = try Retention.purgeBatch(db, cutoff: 3_001)
         XCTAssertEqual(first.evaluations, 4)
         XCTAssertEqual(try Retention.purgeBatch(db, cutoff: 3_001).evaluations, 0)
-        XCTAssertEqual(try db.prepare("SELECT event_id FROM evaluations ORDER BY event_id").query { $0.text(0) ?? "" },
-                       ["e5", "e6"])
+        XCTAssertEqual(
+            try db.prepare("SELECT event_id FROM evaluations ORDER BY event_id").query { $0.text(0) ?? "" },
+            ["e5", "e6"])
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM insights"), "2")
     }
 
@@ -255,9 +281,11 @@ final class StorageTests: XCTestCase {
         XCTAssertThrowsError(try wait { ledger.record(evaluation("e3", insights: tooMany), answer: [7], completion: $0) }.get())
         let db = try Database.open(path: path)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM evaluations WHERE event_id = 'e3'"), "0")
-        XCTAssertEqual(try db.scalarText("""
-            SELECT group_concat(i.slot % 8) FROM insights i JOIN evaluations e ON i.slot / 8 = e.rowid WHERE e.event_id = 'e1'
-            """), "0,1,2,3")
+        XCTAssertEqual(
+            try db.scalarText(
+                """
+                SELECT group_concat(i.slot % 8) FROM insights i JOIN evaluations e ON i.slot / 8 = e.rowid WHERE e.event_id = 'e1'
+                """), "0,1,2,3")
     }
 
     /// Shadow answers take positions 4 to 7 with their score bins (migration 0015), and retention
@@ -269,18 +297,21 @@ final class StorageTests: XCTestCase {
         var record = evaluation("e1", insights: ["a", "b"])
         record.insights[0].scoreBin = 3
         record.shadowInsights = ["s1", "s2", "s3"].enumerated().map { k, id in
-            InsightRecord(insightId: id, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "3.\(k)",
-                          newestModelVersion: "2.0", outcome: .value(.medium, reasons: []), scoreBin: k)
+            InsightRecord(
+                insightId: id, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "3.\(k)",
+                newestModelVersion: "2.0", outcome: .value(.medium, reasons: []), scoreBin: k)
         }
         XCTAssertNoThrow(try wait { ledger.record(record, answer: [7], completion: $0) }.get())
         var later = evaluation("e2", insights: ["x"])
         later.createdAt = 9_000
         XCTAssertNoThrow(try wait { ledger.record(later, answer: [7], completion: $0) }.get())
         let db = try Database.open(path: path)
-        XCTAssertEqual(try db.scalarText("""
-            SELECT group_concat((i.slot % 8) || ':' || coalesce(i.score_bin, '-')) FROM insights i
-            JOIN evaluations e ON i.slot / 8 = e.rowid WHERE e.event_id = 'e1'
-            """), "0:3,1:-,4:0,5:1,6:2")
+        XCTAssertEqual(
+            try db.scalarText(
+                """
+                SELECT group_concat((i.slot % 8) || ':' || coalesce(i.score_bin, '-')) FROM insights i
+                JOIN evaluations e ON i.slot / 8 = e.rowid WHERE e.event_id = 'e1'
+                """), "0:3,1:-,4:0,5:1,6:2")
         XCTAssertEqual(try Retention.purgeBatch(db, cutoff: 5_000).evaluations, 1)
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM insights"), "1", "the shadows went with their evaluation")
     }
@@ -296,7 +327,8 @@ final class StorageTests: XCTestCase {
     func testMigrationToSlotsKeepsEveryInsight() throws {
         // A database as 0005 left it, with insights in the old layout.
         let (db, all) = try database(migratedUpTo: 5)
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by)
                 VALUES ('e1', 'c1', 'production', 'payment', 1000, 2000), ('e2', 'c1', 'production', 'payment', 1000, 2000);
             INSERT INTO insights (insight_id, event_id, position, type, schema_version, model_version, value, error_code, reasons)
@@ -304,12 +336,15 @@ final class StorageTests: XCTestCase {
                        ('i1', 'e1', 0, 't', 1, '2.0', 'high', NULL, 'activeCallDuringSession'),
                        ('i3', 'e2', 0, 't', 1, '2.0', 'medium', NULL, '');
             """)
-        XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 7 }).migrate(db, now: 2),
-                       ["0006_drop_created_index", "0007_insights_by_slot"])
-        let rows = try db.prepare("""
+        XCTAssertEqual(
+            try Migrator(migrations: all.filter { $0.version <= 7 }).migrate(db, now: 2),
+            ["0006_drop_created_index", "0007_insights_by_slot"])
+        let rows = try db.prepare(
+            """
             SELECT i.slot - e.rowid * 8, i.insight_id, i.value, i.error_code, i.reasons
             FROM insights i JOIN evaluations e ON e.event_id = i.event_id ORDER BY i.slot
-            """).query { row in (0..<5).map { row.text($0) ?? "-" }.joined(separator: "|") }
+            """
+        ).query { row in (0..<5).map { row.text($0) ?? "-" }.joined(separator: "|") }
         XCTAssertEqual(rows, ["0|i1|high|-|activeCallDuringSession", "1|i2|-|insightUnavailable|", "0|i3|medium|-|"])
         let indexes = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").query { $0.text(0) ?? "" }
         XCTAssertFalse(indexes.contains("insights_by_event"))
@@ -343,14 +378,20 @@ final class StorageTests: XCTestCase {
         // through the index; a made id past the evaluation's insights is unknown.
         func label(_ ids: [String], key: String) -> Result<LabelSubmissionResult, StoreFailure> {
             let items: [Label?] = ids.map { Label(insightId: $0, outcome: .confirmedFraud, fraudType: .other, discoveredAt: "2027-01-15") }
-            return wait { ledger.submit(LabelSubmission(callerId: "ops", environment: .production, items: items,
-                                                        idempotencyKeyHash: Array(key.utf8), bodyHash: Array(key.utf8),
-                                                        receivedAt: 5000), completion: $0) }
+            return wait {
+                ledger.submit(
+                    LabelSubmission(
+                        callerId: "ops", environment: .production, items: items,
+                        idempotencyKeyHash: Array(key.utf8), bodyHash: Array(key.utf8),
+                        receivedAt: 5000), completion: $0)
+            }
         }
-        XCTAssertEqual(label(made.insightIds + ["legacy-id", third, other.insightIds[0]], key: "k1"),
-                       .success(.processed([.accepted, .accepted, .accepted, .unknownInsight, .unknownInsight], replayed: false)))
-        XCTAssertEqual(try db.scalarText("SELECT group_concat(category || ':' || value) FROM labels ORDER BY insight_id"),
-                       "payment:high,payment:high,payment:high")
+        XCTAssertEqual(
+            label(made.insightIds + ["legacy-id", third, other.insightIds[0]], key: "k1"),
+            .success(.processed([.accepted, .accepted, .accepted, .unknownInsight, .unknownInsight], replayed: false)))
+        XCTAssertEqual(
+            try db.scalarText("SELECT group_concat(category || ':' || value) FROM labels ORDER BY insight_id"),
+            "payment:high,payment:high,payment:high")
 
         // Both ways in are index lookups, never a scan of insights or evaluations.
         let plans = try [SQLiteLedger.findMadeInsight, SQLiteLedger.findStoredInsight].flatMap { sql in
@@ -363,7 +404,8 @@ final class StorageTests: XCTestCase {
     func testMigrationToMadeIdsKeepsEveryStoredId() throws {
         // A database as 0007 left it: every insight with its own id.
         let (db, all) = try database(migratedUpTo: 7)
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by)
                 VALUES ('e1', 'c1', 'production', 'payment', 1000, 2000);
             INSERT INTO insights (slot, insight_id, event_id, position, type, schema_version, model_version, value, error_code, reasons)
@@ -371,9 +413,10 @@ final class StorageTests: XCTestCase {
                        (9, 'i2', 'e1', 1, 't', 1, '2.0', NULL, 'insightUnavailable', '');
             """)
         XCTAssertEqual(try Migrator(migrations: all).migrate(db, now: 2), all.dropFirst(7).map(\.name))
-        XCTAssertEqual(try db.prepare("SELECT slot, insight_id, value, error_code, reasons FROM insights ORDER BY slot")
-            .query { row in (0..<5).map { row.text($0) ?? "-" }.joined(separator: "|") },
-                       ["8|i1|high|-|activeCallDuringSession", "9|i2|-|insightUnavailable|"])
+        XCTAssertEqual(
+            try db.prepare("SELECT slot, insight_id, value, error_code, reasons FROM insights ORDER BY slot")
+                .query { row in (0..<5).map { row.text($0) ?? "-" }.joined(separator: "|") },
+            ["8|i1|high|-|activeCallDuringSession", "9|i2|-|insightUnavailable|"])
         XCTAssertThrowsError(try db.execute("INSERT INTO insights (slot, insight_id, type, schema_version) VALUES (10, 'i1', 't', 1)"))
         XCTAssertEqual(try db.scalarText("PRAGMA integrity_check"), "ok")
         // The ids stay known to consumption and labels.
@@ -381,15 +424,25 @@ final class StorageTests: XCTestCase {
         writer.start()
         defer { writer.stop() }
         let ledger = SQLiteLedger(writer: writer)
-        XCTAssertEqual(wait { ledger.report(ConsumptionReport(eventId: "e1", callerId: "c1", environment: .production,
-                                                              status: .usedIncreasedFriction, insightIdsUsed: ["i2", "i1"],
-                                                              reportedAt: 1500), completion: $0) },
-                       .success(.recorded(.onTime)))
+        XCTAssertEqual(
+            wait {
+                ledger.report(
+                    ConsumptionReport(
+                        eventId: "e1", callerId: "c1", environment: .production,
+                        status: .usedIncreasedFriction, insightIdsUsed: ["i2", "i1"],
+                        reportedAt: 1500), completion: $0)
+            },
+            .success(.recorded(.onTime)))
         let label = Label(insightId: "i2", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2027-01-15")
-        XCTAssertEqual(wait { ledger.submit(LabelSubmission(callerId: "ops", environment: .production, items: [label],
-                                                            idempotencyKeyHash: [1], bodyHash: [1], receivedAt: 5000),
-                                            completion: $0) },
-                       .success(.processed([.accepted], replayed: false)))
+        XCTAssertEqual(
+            wait {
+                ledger.submit(
+                    LabelSubmission(
+                        callerId: "ops", environment: .production, items: [label],
+                        idempotencyKeyHash: [1], bodyHash: [1], receivedAt: 5000),
+                    completion: $0)
+            },
+            .success(.processed([.accepted], replayed: false)))
     }
 
     func testGroupCommitIsDurableAndConcurrent() throws {
@@ -456,8 +509,9 @@ final class StorageTests: XCTestCase {
         XCTAssertEqual(batches.values.map(\.1), [true], "the commit reports its one failure and why")
         XCTAssertEqual(results.values.map { "\($0.0)=\($0.1)" }, ["first=true", "dup=true", "dup=false", "last=true"])
         let check = try Database.open(path: path)
-        XCTAssertEqual(try check.scalarText("SELECT group_concat(event_id, ',') FROM (SELECT event_id FROM evaluations ORDER BY event_id)"),
-                       "dup,first,last")
+        XCTAssertEqual(
+            try check.scalarText("SELECT group_concat(event_id, ',') FROM (SELECT event_id FROM evaluations ORDER BY event_id)"),
+            "dup,first,last")
         XCTAssertEqual(try check.scalarText("SELECT count(*) FROM insights"), "3")
     }
 
@@ -479,7 +533,9 @@ final class StorageTests: XCTestCase {
         func record(_ id: String) -> Result<Void, StoreFailure> {
             let box = ResultBox<Void>()
             let done = expectation(description: id)
-            ledger.record(evaluation(id), answer: [7]) { box.value = $0.map { _ in () }; done.fulfill() }
+            ledger.record(evaluation(id), answer: [7]) {
+                box.value = $0.map { _ in () }; done.fulfill()
+            }
             wait(for: [done], timeout: 10)
             return box.value!
         }
@@ -539,12 +595,15 @@ final class StorageTests: XCTestCase {
             guard case .success(let receipt) = results[id] else { return XCTFail("\(id) failed") }
             heads.insert(receipt.head.jws)
             XCTAssertEqual(receipt.head.head.size, 3, "three leaves: the failed job is none")
-            XCTAssertEqual(MerkleTree.root(fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: Array(id.utf8)),
-                                           index: receipt.index, size: 3), receipt.head.head.root, id)
+            XCTAssertEqual(
+                MerkleTree.root(
+                    fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: Array(id.utf8)),
+                    index: receipt.index, size: 3), receipt.head.head.root, id)
         }
         XCTAssertEqual(heads.count, 1, "one head for the batch")
-        XCTAssertEqual(Set(["a", "b", "c"].compactMap { id -> Int? in if case .success(let r) = results[id] { r.index } else { nil } }),
-                       [0, 1, 2])
+        XCTAssertEqual(
+            Set(["a", "b", "c"].compactMap { id -> Int? in if case .success(let r) = results[id] { r.index } else { nil } }),
+            [0, 1, 2])
         let log = try SQLiteReceiptLog(path: path)
         let stored = try log.heads(instance: "batch", from: 0, limit: 10, withLeaves: true)
         XCTAssertEqual(stored.map(\.signed.head.sequence), [0, 1])
@@ -561,7 +620,8 @@ final class StorageTests: XCTestCase {
 
     func testAFullQueueAnswersOverloadedAndAStoppedWriterUnavailable() throws {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
-        let writer = GroupCommitWriter(connection: db, capacity: 1, receipts: .withEphemeralKey(instance: "test"))  // not started: nothing drains
+        // Not started: nothing drains.
+        let writer = GroupCommitWriter(connection: db, capacity: 1, receipts: .withEphemeralKey(instance: "test"))
         let ledger = SQLiteLedger(writer: writer)
         let results = ResultsBox()
         ledger.record(evaluation("a"), answer: [7]) { _ in results.append("a", true) }

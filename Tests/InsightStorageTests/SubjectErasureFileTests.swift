@@ -71,24 +71,33 @@ final class SubjectErasureFileTests: XCTestCase {
             let evaluation = EvaluationRecord(
                 eventId: "e\(i)", callerId: "c\(i % 3)", environment: .production, category: .payment,
                 createdAt: Milliseconds(1_000 + i), reportConsumptionBy: 9_000,
-                subject: HashedSubject(account: mine ? erased.account[i % 2] : (i == 4 ? kept : Self.randomHash()),
-                                       device: mine ? erased.device : Self.randomHash(),
-                                       counterparty: Self.randomHash(), keyId: "k\(i % 2)"),
-                insights: [InsightRecord(insightId: "e\(i)-i", type: "isLikelyBeingCoached", schemaVersion: 1,
-                                         modelVersion: "2.0", newestModelVersion: "2.0",
-                                         outcome: .value(.medium, reasons: []))])
+                subject: HashedSubject(
+                    account: mine ? erased.account[i % 2] : (i == 4 ? kept : Self.randomHash()),
+                    device: mine ? erased.device : Self.randomHash(),
+                    counterparty: Self.randomHash(), keyId: "k\(i % 2)"),
+                insights: [
+                    InsightRecord(
+                        insightId: "e\(i)-i", type: "isLikelyBeingCoached", schemaVersion: 1,
+                        modelVersion: "2.0", newestModelVersion: "2.0",
+                        outcome: .value(.medium, reasons: []))
+                ])
             if i % 500 == 0 {
                 // A reader between batches, as request threads read beside the writer.
                 _ = try reader.scalarText("SELECT count(*) FROM evaluations")
             }
             _ = try wait { ledger.record(evaluation, answer: [7], completion: $0) }
         }
-        for (hash, kind) in [(erased.account[0], AuthorizableKind.account), (erased.account[1], .account),
-                             (erased.device, .device)] {
+        for (hash, kind) in [
+            (erased.account[0], AuthorizableKind.account), (erased.account[1], .account),
+            (erased.device, .device)
+        ] {
             _ = try wait {
-                authorizations.apply(.denied, for: SubjectHashes(environment: .production, kind: kind, hashes: [hash],
-                                                                 activeKeyId: "k1"),
-                                     now: 1, cooldown: 0, completion: $0)
+                authorizations.apply(
+                    .denied,
+                    for: SubjectHashes(
+                        environment: .production, kind: kind, hashes: [hash],
+                        activeKeyId: "k1"),
+                    now: 1, cooldown: 0, completion: $0)
             }
         }
         // The side file's keys hold the first 8 bytes of a hash.
@@ -99,8 +108,9 @@ final class SubjectErasureFileTests: XCTestCase {
             XCTAssertFalse(try occurrences(of: hash).isEmpty, "the scan finds what is stored")
         }
         for hash in [erased.account[1], erased.device, kept] {  // account[0] is only in an opt-out
-            XCTAssertTrue(try occurrences(of: prefix(hash)).contains { $0.hasPrefix("insightd-subjects.db") },
-                          "the side file holds the prefix")
+            XCTAssertTrue(
+                try occurrences(of: prefix(hash)).contains { $0.hasPrefix("insightd-subjects.db") },
+                "the side file holds the prefix")
         }
 
         let report = try wait {
@@ -114,8 +124,9 @@ final class SubjectErasureFileTests: XCTestCase {
             XCTAssertEqual(try occurrences(of: prefix(hash)), [], "no byte of its prefix remains")
         }
         XCTAssertFalse(try occurrences(of: kept).isEmpty, "another subject's hash stays")
-        XCTAssertTrue(try occurrences(of: prefix(kept)).contains { $0.hasPrefix("insightd-subjects.db") },
-                      "and its prefix in the side file")
+        XCTAssertTrue(
+            try occurrences(of: prefix(kept)).contains { $0.hasPrefix("insightd-subjects.db") },
+            "and its prefix in the side file")
         XCTAssertEqual(try reader.scalarText("SELECT count(*) FROM evaluations"), "6000", "every row stays")
 
         // The writer goes on as before (secure_delete was for the erasing job only).
@@ -138,9 +149,13 @@ final class SubjectErasureFileTests: XCTestCase {
         let group = DispatchGroup()
         for hash in hashes {
             group.enter()
-            authorizations.apply(.denied, for: SubjectHashes(environment: .production, kind: .account, hashes: [hash],
-                                                             activeKeyId: "k1"),
-                                 now: 1, cooldown: 0) { _ in group.leave() }
+            authorizations.apply(
+                .denied,
+                for: SubjectHashes(
+                    environment: .production, kind: .account, hashes: [hash],
+                    activeKeyId: "k1"),
+                now: 1, cooldown: 0
+            ) { _ in group.leave() }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
         let erased = Array(hashes.prefix(300))

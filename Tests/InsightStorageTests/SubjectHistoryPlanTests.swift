@@ -24,7 +24,8 @@ final class SubjectHistoryPlanTests: XCTestCase {
     /// counterparty), of which every 1,000th carries the subject's account hash 07…07.
     func filledDatabase() throws -> SQLiteConnection {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at)
                 SELECT 'c' || value, 'caller ' || value, 'production', 'evaluate', 10, 20, 1
                 FROM (SELECT 0 AS value UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4);
@@ -62,18 +63,21 @@ final class SubjectHistoryPlanTests: XCTestCase {
             if analysed { try db.execute("ANALYZE") }
             for kind in IdentifierKind.allCases {
                 let indexed = try plan(SQLiteSubjectHistory.indexedQuery(kind), in: db)
-                XCTAssertEqual(Array(indexed.prefix(2)), [
-                    "SEARCH s USING PRIMARY KEY (kind=? AND prefix=? AND created_at<?)",
-                    "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
-                ], "analysed \(analysed): \(indexed)")
+                XCTAssertEqual(
+                    Array(indexed.prefix(2)),
+                    [
+                        "SEARCH s USING PRIMARY KEY (kind=? AND prefix=? AND created_at<?)",
+                        "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)"
+                    ], "analysed \(analysed): \(indexed)")
                 XCTAssertFalse(indexed.contains { $0.hasPrefix("SCAN") || $0.contains("TEMP B-TREE") }, "analysed \(analysed): \(indexed)")
                 let tail = try plan(SQLiteSubjectHistory.tailQuery(kind), in: db)
                 XCTAssertEqual(tail.first, "SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", "analysed \(analysed): \(tail)")
                 XCTAssertFalse(tail.contains { $0.hasPrefix("SCAN") }, "analysed \(analysed): \(tail)")
                 for tailOnly in [false, true] {
                     let erasure = try plan(SQLiteSubjectErasure.unlink(kind, tail: tailOnly), in: db)
-                    XCTAssertEqual(erasure.first, "SEARCH evaluations USING INTEGER PRIMARY KEY (rowid\(tailOnly ? ">" : "=")?)",
-                                   "analysed \(analysed): \(erasure)")
+                    XCTAssertEqual(
+                        erasure.first, "SEARCH evaluations USING INTEGER PRIMARY KEY (rowid\(tailOnly ? ">" : "=")?)",
+                        "analysed \(analysed): \(erasure)")
                 }
             }
         }
@@ -89,15 +93,20 @@ final class SubjectHistoryPlanTests: XCTestCase {
         var cursor: SubjectHistoryCursor?, read: [SubjectHistoryEntry] = []
         let started = Date()
         repeat {
-            let page = try history.subjectHistory(SubjectHistoryQuery(kind: .account, hashes: [subject, [1, 2, 3]],
-                                                                     tenant: "default", environment: .production,
-                                                                     limit: 50, after: cursor))
+            let page = try history.subjectHistory(
+                SubjectHistoryQuery(
+                    kind: .account, hashes: [subject, [1, 2, 3]],
+                    tenant: "default", environment: .production,
+                    limit: 50, after: cursor))
             read += page.entries
             cursor = page.next
         } while cursor != nil
         let seconds = Date().timeIntervalSince(started)
         XCTAssertEqual(read.map(\.eventId), stride(from: 200_000, through: 1_000, by: -1_000).map { "e\($0)" })
-        XCTAssertTrue(read.allSatisfy { $0.insights == [SubjectHistoryInsight(type: "isLikelyBeingCoached", modelVersion: "2.0", outcome: .value(.high))] })
+        XCTAssertTrue(
+            read.allSatisfy {
+                $0.insights == [SubjectHistoryInsight(type: "isLikelyBeingCoached", modelVersion: "2.0", outcome: .value(.high))]
+            })
         // 4 pages of 50 among 200,000 evaluations; a scan of them would take far longer.
         XCTAssertLessThan(seconds, 2, "4 pages took \(seconds) s")
     }

@@ -16,12 +16,14 @@ final class SubjectIndexFiguresTests: XCTestCase {
     static let evaluations = Int(ProcessInfo.processInfo.environment["INSIGHTD_SUBJECT_FIGURES_EVALUATIONS"] ?? "") ?? 2_000_000
 
     func testHistoryLatencyAndCatchUpOnMillionsOfEvaluations() throws {
-        try XCTSkipUnless(ProcessInfo.processInfo.environment["INSIGHTD_BENCH_FIGURES"] == "1",
-                          "a benchmark: make bench runs it (INSIGHTD_BENCH_FIGURES=1)")
+        try XCTSkipUnless(
+            ProcessInfo.processInfo.environment["INSIGHTD_BENCH_FIGURES"] == "1",
+            "a benchmark: make bench runs it (INSIGHTD_BENCH_FIGURES=1)")
         let store = try SubjectStore(name: "index-figures")
         var started = Date()
         let account = [UInt8](repeating: 1, count: 32), counterparty = [UInt8](repeating: 2, count: 32)
-        try store.db.execute("""
+        try store.db.execute(
+            """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(Self.evaluations))
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
                                      account_hash, device_hash, counterparty_hash)
@@ -45,8 +47,9 @@ final class SubjectIndexFiguresTests: XCTestCase {
         let sideBytes = (try FileManager.default.attributesOfItem(atPath: store.sidePath)[.size] as? Int) ?? 0
 
         func page(_ kind: IdentifierKind, _ hash: [UInt8], after: SubjectHistoryCursor? = nil) throws -> (SubjectHistoryPage, Double) {
-            let query = try SubjectHistoryQuery(kind: kind, hashes: [hash, [UInt8](repeating: 0xA5, count: 32)], tenant: Tenant.defaultName,
-                                                environment: .production, limit: 50, after: after)
+            let query = try SubjectHistoryQuery(
+                kind: kind, hashes: [hash, [UInt8](repeating: 0xA5, count: 32)], tenant: Tenant.defaultName,
+                environment: .production, limit: 50, after: after)
             var best = Double.infinity, result: SubjectHistoryPage?
             for _ in 0..<20 {
                 let start = Date()
@@ -59,13 +62,15 @@ final class SubjectIndexFiguresTests: XCTestCase {
         XCTAssertEqual(first.entries.first?.eventId, "e\(Self.evaluations)")
         XCTAssertEqual(first.entries.count, 50)
         // The 61st page of the counterparty's 20,000 evaluations.
-        let deepCursor = SubjectHistoryCursor(time: 1_000_000 + Int64(Self.evaluations) - 300_000, sequence: Int64(Self.evaluations) - 300_000)
+        let deepCursor = SubjectHistoryCursor(
+            time: 1_000_000 + Int64(Self.evaluations) - 300_000, sequence: Int64(Self.evaluations) - 300_000)
         let (deep, deepMs) = try page(.counterparty, counterparty, after: deepCursor)
         XCTAssertEqual(deep.entries.first?.eventId, "e\(Self.evaluations - 300_100)")
 
         // A tail of 30,000 evaluations the indexer has not reached (one second of W2 at full load).
         index.stop()
-        try store.db.execute("""
+        try store.db.execute(
+            """
             WITH RECURSIVE n(i) AS (SELECT \(Self.evaluations + 1) UNION ALL SELECT i + 1 FROM n WHERE i < \(Self.evaluations + 30_000))
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
                                      account_hash, device_hash, counterparty_hash)
@@ -77,8 +82,9 @@ final class SubjectIndexFiguresTests: XCTestCase {
         let lagging = try SQLiteSubjectIndex(databasePath: store.path)
         let side = try lagging.open()
         lagging.ready(side)
-        let tailQuery = try SubjectHistoryQuery(kind: .account, hashes: [account], tenant: Tenant.defaultName,
-                                                environment: .production, limit: 50)
+        let tailQuery = try SubjectHistoryQuery(
+            kind: .account, hashes: [account], tenant: Tenant.defaultName,
+            environment: .production, limit: 50)
         var tailMs = Double.infinity
         for _ in 0..<20 {
             let start = Date()
@@ -98,18 +104,21 @@ final class SubjectIndexFiguresTests: XCTestCase {
         defer { writer.stop() }
         started = Date()
         let report = try completed {
-            SQLiteSubjectErasure(writer: writer, index: restarted).erase(ErasedSubject(tenant: Tenant.defaultName, account: [account]),
-                                                                        completion: $0)
+            SQLiteSubjectErasure(writer: writer, index: restarted).erase(
+                ErasedSubject(tenant: Tenant.defaultName, account: [account]),
+                completion: $0)
         }
         let erasure = Date().timeIntervalSince(started)
         XCTAssertEqual(report.evaluations, (Self.evaluations + 30_000) / 500)
 
-        print(String(format: """
-            subject index figures: %d evaluations filled with SQL in %.1f s; indexer catch-up from empty %.1f s \
-            (%.0f evaluations/s, %.0f keys/s), side file %.0f MB; first page of 50 (account, 2 hashes) %.2f ms; \
-            deep page of 50 (counterparty of 20,000, page 61) %.2f ms; first page with a 30,000-row unindexed tail %.2f ms; \
-            erasure of 4,060 evaluations %.2f s
-            """, Self.evaluations, filled, catchUp, Double(Self.evaluations) / catchUp, Double(Self.evaluations) * 3 / catchUp,
-                     Double(sideBytes) / 1e6, firstMs, deepMs, tailMs, erasure))
+        print(
+            String(
+                format: """
+                    subject index figures: %d evaluations filled with SQL in %.1f s; indexer catch-up from empty %.1f s \
+                    (%.0f evaluations/s, %.0f keys/s), side file %.0f MB; first page of 50 (account, 2 hashes) %.2f ms; \
+                    deep page of 50 (counterparty of 20,000, page 61) %.2f ms; first page with a 30,000-row unindexed tail %.2f ms; \
+                    erasure of 4,060 evaluations %.2f s
+                    """, Self.evaluations, filled, catchUp, Double(Self.evaluations) / catchUp, Double(Self.evaluations) * 3 / catchUp,
+                Double(sideBytes) / 1e6, firstMs, deepMs, tailMs, erasure))
     }
 }

@@ -17,7 +17,8 @@ final class SubjectStore {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         db = try Database.openMigrated(path: directory.appendingPathComponent("insightd.db").path, now: 1).0
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO callers (caller_id, name, environment, roles, rate, burst, created_at)
                 SELECT 'c' || value, 'caller ' || value, 'production', 'evaluate', 10, 20, 1
                 FROM (SELECT 0 AS value UNION ALL SELECT 1 UNION ALL SELECT 2);
@@ -35,7 +36,8 @@ final class SubjectStore {
     /// when i % 11 == 0, has no device when i % 2 == 0, and was created at a time out of rowid
     /// order, with ties.
     func fill(_ count: Int, first: Int = 1) throws {
-        try db.execute("""
+        try db.execute(
+            """
             WITH RECURSIVE n(i) AS (SELECT \(first) UNION ALL SELECT i + 1 FROM n WHERE i < \(first + count - 1))
             INSERT INTO evaluations (event_id, caller_id, environment, category, created_at, report_by, hash_key_id,
                                      account_hash, device_hash, counterparty_hash)
@@ -56,17 +58,21 @@ final class SubjectStore {
     /// The production evaluations carrying `hash` as their account, newest first, read without
     /// any index: what every history must answer.
     func expected(_ hash: [UInt8]) throws -> [String] {
-        try db.prepare("""
+        try db.prepare(
+            """
             SELECT event_id FROM evaluations WHERE account_hash = ? AND environment = 'production'
             ORDER BY created_at DESC, rowid DESC
-            """).query([hash]) { $0.text(0) ?? "" }
+            """
+        ).query([hash]) { $0.text(0) ?? "" }
     }
 
     /// The non-null hashes of the evaluations: the keys a complete side file holds.
     func expectedKeys() throws -> Int {
-        try db.prepare("""
+        try db.prepare(
+            """
             SELECT count(account_hash) + count(device_hash) + count(counterparty_hash) FROM evaluations
-            """).first { $0.int(0) } ?? 0
+            """
+        ).first { $0.int(0) } ?? 0
     }
 
     /// Keys in the side file, and those whose evaluation the database no longer has.
@@ -75,9 +81,12 @@ final class SubjectStore {
         side.setBusyTimeout(milliseconds: 5000)
         try side.prepare("ATTACH DATABASE ? AS store").run(path)
         let all = try side.prepare("SELECT count(*) FROM entries").first { $0.int(0) } ?? -1
-        let dangling = try side.prepare("""
-            SELECT count(*) FROM entries s WHERE NOT EXISTS (SELECT 1 FROM store.evaluations e WHERE e.rowid = s.evaluation)
-            """).first { $0.int(0) } ?? -1
+        let dangling =
+            try side.prepare(
+                """
+                SELECT count(*) FROM entries s WHERE NOT EXISTS (SELECT 1 FROM store.evaluations e WHERE e.rowid = s.evaluation)
+                """
+            ).first { $0.int(0) } ?? -1
         return (all, dangling)
     }
 
@@ -85,8 +94,10 @@ final class SubjectStore {
     func history(_ index: SQLiteSubjectIndex, _ hash: [UInt8] = subject, limit: Int = 7) throws -> [String] {
         var read: [String] = [], cursor: SubjectHistoryCursor?
         repeat {
-            let page = try index.subjectHistory(SubjectHistoryQuery(kind: .account, hashes: [hash], tenant: Tenant.defaultName,
-                                                                   environment: .production, limit: limit, after: cursor))
+            let page = try index.subjectHistory(
+                SubjectHistoryQuery(
+                    kind: .account, hashes: [hash], tenant: Tenant.defaultName,
+                    environment: .production, limit: limit, after: cursor))
             read += page.entries.map(\.eventId)
             cursor = page.next
         } while cursor != nil && read.count < 100_000

@@ -51,24 +51,34 @@ final class SubjectIndexTests: XCTestCase {
 
         let damages: [(String, () throws -> Void)] = [
             ("deleted", { try FileManager.default.removeItem(atPath: store.sidePath) }),
-            ("damaged", {
-                let handle = try XCTUnwrap(FileHandle(forWritingAtPath: store.sidePath))
-                try handle.write(contentsOf: Data(repeating: 0x5A, count: 4096))
-                try handle.close()
-            }),
-            ("foreign", {
-                let side = try SQLiteConnection(path: store.sidePath, create: false)
-                side.setBusyTimeout(milliseconds: 5000)
-                try side.execute("""
-                    INSERT INTO entries VALUES (9, 9, 9, 9);
-                    UPDATE progress SET created_at = created_at + 1
-                    """)
-            }),
-            ("another format", {
-                let side = try SQLiteConnection(path: store.sidePath, create: false)
-                side.setBusyTimeout(milliseconds: 5000)
-                try side.execute("INSERT INTO entries VALUES (9, 9, 9, 9); PRAGMA user_version = 99")
-            }),
+            (
+                "damaged",
+                {
+                    let handle = try XCTUnwrap(FileHandle(forWritingAtPath: store.sidePath))
+                    try handle.write(contentsOf: Data(repeating: 0x5A, count: 4096))
+                    try handle.close()
+                }
+            ),
+            (
+                "foreign",
+                {
+                    let side = try SQLiteConnection(path: store.sidePath, create: false)
+                    side.setBusyTimeout(milliseconds: 5000)
+                    try side.execute(
+                        """
+                        INSERT INTO entries VALUES (9, 9, 9, 9);
+                        UPDATE progress SET created_at = created_at + 1
+                        """)
+                }
+            ),
+            (
+                "another format",
+                {
+                    let side = try SQLiteConnection(path: store.sidePath, create: false)
+                    side.setBusyTimeout(milliseconds: 5000)
+                    try side.execute("INSERT INTO entries VALUES (9, 9, 9, 9); PRAGMA user_version = 99")
+                }
+            )
         ]
         for (damage, apply) in damages {
             try apply()
@@ -108,11 +118,13 @@ final class SubjectIndexTests: XCTestCase {
                 let mine = i < 1_000 && i % 5 == 0
                 var generator = SystemRandomNumberGenerator()
                 let hash = mine ? subject : (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-                ledger.record(EvaluationRecord(
-                    eventId: "r\(round)-\(i)", callerId: "c\(i % 3)", environment: .production, category: .payment,
-                    createdAt: Milliseconds(1_000 + i), reportConsumptionBy: 9_000,
-                    subject: HashedSubject(account: hash, device: nil, counterparty: mine ? subject : nil, keyId: "k1"),
-                    insights: []), answer: [7]) { _ in group.leave() }
+                ledger.record(
+                    EvaluationRecord(
+                        eventId: "r\(round)-\(i)", callerId: "c\(i % 3)", environment: .production, category: .payment,
+                        createdAt: Milliseconds(1_000 + i), reportConsumptionBy: 9_000,
+                        subject: HashedSubject(account: hash, device: nil, counterparty: mine ? subject : nil, keyId: "k1"),
+                        insights: []), answer: [7]
+                ) { _ in group.leave() }
                 if i == 1_000 { group.wait() }
             }
             let report = try completed {
@@ -157,7 +169,8 @@ final class SubjectIndexTests: XCTestCase {
         let erased = Mutex<Result<SubjectErasureReport, StoreFailure>?>(nil)
         let done = DispatchSemaphore(value: 0)
         SQLiteSubjectErasure(writer: writer, index: index).erase(
-            ErasedSubject(tenant: Tenant.defaultName, account: [SubjectStore.subject])) { result in
+            ErasedSubject(tenant: Tenant.defaultName, account: [SubjectStore.subject])
+        ) { result in
             erased.withLock { $0 = result }
             done.signal()
         }
@@ -168,8 +181,9 @@ final class SubjectIndexTests: XCTestCase {
         XCTAssertEqual(try erased.withLock { $0 }?.get().evaluations, 100)
         let side = try SQLiteConnection(path: store.sidePath, create: false)
         side.setBusyTimeout(milliseconds: 5000)
-        XCTAssertEqual(try side.prepare("SELECT count(*) FROM entries WHERE kind = 1 AND prefix = ? AND evaluation % 5 <> 0")
-                        .first([SubjectIndexEntry.prefix(SubjectStore.subject)]) { $0.int(0) }, 0)
+        XCTAssertEqual(
+            try side.prepare("SELECT count(*) FROM entries WHERE kind = 1 AND prefix = ? AND evaluation % 5 <> 0")
+                .first([SubjectIndexEntry.prefix(SubjectStore.subject)]) { $0.int(0) }, 0)
         XCTAssertEqual(try store.sideKeys().all, try store.expectedKeys())
         XCTAssertEqual(try store.history(index), [])
     }

@@ -8,7 +8,8 @@ import Synchronization
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
 public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
     AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure, DecisionReporting,
-    ModelPerformanceSource, TrainingVectorSource, ReceiptLog {
+    ModelPerformanceSource, TrainingVectorSource, ReceiptLog
+{
     /// Rows each kind loses per retention batch (as `Retention.batchSize`).
     public let batchSize: Int
 
@@ -74,12 +75,15 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     // MARK: EvaluationLedger
 
-    public func record(_ evaluation: EvaluationRecord, answer: [UInt8],
-                       completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+    public func record(
+        _ evaluation: EvaluationRecord, answer: [UInt8],
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
         let result: Result<Receipt, StoreFailure> = state.withLock { state in
             guard evaluation.insights.count <= EvaluationRecord.maxServedInsights,
-                  evaluation.shadowInsights.count <= EvaluationRecord.maxShadowInsights,
-                  !state.evaluations.contains(where: { $0.eventId == evaluation.eventId }) else {
+                evaluation.shadowInsights.count <= EvaluationRecord.maxShadowInsights,
+                !state.evaluations.contains(where: { $0.eventId == evaluation.eventId })
+            else {
                 return .failure(.unavailable("evaluation \(evaluation.eventId) is invalid or already stored"))
             }
             if let retry = evaluation.retry {
@@ -138,12 +142,16 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         }
     }
 
-    public func report(_ r: ConsumptionReport,
-                       completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {
+    public func report(
+        _ r: ConsumptionReport,
+        completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void
+    ) {
         let result: ConsumptionResult = state.withLock { state in
-            guard let evaluation = state.evaluations.first(where: {
-                $0.eventId == r.eventId && $0.callerId == r.callerId && $0.environment == r.environment
-            }) else { return .evaluationNotFound }
+            guard
+                let evaluation = state.evaluations.first(where: {
+                    $0.eventId == r.eventId && $0.callerId == r.callerId && $0.environment == r.environment
+                })
+            else { return .evaluationNotFound }
             let ids = Set(evaluation.insights.map(\.insightId))
             let unknown = r.insightIdsUsed.filter { !ids.contains($0) }
             if !unknown.isEmpty { return .unknownInsightIds(unknown) }
@@ -157,8 +165,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         completion(.success(result))
     }
 
-    public func submit(_ s: LabelSubmission,
-                       completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void) {
+    public func submit(
+        _ s: LabelSubmission,
+        completion: @escaping @Sendable (Result<LabelSubmissionResult, StoreFailure>) -> Void
+    ) {
         let result: LabelSubmissionResult = state.withLock { state in
             let key = SubmissionKey(callerId: s.callerId, keyHash: s.idempotencyKeyHash)
             if let previous = state.submissions[key] {
@@ -172,8 +182,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                     $0.label.insightId == label.insightId && $0.environment == s.environment
                         && state.tenant(ofCaller: $0.callerId) == s.tenant
                 }) {
-                    results.append(.repeating(label, storedOutcome: existing.label.outcome.rawValue,
-                                              storedFraudType: existing.label.fraudType?.rawValue))
+                    results.append(
+                        .repeating(
+                            label, storedOutcome: existing.label.outcome.rawValue,
+                            storedFraudType: existing.label.fraudType?.rawValue))
                     continue
                 }
                 let known = state.evaluations.contains { e in
@@ -181,8 +193,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                         && e.insights.contains { $0.insightId == label.insightId }
                 }
                 guard known else { results.append(.unknownInsight); continue }
-                state.labels.append(StoredLabel(label: label, environment: s.environment, callerId: s.callerId,
-                                                receivedAt: s.receivedAt))
+                state.labels.append(
+                    StoredLabel(
+                        label: label, environment: s.environment, callerId: s.callerId,
+                        receivedAt: s.receivedAt))
                 results.append(.accepted)
             }
             if results.contains(.accepted) {
@@ -206,16 +220,21 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     // MARK: CallerRegistration
 
-    public func create(name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
-                       rate: Double, burst: Int, now: Milliseconds, callerId: String) throws -> (Caller, APIKey) {
-        let caller = try Caller.registering(callerId: callerId, name: name, tenant: tenant, environment: environment,
-                                            roles: roles, rate: rate, burst: burst, now: now)
+    public func create(
+        name: String, tenant: String = Tenant.defaultName, environment: Environment, roles: Set<Role>,
+        rate: Double, burst: Int, now: Milliseconds, callerId: String
+    ) throws -> (Caller, APIKey) {
+        let caller = try Caller.registering(
+            callerId: callerId, name: name, tenant: tenant, environment: environment,
+            roles: roles, rate: rate, burst: burst, now: now)
         let key = APIKey.generate()
         try state.withLock { state in
             guard state.callerIndex(callerId) == nil else { throw CallerRegistrationError.callerExists(callerId) }
             state.callers.append(StoredCaller(caller: caller))
-            state.keys.append(StoredKey(keyId: key.keyId, callerId: callerId, secretHash: key.secretHash, createdAt: now,
-                                        revokedAt: nil))
+            state.keys.append(
+                StoredKey(
+                    keyId: key.keyId, callerId: callerId, secretHash: key.secretHash, createdAt: now,
+                    revokedAt: nil))
         }
         return (caller, key)
     }
@@ -224,8 +243,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         let key = APIKey.generate()
         try state.withLock { state in
             guard state.callerIndex(callerId) != nil else { throw CallerRegistrationError.noCaller(callerId) }
-            state.keys.append(StoredKey(keyId: key.keyId, callerId: callerId, secretHash: key.secretHash, createdAt: now,
-                                        revokedAt: nil))
+            state.keys.append(
+                StoredKey(
+                    keyId: key.keyId, callerId: callerId, secretHash: key.secretHash, createdAt: now,
+                    revokedAt: nil))
         }
         return key
     }
@@ -318,8 +339,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         try caller(callerId, tenant: Optional(tenant))
     }
 
-    public func updateCaller(callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
-                             completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void) {
+    public func updateCaller(
+        callerId: String, tenant: String, rate: Double?, burst: Int?, trainingCapture: Bool?,
+        completion: @escaping @Sendable (Result<Caller?, StoreFailure>) -> Void
+    ) {
         let result: Result<Caller?, StoreFailure> = state.withLock { state in
             guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant else { return .success(nil) }
             do { try Caller.checkQuota(rate: rate, burst: burst) } catch { return .failure(.unavailable("\(error)")) }
@@ -332,8 +355,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         completion(result)
     }
 
-    public func resetPenalty(callerId: String, tenant: String, at time: Milliseconds,
-                             completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void) {
+    public func resetPenalty(
+        callerId: String, tenant: String, at time: Milliseconds,
+        completion: @escaping @Sendable (Result<Bool, StoreFailure>) -> Void
+    ) {
         let found: Bool = state.withLock { state in
             guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant else { return false }
             state.callers[index].penaltyResetAt = time
@@ -347,11 +372,14 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         return try keys(callerId: callerId)
     }
 
-    public func revokeKey(callerId: String, keyId: String, tenant: String, at time: Milliseconds,
-                          completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void) {
+    public func revokeKey(
+        callerId: String, keyId: String, tenant: String, at time: Milliseconds,
+        completion: @escaping @Sendable (Result<StoredKey?, StoreFailure>) -> Void
+    ) {
         let key: StoredKey? = state.withLock { state in
             guard let index = state.callerIndex(callerId), state.callers[index].caller.tenant == tenant,
-                  let k = state.keys.firstIndex(where: { $0.keyId == keyId && $0.callerId == callerId }) else { return nil }
+                let k = state.keys.firstIndex(where: { $0.keyId == keyId && $0.callerId == callerId })
+            else { return nil }
             if state.keys[k].revokedAt == nil { state.keys[k].revokedAt = time }
             return state.keys[k]
         }
@@ -382,8 +410,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         }
     }
 
-    public func velocityEvents(after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
-                               limit: Int) throws -> VelocityHistoryBatch {
+    public func velocityEvents(
+        after cursor: VelocityHistoryCursor, through end: VelocityHistoryEnd,
+        limit: Int
+    ) throws -> VelocityHistoryBatch {
         state.withLock { state in
             let ordered = state.evaluations
                 .map { (sequence: state.sequences[$0.eventId] ?? 0, evaluation: $0) }
@@ -391,13 +421,15 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 .sorted { ($0.evaluation.createdAt, $0.sequence) < ($1.evaluation.createdAt, $1.sequence) }
             let batch = ordered.prefix(limit)
             let events = batch.map { _, e in
-                VelocityEvent(environment: e.environment, time: e.createdAt, account: e.subject.account, device: e.subject.device,
-                              counterparty: e.subject.counterparty, isPayment: e.category == .payment,
-                              value: e.trackedValue, raisedByVelocity: e.raisedByVelocity)
+                VelocityEvent(
+                    environment: e.environment, time: e.createdAt, account: e.subject.account, device: e.subject.device,
+                    counterparty: e.subject.counterparty, isPayment: e.category == .payment,
+                    value: e.trackedValue, raisedByVelocity: e.raisedByVelocity)
             }
             guard ordered.count > limit, let last = batch.last else { return VelocityHistoryBatch(events: events, next: nil) }
-            return VelocityHistoryBatch(events: events,
-                                        next: VelocityHistoryCursor(time: last.evaluation.createdAt, sequence: last.sequence))
+            return VelocityHistoryBatch(
+                events: events,
+                next: VelocityHistoryCursor(time: last.evaluation.createdAt, sequence: last.sequence))
         }
     }
 
@@ -408,9 +440,12 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             var counts: [DecisionCount: Int] = [:]
             for e in state.evaluations where (from..<to).contains(e.createdAt) {
                 guard let action = e.decision?.action, let index = state.callerIndex(e.callerId),
-                      state.callers[index].caller.tenant == tenant else { continue }
-                counts[DecisionCount(callerId: e.callerId, action: action, status: state.reports[e.eventId]?.report.status,
-                                     evaluations: 0), default: 0] += 1
+                    state.callers[index].caller.tenant == tenant
+                else { continue }
+                counts[
+                    DecisionCount(
+                        callerId: e.callerId, action: action, status: state.reports[e.eventId]?.report.status,
+                        evaluations: 0), default: 0] += 1
             }
             return counts.map { key, count in
                 DecisionCount(callerId: key.callerId, action: key.action, status: key.status, evaluations: count)
@@ -426,23 +461,28 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     public func modelPerformanceCounts(_ query: ModelPerformanceQuery) throws -> [ModelPerformanceCell] {
         state.withLock { state in
-            let callers = Set(state.callers.map(\.caller).filter { $0.tenant == query.tenant && $0.environment == query.environment }
-                .map(\.callerId))
+            let callers = Set(
+                state.callers.map(\.caller).filter { $0.tenant == query.tenant && $0.environment == query.environment }
+                    .map(\.callerId))
             var cells: [ModelPerformanceCell] = []
-            for e in state.evaluations where callers.contains(e.callerId) && e.environment == query.environment
-                && (query.from..<query.to).contains(e.createdAt) && (query.category.map { $0 == e.category } ?? true) {
+            for e in state.evaluations
+            where callers.contains(e.callerId) && e.environment == query.environment
+                && (query.from..<query.to).contains(e.createdAt) && (query.category.map { $0 == e.category } ?? true)
+            {
                 // A shadow answer takes the label of the evaluation's first served insight of its type.
                 let served = e.insights.first { $0.type == InsightType.isLikelyBeingCoached.rawValue }
                 for (insight, shadow) in e.insights.map({ ($0, false) }) + e.shadowInsights.map({ ($0, true) })
-                    where insight.type == InsightType.isLikelyBeingCoached.rawValue {
+                where insight.type == InsightType.isLikelyBeingCoached.rawValue {
                     guard case .value(let value, _) = insight.outcome, let version = insight.modelVersion else { continue }
                     let labelled = shadow ? served?.insightId : insight.insightId
                     let label = state.labels.first { $0.label.insightId == labelled && $0.environment == e.environment }
-                    cells.append(ModelPerformanceCell(modelVersion: version, category: e.category, value: value,
-                                                      consumption: state.reports[e.eventId]?.report.status,
-                                                      label: label?.label.outcome, count: 1,
-                                                      mature: e.createdAt < query.matureBefore ? 1 : 0,
-                                                      shadow: shadow, scoreBin: insight.scoreBin, source: e.source))
+                    cells.append(
+                        ModelPerformanceCell(
+                            modelVersion: version, category: e.category, value: value,
+                            consumption: state.reports[e.eventId]?.report.status,
+                            label: label?.label.outcome, count: 1,
+                            mature: e.createdAt < query.matureBefore ? 1 : 0,
+                            shadow: shadow, scoreBin: insight.scoreBin, source: e.source))
                 }
             }
             return ModelPerformanceCell.merged(cells)
@@ -456,11 +496,12 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             let carried = state.evaluations
                 .map { (sequence: state.sequences[$0.eventId] ?? 0, evaluation: $0) }
                 .filter { sequence, e in
-                    let hash: [UInt8]? = switch query.kind {
-                    case .account: e.subject.account
-                    case .device: e.subject.device
-                    case .counterparty: e.subject.counterparty
-                    }
+                    let hash: [UInt8]? =
+                        switch query.kind {
+                        case .account: e.subject.account
+                        case .device: e.subject.device
+                        case .counterparty: e.subject.counterparty
+                        }
                     return hash.map(hashes.contains) == true && e.environment == query.environment
                         && state.tenant(ofCaller: e.callerId) == query.tenant && (e.createdAt, sequence) < before
                 }
@@ -471,25 +512,29 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                     eventId: e.eventId, createdAt: e.createdAt, category: e.category, callerId: e.callerId,
                     callerName: state.callerIndex(e.callerId).map { state.callers[$0].caller.name },
                     insights: e.insights.map { insight in
-                        let outcome: SubjectHistoryInsight.Outcome = switch insight.outcome {
-                        case .value(let value, _): .value(value)
-                        case .error(let code, _): .error(code)
-                        }
+                        let outcome: SubjectHistoryInsight.Outcome =
+                            switch insight.outcome {
+                            case .value(let value, _): .value(value)
+                            case .error(let code, _): .error(code)
+                            }
                         return SubjectHistoryInsight(type: insight.type, modelVersion: insight.modelVersion, outcome: outcome)
                     },
                     decision: e.decision?.action)
             }
             guard carried.count > query.limit, let last = page.last else { return SubjectHistoryPage(entries: entries, next: nil) }
-            return SubjectHistoryPage(entries: entries,
-                                      next: SubjectHistoryCursor(time: last.evaluation.createdAt, sequence: last.sequence))
+            return SubjectHistoryPage(
+                entries: entries,
+                next: SubjectHistoryCursor(time: last.evaluation.createdAt, sequence: last.sequence))
         }
     }
 
     // MARK: AuthorizationStore
 
-    public func apply(_ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds,
-                      cooldown: Milliseconds,
-                      completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void) {
+    public func apply(
+        _ request: AuthorizationRequest, for subject: SubjectHashes, now: Milliseconds,
+        cooldown: Milliseconds,
+        completion: @escaping @Sendable (Result<AuthorizationRecord, StoreFailure>) -> Void
+    ) {
         let record: AuthorizationRecord = state.withLock { state in
             let record = AuthorizationRecord.applying(request, over: Self.find(subject, in: state), now: now, cooldown: cooldown)
             for hash in subject.hashes { state.authorizations[Self.key(subject, hash)] = nil }
@@ -514,8 +559,9 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     private func stored(where include: (AuthorizationRecord) -> Bool) -> [StoredAuthorization] {
         state.withLock { state in
             state.authorizations.filter { include($0.value) }.map { key, record in
-                StoredAuthorization(tenant: key.tenant, environment: key.environment, kind: key.kind, hash: key.hash,
-                                    request: record.request, effectiveAt: record.effectiveAt, renewedAt: record.renewedAt)
+                StoredAuthorization(
+                    tenant: key.tenant, environment: key.environment, kind: key.kind, hash: key.hash,
+                    request: record.request, effectiveAt: record.effectiveAt, renewedAt: record.renewedAt)
             }
         }
     }
@@ -535,11 +581,16 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         let vectors: [CapturedVector] = state.withLock { state in
             state.evaluations.enumerated().compactMap { sequence, e -> (Milliseconds, Int, CapturedVector)? in
                 guard let vector = e.trainingVector, e.createdAt >= query.from, e.createdAt < query.until,
-                      e.environment == query.environment, query.tenant == nil || vector.tenant == query.tenant else { return nil }
+                    e.environment == query.environment, query.tenant == nil || vector.tenant == query.tenant
+                else { return nil }
                 let label = state.labels.first { $0.label.insightId == vector.insightId && $0.environment == e.environment }
-                return (e.createdAt, sequence, CapturedVector(features: vector.features, category: e.category.rawValue,
-                                                              modelVersion: vector.modelVersion, createdAt: e.createdAt,
-                                                              label: label?.label.outcome))
+                return (
+                    e.createdAt, sequence,
+                    CapturedVector(
+                        features: vector.features, category: e.category.rawValue,
+                        modelVersion: vector.modelVersion, createdAt: e.createdAt,
+                        label: label?.label.outcome)
+                )
             }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
         }
         for vector in vectors { try each(vector) }
@@ -547,14 +598,18 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     // MARK: RetentionPurge
 
-    public func purgeBatch(olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
-                           completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void) {
+    public func purgeBatch(
+        olderThan cutoff: Milliseconds, trainingVectorsOlderThan trainingCutoff: Milliseconds,
+        completion: @escaping @Sendable (Result<RetentionReport, StoreFailure>) -> Void
+    ) {
         let report: RetentionReport = state.withLock { state in
             var report = RetentionReport()
             let expired = Set(state.evaluations.filter { $0.createdAt < cutoff }.prefix(batchSize).map(\.eventId))
             report.trainingVectors = state.evaluations.filter { expired.contains($0.eventId) && $0.trainingVector != nil }.count
-            for i in state.evaluations.indices where !expired.contains(state.evaluations[i].eventId)
-                && state.evaluations[i].trainingVector != nil && state.evaluations[i].createdAt < trainingCutoff {
+            for i in state.evaluations.indices
+            where !expired.contains(state.evaluations[i].eventId)
+                && state.evaluations[i].trainingVector != nil && state.evaluations[i].createdAt < trainingCutoff
+            {
                 state.evaluations[i].trainingVector = nil
                 report.trainingVectors += 1
             }
@@ -588,8 +643,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     // MARK: SubjectErasure
 
-    public func erase(_ subject: ErasedSubject,
-                      completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void) {
+    public func erase(
+        _ subject: ErasedSubject,
+        completion: @escaping @Sendable (Result<SubjectErasureReport, StoreFailure>) -> Void
+    ) {
         let report: SubjectErasureReport = state.withLock { state in
             var report = SubjectErasureReport()
             for i in state.evaluations.indices where state.tenant(ofCaller: state.evaluations[i].callerId) == subject.tenant {

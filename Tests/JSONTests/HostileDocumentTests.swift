@@ -2,7 +2,7 @@ import Dispatch
 import JSON
 import XCTest
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Documents built to make a parser slow or large: each costs time linear in its length, and the
@@ -41,8 +41,10 @@ final class HostileDocumentTests: XCTestCase {
     /// Parses a document of each size and fails unless 4 times the size costs at most `bound`
     /// times the CPU time: about 4 when linear (up to 6 seen under load, as the set of a huge
     /// object outgrows the caches), 16 to 18 when quadratic.
-    func assertLinear(_ name: String, bound: Double = 10, limits: JSONParser.Limits = .trusted,
-                      _ make: (Int) -> [UInt8], size: Int, file: StaticString = #filePath, line: UInt = #line) {
+    func assertLinear(
+        _ name: String, bound: Double = 10, limits: JSONParser.Limits = .trusted,
+        _ make: (Int) -> [UInt8], size: Int, file: StaticString = #filePath, line: UInt = #line
+    ) {
         let small = make(size), large = make(4 * size)
         _ = Self.parseSeconds(small, limits: limits)  // warm up allocator and caches
         let ratio = Self.parseSeconds(large, limits: limits) / Self.parseSeconds(small, limits: limits)
@@ -63,7 +65,9 @@ final class HostileDocumentTests: XCTestCase {
         // Where a document may be that large, it parses in time linear in its size.
         let start = DispatchTime.now().uptimeNanoseconds
         guard case .object(let object)? = try? JSONParser.parse(document, limits: .trusted) else { return XCTFail("not parsed") }
-        print("40,000-member object (\(document.count) bytes), trusted limits: parsed in \(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6) ms")
+        print(
+            "40,000-member object (\(document.count) bytes), trusted limits: parsed in \(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6) ms"
+        )
         XCTAssertEqual(object.members.count, 40_000)
         XCTAssertEqual(object["k39999"], .number(0))
     }
@@ -71,24 +75,30 @@ final class HostileDocumentTests: XCTestCase {
     func testHugeObjectsParseInLinearTime() {
         assertLinear("unique names", Self.object(members:), size: 5_000)
         // Names that share a long prefix and differ only at the end, same length each.
-        assertLinear("long similar names", { n in
-            let prefix = String(repeating: "p", count: 200)
-            return Array(("{" + (0..<n).map { "\"\(prefix)\(100_000 + $0)\":0" }.joined(separator: ",") + "}").utf8)
-        }, size: 1_000)
+        assertLinear(
+            "long similar names",
+            { n in
+                let prefix = String(repeating: "p", count: 200)
+                return Array(("{" + (0..<n).map { "\"\(prefix)\(100_000 + $0)\":0" }.joined(separator: ",") + "}").utf8)
+            }, size: 1_000)
     }
 
     func testOtherShapesParseInLinearTime() {
         assertLinear("tiny values", { n in Array(("[" + String(repeating: "0,", count: n) + "0]").utf8) }, size: 50_000)
         assertLinear("escapes", { n in Array(("\"" + String(repeating: #"\u00e9\ud83d\ude00\n"#, count: n) + "\"").utf8) }, size: 10_000)
         assertLinear("long number", { n in Array(("0." + String(repeating: "3", count: n) + "1e-5").utf8) }, size: 100_000)
-        assertLinear("deep arrays", { n in
-            let deep = String(repeating: "[", count: 31) + "0" + String(repeating: "]", count: 31)
-            return Array(("[" + Array(repeating: deep, count: n).joined(separator: ",") + "]").utf8)
-        }, size: 1_000)
-        assertLinear("full objects", { n in
-            let full = "{" + (0..<256).map { "\"m\($0)\":0" }.joined(separator: ",") + "}"
-            return Array(("[" + Array(repeating: full, count: n).joined(separator: ",") + "]").utf8)
-        }, size: 40)
+        assertLinear(
+            "deep arrays",
+            { n in
+                let deep = String(repeating: "[", count: 31) + "0" + String(repeating: "]", count: 31)
+                return Array(("[" + Array(repeating: deep, count: n).joined(separator: ",") + "]").utf8)
+            }, size: 1_000)
+        assertLinear(
+            "full objects",
+            { n in
+                let full = "{" + (0..<256).map { "\"m\($0)\":0" }.joined(separator: ",") + "}"
+                return Array(("[" + Array(repeating: full, count: n).joined(separator: ",") + "]").utf8)
+            }, size: 40)
     }
 
     func testMemberLimitIsExact() throws {
@@ -158,7 +168,8 @@ final class HostileDocumentTests: XCTestCase {
         }
         // And towards the member limit.
         let limited = "{\"o\":{\"take\":1,\"a\":1,\"b\":1}}"
-        XCTAssertThrowsError(try JSONParser.parse(Array(limited.utf8), limits: JSONParser.Limits(maxMembers: 2), intercepting: interception))
+        XCTAssertThrowsError(
+            try JSONParser.parse(Array(limited.utf8), limits: JSONParser.Limits(maxMembers: 2), intercepting: interception))
         XCTAssertNoThrow(try JSONParser.parse(Array(limited.utf8), limits: JSONParser.Limits(maxMembers: 3), intercepting: interception))
     }
 
@@ -172,8 +183,9 @@ final class HostileDocumentTests: XCTestCase {
     }
 
     func testEscapesDecodeToEveryUTF8Length() throws {
-        XCTAssertEqual(try JSONParser.parse(#""\u0041\u00e9\u07ff\u0800\u20ac\uffff\ud800\udc00\ud83d\ude00\udbff\udfff""#),
-                       .string("A\u{e9}\u{7ff}\u{800}\u{20ac}\u{ffff}\u{10000}\u{1f600}\u{10ffff}"))
+        XCTAssertEqual(
+            try JSONParser.parse(#""\u0041\u00e9\u07ff\u0800\u20ac\uffff\ud800\udc00\ud83d\ude00\udbff\udfff""#),
+            .string("A\u{e9}\u{7ff}\u{800}\u{20ac}\u{ffff}\u{10000}\u{1f600}\u{10ffff}"))
         XCTAssertEqual(try JSONParser.parse(#""\u0000""#), .string("\u{0}"))
     }
 }

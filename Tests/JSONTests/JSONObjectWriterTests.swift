@@ -30,16 +30,22 @@ final class JSONObjectWriterTests: XCTestCase {
         object.member("noItems", objects: [Int]()) { _, _ in XCTFail("no element") }
         let written = object.bytes()
 
-        let tree: JSONValue = .object(JSONObject([
-            ("id", .string("ev-1")), (awkward, .string(awkward)), ("whole", .number(3)), ("fraction", .number(0.1)),
-            ("negative", .number(-2.5e-7)), ("yes", .bool(true)), ("no", .bool(false)),
-            ("tree", .array([.null, .object(["a": .number(1)])])), ("none", .array([])),
-            ("reasons", .array([.string("a"), .string(awkward)])), ("empty", .object(JSONObject())),
-            ("outcome", .object(["error": .object(JSONObject([("code", .string("x")), ("detail", .string(awkward))]))])),
-            ("items", .array([.object(["n": .number(1)]), .object(JSONObject([("n", .number(2)), ("two", .bool(true))])),
-                              .object(["n": .number(3)])])),
-            ("noItems", .array([])),
-        ]))
+        let tree: JSONValue = .object(
+            JSONObject([
+                ("id", .string("ev-1")), (awkward, .string(awkward)), ("whole", .number(3)), ("fraction", .number(0.1)),
+                ("negative", .number(-2.5e-7)), ("yes", .bool(true)), ("no", .bool(false)),
+                ("tree", .array([.null, .object(["a": .number(1)])])), ("none", .array([])),
+                ("reasons", .array([.string("a"), .string(awkward)])), ("empty", .object(JSONObject())),
+                ("outcome", .object(["error": .object(JSONObject([("code", .string("x")), ("detail", .string(awkward))]))])),
+                (
+                    "items",
+                    .array([
+                        .object(["n": .number(1)]), .object(JSONObject([("n", .number(2)), ("two", .bool(true))])),
+                        .object(["n": .number(3)])
+                    ])
+                ),
+                ("noItems", .array([]))
+            ]))
         XCTAssertEqual(String(decoding: written, as: UTF8.self), String(decoding: JSONWriter.bytes(tree), as: UTF8.self))
         XCTAssertEqual(try JSONParser.parse(written), tree)
     }

@@ -6,8 +6,12 @@ final class JSONTests: XCTestCase {
         let value = try JSONParser.parse(#" {"a": [1, -2.5e2, true, false, null, "x\u00e9\n\"\ud83d\ude00"], "b": {}} "#)
         guard case .object(let object) = value else { return XCTFail("not an object") }
         XCTAssertEqual(object.keys, ["a", "b"])
-        XCTAssertEqual(object["a"], .array([.number(1), .number(-250), .bool(true), .bool(false), .null,
-                                            .string("xé\n\"😀")]))
+        XCTAssertEqual(
+            object["a"],
+            .array([
+                .number(1), .number(-250), .bool(true), .bool(false), .null,
+                .string("xé\n\"😀")
+            ]))
         XCTAssertEqual(object["b"], .object(JSONObject()))
     }
 
@@ -30,7 +34,7 @@ final class JSONTests: XCTestCase {
             ("{} {}", "after the document"),
             ("tru", "unexpected end"),
             ("nul1", "invalid literal"),
-            ("'a'", "unexpected character"),
+            ("'a'", "unexpected character")
         ]
         for (input, expected) in cases {
             XCTAssertThrowsError(try JSONParser.parse(input), input) { error in
@@ -56,7 +60,7 @@ final class JSONTests: XCTestCase {
     func testWriterRoundTrips() throws {
         let value: JSONValue = .object([
             "s": .string("q\"\\\u{01}\té"), "i": .number(42), "f": .number(0.5), "n": .null,
-            "a": .array([.bool(true), .number(-3)]),
+            "a": .array([.bool(true), .number(-3)])
         ])
         let text = JSONWriter.string(value)
         XCTAssertEqual(text, #"{"s":"q\"\\\u0001\té","i":42,"f":0.5,"n":null,"a":[true,-3]}"#)
@@ -105,8 +109,10 @@ final class JSONTests: XCTestCase {
     func testDoublesRoundTripExactly() throws {
         // Model thresholds and leaves must come back as the exact doubles written; these are
         // values Foundation's JSONSerialization returns a few ulps off on Linux.
-        for value in [19306055.916243836, 3.4284910018103024e-06, -5.319280147966936e-57, 0.1,
-                      1.0000000180025095e-35, Double.leastNonzeroMagnitude, 1e300, -0.0] {
+        for value in [
+            19306055.916243836, 3.4284910018103024e-06, -5.319280147966936e-57, 0.1,
+            1.0000000180025095e-35, Double.leastNonzeroMagnitude, 1e300, -0.0
+        ] {
             let parsed = try XCTUnwrap(try JSONParser.parse("[\(value)]")[0]?.numberValue)
             XCTAssertEqual(parsed.bitPattern, value.bitPattern, "\(value)")
         }
@@ -117,10 +123,13 @@ final class JSONTests: XCTestCase {
     /// 16- and 17-digit mantissas (which fall back) included.
     func testNumbersEqualStrtod() throws {
         var generator = SystemRandomNumberGenerator()
-        var texts = ["0", "-0", "0.0", "-0.0", "1e22", "1e23", "9007199254740993", "9007199254740992", "0.1", "0.000123",
-                     "123.456e-5", "1E+05", "5e-324", "1.7976931348623157e308", "0.6672111637794805", "0.044444444444444446"]
+        var texts = [
+            "0", "-0", "0.0", "-0.0", "1e22", "1e23", "9007199254740993", "9007199254740992", "0.1", "0.000123",
+            "123.456e-5", "1E+05", "5e-324", "1.7976931348623157e308", "0.6672111637794805", "0.044444444444444446"
+        ]
         for _ in 0..<20_000 {
-            let digits = (0..<Int.random(in: 1...18, using: &generator)).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
+            let digits = (0..<Int.random(in: 1...18, using: &generator)).map { _ in String(Int.random(in: 0...9, using: &generator)) }
+                .joined()
             let whole = digits.first == "0" && digits.count > 1 ? "1" + digits.dropFirst() : digits
             var text = Bool.random(using: &generator) ? "-" : ""
             let point = Int.random(in: 0...whole.count, using: &generator)
@@ -139,17 +148,21 @@ final class JSONTests: XCTestCase {
     /// it must round exactly as `strtod` does, ties to even included.
     func testLongDecimalsRoundAsStrtodDoes() throws {
         var generator = SystemRandomNumberGenerator()
-        var texts = ["283.2834645669291", "0.6672111637794805", "0.03787878787878788", "0.044444444444444446",
-                     "0.08273322422258593", "0.30000000000000004", "1.0000000000000002", "9999999999999999999",
-                     "0.9999999999999999999", "1844674407370955161.5", "1.000000000000000000", "12345678901234567.89e-5",
-                     "4.9406564584124654e-300", "0.1000000000000000055511151231257827", "18446744073709551615",
-                     "9007199254740993", "9007199254740995", "0.0000000000000000001", "1e-19", "1234567890123456789e-19"]
+        var texts = [
+            "283.2834645669291", "0.6672111637794805", "0.03787878787878788", "0.044444444444444446",
+            "0.08273322422258593", "0.30000000000000004", "1.0000000000000002", "9999999999999999999",
+            "0.9999999999999999999", "1844674407370955161.5", "1.000000000000000000", "12345678901234567.89e-5",
+            "4.9406564584124654e-300", "0.1000000000000000055511151231257827", "18446744073709551615",
+            "9007199254740993", "9007199254740995", "0.0000000000000000001", "1e-19", "1234567890123456789e-19"
+        ]
         for _ in 0..<60_000 {
             let count = Int.random(in: 16...19, using: &generator)
             var digits = (0..<count).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) }
             if digits[0] == "0" { digits[0] = "7" }
             let point = Int.random(in: 0...count, using: &generator)
-            var text = point == 0 ? "0." + String(digits) : point == count ? String(digits) : String(digits[..<point]) + "." + String(digits[point...])
+            var text =
+                point == 0
+                ? "0." + String(digits) : point == count ? String(digits) : String(digits[..<point]) + "." + String(digits[point...])
             if Int.random(in: 0..<4, using: &generator) == 0 { text += "e\(Int.random(in: -6...4, using: &generator))" }
             texts.append(text)
         }

@@ -17,15 +17,17 @@ final class ModelAPITests: XCTestCase {
 
     func evaluate(events: String, device: String, modelVersion: String? = nil) throws -> JSONValue {
         let version = modelVersion.map { #","modelVersion":"\#($0)""# } ?? ""
-        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(version)}],"interaction":{"events":[\#(events)],"device":\#(device)}}"#
+        let body =
+            #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(version)}],"interaction":{"events":[\#(events)],"device":\#(device)}}"#
         let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         return try XCTUnwrap(r.json?["insights"]?[0])
     }
 
     func testCoachedSessionIsFlaggedWithReasons() throws {
-        let insight = try evaluate(events: InteractionEvents.coached,
-                                   device: #"{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}"#)
+        let insight = try evaluate(
+            events: InteractionEvents.coached,
+            device: #"{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}"#)
         let value = try XCTUnwrap(insight["outcome"]?["value"]?.stringValue)
         XCTAssertTrue(["medium", "high"].contains(value), "coached session answered \(value)")
         guard case .array(let reasons)? = insight["reasons"] else { return XCTFail("no reasons") }
@@ -69,7 +71,8 @@ final class ModelAPITests: XCTestCase {
     func testTheWebKitsSessionsAreJudgedWithTheWebThresholds() throws {
         func value(source: String?) throws -> String? {
             let member = source.map { #","source":{"kit":"insight-capture-web","version":"1.0.0","platform":"\#($0)"}"# } ?? ""
-            let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(Self.webDictatedEvents)]\#(member)}}"#
+            let body =
+                #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(Self.webDictatedEvents)]\#(member)}}"#
             let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
             XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
             return r.json?["insights"]?[0]?["outcome"]?["value"]?.stringValue
@@ -81,13 +84,19 @@ final class ModelAPITests: XCTestCase {
 
     func testHostileInteractionIsContextInvalid() throws {
         // Far past the session bound of the feature extractor, yet within the edge limit.
-        let r = try daemon.request("POST", "/v1/evaluations", key: key,
-                                   json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":86400000,"type":"submit"}]}}"#)
+        let r = try daemon.request(
+            "POST", "/v1/evaluations", key: key,
+            json:
+                #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":86400000,"type":"submit"}]}}"#
+        )
         XCTAssertEqual(r.status, 422)
         XCTAssertEqual(r.code, "contextInvalid")
         XCTAssertNotNil(r.string("field"))
-        let s = try daemon.request("POST", "/v1/evaluations", key: key,
-                                   json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"summary":{"noSuchFeature":1}}}"#)
+        let s = try daemon.request(
+            "POST", "/v1/evaluations", key: key,
+            json:
+                #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"summary":{"noSuchFeature":1}}}"#
+        )
         XCTAssertEqual(s.status, 422)
         XCTAssertEqual(s.string("field"), "interaction.summary")
     }
@@ -114,8 +123,9 @@ final class ModelVersionControlTests: XCTestCase {
 
     func evaluate(_ daemon: TestDaemon, key: String, modelVersion: String?) throws -> JSONValue {
         let version = modelVersion.map { #","modelVersion":"\#($0)""# } ?? ""
-        let r = try daemon.request("POST", "/v1/evaluations", key: key,
-                                   json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(version)}]}"#)
+        let r = try daemon.request(
+            "POST", "/v1/evaluations", key: key,
+            json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(version)}]}"#)
         XCTAssertEqual(r.status, 200)
         return try XCTUnwrap(r.json?["insights"]?[0])
     }
@@ -129,8 +139,9 @@ final class ModelVersionControlTests: XCTestCase {
             .write(to: manifest, atomically: false, encoding: .utf8)
         let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = models.path }
         let key = try daemon.createCaller(roles: [.evaluate]).key
-        XCTAssertEqual(try evaluate(daemon, key: key, modelVersion: "1.0")["outcome"]?["error"]?["code"]?.stringValue,
-                       "insightVersionUnavailable")
+        XCTAssertEqual(
+            try evaluate(daemon, key: key, modelVersion: "1.0")["outcome"]?["error"]?["code"]?.stringValue,
+            "insightVersionUnavailable")
         XCTAssertNotNil(try evaluate(daemon, key: key, modelVersion: "2.0")["outcome"]?["value"])
         let catalog = try daemon.request("GET", "/v1/insights", key: key).json
         XCTAssertEqual(catalog?["insights"]?[0]?["modelVersions"]?[0]?["status"]?.stringValue, "withdrawn")

@@ -8,7 +8,7 @@ import JSON
 import XCTest
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Shadow model versions and drift through a real daemon (docs/operations.md "Shadow versions"):
@@ -28,7 +28,8 @@ final class ShadowModelTests: XCTestCase {
         for (version, edge, shares) in [("2.0", 1_000.0, [0.3, 0.7]), ("1.0", -1_000.0, [0.6, 0.4])] {
             let path = copy.appendingPathComponent(version).appendingPathComponent("manifest.json")
             var manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: path)) as? [String: Any])
-            let bins = Dictionary(uniqueKeysWithValues: OperationCategory.allCases.map { ($0.rawValue, ["edges": [edge], "shares": shares]) })
+            let bins = Dictionary(
+                uniqueKeysWithValues: OperationCategory.allCases.map { ($0.rawValue, ["edges": [edge], "shares": shares]) })
             manifest["scoreReference"] = ["scale": "raw", "bins": bins]
             try JSONSerialization.data(withJSONObject: manifest).write(to: path)
         }
@@ -54,7 +55,8 @@ final class ShadowModelTests: XCTestCase {
         let admin = try daemon.createCaller(roles: [.admin])
         func body(_ n: Int, coached: Bool, category: OperationCategory, version: String? = nil) -> String {
             let named = version.map { #","modelVersion":"\#($0)""# } ?? ""
-            return #"{"operationCategory":"\#(category.rawValue)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(named)}],"subject":{"account":"acct-\#(n)"},"interaction":{"events":[\#(coached ? InteractionEvents.coached : InteractionEvents.genuine)],"device":\#(coached ? Self.onCall : Self.noCall)}}"#
+            return
+                #"{"operationCategory":"\#(category.rawValue)","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1\#(named)}],"subject":{"account":"acct-\#(n)"},"interaction":{"events":[\#(coached ? InteractionEvents.coached : InteractionEvents.genuine)],"device":\#(coached ? Self.onCall : Self.noCall)}}"#
         }
 
         // What 1.0 answers for each kind of session, asked of it directly (in the sandbox, whose
@@ -62,8 +64,9 @@ final class ShadowModelTests: XCTestCase {
         var oneDotZero: [String: InsightValue] = [:]
         for coached in [false, true] {
             for category in [OperationCategory.payment, .account] {
-                let r = try daemon.request("POST", "/v1/evaluations", key: sandbox.key,
-                                           json: body(0, coached: coached, category: category, version: "1.0"))
+                let r = try daemon.request(
+                    "POST", "/v1/evaluations", key: sandbox.key,
+                    json: body(0, coached: coached, category: category, version: "1.0"))
                 XCTAssertEqual(r.status, 200)
                 oneDotZero["\(coached) \(category)"] = r.json?["insights"]?[0]?["outcome"]?["value"]?.stringValue
                     .flatMap(InsightValue.init(rawValue:))
@@ -82,21 +85,25 @@ final class ShadowModelTests: XCTestCase {
             XCTAssertEqual(insights[0]["modelVersion"]?.stringValue, "2.0")
             XCTAssertFalse(String(decoding: r.body, as: UTF8.self).contains(#""1.0""#), "no shadow in the (signed) answer")
             let eventId = try XCTUnwrap(r.string("eventId"))
-            sent.append(Sent(eventId: eventId, insightId: try XCTUnwrap(insights[0]["insightId"]?.stringValue), coached: coached,
-                             category: category,
-                             value: try XCTUnwrap(insights[0]["outcome"]?["value"]?.stringValue.flatMap(InsightValue.init(rawValue:)))))
+            sent.append(
+                Sent(
+                    eventId: eventId, insightId: try XCTUnwrap(insights[0]["insightId"]?.stringValue), coached: coached,
+                    category: category,
+                    value: try XCTUnwrap(insights[0]["outcome"]?["value"]?.stringValue.flatMap(InsightValue.init(rawValue:)))))
         }
         // The shadow answer's id is made from the event id at the first shadow position (4).
         let shadowId = String(sent[0].eventId.dropLast()) + "5"
 
         // Neither consumption nor labels know a shadow answer's id.
-        var r = try daemon.request("POST", "/v1/evaluations/\(sent[0].eventId)/consumption", key: caller.key,
-                                   json: #"{"status":"usedIncreasedFriction","insightIdsUsed":["\#(shadowId)"]}"#)
+        var r = try daemon.request(
+            "POST", "/v1/evaluations/\(sent[0].eventId)/consumption", key: caller.key,
+            json: #"{"status":"usedIncreasedFriction","insightIdsUsed":["\#(shadowId)"]}"#)
         XCTAssertEqual(r.status, 422)
         XCTAssertEqual(r.string("field"), "insightIdsUsed[0]")
-        r = try daemon.request("POST", "/v1/labels", key: caller.key,
-                               json: #"{"labels":[{"insightId":"\#(shadowId)","outcome":"confirmedLegitimate","discoveredAt":"2027-01-10"}]}"#,
-                               headers: ["Idempotency-Key": "shadow"])
+        r = try daemon.request(
+            "POST", "/v1/labels", key: caller.key,
+            json: #"{"labels":[{"insightId":"\#(shadowId)","outcome":"confirmedLegitimate","discoveredAt":"2027-01-10"}]}"#,
+            headers: ["Idempotency-Key": "shadow"])
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(r.json?["results"]?[0]?["status"]?.stringValue, "unknownInsight")
 
@@ -112,25 +119,29 @@ final class ShadowModelTests: XCTestCase {
             let outcome = s.coached ? #""confirmedFraud","fraudType":"authorityImpersonation""# : #""confirmedLegitimate""#
             items.append(#"{"insightId":"\#(s.insightId)","outcome":\#(outcome),"discoveredAt":"2027-01-10"}"#)
         }
-        r = try daemon.request("POST", "/v1/labels", key: caller.key, json: #"{"labels":[\#(items.joined(separator: ","))]}"#,
-                               headers: ["Idempotency-Key": "served"])
+        r = try daemon.request(
+            "POST", "/v1/labels", key: caller.key, json: #"{"labels":[\#(items.joined(separator: ","))]}"#,
+            headers: ["Idempotency-Key": "served"])
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(Set((r.json?["results"]?.arrayValue ?? []).map { $0["status"]?.stringValue }), ["accepted"])
 
         // The admin API's list of versions (the console's Models page) says which is the shadow.
         r = try daemon.request("GET", "/admin/v1/models", key: admin.key)
-        XCTAssertEqual((r.json?["versions"]?.arrayValue ?? []).map { "\($0["version"]?.stringValue ?? "") \($0["shadow"]?.boolValue ?? false)" },
-                       ["1.0 true", "2.0 false"])
+        XCTAssertEqual(
+            (r.json?["versions"]?.arrayValue ?? []).map { "\($0["version"]?.stringValue ?? "") \($0["shadow"]?.boolValue ?? false)" },
+            ["1.0 true", "2.0 false"])
 
         // The report: 2.0 served and 1.0 shadow, per category, counted independently here.
         r = try daemon.request("GET", "/admin/v1/model-performance?from=2027-01-10&to=2027-01-10", key: admin.key)
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         XCTAssertEqual(try openAPISchemaErrors(try XCTUnwrap(r.json), schema: "ModelPerformance"), [])
         let rows = try XCTUnwrap(r.json?["versions"]?.arrayValue)
-        XCTAssertEqual(rows.map { "\($0["modelVersion"]?.stringValue ?? "") \($0["category"]?.stringValue ?? "") \($0["role"]?.stringValue ?? "")" },
-                       ["1.0 account shadow", "1.0 payment shadow", "2.0 account served", "2.0 payment served"])
+        XCTAssertEqual(
+            rows.map { "\($0["modelVersion"]?.stringValue ?? "") \($0["category"]?.stringValue ?? "") \($0["role"]?.stringValue ?? "")" },
+            ["1.0 account shadow", "1.0 payment shadow", "2.0 account served", "2.0 payment served"])
         for row in rows {
-            let version = row["modelVersion"]?.stringValue ?? "", category = OperationCategory(rawValue: row["category"]?.stringValue ?? "")!
+            let version = row["modelVersion"]?.stringValue ?? "",
+                category = OperationCategory(rawValue: row["category"]?.stringValue ?? "")!
             let mine = sent.filter { $0.category == category }
             func value(_ s: Sent) -> InsightValue? { version == "2.0" ? s.value : oneDotZero["\(s.coached) \(category)"] }
             let context = "\(version) \(category)"
@@ -138,10 +149,12 @@ final class ShadowModelTests: XCTestCase {
             for v in InsightValue.allCases {
                 XCTAssertEqual(row["values"]?[v.rawValue]?.numberValue, Double(mine.filter { value($0) == v }.count), "\(context) \(v)")
                 let labelledIds = Set(sent.prefix(100).map(\.eventId)), labelled = mine.filter { labelledIds.contains($0.eventId) }
-                XCTAssertEqual(row["labelled"]?["confirmedFraud"]?[v.rawValue]?.numberValue,
-                               Double(labelled.filter { $0.coached && value($0) == v }.count), "\(context) fraud \(v)")
-                XCTAssertEqual(row["labelled"]?["confirmedLegitimate"]?[v.rawValue]?.numberValue,
-                               Double(labelled.filter { !$0.coached && value($0) == v }.count), "\(context) legitimate \(v)")
+                XCTAssertEqual(
+                    row["labelled"]?["confirmedFraud"]?[v.rawValue]?.numberValue,
+                    Double(labelled.filter { $0.coached && value($0) == v }.count), "\(context) fraud \(v)")
+                XCTAssertEqual(
+                    row["labelled"]?["confirmedLegitimate"]?[v.rawValue]?.numberValue,
+                    Double(labelled.filter { !$0.coached && value($0) == v }.count), "\(context) legitimate \(v)")
             }
             // Every score in bin 0 (2.0) or bin 1 (1.0) of its reference.
             let expected = version == "2.0" ? Self.psi([1, 0], [0.3, 0.7]) : Self.psi([0, 1], [0.6, 0.4])
@@ -178,7 +191,8 @@ final class ShadowModelTests: XCTestCase {
         let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = TestDaemon.committedModels }
         let caller = try daemon.createCaller(roles: [.evaluate])
         let admin = try daemon.createCaller(roles: [.admin])
-        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(InteractionEvents.genuine)],"device":\#(Self.noCall)}}"#
+        let body =
+            #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(InteractionEvents.genuine)],"device":\#(Self.noCall)}}"#
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: body).status, 200)
         let today = String(Timestamp.format(SystemClock().now()).prefix(10))
         let r = try daemon.request("GET", "/admin/v1/model-performance?from=\(today)&to=\(today)", key: admin.key)
@@ -200,28 +214,44 @@ final class ShadowModelTests: XCTestCase {
         }
         XCTAssertEqual(try problems("1.0"), [])
         XCTAssertEqual(try problems("2.0"), ["models in \(models): \(models): shadow version 2.0 is the current version"])
-        XCTAssertEqual(try problems("3.0"), ["models in \(models): \(models): shadow version 3.0 is not among the versions found (1.0, 2.0)"])
+        XCTAssertEqual(
+            try problems("3.0"), ["models in \(models): \(models): shadow version 3.0 is not among the versions found (1.0, 2.0)"])
         let missing = state + "/no-models"
-        XCTAssertEqual(Daemon.configurationProblems(try Settings.load(from: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_MODEL_SHADOW": "1.0",
-                                                                             "INSIGHTD_MODELS_DIR": missing]).get()),
-                       ["INSIGHTD_MODELS_DIR \(missing) does not exist"])
+        XCTAssertEqual(
+            Daemon.configurationProblems(
+                try Settings.load(from: [
+                    "INSIGHTD_STATE_DIR": state, "INSIGHTD_MODEL_SHADOW": "1.0",
+                    "INSIGHTD_MODELS_DIR": missing
+                ]).get()),
+            ["INSIGHTD_MODELS_DIR \(missing) does not exist"])
         var settings = Settings()
         settings.stateDirectory = state
         settings.modelsDirectory = missing
         settings.shadowModels = ["1.0"]
-        XCTAssertEqual(Daemon.configurationProblems(settings),
-                       ["INSIGHTD_MODEL_SHADOW names versions, but the models directory \(missing) does not exist"])
-        XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
-                                   environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_MODELS_DIR": models, "INSIGHTD_MODEL_SHADOW": "2.0"]), 78)
-        XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
-                                   environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_MODELS_DIR": models, "INSIGHTD_MODEL_SHADOW": "1.0"]), 0)
+        XCTAssertEqual(
+            Daemon.configurationProblems(settings),
+            ["INSIGHTD_MODEL_SHADOW names versions, but the models directory \(missing) does not exist"])
+        XCTAssertEqual(
+            Daemon.main(
+                arguments: ["insightd", "--check-config"],
+                environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_MODELS_DIR": models, "INSIGHTD_MODEL_SHADOW": "2.0"]), 78)
+        XCTAssertEqual(
+            Daemon.main(
+                arguments: ["insightd", "--check-config"],
+                environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_MODELS_DIR": models, "INSIGHTD_MODEL_SHADOW": "1.0"]), 0)
 
         // A daemon does not start with such a shadow, and a reload (SIGHUP) that would make one
         // is refused, keeping the models in use.
-        XCTAssertThrowsError(try TestDaemon(.inProcess) { $0.modelsDirectory = models; $0.shadowModels = ["3.0"] }) { error in
+        XCTAssertThrowsError(
+            try TestDaemon(.inProcess) {
+                $0.modelsDirectory = models; $0.shadowModels = ["3.0"]
+            }
+        ) { error in
             XCTAssertTrue("\(error)".contains("shadow version 3.0 is not among the versions found"), "\(error)")
         }
-        let daemon = try TestDaemon(.inProcess) { $0.modelsDirectory = models; $0.shadowModels = ["1.0"] }
+        let daemon = try TestDaemon(.inProcess) {
+            $0.modelsDirectory = models; $0.shadowModels = ["1.0"]
+        }
         let manifest = models + "/1.0/manifest.json"
         let text = try String(contentsOfFile: manifest, encoding: .utf8)
         try text.replacingOccurrences(of: #""status":"active""#, with: #""status":"withdrawn""#)
@@ -231,11 +261,14 @@ final class ShadowModelTests: XCTestCase {
         }
         // The models in use stay: 1.0 still scores beside 2.0.
         let caller = try daemon.createCaller(roles: [.evaluate]), admin = try daemon.createCaller(roles: [.admin])
-        let body = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(InteractionEvents.genuine)],"device":\#(Self.noCall)}}"#
+        let body =
+            #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"events":[\#(InteractionEvents.genuine)],"device":\#(Self.noCall)}}"#
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: caller.key, json: body).status, 200)
         let today = String(Timestamp.format(SystemClock().now()).prefix(10))
-        let rows = try XCTUnwrap(try daemon.request("GET", "/admin/v1/model-performance?from=\(today)&to=\(today)", key: admin.key)
-            .json?["versions"]?.arrayValue)
-        XCTAssertEqual(rows.map { "\($0["modelVersion"]?.stringValue ?? "") \($0["role"]?.stringValue ?? "")" }, ["1.0 shadow", "2.0 served"])
+        let rows = try XCTUnwrap(
+            try daemon.request("GET", "/admin/v1/model-performance?from=\(today)&to=\(today)", key: admin.key)
+                .json?["versions"]?.arrayValue)
+        XCTAssertEqual(
+            rows.map { "\($0["modelVersion"]?.stringValue ?? "") \($0["role"]?.stringValue ?? "")" }, ["1.0 shadow", "2.0 served"])
     }
 }

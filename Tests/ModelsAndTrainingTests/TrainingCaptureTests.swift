@@ -25,22 +25,28 @@ final class TrainingCaptureTests: XCTestCase {
     static func extracted(_ events: String) throws -> [Double] {
         let parsed = try XCTUnwrap(try JSONParser.parse(Array("[\(events)]".utf8)).arrayValue)
         let interaction = try parsed.map { e in
-            InteractionEvent(t: Int64(try XCTUnwrap(e["t"]?.numberValue)),
-                             type: try XCTUnwrap(e["type"]?.stringValue.flatMap(InteractionEventType.init(rawValue:))),
-                             field: e["field"]?.stringValue.flatMap(InteractionField.init(rawValue:)))
+            InteractionEvent(
+                t: Int64(try XCTUnwrap(e["t"]?.numberValue)),
+                type: try XCTUnwrap(e["type"]?.stringValue.flatMap(InteractionEventType.init(rawValue:))),
+                field: e["field"]?.stringValue.flatMap(InteractionField.init(rawValue:)))
         }
-        return try FeatureExtractor.extract(events: interaction, device: DeviceFacts(
-            activeCall: false, callStartedBeforeSession: false, screenSharing: false, remoteAccessApp: true)).values
+        return try FeatureExtractor.extract(
+            events: interaction,
+            device: DeviceFacts(
+                activeCall: false, callStartedBeforeSession: false, screenSharing: false, remoteAccessApp: true)
+        ).values
     }
 
     func insightctl(_ daemon: TestDaemon, _ words: String..., environment: [String: String] = [:]) -> (status: Int32, output: String) {
         insightctl(daemon, arguments: words, environment: environment)
     }
 
-    func insightctl(_ daemon: TestDaemon, arguments words: [String], environment: [String: String] = [:]) -> (status: Int32, output: String) {
+    func insightctl(_ daemon: TestDaemon, arguments words: [String], environment: [String: String] = [:]) -> (status: Int32, output: String)
+    {
         captureStandardOutput {
-            AdminCommand.main(arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory] + words,
-                              environment: environment)
+            AdminCommand.main(
+                arguments: ["insightctl", "--state-dir", daemon.service.settings.stateDirectory] + words,
+                environment: environment)
         }
     }
 
@@ -78,27 +84,36 @@ final class TrainingCaptureTests: XCTestCase {
         let answer = try daemon.request("POST", "/v1/evaluations", key: key, json: evaluationBody())
         XCTAssertEqual(answer.status, 200)
         let insight = try XCTUnwrap(answer.json?["insights"]?[0])
-        let row = try XCTUnwrap(try db.prepare("""
-            SELECT insight_id, tenant, environment, category, model_version, features FROM training_vectors
-            """).first { ($0.text(0), $0.text(1), $0.text(2), $0.text(3), $0.text(4), $0.blob(5) ?? []) })
+        let row = try XCTUnwrap(
+            try db.prepare(
+                """
+                SELECT insight_id, tenant, environment, category, model_version, features FROM training_vectors
+                """
+            ).first { ($0.text(0), $0.text(1), $0.text(2), $0.text(3), $0.text(4), $0.blob(5) ?? []) })
         XCTAssertEqual(row.0, insight["insightId"]?.stringValue)
         XCTAssertEqual(row.1, "default")
         XCTAssertEqual(row.2, "production")
         XCTAssertEqual(row.3, "payment")
         XCTAssertEqual(row.4, insight["modelVersion"]?.stringValue)
         let stored = try XCTUnwrap(TrainingVector.decode(row.5))
-        XCTAssertTrue(TrainingVector.sameFeatures(stored, try Self.extracted(InteractionEvents.genuine)),
-                      "\(stored) is not the extractor's vector")
+        XCTAssertTrue(
+            TrainingVector.sameFeatures(stored, try Self.extracted(InteractionEvents.genuine)),
+            "\(stored) is not the extractor's vector")
         XCTAssertEqual(try metric(daemon, #"insightd_training_vectors_captured_total{tenant="default",environment="production"}"#), "1")
 
         // What the table holds: the vector and what joins it to labels, never a subject's hash or
         // the evaluation's id.
         let columns = try db.prepare("SELECT name FROM pragma_table_info('training_vectors')").query { $0.text(0) ?? "" }
-        XCTAssertEqual(columns, ["evaluation", "insight_id", "tenant", "environment", "category", "model_version", "created_at", "features"])
+        XCTAssertEqual(
+            columns, ["evaluation", "insight_id", "tenant", "environment", "category", "model_version", "created_at", "features"])
         let eventId = try XCTUnwrap(answer.json?["eventId"]?.stringValue)
-        let hash = try XCTUnwrap(try db.prepare("SELECT account_hash FROM evaluations WHERE event_id = ?").first([eventId]) { $0.blob(0) ?? [] })
+        let hash = try XCTUnwrap(
+            try db.prepare("SELECT account_hash FROM evaluations WHERE event_id = ?").first([eventId]) { $0.blob(0) ?? [] })
         XCTAssertEqual(hash.count, 32)
-        let bytes = try db.prepare("SELECT CAST(insight_id || tenant || environment || category || model_version AS BLOB), features FROM training_vectors")
+        let bytes =
+            try db.prepare(
+                "SELECT CAST(insight_id || tenant || environment || category || model_version AS BLOB), features FROM training_vectors"
+            )
             .first { ($0.blob(0) ?? []) + ($0.blob(1) ?? []) } ?? []
         XCTAssertFalse(Self.contains(bytes, hash), "the account hash is not kept with the vector")
         XCTAssertFalse(Self.contains(bytes, Array(eventId.utf8)), "the event id is not kept with the vector")
@@ -139,7 +154,9 @@ final class TrainingCaptureTests: XCTestCase {
 
         let done = expectation(description: "purged")
         let totals = ReportBox()
-        daemon.service.purgeExpired { report in totals.report = report; done.fulfill() }
+        daemon.service.purgeExpired { report in
+            totals.report = report; done.fulfill()
+        }
         wait(for: [done], timeout: 10)
         XCTAssertEqual(totals.report?.trainingVectors, 1, "the vector older than INSIGHTD_TRAINING_CAPTURE_DAYS")
         XCTAssertEqual(totals.report?.evaluations, 0, "its evaluation stays for the retention period")
@@ -153,8 +170,11 @@ final class TrainingCaptureTests: XCTestCase {
         XCTAssertEqual(erased.json?["evaluations"], .number(1))
         XCTAssertEqual(erased.json?["trainingVectors"], .number(1))
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM training_vectors"), "0")
-        XCTAssertEqual(try daemon.request("POST", "/v1/subjects/erasure", key: admin,
-                                          json: #"{"subject":{"account":"acct-other"}}"#).json?["trainingVectors"], .number(0))
+        XCTAssertEqual(
+            try daemon.request(
+                "POST", "/v1/subjects/erasure", key: admin,
+                json: #"{"subject":{"account":"acct-other"}}"#
+            ).json?["trainingVectors"], .number(0))
     }
 
     func testExportJoinsLabelsPresumesMatureUnlabelledOnesGenuineAndCarriesNoIdentifier() throws {
@@ -171,10 +191,12 @@ final class TrainingCaptureTests: XCTestCase {
             insightIds.append(try XCTUnwrap(answer.json?["insights"]?[0]?["insightId"]?.stringValue))
         }
         let day = String(Timestamp.format(clock.now()).prefix(10))
-        let labels = try daemon.request("POST", "/v1/labels", key: key, json: """
-            {"labels":[{"insightId":"\(insightIds[0])","outcome":"confirmedFraud","fraudType":"authorityImpersonation","discoveredAt":"\(day)"},
-                       {"insightId":"\(insightIds[1])","outcome":"confirmedLegitimate","discoveredAt":"\(day)"}]}
-            """, headers: ["Idempotency-Key": "capture-1"])
+        let labels = try daemon.request(
+            "POST", "/v1/labels", key: key,
+            json: """
+                {"labels":[{"insightId":"\(insightIds[0])","outcome":"confirmedFraud","fraudType":"authorityImpersonation","discoveredAt":"\(day)"},
+                           {"insightId":"\(insightIds[1])","outcome":"confirmedLegitimate","discoveredAt":"\(day)"}]}
+                """, headers: ["Idempotency-Key": "capture-1"])
         XCTAssertEqual(labels.status, 200, String(decoding: labels.body, as: UTF8.self))
 
         // Labelled ones only, to a file created 0600.
@@ -215,14 +237,18 @@ final class TrainingCaptureTests: XCTestCase {
             presumed = insightctl(daemon, "training", "export", "--from", day, "--to", day, "--presume-genuine-after-maturity")
         }
         XCTAssertEqual(presumed.status, 0)
-        XCTAssertTrue(summary.contains("exported 3 vectors: 1 confirmedFraud, 1 confirmedLegitimate, 1 presumedGenuine "
-                                       + "(unlabelled and older than 60 days, INSIGHTD_LABEL_MATURITY_DAYS); 0 unlabelled left out"),
-                      summary)
-        XCTAssertEqual(presumed.output.split(separator: "\n").compactMap { try? JSONParser.parse(Array($0.utf8))["label"]?.stringValue },
-                       ["confirmedFraud", "confirmedLegitimate", "presumedGenuine"])
+        XCTAssertTrue(
+            summary.contains(
+                "exported 3 vectors: 1 confirmedFraud, 1 confirmedLegitimate, 1 presumedGenuine "
+                    + "(unlabelled and older than 60 days, INSIGHTD_LABEL_MATURITY_DAYS); 0 unlabelled left out"),
+            summary)
+        XCTAssertEqual(
+            presumed.output.split(separator: "\n").compactMap { try? JSONParser.parse(Array($0.utf8))["label"]?.stringValue },
+            ["confirmedFraud", "confirmedLegitimate", "presumedGenuine"])
         // A maturity longer than the vectors' age presumes nothing.
-        let immature = insightctl(daemon, "training", "export", "--from", day, "--to", day, "--presume-genuine-after-maturity",
-                                  environment: ["INSIGHTD_LABEL_MATURITY_DAYS": "90"])
+        let immature = insightctl(
+            daemon, "training", "export", "--from", day, "--to", day, "--presume-genuine-after-maturity",
+            environment: ["INSIGHTD_LABEL_MATURITY_DAYS": "90"])
         XCTAssertEqual(immature.output.split(separator: "\n").count, 2)
         // Another environment, tenant or period holds none.
         XCTAssertEqual(insightctl(daemon, "training", "export", "--from", day, "--to", day, "--environment", "sandbox").output, "")
@@ -235,23 +261,28 @@ final class TrainingCaptureTests: XCTestCase {
         let (callerId, _) = try daemon.createCaller(roles: [.evaluate])
         let existing = daemon.directory.appendingPathComponent("exists.jsonl").path
         XCTAssertTrue(FileManager.default.createFile(atPath: existing, contents: Data()))
-        for words in [["callers", "update", callerId],
-                      ["callers", "update", callerId, "--training-capture", "yes"],
-                      ["callers", "update", "caller_nobody", "--training-capture", "on"],
-                      ["callers", "show", "caller_nobody"],
-                      ["training", "export"],
-                      ["training", "export", "--from", "2026-01-01"],
-                      ["training", "export", "--from", "2026-13-01", "--to", "2026-12-31"],
-                      ["training", "export", "--from", "2026-01-01", "--to", "tomorrow"],
-                      ["training", "export", "--from", "2026-02-01", "--to", "2026-01-01"],
-                      ["training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--environment", "staging"],
-                      ["training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--tenant", "Not A Tenant"],
-                      ["training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--out", existing],
-                      ["training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--format", "csv"]] {
+        for words in [
+            ["callers", "update", callerId],
+            ["callers", "update", callerId, "--training-capture", "yes"],
+            ["callers", "update", "caller_nobody", "--training-capture", "on"],
+            ["callers", "show", "caller_nobody"],
+            ["training", "export"],
+            ["training", "export", "--from", "2026-01-01"],
+            ["training", "export", "--from", "2026-13-01", "--to", "2026-12-31"],
+            ["training", "export", "--from", "2026-01-01", "--to", "tomorrow"],
+            ["training", "export", "--from", "2026-02-01", "--to", "2026-01-01"],
+            ["training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--environment", "staging"],
+            ["training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--tenant", "Not A Tenant"],
+            ["training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--out", existing],
+            ["training", "export", "--from", "2026-01-01", "--to", "2026-01-31", "--format", "csv"]
+        ] {
             XCTAssertEqual(insightctl(daemon, arguments: words).status, 1, "\(words)")
         }
-        XCTAssertEqual(insightctl(daemon, "training", "export", "--from", "2026-01-01", "--to", "2026-01-31",
-                                  "--presume-genuine-after-maturity", environment: ["INSIGHTD_LABEL_MATURITY_DAYS": "-1"]).status, 1)
+        XCTAssertEqual(
+            insightctl(
+                daemon, "training", "export", "--from", "2026-01-01", "--to", "2026-01-31",
+                "--presume-genuine-after-maturity", environment: ["INSIGHTD_LABEL_MATURITY_DAYS": "-1"]
+            ).status, 1)
         XCTAssertEqual(try String(contentsOfFile: existing, encoding: .utf8), "", "an existing file is never replaced")
     }
 
@@ -262,18 +293,24 @@ final class TrainingCaptureTests: XCTestCase {
         }
         XCTAssertEqual(try Settings.load(from: [:]).get().trainingCaptureDays, 180)
         XCTAssertEqual(try Settings.load(from: ["INSIGHTD_TRAINING_CAPTURE_DAYS": "30"]).get().trainingCaptureDays, 30)
-        XCTAssertEqual(try Settings.load(from: ["INSIGHTD_RETENTION_DAYS": "90"]).get().trainingCaptureDays, 90,
-                       "the default gives way to a shorter retention")
-        XCTAssertTrue(problems(["INSIGHTD_TRAINING_CAPTURE_DAYS": "500"]).contains {
-            $0.contains("INSIGHTD_TRAINING_CAPTURE_DAYS=500: must be at most INSIGHTD_RETENTION_DAYS (400)")
-        })
+        XCTAssertEqual(
+            try Settings.load(from: ["INSIGHTD_RETENTION_DAYS": "90"]).get().trainingCaptureDays, 90,
+            "the default gives way to a shorter retention")
+        XCTAssertTrue(
+            problems(["INSIGHTD_TRAINING_CAPTURE_DAYS": "500"]).contains {
+                $0.contains("INSIGHTD_TRAINING_CAPTURE_DAYS=500: must be at most INSIGHTD_RETENTION_DAYS (400)")
+            })
         XCTAssertFalse(problems(["INSIGHTD_TRAINING_CAPTURE_DAYS": "0"]).isEmpty)
         XCTAssertFalse(problems(["INSIGHTD_TRAINING_CAPTURE_DAYS": "ninety"]).isEmpty)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("cc-\(UUID().uuidString)").path
-        XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
-                                   environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_TRAINING_CAPTURE_DAYS": "401"]), 78)
-        XCTAssertEqual(Daemon.main(arguments: ["insightd", "--check-config"],
-                                   environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_TRAINING_CAPTURE_DAYS": "400"]), 0)
+        XCTAssertEqual(
+            Daemon.main(
+                arguments: ["insightd", "--check-config"],
+                environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_TRAINING_CAPTURE_DAYS": "401"]), 78)
+        XCTAssertEqual(
+            Daemon.main(
+                arguments: ["insightd", "--check-config"],
+                environment: ["INSIGHTD_STATE_DIR": state, "INSIGHTD_TRAINING_CAPTURE_DAYS": "400"]), 0)
     }
 
     /// What `body` writes on standard error.

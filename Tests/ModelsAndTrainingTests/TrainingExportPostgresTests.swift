@@ -18,8 +18,9 @@ final class TrainingExportPostgresTests: XCTestCase {
         func insightctl(_ words: String...) -> (status: Int32, output: String) {
             captureStandardOutput { AdminCommand.main(arguments: ["insightctl"] + words, environment: environment) }
         }
-        let created = insightctl("callers", "create", "--name", "payments", "--roles", "evaluate,labels",
-                                 "--environment", "production", "--json")
+        let created = insightctl(
+            "callers", "create", "--name", "payments", "--roles", "evaluate,labels",
+            "--environment", "production", "--json")
         XCTAssertEqual(created.status, 0)
         let callerId = try XCTUnwrap(try JSONParser.parse(Array(created.output.utf8))["callerId"]?.stringValue)
         let updated = insightctl("callers", "update", callerId, "--training-capture", "on", "--json")
@@ -37,16 +38,23 @@ final class TrainingExportPostgresTests: XCTestCase {
             let record = EvaluationRecord(
                 eventId: eventId, callerId: callerId, environment: .production, category: .payment, createdAt: now,
                 reportConsumptionBy: now + 900_000, subject: HashedSubject(account: [7, 7, 7], keyId: "k1"),
-                insights: [InsightRecord(insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
-                                         newestModelVersion: "2.0", outcome: .value(.high, reasons: []))],
-                trainingVector: vector ? TrainingVector(insightId: insightId, modelVersion: "2.0", tenant: "default", features: features) : nil)
+                insights: [
+                    InsightRecord(
+                        insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                        newestModelVersion: "2.0", outcome: .value(.high, reasons: []))
+                ],
+                trainingVector: vector
+                    ? TrainingVector(insightId: insightId, modelVersion: "2.0", tenant: "default", features: features) : nil)
             XCTAssertNoThrow(try completed { store.ledger.record(record, answer: [7], completion: $0) })
         }
         let labelled = try completed { done in
-            store.ledger.submit(LabelSubmission(callerId: callerId, environment: .production, items: [
-                Label(insightId: "in-pg-1", outcome: .confirmedFraud, fraudType: .techSupportScam, discoveredAt: "2026-12-01"),
-                Label(insightId: "in-pg-3", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2026-12-01"),
-            ], idempotencyKeyHash: [1], bodyHash: [2], receivedAt: now), completion: done)
+            store.ledger.submit(
+                LabelSubmission(
+                    callerId: callerId, environment: .production,
+                    items: [
+                        Label(insightId: "in-pg-1", outcome: .confirmedFraud, fraudType: .techSupportScam, discoveredAt: "2026-12-01"),
+                        Label(insightId: "in-pg-3", outcome: .confirmedLegitimate, fraudType: nil, discoveredAt: "2026-12-01")
+                    ], idempotencyKeyHash: [1], bodyHash: [2], receivedAt: now), completion: done)
         }
         XCTAssertEqual(labelled, .processed([.accepted, .accepted], replayed: false))
 

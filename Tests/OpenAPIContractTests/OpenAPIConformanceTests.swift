@@ -8,7 +8,7 @@ import JSON
 import XCTest
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Keeps `openapi/openapi.json` true: routes, statuses, problem codes, headers,
@@ -40,7 +40,8 @@ final class OpenAPIConformanceTests: XCTestCase {
     /// method of it 405 with `Allow` listing exactly the documented ones, and every other path 404.
     func testRouterAnswersExactlyTheDocumentedPathsAndMethods() throws {
         // The router names each route by its path template (Route.name): those are the documented paths.
-        let router = try String(contentsOf: OpenAPISpec.packageRoot.appendingPathComponent("Sources/InsightAPI/Router.swift"), encoding: .utf8)
+        let router = try String(
+            contentsOf: OpenAPISpec.packageRoot.appendingPathComponent("Sources/InsightAPI/Router.swift"), encoding: .utf8)
         let routes = SourceScanner.caseStrings(after: "var name: String {", in: router)
         XCTAssertFalse(routes.isEmpty, "no route names found in Router.swift")
         XCTAssertEqual(Set(spec.paths), Set(routes), "documented paths vs Route.name")
@@ -48,7 +49,8 @@ final class OpenAPIConformanceTests: XCTestCase {
             let documented = spec.methods(at: path)
             XCTAssertFalse(documented.isEmpty, path)
             let notAllowed = try XCTUnwrap(spec.pathItem(path)["x-method-not-allowed"], "\(path): x-method-not-allowed")
-            let concretePaths = path.contains("{eventId}")
+            let concretePaths =
+                path.contains("{eventId}")
                 ? ["x", Self.sampleEventId, String(repeating: "e", count: 65)].map { path.replacingOccurrences(of: "{eventId}", with: $0) }
                 : [path, path + "?probe=1"]
             for concrete in concretePaths {
@@ -70,11 +72,14 @@ final class OpenAPIConformanceTests: XCTestCase {
             }
         }
         let notFound = try XCTUnwrap(spec.root["x-unmatched-path"], "x-unmatched-path")
-        let undocumented = ["/", "/v1", "/v1/", "/v1/evaluations/", "/v1/evaluations/x", "/v1/evaluations//consumption",
-                            "/v1/evaluations/x/consumption/", "/v1/evaluations/x/consumption/extra", "/v1/evaluations/x/y",
-                            "/v1/labels/", "/v1/insights/", "/v1/insights/isLikelyBeingCoached", "/livez/", "/readyz/x",
-                            "/V1/evaluations", "/v2/evaluations", "/metrics", "/metrics/", "/v1/signing-keys/", "/v1/signing-keys/x", "/v1/authorization/", "/v1/authorization/x", "/admin/v1/callers/",
-                            "/admin/v1/callers/x/rate-limit/extra", "/admin/v1/callers/x/y", "/admin/v2/callers", "/admin"]
+        let undocumented = [
+            "/", "/v1", "/v1/", "/v1/evaluations/", "/v1/evaluations/x", "/v1/evaluations//consumption",
+            "/v1/evaluations/x/consumption/", "/v1/evaluations/x/consumption/extra", "/v1/evaluations/x/y",
+            "/v1/labels/", "/v1/insights/", "/v1/insights/isLikelyBeingCoached", "/livez/", "/readyz/x",
+            "/V1/evaluations", "/v2/evaluations", "/metrics", "/metrics/", "/v1/signing-keys/", "/v1/signing-keys/x", "/v1/authorization/",
+            "/v1/authorization/x", "/admin/v1/callers/",
+            "/admin/v1/callers/x/rate-limit/extra", "/admin/v1/callers/x/y", "/admin/v2/callers", "/admin"
+        ]
         for path in undocumented {
             for method in Self.probeMethods {
                 let r = try send(method, path, key: key, json: ["GET", "HEAD"].contains(method) ? nil : "{}")
@@ -161,9 +166,10 @@ final class OpenAPIConformanceTests: XCTestCase {
         }
         func chars(_ n: Int, _ c: Character = "x") -> String { String(repeating: c, count: n) }
         func events(_ n: Int, lastT: Int = 0) -> String {
-            ([#"{"t":0,"type":"sessionStart"}"#] + (1..<max(n, 1)).map { i in
-                #"{"t":\#(i == n - 1 ? max(lastT, i) : i),"type":"tap"}"#
-            }).prefix(n).joined(separator: ",")
+            ([#"{"t":0,"type":"sessionStart"}"#]
+                + (1..<max(n, 1)).map { i in
+                    #"{"t":\#(i == n - 1 ? max(lastT, i) : i),"type":"tap"}"#
+                }).prefix(n).joined(separator: ",")
         }
         let request = "#/components/schemas/EvaluationRequest/properties"
         let interaction = "#/components/schemas/Interaction/properties"
@@ -217,7 +223,7 @@ final class OpenAPIConformanceTests: XCTestCase {
             (#""not an object""#, "invalid", true),
             // Calendar validity and "not in the future" are beyond the schema (format: date only annotates).
             (label(labelInsight, #""outcome":"confirmedLegitimate","discoveredAt":"2026-02-30""#), "invalid", false),
-            (label(labelInsight, #""outcome":"confirmedLegitimate","discoveredAt":"2999-01-01""#), "invalid", false),
+            (label(labelInsight, #""outcome":"confirmedLegitimate","discoveredAt":"2999-01-01""#), "invalid", false)
         ]
         let mixedLabels = #"{"labels":[\#(items.map(\.0).joined(separator: ","))]}"#
         let oneLabel = #"{"labels":[\#(label("7c1e0000-0000-4000-8000-000000000000", legit))]}"#
@@ -229,111 +235,169 @@ final class OpenAPIConformanceTests: XCTestCase {
             // POST /v1/evaluations
             Probe(E, "/v1/evaluations", 200, nil, "minimal", key: key, json: body()),
             Probe(E, "/v1/evaluations", 200, nil, "a retry", key: key, json: retried),
-            Probe(E, "/v1/evaluations", 422, "idempotencyKeyReused", "requestId again with other bytes", key: key,
-                  json: body(#","requestId":"probe-retry","subject":{"account":"other"}"#)),
-            Probe(E, "/v1/evaluations", 200, nil, "every member", key: key, json: body(
-                #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"},"initiator":{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial","destructive"]}}"#,
-                insights: ins + #",{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#)),
-            Probe(E, "/v1/evaluations", 200, nil, "summary and device", key: key,
-                  json: body(#","interaction":{"summary":{"sessionSeconds":95.5,"keystrokeCount":14,"proximityNearShare":0.8},"device":{"activeCall":true}}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "idempotencyKeyReused", "requestId again with other bytes", key: key,
+                json: body(#","requestId":"probe-retry","subject":{"account":"other"}"#)),
+            Probe(
+                E, "/v1/evaluations", 200, nil, "every member", key: key,
+                json: body(
+                    #","requestId":"txn-1","subject":{"account":"a","device":"d","counterparty":"c"},"interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1800,"type":"fieldFocus","field":"payee"},{"t":2100,"type":"paste","field":"payee"},{"t":64000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}},"transaction":{"newCounterparty":true,"amountBand":"high"},"initiator":{"kind":"agent","agent":{"userRequested":false,"untrustedContext":["email","web"],"argumentsFromUntrustedContext":true,"sideEffects":["financial","destructive"]}}"#,
+                    insights: ins + #",{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"1.0"}"#)),
+            Probe(
+                E, "/v1/evaluations", 200, nil, "summary and device", key: key,
+                json: body(
+                    #","interaction":{"summary":{"sessionSeconds":95.5,"keystrokeCount":14,"proximityNearShare":0.8},"device":{"activeCall":true}}"#
+                )),
             Probe(E, "/v1/evaluations", 200, nil, "empty interaction", key: key, json: body(#","interaction":{}"#)),
-            Probe(E, "/v1/evaluations", 200, nil, "insight-level errors", key: key,
-                  json: body(insights: #"{"type":"isLikelyBeingPhished","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":2}"#)),
+            Probe(
+                E, "/v1/evaluations", 200, nil, "insight-level errors", key: key,
+                json: body(
+                    insights: #"{"type":"isLikelyBeingPhished","schemaVersion":1},{"type":"isLikelyBeingCoached","schemaVersion":2}"#)),
             Probe(E, "/v1/evaluations", 200, nil, "charset utf-8", key: key, json: body(), contentType: "application/json; charset=utf-8"),
             Probe(E, "/v1/evaluations", 200, nil, "+json media type", key: key, json: body(), contentType: "application/vnd.insightd+json"),
-            Probe(E, "/v1/evaluations", 200, nil, "limits reached", key: key, json: body(
-                #","requestId":"\#(chars(maxRequestId))","subject":{"account":"\#(chars(maxIdentifier))","device":"\#(chars(maxIdentifier))","counterparty":"\#(chars(maxIdentifier))"}"#,
-                insights: ([ins, #"{"type":"\#(chars(maxType))","schemaVersion":1}"#,
-                            #"{"type":"isLikelyBeingCoached","schemaVersion":\#(minSchema),"modelVersion":"\#(chars(maxModel))"}"#,
-                            #"{"type":"isLikelyBeingCoached","schemaVersion":\#(maxSchema)}"#]
-                           + Array(repeating: ins, count: max(0, maxInsights - 4))).joined(separator: ","))),
-            Probe(E, "/v1/evaluations", 200, nil, "most events, latest t", key: key,
-                  json: body(#","interaction":{"events":[\#(events(maxEvents, lastT: maxT))]}"#)),
-            Probe(E, "/v1/evaluations", 200, nil, "sandbox forced value", key: sandbox, json: body(),
-                  headers: ["Insight-Override": "isLikelyBeingCoached=high"]),
-            Probe(E, "/v1/evaluations", 200, nil, "sandbox forced insight error", key: sandbox, json: body(),
-                  headers: ["Insight-Override": "isLikelyBeingCoached=error:insightEvaluationFailed"]),
-            Probe(E, "/v1/evaluations", 400, "contextInvalid", "malformed override", key: sandbox, json: body(),
-                  headers: ["Insight-Override": "isLikelyBeingCoached=low"]),
-            Probe(E, "/v1/evaluations", 403, "overrideNotAllowed", "override from production", key: key, json: body(),
-                  headers: ["Insight-Override": "isLikelyBeingCoached=high"]),
-            Probe(E, "/v1/evaluations", 403, "denied", "forced denied", key: sandbox, json: body(),
-                  headers: ["Insight-Override": "evaluation=error:denied"]),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "forced contextInvalid", key: sandbox, json: body(),
-                  headers: ["Insight-Override": "evaluation=error:contextInvalid"], schema: .notExpressible),
-            Probe(E, "/v1/evaluations", 429, "rateLimitExceeded", "forced rate limit", key: sandbox, json: body(),
-                  headers: ["Insight-Override": "evaluation=error:rateLimitExceeded"]),
-            Probe(E, "/v1/evaluations", 503, "serverError", "forced server error", key: sandbox, json: body(),
-                  headers: ["Insight-Override": "evaluation=error:serverError"]),
+            Probe(
+                E, "/v1/evaluations", 200, nil, "limits reached", key: key,
+                json: body(
+                    #","requestId":"\#(chars(maxRequestId))","subject":{"account":"\#(chars(maxIdentifier))","device":"\#(chars(maxIdentifier))","counterparty":"\#(chars(maxIdentifier))"}"#,
+                    insights: ([
+                        ins, #"{"type":"\#(chars(maxType))","schemaVersion":1}"#,
+                        #"{"type":"isLikelyBeingCoached","schemaVersion":\#(minSchema),"modelVersion":"\#(chars(maxModel))"}"#,
+                        #"{"type":"isLikelyBeingCoached","schemaVersion":\#(maxSchema)}"#
+                    ]
+                        + Array(repeating: ins, count: max(0, maxInsights - 4))).joined(separator: ","))),
+            Probe(
+                E, "/v1/evaluations", 200, nil, "most events, latest t", key: key,
+                json: body(#","interaction":{"events":[\#(events(maxEvents, lastT: maxT))]}"#)),
+            Probe(
+                E, "/v1/evaluations", 200, nil, "sandbox forced value", key: sandbox, json: body(),
+                headers: ["Insight-Override": "isLikelyBeingCoached=high"]),
+            Probe(
+                E, "/v1/evaluations", 200, nil, "sandbox forced insight error", key: sandbox, json: body(),
+                headers: ["Insight-Override": "isLikelyBeingCoached=error:insightEvaluationFailed"]),
+            Probe(
+                E, "/v1/evaluations", 400, "contextInvalid", "malformed override", key: sandbox, json: body(),
+                headers: ["Insight-Override": "isLikelyBeingCoached=low"]),
+            Probe(
+                E, "/v1/evaluations", 403, "overrideNotAllowed", "override from production", key: key, json: body(),
+                headers: ["Insight-Override": "isLikelyBeingCoached=high"]),
+            Probe(
+                E, "/v1/evaluations", 403, "denied", "forced denied", key: sandbox, json: body(),
+                headers: ["Insight-Override": "evaluation=error:denied"]),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "forced contextInvalid", key: sandbox, json: body(),
+                headers: ["Insight-Override": "evaluation=error:contextInvalid"], schema: .notExpressible),
+            Probe(
+                E, "/v1/evaluations", 429, "rateLimitExceeded", "forced rate limit", key: sandbox, json: body(),
+                headers: ["Insight-Override": "evaluation=error:rateLimitExceeded"]),
+            Probe(
+                E, "/v1/evaluations", 503, "serverError", "forced server error", key: sandbox, json: body(),
+                headers: ["Insight-Override": "evaluation=error:serverError"]),
             Probe(E, "/v1/evaluations", 400, "contextInvalid", "not an object", key: key, json: "[1,2]"),
             Probe(E, "/v1/evaluations", 400, "contextInvalid", "not JSON", key: key, json: #"{"operationCategory":"#),
             Probe(E, "/v1/evaluations", 400, "contextInvalid", "empty body", key: key, json: ""),
             Probe(E, "/v1/evaluations", 401, "unauthorized", "no key", key: nil, json: body()),
             Probe(E, "/v1/evaluations", 401, "unauthorized", "malformed key", key: "not-a-key", json: body()),
             Probe(E, "/v1/evaluations", 401, "unauthorized", "forged key", key: String(key.prefix(20)) + chars(43, "A"), json: body()),
-            Probe(E, "/v1/evaluations", 401, "unauthorized", "Basic", key: nil, json: body(), headers: ["Authorization": "Basic dXNlcjpwYXNz"]),
+            Probe(
+                E, "/v1/evaluations", 401, "unauthorized", "Basic", key: nil, json: body(), headers: ["Authorization": "Basic dXNlcjpwYXNz"]
+            ),
             Probe(E, "/v1/evaluations", 403, "forbidden", "labels role only", key: labelsOnly, json: body()),
             Probe(E, "/v1/evaluations", 415, "unsupportedMediaType", "no Content-Type", key: key, json: body(), contentType: nil),
             Probe(E, "/v1/evaluations", 415, "unsupportedMediaType", "text/plain", key: key, json: body(), contentType: "text/plain"),
-            Probe(E, "/v1/evaluations", 415, "unsupportedMediaType", "latin1", key: key, json: body(), contentType: "application/json; charset=latin1"),
+            Probe(
+                E, "/v1/evaluations", 415, "unsupportedMediaType", "latin1", key: key, json: body(),
+                contentType: "application/json; charset=latin1"),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "no operationCategory", key: key, json: #"{"insights":[\#(ins)]}"#),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown category", key: key, json: body().replacingOccurrences(of: "payment", with: "wire")),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "unknown category", key: key,
+                json: body().replacingOccurrences(of: "payment", with: "wire")),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "no insights", key: key, json: #"{"operationCategory":"payment"}"#),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "zero insights", key: key, json: body(insights: "")),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "too many insights", key: key,
-                  json: body(insights: Array(repeating: ins, count: maxInsights + 1).joined(separator: ","))),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "requestId too long", key: key, json: body(#","requestId":"\#(chars(maxRequestId + 1))""#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "requestId control character", key: key, json: body(#","requestId":"a\u0007b""#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "too many insights", key: key,
+                json: body(insights: Array(repeating: ins, count: maxInsights + 1).joined(separator: ","))),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "requestId too long", key: key,
+                json: body(#","requestId":"\#(chars(maxRequestId + 1))""#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "requestId control character", key: key,
+                json: body(#","requestId":"a\u0007b""#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "requestId empty", key: key, json: body(#","requestId":"""#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "identifier too long", key: key,
-                  json: body(#","subject":{"account":"\#(chars(maxIdentifier + 1))"}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown subject member", key: key, json: body(#","subject":{"email":"x"}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "identifier too long", key: key,
+                json: body(#","subject":{"account":"\#(chars(maxIdentifier + 1))"}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "unknown subject member", key: key, json: body(#","subject":{"email":"x"}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "subject not an object", key: key, json: body(#","subject":"acct""#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "type missing", key: key, json: body(insights: #"{"schemaVersion":1}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "type too long", key: key,
-                  json: body(insights: #"{"type":"\#(chars(maxType + 1))","schemaVersion":1}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion a string", key: key,
-                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":"1"}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion fractional", key: key,
-                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1.5}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion too large", key: key,
-                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":\#(maxSchema + 1)}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion too small", key: key,
-                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":\#(minSchema - 1)}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "modelVersion too long", key: key,
-                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"\#(chars(maxModel + 1))"}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown insight member", key: key,
-                  json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"extra":1}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "type too long", key: key,
+                json: body(insights: #"{"type":"\#(chars(maxType + 1))","schemaVersion":1}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion a string", key: key,
+                json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":"1"}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion fractional", key: key,
+                json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1.5}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion too large", key: key,
+                json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":\#(maxSchema + 1)}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "schemaVersion too small", key: key,
+                json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":\#(minSchema - 1)}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "modelVersion too long", key: key,
+                json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"\#(chars(maxModel + 1))"}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "unknown insight member", key: key,
+                json: body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"extra":1}"#)),
             Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown member", key: key, json: body(#","color":"blue""#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown amountBand", key: key, json: body(#","transaction":{"amountBand":"huge"}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown side effect", key: key,
-                  json: body(#","initiator":{"kind":"agent","agent":{"sideEffects":["teleport"]}}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "events and summary", key: key,
-                  json: body(#","interaction":{"events":[\#(events(1))],"summary":{}}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "too many events", key: key,
-                  json: body(#","interaction":{"events":[\#(events(maxEvents + 1))]}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "negative t", key: key,
-                  json: body(#","interaction":{"events":[\#(events(1)),{"t":-1,"type":"tap"}]}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "t not an integer", key: key,
-                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1.5,"type":"tap"}]}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "events out of order", key: key,
-                  json: body(#","interaction":{"events":[\#(events(1)),{"t":5,"type":"tap"},{"t":4,"type":"tap"}]}"#), schema: .notExpressible),
-            Probe(E, "/v1/evaluations", 200, nil, "an event type of a newer kit, skipped", key: key,
-                  json: body(#","interaction":{"events":[\#(events(2)),{"t":1,"type":"typedCharacter"}]}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "an event type that is no name", key: key,
-                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"typed character"}]}"#)),
-            Probe(E, "/v1/evaluations", 200, nil, "null for optional members", key: key,
-                  json: body(#","requestId":null,"subject":{"account":"a","device":null},"interaction":{"device":{"activeCall":null}}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "unknown field", key: key,
-                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"tap","field":"iban"}]}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "typed characters", key: key,
-                  json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"keyDown","chars":"1234"}]}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "device fact not a boolean", key: key,
-                  json: body(#","interaction":{"events":[\#(events(1))],"device":{"activeCall":"yes"}}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "summary value not a number", key: key,
-                  json: body(#","interaction":{"summary":{"sessionSeconds":"long"}}"#)),
-            Probe(E, "/v1/evaluations", 422, "contextInvalid", "too many summary members", key: key,
-                  json: body(#","interaction":\#(summary(maxFeatures + 1))"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "unknown amountBand", key: key,
+                json: body(#","transaction":{"amountBand":"huge"}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "unknown side effect", key: key,
+                json: body(#","initiator":{"kind":"agent","agent":{"sideEffects":["teleport"]}}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "events and summary", key: key,
+                json: body(#","interaction":{"events":[\#(events(1))],"summary":{}}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "too many events", key: key,
+                json: body(#","interaction":{"events":[\#(events(maxEvents + 1))]}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "negative t", key: key,
+                json: body(#","interaction":{"events":[\#(events(1)),{"t":-1,"type":"tap"}]}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "t not an integer", key: key,
+                json: body(#","interaction":{"events":[\#(events(1)),{"t":1.5,"type":"tap"}]}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "events out of order", key: key,
+                json: body(#","interaction":{"events":[\#(events(1)),{"t":5,"type":"tap"},{"t":4,"type":"tap"}]}"#), schema: .notExpressible
+            ),
+            Probe(
+                E, "/v1/evaluations", 200, nil, "an event type of a newer kit, skipped", key: key,
+                json: body(#","interaction":{"events":[\#(events(2)),{"t":1,"type":"typedCharacter"}]}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "an event type that is no name", key: key,
+                json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"typed character"}]}"#)),
+            Probe(
+                E, "/v1/evaluations", 200, nil, "null for optional members", key: key,
+                json: body(#","requestId":null,"subject":{"account":"a","device":null},"interaction":{"device":{"activeCall":null}}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "unknown field", key: key,
+                json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"tap","field":"iban"}]}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "typed characters", key: key,
+                json: body(#","interaction":{"events":[\#(events(1)),{"t":1,"type":"keyDown","chars":"1234"}]}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "device fact not a boolean", key: key,
+                json: body(#","interaction":{"events":[\#(events(1))],"device":{"activeCall":"yes"}}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "summary value not a number", key: key,
+                json: body(#","interaction":{"summary":{"sessionSeconds":"long"}}"#)),
+            Probe(
+                E, "/v1/evaluations", 422, "contextInvalid", "too many summary members", key: key,
+                json: body(#","interaction":\#(summary(maxFeatures + 1))"#)),
             Probe(E, "/v1/evaluations", 503, "serverError", "write queue full", key: busyKey, json: body(), target: .overloaded),
             Probe(E, "/v1/evaluations", 503, "serverError", "credentials cannot be checked", key: broken.key, json: body()),
 
@@ -342,103 +406,155 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(C, consume, 422, "contextInvalid", "no status", key: key, json: #"{"insightIdsUsed":[]}"#),
             Probe(C, consume, 422, "contextInvalid", "unknown member", key: key, json: #"{"status":"notUsedError","note":"x"}"#),
             Probe(C, consume, 422, "contextInvalid", "id not a string", key: key, json: #"{"status":"notUsedError","insightIdsUsed":[1]}"#),
-            Probe(C, consume, 422, "contextInvalid", "too many ids", key: key, json: #"{"status":"notUsedError","insightIdsUsed":[\#(tooManyIds)]}"#),
-            Probe(C, consume, 422, "contextInvalid", "repeated id", key: key,
-                  json: #"{"status":"notUsedError","insightIdsUsed":["\#(insightId)","\#(insightId)"]}"#),
-            Probe(C, consume, 422, "contextInvalid", "id of no insight of the evaluation", key: key,
-                  json: #"{"status":"notUsedError","insightIdsUsed":["nope"]}"#, schema: .notExpressible),
+            Probe(
+                C, consume, 422, "contextInvalid", "too many ids", key: key,
+                json: #"{"status":"notUsedError","insightIdsUsed":[\#(tooManyIds)]}"#),
+            Probe(
+                C, consume, 422, "contextInvalid", "repeated id", key: key,
+                json: #"{"status":"notUsedError","insightIdsUsed":["\#(insightId)","\#(insightId)"]}"#),
+            Probe(
+                C, consume, 422, "contextInvalid", "id of no insight of the evaluation", key: key,
+                json: #"{"status":"notUsedError","insightIdsUsed":["nope"]}"#, schema: .notExpressible),
             Probe(C, consume, 400, "contextInvalid", "not an object", key: key, json: "[1]"),
             Probe(C, consume, 401, "unauthorized", "no key", key: nil, json: #"{"status":"notUsedError"}"#),
             Probe(C, consume, 403, "forbidden", "labels role only", key: labelsOnly, json: #"{"status":"notUsedError"}"#),
-            Probe(C, consume, 415, "unsupportedMediaType", "text/plain", key: key, json: #"{"status":"notUsedError"}"#, contentType: "text/plain"),
-            Probe(C, "/v1/evaluations/\(Self.sampleEventId)/consumption", 404, "evaluationNotFound", "no such evaluation",
-                  key: key, json: #"{"status":"notUsedError"}"#),
-            Probe(C, "/v1/evaluations/\(chars(65, "e"))/consumption", 404, "evaluationNotFound", "id too long to exist",
-                  key: key, json: #"{"status":"notUsedError"}"#),
-            Probe(C, "/v1/evaluations/\(othersEventId)/consumption", 404, "evaluationNotFound", "another caller's evaluation",
-                  key: key, json: #"{"status":"notUsedError"}"#),
-            Probe(C, consume, 204, nil, "recorded", key: key, json: #"{"status":"usedIncreasedFriction","insightIdsUsed":["\#(insightId)"]}"#),
-            Probe(C, consume, 204, nil, "the same again", key: key, json: #"{"status":"usedIncreasedFriction","insightIdsUsed":["\#(insightId)"]}"#),
+            Probe(
+                C, consume, 415, "unsupportedMediaType", "text/plain", key: key, json: #"{"status":"notUsedError"}"#,
+                contentType: "text/plain"),
+            Probe(
+                C, "/v1/evaluations/\(Self.sampleEventId)/consumption", 404, "evaluationNotFound", "no such evaluation",
+                key: key, json: #"{"status":"notUsedError"}"#),
+            Probe(
+                C, "/v1/evaluations/\(chars(65, "e"))/consumption", 404, "evaluationNotFound", "id too long to exist",
+                key: key, json: #"{"status":"notUsedError"}"#),
+            Probe(
+                C, "/v1/evaluations/\(othersEventId)/consumption", 404, "evaluationNotFound", "another caller's evaluation",
+                key: key, json: #"{"status":"notUsedError"}"#),
+            Probe(
+                C, consume, 204, nil, "recorded", key: key, json: #"{"status":"usedIncreasedFriction","insightIdsUsed":["\#(insightId)"]}"#),
+            Probe(
+                C, consume, 204, nil, "the same again", key: key,
+                json: #"{"status":"usedIncreasedFriction","insightIdsUsed":["\#(insightId)"]}"#),
             Probe(C, consume, 409, "consumptionConflict", "another status", key: key, json: #"{"status":"notUsedNotNeeded"}"#),
-            Probe(C, consume, 409, "consumptionConflict", "the same status, other ids", key: key, json: #"{"status":"usedIncreasedFriction"}"#),
-            Probe(C, "/v1/evaluations/\(secondEventId)/consumption", 204, nil, "status only", key: key, json: #"{"status":"usedEvaluationOnly"}"#),
-            Probe(C, "/v1/evaluations/\(Self.sampleEventId)/consumption", 503, "serverError", "write queue full",
-                  key: busyKey, json: #"{"status":"notUsedError"}"#, target: .overloaded),
+            Probe(
+                C, consume, 409, "consumptionConflict", "the same status, other ids", key: key, json: #"{"status":"usedIncreasedFriction"}"#
+            ),
+            Probe(
+                C, "/v1/evaluations/\(secondEventId)/consumption", 204, nil, "status only", key: key,
+                json: #"{"status":"usedEvaluationOnly"}"#),
+            Probe(
+                C, "/v1/evaluations/\(Self.sampleEventId)/consumption", 503, "serverError", "write queue full",
+                key: busyKey, json: #"{"status":"notUsedError"}"#, target: .overloaded),
             Probe(C, consume, 503, "serverError", "credentials cannot be checked", key: broken.key, json: #"{"status":"notUsedError"}"#),
 
             // POST /v1/labels
-            Probe(L, "/v1/labels", 200, nil, "per-item results", key: key, json: mixedLabels, headers: ["Idempotency-Key": "mixed-1"],
-                  labelResults: items.map { ($0.1, $0.2) }),
-            Probe(L, "/v1/labels", 200, nil, "replayed", key: key, json: mixedLabels, headers: ["Idempotency-Key": "mixed-1"],
-                  labelResults: items.map { ($0.1, $0.2) }, replayed: true),
-            Probe(L, "/v1/labels", 422, "idempotencyKeyReused", "key reused with another body", key: key, json: oneLabel,
-                  headers: ["Idempotency-Key": "mixed-1"]),
+            Probe(
+                L, "/v1/labels", 200, nil, "per-item results", key: key, json: mixedLabels, headers: ["Idempotency-Key": "mixed-1"],
+                labelResults: items.map { ($0.1, $0.2) }),
+            Probe(
+                L, "/v1/labels", 200, nil, "replayed", key: key, json: mixedLabels, headers: ["Idempotency-Key": "mixed-1"],
+                labelResults: items.map { ($0.1, $0.2) }, replayed: true),
+            Probe(
+                L, "/v1/labels", 422, "idempotencyKeyReused", "key reused with another body", key: key, json: oneLabel,
+                headers: ["Idempotency-Key": "mixed-1"]),
             Probe(L, "/v1/labels", 200, nil, "longest key", key: key, json: oneLabel, headers: ["Idempotency-Key": chars(maxKey, "k")]),
-            Probe(L, "/v1/labels", 200, nil, "most labels", key: key, json: labelList(maxLabels), headers: ["Idempotency-Key": "most"],
-                  labelResults: Array(repeating: ("unknownInsight", true), count: maxLabels)),
+            Probe(
+                L, "/v1/labels", 200, nil, "most labels", key: key, json: labelList(maxLabels), headers: ["Idempotency-Key": "most"],
+                labelResults: Array(repeating: ("unknownInsight", true), count: maxLabels)),
             Probe(L, "/v1/labels", 400, "contextInvalid", "no Idempotency-Key", key: key, json: oneLabel),
-            Probe(L, "/v1/labels", 400, "contextInvalid", "Idempotency-Key too long", key: key, json: oneLabel,
-                  headers: ["Idempotency-Key": chars(maxKey + 1, "k")]),
-            Probe(L, "/v1/labels", 400, "contextInvalid", "Idempotency-Key not visible ASCII", key: key, json: oneLabel,
-                  headers: ["Idempotency-Key": "a b"]),
+            Probe(
+                L, "/v1/labels", 400, "contextInvalid", "Idempotency-Key too long", key: key, json: oneLabel,
+                headers: ["Idempotency-Key": chars(maxKey + 1, "k")]),
+            Probe(
+                L, "/v1/labels", 400, "contextInvalid", "Idempotency-Key not visible ASCII", key: key, json: oneLabel,
+                headers: ["Idempotency-Key": "a b"]),
             Probe(L, "/v1/labels", 400, "contextInvalid", "not an object", key: key, json: "[]", headers: ["Idempotency-Key": "e0"]),
             Probe(L, "/v1/labels", 401, "unauthorized", "no key", key: nil, json: oneLabel, headers: ["Idempotency-Key": "e1"]),
-            Probe(L, "/v1/labels", 403, "forbidden", "evaluate role only", key: evaluateOnly, json: oneLabel, headers: ["Idempotency-Key": "e1"]),
-            Probe(L, "/v1/labels", 415, "unsupportedMediaType", "no Content-Type", key: key, json: oneLabel, contentType: nil,
-                  headers: ["Idempotency-Key": "e1"]),
-            Probe(L, "/v1/labels", 422, "contextInvalid", "no labels", key: key, json: #"{"labels":[]}"#, headers: ["Idempotency-Key": "e2"]),
-            Probe(L, "/v1/labels", 422, "contextInvalid", "too many labels", key: key, json: labelList(maxLabels + 1),
-                  headers: ["Idempotency-Key": "e3"]),
-            Probe(L, "/v1/labels", 422, "contextInvalid", "unknown member", key: key, json: #"{"labels":[],"comment":"hi"}"#,
-                  headers: ["Idempotency-Key": "e4"]),
-            Probe(L, "/v1/labels", 422, "contextInvalid", "labels not an array", key: key, json: #"{"labels":{}}"#,
-                  headers: ["Idempotency-Key": "e5"]),
+            Probe(
+                L, "/v1/labels", 403, "forbidden", "evaluate role only", key: evaluateOnly, json: oneLabel,
+                headers: ["Idempotency-Key": "e1"]),
+            Probe(
+                L, "/v1/labels", 415, "unsupportedMediaType", "no Content-Type", key: key, json: oneLabel, contentType: nil,
+                headers: ["Idempotency-Key": "e1"]),
+            Probe(
+                L, "/v1/labels", 422, "contextInvalid", "no labels", key: key, json: #"{"labels":[]}"#, headers: ["Idempotency-Key": "e2"]),
+            Probe(
+                L, "/v1/labels", 422, "contextInvalid", "too many labels", key: key, json: labelList(maxLabels + 1),
+                headers: ["Idempotency-Key": "e3"]),
+            Probe(
+                L, "/v1/labels", 422, "contextInvalid", "unknown member", key: key, json: #"{"labels":[],"comment":"hi"}"#,
+                headers: ["Idempotency-Key": "e4"]),
+            Probe(
+                L, "/v1/labels", 422, "contextInvalid", "labels not an array", key: key, json: #"{"labels":{}}"#,
+                headers: ["Idempotency-Key": "e5"]),
             Probe(L, "/v1/labels", 200, nil, "within the quota", key: scarceLabels, json: oneLabel, headers: ["Idempotency-Key": "q1"]),
-            Probe(L, "/v1/labels", 429, "rateLimitExceeded", "quota used up", key: scarceLabels, json: oneLabel,
-                  headers: ["Idempotency-Key": "q2"]),
-            Probe(L, "/v1/labels", 503, "serverError", "write queue full", key: busyKey, json: oneLabel,
-                  headers: ["Idempotency-Key": "busy"], target: .overloaded),
-            Probe(L, "/v1/labels", 503, "serverError", "credentials cannot be checked", key: broken.key, json: oneLabel,
-                  headers: ["Idempotency-Key": "e6"]),
+            Probe(
+                L, "/v1/labels", 429, "rateLimitExceeded", "quota used up", key: scarceLabels, json: oneLabel,
+                headers: ["Idempotency-Key": "q2"]),
+            Probe(
+                L, "/v1/labels", 503, "serverError", "write queue full", key: busyKey, json: oneLabel,
+                headers: ["Idempotency-Key": "busy"], target: .overloaded),
+            Probe(
+                L, "/v1/labels", 503, "serverError", "credentials cannot be checked", key: broken.key, json: oneLabel,
+                headers: ["Idempotency-Key": "e6"])
         ]
         // Subject authorization.
         let A = "PUT /v1/authorization", Q = "POST /v1/authorization/query"
         table += [
             Probe(A, "/v1/authorization", 200, nil, "deny", key: key, json: #"{"subject":{"account":"probe-1"},"status":"denied"}"#),
-            Probe(A, "/v1/authorization", 200, nil, "allow device", key: key, json: #"{"subject":{"device":"probe-d"},"status":"authorized"}"#),
+            Probe(
+                A, "/v1/authorization", 200, nil, "allow device", key: key, json: #"{"subject":{"device":"probe-d"},"status":"authorized"}"#
+            ),
             Probe(A, "/v1/authorization", 400, "contextInvalid", "not JSON", key: key, json: "{"),
             Probe(A, "/v1/authorization", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"},"status":"denied"}"#),
-            Probe(A, "/v1/authorization", 403, "forbidden", "labels role only", key: labelsOnly, json: #"{"subject":{"account":"a"},"status":"denied"}"#),
+            Probe(
+                A, "/v1/authorization", 403, "forbidden", "labels role only", key: labelsOnly,
+                json: #"{"subject":{"account":"a"},"status":"denied"}"#),
             Probe(A, "/v1/authorization", 415, "unsupportedMediaType", "text/plain", key: key, json: "{}", contentType: "text/plain"),
-            Probe(A, "/v1/authorization", 422, "contextInvalid", "both identifiers", key: key,
-                  json: #"{"subject":{"account":"a","device":"d"},"status":"denied"}"#),
-            Probe(A, "/v1/authorization", 422, "contextInvalid", "unknown status", key: key, json: #"{"subject":{"account":"a"},"status":"off"}"#),
+            Probe(
+                A, "/v1/authorization", 422, "contextInvalid", "both identifiers", key: key,
+                json: #"{"subject":{"account":"a","device":"d"},"status":"denied"}"#),
+            Probe(
+                A, "/v1/authorization", 422, "contextInvalid", "unknown status", key: key,
+                json: #"{"subject":{"account":"a"},"status":"off"}"#),
             Probe(A, "/v1/authorization", 422, "contextInvalid", "no subject", key: key, json: #"{"status":"denied"}"#),
-            Probe(A, "/v1/authorization", 200, nil, "within the quota", key: scarce, json: #"{"subject":{"account":"a"},"status":"authorized"}"#),
-            Probe(A, "/v1/authorization", 429, "rateLimitExceeded", "quota used up", key: scarce,
-                  json: #"{"subject":{"account":"a"},"status":"authorized"}"#),
-            Probe(A, "/v1/authorization", 200, nil, "the tenant's one denial", key: crampedKey,
-                  json: #"{"subject":{"account":"a"},"status":"denied"}"#, target: .cramped),
-            Probe(A, "/v1/authorization", 429, "rateLimitExceeded", "no room for another denial", key: crampedKey,
-                  json: #"{"subject":{"account":"b"},"status":"denied"}"#, target: .cramped),
-            Probe(A, "/v1/authorization", 503, "serverError", "write queue full", key: busyKey,
-                  json: #"{"subject":{"account":"a"},"status":"denied"}"#, target: .overloaded),
-            Probe(A, "/v1/authorization", 503, "serverError", "credentials cannot be checked", key: broken.key,
-                  json: #"{"subject":{"account":"a"},"status":"denied"}"#),
+            Probe(
+                A, "/v1/authorization", 200, nil, "within the quota", key: scarce,
+                json: #"{"subject":{"account":"a"},"status":"authorized"}"#),
+            Probe(
+                A, "/v1/authorization", 429, "rateLimitExceeded", "quota used up", key: scarce,
+                json: #"{"subject":{"account":"a"},"status":"authorized"}"#),
+            Probe(
+                A, "/v1/authorization", 200, nil, "the tenant's one denial", key: crampedKey,
+                json: #"{"subject":{"account":"a"},"status":"denied"}"#, target: .cramped),
+            Probe(
+                A, "/v1/authorization", 429, "rateLimitExceeded", "no room for another denial", key: crampedKey,
+                json: #"{"subject":{"account":"b"},"status":"denied"}"#, target: .cramped),
+            Probe(
+                A, "/v1/authorization", 503, "serverError", "write queue full", key: busyKey,
+                json: #"{"subject":{"account":"a"},"status":"denied"}"#, target: .overloaded),
+            Probe(
+                A, "/v1/authorization", 503, "serverError", "credentials cannot be checked", key: broken.key,
+                json: #"{"subject":{"account":"a"},"status":"denied"}"#),
             Probe(Q, "/v1/authorization/query", 200, nil, "query", key: key, json: #"{"subject":{"account":"probe-1"}}"#),
-            Probe(Q, "/v1/authorization/query", 200, nil, "the other identifier null", key: key,
-                  json: #"{"subject":{"account":"probe-1","device":null}}"#),
+            Probe(
+                Q, "/v1/authorization/query", 200, nil, "the other identifier null", key: key,
+                json: #"{"subject":{"account":"probe-1","device":null}}"#),
             Probe(Q, "/v1/authorization/query", 400, "contextInvalid", "not JSON", key: key, json: "["),
             Probe(Q, "/v1/authorization/query", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"}}"#),
-            Probe(Q, "/v1/authorization/query", 403, "forbidden", "labels role only", key: labelsOnly, json: #"{"subject":{"account":"a"}}"#),
+            Probe(
+                Q, "/v1/authorization/query", 403, "forbidden", "labels role only", key: labelsOnly, json: #"{"subject":{"account":"a"}}"#),
             Probe(Q, "/v1/authorization/query", 415, "unsupportedMediaType", "no Content-Type", key: key, json: "{}", contentType: nil),
-            Probe(Q, "/v1/authorization/query", 422, "contextInvalid", "status in a query", key: key,
-                  json: #"{"subject":{"account":"a"},"status":"denied"}"#),
-            Probe(Q, "/v1/authorization/query", 503, "serverError", "credentials cannot be checked", key: broken.key,
-                  json: #"{"subject":{"account":"a"}}"#),
+            Probe(
+                Q, "/v1/authorization/query", 422, "contextInvalid", "status in a query", key: key,
+                json: #"{"subject":{"account":"a"},"status":"denied"}"#),
+            Probe(
+                Q, "/v1/authorization/query", 503, "serverError", "credentials cannot be checked", key: broken.key,
+                json: #"{"subject":{"account":"a"}}"#),
             Probe(Q, "/v1/authorization/query", 200, nil, "within the quota", key: scarceQuery, json: #"{"subject":{"account":"a"}}"#),
-            Probe(Q, "/v1/authorization/query", 429, "rateLimitExceeded", "quota used up", key: scarceQuery,
-                  json: #"{"subject":{"account":"b"}}"#),
+            Probe(
+                Q, "/v1/authorization/query", 429, "rateLimitExceeded", "quota used up", key: scarceQuery,
+                json: #"{"subject":{"account":"b"}}"#)
         ]
         // The admin API.
         let admin = try daemon.createCaller(roles: [.admin])
@@ -447,53 +563,69 @@ final class OpenAPIConformanceTests: XCTestCase {
         let T = "POST /v1/subjects/transparency", X = "POST /v1/subjects/erasure"
         table += [
             Probe(T, "/v1/subjects/transparency", 200, nil, "an account", key: key, json: #"{"subject":{"account":"probe-1"}}"#),
-            Probe(T, "/v1/subjects/transparency", 200, nil, "a counterparty, one a page", key: key,
-                  json: #"{"subject":{"counterparty":"probe-c"},"limit":1}"#),
+            Probe(
+                T, "/v1/subjects/transparency", 200, nil, "a counterparty, one a page", key: key,
+                json: #"{"subject":{"counterparty":"probe-c"},"limit":1}"#),
             Probe(T, "/v1/subjects/transparency", 400, "contextInvalid", "not JSON", key: key, json: "{"),
             Probe(T, "/v1/subjects/transparency", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"}}"#),
-            Probe(T, "/v1/subjects/transparency", 403, "forbidden", "admin role only", key: adminOnly, json: #"{"subject":{"account":"a"}}"#),
-            Probe(T, "/v1/subjects/transparency", 415, "unsupportedMediaType", "text/plain", key: key, json: "{}", contentType: "text/plain"),
-            Probe(T, "/v1/subjects/transparency", 422, "contextInvalid", "two kinds", key: key,
-                  json: #"{"subject":{"account":"a","device":"d"}}"#),
-            Probe(T, "/v1/subjects/transparency", 422, "contextInvalid", "a cursor not handed out", key: key,
-                  json: #"{"subject":{"account":"a"},"cursor":"x"}"#),
-            Probe(T, "/v1/subjects/transparency", 503, "serverError", "credentials cannot be checked", key: broken.key,
-                  json: #"{"subject":{"account":"a"}}"#),
+            Probe(
+                T, "/v1/subjects/transparency", 403, "forbidden", "admin role only", key: adminOnly, json: #"{"subject":{"account":"a"}}"#),
+            Probe(
+                T, "/v1/subjects/transparency", 415, "unsupportedMediaType", "text/plain", key: key, json: "{}", contentType: "text/plain"),
+            Probe(
+                T, "/v1/subjects/transparency", 422, "contextInvalid", "two kinds", key: key,
+                json: #"{"subject":{"account":"a","device":"d"}}"#),
+            Probe(
+                T, "/v1/subjects/transparency", 422, "contextInvalid", "a cursor not handed out", key: key,
+                json: #"{"subject":{"account":"a"},"cursor":"x"}"#),
+            Probe(
+                T, "/v1/subjects/transparency", 503, "serverError", "credentials cannot be checked", key: broken.key,
+                json: #"{"subject":{"account":"a"}}"#),
             Probe(T, "/v1/subjects/transparency", 200, nil, "five of nine tokens", key: scarcePages, json: #"{"subject":{"account":"a"}}"#),
-            Probe(T, "/v1/subjects/transparency", 429, "rateLimitExceeded", "four left, a page costs five", key: scarcePages,
-                  json: #"{"subject":{"account":"b"}}"#),
-            Probe(X, "/v1/subjects/erasure", 200, nil, "an account and a device", key: admin.key,
-                  json: #"{"subject":{"account":"probe-erased","device":"probe-erased-d"}}"#),
+            Probe(
+                T, "/v1/subjects/transparency", 429, "rateLimitExceeded", "four left, a page costs five", key: scarcePages,
+                json: #"{"subject":{"account":"b"}}"#),
+            Probe(
+                X, "/v1/subjects/erasure", 200, nil, "an account and a device", key: admin.key,
+                json: #"{"subject":{"account":"probe-erased","device":"probe-erased-d"}}"#),
             Probe(X, "/v1/subjects/erasure", 400, "contextInvalid", "not JSON", key: admin.key, json: "["),
             Probe(X, "/v1/subjects/erasure", 401, "unauthorized", "no key", key: nil, json: #"{"subject":{"account":"a"}}"#),
             Probe(X, "/v1/subjects/erasure", 403, "forbidden", "no admin role", key: key, json: #"{"subject":{"account":"a"}}"#),
             Probe(X, "/v1/subjects/erasure", 415, "unsupportedMediaType", "no Content-Type", key: admin.key, json: "{}", contentType: nil),
             Probe(X, "/v1/subjects/erasure", 422, "contextInvalid", "no identifier", key: admin.key, json: #"{"subject":{}}"#),
-            Probe(X, "/v1/subjects/erasure", 422, "contextInvalid", "another tenant", key: admin.key,
-                  json: #"{"subject":{"account":"a"},"tenant":"elsewhere"}"#, schema: .notExpressible),
-            Probe(X, "/v1/subjects/erasure", 503, "serverError", "write queue full", key: busyAdmin.key,
-                  json: #"{"subject":{"account":"a"}}"#, target: .overloaded),
+            Probe(
+                X, "/v1/subjects/erasure", 422, "contextInvalid", "another tenant", key: admin.key,
+                json: #"{"subject":{"account":"a"},"tenant":"elsewhere"}"#, schema: .notExpressible),
+            Probe(
+                X, "/v1/subjects/erasure", 503, "serverError", "write queue full", key: busyAdmin.key,
+                json: #"{"subject":{"account":"a"}}"#, target: .overloaded),
             Probe(X, "/v1/subjects/erasure", 200, nil, "within the quota", key: scarceAdmin, json: #"{"subject":{"account":"a"}}"#),
-            Probe(X, "/v1/subjects/erasure", 429, "rateLimitExceeded", "quota used up", key: scarceAdmin,
-                  json: #"{"subject":{"account":"b"}}"#),
+            Probe(
+                X, "/v1/subjects/erasure", 429, "rateLimitExceeded", "quota used up", key: scarceAdmin,
+                json: #"{"subject":{"account":"b"}}"#)
         ]
         let callerPath = "/admin/v1/callers/\(admin.callerId)", missingPath = "/admin/v1/callers/caller_0000000000000000"
         for method in ["GET", "HEAD"] {
-            for (path, template) in [("/admin/v1/callers", "/admin/v1/callers"), (callerPath, "/admin/v1/callers/{callerId}"),
-                                     (callerPath + "/rate-limit", "/admin/v1/callers/{callerId}/rate-limit")] {
+            for (path, template) in [
+                ("/admin/v1/callers", "/admin/v1/callers"), (callerPath, "/admin/v1/callers/{callerId}"),
+                (callerPath + "/rate-limit", "/admin/v1/callers/{callerId}/rate-limit")
+            ] {
                 let op = "\(method) \(template)"
                 // The main daemon holds a deliberately corrupted caller, which a full listing cannot read.
                 let listing = template == "/admin/v1/callers"
                 table += [
-                    Probe(op, path, 200, nil, "admin", key: listing ? busyAdmin.key : admin.key,
-                          target: listing ? .overloaded : .main),
+                    Probe(
+                        op, path, 200, nil, "admin", key: listing ? busyAdmin.key : admin.key,
+                        target: listing ? .overloaded : .main),
                     Probe(op, path, 401, "unauthorized", "no key", key: nil),
                     Probe(op, path, 403, "forbidden", "no admin role", key: key),
-                    Probe(op, path, 503, "serverError", "credentials cannot be checked", key: broken.key),
+                    Probe(op, path, 503, "serverError", "credentials cannot be checked", key: broken.key)
                 ]
                 if template != "/admin/v1/callers" {
-                    table.append(Probe(op, path.replacingOccurrences(of: callerPath, with: missingPath), 404, "callerNotFound",
-                                       "unknown caller", key: admin.key))
+                    table.append(
+                        Probe(
+                            op, path.replacingOccurrences(of: callerPath, with: missingPath), 404, "callerNotFound",
+                            "unknown caller", key: admin.key))
                 }
             }
         }
@@ -505,25 +637,29 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe(D, "/admin/v1/decisions", 401, "unauthorized", "no key", key: nil),
                 Probe(D, "/admin/v1/decisions", 403, "forbidden", "no admin role", key: key),
                 Probe(D, "/admin/v1/decisions?days=0", 422, "contextInvalid", "an empty period", key: admin.key),
-                Probe(D, "/admin/v1/decisions", 503, "serverError", "credentials cannot be checked", key: broken.key),
+                Probe(D, "/admin/v1/decisions", 503, "serverError", "credentials cannot be checked", key: broken.key)
             ]
             let op = "\(method) /admin/v1/model-performance", path = "/admin/v1/model-performance"
             table += [
                 Probe(op, path + "?from=2026-01-01&to=2026-01-31", 200, nil, "a month", key: admin.key),
-                Probe(op, path + "?environment=sandbox&from=2026-01-01&to=2026-01-01&category=payment", 200, nil,
-                      "a day, sandbox, one category", key: admin.key),
+                Probe(
+                    op, path + "?environment=sandbox&from=2026-01-01&to=2026-01-01&category=payment", 200, nil,
+                    "a day, sandbox, one category", key: admin.key),
                 Probe(op, path + "?from=2026-01-01&to=2026-01-31", 401, "unauthorized", "no key", key: nil),
                 Probe(op, path + "?from=2026-01-01&to=2026-01-31", 403, "forbidden", "no admin role", key: key),
                 Probe(op, path + "?from=2026-01-01", 422, "contextInvalid", "no to", key: admin.key),
                 Probe(op, path + "?from=2026-02-30&to=2026-03-01", 422, "contextInvalid", "not a date", key: admin.key),
                 Probe(op, path + "?from=2026-03-01&to=2026-02-01", 422, "contextInvalid", "to before from", key: admin.key),
                 Probe(op, path + "?from=2026-01-01&to=2026-06-01", 422, "contextInvalid", "over 92 days", key: admin.key),
-                Probe(op, path + "?from=2026-01-01&to=2026-01-02&tenant=x", 422, "contextInvalid", "unknown parameter",
-                      key: admin.key),
-                Probe(op, path + "?from=2026-01-01&to=2026-01-02&category=x", 422, "contextInvalid", "unknown category",
-                      key: admin.key),
-                Probe(op, path + "?from=2026-01-01&to=2026-01-31", 503, "serverError", "credentials cannot be checked",
-                      key: broken.key),
+                Probe(
+                    op, path + "?from=2026-01-01&to=2026-01-02&tenant=x", 422, "contextInvalid", "unknown parameter",
+                    key: admin.key),
+                Probe(
+                    op, path + "?from=2026-01-01&to=2026-01-02&category=x", 422, "contextInvalid", "unknown category",
+                    key: admin.key),
+                Probe(
+                    op, path + "?from=2026-01-01&to=2026-01-31", 503, "serverError", "credentials cannot be checked",
+                    key: broken.key)
             ]
         }
         // The console's views and its key revocation.
@@ -539,7 +675,7 @@ final class OpenAPIConformanceTests: XCTestCase {
                     Probe(op, path, 200, nil, "admin", key: listing ? busyAdmin.key : admin.key, target: listing ? .overloaded : .main),
                     Probe(op, path, 401, "unauthorized", "no key", key: nil),
                     Probe(op, path, 403, "forbidden", "no admin role", key: key),
-                    Probe(op, path, 503, "serverError", "credentials cannot be checked", key: broken.key),
+                    Probe(op, path, 503, "serverError", "credentials cannot be checked", key: broken.key)
                 ]
             }
             let K = "\(method) /admin/v1/callers/{callerId}/keys"
@@ -548,7 +684,7 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe(K, "/admin/v1/callers/\(victim.callerId)/keys", 401, "unauthorized", "no key", key: nil),
                 Probe(K, "/admin/v1/callers/\(victim.callerId)/keys", 403, "forbidden", "no admin role", key: key),
                 Probe(K, missingPath + "/keys", 404, "callerNotFound", "unknown caller", key: admin.key),
-                Probe(K, "/admin/v1/callers/\(victim.callerId)/keys", 503, "serverError", "credentials cannot be checked", key: broken.key),
+                Probe(K, "/admin/v1/callers/\(victim.callerId)/keys", 503, "serverError", "credentials cannot be checked", key: broken.key)
             ]
             let etag = try XCTUnwrap(try send("GET", "/console/", key: nil, json: nil).headers["etag"], "the console's ETag")
             let W = "\(method) /console/"
@@ -556,7 +692,7 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe(W, "/console/", 200, nil, "the page", key: nil),
                 Probe(W, "/console/", 200, nil, "credentials ignored", key: "not-a-key"),
                 Probe(W, "/console/", 200, nil, "another entity tag", key: nil, headers: ["If-None-Match": #""0""#]),
-                Probe(W, "/console/", 304, nil, "current copy", key: nil, headers: ["If-None-Match": etag]),
+                Probe(W, "/console/", 304, nil, "current copy", key: nil, headers: ["If-None-Match": etag])
             ]
         }
         let V = "POST /admin/v1/callers/{callerId}/keys/{keyId}/revoke"
@@ -566,12 +702,15 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(V, "/admin/v1/callers/\(victim.callerId)/keys/\(victimKeyId)/revoke", 401, "unauthorized", "no key", key: nil),
             Probe(V, "/admin/v1/callers/\(victim.callerId)/keys/\(victimKeyId)/revoke", 403, "forbidden", "no admin role", key: key),
             Probe(V, missingPath + "/keys/\(victimKeyId)/revoke", 404, "callerNotFound", "unknown caller", key: admin.key),
-            Probe(V, "/admin/v1/callers/\(victim.callerId)/keys/0000000000000000/revoke", 404, "keyNotFound", "unknown key",
-                  key: admin.key),
-            Probe(V, "/admin/v1/callers/\(admin.callerId)/keys/\(victimKeyId)/revoke", 404, "keyNotFound", "another caller's key",
-                  key: admin.key),
-            Probe(V, "/admin/v1/callers/\(busyAdmin.callerId)/keys/\(busyKeyId)/revoke", 503, "serverError", "write queue full",
-                  key: busyAdmin.key, target: .overloaded),
+            Probe(
+                V, "/admin/v1/callers/\(victim.callerId)/keys/0000000000000000/revoke", 404, "keyNotFound", "unknown key",
+                key: admin.key),
+            Probe(
+                V, "/admin/v1/callers/\(admin.callerId)/keys/\(victimKeyId)/revoke", 404, "keyNotFound", "another caller's key",
+                key: admin.key),
+            Probe(
+                V, "/admin/v1/callers/\(busyAdmin.callerId)/keys/\(busyKeyId)/revoke", 503, "serverError", "write queue full",
+                key: busyAdmin.key, target: .overloaded)
         ]
         let P = "PATCH /admin/v1/callers/{callerId}", RR = "POST /admin/v1/callers/{callerId}/rate-limit/reset"
         table += [
@@ -583,19 +722,22 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(P, callerPath, 401, "unauthorized", "no key", key: nil, json: #"{"rate":1}"#),
             Probe(P, callerPath, 403, "forbidden", "no admin role", key: key, json: #"{"rate":1}"#),
             Probe(P, missingPath, 404, "callerNotFound", "unknown caller", key: admin.key, json: #"{"rate":1}"#),
-            Probe(P, callerPath, 415, "unsupportedMediaType", "text/plain", key: admin.key, json: #"{"rate":1}"#, contentType: "text/plain"),
+            Probe(
+                P, callerPath, 415, "unsupportedMediaType", "text/plain", key: admin.key, json: #"{"rate":1}"#, contentType: "text/plain"),
             Probe(P, callerPath, 422, "contextInvalid", "negative rate", key: admin.key, json: #"{"rate":-1}"#),
             Probe(P, callerPath, 422, "contextInvalid", "zero burst", key: admin.key, json: #"{"burst":0}"#),
             Probe(P, callerPath, 422, "contextInvalid", "nothing to set", key: admin.key, json: "{}"),
             Probe(P, callerPath, 422, "contextInvalid", "unknown member", key: admin.key, json: #"{"rate":1,"name":"x"}"#),
-            Probe(P, "/admin/v1/callers/\(busyAdmin.callerId)", 503, "serverError", "write queue full", key: busyAdmin.key,
-                  json: #"{"rate":1}"#, target: .overloaded),
+            Probe(
+                P, "/admin/v1/callers/\(busyAdmin.callerId)", 503, "serverError", "write queue full", key: busyAdmin.key,
+                json: #"{"rate":1}"#, target: .overloaded),
             Probe(RR, callerPath + "/rate-limit/reset", 200, nil, "reset", key: admin.key),
             Probe(RR, callerPath + "/rate-limit/reset", 401, "unauthorized", "no key", key: nil),
             Probe(RR, callerPath + "/rate-limit/reset", 403, "forbidden", "no admin role", key: key),
             Probe(RR, missingPath + "/rate-limit/reset", 404, "callerNotFound", "unknown caller", key: admin.key),
-            Probe(RR, "/admin/v1/callers/\(busyAdmin.callerId)/rate-limit/reset", 503, "serverError", "write queue full",
-                  key: busyAdmin.key, target: .overloaded),
+            Probe(
+                RR, "/admin/v1/callers/\(busyAdmin.callerId)/rate-limit/reset", 503, "serverError", "write queue full",
+                key: busyAdmin.key, target: .overloaded)
         ]
         let jwksTag = try XCTUnwrap(try send("GET", "/v1/signing-keys", key: nil, json: nil).headers["etag"], "the key set's ETag")
         let instance = try String(contentsOfFile: daemon.service.settings.stateDirectory + "/instance", encoding: .utf8)
@@ -613,7 +755,7 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe(R, path + "?instance=\(instance)&limit=1001", 422, "contextInvalid", "a page too long", key: key),
                 Probe(R, path + "?instance=\(instance)&from=-1", 422, "contextInvalid", "a negative sequence", key: key),
                 Probe(R, path + "?instance=a%20b", 422, "contextInvalid", "an encoded name", key: key),
-                Probe(R, path, 503, "serverError", "credentials cannot be checked", key: broken.key),
+                Probe(R, path, 503, "serverError", "credentials cannot be checked", key: broken.key)
             ]
         }
         for method in ["GET", "HEAD"] {
@@ -629,10 +771,12 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe("\(method) /readyz", "/readyz", 200, nil, "ready", key: nil),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "public keys", key: nil),
                 Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "credentials ignored", key: "not-a-key"),
-                Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "another entity tag", key: nil,
-                      headers: ["If-None-Match": #""0""#]),
-                Probe("\(method) /v1/signing-keys", "/v1/signing-keys", 304, nil, "the set held is current", key: nil,
-                      headers: ["If-None-Match": jwksTag]),
+                Probe(
+                    "\(method) /v1/signing-keys", "/v1/signing-keys", 200, nil, "another entity tag", key: nil,
+                    headers: ["If-None-Match": #""0""#]),
+                Probe(
+                    "\(method) /v1/signing-keys", "/v1/signing-keys", 304, nil, "the set held is current", key: nil,
+                    headers: ["If-None-Match": jwksTag])
             ]
         }
 
@@ -640,9 +784,15 @@ final class OpenAPIConformanceTests: XCTestCase {
         var producedCodes: [String: Set<String>] = [:]
         func run(_ probe: Probe) throws {
             guard let op = spec.operation(id: probe.op) else { return XCTFail("\(probe.op) is not documented") }
-            let daemon = switch probe.target { case .main: self.daemon!; case .overloaded: overloaded; case .cramped: cramped }
-            let r = try send(op.method, probe.path, key: probe.key, json: probe.json, contentType: probe.contentType,
-                             headers: probe.headers, daemon: daemon)
+            let daemon =
+                switch probe.target {
+                case .main: self.daemon!;
+                case .overloaded: overloaded;
+                case .cramped: cramped
+                }
+            let r = try send(
+                op.method, probe.path, key: probe.key, json: probe.json, contentType: probe.contentType,
+                headers: probe.headers, daemon: daemon)
             let context = "\(probe.op) [\(probe.why)]"
             XCTAssertEqual(r.status, probe.status, "\(context): \(String(decoding: r.body, as: UTF8.self))")
             if op.method != "HEAD" { XCTAssertEqual(r.code, probe.code, context) }
@@ -675,7 +825,8 @@ final class OpenAPIConformanceTests: XCTestCase {
                 // Answers to HEAD carry no problem body, so their codes cannot be seen.
                 guard op.method != "HEAD" else { continue }
                 let expected = codes.subtracting(Self.transportCodes)
-                XCTAssertEqual(producedCodes["\(op.id) \(status)", default: []], expected, "\(op.id) \(status): codes produced vs x-problem-codes")
+                XCTAssertEqual(
+                    producedCodes["\(op.id) \(status)", default: []], expected, "\(op.id) \(status): codes produced vs x-problem-codes")
             }
         }
     }
@@ -683,8 +834,10 @@ final class OpenAPIConformanceTests: XCTestCase {
     /// The transport-level errors answer any request, on every documented operation.
     func testTransportErrorsAreDocumentedForEveryOperation() throws {
         let transport = try TestDaemon(.live) { $0.requestTimeout = 1 }
-        let expected: [Int: String] = [400: "malformedRequest", 408: "requestTimeout", 413: "payloadTooLarge",
-                                       431: "headersTooLarge", 501: "notImplemented", 505: "httpVersionNotSupported"]
+        let expected: [Int: String] = [
+            400: "malformedRequest", 408: "requestTimeout", 413: "payloadTooLarge",
+            431: "headersTooLarge", 501: "notImplemented", 505: "httpVersionNotSupported"
+        ]
         var slow: [(op: OpenAPISpec.Operation, fd: Int32)] = []
         for op in spec.operations {
             let path = op.path.replacingOccurrences(of: "{eventId}", with: Self.sampleEventId)
@@ -700,7 +853,7 @@ final class OpenAPIConformanceTests: XCTestCase {
                 (413, head + "Content-Type: application/json\r\nContent-Length: \(transport.service.settings.maxBodyBytes + 1)\r\n\r\n"),
                 (431, head + "X-Fill: \(String(repeating: "a", count: transport.service.settings.maxHeaderBytes))\r\n\r\n"),
                 (501, head + "Transfer-Encoding: gzip\r\n\r\n"),
-                (505, "\(op.method) \(path) HTTP/2.0\r\nHost: localhost\r\n\r\n"),
+                (505, "\(op.method) \(path) HTTP/2.0\r\nHost: localhost\r\n\r\n")
             ]
             for (status, bytes) in requests {
                 let r = try transport.exchange(Array(bytes.utf8))
@@ -727,7 +880,8 @@ final class OpenAPIConformanceTests: XCTestCase {
     /// The document's `Problem.code` enum is exactly the `ProblemCode` cases declared in
     /// Problem.swift; every code appears in some response's `x-problem-codes` or is reserved.
     func testProblemCodesMatchTheSource() throws {
-        let source = try String(contentsOf: OpenAPISpec.packageRoot.appendingPathComponent("Sources/InsightAPI/Problem.swift"), encoding: .utf8)
+        let source = try String(
+            contentsOf: OpenAPISpec.packageRoot.appendingPathComponent("Sources/InsightAPI/Problem.swift"), encoding: .utf8)
         let declared = SourceScanner.enumCases("ProblemCode", in: source)
         XCTAssertFalse(declared.isEmpty, "no cases of enum ProblemCode found in Problem.swift")
         XCTAssertEqual(Set(declared), Set(ProblemCode.allCases.map(\.rawValue)), "the source scan disagrees with ProblemCode.allCases")
@@ -743,8 +897,9 @@ final class OpenAPIConformanceTests: XCTestCase {
         XCTAssertTrue(used.isSubset(of: Set(documented)), "x-problem-codes not in the enum: \(used.subtracting(documented))")
         XCTAssertTrue(reserved.isDisjoint(with: used), "reserved codes that responses list: \(reserved.intersection(used))")
         XCTAssertEqual(used.union(reserved), Set(documented), "codes neither listed by a response nor reserved")
-        XCTAssertEqual(spec.root.oaPointer("#/components/schemas/Problem/properties/type/pattern")?.stringValue,
-                       "^urn:insightd:problem:[A-Za-z]+$")
+        XCTAssertEqual(
+            spec.root.oaPointer("#/components/schemas/Problem/properties/type/pattern")?.stringValue,
+            "^urn:insightd:problem:[A-Za-z]+$")
     }
 
     // MARK: Vocabularies and limits
@@ -767,14 +922,18 @@ final class OpenAPIConformanceTests: XCTestCase {
         XCTAssertEqual(enumeration("\(schemas)/InteractionSource/properties/platform"), ClientPlatform.allCases.map(\.rawValue))
         // The models' manifests name the same platforms for thresholds of their own.
         XCTAssertEqual(CoachingModelVersion.platforms, ClientPlatform.allCases.map(\.rawValue))
-        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/kit/maxLength")?.numberValue,
-                       Double(InteractionSource.maxKitLength))
-        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/version/maxLength")?.numberValue,
-                       Double(InteractionSource.maxVersionLength))
-        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionSource/properties/droppedEvents/maximum")?.numberValue,
-                       Double(InteractionSource.maxDroppedEvents))
-        XCTAssertEqual(spec.root.oaPointer("\(schemas)/LabelSummary/required")?.oaArray?.compactMap(\.stringValue),
-                       LabelResultStatus.allCases.map(\.rawValue))
+        XCTAssertEqual(
+            spec.root.oaPointer("\(schemas)/InteractionSource/properties/kit/maxLength")?.numberValue,
+            Double(InteractionSource.maxKitLength))
+        XCTAssertEqual(
+            spec.root.oaPointer("\(schemas)/InteractionSource/properties/version/maxLength")?.numberValue,
+            Double(InteractionSource.maxVersionLength))
+        XCTAssertEqual(
+            spec.root.oaPointer("\(schemas)/InteractionSource/properties/droppedEvents/maximum")?.numberValue,
+            Double(InteractionSource.maxDroppedEvents))
+        XCTAssertEqual(
+            spec.root.oaPointer("\(schemas)/LabelSummary/required")?.oaArray?.compactMap(\.stringValue),
+            LabelResultStatus.allCases.map(\.rawValue))
 
         // The coaching model validates events and summaries (FeatureExtractor): the document
         // states its rules, so hold them to its source.
@@ -782,12 +941,15 @@ final class OpenAPIConformanceTests: XCTestCase {
         let events = try String(contentsOf: model.appendingPathComponent("InteractionEvent.swift"), encoding: .utf8)
         let extractor = try String(contentsOf: model.appendingPathComponent("FeatureExtractor.swift"), encoding: .utf8)
         let vector = try String(contentsOf: model.appendingPathComponent("FeatureVector.swift"), encoding: .utf8)
-        XCTAssertEqual(enumeration("\(schemas)/InteractionEvent/properties/type/anyOf/0"), SourceScanner.enumCases("InteractionEventType", in: events))
+        XCTAssertEqual(
+            enumeration("\(schemas)/InteractionEvent/properties/type/anyOf/0"), SourceScanner.enumCases("InteractionEventType", in: events))
         XCTAssertEqual(enumeration("\(schemas)/InteractionEvent/properties/field"), SourceScanner.enumCases("InteractionField", in: events))
-        XCTAssertEqual(spec.root.oaPointer("\(schemas)/Interaction/properties/events/maxItems")?.numberValue,
-                       SourceScanner.integer(after: "static let maxEvents = ", in: extractor).map(Double.init))
-        XCTAssertEqual(spec.root.oaPointer("\(schemas)/InteractionEvent/properties/t/maximum")?.numberValue,
-                       SourceScanner.integer(after: "static let maxSessionMs: Int64 = ", in: extractor).map(Double.init))
+        XCTAssertEqual(
+            spec.root.oaPointer("\(schemas)/Interaction/properties/events/maxItems")?.numberValue,
+            SourceScanner.integer(after: "static let maxEvents = ", in: extractor).map(Double.init))
+        XCTAssertEqual(
+            spec.root.oaPointer("\(schemas)/InteractionEvent/properties/t/maximum")?.numberValue,
+            SourceScanner.integer(after: "static let maxSessionMs: Int64 = ", in: extractor).map(Double.init))
         let features = spec.root.oaPointer("\(schemas)/Interaction/properties/summary/properties")?.oaMembers?.map(\.key) ?? []
         XCTAssertEqual(features, SourceScanner.stringArray(after: "static let names: [String] = [", in: vector))
         XCTAssertEqual(spec.root.oaPointer("\(schemas)/Interaction/properties/summary/additionalProperties"), .bool(false))
@@ -800,7 +962,8 @@ final class OpenAPIConformanceTests: XCTestCase {
         let validator = SchemaValidator(spec: spec)
         let schema = try XCTUnwrap(spec.root.oaPointer("#/components/schemas/EvaluationRequest"))
         func evaluate(_ interaction: String) throws -> (TestDaemon.Response, Bool) {
-            let json = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":\#(interaction)}"#
+            let json =
+                #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":\#(interaction)}"#
             let r = try daemon.request("POST", "/v1/evaluations", key: key, json: json)
             return (r, validator.errors(try JSONParser.parse(json), schema).isEmpty)
         }
@@ -821,7 +984,7 @@ final class OpenAPIConformanceTests: XCTestCase {
             (#"{"source":{"kit":"k","version":"\#(String(repeating: "1", count: 33))","platform":"web"}}"#, false),
             (#"{"source":{"kit":"k","version":"1","platform":"tv"}}"#, false),
             (#"{"source":{"kit":"k","version":"1"}}"#, false),
-            (#"{"source":{"kit":"k","version":"1","platform":"ios","droppedEvents":-1}}"#, false),
+            (#"{"source":{"kit":"k","version":"1","platform":"ios","droppedEvents":-1}}"#, false)
         ]
         for (name, feature) in spec.root.oaPointer("#/components/schemas/Interaction/properties/summary/properties")?.oaMembers ?? [] {
             if let values = feature["enum"]?.oaArray?.compactMap(\.numberValue) {
@@ -830,8 +993,10 @@ final class OpenAPIConformanceTests: XCTestCase {
                 continue
             }
             let low = try XCTUnwrap(feature["minimum"]?.numberValue, name), high = try XCTUnwrap(feature["maximum"]?.numberValue, name)
-            cases += [(#"{"summary":{"\#(name)":\#(low)}}"#, true), (#"{"summary":{"\#(name)":\#(high)}}"#, true),
-                      (#"{"summary":{"\#(name)":\#(low - 0.5)}}"#, false), (#"{"summary":{"\#(name)":\#(high + 0.5)}}"#, false)]
+            cases += [
+                (#"{"summary":{"\#(name)":\#(low)}}"#, true), (#"{"summary":{"\#(name)":\#(high)}}"#, true),
+                (#"{"summary":{"\#(name)":\#(low - 0.5)}}"#, false), (#"{"summary":{"\#(name)":\#(high + 0.5)}}"#, false)
+            ]
             if feature["type"]?.stringValue == "integer" { cases.append((#"{"summary":{"\#(name)":\#(low + 0.5)}}"#, false)) }
         }
         for (interaction, valid) in cases {
@@ -861,13 +1026,14 @@ final class OpenAPIConformanceTests: XCTestCase {
         XCTAssertTrue(versions.contains(newest))
 
         let op = try XCTUnwrap(spec.operation("POST", "/v1/evaluations"))
-        let insights = [#"{"type":"isLikelyBeingCoached","schemaVersion":1}"#]
+        let insights =
+            [#"{"type":"isLikelyBeingCoached","schemaVersion":1}"#]
             + versions.prefix(2).map { #"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"\#($0)"}"# }
             + [#"{"type":"isLikelyBeingCoached","schemaVersion":1,"modelVersion":"0.0-none"}"#]
         let interactions = [
             "",
             #","interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":200,"type":"proximityNear"},{"t":9000,"type":"fieldFocus","field":"payee"},{"t":9200,"type":"keyDown","field":"payee"},{"t":13400,"type":"keyDown","field":"payee"},{"t":13600,"type":"keyDown","field":"payee"},{"t":60000,"type":"submit"}],"device":{"activeCall":true,"callStartedBeforeSession":true}}"#,
-            #","interaction":{"summary":{"sessionSeconds":60,"activeCall":1,"callStartedBeforeSession":1,"proximityNearShare":0.9,"segmentPauseCount":6}}"#,
+            #","interaction":{"summary":{"sessionSeconds":60,"activeCall":1,"callStartedBeforeSession":1,"proximityNearShare":0.9,"segmentPauseCount":6}}"#
         ]
         var outcomes = Set<String>()
         for interaction in interactions {
@@ -917,7 +1083,8 @@ final class OpenAPIConformanceTests: XCTestCase {
                 }
                 if op.value["x-required-role"]?.stringValue == "admin" { credential = admin.key }
                 let r = try daemon.request(op.method, path, key: credential, json: JSONWriter.string(value), headers: headers)
-                XCTAssertTrue((200..<300).contains(r.status), "\(op.id) example \(name): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+                XCTAssertTrue(
+                    (200..<300).contains(r.status), "\(op.id) example \(name): \(r.status) \(String(decoding: r.body, as: UTF8.self))")
                 check(r, op: op, context: "\(op.id) example \(name)")
                 if op.path == "/v1/evaluations", eventId.isEmpty {
                     eventId = r.json?["eventId"]?.stringValue ?? ""
@@ -942,11 +1109,14 @@ final class OpenAPIConformanceTests: XCTestCase {
     /// item 8: generic tools chain real ids through them).
     func testLinksNameRealOperationsAndParameters() throws {
         let links = spec.links
-        let chains = Set(links.map { "\($0.source.value["operationId"]?.stringValue ?? "?") -> \($0.value["operationId"]?.stringValue ?? "?")" })
+        let chains = Set(
+            links.map { "\($0.source.value["operationId"]?.stringValue ?? "?") -> \($0.value["operationId"]?.stringValue ?? "?")" })
         // The catalog link lets a stateful fuzzer reach an evaluation from an operation it starts
         // chains with (schemathesis does not start one with createEvaluation: it reads `requestId`
         // as a reference to a resource no operation returns).
-        let expected: Set = ["listInsights -> createEvaluation", "createEvaluation -> reportConsumption", "createEvaluation -> submitLabels"]
+        let expected: Set = [
+            "listInsights -> createEvaluation", "createEvaluation -> reportConsumption", "createEvaluation -> submitLabels"
+        ]
         XCTAssertTrue(chains.isSuperset(of: expected), "\(chains)")
         XCTAssertEqual(LinkChecker(spec: spec).errors(), [])
     }
@@ -959,19 +1129,26 @@ final class OpenAPIConformanceTests: XCTestCase {
         let catalogLink = "#/paths/~1v1~1insights/get/responses/200/links/createEvaluation"
         let broken: [(String, JSONValue, String)] = [
             ("\(link)/operationId", .string("reportConsumptions"), "unknown operationId reportConsumptions"),
-            ("\(link)/parameters", .object(["path.eventIdentifier": .string("$response.body#/eventId")]), "no path parameter eventIdentifier"),
+            (
+                "\(link)/parameters", .object(["path.eventIdentifier": .string("$response.body#/eventId")]),
+                "no path parameter eventIdentifier"
+            ),
             ("\(link)/parameters", .object(["query.eventId": .string("$response.body#/eventId")]), "no query parameter eventId"),
             ("\(link)/parameters", .object([:]), "leaves path parameter eventId unset"),
             ("\(link)/parameters", .object(["eventId": .string("$response.body#/eventIdentifier")]), "not in the response schema"),
-            ("\(link)/requestBody", .object(["insightIdsUsed": .array([.string("{$response.body#/insights/0/id}")])]), "not in the response schema"),
+            (
+                "\(link)/requestBody", .object(["insightIdsUsed": .array([.string("{$response.body#/insights/0/id}")])]),
+                "not in the response schema"
+            ),
             ("\(link)/parameters", .object(["eventId": .string("$response.bodies#/eventId")]), "unsupported runtime expression"),
             ("\(link)/requestbody", .object([:]), "unknown member requestbody"),
-            ("\(catalogLink)/operationId", .string("listInsights"), "a request body for listInsights, which takes none"),
+            ("\(catalogLink)/operationId", .string("listInsights"), "a request body for listInsights, which takes none")
         ]
         for (pointer, value, expected) in broken {
             let doctored = OpenAPISpec(root: try XCTUnwrap(spec.root.oaSetting(pointer, to: value), pointer))
             let errors = LinkChecker(spec: doctored).errors()
-            XCTAssertTrue(errors.contains { $0.contains(expected) }, "\(pointer) = \(JSONWriter.string(value)): expected '\(expected)' in \(errors)")
+            XCTAssertTrue(
+                errors.contains { $0.contains(expected) }, "\(pointer) = \(JSONWriter.string(value)): expected '\(expected)' in \(errors)")
         }
     }
 
@@ -995,7 +1172,8 @@ final class OpenAPIConformanceTests: XCTestCase {
                 path = path.replacingOccurrences(of: "{\(name.split(separator: ".").last.map(String.init) ?? name)}", with: text)
             }
             var headers: [String: String] = [:]
-            for parameter in spec.parameters(of: target) where parameter["in"] == .string("header") && parameter["required"] == .bool(true) {
+            for parameter in spec.parameters(of: target) where parameter["in"] == .string("header") && parameter["required"] == .bool(true)
+            {
                 headers[parameter["name"]?.stringValue ?? ""] = "link-\(index)-\(UUID().uuidString)"
             }
             var body: String?
@@ -1006,7 +1184,9 @@ final class OpenAPIConformanceTests: XCTestCase {
                 body = JSONWriter.string(value)
             }
             let r = try daemon.request(target.method, path, key: key, json: body, headers: headers)
-            XCTAssertTrue((200..<300).contains(r.status), "\(link.context): \(target.id) answered \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+            XCTAssertTrue(
+                (200..<300).contains(r.status),
+                "\(link.context): \(target.id) answered \(r.status) \(String(decoding: r.body, as: UTF8.self))")
             check(r, op: target, context: link.context)
             for result in r.json?["results"]?.oaArray ?? [] {
                 XCTAssertEqual(result["status"], .string("accepted"), "\(link.context): \(JSONWriter.string(result))")
@@ -1016,8 +1196,10 @@ final class OpenAPIConformanceTests: XCTestCase {
 
     // MARK: Checks
 
-    static let transportCodes: Set<String> = ["malformedRequest", "requestTimeout", "payloadTooLarge", "headersTooLarge",
-                                              "notImplemented", "httpVersionNotSupported"]
+    static let transportCodes: Set<String> = [
+        "malformedRequest", "requestTimeout", "payloadTooLarge", "headersTooLarge",
+        "notImplemented", "httpVersionNotSupported"
+    ]
     static let watchedHeaders = ["Allow", "Retry-After", "WWW-Authenticate", "Idempotent-Replayed", "Insight-Receipt"]
 
     /// The answer must be documented for `op`; then as `check(_:response:method:context:)`.
@@ -1076,7 +1258,8 @@ final class OpenAPIConformanceTests: XCTestCase {
             let value = r.headers[name.lowercased()]
             if header["required"] == .bool(true) { XCTAssertNotNil(value, "\(context): documented header \(name) missing") }
             if let value, let schema = header["schema"] {
-                let typed: JSONValue = schema["type"]?.stringValue == "integer" ? (Double(value).map(JSONValue.number) ?? .string(value)) : .string(value)
+                let typed: JSONValue =
+                    schema["type"]?.stringValue == "integer" ? (Double(value).map(JSONValue.number) ?? .string(value)) : .string(value)
                 XCTAssertEqual(validator.errors(typed, schema), [], "\(context): header \(name): \(value)")
             }
         }
@@ -1089,7 +1272,8 @@ final class OpenAPIConformanceTests: XCTestCase {
     /// refuses as `contextInvalid` 422 do not (unless the probe names a rule the schema cannot state).
     private func checkRequestSchema(_ probe: Probe, op: OpenAPISpec.Operation, response r: TestDaemon.Response, context: String) {
         guard let json = probe.json, case .object? = try? JSONParser.parse(json),
-              let schema = op.value["requestBody"]?["content"]?["application/json"]?["schema"] else { return }
+            let schema = op.value["requestBody"]?["content"]?["application/json"]?["schema"]
+        else { return }
         let validator = SchemaValidator(spec: spec)
         let value = try! JSONParser.parse(json)
         let accepted = validator.errors(value, schema).isEmpty
@@ -1120,8 +1304,10 @@ final class OpenAPIConformanceTests: XCTestCase {
     }
 
     /// One request; HEAD goes through a client that expects no body.
-    private func send(_ method: String, _ path: String, key: String?, json: String?, contentType: String? = "application/json",
-                      headers: [String: String] = [:], daemon: TestDaemon? = nil) throws -> TestDaemon.Response {
+    private func send(
+        _ method: String, _ path: String, key: String?, json: String?, contentType: String? = "application/json",
+        headers: [String: String] = [:], daemon: TestDaemon? = nil
+    ) throws -> TestDaemon.Response {
         let daemon = daemon ?? self.daemon!
         guard method == "HEAD" else {
             return try daemon.request(method, path, key: key, json: json, contentType: contentType, headers: headers)
@@ -1165,9 +1351,11 @@ private struct Probe {
     var labelResults: [(String, Bool)]?
     var replayed: Bool
 
-    init(_ op: String, _ path: String, _ status: Int, _ code: String?, _ why: String, key: String?, json: String? = nil,
-         contentType: String? = "application/json", headers: [String: String] = [:], target: Target = .main,
-         schema: SchemaAgreement = .matchesStatus, labelResults: [(String, Bool)]? = nil, replayed: Bool = false) {
+    init(
+        _ op: String, _ path: String, _ status: Int, _ code: String?, _ why: String, key: String?, json: String? = nil,
+        contentType: String? = "application/json", headers: [String: String] = [:], target: Target = .main,
+        schema: SchemaAgreement = .matchesStatus, labelResults: [(String, Bool)]? = nil, replayed: Bool = false
+    ) {
         self.op = op
         self.path = path
         self.status = status
@@ -1221,7 +1409,8 @@ private enum SourceScanner {
             let text = line.trimmingCharacters(in: .whitespaces)
             if text == "}" { break }
             guard text.hasPrefix("case "), let open = text.firstIndex(of: "\""), let close = text.lastIndex(of: "\""),
-                  open < close else { continue }
+                open < close
+            else { continue }
             strings.append(String(text[text.index(after: open)..<close]))
         }
         return strings
@@ -1430,7 +1619,8 @@ private struct LinkChecker {
         }
         if expression.hasPrefix("$response.header.") {
             let name = expression.dropFirst("$response.header.".count).lowercased()
-            return (response["headers"]?.oaMembers ?? []).contains { $0.key.lowercased() == name } ? [] : ["\(context): the response has no such header"]
+            return (response["headers"]?.oaMembers ?? []).contains { $0.key.lowercased() == name }
+                ? [] : ["\(context): the response has no such header"]
         }
         for location in ["path", "query", "header"] where expression.hasPrefix("$request.\(location).") {
             let name = String(expression.dropFirst("$request.\(location).".count))
@@ -1499,7 +1689,9 @@ private enum RuntimeExpression {
             }
             var result = text
             for expression in expressions(in: text) {
-                guard let pointer = pointer(expression, after: "$response.body"), let part = response.oaPointer("#" + pointer) else { return nil }
+                guard let pointer = pointer(expression, after: "$response.body"), let part = response.oaPointer("#" + pointer) else {
+                    return nil
+                }
                 result = result.replacingOccurrences(of: "{\(expression)}", with: part.stringValue ?? JSONWriter.string(part))
             }
             return .string(result)
@@ -1563,7 +1755,8 @@ extension JSONValue {
             return .object(copy)
         case .array(var elements):
             guard let index = Int(key), elements.indices.contains(index),
-                  let changed = elements[index].oaSetting(tokens.dropFirst(), to: value) else { return nil }
+                let changed = elements[index].oaSetting(tokens.dropFirst(), to: value)
+            else { return nil }
             elements[index] = changed
             return .array(elements)
         default:

@@ -112,7 +112,7 @@ final class PostgresClientTests: XCTestCase {
             ["héllo wörld ✓ 🌍 中文", .int64(Int64.max), 2.5, .bytea([0, 1, 255]), true],
             ["", .int64(Int64.min), -0.1, .bytea([]), false],
             [nil, nil, nil, nil, nil],
-            ["x", 0, .double(.infinity), .bytea([92, 120]), nil],
+            ["x", 0, .double(.infinity), .bytea([92, 120]), nil]
         ]
         for row in values { try db.query("INSERT INTO t VALUES ($1, $2, $3, $4, $5)", row) }
         let rows = try db.query("SELECT s, i, d, b, f FROM t")
@@ -139,8 +139,9 @@ final class PostgresClientTests: XCTestCase {
         XCTAssertFalse(rows[3].isNull(1))
         XCTAssertEqual(rows[3].int64(1), 0)
         // Parameters carry their types: a bare $n reads back as what was sent.
-        let typed = try db.query("SELECT $1, $2, $3, $4, pg_typeof($2)::text, pg_typeof($3)::text",
-                                 [.int64(-42), .double(1e-300), .bool(true), .double(.nan)])
+        let typed = try db.query(
+            "SELECT $1, $2, $3, $4, pg_typeof($2)::text, pg_typeof($3)::text",
+            [.int64(-42), .double(1e-300), .bool(true), .double(.nan)])
         XCTAssertEqual(typed[0].int64(0), -42)
         XCTAssertEqual(typed[0].double(1), 1e-300)
         XCTAssertEqual(typed[0].bool(2), true)
@@ -171,8 +172,9 @@ final class PostgresClientTests: XCTestCase {
     func testTextParametersBindToOtherTextInputTypes() throws {
         let db = try connect()
         try db.execute("CREATE TABLE docs (id uuid PRIMARY KEY, body jsonb, at timestamptz)")
-        try db.query("INSERT INTO docs VALUES ($1, $2, $3)",
-                     ["0191d0c8-5a4e-7000-8000-000000000000", "{\"a\": [1, 2]}", "2027-01-15T10:00:00Z"])
+        try db.query(
+            "INSERT INTO docs VALUES ($1, $2, $3)",
+            ["0191d0c8-5a4e-7000-8000-000000000000", "{\"a\": [1, 2]}", "2027-01-15T10:00:00Z"])
         let row = try db.query("SELECT body->'a'->>1, extract(epoch FROM at)::bigint FROM docs")[0]
         XCTAssertEqual(row.text(0), "2")
         XCTAssertEqual(row.int64(1), 1_800_007_200)
@@ -235,16 +237,20 @@ final class PostgresClientTests: XCTestCase {
         }
         XCTAssertFalse(db.inTransaction)
         struct Stop: Error {}
-        XCTAssertThrowsError(try db.transaction {
-            try db.query("INSERT INTO tx VALUES (2)")
-            throw Stop()
-        }) { XCTAssertTrue($0 is Stop) }
+        XCTAssertThrowsError(
+            try db.transaction {
+                try db.query("INSERT INTO tx VALUES (2)")
+                throw Stop()
+            }
+        ) { XCTAssertTrue($0 is Stop) }
         XCTAssertFalse(db.inTransaction)
         // A failed statement whose error the body swallowed: COMMIT rolls back, and says so.
-        XCTAssertThrowsError(try db.transaction {
-            try db.query("INSERT INTO tx VALUES (3)")
-            _ = try? db.query("INSERT INTO tx VALUES (1)")
-        }) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "25P02") }
+        XCTAssertThrowsError(
+            try db.transaction {
+                try db.query("INSERT INTO tx VALUES (3)")
+                _ = try? db.query("INSERT INTO tx VALUES (1)")
+            }
+        ) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "25P02") }
         let other = try connect()
         XCTAssertEqual(try other.query("SELECT id FROM tx ORDER BY id").map { $0.int64(0) }, [1])
     }
@@ -305,13 +311,17 @@ final class PostgresClientTests: XCTestCase {
     func testAFailedPipelineInsideATransactionFailsTheTransaction() throws {
         let db = try connect()
         try db.execute("CREATE TABLE pt (id bigint PRIMARY KEY)")
-        XCTAssertThrowsError(try db.transaction {
-            try db.query("INSERT INTO pt VALUES (1)")
-            let outcomes = try db.pipeline([.sql("INSERT INTO pt VALUES (2)"), .sql("INSERT INTO pt VALUES (1)"),
-                                            .sql("INSERT INTO pt VALUES (3)")])
-            XCTAssertNotNil(try? outcomes[0].get())
-            if case .failure(let error) = outcomes[1] { throw error }
-        }) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "23505") }
+        XCTAssertThrowsError(
+            try db.transaction {
+                try db.query("INSERT INTO pt VALUES (1)")
+                let outcomes = try db.pipeline([
+                    .sql("INSERT INTO pt VALUES (2)"), .sql("INSERT INTO pt VALUES (1)"),
+                    .sql("INSERT INTO pt VALUES (3)")
+                ])
+                XCTAssertNotNil(try? outcomes[0].get())
+                if case .failure(let error) = outcomes[1] { throw error }
+            }
+        ) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "23505") }
         XCTAssertFalse(db.inTransaction)
         XCTAssertEqual(try db.query("SELECT count(*) FROM pt")[0].int64(0), 0)
     }

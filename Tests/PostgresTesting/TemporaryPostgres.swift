@@ -60,8 +60,12 @@ public final class TemporaryPostgres: Sendable {
             let passwordFile = directory + "/password"
             try password.write(toFile: passwordFile, atomically: false, encoding: .utf8)
             try giveToServerUser(passwordFile)
-            try run("initdb", ["-D", dataDirectory, "-U", user, "--pwfile", passwordFile, "-E", "UTF8",
-                               "--no-locale", "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync"])
+            try run(
+                "initdb",
+                [
+                    "-D", dataDirectory, "-U", user, "--pwfile", passwordFile, "-E", "UTF8",
+                    "--no-locale", "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync"
+                ])
             let settings = """
 
                 listen_addresses = '127.0.0.1'
@@ -165,8 +169,10 @@ public final class TemporaryPostgres: Sendable {
     /// running. Descriptors above stderr are closed on exec, so that the server holds none of the
     /// test process's sockets or files.
     private static func execute(_ executable: String, _ arguments: [String], output: String) throws -> Int32 {
-        let argv = getuid() == 0 ? ["/usr/sbin/runuser", "-u", serverUser, "--", executable] + arguments
-                                 : [executable] + arguments
+        let argv =
+            getuid() == 0
+            ? ["/usr/sbin/runuser", "-u", serverUser, "--", executable] + arguments
+            : [executable] + arguments
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -221,8 +227,10 @@ public final class TemporaryPostgres: Sendable {
         for entry in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
             candidates.append(String(entry))
         }
-        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate + "/initdb")
-            && FileManager.default.isExecutableFile(atPath: candidate + "/pg_ctl") {
+        for candidate in candidates
+        where FileManager.default.isExecutableFile(atPath: candidate + "/initdb")
+            && FileManager.default.isExecutableFile(atPath: candidate + "/pg_ctl")
+        {
             return candidate
         }
         throw TemporaryPostgresError(message: "initdb and pg_ctl not found (install postgresql-15 or set INSIGHTD_POSTGRES_BIN)")
@@ -255,7 +263,8 @@ public final class TemporaryPostgres: Sendable {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
         for name in names where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }),
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+                kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
             stopAndRemove(base + "/" + name)
         }
     }
@@ -263,8 +272,9 @@ public final class TemporaryPostgres: Sendable {
     private static func stopAndRemove(_ directory: String) {
         if FileManager.default.fileExists(atPath: directory + "/data/postmaster.pid"), let binaries = try? findBinaries() {
             _ = FileManager.default.createFile(atPath: directory + "/stop.out", contents: nil)
-            _ = try? execute(binaries + "/pg_ctl", ["stop", "-D", directory + "/data", "-m", "immediate", "-w"],
-                             output: directory + "/stop.out")
+            _ = try? execute(
+                binaries + "/pg_ctl", ["stop", "-D", directory + "/data", "-m", "immediate", "-w"],
+                output: directory + "/stop.out")
         }
         try? FileManager.default.removeItem(atPath: directory)
     }

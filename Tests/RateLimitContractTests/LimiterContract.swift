@@ -74,8 +74,9 @@ enum LimiterContract {
             guard case .allowed = l.limits.admit(who) else { throw failure("the first request was refused") }
             let status = l.limits.status(who)
             try expect(status.remaining == 3, "remaining \(status.remaining) after one of 4")
-            try expect(status.configured == GCRA(rate: 0.001, burst: 4) && status.effective == status.configured,
-                       "policies \(status.configured) and \(status.effective)")
+            try expect(
+                status.configured == GCRA(rate: 0.001, burst: 4) && status.effective == status.configured,
+                "policies \(status.configured) and \(status.effective)")
             try expect(status.penaltyStep == 0, "step \(status.penaltyStep) without reporting counts")
         },
         LimiterContractCase(name: "a device has its hourly limit per environment", settings: devices(perHour: 2)) { l in
@@ -84,7 +85,8 @@ enum LimiterContract {
             try expect(l.limits.admitDevice(device, environment: .production, caller: who) == nil, "first of the hour refused")
             try expect(l.limits.admitDevice(device, environment: .production, caller: who) == nil, "second of the hour refused")
             let retry = l.limits.admitDevice(device, environment: .production, caller: who)
-            try expect(retry.map { (1700...1800).contains($0) } == true, "retry after \(String(describing: retry)), not 1,800 s of an hour for 2")
+            try expect(
+                retry.map { (1700...1800).contains($0) } == true, "retry after \(String(describing: retry)), not 1,800 s of an hour for 2")
             try expect(l.limits.admitDevice(device, environment: .sandbox, caller: who) == nil, "the sandbox shares production's bucket")
             try expect(l.limits.admitDevice(other, environment: .production, caller: who) == nil, "another device shares the bucket")
             let view = l.limits.view(who)
@@ -118,7 +120,9 @@ enum LimiterContract {
             try expect(l.limits.status(who).penaltyStep == 4, "a relapse left step \(l.limits.status(who).penaltyStep)")
             l.limits.reset(callerId: who.callerId)
             view = l.limits.view(who)
-            try expect(view.quota.penaltyStep == 0 && view.throttledCount == 0, "after a reset: step \(view.quota.penaltyStep), throttled \(view.throttledCount)")
+            try expect(
+                view.quota.penaltyStep == 0 && view.throttledCount == 0,
+                "after a reset: step \(view.quota.penaltyStep), throttled \(view.throttledCount)")
             guard case .allowed = l.limits.admit(who) else { throw failure("refused after a reset") }
         },
         LimiterContractCase(name: "a reset forgets the caller's bucket", settings: .init()) { l in
@@ -129,15 +133,21 @@ enum LimiterContract {
             try expect(status.remaining == 1, "remaining \(status.remaining): the bucket was not refilled")
             try expect(l.limits.view(who).throttledCount == 0, "the throttling history survived the reset")
         },
-        LimiterContractCase(name: "the gate: the caller's token with the rest, and a throttled caller takes nothing else",
-                            settings: devices(perHour: 2)) { l in
+        LimiterContractCase(
+            name: "the gate: the caller's token with the rest, and a throttled caller takes nothing else",
+            settings: devices(perHour: 2)
+        ) { l in
             let who = caller(rate: 0.001, burst: 2)  // insight quota: 4 at once
             let device = hash("gate-device")
-            let query = VelocityQuery(environment: .production, accounts: [hash("gate-account")], devices: [device],
-                                      counterparties: [], isPayment: false)
+            let query = VelocityQuery(
+                environment: .production, accounts: [hash("gate-account")], devices: [device],
+                counterparties: [], isPayment: false)
             func pass(token: Bool = true) throws -> GateAnswer {
-                try answer(l.gate, GateRequest(caller: who, takesCallerToken: token, environment: .production, device: device,
-                                               insightTypes: ["isLikelyBeingCoached"], velocity: query))
+                try answer(
+                    l.gate,
+                    GateRequest(
+                        caller: who, takesCallerToken: token, environment: .production, device: device,
+                        insightTypes: ["isLikelyBeingCoached"], velocity: query))
             }
             let first = try pass()
             guard case .allowed(let status) = first.caller else { throw failure("first pass: \(String(describing: first.caller))") }
@@ -150,8 +160,9 @@ enum LimiterContract {
                 throw failure("third pass: \(String(describing: refused.caller))")
             }
             try expect(retryAfter > 0, "retry after \(retryAfter)")
-            try expect(refused.deviceRetryAfter == nil && refused.insightsAdmitted == [] && refused.signals == nil,
-                       "a refused caller took or read something: \(refused)")
+            try expect(
+                refused.deviceRetryAfter == nil && refused.insightsAdmitted == [] && refused.signals == nil,
+                "a refused caller took or read something: \(refused)")
             // Only the first pass took the device's token (2 an hour): a pass without the caller's
             // token is admitted once more, then the device is refused.
             let untaxed = try pass(token: false)
@@ -159,38 +170,49 @@ enum LimiterContract {
             try expect(untaxed.deviceRetryAfter == nil && untaxed.insightsAdmitted == [true], "untaxed pass: \(untaxed)")
             try expect(try pass(token: false).deviceRetryAfter != nil, "the device's third evaluation of the hour")
         },
-        LimiterContractCase(name: "the gate: a refused device takes no insight quota and reads no velocity",
-                            settings: devices(perHour: 2)) { l in
+        LimiterContractCase(
+            name: "the gate: a refused device takes no insight quota and reads no velocity",
+            settings: devices(perHour: 2)
+        ) { l in
             let who = caller(rate: 1, burst: 1)  // insight quota: 2 at once
             let device = hash("busy-device")
-            let query = VelocityQuery(environment: .production, accounts: [hash("a")], devices: [device], counterparties: [],
-                                      isPayment: false)
+            let query = VelocityQuery(
+                environment: .production, accounts: [hash("a")], devices: [device], counterparties: [],
+                isPayment: false)
             func pass() throws -> GateAnswer {
-                try answer(l.gate, GateRequest(caller: who, environment: .production, device: device,
-                                               insightTypes: ["isLikelyBeingCoached"], velocity: query))
+                try answer(
+                    l.gate,
+                    GateRequest(
+                        caller: who, environment: .production, device: device,
+                        insightTypes: ["isLikelyBeingCoached"], velocity: query))
             }
             try expect(try pass().insightsAdmitted == [true], "the device's first evaluation")
             try expect(try pass().insightsAdmitted == [true], "the device's second evaluation of the hour")
             for _ in 0..<2 {
                 let refused = try pass()
-                try expect(refused.deviceRetryAfter.map { (1700...1800).contains($0) } == true,
-                           "retry after \(String(describing: refused.deviceRetryAfter))")
+                try expect(
+                    refused.deviceRetryAfter.map { (1700...1800).contains($0) } == true,
+                    "retry after \(String(describing: refused.deviceRetryAfter))")
                 try expect(refused.insightsAdmitted == [] && refused.signals == nil, "a refused device took or read something")
             }
             try expect(l.limits.view(who).lastThrottleReason == .deviceRate, "the caller's throttling does not say why")
             // The two admitted evaluations used the quota up: another device is admitted, with no unit.
-            let other = try answer(l.gate, GateRequest(caller: who, environment: .production, device: hash("other-device"),
-                                                       insightTypes: ["isLikelyBeingCoached"], velocity: nil))
+            let other = try answer(
+                l.gate,
+                GateRequest(
+                    caller: who, environment: .production, device: hash("other-device"),
+                    insightTypes: ["isLikelyBeingCoached"], velocity: nil))
             try expect(other.deviceRetryAfter == nil && other.insightsAdmitted == [false], "another device: \(other)")
-        },
+        }
     ]
 
     // MARK: - Helpers
 
     /// A caller of its own: cases on a shared backend never meet.
     static func caller(rate: Double, burst: Int) -> Caller {
-        Caller(callerId: "caller_\(UInt64.random(in: 0...UInt64.max))", name: "contract", environment: .production,
-               roles: [.evaluate], rate: rate, burst: burst, createdAt: 0)
+        Caller(
+            callerId: "caller_\(UInt64.random(in: 0...UInt64.max))", name: "contract", environment: .production,
+            roles: [.evaluate], rate: rate, burst: burst, createdAt: 0)
     }
 
     /// A subject's keyed hash of its own (32 bytes), for `label`.
@@ -208,10 +230,13 @@ enum LimiterContract {
     static func answer(_ gate: any EvaluationGate, _ request: GateRequest) throws -> GateAnswer {
         let later = Locked<GateAnswer?>(nil)
         let answered = DispatchSemaphore(value: 0)
-        if let now = gate.pass(request, answered: { answer in
-            later.withLock { $0 = answer }
-            answered.signal()
-        }) {
+        if let now = gate.pass(
+            request,
+            answered: { answer in
+                later.withLock { $0 = answer }
+                answered.signal()
+            })
+        {
             return now
         }
         guard answered.wait(timeout: .now() + 5) == .success, let answer = later.withLock({ $0 }) else {

@@ -36,8 +36,9 @@ final class RedisLimiterContractTests: XCTestCase {
         addTeardownBlock { redisLink.stop() }
         XCTAssertTrue(redisLink.isAvailable, "Redis did not answer")
         let limiter = RedisRateLimiter(link: redisLink, settings: settings, clock: SystemClock(), instances: 1)
-        let velocity = RedisVelocity(link: redisLink, history: InMemoryStore(), clock: SystemClock(), metrics: metrics,
-                                     mayRebuild: { false })
+        let velocity = RedisVelocity(
+            link: redisLink, history: InMemoryStore(), clock: SystemClock(), metrics: metrics,
+            mayRebuild: { false })
         return Limiters(limits: limiter, gate: RedisEvaluationGate(limiter: limiter, velocity: velocity))
     }
 
@@ -80,8 +81,12 @@ final class LimiterContractSensitivityTests: XCTestCase {
             return Limiters(limits: limits, gate: SeparateCallsGate(limits: limits, velocity: VelocityTracker(clock: SystemClock())))
         }
         let failed = Set(failures.map { String($0.prefix { $0 != ":" }) })
-        XCTAssertEqual(failed, ["a costly request takes several tokens, and a refused one takes none",
-                                "overdue reports cut the rate by penalty steps, and a reset clears them",
-                                "a reset forgets the caller's bucket"], failures.joined(separator: "\n"))
+        XCTAssertEqual(
+            failed,
+            [
+                "a costly request takes several tokens, and a refused one takes none",
+                "overdue reports cut the rate by penalty steps, and a reset clears them",
+                "a reset forgets the caller's bucket"
+            ], failures.joined(separator: "\n"))
     }
 }

@@ -10,7 +10,7 @@ import Synchronization
 import XCTest
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Receipts (docs/api.md "Receipts") on a real daemon and real key files: every
@@ -38,8 +38,9 @@ final class ReceiptsTests: XCTestCase {
 
     /// An evaluation: its body bytes and `Insight-Receipt`.
     func answer(override: String? = nil, key: String? = nil) throws -> (body: [UInt8], receipt: String) {
-        let r = try daemon.request("POST", "/v1/evaluations", key: key ?? self.key, json: Self.body,
-                                   headers: override.map { ["Insight-Override": $0] } ?? [:])
+        let r = try daemon.request(
+            "POST", "/v1/evaluations", key: key ?? self.key, json: Self.body,
+            headers: override.map { ["Insight-Override": $0] } ?? [:])
         XCTAssertEqual(r.status, 200)
         XCTAssertNil(r.headers["insight-signature"], "no signature of its own")
         return (r.body, try XCTUnwrap(r.headers["insight-receipt"], "a 200 without Insight-Receipt"))
@@ -97,8 +98,11 @@ final class ReceiptsTests: XCTestCase {
     func keyId(of receipt: String) throws -> String {
         let head = try members(of: receipt).head
         let header = try XCTUnwrap(Base64URL.decode(head.prefix { $0 != "." }))
-        XCTAssertEqual(String(decoding: header, as: UTF8.self), JWSSigner.protectedHeader(keyId: try XCTUnwrap(
-            JSONParser.parse(header)["kid"]?.stringValue)), "the header is exactly {alg, kid}")
+        XCTAssertEqual(
+            String(decoding: header, as: UTF8.self),
+            JWSSigner.protectedHeader(
+                keyId: try XCTUnwrap(
+                    JSONParser.parse(header)["kid"]?.stringValue)), "the header is exactly {alg, kid}")
         return try XCTUnwrap(JSONParser.parse(header)["kid"]?.stringValue)
     }
 
@@ -107,8 +111,9 @@ final class ReceiptsTests: XCTestCase {
         // Ordinary answers and sandbox overrides: every 200 carries a receipt.
         for override in [nil, "isLikelyBeingCoached=high", "isLikelyBeingCoached=error:insightEvaluationFailed"] {
             let (body, receipt) = try answer(override: override)
-            let verdict = try pythonVerifies(jwks: keys, body: body, receipt: receipt,
-                                             options: ["--tenant", "default", "--environment", "sandbox"])
+            let verdict = try pythonVerifies(
+                jwks: keys, body: body, receipt: receipt,
+                options: ["--tenant", "default", "--environment", "sandbox"])
             XCTAssertEqual(verdict.kid, try keyId(of: receipt), "\(override ?? "plain"): \(verdict.reason)")
         }
         let (body, receipt) = try answer()
@@ -116,15 +121,24 @@ final class ReceiptsTests: XCTestCase {
         let index = try XCTUnwrap(tampered.firstIndex(of: UInt8(ascii: "x")) ?? tampered.indices.last)
         tampered[index] ^= 0x01
         XCTAssertNil(try pythonVerifies(jwks: keys, body: tampered, receipt: receipt).kid, "a tampered body verified")
-        XCTAssertNil(try pythonVerifies(jwks: keys, body: body + [UInt8(ascii: " ")], receipt: receipt).kid,
-                     "one byte more verified: the leaf is the exact bytes")
+        XCTAssertNil(
+            try pythonVerifies(jwks: keys, body: body + [UInt8(ascii: " ")], receipt: receipt).kid,
+            "one byte more verified: the leaf is the exact bytes")
         let parts = try members(of: receipt)
         var badHead = Array(parts.head.utf8)
         badHead[badHead.count - 5] = badHead[badHead.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        XCTAssertNil(try pythonVerifies(jwks: keys, body: body, receipt: receiptHeader(
-            head: String(decoding: badHead, as: UTF8.self), index: parts.index, path: parts.path)).kid, "a forged signature")
-        XCTAssertNil(try pythonVerifies(jwks: keys, body: body, receipt: receiptHeader(
-            head: parts.head, index: parts.index + 1, path: parts.path)).kid, "another index")
+        XCTAssertNil(
+            try pythonVerifies(
+                jwks: keys, body: body,
+                receipt: receiptHeader(
+                    head: String(decoding: badHead, as: UTF8.self), index: parts.index, path: parts.path)
+            ).kid, "a forged signature")
+        XCTAssertNil(
+            try pythonVerifies(
+                jwks: keys, body: body,
+                receipt: receiptHeader(
+                    head: parts.head, index: parts.index + 1, path: parts.path)
+            ).kid, "another index")
         // The answer binds its tenant and environment: it is no production answer, nor another tenant's.
         XCTAssertNil(try pythonVerifies(jwks: keys, body: body, receipt: receipt, options: ["--environment", "production"]).kid)
         XCTAssertNil(try pythonVerifies(jwks: keys, body: body, receipt: receipt, options: ["--tenant", "globex"]).kid)
@@ -141,7 +155,8 @@ final class ReceiptsTests: XCTestCase {
     /// that Python verifies like the first; the two receipts are in different heads.
     func testARetrysAnswerVerifiesWithItsOwnReceipt() throws {
         let keys = try jwks()
-        let body = #"{"requestId":"txn-receipt-1","operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#
+        let body =
+            #"{"requestId":"txn-receipt-1","operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#
         let first = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
         let again = try daemon.request("POST", "/v1/evaluations", key: key, json: body)
         XCTAssertEqual(first.status, 200)
@@ -152,8 +167,9 @@ final class ReceiptsTests: XCTestCase {
         let receipts = try [first, again].map { try XCTUnwrap($0.headers["insight-receipt"]) }
         XCTAssertNotEqual(try members(of: receipts[0]).head, try members(of: receipts[1]).head, "a receipt of its own")
         for receipt in receipts {
-            let verdict = try pythonVerifies(jwks: keys, body: again.body, receipt: receipt,
-                                             options: ["--tenant", "default", "--environment", "sandbox"])
+            let verdict = try pythonVerifies(
+                jwks: keys, body: again.body, receipt: receipt,
+                options: ["--tenant", "default", "--environment", "sandbox"])
             XCTAssertNotNil(verdict.kid, verdict.reason)
         }
     }
@@ -168,7 +184,8 @@ final class ReceiptsTests: XCTestCase {
         let daemon = self.daemon!, key = self.key
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
             guard let r = try? daemon.request("POST", "/v1/evaluations", key: key, json: Self.body), r.status == 200,
-                  let receipt = r.headers["insight-receipt"] else { return }
+                let receipt = r.headers["insight-receipt"]
+            else { return }
             answers.withLock { $0.append((r.body, receipt)) }
         }
         let all = answers.withLock { $0 }
@@ -180,31 +197,53 @@ final class ReceiptsTests: XCTestCase {
         if let shared {
             // Two answers of one tree: each one's path is the other's no proof.
             let a = try members(of: shared[0].receipt), b = try members(of: shared[1].receipt)
-            XCTAssertNil(try pythonVerifies(jwks: keys, body: shared[0].body, receipt: receiptHeader(head: a.head, index: a.index, path: b.path)).kid,
-                         "a swapped path verified")
+            XCTAssertNil(
+                try pythonVerifies(jwks: keys, body: shared[0].body, receipt: receiptHeader(head: a.head, index: a.index, path: b.path))
+                    .kid,
+                "a swapped path verified")
         }
         // A tree of five answers made here with the daemon's key, so that paths of several hashes
         // exist whatever the batches were: each verifies, its path reordered or another's does not.
         let signer = try XCTUnwrap(daemon.service.signingKeys.set.current(at: Milliseconds(Date().timeIntervalSince1970 * 1000))?.signer)
         let bodies = (0..<5).map { Array(#"{"eventId":"e\#($0)","tenant":"default","environment":"sandbox"}"#.utf8) }
         let tree = try XCTUnwrap(MerkleTree(leafHashes: bodies.map(MerkleTree.leafHash(of:))))
-        let made = try XCTUnwrap(signer.compactSerialization(of: ReceiptHead(instance: "made-here", sequence: 0, size: 5, root: tree.root,
-                                                                              previous: nil, time: 1).payload))
+        let made = try XCTUnwrap(
+            signer.compactSerialization(
+                of: ReceiptHead(
+                    instance: "made-here", sequence: 0, size: 5, root: tree.root,
+                    previous: nil, time: 1
+                ).payload))
         func encoded(_ path: [[UInt8]]) -> [String] { path.map { ":" + Base64.encode($0) + ":" } }
         for i in 0..<5 {
-            XCTAssertNotNil(try pythonVerifies(jwks: keys, body: bodies[i], receipt: receiptHeader(
-                head: made, index: i, path: encoded(tree.auditPath(for: i)))).kid, "leaf \(i)")
+            XCTAssertNotNil(
+                try pythonVerifies(
+                    jwks: keys, body: bodies[i],
+                    receipt: receiptHeader(
+                        head: made, index: i, path: encoded(tree.auditPath(for: i)))
+                ).kid, "leaf \(i)")
         }
-        XCTAssertNil(try pythonVerifies(jwks: keys, body: bodies[1], receipt: receiptHeader(
-            head: made, index: 1, path: encoded(tree.auditPath(for: 1).reversed()))).kid, "a path in another order verified")
-        XCTAssertNil(try pythonVerifies(jwks: keys, body: bodies[1], receipt: receiptHeader(
-            head: made, index: 1, path: encoded(tree.auditPath(for: 2)))).kid, "another leaf's path verified")
+        XCTAssertNil(
+            try pythonVerifies(
+                jwks: keys, body: bodies[1],
+                receipt: receiptHeader(
+                    head: made, index: 1, path: encoded(tree.auditPath(for: 1).reversed()))
+            ).kid, "a path in another order verified")
+        XCTAssertNil(
+            try pythonVerifies(
+                jwks: keys, body: bodies[1],
+                receipt: receiptHeader(
+                    head: made, index: 1, path: encoded(tree.auditPath(for: 2)))
+            ).kid, "another leaf's path verified")
 
         var swapped = try members(of: all[0].receipt)
         if swapped.path.count > 1 {
             swapped.path.swapAt(0, 1)
-            XCTAssertNil(try pythonVerifies(jwks: keys, body: all[0].body, receipt: receiptHeader(
-                head: swapped.head, index: swapped.index, path: swapped.path)).kid, "a path in another order verified")
+            XCTAssertNil(
+                try pythonVerifies(
+                    jwks: keys, body: all[0].body,
+                    receipt: receiptHeader(
+                        head: swapped.head, index: swapped.index, path: swapped.path)
+                ).kid, "a path in another order verified")
         }
 
         // The chain, from the log: each head verifies after the one before it.
@@ -219,24 +258,33 @@ final class ReceiptsTests: XCTestCase {
         let position = try XCTUnwrap(heads.firstIndex(of: lastHead), "the answer's head is in the log")
         if position > 0 {
             let previous = heads[position - 1]
-            XCTAssertNotNil(try pythonVerifies(jwks: keys, body: all.last!.body, receipt: all.last!.receipt,
-                                               options: ["--previous", previous]).kid, "the head follows its predecessor")
+            XCTAssertNotNil(
+                try pythonVerifies(
+                    jwks: keys, body: all.last!.body, receipt: all.last!.receipt,
+                    options: ["--previous", previous]
+                ).kid, "the head follows its predecessor")
             if position > 1 {
-                XCTAssertNil(try pythonVerifies(jwks: keys, body: all.last!.body, receipt: all.last!.receipt,
-                                                options: ["--previous", heads[position - 2]]).kid, "not the one before that")
+                XCTAssertNil(
+                    try pythonVerifies(
+                        jwks: keys, body: all.last!.body, receipt: all.last!.receipt,
+                        options: ["--previous", heads[position - 2]]
+                    ).kid, "not the one before that")
             }
         }
         // A head signed by the same key for another instance, or naming a forged previous: refused.
         let stored = try XCTUnwrap(SignedHead(jws: lastHead)).head
-        let other = ReceiptHead(instance: "another-instance", sequence: stored.sequence, size: stored.size, root: stored.root,
-                                previous: stored.previous, time: stored.time)
-        let forged = ReceiptHead(instance: instance, sequence: stored.sequence, size: stored.size, root: stored.root,
-                                 previous: Array(repeating: 7, count: 32), time: stored.time)
+        let other = ReceiptHead(
+            instance: "another-instance", sequence: stored.sequence, size: stored.size, root: stored.root,
+            previous: stored.previous, time: stored.time)
+        let forged = ReceiptHead(
+            instance: instance, sequence: stored.sequence, size: stored.size, root: stored.root,
+            previous: Array(repeating: 7, count: 32), time: stored.time)
         let parts = try members(of: all.last!.receipt)
         for (head, why) in [(other, "another instance's head"), (forged, "a forged previous")] where position > 0 {
             let jws = try XCTUnwrap(signer.compactSerialization(of: head.payload))
-            let verdict = try pythonVerifies(jwks: keys, body: all.last!.body, receipt: receiptHeader(head: jws, index: parts.index, path: parts.path),
-                                             options: ["--previous", heads[position - 1]])
+            let verdict = try pythonVerifies(
+                jwks: keys, body: all.last!.body, receipt: receiptHeader(head: jws, index: parts.index, path: parts.path),
+                options: ["--previous", heads[position - 1]])
             XCTAssertNil(verdict.kid, why)
             XCTAssertFalse(verdict.reason.isEmpty)
         }
@@ -248,11 +296,13 @@ final class ReceiptsTests: XCTestCase {
         let (_, admin) = try daemon.createCaller(roles: [.admin])
         let account = "acct-receipts-\(UUID().uuidString.prefix(8))"
         for k in 0..<4 {
-            let body = #"{"operationCategory":"payment","subject":{"account":"\#(account)"},"insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"n":\#(k)}"#
+            let body =
+                #"{"operationCategory":"payment","subject":{"account":"\#(account)"},"insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"n":\#(k)}"#
             let r = try daemon.request("POST", "/v1/evaluations", key: key, json: body.replacingOccurrences(of: #","n":\#(k)"#, with: ""))
             XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         }
-        XCTAssertEqual(try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"\#(account)"}}"#).status, 200)
+        XCTAssertEqual(
+            try daemon.request("POST", "/v1/subjects/erasure", key: admin, json: #"{"subject":{"account":"\#(account)"}}"#).status, 200)
         func verify(_ words: String...) -> (status: Int32, output: String) {
             captureStandardOutput {
                 AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "receipts", "verify"] + words, environment: [:])
@@ -261,7 +311,8 @@ final class ReceiptsTests: XCTestCase {
         var result = verify()
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertTrue(result.output.contains("heads 0-3 verified from the chain's start, 4 heads, 4 answers"), result.output)
-        let instance = try String(contentsOfFile: stateDirectory + "/instance", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let instance = try String(contentsOfFile: stateDirectory + "/instance", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         result = verify("--instance", instance, "--from", "2", "--json")
         XCTAssertEqual(result.status, 0, result.output)
         let report = try XCTUnwrap(JSONParser.parse(Array(result.output.utf8))[0])
@@ -296,8 +347,10 @@ final class ReceiptsTests: XCTestCase {
         let tag = try XCTUnwrap(try daemon.request("GET", "/v1/signing-keys").headers["etag"])
         XCTAssertEqual(try daemon.request("GET", "/v1/signing-keys", headers: ["If-None-Match": tag]).status, 304)
 
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "rotate"],
-                                         environment: [:]), 0)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "rotate"],
+                environment: [:]), 0)
         daemon.service.reloadSigningKeysIfChanged()
         let after = try answer()
         let newKid = try keyId(of: after.receipt)
@@ -307,16 +360,21 @@ final class ReceiptsTests: XCTestCase {
         XCTAssertEqual(changed.status, 200, "a new key changes the set's entity tag")
         XCTAssertNotEqual(changed.headers["etag"], tag)
         let keysAfterRotation = try jwks()
-        XCTAssertEqual(try pythonVerifies(jwks: keysAfterRotation, body: before.body, receipt: before.receipt).kid, oldKid,
-                       "an answer proven before the rotation verifies after it")
+        XCTAssertEqual(
+            try pythonVerifies(jwks: keysAfterRotation, body: before.body, receipt: before.receipt).kid, oldKid,
+            "an answer proven before the rotation verifies after it")
         XCTAssertEqual(try pythonVerifies(jwks: keysAfterRotation, body: after.body, receipt: after.receipt).kid, newKid)
 
         // The current key cannot be retired; the old one can, and stays published for the
         // retention (1 s here), then leaves the JWKS.
-        XCTAssertNotEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "retire", newKid],
-                                            environment: [:]), 0)
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "retire", oldKid],
-                                         environment: ["INSIGHTD_SIGNING_KEY_RETENTION": "2"]), 0)
+        XCTAssertNotEqual(
+            AdminCommand.main(
+                arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "retire", newKid],
+                environment: [:]), 0)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "retire", oldKid],
+                environment: ["INSIGHTD_SIGNING_KEY_RETENTION": "2"]), 0)
         daemon.service.reloadSigningKeysIfChanged()
         let retiredAt = Date()
         let stillPublished = try publishedKeyIds()
@@ -329,8 +387,10 @@ final class ReceiptsTests: XCTestCase {
         XCTAssertEqual(try publishedKeyIds(), [newKid], "a retired key leaves the JWKS once its period ends")
         XCTAssertNil(try pythonVerifies(jwks: try jwks(), body: before.body, receipt: before.receipt).kid)
         // Its file goes with the next change insightctl makes.
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "rotate"],
-                                         environment: [:]), 0)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "rotate"],
+                environment: [:]), 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: keyDirectory + "/\(oldKid).key"))
     }
 
@@ -343,8 +403,10 @@ final class ReceiptsTests: XCTestCase {
         XCTAssertFalse(keyDirectory.hasPrefix(daemon.service.settings.databasePath))
 
         for _ in 0..<20 { _ = try answer() }
-        XCTAssertEqual(AdminCommand.main(arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "rotate"],
-                                         environment: [:]), 0)
+        XCTAssertEqual(
+            AdminCommand.main(
+                arguments: ["insightctl", "--state-dir", stateDirectory, "signing-keys", "rotate"],
+                environment: [:]), 0)
         daemon.service.reloadSigningKeysIfChanged()
         for _ in 0..<5 { _ = try answer() }
         daemon.service.stop()  // everything written and checkpointed
@@ -415,8 +477,9 @@ final class ReceiptsTests: XCTestCase {
         XCTAssertEqual(ctl("signing-keys", "rotate", "--activate-after", "-1").status, 1)
         XCTAssertEqual(ctl("signing-keys", "rotate", "--activate-after", "86401").status, 1)
         XCTAssertEqual(ctl("signing-keys", "list", "--bogus").status, 1)
-        XCTAssertEqual(ctl("signing-keys", "rotate", env: ["INSIGHTD_DATABASE_URL": "postgres://u@127.0.0.1:1/x"]).status, 1,
-                       "several instances: the shared directory must be named")
+        XCTAssertEqual(
+            ctl("signing-keys", "rotate", env: ["INSIGHTD_DATABASE_URL": "postgres://u@127.0.0.1:1/x"]).status, 1,
+            "several instances: the shared directory must be named")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: keyDirectory).sorted(), before)
 
         // Retiring the key that has not signed yet: the current key goes on.

@@ -34,8 +34,9 @@ final class RetryAPITests: XCTestCase {
         XCTAssertNil(first.headers["idempotent-replayed"])
         XCTAssertEqual(first.string("requestId"), "txn-1")
         let eventId = try XCTUnwrap(first.string("eventId"))
-        XCTAssertTrue(String(decoding: first.body, as: UTF8.self).hasPrefix(#"{"eventId":"\#(eventId)","requestId":"txn-1","tenant""#),
-                      "requestId follows eventId")
+        XCTAssertTrue(
+            String(decoding: first.body, as: UTF8.self).hasPrefix(#"{"eventId":"\#(eventId)","requestId":"txn-1","tenant""#),
+            "requestId follows eventId")
         let again = try evaluate(Self.body("txn-1"))
         XCTAssertEqual(again.status, 200)
         XCTAssertEqual(again.headers["idempotent-replayed"], "true")

@@ -52,8 +52,9 @@ final class RedisConnectionTests: XCTestCase {
     func testEveryReplyTypeIsDecoded() throws {
         XCTAssertEqual(try connection.command("PING"), .status("PONG"))
         XCTAssertEqual(try connection.command("INCRBY", key("n"), -5), .integer(-5))
-        XCTAssertEqual(try connection.command("INCRBY", key("n"), RedisArgument(Int64.max)),
-                       .integer(Int64.max - 5))
+        XCTAssertEqual(
+            try connection.command("INCRBY", key("n"), RedisArgument(Int64.max)),
+            .integer(Int64.max - 5))
         XCTAssertEqual(try connection.command("SET", key("s"), "héllo"), .status("OK"))
         XCTAssertEqual(try connection.command("GET", key("s")).string, "héllo")
         XCTAssertEqual(try connection.command("GET", key("missing")), .null)
@@ -66,11 +67,13 @@ final class RedisConnectionTests: XCTestCase {
         XCTAssertEqual(try connection.command("INCR", key("s")), .status("QUEUED"))
         XCTAssertEqual(try connection.command("LRANGE", key("l"), 0, -1), .status("QUEUED"))
         XCTAssertEqual(try connection.command("GET", key("missing")), .status("QUEUED"))
-        XCTAssertEqual(try connection.command("EXEC"), .array([
-            .error("ERR value is not an integer or out of range"),
-            .array([.bulk(Array("a".utf8)), .bulk(Array("b".utf8))]),
-            .null,
-        ]))
+        XCTAssertEqual(
+            try connection.command("EXEC"),
+            .array([
+                .error("ERR value is not an integer or out of range"),
+                .array([.bulk(Array("a".utf8)), .bulk(Array("b".utf8))]),
+                .null
+            ]))
     }
 
     func testAnErrorReplyThrowsItsTextAndTheConnectionGoesOn() throws {
@@ -88,7 +91,8 @@ final class RedisConnectionTests: XCTestCase {
 
     func testAPipelineIsOneRoundTripAndKeepsTheOrder() throws {
         let count = 100
-        let commands = (0..<count).map { _ in RedisCommand("INCR", key("counter")) }
+        let commands =
+            (0..<count).map { _ in RedisCommand("INCR", key("counter")) }
             + [RedisCommand("INCR", "not", "an", "arity"), RedisCommand("GET", key("counter"))]
         let reads = try ReadEvents(redis)
         let replies = try connection.pipeline(commands)
@@ -214,8 +218,9 @@ private final class ReadEvents {
 
     private func count() throws -> Int {
         let info = try XCTUnwrap(try observer.command("INFO", "stats").string)
-        let line = try XCTUnwrap(info.split(whereSeparator: \.isNewline)
-            .first { $0.hasPrefix("total_reads_processed:") })
+        let line = try XCTUnwrap(
+            info.split(whereSeparator: \.isNewline)
+                .first { $0.hasPrefix("total_reads_processed:") })
         return try XCTUnwrap(Int(line.split(separator: ":")[1]))
     }
 }

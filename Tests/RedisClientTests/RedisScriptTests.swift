@@ -7,7 +7,8 @@ final class RedisScriptTests: XCTestCase {
     /// A GCRA bucket in the shape the rate limiter needs: one atomic update on the server, with
     /// the server's clock. KEYS[1] the bucket; ARGV[1] the emission interval and ARGV[2] the
     /// burst, in microseconds. Answers {1, tat} when the request fits, {0, tat} when it does not.
-    static let gcra = RedisScript("""
+    static let gcra = RedisScript(
+        """
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
         local interval = tonumber(ARGV[1])
@@ -31,7 +32,8 @@ final class RedisScriptTests: XCTestCase {
         XCTAssertEqual(RedisScript("abc").sha1, "a9993e364706816aba3e25717850c26c9cd0d89d")
         XCTAssertEqual(RedisScript("").sha1, "da39a3ee5e6b4b0d3255bfef95601890afd80709")
         // Lengths around the 64-byte block and its 8-byte length field, and non-ASCII text.
-        let sources = [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000].map { "return '\(String(repeating: "x", count: $0))'" }
+        let sources =
+            [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000].map { "return '\(String(repeating: "x", count: $0))'" }
             + [Self.gcra.source, "return 'héllo ✓'"]
         for source in sources {
             let loaded = try connection.command("SCRIPT", "LOAD", RedisArgument(source)).string
@@ -71,7 +73,7 @@ final class RedisScriptTests: XCTestCase {
         let replies = try connection.pipeline([
             .script(echo, keys: ["k1"], arguments: ["a1"]),
             RedisCommand("INCR", counter),
-            .script(echo, keys: ["k2"], arguments: [RedisArgument([0, 255])]),
+            .script(echo, keys: ["k2"], arguments: [RedisArgument([0, 255])])
         ])
         XCTAssertEqual(replies.count, 3)
         XCTAssertEqual(replies[0].elements?.prefix(2), [.bulk(Array("k1".utf8)), .bulk(Array("a1".utf8))])
@@ -109,8 +111,9 @@ private final class ScriptCalls {
         func calls(_ name: String) -> Int {
             // cmdstat_evalsha:calls=6,usec=…,… ; SCRIPT FLUSH resets neither.
             guard let line = info.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(name):") }),
-                  let field = line.split(separator: ":")[1].split(separator: ",").first,
-                  let value = Int(field.dropFirst("calls=".count)) else { return 0 }
+                let field = line.split(separator: ":")[1].split(separator: ",").first,
+                let value = Int(field.dropFirst("calls=".count))
+            else { return 0 }
             return value
         }
         return Counts(evalsha: calls("evalsha"), eval: calls("eval"))

@@ -64,7 +64,8 @@ public final class TemporaryRedis: Sendable {
     public static func percentEncoded(_ text: String) -> String {
         var out = ""
         for byte in text.utf8 {
-            let isPlain = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            let isPlain =
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
                 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
             out += isPlain ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
@@ -73,8 +74,10 @@ public final class TemporaryRedis: Sendable {
     }
 
     /// A new connection to this server.
-    public func connect(database: Int = 0, connectTimeout: Duration = .seconds(2),
-                        commandTimeout: Duration = .seconds(2)) throws -> RedisConnection {
+    public func connect(
+        database: Int = 0, connectTimeout: Duration = .seconds(2),
+        commandTimeout: Duration = .seconds(2)
+    ) throws -> RedisConnection {
         var parsed = try RedisURL(url)
         parsed.database = database
         return try RedisConnection(url: parsed, connectTimeout: connectTimeout, commandTimeout: commandTimeout)
@@ -96,10 +99,12 @@ public final class TemporaryRedis: Sendable {
     public func kill() { signal(SIGKILL) }
 
     private func signal(_ signal: Int32) {
-        guard let running = process.withLock({ value -> Process? in
-            defer { value = nil }
-            return value
-        }) else { return }
+        guard
+            let running = process.withLock({ value -> Process? in
+                defer { value = nil }
+                return value
+            })
+        else { return }
         if running.isRunning { Glibc.kill(running.processIdentifier, signal) }
         running.waitUntilExit()
     }
@@ -131,12 +136,16 @@ public final class TemporaryRedis: Sendable {
 
     // MARK: - Starting
 
-    private static func launch(port: Int, directory: String, password: String?, replicaOf: Int?,
-                               into slot: Locked<Process?>) throws {
+    private static func launch(
+        port: Int, directory: String, password: String?, replicaOf: Int?,
+        into slot: Locked<Process?>
+    ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try executable())
-        var arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                         "--dir", directory, "--logfile", "redis.log", "--daemonize", "no"]
+        var arguments = [
+            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--dir", directory, "--logfile", "redis.log", "--daemonize", "no"
+        ]
         if let password { arguments += ["--requirepass", password, "--masterauth", password] }
         if let replicaOf { arguments += ["--replicaof", "127.0.0.1", String(replicaOf)] }
         process.arguments = arguments
@@ -151,9 +160,11 @@ public final class TemporaryRedis: Sendable {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             if !process.isRunning { break }
-            if let connection = try? RedisConnection(url: url, connectTimeout: .milliseconds(200),
-                                                    commandTimeout: .milliseconds(500)),
-               (try? connection.command("PING")) == .status("PONG") {
+            if let connection = try? RedisConnection(
+                url: url, connectTimeout: .milliseconds(200),
+                commandTimeout: .milliseconds(500)),
+                (try? connection.command("PING")) == .status("PONG")
+            {
                 return
             }
             usleep(10_000)
@@ -162,8 +173,9 @@ public final class TemporaryRedis: Sendable {
         process.waitUntilExit()
         slot.withLock { $0 = nil }
         let log = (try? String(contentsOfFile: directory + "/redis.log", encoding: .utf8)) ?? ""
-        throw TemporaryRedisError(message: "redis-server on port \(port) did not answer PING; its log ends:\n"
-            + log.split(separator: "\n").suffix(5).joined(separator: "\n"))
+        throw TemporaryRedisError(
+            message: "redis-server on port \(port) did not answer PING; its log ends:\n"
+                + log.split(separator: "\n").suffix(5).joined(separator: "\n"))
     }
 
     static func executable(_ name: String = "redis-server") throws -> String {

@@ -17,8 +17,10 @@ public final class TemporarySentinel: Sendable {
     private let process = Locked<Process?>(nil)
 
     /// `masterPassword` is the master's (`sentinel auth-pass`); `password` the sentinel's own.
-    public init(monitoring masterPort: Int, masterName: String = "insightd", quorum: Int = 1,
-                downAfterMilliseconds: Int = 500, masterPassword: String? = nil, password: String? = nil) throws {
+    public init(
+        monitoring masterPort: Int, masterName: String = "insightd", quorum: Int = 1,
+        downAfterMilliseconds: Int = 500, masterPassword: String? = nil, password: String? = nil
+    ) throws {
         self.masterName = masterName
         self.password = password
         directory = try TemporaryRedis.makeDirectory()
@@ -31,7 +33,7 @@ public final class TemporarySentinel: Sendable {
                 "sentinel monitor \(masterName) 127.0.0.1 \(masterPort) \(quorum)",
                 "sentinel down-after-milliseconds \(masterName) \(downAfterMilliseconds)",
                 "sentinel failover-timeout \(masterName) 10000",
-                "sentinel parallel-syncs \(masterName) 1",
+                "sentinel parallel-syncs \(masterName) 1"
             ]
             if let masterPassword { lines.append("sentinel auth-pass \(masterName) \(masterPassword)") }
             if let password { lines.append("requirepass \(password)") }
@@ -61,8 +63,9 @@ public final class TemporarySentinel: Sendable {
 
     /// A new connection to this sentinel.
     public func connect() throws -> RedisConnection {
-        try RedisConnection(url: RedisURL(host: "127.0.0.1", port: port, password: password),
-                            connectTimeout: .seconds(2), commandTimeout: .seconds(2))
+        try RedisConnection(
+            url: RedisURL(host: "127.0.0.1", port: port, password: password),
+            connectTimeout: .seconds(2), commandTimeout: .seconds(2))
     }
 
     /// The master's port as this sentinel names it now.
@@ -77,7 +80,8 @@ public final class TemporarySentinel: Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if let reply = try? connect().command("SENTINEL", "replicas", RedisArgument(masterName)),
-               (reply.elements?.count ?? 0) >= count {
+                (reply.elements?.count ?? 0) >= count
+            {
                 return true
             }
             usleep(100_000)
@@ -87,16 +91,20 @@ public final class TemporarySentinel: Sendable {
 
     /// Kills the sentinel (SIGKILL) and waits for it to exit.
     public func kill() {
-        guard let running = process.withLock({ value -> Process? in
-            defer { value = nil }
-            return value
-        }) else { return }
+        guard
+            let running = process.withLock({ value -> Process? in
+                defer { value = nil }
+                return value
+            })
+        else { return }
         if running.isRunning { Glibc.kill(running.processIdentifier, SIGKILL) }
         running.waitUntilExit()
     }
 
-    private static func launch(port: Int, configuration: String, password: String?, directory: String,
-                               into slot: Locked<Process?>) throws {
+    private static func launch(
+        port: Int, configuration: String, password: String?, directory: String,
+        into slot: Locked<Process?>
+    ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try TemporaryRedis.executable("redis-sentinel"))
         process.arguments = [configuration]
@@ -108,9 +116,11 @@ public final class TemporarySentinel: Sendable {
         let url = RedisURL(host: "127.0.0.1", port: port, password: password)
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline, process.isRunning {
-            if let connection = try? RedisConnection(url: url, connectTimeout: .milliseconds(200),
-                                                    commandTimeout: .milliseconds(500)),
-               (try? connection.command("PING")) == .status("PONG") {
+            if let connection = try? RedisConnection(
+                url: url, connectTimeout: .milliseconds(200),
+                commandTimeout: .milliseconds(500)),
+                (try? connection.command("PING")) == .status("PONG")
+            {
                 return
             }
             usleep(10_000)
@@ -119,7 +129,8 @@ public final class TemporarySentinel: Sendable {
         process.waitUntilExit()
         slot.withLock { $0 = nil }
         let log = (try? String(contentsOfFile: directory + "/sentinel.log", encoding: .utf8)) ?? ""
-        throw TemporaryRedisError(message: "redis-sentinel on port \(port) did not answer PING; its log ends:\n"
-            + log.split(separator: "\n").suffix(5).joined(separator: "\n"))
+        throw TemporaryRedisError(
+            message: "redis-sentinel on port \(port) did not answer PING; its log ends:\n"
+                + log.split(separator: "\n").suffix(5).joined(separator: "\n"))
     }
 }

@@ -39,8 +39,10 @@ final class SQLiteClientTests: XCTestCase {
         let db = try open()
         try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n TEXT, o TEXT, f INTEGER, m INTEGER)")
         let insert = try db.cached("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        try insert.run(values: [.integer(42), .real(2.5), .text("héllo"), .blob([0, 1, 255]), SQLiteValue(String?.none),
-                                SQLiteValue("x" as String?), SQLiteValue(true), SQLiteValue(Int64?.none)])
+        try insert.run(values: [
+            .integer(42), .real(2.5), .text("héllo"), .blob([0, 1, 255]), SQLiteValue(String?.none),
+            SQLiteValue("x" as String?), SQLiteValue(true), SQLiteValue(Int64?.none)
+        ])
         try insert.run(42, 2.5, "héllo", [UInt8]([0, 1, 255]), String?.none, "x", true, Int64?.none)
         let rows = try db.prepare("SELECT i, r, s, hex(b), typeof(n), o, f, typeof(m) FROM t").query { row in
             [row.text(0), row.text(1), row.text(2), row.text(3), row.text(4), row.text(5), row.text(6), row.text(7)]
@@ -54,8 +56,10 @@ final class SQLiteClientTests: XCTestCase {
         let db = try open()
         try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n TEXT, o TEXT, f INTEGER, m INTEGER)")
         let insert = try db.cached("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        try insert.run(values: [.integer(42), .real(2.5), .text("héllo"), .blob([0, 1, 255]), .null,
-                                .text("x"), .integer(1), .null])
+        try insert.run(values: [
+            .integer(42), .real(2.5), .text("héllo"), .blob([0, 1, 255]), .null,
+            .text("x"), .integer(1), .null
+        ])
         try insert.run(count: 8) { b in
             b.integer(42); b.real(2.5); b.text("héllo"); b.blob([0, 1, 255]); b.text(String?.none)
             b.text("x"); b.integer(1); b.integer(Int64?.none)
@@ -63,8 +67,12 @@ final class SQLiteClientTests: XCTestCase {
         let rows = try db.prepare("SELECT i, r, s, hex(b), typeof(n), o, f, typeof(m) FROM t").query { row in
             [row.text(0), row.text(1), row.text(2), row.text(3), row.text(4), row.text(5), row.text(6), row.text(7)]
         }
-        XCTAssertEqual(rows, [["42", "2.5", "héllo", "0001FF", "null", "x", "1", "null"],
-                              ["42", "2.5", "héllo", "0001FF", "null", "x", "1", "null"]])
+        XCTAssertEqual(
+            rows,
+            [
+                ["42", "2.5", "héllo", "0001FF", "null", "x", "1", "null"],
+                ["42", "2.5", "héllo", "0001FF", "null", "x", "1", "null"]
+            ])
     }
 
     func testBindingFewerValuesThanAnnouncedIsRefused() throws {
@@ -88,8 +96,8 @@ final class SQLiteClientTests: XCTestCase {
         let blob = (0..<5_000).map { UInt8(truncatingIfNeeded: $0) }
         let rows: [(String, [UInt8], String, [UInt8], String)] = [
             ("small", [1], long, blob, "tail"),
-            ("", [], "", [], ""),                           // empty text and blob stay text and blob
-            (String(long.prefix(10)), [9, 9], "short", blob, long),
+            ("", [], "", [], ""),  // empty text and blob stay text and blob
+            (String(long.prefix(10)), [9, 9], "short", blob, long)
         ]
         for (k, row) in rows.enumerated() {
             try insert.run(count: 6) { b in
@@ -97,8 +105,10 @@ final class SQLiteClientTests: XCTestCase {
             }
         }
         let read = try db.prepare("SELECT a, b, c, d, e, typeof(a), typeof(b) FROM t ORDER BY k").query { row in
-            (row.text(0) ?? "?", row.blob(1) ?? [], row.text(2) ?? "?", row.blob(3) ?? [], row.text(4) ?? "?",
-             row.text(5), row.text(6))
+            (
+                row.text(0) ?? "?", row.blob(1) ?? [], row.text(2) ?? "?", row.blob(3) ?? [], row.text(4) ?? "?",
+                row.text(5), row.text(6)
+            )
         }
         XCTAssertEqual(read.count, rows.count)
         for (got, want) in zip(read, rows) {
@@ -144,10 +154,11 @@ final class SQLiteClientTests: XCTestCase {
         let db = try open()
         try db.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
         struct Boom: Error {}
-        XCTAssertThrowsError(try db.transaction {
-            try db.cached("INSERT INTO t VALUES (?)").run("a")
-            throw Boom()
-        })
+        XCTAssertThrowsError(
+            try db.transaction {
+                try db.cached("INSERT INTO t VALUES (?)").run("a")
+                throw Boom()
+            })
         XCTAssertEqual(try db.scalarText("SELECT count(*) FROM t"), "0")
     }
 
@@ -156,10 +167,12 @@ final class SQLiteClientTests: XCTestCase {
         try db.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
         try db.transaction {
             try db.cached("INSERT INTO t VALUES (?)").run("a")
-            XCTAssertThrowsError(try db.savepoint {
-                try db.cached("INSERT INTO t VALUES (?)").run("b")
-                try db.cached("INSERT INTO t VALUES (?)").run("a")  // duplicate: fails
-            }) { error in
+            XCTAssertThrowsError(
+                try db.savepoint {
+                    try db.cached("INSERT INTO t VALUES (?)").run("b")
+                    try db.cached("INSERT INTO t VALUES (?)").run("a")  // duplicate: fails
+                }
+            ) { error in
                 XCTAssertTrue((error as? SQLiteError)?.isUniqueViolation ?? false)
             }
         }
@@ -170,8 +183,10 @@ final class SQLiteClientTests: XCTestCase {
         let db = try open()
         try db.execute("CREATE TABLE t (k TEXT PRIMARY KEY, u TEXT UNIQUE, n TEXT NOT NULL)")
         try db.prepare("INSERT INTO t VALUES (?, ?, ?)").run("a", "x", "n")
-        for (values, code) in [(["a", "y", "n"], SQLiteResultCode.constraintPrimaryKey),
-                               (["b", "x", "n"], SQLiteResultCode.constraintUnique)] {
+        for (values, code) in [
+            (["a", "y", "n"], SQLiteResultCode.constraintPrimaryKey),
+            (["b", "x", "n"], SQLiteResultCode.constraintUnique)
+        ] {
             XCTAssertThrowsError(try db.prepare("INSERT INTO t VALUES (?, ?, ?)").run(values[0], values[1], values[2])) { error in
                 XCTAssertEqual((error as? SQLiteError)?.extendedCode, code, "\(values)")
                 XCTAssertEqual((error as? SQLiteError)?.code, SQLiteResultCode.constraint)
@@ -181,8 +196,11 @@ final class SQLiteClientTests: XCTestCase {
         XCTAssertThrowsError(try db.prepare("INSERT INTO t (k, u) VALUES (?, ?)").run("c", "z")) { error in
             XCTAssertFalse((error as? SQLiteError)?.isUniqueViolation ?? true, "NOT NULL is another constraint")
         }
-        XCTAssertEqual([SQLiteResultCode.corrupt, SQLiteResultCode.notADatabase, SQLiteResultCode.constraintPrimaryKey,
-                        SQLiteResultCode.constraintUnique], [11, 26, 1555, 2067], "the numbers sqlite3.h gives them")
+        XCTAssertEqual(
+            [
+                SQLiteResultCode.corrupt, SQLiteResultCode.notADatabase, SQLiteResultCode.constraintPrimaryKey,
+                SQLiteResultCode.constraintUnique
+            ], [11, 26, 1555, 2067], "the numbers sqlite3.h gives them")
     }
 
     func testErrorsNameTheSQLButNotTheValues() throws {
@@ -212,7 +230,8 @@ final class SQLiteClientTests: XCTestCase {
     }
 
     func testOpeningAMissingDatabaseWithoutCreateFails() {
-        XCTAssertThrowsError(try SQLiteConnection(
-            path: directory.appendingPathComponent("missing.db").path, create: false))
+        XCTAssertThrowsError(
+            try SQLiteConnection(
+                path: directory.appendingPathComponent("missing.db").path, create: false))
     }
 }

@@ -23,10 +23,12 @@ let consumptionCases: [ContractCase] = [
     contractCase(.consumption, "a different report is a conflict naming the stored status") { s in
         try s.record("e1", insights: ["a", "b"])
         try expectEqual(try s.report("e1", status: .usedIncreasedFriction, ids: ["a"]), .recorded(.onTime))
-        try expectEqual(try s.report("e1", status: .notUsedNotNeeded, ids: ["a"]),
-                        .conflict(existing: .usedIncreasedFriction))
-        try expectEqual(try s.report("e1", status: .usedIncreasedFriction, ids: ["a", "b"]),
-                        .conflict(existing: .usedIncreasedFriction))
+        try expectEqual(
+            try s.report("e1", status: .notUsedNotNeeded, ids: ["a"]),
+            .conflict(existing: .usedIncreasedFriction))
+        try expectEqual(
+            try s.report("e1", status: .usedIncreasedFriction, ids: ["a", "b"]),
+            .conflict(existing: .usedIncreasedFriction))
     },
     contractCase(.consumption, "another caller's or environment's evaluation is evaluationNotFound") { s in
         try s.record("e1", caller: "c1")
@@ -49,8 +51,9 @@ let consumptionCases: [ContractCase] = [
         try expectEqual(try s.report(made.eventId, ids: Array(made.insightIds.reversed())), .recorded(.onTime))
         let other = EvaluationIdentifiers.make(insights: 1, milliseconds: 1_000)
         try s.record(other.eventId, insights: other.insightIds)
-        try expectEqual(try s.report(made.eventId, ids: other.insightIds), .unknownInsightIds(other.insightIds),
-                        "another evaluation's")
+        try expectEqual(
+            try s.report(made.eventId, ids: other.insightIds), .unknownInsightIds(other.insightIds),
+            "another evaluation's")
         let third = EvaluationIdentifiers.insightId(eventId: other.eventId, position: 1) ?? "?"
         try expectEqual(try s.report(other.eventId, ids: [third]), .unknownInsightIds([third]), "past its insights")
     },
@@ -61,9 +64,12 @@ let consumptionCases: [ContractCase] = [
         let done = DispatchGroup()
         DispatchQueue.concurrentPerform(iterations: 16) { i in
             done.enter()
-            ledger.report(ConsumptionReport(eventId: "e1", callerId: "c1", environment: .production,
-                                            status: i % 2 == 0 ? .usedIncreasedFriction : .notUsedNotNeeded,
-                                            insightIdsUsed: i % 2 == 0 ? ["a"] : [], reportedAt: 1_500)) { result in
+            ledger.report(
+                ConsumptionReport(
+                    eventId: "e1", callerId: "c1", environment: .production,
+                    status: i % 2 == 0 ? .usedIncreasedFriction : .notUsedNotNeeded,
+                    insightIdsUsed: i % 2 == 0 ? ["a"] : [], reportedAt: 1_500)
+            ) { result in
                 results.withLock { $0.append(result) }
                 done.leave()
             }
@@ -71,27 +77,31 @@ let consumptionCases: [ContractCase] = [
         try expect(done.wait(timeout: .now() + 10) == .success, "every report completes")
         let all = results.withLock { $0 }
         try expectEqual(all.filter { $0 == .success(.recorded(.onTime)) }.count, 1, "recorded")
-        try expect(all.allSatisfy { r in
-            if case .success(.recorded) = r { return true }
-            if case .success(.alreadyRecorded) = r { return true }
-            if case .success(.conflict) = r { return true }
-            return false
-        }, "the others are alreadyRecorded or conflict: \(all)")
+        try expect(
+            all.allSatisfy { r in
+                if case .success(.recorded) = r { return true }
+                if case .success(.alreadyRecorded) = r { return true }
+                if case .success(.conflict) = r { return true }
+                return false
+            }, "the others are alreadyRecorded or conflict: \(all)")
     },
     contractCase(.consumption, "an event id is stored once") { s in
         try s.record("e1", insights: ["a"], due: 2_000)
-        let again = EvaluationRecord(eventId: "e1", callerId: "c1", environment: .production, category: .payment,
-                                     createdAt: 1_000, reportConsumptionBy: 9_000, subject: HashedSubject(), insights: [])
+        let again = EvaluationRecord(
+            eventId: "e1", callerId: "c1", environment: .production, category: .payment,
+            createdAt: 1_000, reportConsumptionBy: 9_000, subject: HashedSubject(), insights: [])
         if case .success = try wait({ s.ledger.record(again, answer: [1], completion: $0) }) {
             throw ContractFailure(description: "a second evaluation e1 was stored")
         }
         try expectEqual(try s.report("e1", ids: ["a"], at: 3_000), .recorded(.late), "the first one stands")
     },
-    contractCase(.consumption, "an evaluation holds at most \(EvaluationRecord.maxServedInsights) insights and as many shadow answers") { s in
+    contractCase(.consumption, "an evaluation holds at most \(EvaluationRecord.maxServedInsights) insights and as many shadow answers") {
+        s in
         func evaluation(_ id: String, served: Int, shadows: Int) -> EvaluationRecord {
             func insight(_ insightId: String) -> InsightRecord {
-                InsightRecord(insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
-                              newestModelVersion: nil, outcome: .value(.unknown, reasons: []))
+                InsightRecord(
+                    insightId: insightId, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                    newestModelVersion: nil, outcome: .value(.unknown, reasons: []))
             }
             return EvaluationRecord(
                 eventId: id, callerId: "c1", environment: .production, category: .payment, createdAt: 1_000,
@@ -100,16 +110,21 @@ let consumptionCases: [ContractCase] = [
                 shadowInsights: (0..<shadows).map { insight("\(id)-s\($0)") })
         }
         for (served, shadows) in [(EvaluationRecord.maxServedInsights + 1, 0), (1, EvaluationRecord.maxShadowInsights + 1)] {
-            if case .success = try wait({ s.ledger.record(evaluation("e1", served: served, shadows: shadows), answer: [1], completion: $0) }) {
+            if case .success = try wait({ s.ledger.record(evaluation("e1", served: served, shadows: shadows), answer: [1], completion: $0) }
+            ) {
                 throw ContractFailure(description: "an evaluation of \(served) insights and \(shadows) shadow answers was stored")
             }
         }
         try expectEqual(try s.report("e1"), .evaluationNotFound)
-        try value { s.ledger.record(evaluation("e2", served: EvaluationRecord.maxServedInsights,
-                                               shadows: EvaluationRecord.maxShadowInsights), answer: [2], completion: $0) }
+        try value {
+            s.ledger.record(
+                evaluation(
+                    "e2", served: EvaluationRecord.maxServedInsights,
+                    shadows: EvaluationRecord.maxShadowInsights), answer: [2], completion: $0)
+        }
         try expectEqual(try s.report("e2", ids: ["e2-s0"]), .unknownInsightIds(["e2-s0"]), "a shadow answer was never returned")
         try expectEqual(try s.report("e2", ids: ["e2-i\(EvaluationRecord.maxServedInsights - 1)"]), .recorded(.onTime))
-    },
+    }
 ]
 
 let labelCases: [ContractCase] = [
@@ -117,13 +132,20 @@ let labelCases: [ContractCase] = [
         try s.caller("ops", roles: [.labels])
         try s.record("e1", insights: ["a", "b"])
         try s.record("s1", environment: .sandbox, insights: ["s"])
-        let items: [Label?] = [fraud("a"), fraud("a"), fraud("a", .confirmedLegitimate), fraud("s"), fraud("missing"),
-                               nil, fraud("b", .confirmedLegitimate)]
-        try expectEqual(try s.label(items),
-                        .processed([.accepted, .duplicate, .conflict, .unknownInsight, .unknownInsight, .invalid,
-                                    .accepted], replayed: false))
-        try expectEqual(try s.label([fraud("a"), fraud("b")], key: "k2", body: "b2"),
-                        .processed([.duplicate, .conflict], replayed: false), "stored labels, a new key")
+        let items: [Label?] = [
+            fraud("a"), fraud("a"), fraud("a", .confirmedLegitimate), fraud("s"), fraud("missing"),
+            nil, fraud("b", .confirmedLegitimate)
+        ]
+        try expectEqual(
+            try s.label(items),
+            .processed(
+                [
+                    .accepted, .duplicate, .conflict, .unknownInsight, .unknownInsight, .invalid,
+                    .accepted
+                ], replayed: false))
+        try expectEqual(
+            try s.label([fraud("a"), fraud("b")], key: "k2", body: "b2"),
+            .processed([.duplicate, .conflict], replayed: false), "stored labels, a new key")
     },
     contractCase(.labels, "a replay answers the first results; a key reused with another body is refused") { s in
         try s.caller("ops", roles: [.labels])
@@ -131,8 +153,9 @@ let labelCases: [ContractCase] = [
         let first = try s.label([fraud("a"), fraud("missing"), nil])
         try expectEqual(first, .processed([.accepted, .unknownInsight, .invalid], replayed: false))
         try s.record("e2", insights: ["missing"])  // would be accepted now, but a replay answers as before
-        try expectEqual(try s.label([fraud("a"), fraud("missing"), nil], at: 9_000),
-                        .processed([.accepted, .unknownInsight, .invalid], replayed: true))
+        try expectEqual(
+            try s.label([fraud("a"), fraud("missing"), nil], at: 9_000),
+            .processed([.accepted, .unknownInsight, .invalid], replayed: true))
         try expectEqual(try s.label([fraud("a")], body: "other"), .idempotencyKeyReused)
     },
     contractCase(.labels, "of concurrent submissions with one key one is processed, the others replay it") { s in
@@ -143,9 +166,12 @@ let labelCases: [ContractCase] = [
         let done = DispatchGroup()
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
             done.enter()
-            ledger.submit(LabelSubmission(callerId: "ops", environment: .production, items: [fraud("a")],
-                                          idempotencyKeyHash: Array("k1".utf8), bodyHash: Array("b1".utf8),
-                                          receivedAt: 5_000)) { result in
+            ledger.submit(
+                LabelSubmission(
+                    callerId: "ops", environment: .production, items: [fraud("a")],
+                    idempotencyKeyHash: Array("k1".utf8), bodyHash: Array("b1".utf8),
+                    receivedAt: 5_000)
+            ) { result in
                 results.withLock { $0.append(result) }
                 done.leave()
             }
@@ -166,11 +192,13 @@ let labelCases: [ContractCase] = [
         try s.caller("ops", roles: [.labels])
         try s.record("e1", insights: ["a"])
         try expectEqual(try s.label([fraud("missing"), nil]), .processed([.unknownInsight, .invalid], replayed: false))
-        try expectEqual(try s.label([fraud("a")], body: "other"), .processed([.accepted], replayed: false),
-                        "the key is free again")
+        try expectEqual(
+            try s.label([fraud("a")], body: "other"), .processed([.accepted], replayed: false),
+            "the key is free again")
         try expectEqual(try s.label([fraud("a")], key: "k2"), .processed([.duplicate], replayed: false))
-        try expectEqual(try s.label([fraud("a")], key: "k2", body: "other"), .processed([.duplicate], replayed: false),
-                        "only duplicates: not kept either")
+        try expectEqual(
+            try s.label([fraud("a")], key: "k2", body: "other"), .processed([.duplicate], replayed: false),
+            "only duplicates: not kept either")
     },
     contractCase(.labels, "another tenant's insight is unknownInsight, even once it is labelled") { s in
         try s.caller("acme-eval", tenant: "acme")
@@ -180,15 +208,20 @@ let labelCases: [ContractCase] = [
         try s.record(made.eventId, caller: "acme-eval", insights: made.insightIds)
         try s.record("e2", caller: "acme-eval", insights: ["kept-id"])
         let ids = made.insightIds + ["kept-id"]
-        try expectEqual(try s.label(ids.map { fraud($0) }, caller: "globex-ops", tenant: "globex"),
-                        .processed([.unknownInsight, .unknownInsight], replayed: false), "before acme labels")
-        try expectEqual(try s.label(ids.map { fraud($0) }, caller: "acme-ops", tenant: "acme"),
-                        .processed([.accepted, .accepted], replayed: false))
-        try expectEqual(try s.label(ids.map { fraud($0, .confirmedLegitimate) }, caller: "globex-ops", tenant: "globex",
-                                    key: "k2"),
-                        .processed([.unknownInsight, .unknownInsight], replayed: false), "after acme labelled")
-        try expectEqual(try s.label(ids.map { fraud($0) }, caller: "acme-ops", tenant: "acme", key: "k3"),
-                        .processed([.duplicate, .duplicate], replayed: false))
+        try expectEqual(
+            try s.label(ids.map { fraud($0) }, caller: "globex-ops", tenant: "globex"),
+            .processed([.unknownInsight, .unknownInsight], replayed: false), "before acme labels")
+        try expectEqual(
+            try s.label(ids.map { fraud($0) }, caller: "acme-ops", tenant: "acme"),
+            .processed([.accepted, .accepted], replayed: false))
+        try expectEqual(
+            try s.label(
+                ids.map { fraud($0, .confirmedLegitimate) }, caller: "globex-ops", tenant: "globex",
+                key: "k2"),
+            .processed([.unknownInsight, .unknownInsight], replayed: false), "after acme labelled")
+        try expectEqual(
+            try s.label(ids.map { fraud($0) }, caller: "acme-ops", tenant: "acme", key: "k3"),
+            .processed([.duplicate, .duplicate], replayed: false))
     },
     contractCase(.labels, "an insight is labelled in its evaluation's environment only") { s in
         try s.caller("ops", roles: [.labels])
@@ -196,11 +229,13 @@ let labelCases: [ContractCase] = [
         try s.record(made.eventId, environment: .sandbox, insights: made.insightIds)
         try s.record("e2", environment: .sandbox, insights: ["kept-id"])
         let past = EvaluationIdentifiers.insightId(eventId: made.eventId, position: 1) ?? "?"
-        try expectEqual(try s.label([fraud(made.insightIds[0]), fraud("kept-id")]),
-                        .processed([.unknownInsight, .unknownInsight], replayed: false), "from production")
-        try expectEqual(try s.label([fraud(made.insightIds[0]), fraud("kept-id"), fraud(past)], environment: .sandbox),
-                        .processed([.accepted, .accepted, .unknownInsight], replayed: false))
-    },
+        try expectEqual(
+            try s.label([fraud(made.insightIds[0]), fraud("kept-id")]),
+            .processed([.unknownInsight, .unknownInsight], replayed: false), "from production")
+        try expectEqual(
+            try s.label([fraud(made.insightIds[0]), fraud("kept-id"), fraud(past)], environment: .sandbox),
+            .processed([.accepted, .accepted, .unknownInsight], replayed: false))
+    }
 ]
 
 let credentialCases: [ContractCase] = [
@@ -224,7 +259,7 @@ let credentialCases: [ContractCase] = [
         try expectEqual(try s.credentials.credential(keyId: key.keyId)?.key.revokedAt, 20)
         try expectEqual(try s.credentials.credential(keyId: second.keyId)?.key.revokedAt, nil, "the other key")
         try expectEqual(try s.credentials.credential(keyId: second.keyId)?.caller.callerId, "c1")
-    },
+    }
 ]
 
 let registrationCases: [ContractCase] = [
@@ -233,10 +268,12 @@ let registrationCases: [ContractCase] = [
         try expectThrows("a blank name") { try s.register(name: "  ") }
         try expectThrows("a long name") { try s.register(name: String(repeating: "n", count: 101)) }
         // Characters that would reorder or hide what a console, a table or a log shows around them.
-        for (what, name) in [("a right-to-left override", "pay\u{202E}stneme"), ("a left-to-right isolate", "pay\u{2066}x\u{2069}"),
-                             ("a zero-width joiner", "pay\u{200D}ments"), ("a newline", "pay\nments"), ("an escape", "pay\u{1B}[31m"),
-                             ("a carriage return", "payments\r"), ("a NUL", "pay\u{0}ments"), ("a line separator", "pay\u{2028}ments"),
-                             ("a delete", "pay\u{7F}")] {
+        for (what, name) in [
+            ("a right-to-left override", "pay\u{202E}stneme"), ("a left-to-right isolate", "pay\u{2066}x\u{2069}"),
+            ("a zero-width joiner", "pay\u{200D}ments"), ("a newline", "pay\nments"), ("an escape", "pay\u{1B}[31m"),
+            ("a carriage return", "payments\r"), ("a NUL", "pay\u{0}ments"), ("a line separator", "pay\u{2028}ments"),
+            ("a delete", "pay\u{7F}")
+        ] {
             try expectThrows(what) { try s.register(name: name) }
         }
         try expectThrows("rate 0") { try s.register(rate: 0) }
@@ -277,7 +314,7 @@ let registrationCases: [ContractCase] = [
         try expectEqual(tenants.map(\.name), ["acme", "default", "globex"])
         try expectEqual(tenants.map(\.production), [1, 1, 1])
         try expectEqual(tenants.map(\.sandbox), [1, 0, 0])
-    },
+    }
 ]
 
 let administrationCases: [ContractCase] = [
@@ -302,9 +339,12 @@ let administrationCases: [ContractCase] = [
         let missing = try value { s.administration.updateQuota(callerId: "nobody", tenant: "acme", rate: 1, burst: 1, completion: $0) }
         try expectEqual(missing, nil)
         let invalid = try wait { s.administration.updateQuota(callerId: "a1", tenant: "acme", rate: -1, burst: nil, completion: $0) }
-        if case .success(let caller) = invalid { throw ContractFailure(description: "a negative rate was accepted: \(String(describing: caller))") }
-        try expectEqual(try s.credentials.credential(keyId: try s.registration.keys(callerId: "a1")[0].keyId)?.caller.rate, 50,
-                        "the change is seen by authentication, the invalid one is not")
+        if case .success(let caller) = invalid {
+            throw ContractFailure(description: "a negative rate was accepted: \(String(describing: caller))")
+        }
+        try expectEqual(
+            try s.credentials.credential(keyId: try s.registration.keys(callerId: "a1")[0].keyId)?.caller.rate, 50,
+            "the change is seen by authentication, the invalid one is not")
         try expectEqual(try s.administration.caller("a1", tenant: "acme")?.burst, 7)
     },
     contractCase(.administration, "a tenant's ceiling lowers its callers above it and caps every later change") { s in
@@ -349,7 +389,7 @@ let administrationCases: [ContractCase] = [
         try expectEqual(try revoke("a1", keyId, "acme", at: 7)?.revokedAt, 7)
         try expectEqual(try revoke("a1", keyId, "acme", at: 9)?.revokedAt, 7, "revoked once, at its first time")
         try expectEqual(try s.credentials.credential(keyId: keyId)?.key.revokedAt, 7, "authentication sees it")
-    },
+    }
 ]
 
 let authorizationCases: [ContractCase] = [
@@ -381,19 +421,27 @@ let authorizationCases: [ContractCase] = [
         _ = try s.authorize(.authorized, subject([[3]]), now: 2_500)
         _ = try s.authorize(.authorized, subject([[1]]), now: 3_000)
         let changes = try s.authorizations.authorizations(renewedSince: 2_000).sorted { $0.hash.lexicographicallyPrecedes($1.hash) }
-        try expectEqual(changes, [
-            StoredAuthorization(tenant: "default", environment: .production, kind: .account, hash: [1], request: .authorized,
-                                effectiveAt: 3_000, renewedAt: 3_000),
-            StoredAuthorization(tenant: "default", environment: .production, kind: .account, hash: [2], request: .denied,
-                                effectiveAt: 2_500, renewedAt: 2_000),
-            StoredAuthorization(tenant: "default", environment: .production, kind: .account, hash: [3], request: .authorized,
-                                effectiveAt: 2_500, renewedAt: 2_500),
-        ])
+        try expectEqual(
+            changes,
+            [
+                StoredAuthorization(
+                    tenant: "default", environment: .production, kind: .account, hash: [1], request: .authorized,
+                    effectiveAt: 3_000, renewedAt: 3_000),
+                StoredAuthorization(
+                    tenant: "default", environment: .production, kind: .account, hash: [2], request: .denied,
+                    effectiveAt: 2_500, renewedAt: 2_000),
+                StoredAuthorization(
+                    tenant: "default", environment: .production, kind: .account, hash: [3], request: .authorized,
+                    effectiveAt: 2_500, renewedAt: 2_500)
+            ])
         try expectEqual(try s.authorizations.authorizations(renewedSince: 3_001), [])
         // Applied to an index that held the first denial, they leave the one denial in force.
         let index = DenialIndex()
-        index.load([StoredDenial(tenant: "default", environment: .production, kind: .account, hash: [1], effectiveAt: 1_500,
-                                 renewedAt: 1_000)])
+        index.load([
+            StoredDenial(
+                tenant: "default", environment: .production, kind: .account, hash: [1], effectiveAt: 1_500,
+                renewedAt: 1_000)
+        ])
         index.apply(changes)
         try expectEqual(index.isDenied("default", .production, .account, hashes: [[1]], now: 5_000), false)
         try expectEqual(index.isDenied("default", .production, .account, hashes: [[2]], now: 5_000), true)
@@ -404,9 +452,13 @@ let authorizationCases: [ContractCase] = [
         try expectEqual(try s.authorizations.record(for: rotated)?.effectiveAt, 1_500, "found by the older key's hash")
         let renewed = try s.authorize(.denied, rotated, now: 2_000, cooldown: 500)
         try expectEqual(renewed.effectiveAt, 1_500)
-        try expectEqual(try s.authorizations.denials(),
-                        [StoredDenial(tenant: "default", environment: .production, kind: .account, hash: [2],
-                                      effectiveAt: 1_500, renewedAt: 2_000)], "folded under the active hash")
+        try expectEqual(
+            try s.authorizations.denials(),
+            [
+                StoredDenial(
+                    tenant: "default", environment: .production, kind: .account, hash: [2],
+                    effectiveAt: 1_500, renewedAt: 2_000)
+            ], "folded under the active hash")
         try expectEqual(try s.authorizations.record(for: subject([[1]]))?.request, nil, "the old hash holds nothing")
         // An authorization under one hash and a denial under another: the denial wins.
         _ = try s.authorize(.authorized, subject([[3]]), now: 1_000)
@@ -423,19 +475,21 @@ let authorizationCases: [ContractCase] = [
         try expectEqual(try s.authorizations.record(for: subject([[1]], tenant: "acme"))?.request, .denied)
         _ = try s.authorize(.authorized, subject([[3]]), now: 1_000)
         let denials = try s.authorizations.denials().sorted { $0.hash.lexicographicallyPrecedes($1.hash) }
-        try expectEqual(denials, [
-            StoredDenial(tenant: "acme", environment: .production, kind: .account, hash: [1], effectiveAt: 1_500, renewedAt: 1_000),
-            StoredDenial(tenant: "default", environment: .sandbox, kind: .device, hash: [2], effectiveAt: 1_600, renewedAt: 1_100),
-        ], "denials only, for the index")
-    },
+        try expectEqual(
+            denials,
+            [
+                StoredDenial(tenant: "acme", environment: .production, kind: .account, hash: [1], effectiveAt: 1_500, renewedAt: 1_000),
+                StoredDenial(tenant: "default", environment: .sandbox, kind: .device, hash: [2], effectiveAt: 1_600, renewedAt: 1_100)
+            ], "denials only, for the index")
+    }
 ]
 
 let reportingCases: [ContractCase] = [
     contractCase(.reporting, "each caller's window counts from its penalty reset") { s in
         for id in ["c1", "c2", "c3"] { try s.caller(id) }
         // The window starts at 10,000; now is 20,000.
-        try s.record("old", caller: "c1", created: 5_000, due: 6_000)            // before the window
-        try s.record("on-time", caller: "c1", created: 10_000, due: 15_000)      // at its start: counted
+        try s.record("old", caller: "c1", created: 5_000, due: 6_000)  // before the window
+        try s.record("on-time", caller: "c1", created: 10_000, due: 15_000)  // at its start: counted
         _ = try s.report("on-time", caller: "c1", at: 15_000)
         try s.record("late", caller: "c1", created: 12_000, due: 13_000)
         _ = try s.report("late", caller: "c1", at: 16_000)
@@ -444,18 +498,20 @@ let reportingCases: [ContractCase] = [
         try s.record("forgiven", caller: "c2", created: 11_000, due: 11_500)
         try s.record("after-reset", caller: "c2", created: 12_000, due: 30_000)
         try expect(try value { s.administration.resetPenalty(callerId: "c2", tenant: "default", at: 12_000, completion: $0) })
-        try expectEqual(try s.reporting.reportingStats(since: 10_000, now: 20_000), [
-            "c1": ReportingStats(evaluations: 4, onTime: 1, late: 1, overdue: 1, pending: 1),
-            "c2": ReportingStats(evaluations: 1, onTime: 0, late: 0, overdue: 0, pending: 1),
-        ], "c3 made no evaluation: no entry")
-    },
+        try expectEqual(
+            try s.reporting.reportingStats(since: 10_000, now: 20_000),
+            [
+                "c1": ReportingStats(evaluations: 4, onTime: 1, late: 1, overdue: 1, pending: 1),
+                "c2": ReportingStats(evaluations: 1, onTime: 0, late: 0, overdue: 0, pending: 1)
+            ], "c3 made no evaluation: no entry")
+    }
 ]
 
 let velocityCases: [ContractCase] = [
     contractCase(.velocity, "history since a time, oldest first, one millisecond in the order stored") { s in
         let plan: [(id: String, caller: String, at: Milliseconds, account: UInt8)] = [
             ("e1", "zeta", 1_000, 1), ("e2", "alpha", 2_000, 2), ("e4", "zeta", 3_000, 3),
-            ("e3", "mid", 3_000, 4), ("e5", "alpha", 4_000, 5), ("e6", "mid", 5_000, 6),
+            ("e3", "mid", 3_000, 4), ("e5", "alpha", 4_000, 5), ("e6", "mid", 5_000, 6)
         ]
         for e in plan { try s.record(e.id, caller: e.caller, created: e.at, account: [e.account]) }
         try expectEqual(try s.velocity.velocityEvents(since: 2_000).map { $0.account?.first }, [2, 3, 4, 5, 6])
@@ -465,8 +521,9 @@ let velocityCases: [ContractCase] = [
     contractCase(.velocity, "batches are bounded and continue where the last ended, ties included") { s in
         // 300 evaluations over 30 milliseconds of 10 each, by three callers, stored out of time order.
         for i in 0..<300 {
-            try s.record("e\(i)", caller: "c\(i % 3)", created: 1_000 + Milliseconds((i * 7) % 30),
-                         account: [UInt8(i % 256), UInt8(i / 256)])
+            try s.record(
+                "e\(i)", caller: "c\(i % 3)", created: 1_000 + Milliseconds((i * 7) % 30),
+                account: [UInt8(i % 256), UInt8(i / 256)])
         }
         let end = try s.velocity.velocityHistoryEnd()
         var cursor: VelocityHistoryCursor? = .from(1_005)
@@ -496,16 +553,21 @@ let velocityCases: [ContractCase] = [
         try expectEqual(batch.next, nil)
     },
     contractCase(.velocity, "an event carries what the tracker counts") { s in
-        try s.record("e1", environment: .sandbox, created: 7_000, account: nil, category: .account, tracked: .medium,
-                     raisedByVelocity: true)
+        try s.record(
+            "e1", environment: .sandbox, created: 7_000, account: nil, category: .account, tracked: .medium,
+            raisedByVelocity: true)
         try s.record("e2", created: 8_000, account: [5], category: .payment, tracked: nil)
-        try expectEqual(try s.velocity.velocityEvents(since: 0), [
-            VelocityEvent(environment: .sandbox, time: 7_000, account: nil, device: [9], counterparty: [4], isPayment: false,
-                          value: .medium, raisedByVelocity: true),
-            VelocityEvent(environment: .production, time: 8_000, account: [5], device: [9], counterparty: [4], isPayment: true,
-                          value: nil, raisedByVelocity: false),
-        ])
-    },
+        try expectEqual(
+            try s.velocity.velocityEvents(since: 0),
+            [
+                VelocityEvent(
+                    environment: .sandbox, time: 7_000, account: nil, device: [9], counterparty: [4], isPayment: false,
+                    value: .medium, raisedByVelocity: true),
+                VelocityEvent(
+                    environment: .production, time: 8_000, account: [5], device: [9], counterparty: [4], isPayment: true,
+                    value: nil, raisedByVelocity: false)
+            ])
+    }
 ]
 
 let retentionCases: [ContractCase] = [
@@ -521,8 +583,9 @@ let retentionCases: [ContractCase] = [
         try expectEqual(try s.report("old1", caller: "zeta"), .evaluationNotFound)
         try expectEqual(try s.report("new", caller: "alpha"), .alreadyRecorded, "the kept one keeps its report")
         try s.caller("ops", roles: [.labels])
-        try expectEqual(try s.label([fraud("o2"), fraud("n")]), .processed([.unknownInsight, .accepted], replayed: false),
-                        "a purged evaluation's insights are gone")
+        try expectEqual(
+            try s.label([fraud("o2"), fraud("n")]), .processed([.unknownInsight, .accepted], replayed: false),
+            "a purged evaluation's insights are gone")
     },
     contractCase(.retention, "labels and submissions go by receipt, even when their evaluation stays") { s in
         try s.caller("ops", roles: [.labels])
@@ -530,14 +593,16 @@ let retentionCases: [ContractCase] = [
         _ = try s.label([fraud("a")], key: "old", at: 1_000)
         _ = try s.label([fraud("b")], key: "new", at: 5_000)
         try expectEqual(try s.purgeAll(olderThan: 3_000), RetentionReport(labels: 1, labelSubmissions: 1))
-        try expectEqual(try s.label([fraud("a", .confirmedLegitimate)], key: "old", body: "other", at: 6_000),
-                        .processed([.accepted], replayed: false), "the label and the key are free")
-        try expectEqual(try s.label([fraud("b", .confirmedLegitimate)], key: "new", body: "other", at: 6_000),
-                        .idempotencyKeyReused, "the newer submission is kept")
+        try expectEqual(
+            try s.label([fraud("a", .confirmedLegitimate)], key: "old", body: "other", at: 6_000),
+            .processed([.accepted], replayed: false), "the label and the key are free")
+        try expectEqual(
+            try s.label([fraud("b", .confirmedLegitimate)], key: "new", body: "other", at: 6_000),
+            .idempotencyKeyReused, "the newer submission is kept")
     },
     contractCase(.retention, "authorizations go when not renewed since the cutoff") { s in
         _ = try s.authorize(.denied, subject([[1]]), now: 100)
-        _ = try s.authorize(.denied, subject([[1]]), now: 5_000)     // renewed: kept
+        _ = try s.authorize(.denied, subject([[1]]), now: 5_000)  // renewed: kept
         _ = try s.authorize(.denied, subject([[2]]), now: 1_000)
         _ = try s.authorize(.authorized, subject([[3]]), now: 1_000)
         _ = try s.authorize(.authorized, subject([[4]]), now: 3_000)
@@ -554,7 +619,7 @@ let retentionCases: [ContractCase] = [
         try expect(first.evaluations > 0 && first.evaluations < 1_050, "one batch is bounded: \(first.evaluations)")
         try expectEqual(first.evaluations + (try s.purgeAll(olderThan: 1_050)).evaluations, 1_050)
         try expectEqual(try s.velocity.velocityEvents(since: 0).count, 50)
-    },
+    }
 ]
 
 // Erasure (docs/privacy.md "Erasure"): the same hash bytes stand for the subject in two tenants'
@@ -580,41 +645,52 @@ let erasureCases: [ContractCase] = [
         _ = try s.authorize(.denied, subject([other], tenant: "a"), now: 1_000)
         let stats = try s.reporting.reportingStats(since: 0, now: 3_000)
 
-        try expectEqual(try s.erase(ErasedSubject(tenant: "a", account: [old, rotated])),
-                        SubjectErasureReport(evaluations: 2, authorizations: 2))
+        try expectEqual(
+            try s.erase(ErasedSubject(tenant: "a", account: [old, rotated])),
+            SubjectErasureReport(evaluations: 2, authorizations: 2))
 
         let events = try s.velocity.velocityEvents(since: 0)
         try expectEqual(events.map(\.account), [nil, nil, old, other], "the hashes of tenant a's evaluations")
         try expectEqual(events.map(\.device), [[9], [9], [9], [9]], "the kinds not given")
         try expectEqual(try s.authorizations.record(for: subject([old, rotated], tenant: "a")), nil, "tenant a's opt-outs")
         try expectEqual(try s.authorizations.record(for: subject([rotated], tenant: "a", environment: .sandbox)), nil)
-        try expect(try s.authorizations.record(for: subject([old], tenant: "a", kind: .device)) != nil,
-                   "a device opt-out under the same bytes stays: no device hash was given")
-        try expectEqual(try s.erase(ErasedSubject(tenant: "a", account: [tenantB])), SubjectErasureReport(),
-                        "tenant b's opt-out is not tenant a's to erase")
+        try expect(
+            try s.authorizations.record(for: subject([old], tenant: "a", kind: .device)) != nil,
+            "a device opt-out under the same bytes stays: no device hash was given")
+        try expectEqual(
+            try s.erase(ErasedSubject(tenant: "a", account: [tenantB])), SubjectErasureReport(),
+            "tenant b's opt-out is not tenant a's to erase")
         try expect(try s.authorizations.record(for: subject([tenantB], tenant: "b")) != nil, "tenant b's opt-out stays")
         try expect(try s.authorizations.record(for: subject([other], tenant: "a")) != nil, "another subject's stays")
         try expectEqual(try s.reporting.reportingStats(since: 0, now: 3_000), stats, "counts do not change")
         try expectEqual(try s.report("e1", caller: "c1", ids: ["i1"]), .alreadyRecorded, "the report stays")
-        try expectEqual(try s.label([fraud("i1")], caller: "ops", tenant: "a", key: "k2", body: "b2"),
-                        .processed([.duplicate], replayed: false), "the label stays")
+        try expectEqual(
+            try s.label([fraud("i1")], caller: "ops", tenant: "a", key: "k2", body: "b2"),
+            .processed([.duplicate], replayed: false), "the label stays")
 
-        try expectEqual(try s.erase(ErasedSubject(tenant: "a", account: [old, rotated])), SubjectErasureReport(),
-                        "a second erasure finds nothing")
+        try expectEqual(
+            try s.erase(ErasedSubject(tenant: "a", account: [old, rotated])), SubjectErasureReport(),
+            "a second erasure finds nothing")
     },
     contractCase(.erasure, "every kind given is unlinked, an evaluation counted once") { s in
         try s.caller("c1")
         try s.record("e1", created: 1_000, account: [5])
         try s.record("e2", created: 1_001, account: [6])
         _ = try s.authorize(.denied, subject([[9]], kind: .device), now: 1_000)
-        try expectEqual(try s.erase(ErasedSubject(tenant: Tenant.defaultName, account: [[5]], device: [[9]],
-                                                  counterparty: [[4]])),
-                        SubjectErasureReport(evaluations: 2, authorizations: 1))
+        try expectEqual(
+            try s.erase(
+                ErasedSubject(
+                    tenant: Tenant.defaultName, account: [[5]], device: [[9]],
+                    counterparty: [[4]])),
+            SubjectErasureReport(evaluations: 2, authorizations: 1))
         let events = try s.velocity.velocityEvents(since: 0)
         try expectEqual(events.map(\.account), [nil, [6]])
         try expectEqual(events.map(\.device), [nil, nil])
         try expectEqual(events.map(\.counterparty), [nil, nil])
-        try expectEqual(try s.erase(ErasedSubject(tenant: Tenant.defaultName, account: [[5]], device: [[9]],
-                                                  counterparty: [[4]])), SubjectErasureReport())
-    },
+        try expectEqual(
+            try s.erase(
+                ErasedSubject(
+                    tenant: Tenant.defaultName, account: [[5]], device: [[9]],
+                    counterparty: [[4]])), SubjectErasureReport())
+    }
 ]

@@ -8,14 +8,16 @@ extension StoreContract {
         [
             contractCase(.decisions, "an evaluation's decision is stored with it and read back whole") { s in
                 try s.caller("c1")
-                let decided = Decision(action: .confirmOutOfBand, reasons: ["coachingHigh", "agentArguments"],
-                                       policyVersion: "bank-7")
+                let decided = Decision(
+                    action: .confirmOutOfBand, reasons: ["coachingHigh", "agentArguments"],
+                    policyVersion: "bank-7")
                 try s.record("e1", decision: decided)
                 try s.record("e2", decision: Decision(action: .proceed, reasons: [], policyVersion: "default-1"))
                 try s.record("e3")
                 try expectEqual(try s.decisions.storedDecision(eventId: "e1"), decided, "e1")
-                try expectEqual(try s.decisions.storedDecision(eventId: "e2"),
-                                Decision(action: .proceed, reasons: [], policyVersion: "default-1"), "no reasons")
+                try expectEqual(
+                    try s.decisions.storedDecision(eventId: "e2"),
+                    Decision(action: .proceed, reasons: [], policyVersion: "default-1"), "no reasons")
                 try expectEqual(try s.decisions.storedDecision(eventId: "e3"), nil, "an evaluation without a decision")
                 try expectEqual(try s.decisions.storedDecision(eventId: "missing"), nil, "no such evaluation")
                 try expectEqual(try s.decisions.storedDecision(eventId: "e\u{0}1"), nil, "an id holding a NUL")
@@ -42,22 +44,28 @@ extension StoreContract {
                 try expectEqual(try s.report("e6", status: .usedReducedFriction), .recorded(.onTime), "e6")
                 try expectEqual(try s.report("e8", caller: "x1", status: .usedUnchangedFriction), .recorded(.onTime), "e8")
                 let counts = Set(try s.decisions.decisionCounts(tenant: Tenant.defaultName, from: 1_000, to: 9_000))
-                try expectEqual(counts, [
-                    DecisionCount(callerId: "c1", action: .block, status: .usedUnchangedFriction, evaluations: 2),
-                    DecisionCount(callerId: "c1", action: .block, status: nil, evaluations: 1),
-                    DecisionCount(callerId: "c1", action: .confirm, status: .usedIncreasedFriction, evaluations: 1),
-                    DecisionCount(callerId: "c1", action: .proceed, status: nil, evaluations: 1),
-                    DecisionCount(callerId: "c2", action: .confirmOutOfBand, status: nil, evaluations: 1),
-                ], "the default tenant's counts (e6 has no decision, e9 is outside the period)")
-                try expectEqual(Set(try s.decisions.decisionCounts(tenant: "other", from: 0, to: 10_000)),
-                                [DecisionCount(callerId: "x1", action: .block, status: .usedUnchangedFriction, evaluations: 1)],
-                                "another tenant's")
+                try expectEqual(
+                    counts,
+                    [
+                        DecisionCount(callerId: "c1", action: .block, status: .usedUnchangedFriction, evaluations: 2),
+                        DecisionCount(callerId: "c1", action: .block, status: nil, evaluations: 1),
+                        DecisionCount(callerId: "c1", action: .confirm, status: .usedIncreasedFriction, evaluations: 1),
+                        DecisionCount(callerId: "c1", action: .proceed, status: nil, evaluations: 1),
+                        DecisionCount(callerId: "c2", action: .confirmOutOfBand, status: nil, evaluations: 1)
+                    ], "the default tenant's counts (e6 has no decision, e9 is outside the period)")
+                try expectEqual(
+                    Set(try s.decisions.decisionCounts(tenant: "other", from: 0, to: 10_000)),
+                    [DecisionCount(callerId: "x1", action: .block, status: .usedUnchangedFriction, evaluations: 1)],
+                    "another tenant's")
                 try expectEqual(try s.decisions.decisionCounts(tenant: "nobody", from: 0, to: 10_000), [], "a tenant without callers")
-                try expectEqual(Set(try s.decisions.decisionCounts(tenant: Tenant.defaultName, from: 1_100, to: 1_300)),
-                                [DecisionCount(callerId: "c1", action: .block, status: .usedUnchangedFriction, evaluations: 1),
-                                 DecisionCount(callerId: "c1", action: .block, status: nil, evaluations: 1)],
-                                "from is inclusive, to exclusive")
-            },
+                try expectEqual(
+                    Set(try s.decisions.decisionCounts(tenant: Tenant.defaultName, from: 1_100, to: 1_300)),
+                    [
+                        DecisionCount(callerId: "c1", action: .block, status: .usedUnchangedFriction, evaluations: 1),
+                        DecisionCount(callerId: "c1", action: .block, status: nil, evaluations: 1)
+                    ],
+                    "from is inclusive, to exclusive")
+            }
         ]
     }
 }

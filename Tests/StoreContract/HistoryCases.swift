@@ -4,33 +4,42 @@ import InsightDomain
 
 extension StoreSet {
     /// Stores an evaluation carrying the given hashes, with `insights` (type, outcome) in order.
-    func carry(_ id: String, caller: String = "c1", environment: Environment = .production, created: Milliseconds,
-               account: [UInt8]? = nil, device: [UInt8]? = nil, counterparty: [UInt8]? = nil,
-               category: OperationCategory = .payment,
-               insights: [(type: String, outcome: InsightOutcome)] = [("isLikelyBeingCoached", .value(.high, reasons: []))],
-               decision: Decision? = nil, line: UInt = #line) throws {
+    func carry(
+        _ id: String, caller: String = "c1", environment: Environment = .production, created: Milliseconds,
+        account: [UInt8]? = nil, device: [UInt8]? = nil, counterparty: [UInt8]? = nil,
+        category: OperationCategory = .payment,
+        insights: [(type: String, outcome: InsightOutcome)] = [("isLikelyBeingCoached", .value(.high, reasons: []))],
+        decision: Decision? = nil, line: UInt = #line
+    ) throws {
         let evaluation = EvaluationRecord(
             eventId: id, callerId: caller, environment: environment, category: category, createdAt: created,
             reportConsumptionBy: created + 1_000,
             subject: HashedSubject(account: account, device: device, counterparty: counterparty, keyId: "k1"),
             insights: insights.enumerated().map { position, insight in
-                InsightRecord(insightId: "\(id)-i\(position)", type: insight.type, schemaVersion: 1,
-                              modelVersion: insight.type == "unknownType" ? nil : "2.0", newestModelVersion: nil,
-                              outcome: insight.outcome)
+                InsightRecord(
+                    insightId: "\(id)-i\(position)", type: insight.type, schemaVersion: 1,
+                    modelVersion: insight.type == "unknownType" ? nil : "2.0", newestModelVersion: nil,
+                    outcome: insight.outcome)
             }, decision: decision)
         try value(line: line) { ledger.record(evaluation, answer: Array(evaluation.eventId.utf8), completion: $0) }
     }
 
-    func page(_ kind: IdentifierKind, _ hashes: [[UInt8]], tenant: String = Tenant.defaultName,
-                 environment: Environment = .production, limit: Int = 50,
-                 after: SubjectHistoryCursor? = nil) throws -> SubjectHistoryPage {
-        try self.history.subjectHistory(SubjectHistoryQuery(kind: kind, hashes: hashes, tenant: tenant,
-                                                            environment: environment, limit: limit, after: after))
+    func page(
+        _ kind: IdentifierKind, _ hashes: [[UInt8]], tenant: String = Tenant.defaultName,
+        environment: Environment = .production, limit: Int = 50,
+        after: SubjectHistoryCursor? = nil
+    ) throws -> SubjectHistoryPage {
+        try self.history.subjectHistory(
+            SubjectHistoryQuery(
+                kind: kind, hashes: hashes, tenant: tenant,
+                environment: environment, limit: limit, after: after))
     }
 
     /// A page of the account with `hashes`.
-    func page(_ hashes: [[UInt8]], tenant: String = Tenant.defaultName, environment: Environment = .production,
-              limit: Int = 50) throws -> SubjectHistoryPage {
+    func page(
+        _ hashes: [[UInt8]], tenant: String = Tenant.defaultName, environment: Environment = .production,
+        limit: Int = 50
+    ) throws -> SubjectHistoryPage {
         try page(.account, hashes, tenant: tenant, environment: environment, limit: limit)
     }
 
@@ -52,11 +61,13 @@ let historyCases: [ContractCase] = [
         try s.caller("s1", environment: .sandbox)
         try s.caller("a1", tenant: "acme")
         try s.carry("e1", caller: "c1", created: 1_000, account: [7], device: [9], category: .account)
-        try s.carry("e2", caller: "c2", created: 2_000, account: [7], counterparty: [4], insights: [
-            ("isLikelyBeingCoached", .value(.medium, reasons: ["activeCallDuringSession"])),
-            ("unknownType", .error(.insightUnavailable, detail: "no such type")),
-            ("isLikelyBeingCoached", .value(.unknown, reasons: [])),
-        ])
+        try s.carry(
+            "e2", caller: "c2", created: 2_000, account: [7], counterparty: [4],
+            insights: [
+                ("isLikelyBeingCoached", .value(.medium, reasons: ["activeCallDuringSession"])),
+                ("unknownType", .error(.insightUnavailable, detail: "no such type")),
+                ("isLikelyBeingCoached", .value(.unknown, reasons: []))
+            ])
         try s.carry("sandbox", caller: "s1", environment: .sandbox, created: 3_000, account: [7])
         try s.carry("acme", caller: "a1", created: 4_000, account: [7])
         try s.carry("other", caller: "c1", created: 5_000, account: [8], device: [9])
@@ -65,12 +76,15 @@ let historyCases: [ContractCase] = [
         let page = try s.page([[7]])
         try expectEqual(page.entries.map(\.eventId), ["e2", "e1", "ghost"], "production, tenant default")
         try expectEqual(page.next, nil)
-        try expectEqual(page.entries.first, SubjectHistoryEntry(
-            eventId: "e2", createdAt: 2_000, category: .payment, callerId: "c2", callerName: "caller c2", insights: [
-                SubjectHistoryInsight(type: "isLikelyBeingCoached", modelVersion: "2.0", outcome: .value(.medium)),
-                SubjectHistoryInsight(type: "unknownType", modelVersion: nil, outcome: .error(.insightUnavailable)),
-                SubjectHistoryInsight(type: "isLikelyBeingCoached", modelVersion: "2.0", outcome: .value(.unknown)),
-            ]))
+        try expectEqual(
+            page.entries.first,
+            SubjectHistoryEntry(
+                eventId: "e2", createdAt: 2_000, category: .payment, callerId: "c2", callerName: "caller c2",
+                insights: [
+                    SubjectHistoryInsight(type: "isLikelyBeingCoached", modelVersion: "2.0", outcome: .value(.medium)),
+                    SubjectHistoryInsight(type: "unknownType", modelVersion: nil, outcome: .error(.insightUnavailable)),
+                    SubjectHistoryInsight(type: "isLikelyBeingCoached", modelVersion: "2.0", outcome: .value(.unknown))
+                ]))
         try expectEqual(page.entries[1].category, .account)
         try expectEqual(page.entries[1].callerName, "caller c1")
         try expectEqual(page.entries[2].callerName, nil, "an unregistered caller's evaluation is tenant default's")
@@ -84,10 +98,12 @@ let historyCases: [ContractCase] = [
     contractCase(.history, "each entry carries the action its decision answered, none before decisions existed") { s in
         try s.caller("c1")
         try s.carry("old", created: 1_000, account: [7])
-        try s.carry("blocked", created: 2_000, account: [7],
-                    decision: Decision(action: .block, reasons: ["agentNotRequested"], policyVersion: "default-1"))
-        try s.carry("confirmed", created: 3_000, account: [7],
-                    decision: Decision(action: .confirmOutOfBand, reasons: ["coachingHigh"], policyVersion: "default-1"))
+        try s.carry(
+            "blocked", created: 2_000, account: [7],
+            decision: Decision(action: .block, reasons: ["agentNotRequested"], policyVersion: "default-1"))
+        try s.carry(
+            "confirmed", created: 3_000, account: [7],
+            decision: Decision(action: .confirmOutOfBand, reasons: ["coachingHigh"], policyVersion: "default-1"))
         try expectEqual(try s.page([[7]]).entries.map(\.decision), [.confirmOutOfBand, .block, nil])
     },
     contractCase(.history, "a rotated key: every hash of the subject finds its rows") { s in
@@ -138,5 +154,5 @@ let historyCases: [ContractCase] = [
         try expectEqual(try s.page([[6]]), SubjectHistoryPage(entries: [], next: nil))
         try expectEqual(try s.page([]), SubjectHistoryPage(entries: [], next: nil))
         try expectEqual(try s.page(.counterparty, [[9]]), SubjectHistoryPage(entries: [], next: nil))
-    },
+    }
 ]

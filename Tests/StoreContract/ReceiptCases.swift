@@ -35,10 +35,14 @@ let receiptCases: [ContractCase] = [
             guard case .success(let receipt) = receipts.withLock({ $0[id] }) else { throw ContractFailure(description: "\(id) failed") }
             let head = receipt.head.head
             try expectEqual(head.instance, s.receipts.instance, "the writer's instance")
-            try expectEqual(MerkleTree.root(fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: Array("answer of \(id)".utf8)),
-                                            index: receipt.index, size: head.size), head.root, "\(id)'s path")
-            try expect(MerkleTree.root(fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: Array("answer of x".utf8)),
-                                       index: receipt.index, size: head.size) != head.root, "another body does not lead to the root")
+            try expectEqual(
+                MerkleTree.root(
+                    fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: Array("answer of \(id)".utf8)),
+                    index: receipt.index, size: head.size), head.root, "\(id)'s path")
+            try expect(
+                MerkleTree.root(
+                    fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: Array("answer of x".utf8)),
+                    index: receipt.index, size: head.size) != head.root, "another body does not lead to the root")
             try expect(signatureHolds(receipt.head.jws, keys: s.receipts.keys), "the head is signed by the writer's key")
             try expectEqual(SignedHead(jws: receipt.head.jws)?.head, head, "the JWS carries the head")
         }
@@ -60,10 +64,12 @@ let receiptCases: [ContractCase] = [
             try expectEqual(MerkleTree(leafHashes: hashes)?.root, head.signed.head.root, "the stored leaves give the root")
             try expect(signatureHolds(head.signed.jws, keys: s.receipts.keys), "stored signed")
         }
-        try expectEqual(try s.receiptLog.heads(instance: s.receipts.instance, from: 1, limit: 1, withLeaves: false)
-            .map(\.signed.head.sequence), [1], "from a point, limited")
-        try expectEqual(try s.receiptLog.heads(instance: s.receipts.instance, from: 1, limit: 1, withLeaves: false)
-            .map(\.leaves), [[]], "leaves only when asked")
+        try expectEqual(
+            try s.receiptLog.heads(instance: s.receipts.instance, from: 1, limit: 1, withLeaves: false)
+                .map(\.signed.head.sequence), [1], "from a point, limited")
+        try expectEqual(
+            try s.receiptLog.heads(instance: s.receipts.instance, from: 1, limit: 1, withLeaves: false)
+                .map(\.leaves), [[]], "leaves only when asked")
         try expectEqual(try s.receiptLog.heads(instance: "another", from: 0, limit: 10, withLeaves: false).count, 0)
         try expectEqual(try s.receiptLog.latestHeads().map(\.head.sequence), [2], "the latest head of each instance")
     },
@@ -77,5 +83,5 @@ let receiptCases: [ContractCase] = [
         let all = try value { s.retention.purgeBatch(olderThan: heads[1].signed.head.time + 1, completion: $0) }
         try expect(all.receiptHeads >= 1, "the rest goes once older than the cutoff")
         try expectEqual(try s.receiptLog.latestHeads().count, 0)
-    },
+    }
 ]

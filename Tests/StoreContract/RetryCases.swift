@@ -12,8 +12,9 @@ extension StoreSet {
     /// The evaluation `id` with a retry entry under `key`, created at `created`, expiring at `expires`.
     static func retried(_ id: String, key: [UInt8], created: Milliseconds = 1_000, expires: Milliseconds = 2_000) -> EvaluationRecord {
         var evaluation = evaluation(id, created: created, due: expires)
-        evaluation.retry = RetryEntry(key: key, digest: Array("digest of \(id)".utf8), eventId: id,
-                                      answer: Array("answer of \(id)".utf8), expiresAt: expires)
+        evaluation.retry = RetryEntry(
+            key: key, digest: Array("digest of \(id)".utf8), eventId: id,
+            answer: Array("answer of \(id)".utf8), expiresAt: expires)
         return evaluation
     }
 }
@@ -34,7 +35,8 @@ let retryCases: [ContractCase] = [
         try s.caller("c1")
         let key = [UInt8](repeating: 7, count: 32)
         try value { s.ledger.record(StoreSet.retried("e1", key: key), answer: [1], completion: $0) }
-        guard case .failure = try wait({ s.ledger.record(StoreSet.retried("e2", key: key, created: 1_500), answer: [2], completion: $0) }) else {
+        guard case .failure = try wait({ s.ledger.record(StoreSet.retried("e2", key: key, created: 1_500), answer: [2], completion: $0) })
+        else {
             throw ContractFailure(description: "a second evaluation under a live key was stored")
         }
         try expectEqual(try s.report("e2", at: 1_600), .evaluationNotFound, "the refused evaluation left no row")
@@ -85,11 +87,13 @@ let retryCases: [ContractCase] = [
         let answer = Array("an answer given again".utf8)
         let receipt = try value { s.ledger.reissue(answer: answer, completion: $0) }
         let head = receipt.head.head
-        try expectEqual(MerkleTree.root(fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: answer), index: receipt.index,
-                                        size: head.size), head.root, "the path leads from the answer to the root")
+        try expectEqual(
+            MerkleTree.root(
+                fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: answer), index: receipt.index,
+                size: head.size), head.root, "the path leads from the answer to the root")
         try expect(signatureHolds(receipt.head.jws, keys: s.receipts.keys), "the head is signed by the writer's key")
         let heads = try s.receiptLog.heads(instance: s.receipts.instance, from: 0, limit: 10, withLeaves: false)
         try expectEqual(heads.last?.signed, receipt.head, "the head is stored")
         try expectEqual(try s.report("e1", at: 1_500), .recorded(.onTime), "the evaluation stored before is untouched")
-    },
+    }
 ]

@@ -16,12 +16,15 @@ let retryRuleCases: [ContractCase] = [
         try value { s.ledger.record(first, answer: [1], completion: $0) }
         try expectEqual(try s.ledger.retryEntry(keys: [key], now: 1_999), first.retry, "the millisecond before")
         try expect(first.retry?.isLive(at: 1_999) == true && first.retry?.isLive(at: 2_000) == false, "the domain's answers")
-        let refused = try wait { s.ledger.record(StoreSet.retried("e2", key: key, created: 1_999, expires: 3_000), answer: [2],
-                                                 completion: $0) }
+        let refused = try wait {
+            s.ledger.record(
+                StoreSet.retried("e2", key: key, created: 1_999, expires: 3_000), answer: [2],
+                completion: $0)
+        }
         if case .success = refused { throw ContractFailure(description: "a second evaluation was stored under a live key") }
         try value { s.ledger.record(StoreSet.retried("e3", key: key, created: 2_000, expires: 3_000), answer: [3], completion: $0) }
         try expectEqual(try s.ledger.retryEntry(keys: [key], now: 2_000)?.eventId, "e3", "a new evaluation at its expiry")
-    },
+    }
 ]
 
 let labelRuleCases: [ContractCase] = [
@@ -32,14 +35,18 @@ let labelRuleCases: [ContractCase] = [
         let other = Label(insightId: "a", outcome: .confirmedFraud, fraudType: .purchaseScam, discoveredAt: "2027-01-15")
         let legitimate = fraud("b", .confirmedLegitimate)
         try expectEqual(try s.label([scam, legitimate]), .processed([.accepted, .accepted], replayed: false))
-        try expectEqual(try s.label([scam, other, fraud("b", .confirmedLegitimate), fraud("b")], key: "k2", body: "b2"),
-                        .processed([.duplicate, .conflict, .duplicate, .conflict], replayed: false))
-        try expectEqual([LabelResultStatus.repeating(scam, storedOutcome: "confirmedFraud", storedFraudType: "romanceScam"),
-                         .repeating(other, storedOutcome: "confirmedFraud", storedFraudType: "romanceScam"),
-                         .repeating(legitimate, storedOutcome: "confirmedLegitimate", storedFraudType: nil),
-                         .repeating(fraud("b"), storedOutcome: "confirmedLegitimate", storedFraudType: nil)],
-                        [.duplicate, .conflict, .duplicate, .conflict], "the domain's answers")
-    },
+        try expectEqual(
+            try s.label([scam, other, fraud("b", .confirmedLegitimate), fraud("b")], key: "k2", body: "b2"),
+            .processed([.duplicate, .conflict, .duplicate, .conflict], replayed: false))
+        try expectEqual(
+            [
+                LabelResultStatus.repeating(scam, storedOutcome: "confirmedFraud", storedFraudType: "romanceScam"),
+                .repeating(other, storedOutcome: "confirmedFraud", storedFraudType: "romanceScam"),
+                .repeating(legitimate, storedOutcome: "confirmedLegitimate", storedFraudType: nil),
+                .repeating(fraud("b"), storedOutcome: "confirmedLegitimate", storedFraudType: nil)
+            ],
+            [.duplicate, .conflict, .duplicate, .conflict], "the domain's answers")
+    }
 ]
 
 let authorizationRuleCases: [ContractCase] = [
@@ -83,7 +90,7 @@ let authorizationRuleCases: [ContractCase] = [
         try expectEqual(try s.authorizations.record(for: subject([[3], [4]])), first)
         try expectEqual(try s.authorizations.record(for: subject([[4], [3]])), second)
         try expectEqual(first, AuthorizationRecord.standing(among: [first, second]))
-    },
+    }
 ]
 
 let registrationRuleCases: [ContractCase] = [
@@ -129,15 +136,18 @@ let registrationRuleCases: [ContractCase] = [
         try expectError(.invalidBurstCeiling) { try s.registration.setCeiling(TenantCeiling(maxBurst: 0), tenant: "acme") }
         try expectEqual(try s.registration.ceiling(tenant: "acme"), TenantCeiling(), "no ceiling was set")
         try expectEqual(try s.registration.caller("a1", tenant: nil)?.rate, 10, "no caller was lowered")
-        try expectEqual(try s.registration.setCeiling(TenantCeiling(maxRate: 10, maxBurst: 1), tenant: "acme"), 1,
-                        "a ceiling at the caller's rate lowers only its burst")
+        try expectEqual(
+            try s.registration.setCeiling(TenantCeiling(maxRate: 10, maxBurst: 1), tenant: "acme"), 1,
+            "a ceiling at the caller's rate lowers only its burst")
         try expectEqual(try s.registration.caller("a1", tenant: nil).map { [$0.rate, Double($0.burst)] }, [10, 1])
-    },
+    }
 ]
 
 /// Expects `body` to throw exactly `expected`.
-func expectError<T>(_ expected: CallerRegistrationError, _ what: String = "", line: UInt = #line,
-                    _ body: () throws -> T) throws {
+func expectError<T>(
+    _ expected: CallerRegistrationError, _ what: String = "", line: UInt = #line,
+    _ body: () throws -> T
+) throws {
     do {
         _ = try body()
     } catch let error as CallerRegistrationError {

@@ -23,12 +23,14 @@ public struct StoreSet {
     /// Releases the stores (stops writers, deletes files).
     public var close: () -> Void
 
-    public init(ledger: any EvaluationLedger, credentials: any CredentialDirectory, registration: any CallerRegistration,
-                administration: any CallerAdministration, authorizations: any AuthorizationStore,
-                reporting: any ReportingStatsSource, velocity: any VelocityHistory, history: any SubjectHistory,
-                retention: any RetentionPurge, erasure: any SubjectErasure, decisions: any DecisionReporting,
-                performance: any ModelPerformanceSource, training: any TrainingVectorSource,
-                receiptLog: any ReceiptLog, receipts: ReceiptIssuer, close: @escaping () -> Void = {}) {
+    public init(
+        ledger: any EvaluationLedger, credentials: any CredentialDirectory, registration: any CallerRegistration,
+        administration: any CallerAdministration, authorizations: any AuthorizationStore,
+        reporting: any ReportingStatsSource, velocity: any VelocityHistory, history: any SubjectHistory,
+        retention: any RetentionPurge, erasure: any SubjectErasure, decisions: any DecisionReporting,
+        performance: any ModelPerformanceSource, training: any TrainingVectorSource,
+        receiptLog: any ReceiptLog, receipts: ReceiptIssuer, close: @escaping () -> Void = {}
+    ) {
         self.ledger = ledger
         self.credentials = credentials
         self.registration = registration
@@ -65,8 +67,9 @@ public struct ContractCase: Sendable {
 /// in-memory fakes pass it, and so must any other. Each case runs on a fresh, empty store set.
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
-        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention, erasure,
-             decisions, performance, training, receipts, retries
+        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention,
+            erasure,
+            decisions, performance, training, receipts, retries
     }
 
     /// Runs every case of every area, each on a store set from `make`; answers the failures, each
@@ -92,7 +95,8 @@ public enum StoreContract {
 
     public static var cases: [ContractCase] {
         consumptionCases + labelCases + labelRuleCases + credentialCases + registrationCases + registrationRuleCases + administrationCases
-            + authorizationCases + authorizationRuleCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases + decisionCases
+            + authorizationCases + authorizationRuleCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases
+            + decisionCases
             + performanceCases + shadowCases + trainingCases + receiptCases + retryCases + retryRuleCases
     }
 }
@@ -119,8 +123,10 @@ func expectThrows<T>(_ what: String, line: UInt = #line, _ body: () throws -> T)
 }
 
 /// Waits for an asynchronous store operation (10 s at most).
-func wait<T: Sendable>(line: UInt = #line,
-                       _ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void) throws -> Result<T, StoreFailure> {
+func wait<T: Sendable>(
+    line: UInt = #line,
+    _ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void
+) throws -> Result<T, StoreFailure> {
     let box = Mutex<Result<T, StoreFailure>?>(nil)
     let done = DispatchSemaphore(value: 0)
     body { result in
@@ -135,8 +141,10 @@ func wait<T: Sendable>(line: UInt = #line,
 
 /// Waits for an operation that must succeed.
 @discardableResult
-func value<T: Sendable>(line: UInt = #line,
-                        _ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void) throws -> T {
+func value<T: Sendable>(
+    line: UInt = #line,
+    _ body: (@escaping @Sendable (Result<T, StoreFailure>) -> Void) -> Void
+) throws -> T {
     switch try wait(line: line, body) {
     case .success(let value): return value
     case .failure(let failure):
@@ -148,70 +156,92 @@ func value<T: Sendable>(line: UInt = #line,
 
 extension StoreSet {
     @discardableResult
-    func caller(_ id: String, tenant: String = Tenant.defaultName, environment: Environment = .production,
-                roles: Set<Role> = [.evaluate, .labels], now: Milliseconds = 1) throws -> (Caller, APIKey) {
-        try registration.create(name: "caller \(id)", tenant: tenant, environment: environment, roles: roles,
-                                rate: 10, burst: 20, now: now, callerId: id)
+    func caller(
+        _ id: String, tenant: String = Tenant.defaultName, environment: Environment = .production,
+        roles: Set<Role> = [.evaluate, .labels], now: Milliseconds = 1
+    ) throws -> (Caller, APIKey) {
+        try registration.create(
+            name: "caller \(id)", tenant: tenant, environment: environment, roles: roles,
+            rate: 10, burst: 20, now: now, callerId: id)
     }
 
     /// Registers a sandbox caller `id` with these values (valid by default), as a case that
     /// varies one of them calls it.
     @discardableResult
-    func register(name: String = "x", tenant: String = "default", roles: Set<Role> = [.evaluate], rate: Double = 1,
-                  burst: Int = 1, id: String = "c1") throws -> (Caller, APIKey) {
-        try registration.create(name: name, tenant: tenant, environment: .sandbox, roles: roles, rate: rate, burst: burst,
-                                now: 1, callerId: id)
+    func register(
+        name: String = "x", tenant: String = "default", roles: Set<Role> = [.evaluate], rate: Double = 1,
+        burst: Int = 1, id: String = "c1"
+    ) throws -> (Caller, APIKey) {
+        try registration.create(
+            name: name, tenant: tenant, environment: .sandbox, roles: roles, rate: rate, burst: burst,
+            now: 1, callerId: id)
     }
 
-    func record(_ id: String, caller: String = "c1", environment: Environment = .production,
-                insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
-                account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
-                tracked: InsightValue? = .high, raisedByVelocity: Bool = false, decision: Decision? = nil,
-                vector: TrainingVector? = nil, line: UInt = #line) throws {
-        let evaluation = Self.evaluation(id, caller: caller, environment: environment, insights: insights, created: created,
-                                         due: due, account: account, category: category, tracked: tracked,
-                                         raisedByVelocity: raisedByVelocity, decision: decision, vector: vector)
+    func record(
+        _ id: String, caller: String = "c1", environment: Environment = .production,
+        insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
+        account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
+        tracked: InsightValue? = .high, raisedByVelocity: Bool = false, decision: Decision? = nil,
+        vector: TrainingVector? = nil, line: UInt = #line
+    ) throws {
+        let evaluation = Self.evaluation(
+            id, caller: caller, environment: environment, insights: insights, created: created,
+            due: due, account: account, category: category, tracked: tracked,
+            raisedByVelocity: raisedByVelocity, decision: decision, vector: vector)
         try value(line: line) { ledger.record(evaluation, answer: Array(evaluation.eventId.utf8), completion: $0) }
     }
 
     /// The evaluation `record` stores.
-    static func evaluation(_ id: String, caller: String = "c1", environment: Environment = .production,
-                           insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
-                           account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
-                           tracked: InsightValue? = .high, raisedByVelocity: Bool = false, decision: Decision? = nil,
-                           vector: TrainingVector? = nil) -> EvaluationRecord {
+    static func evaluation(
+        _ id: String, caller: String = "c1", environment: Environment = .production,
+        insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
+        account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
+        tracked: InsightValue? = .high, raisedByVelocity: Bool = false, decision: Decision? = nil,
+        vector: TrainingVector? = nil
+    ) -> EvaluationRecord {
         let ids = insights ?? ["\(id)-i0"]
         return EvaluationRecord(
             eventId: id, callerId: caller, environment: environment, category: category, createdAt: created,
             reportConsumptionBy: due, subject: HashedSubject(account: account, device: [9], counterparty: [4], keyId: "k1"),
             insights: ids.map {
-                InsightRecord(insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
-                              newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
+                InsightRecord(
+                    insightId: $0, type: "isLikelyBeingCoached", schemaVersion: 1, modelVersion: "2.0",
+                    newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
             },
             trackedValue: tracked, raisedByVelocity: raisedByVelocity, decision: decision, trainingVector: vector)
     }
 
-    func report(_ id: String, caller: String = "c1", environment: Environment = .production,
-                status: ConsumptionStatus = .usedIncreasedFriction, ids: [String] = [],
-                at: Milliseconds = 1_500, line: UInt = #line) throws -> ConsumptionResult {
+    func report(
+        _ id: String, caller: String = "c1", environment: Environment = .production,
+        status: ConsumptionStatus = .usedIncreasedFriction, ids: [String] = [],
+        at: Milliseconds = 1_500, line: UInt = #line
+    ) throws -> ConsumptionResult {
         try value(line: line) {
-            ledger.report(ConsumptionReport(eventId: id, callerId: caller, environment: environment, status: status,
-                                            insightIdsUsed: ids, reportedAt: at), completion: $0)
+            ledger.report(
+                ConsumptionReport(
+                    eventId: id, callerId: caller, environment: environment, status: status,
+                    insightIdsUsed: ids, reportedAt: at), completion: $0)
         }
     }
 
-    func label(_ items: [Label?], caller: String = "ops", tenant: String = Tenant.defaultName,
-               environment: Environment = .production, key: String = "k1", body: String = "b1",
-               at: Milliseconds = 5_000, line: UInt = #line) throws -> LabelSubmissionResult {
+    func label(
+        _ items: [Label?], caller: String = "ops", tenant: String = Tenant.defaultName,
+        environment: Environment = .production, key: String = "k1", body: String = "b1",
+        at: Milliseconds = 5_000, line: UInt = #line
+    ) throws -> LabelSubmissionResult {
         try value(line: line) {
-            ledger.submit(LabelSubmission(callerId: caller, tenant: tenant, environment: environment, items: items,
-                                          idempotencyKeyHash: Array(key.utf8), bodyHash: Array(body.utf8),
-                                          receivedAt: at), completion: $0)
+            ledger.submit(
+                LabelSubmission(
+                    callerId: caller, tenant: tenant, environment: environment, items: items,
+                    idempotencyKeyHash: Array(key.utf8), bodyHash: Array(body.utf8),
+                    receivedAt: at), completion: $0)
         }
     }
 
-    func authorize(_ request: AuthorizationRequest, _ subject: SubjectHashes, now: Milliseconds,
-                   cooldown: Milliseconds = 500, line: UInt = #line) throws -> AuthorizationRecord {
+    func authorize(
+        _ request: AuthorizationRequest, _ subject: SubjectHashes, now: Milliseconds,
+        cooldown: Milliseconds = 500, line: UInt = #line
+    ) throws -> AuthorizationRecord {
         try value(line: line) { authorizations.apply(request, for: subject, now: now, cooldown: cooldown, completion: $0) }
     }
 
@@ -230,16 +260,21 @@ extension StoreSet {
 }
 
 func fraud(_ id: String, _ outcome: LabelOutcome = .confirmedFraud) -> Label {
-    Label(insightId: id, outcome: outcome, fraudType: outcome == .confirmedFraud ? .techSupportScam : nil,
-          discoveredAt: "2027-01-15")
+    Label(
+        insightId: id, outcome: outcome, fraudType: outcome == .confirmedFraud ? .techSupportScam : nil,
+        discoveredAt: "2027-01-15")
 }
 
-func subject(_ hashes: [[UInt8]], tenant: String = Tenant.defaultName, environment: Environment = .production,
-             kind: AuthorizableKind = .account, key: String = "k1") -> SubjectHashes {
+func subject(
+    _ hashes: [[UInt8]], tenant: String = Tenant.defaultName, environment: Environment = .production,
+    kind: AuthorizableKind = .account, key: String = "k1"
+) -> SubjectHashes {
     SubjectHashes(tenant: tenant, environment: environment, kind: kind, hashes: hashes, activeKeyId: key)
 }
 
-func contractCase(_ area: StoreContract.Area, _ name: String,
-                  _ body: @escaping @Sendable (StoreSet) throws -> Void) -> ContractCase {
+func contractCase(
+    _ area: StoreContract.Area, _ name: String,
+    _ body: @escaping @Sendable (StoreSet) throws -> Void
+) -> ContractCase {
     ContractCase(area: area, name: name, body: body)
 }

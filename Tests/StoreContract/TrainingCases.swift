@@ -22,19 +22,22 @@ extension StoreContract {
                 try expectThrows("an unknown caller") { try s.registration.setTrainingCapture(callerId: "nobody", true) }
                 // The admin API's change, within the admin's tenant only, leaving the quota as it is.
                 let changed = try value {
-                    s.administration.updateCaller(callerId: "c1", tenant: Tenant.defaultName, rate: nil, burst: nil,
-                                                  trainingCapture: true, completion: $0)
+                    s.administration.updateCaller(
+                        callerId: "c1", tenant: Tenant.defaultName, rate: nil, burst: nil,
+                        trainingCapture: true, completion: $0)
                 }
                 try expectEqual(changed.map { [$0.trainingCapture ? 1 : 0, $0.rate, Double($0.burst)] }, [1, 10, 20])
                 try expect(try s.credentials.credential(keyId: key.keyId)?.caller.trainingCapture == true)
                 let elsewhere = try value {
-                    s.administration.updateCaller(callerId: "c1", tenant: "other", rate: nil, burst: nil, trainingCapture: false,
-                                                  completion: $0)
+                    s.administration.updateCaller(
+                        callerId: "c1", tenant: "other", rate: nil, burst: nil, trainingCapture: false,
+                        completion: $0)
                 }
                 try expect(elsewhere == nil, "another tenant's admin finds no such caller")
                 let quota = try value {
-                    s.administration.updateCaller(callerId: "c1", tenant: Tenant.defaultName, rate: 5, burst: nil,
-                                                  trainingCapture: nil, completion: $0)
+                    s.administration.updateCaller(
+                        callerId: "c1", tenant: Tenant.defaultName, rate: 5, burst: nil,
+                        trainingCapture: nil, completion: $0)
                 }
                 try expectEqual(quota.map { [$0.trainingCapture ? 1 : 0, $0.rate] }, [1, 5], "a quota change keeps the flag")
             },
@@ -44,13 +47,18 @@ extension StoreContract {
                 try s.record("e1", insights: ["e1-i0"], created: 1_000, vector: vector("e1-i0", features))
                 try s.record("e2", insights: ["e2-i0"], created: 1_100)
                 try s.record("e3", insights: ["e3-i0"], created: 1_200, category: .account, vector: vector("e3-i0", trainingFeatures(3)))
-                try expectEqual(try s.label([fraud("e1-i0"), fraud("e2-i0", .confirmedLegitimate)]),
-                                .processed([.accepted, .accepted], replayed: false))
+                try expectEqual(
+                    try s.label([fraud("e1-i0"), fraud("e2-i0", .confirmedLegitimate)]),
+                    .processed([.accepted, .accepted], replayed: false))
                 let read = try exported(s, from: 0, until: 10_000)
-                try expectEqual(read, [
-                    CapturedVector(features: features, category: "payment", modelVersion: "2.0", createdAt: 1_000, label: .confirmedFraud),
-                    CapturedVector(features: trainingFeatures(3), category: "account", modelVersion: "2.0", createdAt: 1_200, label: nil),
-                ], "only evaluations with a vector; NaN kept as missing")
+                try expectEqual(
+                    read,
+                    [
+                        CapturedVector(
+                            features: features, category: "payment", modelVersion: "2.0", createdAt: 1_000, label: .confirmedFraud),
+                        CapturedVector(
+                            features: trainingFeatures(3), category: "account", modelVersion: "2.0", createdAt: 1_200, label: nil)
+                    ], "only evaluations with a vector; NaN kept as missing")
                 try expect(read[0].features[1].isNaN && read[0].features[0] == features[0], "values as stored, bit for bit")
             },
             contractCase(.training, "the export selects the period, the environment and the tenant") { s in
@@ -109,15 +117,17 @@ extension StoreContract {
                 try s.caller("b1", tenant: "b")
                 try s.record("e1", created: 1_000, account: [1, 2, 3], vector: vector("e1-i0", trainingFeatures(1)))
                 try s.record("e2", created: 1_100, account: [7], vector: vector("e2-i0", trainingFeatures(2)))
-                try s.record("e3", caller: "b1", created: 1_200, account: [1, 2, 3], vector: vector("e3-i0", trainingFeatures(3), tenant: "b"))
+                try s.record(
+                    "e3", caller: "b1", created: 1_200, account: [1, 2, 3], vector: vector("e3-i0", trainingFeatures(3), tenant: "b"))
                 try s.record("e4", created: 1_300, account: [1, 2, 3])
                 let report = try s.erase(ErasedSubject(tenant: Tenant.defaultName, account: [[1, 2, 3]]))
                 try expectEqual(report.evaluations, 2)
                 try expectEqual(report.trainingVectors, 1, "e1's vector; e4 had none; tenant b's stays")
                 try expectEqual(try exported(s, from: 0, until: 10_000).map(\.features[0]), [2, 3])
-                try expectEqual(try s.erase(ErasedSubject(tenant: Tenant.defaultName, account: [[1, 2, 3]])), SubjectErasureReport(),
-                                "a second erasure finds nothing")
-            },
+                try expectEqual(
+                    try s.erase(ErasedSubject(tenant: Tenant.defaultName, account: [[1, 2, 3]])), SubjectErasureReport(),
+                    "a second erasure finds nothing")
+            }
         ]
     }
 }
@@ -131,8 +141,10 @@ func vector(_ insightId: String, _ features: [Double], tenant: String = Tenant.d
     TrainingVector(insightId: insightId, modelVersion: "2.0", tenant: tenant, features: features)
 }
 
-func exported(_ s: StoreSet, from: Milliseconds, until: Milliseconds, environment: Environment = .production,
-              tenant: String? = nil) throws -> [CapturedVector] {
+func exported(
+    _ s: StoreSet, from: Milliseconds, until: Milliseconds, environment: Environment = .production,
+    tenant: String? = nil
+) throws -> [CapturedVector] {
     var read: [CapturedVector] = []
     try s.training.trainingVectors(TrainingExportQuery(from: from, until: until, environment: environment, tenant: tenant)) {
         read.append($0)

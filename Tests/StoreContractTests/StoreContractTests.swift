@@ -5,7 +5,6 @@ import InsightStoreFakes
 import StoreContract
 import XCTest
 
-
 /// The contract against the SQLite stores, on a real database file in a temporary directory.
 final class SQLiteStoreContractTests: XCTestCase {
     func makeStores() throws -> StoreSet {
@@ -43,10 +42,11 @@ final class SQLiteStoreContractTests: XCTestCase {
 final class InMemoryStoreContractTests: XCTestCase {
     func makeStores() throws -> StoreSet {
         let store = InMemoryStore()
-        return StoreSet(ledger: store, credentials: store, registration: store, administration: store,
-                        authorizations: store, reporting: store, velocity: store, history: store, retention: store,
-                        erasure: store, decisions: store, performance: store, training: store, receiptLog: store,
-                        receipts: store.receipts)
+        return StoreSet(
+            ledger: store, credentials: store, registration: store, administration: store,
+            authorizations: store, reporting: store, velocity: store, history: store, retention: store,
+            erasure: store, decisions: store, performance: store, training: store, receiptLog: store,
+            receipts: store.receipts)
     }
 
     /// Every case of every area, each on a fresh store; a failure names its area and case.

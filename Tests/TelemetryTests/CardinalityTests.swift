@@ -11,7 +11,9 @@ final class CardinalityTests: XCTestCase {
         }
         family.increment("c1", "/r")  // existing series still update
         family.increment("other", "other")  // the overflow tuple itself is the overflow series
-        XCTAssertEqual(registry.render(), """
+        XCTAssertEqual(
+            registry.render(),
+            """
             # HELP t_total
             # TYPE t_total counter
             t_total{code="c0",route="/r"} 1
@@ -25,8 +27,9 @@ final class CardinalityTests: XCTestCase {
 
     func testOverLongLabelValuesGoToOther() {
         let registry = MetricsRegistry()
-        let family = registry.gauge("t_gauge", help: "", labels: ["v"],
-                                    limits: SeriesLimits(maxSeries: 10, maxLabelValueBytes: 8))
+        let family = registry.gauge(
+            "t_gauge", help: "", labels: ["v"],
+            limits: SeriesLimits(maxSeries: 10, maxLabelValueBytes: 8))
         family.set("12345678", to: 1)
         family.set("123456789", to: 2)
         let samples = try? ExpositionParser.parse(registry.render()).families["t_gauge"]?.samples

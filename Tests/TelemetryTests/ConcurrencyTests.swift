@@ -64,8 +64,9 @@ final class ConcurrencyTests: XCTestCase {
 
     func testConcurrentSeriesCreationRespectsTheCap() {
         let registry = MetricsRegistry()
-        let family = registry.counter("t_created_total", help: "", labels: ["value"],
-                                      limits: SeriesLimits(maxSeries: 100))
+        let family = registry.counter(
+            "t_created_total", help: "", labels: ["value"],
+            limits: SeriesLimits(maxSeries: 100))
         onThreads(8) { thread in
             for value in 0..<1000 {
                 family.increment(String((value * 7 + thread * 13) % 300))

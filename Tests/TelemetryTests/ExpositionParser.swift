@@ -138,7 +138,9 @@ struct ExpositionParser {
                 guard labels.updateValue(value, forKey: labelName) == nil else {
                     throw fail("duplicate label \(labelName)")
                 }
-                if rest.first == "," { rest = rest.dropFirst() } else if rest.first != "}" {
+                if rest.first == "," {
+                    rest = rest.dropFirst()
+                } else if rest.first != "}" {
                     throw fail("expected , or } after a label")
                 }
             }
@@ -153,7 +155,9 @@ struct ExpositionParser {
 
         let family = familyName(of: name)
         try enter(family)
-        let key = name + "{" + labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let key =
+            name + "{"
+            + labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             .joined(separator: ",") + "}"
         guard seenSamples.insert(key).inserted else { throw fail("duplicate series \(key)") }
         families[family]!.samples.append(Sample(name: name, labels: labels, value: value))

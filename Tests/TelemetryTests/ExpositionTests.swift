@@ -5,13 +5,16 @@ import XCTest
 final class ExpositionTests: XCTestCase {
     func testCounterExposition() {
         let registry = MetricsRegistry()
-        let labels = registry.counter("insightd_labels_total", help: "Fraud labels received.",
-                                      labels: ["outcome", "result"])
+        let labels = registry.counter(
+            "insightd_labels_total", help: "Fraud labels received.",
+            labels: ["outcome", "result"])
         labels.increment("notFraud", "duplicate")
         labels.increment("confirmedFraud", "stored")
         labels.labels("confirmedFraud", "stored").increment(by: 2)
         registry.counter("insightd_fractions_total", help: "Fractional increments.").increment(by: 0.25)
-        XCTAssertEqual(registry.render(), """
+        XCTAssertEqual(
+            registry.render(),
+            """
             # HELP insightd_fractions_total Fractional increments.
             # TYPE insightd_fractions_total counter
             insightd_fractions_total 0.25
@@ -25,8 +28,9 @@ final class ExpositionTests: XCTestCase {
 
     func testGaugeExposition() {
         let registry = MetricsRegistry()
-        let overdue = registry.gauge("insightd_consumption_overdue", help: "Evaluations past their report deadline.",
-                                     labels: ["environment"])
+        let overdue = registry.gauge(
+            "insightd_consumption_overdue", help: "Evaluations past their report deadline.",
+            labels: ["environment"])
         overdue.set("production", to: 12)
         overdue.add("sandbox", by: 3)
         overdue.labels("sandbox").decrement()
@@ -41,7 +45,9 @@ final class ExpositionTests: XCTestCase {
         special.set("big", to: 1.5e20)
         special.set("negzero", to: -0.0)
         special.set("fraction", to: -2.5)
-        XCTAssertEqual(registry.render(), """
+        XCTAssertEqual(
+            registry.render(),
+            """
             # HELP insightd_consumption_overdue Evaluations past their report deadline.
             # TYPE insightd_consumption_overdue gauge
             insightd_consumption_overdue{environment="production"} 12
@@ -64,15 +70,19 @@ final class ExpositionTests: XCTestCase {
 
     func testHistogramExpositionIsCumulative() {
         let registry = MetricsRegistry()
-        let duration = registry.histogram("insightd_http_request_duration_seconds", help: "Request duration.",
-                                          labels: ["route", "method", "status"], buckets: [0.005, 0.01, 0.1, 1])
+        let duration = registry.histogram(
+            "insightd_http_request_duration_seconds", help: "Request duration.",
+            labels: ["route", "method", "status"], buckets: [0.005, 0.01, 0.1, 1])
         let evaluate = duration.labels("/v1/evaluations", "POST", "200")
         for value in [0.001, 0.005, 0.007, 0.05, 0.05, 0.5, 3] { evaluate.observe(value) }
         duration.observe("/livez", "GET", "200", value: 0.0001)
-        let batch = registry.histogram("insightd_store_commit_batch_size", help: "Writes per commit.",
-                                       buckets: [1, 2, 4, .infinity])
+        let batch = registry.histogram(
+            "insightd_store_commit_batch_size", help: "Writes per commit.",
+            buckets: [1, 2, 4, .infinity])
         batch.observe(value: 3)
-        XCTAssertEqual(registry.render(), """
+        XCTAssertEqual(
+            registry.render(),
+            """
             # HELP insightd_http_request_duration_seconds Request duration.
             # TYPE insightd_http_request_duration_seconds histogram
             insightd_http_request_duration_seconds_bucket{route="/livez",method="GET",status="200",le="0.005"} 1
@@ -117,13 +127,19 @@ final class ExpositionTests: XCTestCase {
         registry.collect("insightd_write_queue_depth", help: "Writes waiting for commit.", type: .gauge) {
             [([], 42)]
         }
-        registry.collect("insightd_build_info", help: "Build information; the value is 1.", type: .gauge,
-                         labels: ["version"]) { [(["1.2.0"], 1)] }
-        registry.collect("t_reads_total", help: "Summed duplicates; a wrong arity is dropped.", type: .counter,
-                         labels: ["kind"]) {
+        registry.collect(
+            "insightd_build_info", help: "Build information; the value is 1.", type: .gauge,
+            labels: ["version"]
+        ) { [(["1.2.0"], 1)] }
+        registry.collect(
+            "t_reads_total", help: "Summed duplicates; a wrong arity is dropped.", type: .counter,
+            labels: ["kind"]
+        ) {
             [(["b"], 1), (["a"], 2), (["b"], 3), (["a", "extra"], 100)]
         }
-        XCTAssertEqual(registry.render(), """
+        XCTAssertEqual(
+            registry.render(),
+            """
             # HELP insightd_build_info Build information; the value is 1.
             # TYPE insightd_build_info gauge
             insightd_build_info{version="1.2.0"} 1
@@ -145,22 +161,27 @@ final class ExpositionTests: XCTestCase {
         let registry = MetricsRegistry()
         registry.counter("t_escapes_total", help: "Backslash \\ and\nnewline; \"quotes\" stay.", labels: ["value"])
             .increment("a\\b \"quoted\"\nnext line é 😀")
-        XCTAssertEqual(registry.render(), #"""
+        XCTAssertEqual(
+            registry.render(),
+            #"""
             # HELP t_escapes_total Backslash \\ and\nnewline; "quotes" stay.
             # TYPE t_escapes_total counter
             t_escapes_total{value="a\\b \"quoted\"\nnext line é 😀"} 1
 
             """#)
         let parsed = try? ExpositionParser.parse(registry.render())
-        XCTAssertEqual(parsed?.families["t_escapes_total"]?.samples.first?.labels["value"],
-                       "a\\b \"quoted\"\nnext line é 😀")
+        XCTAssertEqual(
+            parsed?.families["t_escapes_total"]?.samples.first?.labels["value"],
+            "a\\b \"quoted\"\nnext line é 😀")
         XCTAssertEqual(parsed?.families["t_escapes_total"]?.help, "Backslash \\ and\nnewline; \"quotes\" stay.")
     }
 
     func testFamiliesWithoutSamplesHaveHeadersOnly() {
         let registry = MetricsRegistry()
         _ = registry.counter("insightd_insight_errors_total", help: "", labels: ["code"])
-        XCTAssertEqual(registry.render(), """
+        XCTAssertEqual(
+            registry.render(),
+            """
             # HELP insightd_insight_errors_total
             # TYPE insightd_insight_errors_total counter
 
@@ -188,10 +209,12 @@ final class ExpositionTests: XCTestCase {
             family.labels(values: values).increment()
         }
         let lines = registry.render().split(separator: "\n").filter { !$0.hasPrefix("#") }
-        XCTAssertEqual(lines, [
-            #"t_total{b="a",a="10"} 1"#, #"t_total{b="a",a="2"} 1"#,
-            #"t_total{b="m",a="0"} 1"#, #"t_total{b="z",a="1"} 1"#,
-        ])
+        XCTAssertEqual(
+            lines,
+            [
+                #"t_total{b="a",a="10"} 1"#, #"t_total{b="a",a="2"} 1"#,
+                #"t_total{b="m",a="0"} 1"#, #"t_total{b="z",a="1"} 1"#
+            ])
     }
 
     func testBucketHelpers() {

@@ -5,7 +5,8 @@ import XCTest
 final class ProcessMetricsTests: XCTestCase {
     func testParsesProcStatWithAwkwardCommandNames() throws {
         // Fields 14/15 utime/stime, 22 starttime, 23 vsize, 24 rss; the name holds ") (" and spaces.
-        let line = "1234 (a) (b c) S 1 1 1 0 -1 4194560 100 0 0 0 250 150 0 0 20 0 4 0 5000 104857600 2560 "
+        let line =
+            "1234 (a) (b c) S 1 1 1 0 -1 4194560 100 0 0 0 250 150 0 0 20 0 4 0 5000 104857600 2560 "
             + "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
         let stat = try XCTUnwrap(ProcessStat.parse(line, pageSize: 4096, ticksPerSecond: 100))
         XCTAssertEqual(stat.cpuSeconds, 4)

@@ -34,25 +34,34 @@ final class ValidationTests: XCTestCase {
             ("unsorted buckets", { _ = MetricsRegistry().histogram("h", help: "", buckets: [2, 1]) }),
             ("NaN bucket", { _ = MetricsRegistry().histogram("h", help: "", buckets: [.nan]) }),
             ("no bucket", { _ = MetricsRegistry().histogram("h", help: "", buckets: [.infinity]) }),
-            ("type conflict", {
-                let registry = MetricsRegistry()
-                _ = registry.counter("c_total", help: "")
-                _ = registry.gauge("c_total", help: "")
-            }),
-            ("label conflict", {
-                let registry = MetricsRegistry()
-                _ = registry.gauge("g", help: "", labels: ["a"])
-                _ = registry.gauge("g", help: "", labels: ["b"])
-            }),
-            ("sample name clash", {
-                let registry = MetricsRegistry()
-                _ = registry.histogram("h", help: "", buckets: [1])
-                _ = registry.gauge("h_count", help: "")
-            }),
+            (
+                "type conflict",
+                {
+                    let registry = MetricsRegistry()
+                    _ = registry.counter("c_total", help: "")
+                    _ = registry.gauge("c_total", help: "")
+                }
+            ),
+            (
+                "label conflict",
+                {
+                    let registry = MetricsRegistry()
+                    _ = registry.gauge("g", help: "", labels: ["a"])
+                    _ = registry.gauge("g", help: "", labels: ["b"])
+                }
+            ),
+            (
+                "sample name clash",
+                {
+                    let registry = MetricsRegistry()
+                    _ = registry.histogram("h", help: "", buckets: [1])
+                    _ = registry.gauge("h_count", help: "")
+                }
+            ),
             ("histogram collector", { MetricsRegistry().collect("h", help: "", type: .histogram) { [] } }),
             ("wrong label count", { MetricsRegistry().counter("c_total", help: "", labels: ["a"]).increment() }),
             ("negative increment", { MetricsRegistry().counter("c_total", help: "").increment(by: -1) }),
-            ("NaN increment", { MetricsRegistry().counter("c_total", help: "").increment(by: .nan) }),
+            ("NaN increment", { MetricsRegistry().counter("c_total", help: "").increment(by: .nan) })
         ]
         for (name, body) in cases {
             XCTAssertEqual(try exitSignal(of: body), true, name)

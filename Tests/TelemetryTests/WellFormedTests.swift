@@ -13,33 +13,57 @@ final class WellFormedTests: XCTestCase {
         requests.observe("/v1/evaluations", "POST", "200", value: 0.0042)
         requests.observe("/v1/evaluations", "POST", "400", value: 0.0003)
         requests.observe("/readyz", "GET", "503", value: 0.00002)
-        registry.counter("insightd_evaluations_total", help: "Insights evaluated, by value.",
-                         labels: ["category", "environment", "model_version", "value"])
-            .increment("payment", "production", "2027.01.0", "high")
-        registry.counter("insightd_insight_errors_total", help: "Insights answered with an error, by code.",
-                         labels: ["code"]).increment("insightUnavailable")
-        registry.counter("insightd_consumption_reports_total", help: "Consumption reports, by status and timeliness.",
-                         labels: ["status", "timeliness"]).increment("usedIncreasedFriction", "onTime")
-        registry.gauge("insightd_consumption_overdue", help: "Evaluations whose consumption report is overdue.",
-                       labels: ["environment"]).set("production", to: 3)
-        registry.counter("insightd_throttled_requests_total", help: "Requests refused by throttling, by reason.",
-                         labels: ["reason"]).increment("rateLimit")
-        registry.counter("insightd_labels_total", help: "Fraud labels received, by outcome and result.",
-                         labels: ["outcome", "result"]).increment("confirmedFraud", "stored", by: 20)
-        registry.histogram("insightd_store_commit_duration_seconds", help: "Duration of a group commit (fsync included).",
-                           buckets: Buckets.commitDuration).observe(value: 0.0017)
-        registry.histogram("insightd_store_commit_batch_size", help: "Writes committed in one transaction.",
-                           buckets: Buckets.powersOfTwo).observe(value: 37)
-        registry.collect("insightd_write_queue_depth", help: "Writes waiting for the writer thread.",
-                         type: .gauge) { [([], 12)] }
-        registry.collect("insightd_build_info", help: "Build information; the value is always 1.",
-                         type: .gauge, labels: ["version"]) { [(["0.1.0"], 1)] }
+        registry.counter(
+            "insightd_evaluations_total", help: "Insights evaluated, by value.",
+            labels: ["category", "environment", "model_version", "value"]
+        )
+        .increment("payment", "production", "2027.01.0", "high")
+        registry.counter(
+            "insightd_insight_errors_total", help: "Insights answered with an error, by code.",
+            labels: ["code"]
+        ).increment("insightUnavailable")
+        registry.counter(
+            "insightd_consumption_reports_total", help: "Consumption reports, by status and timeliness.",
+            labels: ["status", "timeliness"]
+        ).increment("usedIncreasedFriction", "onTime")
+        registry.gauge(
+            "insightd_consumption_overdue", help: "Evaluations whose consumption report is overdue.",
+            labels: ["environment"]
+        ).set("production", to: 3)
+        registry.counter(
+            "insightd_throttled_requests_total", help: "Requests refused by throttling, by reason.",
+            labels: ["reason"]
+        ).increment("rateLimit")
+        registry.counter(
+            "insightd_labels_total", help: "Fraud labels received, by outcome and result.",
+            labels: ["outcome", "result"]
+        ).increment("confirmedFraud", "stored", by: 20)
+        registry.histogram(
+            "insightd_store_commit_duration_seconds", help: "Duration of a group commit (fsync included).",
+            buckets: Buckets.commitDuration
+        ).observe(value: 0.0017)
+        registry.histogram(
+            "insightd_store_commit_batch_size", help: "Writes committed in one transaction.",
+            buckets: Buckets.powersOfTwo
+        ).observe(value: 37)
+        registry.collect(
+            "insightd_write_queue_depth", help: "Writes waiting for the writer thread.",
+            type: .gauge
+        ) { [([], 12)] }
+        registry.collect(
+            "insightd_build_info", help: "Build information; the value is always 1.",
+            type: .gauge, labels: ["version"]
+        ) { [(["0.1.0"], 1)] }
         registry.collect("insightd_open_connections", help: "Open client connections.", type: .gauge) { [([], 4)] }
-        registry.collect("insightd_connections_evicted_total",
-                         help: "Idle connections closed to make room for a new one (at the connection limit or its address's cap).", type: .counter) { [([], 37)] }
-        registry.collect("insightd_connections_rejected_total",
-                         help: "New connections closed at once: every open one busy (limit), or every one of their address's, at its cap (address).",
-                         type: .counter, labels: ["reason"]) { [(["address"], 2), (["limit"], 0)] }
+        registry.collect(
+            "insightd_connections_evicted_total",
+            help: "Idle connections closed to make room for a new one (at the connection limit or its address's cap).", type: .counter
+        ) { [([], 37)] }
+        registry.collect(
+            "insightd_connections_rejected_total",
+            help: "New connections closed at once: every open one busy (limit), or every one of their address's, at its cap (address).",
+            type: .counter, labels: ["reason"]
+        ) { [(["address"], 2), (["limit"], 0)] }
         ProcessMetrics.register(on: registry)
         return registry
     }
@@ -66,8 +90,10 @@ final class WellFormedTests: XCTestCase {
     func testAwkwardValuesStayWellFormed() throws {
         let registry = MetricsRegistry()
         let gauge = registry.gauge("t_values", help: "back\\slash\nnew line", labels: ["v"])
-        for (index, value) in [Double.nan, .infinity, -.infinity, 0, -0.0, 1e-300, Double.leastNonzeroMagnitude, 1e300,
-                                .greatestFiniteMagnitude, 0x1p53 + 2, -123.456].enumerated() {
+        for (index, value) in [
+            Double.nan, .infinity, -.infinity, 0, -0.0, 1e-300, Double.leastNonzeroMagnitude, 1e300,
+            .greatestFiniteMagnitude, 0x1p53 + 2, -123.456
+        ].enumerated() {
             gauge.set("\(index)\"\\\n}", to: value)
         }
         let histogram = registry.histogram("t_awkward", help: "", labels: ["x"], buckets: [1e-9, 0.1, 1e9])
@@ -80,7 +106,8 @@ final class WellFormedTests: XCTestCase {
         XCTAssertEqual(parsed.families["t_marks_total"]?.samples.first?.labels["v"], "\u{301}x\u{301}")
         let values = parsed.families["t_values"]!.samples.map(\.value)
         XCTAssertEqual(values.count, 11)
-        XCTAssertTrue(values.contains(Double.leastNonzeroMagnitude) && values.contains(.greatestFiniteMagnitude) && values.contains(0x1p53 + 2))
+        XCTAssertTrue(
+            values.contains(Double.leastNonzeroMagnitude) && values.contains(.greatestFiniteMagnitude) && values.contains(0x1p53 + 2))
     }
 
     func testParserRejectsMalformedText() {
@@ -109,13 +136,17 @@ final class WellFormedTests: XCTestCase {
             ("# TYPE a summarie\n", "invalid TYPE"),
             ("# TYPE c_total counter\nc_total -1\n", "negative"),
             ("# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 1\nh_count 1\n", "no +Inf bucket"),
-            ("# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
-             "not cumulative"),
-            ("# TYPE h histogram\nh_bucket{le=\"2\"} 1\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
-             "le not increasing"),
+            (
+                "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
+                "not cumulative"
+            ),
+            (
+                "# TYPE h histogram\nh_bucket{le=\"2\"} 1\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n",
+                "le not increasing"
+            ),
             ("# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_sum 1\nh_count 1\n", "differs from _count"),
             ("# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_count 1\n", "needs _bucket, _sum and _count"),
-            ("# TYPE h histogram\nh_bucket 1\n", "bucket without a valid le"),
+            ("# TYPE h histogram\nh_bucket 1\n", "bucket without a valid le")
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try ExpositionParser.parse(text), text.debugDescription) { error in

@@ -11,7 +11,14 @@ public enum DecisionAction: String, Sendable, CaseIterable, Comparable {
     case block
 
     /// The stored code (0…3, in precedence order): a small integer keeps the row small.
-    public var code: Int { switch self { case .proceed: 0; case .confirm: 1; case .confirmOutOfBand: 2; case .block: 3 } }
+    public var code: Int {
+        switch self {
+        case .proceed: 0;
+        case .confirm: 1;
+        case .confirmOutOfBand: 2;
+        case .block: 3
+        }
+    }
 
     /// The action of a stored code; nil for a code this version does not know.
     public init?(code: Int) {
@@ -144,11 +151,23 @@ extension OperationCategory: FactEnumeration {
 }
 
 extension AmountBand: FactEnumeration {
-    public var ordinal: Int { switch self { case .low: 0; case .medium: 1; case .high: 2 } }
+    public var ordinal: Int {
+        switch self {
+        case .low: 0;
+        case .medium: 1;
+        case .high: 2
+        }
+    }
 }
 
 extension InsightValue: FactEnumeration {
-    public var ordinal: Int { switch self { case .unknown: 0; case .medium: 1; case .high: 2 } }
+    public var ordinal: Int {
+        switch self {
+        case .unknown: 0;
+        case .medium: 1;
+        case .high: 2
+        }
+    }
 }
 
 /// The facts an agent reports about the operation it chose (`initiator.agent`). Booleans the
@@ -163,8 +182,10 @@ public struct AgentFacts: Sendable, Equatable {
     public var argumentsFromUntrustedContext: Bool
     public var sideEffects: CaseSet<SideEffect>
 
-    public init(userRequested: Bool = false, untrustedContext: CaseSet<UntrustedSource> = CaseSet(),
-                argumentsFromUntrustedContext: Bool = false, sideEffects: CaseSet<SideEffect> = CaseSet()) {
+    public init(
+        userRequested: Bool = false, untrustedContext: CaseSet<UntrustedSource> = CaseSet(),
+        argumentsFromUntrustedContext: Bool = false, sideEffects: CaseSet<SideEffect> = CaseSet()
+    ) {
         self.userRequested = userRequested
         self.untrustedContext = untrustedContext
         self.argumentsFromUntrustedContext = argumentsFromUntrustedContext
@@ -202,8 +223,10 @@ public struct DecisionFacts: Sendable, Equatable {
     public var amountBand: AmountBand?
     public var initiator: Initiator
 
-    public init(coaching: InsightValue?, velocity: CaseSet<VelocityRule.Kind> = CaseSet(), category: OperationCategory,
-                newCounterparty: Bool = false, amountBand: AmountBand? = nil, initiator: Initiator = Initiator()) {
+    public init(
+        coaching: InsightValue?, velocity: CaseSet<VelocityRule.Kind> = CaseSet(), category: OperationCategory,
+        newCounterparty: Bool = false, amountBand: AmountBand? = nil, initiator: Initiator = Initiator()
+    ) {
         self.coaching = coaching
         self.velocity = velocity
         self.category = category

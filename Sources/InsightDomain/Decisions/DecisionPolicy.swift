@@ -134,8 +134,10 @@ public struct DecisionPolicy: Sendable, Equatable {
     /// each fit, and a file that is mostly comments cannot make every reload read megabytes.
     public static let maxBytes = 1 << 20
     /// The facts a rule may name, in the order messages list them.
-    public static let factNames = ["coaching", "velocity", "category", "newCounterparty", "amountBand", "initiator",
-                                   "userRequested", "untrustedContext", "argumentsFromUntrustedContext", "sideEffects"]
+    public static let factNames = [
+        "coaching", "velocity", "category", "newCounterparty", "amountBand", "initiator",
+        "userRequested", "untrustedContext", "argumentsFromUntrustedContext", "sideEffects"
+    ]
 
     /// Reads a policy file: UTF-8 text, one JSON object per line; blank lines and lines starting
     /// with `#` are skipped. The first object is the header `{"policyVersion": "…"}`; each one
@@ -172,7 +174,9 @@ public struct DecisionPolicy: Sendable, Equatable {
         // A header alone would answer proceed to everything: more likely a truncated file than
         // a wish, so it is refused (a policy that means it says so with a rule).
         guard !rules.isEmpty else {
-            throw PolicyError("line \(number): no rule after the header; a policy needs at least one (to proceed always, say so: {\"id\": \"always\", \"action\": \"proceed\"})")
+            throw PolicyError(
+                "line \(number): no rule after the header; a policy needs at least one (to proceed always, say so: {\"id\": \"always\", \"action\": \"proceed\"})"
+            )
         }
         return DecisionPolicy(version: version, rules: rules)
     }
@@ -221,8 +225,10 @@ public struct DecisionPolicy: Sendable, Equatable {
         return DecisionRule(id: id, action: action, conditions: conditions, line: line)
     }
 
-    private static func read(_ fact: String, _ value: JSONValue, into c: inout RuleConditions,
-                             fail: (String) -> PolicyError) throws(PolicyError) {
+    private static func read(
+        _ fact: String, _ value: JSONValue, into c: inout RuleConditions,
+        fail: (String) -> PolicyError
+    ) throws(PolicyError) {
         func flag() throws(PolicyError) -> Bool {
             guard case .bool(let flag) = value else { throw fail("when.\(fact): must be true or false") }
             return flag
@@ -243,8 +249,9 @@ public struct DecisionPolicy: Sendable, Equatable {
         func set<E: FactEnumeration>(_ type: E.Type) throws(PolicyError) -> SetCondition {
             if case .bool(let present) = value { return .present(present) }
             do { return .anyOf(try mask(type)) } catch {
-                throw fail("when.\(fact): must be true (any), false (none) or a non-empty array of "
-                           + E.allCases.map(\.rawValue).joined(separator: ", "))
+                throw fail(
+                    "when.\(fact): must be true (any), false (none) or a non-empty array of "
+                        + E.allCases.map(\.rawValue).joined(separator: ", "))
             }
         }
         switch fact {

@@ -16,8 +16,9 @@ extension Decision {
     /// empty: none) and the policy version; nil when the row has none this version can read.
     public static func stored(action code: Int?, reasons: String?, policyVersion: String?) -> Decision? {
         guard let code, let action = DecisionAction(code: code), let policyVersion else { return nil }
-        return Decision(action: action, reasons: reasons.map { $0.split(separator: ",").map(String.init) } ?? [],
-                        policyVersion: policyVersion)
+        return Decision(
+            action: action, reasons: reasons.map { $0.split(separator: ",").map(String.init) } ?? [],
+            policyVersion: policyVersion)
     }
 }
 

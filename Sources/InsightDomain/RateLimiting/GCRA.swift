@@ -53,12 +53,14 @@ public struct GCRA: Sendable, Equatable {
         let newTat = start + emissionInterval * Double(min(max(cost, 1), burst))
         let used = newTat - now
         if used <= capacity + 1e-9 {
-            return Decision(allowed: true, tat: newTat,
-                            remaining: max(0, Int(((capacity - used) / emissionInterval + 1e-9).rounded(.down))),
-                            retryAfter: 0, resetAfter: used)
+            return Decision(
+                allowed: true, tat: newTat,
+                remaining: max(0, Int(((capacity - used) / emissionInterval + 1e-9).rounded(.down))),
+                retryAfter: 0, resetAfter: used)
         }
-        return Decision(allowed: false, tat: start, remaining: 0, retryAfter: used - capacity,
-                        resetAfter: start - now)
+        return Decision(
+            allowed: false, tat: start, remaining: 0, retryAfter: used - capacity,
+            resetAfter: start - now)
     }
 
     /// Requests that could go at `now` without changing the state.

@@ -56,8 +56,10 @@ public struct RateLimitView: Sendable, Equatable {
     /// When the reporting counts were last read from the store.
     public var statsAsOf: Milliseconds?
 
-    public init(quota: QuotaStatus, stats: ReportingStats, allowance: Int, throttledCount: Int,
-                lastThrottledAt: Milliseconds?, lastThrottleReason: ThrottleReason?, statsAsOf: Milliseconds?) {
+    public init(
+        quota: QuotaStatus, stats: ReportingStats, allowance: Int, throttledCount: Int,
+        lastThrottledAt: Milliseconds?, lastThrottleReason: ThrottleReason?, statsAsOf: Milliseconds?
+    ) {
         self.quota = quota
         self.stats = stats
         self.allowance = allowance
@@ -131,9 +133,10 @@ public final class RateLimiter: RateLimits {
         advance(&state, now: now)
         let (configured, effective) = policies(caller, step: state.step)
         let decision = effective.decide(now: Double(now), tat: state.tat, cost: cost)
-        var status = QuotaStatus(configured: configured, effective: effective, penaltyStep: state.step,
-                                 remaining: decision.remaining,
-                                 resetSeconds: Int((decision.resetAfter / 1000).rounded(.up)))
+        var status = QuotaStatus(
+            configured: configured, effective: effective, penaltyStep: state.step,
+            remaining: decision.remaining,
+            resetSeconds: Int((decision.resetAfter / 1000).rounded(.up)))
         state.tat = decision.tat  // also when refused: the TAT as it stands now (see GCRA)
         guard !decision.allowed else { return .allowed(status) }
         status.remaining = 0
@@ -198,9 +201,10 @@ public final class RateLimiter: RateLimits {
             all[caller.callerId] = state
             let (configured, effective) = policies(caller, step: state.step)
             let reset = max(state.tat ?? Double(now), Double(now)) - Double(now)
-            return QuotaStatus(configured: configured, effective: effective, penaltyStep: state.step,
-                               remaining: effective.available(now: Double(now), tat: state.tat),
-                               resetSeconds: Int((reset / 1000).rounded(.up)))
+            return QuotaStatus(
+                configured: configured, effective: effective, penaltyStep: state.step,
+                remaining: effective.available(now: Double(now), tat: state.tat),
+                resetSeconds: Int((reset / 1000).rounded(.up)))
         }
     }
 
@@ -237,15 +241,17 @@ public final class RateLimiter: RateLimits {
         let asOf = statsAsOf.withLock { $0 }
         return callers.withLock { all in
             let state = all[caller.callerId] ?? CallerState()
-            return RateLimitView(quota: quota, stats: state.stats, allowance: settings.compliance.allowance(state.stats),
-                                 throttledCount: state.throttled, lastThrottledAt: state.lastThrottledAt,
-                                 lastThrottleReason: state.lastReason, statsAsOf: asOf)
+            return RateLimitView(
+                quota: quota, stats: state.stats, allowance: settings.compliance.allowance(state.stats),
+                throttledCount: state.throttled, lastThrottledAt: state.lastThrottledAt,
+                lastThrottleReason: state.lastReason, statsAsOf: asOf)
         }
     }
 
     private func advance(_ state: inout CallerState, now: Milliseconds) {
-        settings.compliance.advance(step: &state.step, changedAt: &state.stepChangedAt,
-                                    target: settings.compliance.targetStep(state.stats), now: now)
+        settings.compliance.advance(
+            step: &state.step, changedAt: &state.stepChangedAt,
+            target: settings.compliance.targetStep(state.stats), now: now)
     }
 
     private func policies(_ caller: Caller, step: Int) -> (GCRA, GCRA) {

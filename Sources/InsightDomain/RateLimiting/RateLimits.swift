@@ -57,8 +57,9 @@ extension CompliancePolicy {
     /// burst cut by the step's factor, at least one request of burst.
     public func effective(_ configured: GCRA, step: Int) -> GCRA {
         let factor = self.factor(step: step)
-        return GCRA(rate: configured.rate * factor,
-                    burst: max(1, Int((Double(configured.burst) * factor).rounded(.down))))
+        return GCRA(
+            rate: configured.rate * factor,
+            burst: max(1, Int((Double(configured.burst) * factor).rounded(.down))))
     }
 }
 
@@ -70,7 +71,8 @@ extension RateLimitSettings {
 
     /// The quota of each insight type for a caller configured with rate and burst `configured`.
     public func insightQuota(_ configured: GCRA) -> GCRA {
-        GCRA(rate: configured.rate * insightQuotaFactor,
-             burst: max(1, Int(Double(configured.burst) * insightQuotaFactor)))
+        GCRA(
+            rate: configured.rate * insightQuotaFactor,
+            burst: max(1, Int(Double(configured.burst) * insightQuotaFactor)))
     }
 }

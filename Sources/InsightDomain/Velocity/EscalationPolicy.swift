@@ -213,14 +213,16 @@ public struct EscalationPolicy: Sendable, Equatable {
                     }
                     rule.minimumShare = share
                 default:
-                    let fields = kind == .counterpartyLinkedToCoaching
+                    let fields =
+                        kind == .counterpartyLinkedToCoaching
                         ? "mode, threshold, window, minimumShare" : "mode, threshold, window"
                     throw PolicyError("\(path): unknown field (expected \(fields))")
                 }
             }
             if rule.threshold > rule.maximumThreshold(limits) {
-                throw PolicyError("rules.\(name).threshold: \(rule.threshold) cannot be reached with the caps in force "
-                                  + "(at most \(rule.maximumThreshold(limits)))")
+                throw PolicyError(
+                    "rules.\(name).threshold: \(rule.threshold) cannot be reached with the caps in force "
+                        + "(at most \(rule.maximumThreshold(limits)))")
             }
             rules[index] = (rule, enabled)
         }

@@ -64,8 +64,10 @@ public struct VelocityEvent: Sendable, Equatable {
     /// model's own value, one level lower, so velocity does not feed on its own escalations.
     public var raisedByVelocity: Bool
 
-    public init(environment: Environment, time: Milliseconds, account: [UInt8]?, device: [UInt8]?,
-                counterparty: [UInt8]?, isPayment: Bool, value: InsightValue?, raisedByVelocity: Bool = false) {
+    public init(
+        environment: Environment, time: Milliseconds, account: [UInt8]?, device: [UInt8]?,
+        counterparty: [UInt8]?, isPayment: Bool, value: InsightValue?, raisedByVelocity: Bool = false
+    ) {
         self.environment = environment
         self.time = time
         self.account = account
@@ -96,8 +98,10 @@ public struct VelocityQuery: Sendable, Equatable {
     public var counterparties: [[UInt8]]
     public var isPayment: Bool
 
-    public init(environment: Environment, accounts: [[UInt8]], devices: [[UInt8]], counterparties: [[UInt8]],
-                isPayment: Bool) {
+    public init(
+        environment: Environment, accounts: [[UInt8]], devices: [[UInt8]], counterparties: [[UInt8]],
+        isPayment: Bool
+    ) {
         self.environment = environment
         self.accounts = accounts
         self.devices = devices

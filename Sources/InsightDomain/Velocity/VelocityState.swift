@@ -93,8 +93,10 @@ public enum VelocityKeys {
 
 extension VelocitySignals {
     /// Empty signals for `query`, read at `now`, with `has…` set from the query's keys.
-    public init(query: VelocityQuery, accounts: [UInt64], devices: [UInt64], counterparties: [UInt64],
-                now: Milliseconds) {
+    public init(
+        query: VelocityQuery, accounts: [UInt64], devices: [UInt64], counterparties: [UInt64],
+        now: Milliseconds
+    ) {
         self.init()
         self.now = now
         hasAccount = !accounts.isEmpty
@@ -105,8 +107,10 @@ extension VelocitySignals {
 
     /// The account's signals from its live evaluations (younger than 7 d), oldest first, with
     /// times after `epoch`; `devices` and `counterparties` are the query's keys.
-    public mutating func addAccountHistory(_ log: ArraySlice<VelocityAccountEntry>, epoch: Milliseconds,
-                                           devices: [UInt64], counterparties: [UInt64], now: Milliseconds) {
+    public mutating func addAccountHistory(
+        _ log: ArraySlice<VelocityAccountEntry>, epoch: Milliseconds,
+        devices: [UInt64], counterparties: [UInt64], now: Milliseconds
+    ) {
         for entry in log {
             let time = epoch + Milliseconds(entry.time)
             accountEvaluations.add(age: now - time)
@@ -147,8 +151,10 @@ extension VelocitySignals {
     /// One live account seen on the query's device at `time` (one entry per account); the
     /// query's own accounts are not counted here.
     @inline(__always)
-    public mutating func addDeviceAccount(_ account: UInt64, time: Milliseconds, queryAccounts: [UInt64],
-                                          now: Milliseconds) {
+    public mutating func addDeviceAccount(
+        _ account: UInt64, time: Milliseconds, queryAccounts: [UInt64],
+        now: Milliseconds
+    ) {
         if !queryAccounts.contains(account) { deviceAccounts.add(age: now - time) }
     }
 
@@ -160,8 +166,10 @@ extension VelocitySignals {
     /// One live account that paid the query's counterparty, at its latest payment `time`, with
     /// its latest medium/high result (nil: none); the query's own accounts are not counted.
     @inline(__always)
-    public mutating func addCounterpartyPayer(_ account: UInt64, time: Milliseconds, coached: Milliseconds?,
-                                              queryAccounts: [UInt64], now: Milliseconds) {
+    public mutating func addCounterpartyPayer(
+        _ account: UInt64, time: Milliseconds, coached: Milliseconds?,
+        queryAccounts: [UInt64], now: Milliseconds
+    ) {
         guard !queryAccounts.contains(account) else { return }
         counterpartyPayers.add(age: now - time)
         if let coached, VelocityWindow.week.contains(coached, now: now) { counterpartyCoachedPayers.add(age: now - time) }

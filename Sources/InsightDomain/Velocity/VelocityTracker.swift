@@ -18,9 +18,10 @@ public final class VelocityTracker: VelocityState {
     private let rebuilding = Atomic<Bool>(false)
 
     public init(clock: any Clock, limits: VelocityLimits = .init()) {
-        precondition(limits.eventsPerAccount >= 1 && limits.accountsPerDevice >= 1
-                     && limits.payersPerCounterparty >= 1 && limits.subjectsPerKind >= 1 && limits.shards >= 1,
-                     "velocity limits must be positive")
+        precondition(
+            limits.eventsPerAccount >= 1 && limits.accountsPerDevice >= 1
+                && limits.payersPerCounterparty >= 1 && limits.subjectsPerKind >= 1 && limits.shards >= 1,
+            "velocity limits must be positive")
         self.clock = clock
         self.limits = limits
         let now = clock.now()
@@ -36,8 +37,9 @@ public final class VelocityTracker: VelocityState {
         let accounts = Self.keys(query.accounts)
         let devices = Self.keys(query.devices)
         let counterparties = Self.keys(query.counterparties)
-        var signals = VelocitySignals(query: query, accounts: accounts, devices: devices, counterparties: counterparties,
-                                      now: now)
+        var signals = VelocitySignals(
+            query: query, accounts: accounts, devices: devices, counterparties: counterparties,
+            now: now)
 
         // The common case, one hash per identifier, is read in place under the shard's lock;
         // after a key rotation the hashes' entries are copied out and merged.
@@ -47,8 +49,9 @@ public final class VelocityTracker: VelocityState {
                 let log = shard.accounts[key] ?? []
                 let cut = shard.expiry(now)
                 let live = log[(log.firstIndex { Int64($0.time) > cut } ?? log.endIndex)...]
-                signals.addAccountHistory(live, epoch: shard.epoch, devices: devices, counterparties: counterparties,
-                                          now: now)
+                signals.addAccountHistory(
+                    live, epoch: shard.epoch, devices: devices, counterparties: counterparties,
+                    now: now)
             }
         } else if !accounts.isEmpty {
             // Copied out on one epoch of their own: live entries are younger than 7 d.
@@ -97,9 +100,10 @@ public final class VelocityTracker: VelocityState {
                 guard let payers = shard.counterparties[key] else { return }
                 let cut = shard.expiry(now)
                 for payer in payers where Int64(payer.time) > cut {
-                    signals.addCounterpartyPayer(payer.account, time: shard.absolute(payer.time),
-                                                 coached: Int64(payer.coached) > cut ? shard.absolute(payer.coached) : nil,
-                                                 queryAccounts: accounts, now: now)
+                    signals.addCounterpartyPayer(
+                        payer.account, time: shard.absolute(payer.time),
+                        coached: Int64(payer.coached) > cut ? shard.absolute(payer.coached) : nil,
+                        queryAccounts: accounts, now: now)
                 }
             }
         } else if !counterparties.isEmpty {
@@ -111,8 +115,9 @@ public final class VelocityTracker: VelocityState {
                 }
             }
             for payer in LinkedAccount.merged(payers) {
-                signals.addCounterpartyPayer(payer.account, time: payer.time, coached: payer.coached,
-                                             queryAccounts: accounts, now: now)
+                signals.addCounterpartyPayer(
+                    payer.account, time: payer.time, coached: payer.coached,
+                    queryAccounts: accounts, now: now)
             }
         }
         return signals
@@ -121,9 +126,10 @@ public final class VelocityTracker: VelocityState {
     /// Subjects tracked now, over every kind and environment (expired ones not yet swept included).
     public var trackedSubjects: Int {
         tables.reduce(0) { total, table in
-            total + table.shards.reduce(0) { sum, box in
-                sum + box.state.withLock { $0.accounts.count + $0.devices.count + $0.counterparties.count }
-            }
+            total
+                + table.shards.reduce(0) { sum, box in
+                    sum + box.state.withLock { $0.accounts.count + $0.devices.count + $0.counterparties.count }
+                }
         }
     }
 
@@ -140,7 +146,8 @@ public final class VelocityTracker: VelocityState {
     public func record(_ event: VelocityEvent) {
         let now = clock.now()
         guard VelocityWindow.week.contains(event.time, now: now), let accountHash = event.account,
-              !accountHash.isEmpty else { return }
+            !accountHash.isEmpty
+        else { return }
         let table = self.table(event.environment)
         let account = SubjectKey.of(accountHash)
         let device = event.device.flatMap { $0.isEmpty ? nil : SubjectKey.of($0) }
@@ -154,18 +161,22 @@ public final class VelocityTracker: VelocityState {
         table.shard(account).withLock { shard in
             shard.prepare(now: now)
             guard let offset = shard.offset(event.time) else { return }
-            shard.recordEvaluation(of: account, AccountEntry(device: device ?? 0, counterparty: counterparty ?? 0,
-                                                           time: offset,
-                                                           flags: (device != nil ? AccountEntry.hasDevice : 0)
-                                                               | (counterparty != nil ? AccountEntry.payment : 0)
-                                                               | (coached ? AccountEntry.coached : 0)),
-                                   now: now, limits: limits)
+            shard.recordEvaluation(
+                of: account,
+                AccountEntry(
+                    device: device ?? 0, counterparty: counterparty ?? 0,
+                    time: offset,
+                    flags: (device != nil ? AccountEntry.hasDevice : 0)
+                        | (counterparty != nil ? AccountEntry.payment : 0)
+                        | (coached ? AccountEntry.coached : 0)),
+                now: now, limits: limits)
             if counterparty != nil || coached, let log = shard.accounts[account] {
                 let cut = shard.expiry(now)
                 for entry in log.reversed() where Int64(entry.time) > cut {
                     if entry.flags & AccountEntry.coached != 0 && coachedAt == nil { coachedAt = shard.absolute(entry.time) }
                     if coached, entry.flags & AccountEntry.payment != 0,
-                       !paid.contains(where: { $0.counterparty == entry.counterparty }) {
+                        !paid.contains(where: { $0.counterparty == entry.counterparty })
+                    {
                         paid.append((entry.counterparty, shard.absolute(entry.time)))
                     }
                 }
@@ -187,20 +198,24 @@ public final class VelocityTracker: VelocityState {
         // A medium/high result marks the account as coached for the counterparties it paid
         // within 7 d too, whichever came first.
         for payment in paid where payment.counterparty != counterparty {
-            recordPayment(table, payment.counterparty, account: account, paid: payment.time, coached: event.time,
-                          now: now)
+            recordPayment(
+                table, payment.counterparty, account: account, paid: payment.time, coached: event.time,
+                now: now)
         }
     }
 
-    private func recordPayment(_ table: VelocityTable, _ counterparty: UInt64, account: UInt64, paid: Milliseconds,
-                               coached: Milliseconds?, now: Milliseconds) {
+    private func recordPayment(
+        _ table: VelocityTable, _ counterparty: UInt64, account: UInt64, paid: Milliseconds,
+        coached: Milliseconds?, now: Milliseconds
+    ) {
         let limits = self.limits
         table.shard(counterparty).withLock { shard in
             shard.prepare(now: now)
             guard let paidOffset = shard.offset(paid) else { return }
             let coachedOffset = coached.flatMap { shard.offset($0) } ?? 0
-            shard.recordPayer(counterparty, account: account, paid: paidOffset, coached: coachedOffset, now: now,
-                              limits: limits)
+            shard.recordPayer(
+                counterparty, account: account, paid: paidOffset, coached: coachedOffset, now: now,
+                limits: limits)
             shard.didWrite(now: now)
         }
     }
@@ -418,8 +433,10 @@ private struct VelocityShard {
         guard let payers = counterparties[key] else { return }
         let cut = expiry(now)
         for payer in payers.reversed() where Int64(payer.time) > cut {
-            out.append(LinkedAccount(account: payer.account, time: absolute(payer.time),
-                                 coached: payer.coached != 0 && Int64(payer.coached) > cut ? absolute(payer.coached) : nil))
+            out.append(
+                LinkedAccount(
+                    account: payer.account, time: absolute(payer.time),
+                    coached: payer.coached != 0 && Int64(payer.coached) > cut ? absolute(payer.coached) : nil))
         }
     }
 
@@ -432,29 +449,37 @@ private struct VelocityShard {
         if accounts.count > before { Self.bound(&accounts, limits: limits, expiry: cut) }
     }
 
-    mutating func recordDeviceUse(_ key: UInt64, account: UInt64, time: UInt32, now: Milliseconds,
-                                  limits: VelocityLimits) {
+    mutating func recordDeviceUse(
+        _ key: UInt64, account: UInt64, time: UInt32, now: Milliseconds,
+        limits: VelocityLimits
+    ) {
         let cut = expiry(now)
         let before = devices.count
-        devices[key, default: []].upsert(DeviceEntry(account: account, time: time), expiry: cut,
-                                          cap: limits.accountsPerDevice)
+        devices[key, default: []].upsert(
+            DeviceEntry(account: account, time: time), expiry: cut,
+            cap: limits.accountsPerDevice)
         if devices.count > before { Self.bound(&devices, limits: limits, expiry: cut) }
     }
 
-    mutating func recordPayer(_ key: UInt64, account: UInt64, paid: UInt32, coached: UInt32, now: Milliseconds,
-                              limits: VelocityLimits) {
+    mutating func recordPayer(
+        _ key: UInt64, account: UInt64, paid: UInt32, coached: UInt32, now: Milliseconds,
+        limits: VelocityLimits
+    ) {
         let cut = expiry(now)
         let before = counterparties.count
-        counterparties[key, default: []].upsert(PayerEntry(account: account, time: paid, coached: coached), expiry: cut,
-                                                cap: limits.payersPerCounterparty)
+        counterparties[key, default: []].upsert(
+            PayerEntry(account: account, time: paid, coached: coached), expiry: cut,
+            cap: limits.payersPerCounterparty)
         if counterparties.count > before { Self.bound(&counterparties, limits: limits, expiry: cut) }
     }
 
     /// Drops the lists of the given subjects, the given accounts from devices' and
     /// counterparties' lists, and the given devices and counterparties from accounts' entries
     /// (as if those evaluations had been recorded without them).
-    mutating func erase(accounts erased: Set<UInt64>, devices erasedDevices: Set<UInt64>,
-                        counterparties erasedCounterparties: Set<UInt64>) {
+    mutating func erase(
+        accounts erased: Set<UInt64>, devices erasedDevices: Set<UInt64>,
+        counterparties erasedCounterparties: Set<UInt64>
+    ) {
         for key in erased { accounts[key] = nil }
         for key in erasedDevices { devices[key] = nil }
         for key in erasedCounterparties { counterparties[key] = nil }
