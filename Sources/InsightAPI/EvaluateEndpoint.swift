@@ -1,5 +1,4 @@
 import HTTPServer
-import Crypto
 import InsightDomain
 import InsightServices
 import JSON
@@ -20,8 +19,7 @@ extension InsightAPIHandler {
             }
             let body = try jsonBytes(exchange.request)
             request = try EvaluationRequest.decode(body: body)
-            // A retry must repeat the request as sent: its body and its override.
-            if request.requestId != nil { request.bodyDigest = Self.requestDigest(body: body, override: header) }
+            request.keepRetryDigest(body: body, override: header)
         } catch {
             try useCases.quota.chargeRefusal(of: caller)
             throw error
@@ -36,18 +34,6 @@ extension InsightAPIHandler {
                 headers.append((ReceiptHeader.name, ReceiptHeader.value(of: evaluated.receipt)))
                 if evaluated.replayed { headers.append((EvaluationAnswer.replayedHeader, "true")) }
                 return Self.json(200, bytes: evaluated.answer, headers: headers)
-            }
-        }
-    }
-
-    /// SHA-256 of what a retry must repeat: the body, a zero byte, and the sandbox override
-    /// header's value (empty when absent), hashed in place rather than joined in a copy (a W1
-    /// body is 7.5 KB).
-    static func requestDigest(body: [UInt8], override: String?) -> [UInt8] {
-        var override = override ?? ""
-        return body.withUnsafeBytes { body in
-            override.withUTF8 { override in
-                withUnsafeBytes(of: UInt8(0)) { zero in SHA256.digest(body, zero, UnsafeRawBufferPointer(override)) }
             }
         }
     }

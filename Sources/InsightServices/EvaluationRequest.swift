@@ -1,4 +1,5 @@
 import CoachingModel
+import Crypto
 import InsightDomain
 
 /// One insight asked for in an evaluation. The type is kept as sent: an unknown type is an
@@ -39,7 +40,7 @@ public enum InteractionInput: Sendable {
 public struct EvaluationRequest: Sendable {
     public var requestId: String?
     /// SHA-256 of the request as sent (its body and sandbox override), which a retry under the
-    /// same `requestId` must repeat; set by the API when `requestId` is.
+    /// same `requestId` must repeat; set by `keepRetryDigest` when `requestId` is.
     public var bodyDigest: [UInt8]?
     public var category: OperationCategory
     public var insights: [InsightRequest]
@@ -85,5 +86,20 @@ public struct TransactionFacts: Sendable, Equatable {
     public init(newCounterparty: Bool? = nil, amountBand: AmountBand? = nil) {
         self.newCounterparty = newCounterparty
         self.amountBand = amountBand
+    }
+}
+
+extension EvaluationRequest {
+    /// Keeps what a retry under the same `requestId` must repeat, the request as sent: SHA-256 of
+    /// the body, a zero byte and the sandbox override header's value (empty when absent). Nothing
+    /// without a `requestId`. Hashed in place rather than joined in a copy of the body.
+    public mutating func keepRetryDigest(body: [UInt8], override: String?) {
+        guard requestId != nil else { return }
+        var override = override ?? ""
+        bodyDigest = body.withUnsafeBytes { body in
+            override.withUTF8 { override in
+                withUnsafeBytes(of: UInt8(0)) { zero in SHA256.digest(body, zero, UnsafeRawBufferPointer(override)) }
+            }
+        }
     }
 }

@@ -142,8 +142,8 @@ public final class SQLiteLedger: EvaluationLedger {
     /// is replaced; a live entry under the key makes the insert fail, and with it the evaluation.
     /// Up to two expired entries go first. Live: `RetryEntry.isLive(at:)`, in SQL.
     ///
-    /// Simple statements, each a single pass over one index: a `DELETE … WHERE … OR rowid IN
-    /// (SELECT …)` made SQLite build an ephemeral table for every evaluation.
+    /// Simple statements, each a single pass over one index: SQLite plans an `OR` over a rowid
+    /// list with an ephemeral table, which would be built for every evaluation.
     static func insert(_ retry: RetryEntry, now: Milliseconds, into db: SQLiteConnection) throws {
         let expired = try db.cached("SELECT rowid FROM retry_entries WHERE expires_at <= ? LIMIT 2")
         try expired.bind(count: 1) { $0.integer(now) }

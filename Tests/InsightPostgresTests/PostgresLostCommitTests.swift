@@ -60,32 +60,26 @@ final class PostgresLostCommitTests: PostgresStoreTestCase {
             return aside
         }
 
+        /// A batch sent and left open, a check started beside it (it must wait for the batch), then
+        /// the batch ended with `end`: what the check says once it may.
+        func outcome(ifTheBatchEnds end: String, file: StaticString = #filePath, line: UInt = #line) throws
+            -> CommitOutcome?
+        {
+            try lost.execute("BEGIN")
+            try send(mark.next(now: 1))
+            let aside = checkAside()
+            XCTAssertEqual(aside.done.wait(timeout: .now() + 0.5), .timedOut, "the check waits for the batch", file: file, line: line)
+            try lost.execute(end)
+            XCTAssertEqual(aside.done.wait(timeout: .now() + 10), .success, file: file, line: line)
+            return aside.outcome
+        }
+
         // The writer's first batch, still running: the check waits for the row it inserts.
-        try lost.execute("BEGIN")
-        try send(mark.next(now: 1))
-        var aside = checkAside()
-        XCTAssertEqual(aside.done.wait(timeout: .now() + 0.5), .timedOut, "the check waits for the batch")
-        try lost.execute("ROLLBACK")
-        XCTAssertEqual(aside.done.wait(timeout: .now() + 10), .success)
-        XCTAssertEqual(aside.outcome, .notCommitted)
-
+        XCTAssertEqual(try outcome(ifTheBatchEnds: "ROLLBACK"), .notCommitted)
         // A later batch that commits while the check waits.
-        try lost.execute("BEGIN")
-        try send(mark.next(now: 1))
-        aside = checkAside()
-        XCTAssertEqual(aside.done.wait(timeout: .now() + 0.5), .timedOut)
-        try lost.execute("COMMIT")
-        XCTAssertEqual(aside.done.wait(timeout: .now() + 10), .success)
-        XCTAssertEqual(aside.outcome, .committed)
-
+        XCTAssertEqual(try outcome(ifTheBatchEnds: "COMMIT"), .committed)
         // One that rolls back.
-        try lost.execute("BEGIN")
-        try send(mark.next(now: 1))
-        aside = checkAside()
-        XCTAssertEqual(aside.done.wait(timeout: .now() + 0.5), .timedOut)
-        try lost.execute("ROLLBACK")
-        XCTAssertEqual(aside.done.wait(timeout: .now() + 10), .success)
-        XCTAssertEqual(aside.outcome, .notCommitted)
+        XCTAssertEqual(try outcome(ifTheBatchEnds: "ROLLBACK"), .notCommitted)
 
         // A batch that holds the row longer than the check's lock_timeout: no answer.
         try lost.execute("BEGIN")

@@ -27,26 +27,31 @@ public final class TemporaryRedis: Sendable {
     public init(password: String? = nil, replicaOf: Int? = nil) throws {
         self.password = password
         self.replicaOf = replicaOf
-        directory = try Self.makeDirectory()
-        // The free port is found by binding port 0 and closing: another process may take it
-        // before redis-server binds it, so a start that fails is tried again on a new port.
+        let directory = try Self.makeDirectory()
+        self.directory = directory
+        let process = self.process
+        port = try Self.launchOnFreePort(directory: directory) { port in
+            try Self.launch(port: port, directory: directory, password: password, replicaOf: replicaOf, into: process)
+        }
+    }
+
+    /// Runs `launch` with a free loopback port and returns that port. The port is found by binding
+    /// port 0 and closing, and another process may take it before the server binds it, so a launch
+    /// that fails is tried again on a new port (three tries); after the last, `directory` is
+    /// removed and the error thrown.
+    static func launchOnFreePort(directory: String, _ launch: (Int) throws -> Void) throws -> Int {
         var lastError: Error?
-        var chosen = 0
         for _ in 0..<3 {
-            chosen = try Self.freePort()
+            let port = try freePort()
             do {
-                try Self.launch(port: chosen, directory: directory, password: password, replicaOf: replicaOf, into: process)
-                lastError = nil
-                break
+                try launch(port)
+                return port
             } catch {
                 lastError = error
             }
         }
-        port = chosen
-        if let lastError {
-            try? FileManager.default.removeItem(atPath: directory)
-            throw lastError
-        }
+        try? FileManager.default.removeItem(atPath: directory)
+        throw lastError!
     }
 
     deinit {

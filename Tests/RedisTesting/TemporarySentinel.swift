@@ -23,13 +23,12 @@ public final class TemporarySentinel: Sendable {
     ) throws {
         self.masterName = masterName
         self.password = password
-        directory = try TemporaryRedis.makeDirectory()
-        var lastError: Error?
-        var chosen = 0
-        for _ in 0..<3 {
-            chosen = try TemporaryRedis.freePort()
+        let directory = try TemporaryRedis.makeDirectory()
+        self.directory = directory
+        let process = self.process
+        port = try TemporaryRedis.launchOnFreePort(directory: directory) { port in
             var lines = [
-                "port \(chosen)", "bind 127.0.0.1", "daemonize no", "dir \(directory)", "logfile sentinel.log",
+                "port \(port)", "bind 127.0.0.1", "daemonize no", "dir \(directory)", "logfile sentinel.log",
                 "sentinel monitor \(masterName) 127.0.0.1 \(masterPort) \(quorum)",
                 "sentinel down-after-milliseconds \(masterName) \(downAfterMilliseconds)",
                 "sentinel failover-timeout \(masterName) 10000",
@@ -38,19 +37,8 @@ public final class TemporarySentinel: Sendable {
             if let masterPassword { lines.append("sentinel auth-pass \(masterName) \(masterPassword)") }
             if let password { lines.append("requirepass \(password)") }
             let configuration = directory + "/sentinel.conf"
-            do {
-                try (lines.joined(separator: "\n") + "\n").write(toFile: configuration, atomically: false, encoding: .utf8)
-                try Self.launch(port: chosen, configuration: configuration, password: password, directory: directory, into: process)
-                lastError = nil
-                break
-            } catch {
-                lastError = error
-            }
-        }
-        port = chosen
-        if let lastError {
-            try? FileManager.default.removeItem(atPath: directory)
-            throw lastError
+            try (lines.joined(separator: "\n") + "\n").write(toFile: configuration, atomically: false, encoding: .utf8)
+            try Self.launch(port: port, configuration: configuration, password: password, directory: directory, into: process)
         }
     }
 
