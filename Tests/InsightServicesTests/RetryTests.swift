@@ -19,6 +19,23 @@ final class RetryTests: XCTestCase {
         }
     }
 
+    /// What a retry must repeat is the request as sent: its body and its sandbox override.
+    func testTheRetryDigestCoversTheBodyAndTheOverrideAndOnlyARequestWithARequestId() {
+        let body = Array(#"{"requestId":"txn-1"}"#.utf8)
+        var plain = Fixture.request(account: "acct-1", requestId: "txn-1")
+        plain.keepRetryDigest(body: body, override: nil)
+        XCTAssertEqual(plain.bodyDigest, SHA256.digest(body + [0]))
+        var overridden = Fixture.request(account: "acct-1", requestId: "txn-1")
+        overridden.keepRetryDigest(body: body, override: "risk=high")
+        XCTAssertEqual(overridden.bodyDigest, SHA256.digest(body + [0] + Array("risk=high".utf8)))
+        var other = Fixture.request(account: "acct-1", requestId: "txn-1")
+        other.keepRetryDigest(body: body + [32], override: nil)
+        XCTAssertNotEqual(other.bodyDigest, plain.bodyDigest)
+        var anonymous = Fixture.request(account: "acct-1", requestId: nil)
+        anonymous.keepRetryDigest(body: body, override: nil)
+        XCTAssertNil(anonymous.bodyDigest, "no requestId, nothing to retry")
+    }
+
     func testARetryGetsTheStoredAnswerAndCostsNothing() throws {
         let f = Fixture()
         let caller = f.caller(rate: 1, burst: 5)
