@@ -10,8 +10,14 @@ public final class SQLiteLedger: EvaluationLedger {
     private let writer: GroupCommitWriter
     /// The connection retry entries are read through, opened on the first read.
     private let reader = Mutex<SQLiteConnection?>(nil)
+    /// Where each request key's retry entry is: the table has no index on the key.
+    let retryKeys: RetryKeyIndex
 
-    public init(writer: GroupCommitWriter) { self.writer = writer }
+    /// The ledger written through `writer`; reads the retry entries' keys of its database.
+    public init(writer: GroupCommitWriter) throws {
+        self.writer = writer
+        retryKeys = try RetryKeyIndex(of: Database.open(path: writer.databasePath, create: false))
+    }
 
     public func record(
         _ evaluation: EvaluationRecord, answer: [UInt8],
@@ -19,13 +25,18 @@ public final class SQLiteLedger: EvaluationLedger {
     ) {
         // Hashed here, on the caller's thread: the writer, which every evaluation waits for,
         // only pairs hashes.
+        let retryKeys = self.retryKeys
         writer.submit(
-            leaf: MerkleTree.leafHash(of: answer), { db in try Self.insert(evaluation, into: db) },
+            leaf: MerkleTree.leafHash(of: answer), { db in try Self.insert(evaluation, retryKeys: retryKeys, into: db) },
             completion: completion)
     }
 
+    /// Reads the database only for a key the index holds: nearly every request names a
+    /// `requestId` of its own, and learns so from memory.
     public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
-        try reader.withLock { reader in
+        let rows = keys.map { retryKeys.row(of: $0) }
+        guard rows.contains(where: { $0 != nil }) else { return nil }
+        return try reader.withLock { reader in
             let db: SQLiteConnection
             if let open = reader {
                 db = open
@@ -35,11 +46,12 @@ public final class SQLiteLedger: EvaluationLedger {
             }
             let find = try db.cached(
                 """
-                SELECT digest, event_id, answer, expires_at FROM retry_entries WHERE request_key = ? AND expires_at > ?
+                SELECT digest, event_id, answer, expires_at FROM retry_entries WHERE entry = ? AND request_key = ? AND expires_at > ?
                 """)
-            for key in keys {
+            for (key, row) in zip(keys, rows) {
+                guard let row else { continue }
                 if let entry = try find.first(
-                    [key, now],
+                    [row, key, now],
                     row: {
                         RetryEntry(
                             key: key, digest: $0.blob(0) ?? [], eventId: $0.text(1) ?? "", answer: $0.blob(2) ?? [],
@@ -73,14 +85,14 @@ public final class SQLiteLedger: EvaluationLedger {
 
     // MARK: - Evaluations
 
-    static func insert(_ e: EvaluationRecord, into db: SQLiteConnection) throws {
+    static func insert(_ e: EvaluationRecord, retryKeys: RetryKeyIndex, into db: SQLiteConnection) throws {
         guard e.insights.count <= InsightSlots.firstShadow,
             e.shadowInsights.count <= InsightSlots.perEvaluation - InsightSlots.firstShadow
         else {
             throw StoreError.invalid("an evaluation holds at most \(InsightSlots.firstShadow) insights and as many shadow answers")
         }
         // First, so that a request racing another under the same key fails before writing more.
-        if let retry = e.retry { try insert(retry, now: e.createdAt, into: db) }
+        if let retry = e.retry { try insert(retry, now: e.createdAt, keys: retryKeys, into: db) }
         // Bound straight from the record (`run(count:)`): this runs on the writer thread, which
         // every evaluation waits for, so each copy and release of a value is paid by all of them.
         try db.cached(
@@ -138,33 +150,42 @@ public final class SQLiteLedger: EvaluationLedger {
         }
     }
 
-    /// Keeps what a retry of the evaluation's request is answered from. The key's expired entry
-    /// is replaced; a live entry under the key makes the insert fail, and with it the evaluation.
-    /// Up to two expired entries go first. Live: `RetryEntry.isLive(at:)`, in SQL.
+    /// Keeps what a retry of the evaluation's request is answered from. A live entry under the
+    /// key makes the insert fail, and with it the evaluation; an expired one is left to the sweep.
+    /// Live: `RetryEntry.isLive(at:)`, in SQL.
     ///
-    /// Simple statements, each a single pass over one index: SQLite plans an `OR` over a rowid
-    /// list with an ephemeral table, which would be built for every evaluation.
-    static func insert(_ retry: RetryEntry, now: Milliseconds, into db: SQLiteConnection) throws {
-        let expired = try db.cached("SELECT rowid FROM retry_entries WHERE expires_at <= ? LIMIT 2")
-        try expired.bind(count: 1) { $0.integer(now) }
-        var rowids: [Int64] = []
-        while try expired.step() { rowids.append(expired.int64(0)) }
-        for rowid in rowids {
-            try db.cached("DELETE FROM retry_entries WHERE rowid = ?").run(count: 1) { $0.integer(rowid) }
+    /// The entries are appended in the order of their numbers (`entry`, the rowid) (no index: `RetryKeyIndex` finds
+    /// a key's row), so each commit writes the table's last pages, not a random page per entry.
+    static func insert(_ retry: RetryEntry, now: Milliseconds, keys: RetryKeyIndex, into db: SQLiteConnection) throws {
+        try sweepExpiredRetryEntries(now: now, keys: keys, in: db)
+        if let row = keys.row(of: retry.key),
+            try db.cached("SELECT 1 FROM retry_entries WHERE entry = ? AND request_key = ? AND expires_at > ?")
+                .first([row, retry.key, now], row: { _ in true }) != nil
+        {
+            throw StoreError.invalid("a live retry entry holds this request's key")
         }
-        try db.cached(
-            """
-            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
-            ON CONFLICT (request_key) DO UPDATE SET digest = excluded.digest, event_id = excluded.event_id,
-                answer = excluded.answer, expires_at = excluded.expires_at
-            WHERE retry_entries.expires_at <= ?6
-            """
-        ).run(count: 6) { b in
-            b.blob(retry.key); b.blob(retry.digest); b.text(retry.eventId); b.blob(retry.answer)
-            b.integer(retry.expiresAt); b.integer(now)
+        try db.cached("INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at) VALUES (?, ?, ?, ?, ?)")
+            .run(count: 5) { b in
+                b.blob(retry.key); b.blob(retry.digest); b.text(retry.eventId); b.blob(retry.answer); b.integer(retry.expiresAt)
+            }
+        keys.set(retry.key, row: db.lastInsertRowid)
+    }
+
+    /// Deletes the oldest two entries if they expired, so that the table holds about one
+    /// consumption grace of entries. Entries expire in the order they were stored (one grace
+    /// for all), so the oldest are the first to go; after the grace is shortened, the entries
+    /// stored under the longer one hold the newer ones back until they expire themselves.
+    static func sweepExpiredRetryEntries(now: Milliseconds, keys: RetryKeyIndex, in db: SQLiteConnection) throws {
+        let oldest = try db.cached("SELECT entry, request_key, expires_at FROM retry_entries ORDER BY entry LIMIT 2")
+        var expired: [(row: Int64, key: [UInt8])] = []
+        try oldest.bind(count: 0) { _ in }
+        while try oldest.step() {
+            if oldest.int64(2) <= now { expired.append((oldest.int64(0), oldest.blob(1) ?? [])) }
         }
-        // No row changed: the key's entry is live.
-        guard db.changes == 1 else { throw StoreError.invalid("a live retry entry holds this request's key") }
+        for entry in expired {
+            try db.cached("DELETE FROM retry_entries WHERE entry = ?").run(count: 1) { $0.integer(entry.row) }
+            keys.remove(entry.key, row: entry.row)
+        }
     }
 
     /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's transaction.

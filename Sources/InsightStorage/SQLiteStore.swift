@@ -67,7 +67,7 @@ public final class SQLiteStore: StoreOfRecord {
         receiptLog = try SQLiteReceiptLog(path: path)
         administration = try SQLiteAdministration(path: path, writer: writer)
         subjects = try SQLiteSubjectIndex(databasePath: path, pace: settings.subjectIndexPace)
-        ledger = SQLiteLedger(writer: writer)
+        ledger = try SQLiteLedger(writer: writer)
         credentials = try SQLiteCredentialDirectory(path: path)
         authorizations = try SQLiteAuthorizationStore(path: path, writer: writer)
         retention = SQLiteRetention(writer: writer, index: subjects)

@@ -132,7 +132,7 @@ final class StorageTests: XCTestCase {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
         let writer = GroupCommitWriter(connection: db, capacity: capacity, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
-        return (SQLiteLedger(writer: writer), writer)
+        return (try SQLiteLedger(writer: writer), writer)
     }
 
     func evaluation(
@@ -182,7 +182,7 @@ final class StorageTests: XCTestCase {
         let writer = GroupCommitWriter(connection: db, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
-        let ledger = SQLiteLedger(writer: writer)
+        let ledger = try SQLiteLedger(writer: writer)
         let administration = try SQLiteAdministration(path: path, writer: writer)
         func record(_ id: String, _ caller: String, created: Int64, due: Int64) throws {
             var e = evaluation(id, caller: caller)
@@ -423,7 +423,7 @@ final class StorageTests: XCTestCase {
         let writer = GroupCommitWriter(connection: db, capacity: 10, receipts: .withEphemeralKey(instance: "test"))
         writer.start()
         defer { writer.stop() }
-        let ledger = SQLiteLedger(writer: writer)
+        let ledger = try SQLiteLedger(writer: writer)
         XCTAssertEqual(
             wait {
                 ledger.report(
@@ -492,7 +492,7 @@ final class StorageTests: XCTestCase {
         let writer = GroupCommitWriter(connection: db, capacity: 100, receipts: .withEphemeralKey(instance: "test")) { commit in
             batches.append("\(commit.size)", commit.failed == 1 && commit.firstError?.contains("UNIQUE") == true)
         }
-        let ledger = SQLiteLedger(writer: writer)
+        let ledger = try SQLiteLedger(writer: writer)
         let results = ResultsBox()
         let done = expectation(description: "all four")
         done.expectedFulfillmentCount = 4
@@ -526,7 +526,7 @@ final class StorageTests: XCTestCase {
         let writer = GroupCommitWriter(connection: db, capacity: 100, receipts: .withEphemeralKey(instance: "test")) { commit in
             if let error = commit.firstError { commits.append(error, commit.failed == 1) }
         }
-        let ledger = SQLiteLedger(writer: writer)
+        let ledger = try SQLiteLedger(writer: writer)
         writer.start()
         defer { writer.stop() }
         /// Records one evaluation and waits for its answer.
@@ -572,10 +572,11 @@ final class StorageTests: XCTestCase {
         receipts.resume(after: try SQLiteReceiptLog.tip(of: "batch", in: db))
         let first = GroupCommitWriter(connection: db, receipts: receipts)
         first.start()
-        try wait { SQLiteLedger(writer: first).record(evaluation("taken"), answer: [0], completion: $0) }.map { _ in () }.get()
+        let firstLedger = try SQLiteLedger(writer: first)
+        try wait { firstLedger.record(evaluation("taken"), answer: [0], completion: $0) }.map { _ in () }.get()
         first.stop()
         let writer = GroupCommitWriter(connection: db, receipts: receipts)  // started below: the jobs wait for one batch
-        let ledger = SQLiteLedger(writer: writer)
+        let ledger = try SQLiteLedger(writer: writer)
         let answers = Mutex<[String: Result<Receipt, StoreFailure>]>([:])
         let done = DispatchGroup()
         for id in ["a", "taken", "b", "c"] {
@@ -622,7 +623,7 @@ final class StorageTests: XCTestCase {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
         // Not started: nothing drains.
         let writer = GroupCommitWriter(connection: db, capacity: 1, receipts: .withEphemeralKey(instance: "test"))
-        let ledger = SQLiteLedger(writer: writer)
+        let ledger = try SQLiteLedger(writer: writer)
         let results = ResultsBox()
         ledger.record(evaluation("a"), answer: [7]) { _ in results.append("a", true) }
         ledger.record(evaluation("b"), answer: [7]) { result in

@@ -58,7 +58,7 @@ final class SubjectErasureFileTests: XCTestCase {
         let index = try SQLiteSubjectIndex(databasePath: path, pace: .init(batch: 500, interval: .milliseconds(5)))
         index.start()
         defer { index.stop() }
-        let ledger = SQLiteLedger(writer: writer)
+        let ledger = try SQLiteLedger(writer: writer)
         let authorizations = try SQLiteAuthorizationStore(path: path, writer: writer)
         let reader = try Database.open(path: path, create: false)
         let erased = (account: [Self.randomHash(), Self.randomHash()], device: Self.randomHash())

@@ -105,7 +105,7 @@ final class SubjectIndexTests: XCTestCase {
         let index = try SQLiteSubjectIndex(databasePath: store.path, pace: .init(batch: 20, interval: .milliseconds(1)))
         index.start()
         defer { index.stop() }
-        let ledger = SQLiteLedger(writer: writer)
+        let ledger = try SQLiteLedger(writer: writer)
         let subject = [UInt8](repeating: 3, count: 32)
         let prefix = SubjectIndexEntry.prefix(subject)
 
