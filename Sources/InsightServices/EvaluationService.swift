@@ -269,27 +269,33 @@ public struct EvaluationService: Sendable {
             }
             // Velocity records the evaluation before it is answered, so that the next evaluation
             // on any instance counts it; a shared backend records many at once from a thread of
-            // its own, so no loop waits for it.
+            // its own, so no loop waits for it. Recorded from the request's loop, not from the
+            // store's thread that completes the write: the store's writer is the one serial
+            // stage every evaluation waits for, and an in-memory record runs where it is called.
             let event = VelocityEvent(
                 environment: stored.environment, time: stored.createdAt,
                 account: stored.subject.account, device: stored.subject.device,
                 counterparty: stored.subject.counterparty,
                 isPayment: stored.category == .payment, value: stored.trackedValue,
                 raisedByVelocity: stored.raisedByVelocity)
-            velocity.record(event) {
-                resume {
-                    metrics.evaluated(stored, tenant: tenant)
-                    drift?.record(stored)
-                    metrics.captured(stored)
-                    metrics.dropped(request.droppedEvents, by: stored.source)
-                    metrics.skipped(request.skippedEvents, by: stored.source)
-                    metrics.decided(decision.action, stored, initiator: initiator)
-                    if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
-                    completion(
-                        .success(
-                            Evaluated(
-                                record: stored, eventId: stored.eventId, answer: answer, receipt: receipt,
-                                quota: quotaStatus, replayed: false)))
+            resume {
+                // `then` runs here when the state is in memory (`resume` is then immediate), on
+                // the backend's thread when it is shared.
+                velocity.record(event) {
+                    resume {
+                        metrics.evaluated(stored, tenant: tenant)
+                        drift?.record(stored)
+                        metrics.captured(stored)
+                        metrics.dropped(request.droppedEvents, by: stored.source)
+                        metrics.skipped(request.skippedEvents, by: stored.source)
+                        metrics.decided(decision.action, stored, initiator: initiator)
+                        if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
+                        completion(
+                            .success(
+                                Evaluated(
+                                    record: stored, eventId: stored.eventId, answer: answer, receipt: receipt,
+                                    quota: quotaStatus, replayed: false)))
+                    }
                 }
             }
         }
