@@ -42,9 +42,12 @@ final class SchemaDriftTests: XCTestCase {
     /// insights' slots (migration 0010), which SQLite's implicit rowid is, indexed as the rowid is;
     /// the subject hashes' indexes (0012), which SQLite keeps in the side file of its subject
     /// index, off the writer's commits; the writers' commit marks (0020), which resolve a commit
-    /// whose answer a lost connection took, and which SQLite's writer in the process never needs.
+    /// whose answer a lost connection took, and which SQLite's writer in the process never needs;
+    /// the receipt heads' index by time, which SQLite's retention does without (0022: its one
+    /// writer stores heads in time order, while PostgreSQL's writers interleave theirs).
     static let postgresOnly: Set<String> = [
         "table writer_commits",
+        "receipt_heads: index receipt_heads_by_time (made_at)",
         "evaluations: column 13 number bigint not null",
         "evaluations: index evaluations_by_number (number) unique",
         "evaluations: index evaluations_by_account (account_hash, created_at) partial",
