@@ -250,26 +250,29 @@ public struct EvaluationService: Sendable {
                 expiresAt: record.reportConsumptionBy)
         }
         let stored = record
-        ledger.record(stored, answer: answer) { result in
+        // What follows the commit, made here on the request's loop and run there: the store
+        // completes on its own thread (the SQLite writer, the one serial stage every evaluation
+        // waits for), which then only hands the result over, instead of copying this closure's
+        // captures (the request, the record) into a new one and recording velocity itself.
+        let committed: @Sendable (Result<Receipt, StoreFailure>) -> Void = { result in
             let receipt: Receipt
             switch result {
             case .success(let made): receipt = made
             case .failure(let failure):
                 // Of two requests racing under one requestId, the store kept the other's
                 // evaluation (the key is unique): this one is answered as its retry.
-                guard let retry = pending.retry else { return resume { completion(.failure(.store(failure))) } }
-                return resume {
-                    do throws(Rejection) {
-                        guard let entry = try self.storedAnswer(retry) else { throw .store(failure) }
-                        self.replay(entry, retry: retry, by: caller, writer: writeAnswer, resume: resume, completion: completion)
-                    } catch {
-                        completion(.failure(error))
-                    }
+                guard let retry = pending.retry else { return completion(.failure(.store(failure))) }
+                do throws(Rejection) {
+                    guard let entry = try self.storedAnswer(retry) else { throw .store(failure) }
+                    return self.replay(entry, retry: retry, by: caller, writer: writeAnswer, resume: resume, completion: completion)
+                } catch {
+                    return completion(.failure(error))
                 }
             }
             // Velocity records the evaluation before it is answered, so that the next evaluation
             // on any instance counts it; a shared backend records many at once from a thread of
-            // its own, so no loop waits for it.
+            // its own, so no loop waits for it (and calls `then` there: hence `resume`, at once
+            // when the state is in memory).
             let event = VelocityEvent(
                 environment: stored.environment, time: stored.createdAt,
                 account: stored.subject.account, device: stored.subject.device,
@@ -293,6 +296,7 @@ public struct EvaluationService: Sendable {
                 }
             }
         }
+        ledger.record(stored, answer: answer) { result in resume { committed(result) } }
     }
 
     /// The stored answer a request with `retry`'s key is answered with, if any; throws

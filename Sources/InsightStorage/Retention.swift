@@ -89,14 +89,15 @@ public struct Retention {
         ).run(cutoff, batchSize)
         report.authorizations = db.changes
         // A head goes whole, with its leaf hashes, oldest first: what remains of a chain still
-        // verifies from its oldest kept head.
-        try db.cached(
-            """
-            DELETE FROM receipt_heads WHERE rowid IN
-                (SELECT rowid FROM receipt_heads WHERE made_at < ? LIMIT ?)
-            """
-        ).run(cutoff, batchSize)
-        report.receiptHeads = db.changes
+        // verifies from its oldest kept head. The one writer stores heads in time order, so the
+        // oldest are the first rowids, up to the first head that is not yet old (an index on
+        // made_at would cost every commit a page of the write-ahead log; migration 0022).
+        let oldest = try db.cached("SELECT rowid, made_at FROM receipt_heads ORDER BY rowid LIMIT ?")
+            .query([batchSize]) { (rowid: $0.int64(0), madeAt: $0.int64(1)) }
+        if let last = oldest.prefix(while: { $0.madeAt < cutoff }).last {
+            try db.cached("DELETE FROM receipt_heads WHERE rowid <= ?").run(last.rowid)
+            report.receiptHeads = db.changes
+        }
         return report
     }
 

@@ -294,24 +294,27 @@ public final class SQLiteSubjectIndex: SubjectHistory, @unchecked Sendable {
         ).first([from, through]) { (rowid: $0.int64(0), createdAt: $0.int64(1)) }
         batchRead?()
         // One statement: the keys of the batch's rows in key order (each leaf of the side
-        // B-tree is visited once), read from the database in the side's write transaction.
-        try side.transaction(.deferred) {
-            try side.cached(
-                """
-                INSERT OR IGNORE INTO entries (kind, prefix, created_at, evaluation)
-                SELECT k.kind, substr(CASE k.kind WHEN 1 THEN e.account_hash WHEN 2 THEN e.device_hash
-                                      ELSE e.counterparty_hash END, 1, 8) AS prefix, e.created_at, e.rowid
-                FROM store.evaluations e CROSS JOIN (SELECT 1 AS kind UNION ALL SELECT 2 UNION ALL SELECT 3) k
-                WHERE e.rowid > ?1 AND e.rowid <= ?2 AND prefix IS NOT NULL
-                ORDER BY 1, 2, 3, 4
-                """
-            ).run(from, through)
-            if let last {
-                try side.cached("UPDATE progress SET indexed = ?, newest = ?, created_at = ? WHERE id = 1")
-                    .run(through, last.rowid, last.createdAt)
-            } else {
-                try side.cached("UPDATE progress SET indexed = ? WHERE id = 1").run(through)
-            }
+        // B-tree is visited once), read from the database as it writes them. It is a
+        // transaction of its own, and the watermark follows in another: inside a wider
+        // transaction SQLite would copy every page the insert changes into a statement journal
+        // first (a 4 KiB write per leaf touched, nearly all of them in each batch). A crash
+        // between the two leaves keys past the watermark, which nothing reads (a history reads
+        // keys up to it) and the next batch inserts again (`OR IGNORE`).
+        try side.cached(
+            """
+            INSERT OR IGNORE INTO entries (kind, prefix, created_at, evaluation)
+            SELECT k.kind, substr(CASE k.kind WHEN 1 THEN e.account_hash WHEN 2 THEN e.device_hash
+                                  ELSE e.counterparty_hash END, 1, 8) AS prefix, e.created_at, e.rowid
+            FROM store.evaluations e CROSS JOIN (SELECT 1 AS kind UNION ALL SELECT 2 UNION ALL SELECT 3) k
+            WHERE e.rowid > ?1 AND e.rowid <= ?2 AND prefix IS NOT NULL
+            ORDER BY 1, 2, 3, 4
+            """
+        ).run(from, through)
+        if let last {
+            try side.cached("UPDATE progress SET indexed = ?, newest = ?, created_at = ? WHERE id = 1")
+                .run(through, last.rowid, last.createdAt)
+        } else {
+            try side.cached("UPDATE progress SET indexed = ? WHERE id = 1").run(through)
         }
         indexedCount.add(through - from, ordering: .relaxed)
         lagCount.store(newest - through, ordering: .relaxed)

@@ -45,11 +45,14 @@ final class SchemaDriftTests: XCTestCase {
     /// index, off the writer's commits; the writers' commit marks (0020), which resolve a commit
     /// whose answer a lost connection took, and which SQLite's writer in the process never needs;
     /// the retry entries' unique key and expiry index (0019), which SQLite's one process per
-    /// database keeps in memory (0021, `RetryKeyIndex`).
+    /// database keeps in memory (0021, `RetryKeyIndex`); the receipt heads' index by time, which
+    /// SQLite's retention does without (0022: its one writer stores heads in time order, while
+    /// PostgreSQL's writers interleave theirs).
     static let postgresOnly: Set<String> = [
         "table writer_commits",
         "retry_entries: primary key (request_key)",
         "retry_entries: index retry_entries_by_expiry (expires_at)",
+        "receipt_heads: index receipt_heads_by_time (made_at)",
         "evaluations: column 13 number bigint not null",
         "evaluations: index evaluations_by_number (number) unique",
         "evaluations: index evaluations_by_account (account_hash, created_at) partial",

@@ -2,6 +2,7 @@ import CoachingModel
 import Foundation
 import InsightDomain
 import InsightServices
+import Synchronization
 import XCTest
 
 /// docs/api.md "POST /v1/evaluations": what an evaluation answers, per insight, and what it stores.
@@ -609,5 +610,62 @@ final class EvaluationPrivacyTests: XCTestCase {
         // Switching back on folds the old key's record into the new one.
         try f.choose(.authorized, "acct-77", by: caller)
         _ = try f.evaluate(Fixture.request(account: "acct-77"), by: caller)
+    }
+}
+
+/// Where an evaluation's work after its commit runs: the store completes the write on its own
+/// thread (the writer, the one serial stage), and everything after it, velocity's record
+/// included, runs in `resume` (the request's loop).
+final class EvaluationResumeTests: XCTestCase {
+    /// Counts how deep the calls of `resume` are nested now (the tests are single-threaded:
+    /// the fixture's store completes before it returns).
+    final class ResumeDepth: Sendable {
+        let depth = Mutex(0)
+        var resume: Resume {
+            { work in
+                self.depth.withLock { $0 += 1 }
+                work()
+                self.depth.withLock { $0 -= 1 }
+            }
+        }
+        var isInside: Bool { depth.withLock { $0 > 0 } }
+    }
+
+    /// The fixture's velocity tracker, noting whether each record was made inside `resume`.
+    final class VelocityWhere: VelocityState {
+        let tracker: VelocityTracker
+        let resume: ResumeDepth
+        let recordedInside = Mutex<[Bool]>([])
+        init(_ tracker: VelocityTracker, resume: ResumeDepth) {
+            self.tracker = tracker
+            self.resume = resume
+        }
+        func signals(for query: VelocityQuery) -> VelocitySignals { tracker.signals(for: query) }
+        func record(_ event: VelocityEvent) {
+            recordedInside.withLock { $0.append(resume.isInside) }
+            tracker.record(event)
+        }
+        func record(_ event: VelocityEvent, then: @escaping @Sendable () -> Void) {
+            recordedInside.withLock { $0.append(resume.isInside) }
+            tracker.record(event, then: then)
+        }
+        func erase(_ subject: ErasedSubject) throws { try tracker.erase(subject) }
+        var isRebuilding: Bool { tracker.isRebuilding }
+    }
+
+    func testVelocityRecordsTheEvaluationInResumeNotOnTheStoresThread() throws {
+        let f = Fixture()
+        let caller = f.caller()
+        let resume = ResumeDepth()
+        let velocity = VelocityWhere(f.velocity, resume: resume)
+        let service = EvaluationService(
+            ledger: f.store, models: f.models, hashKeys: f.hashKeys, clock: f.clock, limiter: f.limiter,
+            denials: f.denials, velocity: velocity, escalation: .defaults, metrics: ServiceMetrics(registry: f.registry),
+            consumptionGrace: 15 * 60_000)
+        let evaluated = try f.completed { done throws(Rejection) in
+            try service.evaluate(Fixture.request(), by: caller, answer: PlainAnswer(), resume: resume.resume, completion: done)
+        }
+        XCTAssertEqual(velocity.recordedInside.withLock { $0 }, [true], "recorded once, from resume")
+        XCTAssertEqual(f.store.received.evaluations, [evaluated.record!])
     }
 }

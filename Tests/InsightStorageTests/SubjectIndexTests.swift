@@ -37,6 +37,30 @@ final class SubjectIndexTests: XCTestCase {
         XCTAssertEqual(try store.sideKeys().all, try store.expectedKeys() - 100 - 50 - 100, "the tail is not in the side file")
     }
 
+    /// A batch's keys and its watermark are two commits of the side file (one transaction would
+    /// copy every leaf the keys touch into a statement journal first): keys past the watermark,
+    /// as a crash between the two leaves them, are not read, and the next batch goes past them.
+    func testKeysPastTheWatermarkAreNotReadAndTheNextBatchGoesOn() throws {
+        let store = try SubjectStore(name: "index-past-watermark")
+        try store.fill(300)
+        let index = try SQLiteSubjectIndex(databasePath: store.path, pace: .init(batch: 1_000))
+        let side = try index.open()
+        index.ready(side)
+        XCTAssertFalse(try index.indexBatch(side))
+        try store.fill(200, first: 301)
+        XCTAssertFalse(try index.indexBatch(side))
+        let through = try index.indexedThrough()
+        // The second batch's keys stay; its watermark is lost.
+        try side.execute("UPDATE progress SET indexed = \(through - 200) WHERE id = 1")
+        XCTAssertEqual(try index.indexedThrough(), through - 200)
+        XCTAssertEqual(try store.sideKeys().all, try store.expectedKeys(), "the keys past the watermark are there")
+        XCTAssertEqual(try store.history(index), try store.expected(SubjectStore.subject), "each evaluation read once")
+        XCTAssertFalse(try index.indexBatch(side))
+        XCTAssertEqual(try index.indexedThrough(), through)
+        XCTAssertEqual(try store.sideKeys().all, try store.expectedKeys())
+        XCTAssertEqual(try store.history(index), try store.expected(SubjectStore.subject))
+    }
+
     /// A side file deleted, damaged, or describing other evaluations (the database restored
     /// from a backup) is recreated empty and filled again; histories stay right meanwhile.
     func testAMissingDamagedOrForeignSideFileIsRebuilt() throws {
