@@ -120,6 +120,9 @@ public struct EvaluationService: Sendable {
         let (gateRequest, pending) = try quota.chargingRefusals(of: caller) { () throws(Rejection) in
             try prepare(request, by: caller, override: override, retry: retry)
         }
+        if let answered = gate.answerAtOnce(gateRequest) {
+            return try proceed(pending, gate: answered, answer: answer, resume: resume, completion: completion)
+        }
         // A shared backend answers on a thread of its own; the evaluation goes on on its loop.
         let answered = gate.pass(gateRequest) { gateAnswer in
             resume {
