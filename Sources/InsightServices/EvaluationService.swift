@@ -31,7 +31,9 @@ public protocol AnswerWriter: Sendable {
 /// Evaluating a risky moment (docs/api.md "POST /v1/evaluations"): the sandbox override, the
 /// interaction's features, the subject's keyed hashes, opt-outs, the device limit, each insight's
 /// answer, escalation by velocity, and the durable record.
-public struct EvaluationService: Sendable {
+/// A class: the completions of each evaluation hold it, one reference rather than a copy of its
+/// dozen ports (each retained and released per evaluation).
+public final class EvaluationService: Sendable {
     let ledger: any EvaluationLedger
     let models: InsightModels
     let hashKeys: HashKeys
@@ -243,11 +245,14 @@ public struct EvaluationService: Sendable {
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: pending.subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
             shadowInsights: shadows, trainingVector: trainingVector, source: request.source)
+        // What the completions below need, taken out one by one: a closure that named `request`
+        // or `pending` would copy all of it (strings, arrays, each retained) into its context.
         let initiator = request.initiator.effectiveKind
+        let (droppedEvents, skippedEvents, retry) = (request.droppedEvents, request.skippedEvents, pending.retry)
         let metrics = self.metrics, velocity = self.velocity, drift = self.drift
         let bare = writeAnswer.answer(record, tenant: tenant)
-        let answer = pending.retry.map { writeAnswer.naming(bare, eventId: record.eventId, requestId: $0.requestId) } ?? bare
-        if let retry = pending.retry {
+        let answer = retry.map { writeAnswer.naming(bare, eventId: record.eventId, requestId: $0.requestId) } ?? bare
+        if let retry {
             record.retry = RetryEntry(
                 key: retry.keys[0], digest: retry.digests[0], eventId: record.eventId, answer: bare,
                 expiresAt: record.reportConsumptionBy)
@@ -260,7 +265,7 @@ public struct EvaluationService: Sendable {
             case .failure(let failure):
                 // Of two requests racing under one requestId, the store kept the other's
                 // evaluation (the key is unique): this one is answered as its retry.
-                guard let retry = pending.retry else { return resume { completion(.failure(.store(failure))) } }
+                guard let retry else { return resume { completion(.failure(.store(failure))) } }
                 return resume {
                     do throws(Rejection) {
                         guard let entry = try self.storedAnswer(retry) else { throw .store(failure) }
@@ -284,8 +289,8 @@ public struct EvaluationService: Sendable {
                     metrics.evaluated(stored, tenant: tenant)
                     drift?.record(stored)
                     metrics.captured(stored)
-                    metrics.dropped(request.droppedEvents, by: stored.source)
-                    metrics.skipped(request.skippedEvents, by: stored.source)
+                    metrics.dropped(droppedEvents, by: stored.source)
+                    metrics.skipped(skippedEvents, by: stored.source)
                     metrics.decided(decision.action, stored, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
                     completion(
