@@ -71,8 +71,11 @@ public enum Base64URL {
         }
     }
 
-    /// Writes the encoding of `bytes` into `out`, which holds exactly `encodedCount(bytes.count)`.
-    static func encode(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>) {
+    /// Writes the encoding of `bytes` into `out`, which holds exactly `encodedCount(bytes.count)`,
+    /// in `alphabet`'s 64 characters (base64url's unless told).
+    static func encode(
+        _ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>, alphabet: [UInt8] = alphabet
+    ) {
         guard let source = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
             var target = out.baseAddress
         else { return }
@@ -136,14 +139,17 @@ public enum Base64URL {
 /// Base64 with padding (RFC 4648 §4): the byte sequences of HTTP structured fields (RFC 8941
 /// §3.3.5). Made from the base64url coder: the two alphabets differ in two characters.
 public enum Base64 {
-    /// Appends `bytes` as padded base64 to `out`.
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Appends `bytes` as padded base64 to `out`, written in place (every answer's
+    /// `Insight-Receipt` holds a few hashes so encoded).
     public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
-        let start = out.count
-        Base64URL.append(bytes, to: &out)
-        for i in start..<out.count {
-            if out[i] == UInt8(ascii: "-") { out[i] = UInt8(ascii: "+") } else if out[i] == UInt8(ascii: "_") { out[i] = UInt8(ascii: "/") }
+        let start = out.count, count = Base64URL.encodedCount(bytes.count)
+        out.append(contentsOf: repeatElement(0, count: count))
+        out.withUnsafeMutableBufferPointer { buffer in
+            Base64URL.encode(bytes, into: UnsafeMutableBufferPointer(rebasing: buffer[start..<start + count]), alphabet: alphabet)
         }
-        while (out.count - start) % 4 != 0 { out.append(UInt8(ascii: "=")) }
+        for _ in 0..<(4 - count % 4) % 4 { out.append(UInt8(ascii: "=")) }
     }
 
     /// `bytes` as padded base64.

@@ -96,12 +96,10 @@ struct EvaluationAnswer: AnswerWriter {
 
     func naming(_ answer: [UInt8], eventId: String, requestId: String) -> [UInt8] {
         // `{"eventId":"…"` is the same in both; what follows it in `answer` (`,"tenant"…`) follows
-        // the requestId member.
-        var first = JSONObjectWriter()
-        first.member("eventId", eventId)
-        let eventIdEnd = first.bytes().count - 1
-        var named = JSONObjectWriter()
+        // the requestId member. One buffer, sized for the whole answer.
+        var named = JSONObjectWriter(capacity: answer.count + requestId.utf8.count + 32)
         named.member("eventId", eventId)
+        let eventIdEnd = named.count
         named.member("requestId", requestId)
         var bytes = named.bytes()
         bytes.removeLast()

@@ -79,7 +79,6 @@ enum EventsReader {
             } else if field == nil && !fieldNull, cursor.takeName(EvaluationSchema.EventMember.field) {
                 guard cursor.takeColon() else { return nil }
                 // `null` means absent.
-                cursor.skipWhitespace()
                 if cursor.takeNull() {
                     fieldNull = true
                 } else {

@@ -9,6 +9,15 @@ public protocol EvaluationGate: Sendable {
     /// backend answers nil and calls `answered` exactly once, later, on a thread of its own, so
     /// that no event loop waits for it.
     func pass(_ request: GateRequest, answered: @escaping @Sendable (GateAnswer) -> Void) -> GateAnswer?
+    /// The answer when the gate gives it without waiting (state in memory); nil when only `pass`
+    /// can (a shared backend). Asked first, so that an evaluation answered at once builds no
+    /// continuation for a later answer (a closure holding the evaluation in progress).
+    func answerAtOnce(_ request: GateRequest) -> GateAnswer?
+}
+
+extension EvaluationGate {
+    /// A gate answers at once only through `pass` unless it says otherwise.
+    public func answerAtOnce(_ request: GateRequest) -> GateAnswer? { nil }
 }
 
 public struct GateRequest: Sendable {
@@ -71,6 +80,8 @@ public struct SeparateCallsGate: EvaluationGate {
     public func pass(_ request: GateRequest, answered: @escaping @Sendable (GateAnswer) -> Void) -> GateAnswer? {
         pass(request)
     }
+
+    public func answerAtOnce(_ request: GateRequest) -> GateAnswer? { pass(request) }
 
     /// The answer, at once.
     public func pass(_ request: GateRequest) -> GateAnswer {

@@ -19,6 +19,7 @@ public struct HashKeyring: Sendable {
         var older: [SubjectHasher] = []
         for key in keys.dropLast().reversed() { older.append(try SubjectHasher(key: key)) }
         previous = older
+        all = [active] + older
         self.keys = keys
     }
 
@@ -29,8 +30,9 @@ public struct HashKeyring: Sendable {
         HMACSHA256.authenticationCode(for: Array("insightd \(purpose)".utf8), key: keys[keys.count - 1])
     }
 
-    /// Every key, active first.
-    public var all: [SubjectHasher] { [active] + previous }
+    /// Every key, active first. Kept rather than joined on each use: each evaluation asks for
+    /// it five times (three identifiers, a retry's key and digest).
+    public let all: [SubjectHasher]
 
     /// The hashes of `identifier` under every key, active first: what a lookup must match.
     public func lookupHashes(_ identifier: String, kind: IdentifierKind) -> [[UInt8]] {

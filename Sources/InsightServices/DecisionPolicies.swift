@@ -35,7 +35,7 @@ extension DecisionFacts {
         for insight in insights {
             guard case .value(_, let reasons) = insight.outcome, insight.type == InsightType.isLikelyBeingCoached.rawValue else { continue }
             for reason in reasons {
-                if let kind = VelocityRule.Kind(rawValue: reason) { velocity.insert(kind) }
+                if let kind = Self.velocityKinds[reason] { velocity.insert(kind) }
             }
         }
         self.init(
@@ -43,4 +43,8 @@ extension DecisionFacts {
             newCounterparty: request.transaction.newCounterparty ?? false,
             amountBand: request.transaction.amountBand, initiator: request.initiator)
     }
+
+    /// The velocity rules by name. A hashed look-up: `Kind(rawValue:)` compares a reason with
+    /// every rule's name in turn, and most reasons (the model's) are none of them.
+    private static let velocityKinds = Dictionary(uniqueKeysWithValues: VelocityRule.Kind.allCases.map { ($0.rawValue, $0) })
 }

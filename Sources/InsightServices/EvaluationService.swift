@@ -31,7 +31,9 @@ public protocol AnswerWriter: Sendable {
 /// Evaluating a risky moment (docs/api.md "POST /v1/evaluations"): the sandbox override, the
 /// interaction's features, the subject's keyed hashes, opt-outs, the device limit, each insight's
 /// answer, escalation by velocity, and the durable record.
-public struct EvaluationService: Sendable {
+/// A class: the completions of each evaluation hold it, one reference rather than a copy of its
+/// dozen ports (each retained and released per evaluation).
+public final class EvaluationService: Sendable {
     let ledger: any EvaluationLedger
     let models: InsightModels
     let hashKeys: HashKeys
@@ -119,6 +121,9 @@ public struct EvaluationService: Sendable {
         }
         let (gateRequest, pending) = try quota.chargingRefusals(of: caller) { () throws(Rejection) in
             try prepare(request, by: caller, override: override, retry: retry)
+        }
+        if let answered = gate.answerAtOnce(gateRequest) {
+            return try proceed(pending, gate: answered, answer: answer, resume: resume, completion: completion)
         }
         // A shared backend answers on a thread of its own; the evaluation goes on on its loop.
         let answered = gate.pass(gateRequest) { gateAnswer in
@@ -240,11 +245,14 @@ public struct EvaluationService: Sendable {
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: pending.subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
             shadowInsights: shadows, trainingVector: trainingVector, source: request.source)
+        // What the completions below need, taken out one by one: a closure that named `request`
+        // or `pending` would copy all of it (strings, arrays, each retained) into its context.
         let initiator = request.initiator.effectiveKind
+        let (droppedEvents, skippedEvents, retry) = (request.droppedEvents, request.skippedEvents, pending.retry)
         let metrics = self.metrics, velocity = self.velocity, drift = self.drift
         let bare = writeAnswer.answer(record, tenant: tenant)
-        let answer = pending.retry.map { writeAnswer.naming(bare, eventId: record.eventId, requestId: $0.requestId) } ?? bare
-        if let retry = pending.retry {
+        let answer = retry.map { writeAnswer.naming(bare, eventId: record.eventId, requestId: $0.requestId) } ?? bare
+        if let retry {
             record.retry = RetryEntry(
                 key: retry.keys[0], digest: retry.digests[0], eventId: record.eventId, answer: bare,
                 expiresAt: record.reportConsumptionBy)
@@ -261,7 +269,7 @@ public struct EvaluationService: Sendable {
             case .failure(let failure):
                 // Of two requests racing under one requestId, the store kept the other's
                 // evaluation (the key is unique): this one is answered as its retry.
-                guard let retry = pending.retry else { return completion(.failure(.store(failure))) }
+                guard let retry else { return completion(.failure(.store(failure))) }
                 do throws(Rejection) {
                     guard let entry = try self.storedAnswer(retry) else { throw .store(failure) }
                     return self.replay(entry, retry: retry, by: caller, writer: writeAnswer, resume: resume, completion: completion)
@@ -284,8 +292,8 @@ public struct EvaluationService: Sendable {
                     metrics.evaluated(stored, tenant: tenant)
                     drift?.record(stored)
                     metrics.captured(stored)
-                    metrics.dropped(request.droppedEvents, by: stored.source)
-                    metrics.skipped(request.skippedEvents, by: stored.source)
+                    metrics.dropped(droppedEvents, by: stored.source)
+                    metrics.skipped(skippedEvents, by: stored.source)
                     metrics.decided(decision.action, stored, initiator: initiator)
                     if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
                     completion(

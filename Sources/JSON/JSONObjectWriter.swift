@@ -18,6 +18,9 @@ public struct JSONObjectWriter {
         out = buffer
     }
 
+    /// The bytes written so far: the opening brace and the members (`bytes()` adds the closing one).
+    public var count: Int { out.count }
+
     /// The finished object's bytes.
     public consuming func bytes() -> [UInt8] {
         out.append(UInt8(ascii: "}"))

@@ -430,6 +430,24 @@ final class HTTPResponseEncoderTests: XCTestCase {
         XCTAssertTrue(sendBody)
     }
 
+    /// Long values are searched another way than short ones (`memchr`): a CR, LF or NUL
+    /// anywhere in one drops the field all the same, and a clean one goes out whole.
+    func testLongFieldValuesWithCRLFOrNULAreDropped() {
+        let clean = String(repeating: "a", count: 1_000)
+        for length in [31, 32, 33, 1_000] {
+            for position in [0, length / 2, length - 1] {
+                for bad in ["\r", "\n", "\u{0}"] {
+                    var value = Array(String(repeating: "b", count: length))
+                    value[position] = Character(bad)
+                    let headers = HTTPHeaders([("X-Long", String(value)), ("X-Clean", clean)])
+                    let (head, _) = encode(HTTPResponse(status: 200, headers: headers))
+                    XCTAssertFalse(head.contains("X-Long"), "length \(length), \(bad.debugDescription) at \(position)")
+                    XCTAssertTrue(head.contains("X-Clean: \(clean)\r\n"))
+                }
+            }
+        }
+    }
+
     func testNoBodyForHeadAnd204() {
         let (head, sendBody) = encode(HTTPResponse(status: 200, body: [1, 2, 3]), http10: true, head: true)
         XCTAssertTrue(head.contains("Content-Length: 3\r\n"))

@@ -226,8 +226,10 @@ enum LimiterContract {
         return settings
     }
 
-    /// The gate's answer, at once or (a shared backend) once it calls back, within 5 s.
+    /// The gate's answer as an evaluation asks for it: `answerAtOnce` first (state in memory),
+    /// else `pass`, at once or (a shared backend) once it calls back, within 5 s.
     static func answer(_ gate: any EvaluationGate, _ request: GateRequest) throws -> GateAnswer {
+        if let now = gate.answerAtOnce(request) { return now }
         let later = Locked<GateAnswer?>(nil)
         let answered = DispatchSemaphore(value: 0)
         if let now = gate.pass(
