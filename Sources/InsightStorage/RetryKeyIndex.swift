@@ -30,6 +30,11 @@ final class RetryKeyIndex: Sendable {
     }
 
     private let rows: Mutex<[Prefix: Int64]>
+    /// When the oldest stored entry can have expired (the writer's sweep reads the table only
+    /// from then on): `.min` when unknown, `.max` when the table is empty. Written by the
+    /// writer thread only; a rolled-back transaction can leave it later than the table's oldest
+    /// entry, which then waits a little longer for its sweep.
+    let nextSweep = Atomic<Int64>(.min)
 
     /// The index of every entry stored in `db` now (expired ones too: the sweep removes them).
     init(of db: SQLiteConnection) throws {

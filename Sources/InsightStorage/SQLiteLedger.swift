@@ -169,23 +169,35 @@ public final class SQLiteLedger: EvaluationLedger {
                 b.blob(retry.key); b.blob(retry.digest); b.text(retry.eventId); b.blob(retry.answer); b.integer(retry.expiresAt)
             }
         keys.set(retry.key, row: db.lastInsertRowid)
+        if retry.expiresAt < keys.nextSweep.load(ordering: .relaxed) { keys.nextSweep.store(retry.expiresAt, ordering: .relaxed) }
     }
 
     /// Deletes the oldest two entries if they expired, so that the table holds about one
     /// consumption grace of entries. Entries expire in the order they were stored (one grace
     /// for all), so the oldest are the first to go; after the grace is shortened, the entries
     /// stored under the longer one hold the newer ones back until they expire themselves.
+    /// The table is read only once its oldest entry can have expired (`RetryKeyIndex.nextSweep`):
+    /// most inserts, within a grace of the oldest, skip the statement.
     static func sweepExpiredRetryEntries(now: Milliseconds, keys: RetryKeyIndex, in db: SQLiteConnection) throws {
+        guard now >= keys.nextSweep.load(ordering: .relaxed) else { return }
         let oldest = try db.cached("SELECT entry, request_key, expires_at FROM retry_entries ORDER BY entry LIMIT 2")
         var expired: [(row: Int64, key: [UInt8])] = []
+        var oldestLive: Milliseconds?
         try oldest.bind(count: 0) { _ in }
         while try oldest.step() {
-            if oldest.int64(2) <= now { expired.append((oldest.int64(0), oldest.blob(1) ?? [])) }
+            if oldest.int64(2) <= now {
+                expired.append((oldest.int64(0), oldest.blob(1) ?? []))
+            } else if oldestLive == nil {
+                oldestLive = oldest.int64(2)
+            }
         }
         for entry in expired {
             try db.cached("DELETE FROM retry_entries WHERE entry = ?").run(count: 1) { $0.integer(entry.row) }
             keys.remove(entry.key, row: entry.row)
         }
+        // Two expired: more may have; none left: the next entry stored sets it.
+        let next = oldestLive ?? (expired.count == 2 ? .min : .max)
+        keys.nextSweep.store(next, ordering: .relaxed)
     }
 
     /// Keeps an evaluation's training vector (its caller opted in), in the evaluation's transaction.
