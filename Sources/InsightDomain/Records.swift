@@ -171,8 +171,9 @@ public struct EvaluationRecord: Sendable, Equatable {
 /// What an evaluation whose request named a `requestId` keeps so that a retry of the request
 /// gets the same answer (docs/api.md, "Retries"): only keyed hashes of the requestId and of the
 /// request's bytes, and the answer without its `requestId` member, so that nothing the caller
-/// chose is stored. At most one entry per key is live (the stores' unique index): of two
-/// requests racing under one key, one evaluation is stored and the other is answered as a retry.
+/// chose is stored. At most one entry per key is live (PostgreSQL's unique key; the SQLite
+/// writer's check through its in-memory key index): of two requests racing under one key, one
+/// evaluation is stored and the other is answered as a retry.
 public struct RetryEntry: Sendable, Equatable {
     /// `SubjectHasher.requestKey` under the tenant's active hash key.
     public var key: [UInt8]

@@ -268,7 +268,7 @@ public final class EvaluationService: Sendable {
             case .success(let made): receipt = made
             case .failure(let failure):
                 // Of two requests racing under one requestId, the store kept the other's
-                // evaluation (the key is unique): this one is answered as its retry.
+                // evaluation (one live entry per key): this one is answered as its retry.
                 guard let retry else { return completion(.failure(.store(failure))) }
                 do throws(Rejection) {
                     guard let entry = try self.storedAnswer(retry) else { throw .store(failure) }
