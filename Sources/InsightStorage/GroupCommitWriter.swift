@@ -69,17 +69,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
         _ work: @escaping @Sendable (SQLiteConnection) throws -> T,
         completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void
     ) {
-        nonisolated(unsafe) var result: T?  // written and read only on the writer thread
-        enqueue(
-            Job(
-                work: { db in result = try work(db) },
-                finish: { error, _ in
-                    if let error {
-                        completion(.failure(Self.failure(error)))
-                    } else {
-                        completion(.success(result!))
-                    }
-                }), completion: { completion(.failure($0)) })
+        enqueue(work, afterCommit: nil, completion: completion)
     }
 
     /// `submit` with `afterCommit` run on the writer's connection once the batch is committed,
@@ -87,6 +77,15 @@ public final class GroupCommitWriter: @unchecked Sendable {
     public func submit<T>(
         _ work: @escaping @Sendable (SQLiteConnection) throws -> T,
         afterCommit: @escaping @Sendable (SQLiteConnection) throws -> Void,
+        completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void
+    ) {
+        enqueue(work, afterCommit: afterCommit, completion: completion)
+    }
+
+    /// Queues `work`, whose result `completion` gets once the batch is committed.
+    private func enqueue<T>(
+        _ work: @escaping @Sendable (SQLiteConnection) throws -> T,
+        afterCommit: (@Sendable (SQLiteConnection) throws -> Void)?,
         completion: @escaping @Sendable (Result<T, StoreFailure>) -> Void
     ) {
         nonisolated(unsafe) var result: T?  // written and read only on the writer thread

@@ -11,8 +11,8 @@ import Synchronization
 /// entry, and nearly every request learns that without reading the database. It may also hold
 /// rows that are gone or hold another key (an insert whose transaction rolled back, and a
 /// rowid used again after it): whoever reads a row found here compares the row's key and
-/// expiry. 32–64 bytes a key (a dictionary of 16-byte keys and 8-byte rows, which doubles):
-/// about 50 MiB for 15 minutes of 1,500 evaluations a second, each with its `requestId`.
+/// expiry. Its memory is a dictionary of 16-byte keys and 8-byte rows per live entry
+/// (docs/operations.md, "Capacity").
 final class RetryKeyIndex: Sendable {
     /// A key's first 16 bytes (keys are 32-byte HMACs: two keys sharing 16 bytes do not happen).
     struct Prefix: Hashable {
@@ -64,6 +64,6 @@ final class RetryKeyIndex: Sendable {
         }
     }
 
-    /// Keys held (expired ones until swept), for tests and metrics.
+    /// Keys held (expired ones until swept).
     var count: Int { rows.withLock { $0.count } }
 }

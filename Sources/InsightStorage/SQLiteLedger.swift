@@ -34,9 +34,17 @@ public final class SQLiteLedger: EvaluationLedger {
     /// Reads the database only for a key the index holds: nearly every request names a
     /// `requestId` of its own, and learns so from memory.
     public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
-        let rows = keys.map { retryKeys.row(of: $0) }
-        guard rows.contains(where: { $0 != nil }) else { return nil }
-        return try reader.withLock { reader in
+        for key in keys {
+            guard let row = retryKeys.row(of: key) else { continue }
+            if let entry = try storedRetryEntry(key: key, row: row, now: now) { return entry }
+        }
+        return nil
+    }
+
+    /// `key`'s live entry if it is in `row` (the index may name a row that holds another key,
+    /// or none).
+    private func storedRetryEntry(key: [UInt8], row: Int64, now: Milliseconds) throws -> RetryEntry? {
+        try reader.withLock { reader in
             let db: SQLiteConnection
             if let open = reader {
                 db = open
@@ -44,24 +52,13 @@ public final class SQLiteLedger: EvaluationLedger {
                 db = try Database.open(path: writer.databasePath, create: false)
                 reader = db
             }
-            let find = try db.cached(
-                """
-                SELECT digest, event_id, answer, expires_at FROM retry_entries WHERE entry = ? AND request_key = ? AND expires_at > ?
-                """)
-            for (key, row) in zip(keys, rows) {
-                guard let row else { continue }
-                if let entry = try find.first(
-                    [row, key, now],
-                    row: {
-                        RetryEntry(
-                            key: key, digest: $0.blob(0) ?? [], eventId: $0.text(1) ?? "", answer: $0.blob(2) ?? [],
-                            expiresAt: $0.int64(3))
-                    })
-                {
-                    return entry
-                }
+            return try db.cached(
+                "SELECT digest, event_id, answer, expires_at FROM retry_entries WHERE entry = ? AND request_key = ? AND expires_at > ?"
+            ).first([row, key, now]) {
+                RetryEntry(
+                    key: key, digest: $0.blob(0) ?? [], eventId: $0.text(1) ?? "", answer: $0.blob(2) ?? [],
+                    expiresAt: $0.int64(3))
             }
-            return nil
         }
     }
 
