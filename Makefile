@@ -7,7 +7,7 @@ RELEASE_BIN  := .build/release
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.
 TESTS_DIR    := e2e
 
-.PHONY: deps deps-test build run run-cluster format lint-format test test-unit test-training test-loop test-e2e test-cluster test-failover test-crash test-api test-console test-capture test-clients test-docs fuzz model bench bench-instructions clean help
+.PHONY: deps deps-test build run run-cluster format lint-format test test-unit test-training test-loop test-e2e test-cluster test-failover test-crash test-api test-console console-screenshots test-capture test-clients test-docs fuzz model bench bench-instructions clean help
 
 help:
 	@echo "make run    install missing packages, build, start insightd on $(LISTEN) (state in $(STATE_DIR))"
@@ -17,6 +17,7 @@ help:
 	@echo "make model  regenerate models/ with the offline trainer (Python venv)"
 	@echo "make bench  micro-benchmarks, insightd vs nginx with wrk, then 1 and 2 instances on PostgreSQL + Redis (prints figures, never fails)"
 	@echo "make bench-instructions  instructions per request under callgrind (WORKLOAD=W2|W1): steadier than req/s"
+	@echo "make console-screenshots  the console test, copying its screenshots over docs/console/*.png"
 	@echo "make format       rewrite the Swift sources in the style of .swift-format; make lint-format checks it"
 
 deps:
@@ -79,10 +80,14 @@ test-api: build
 	sh $(TESTS_DIR)/api-fuzz.sh $(RELEASE_BIN)
 
 # The admin console in headless Chromium (Debian's chromium and chromium-driver) through the pinned
-# Selenium of $(TESTS_DIR)/requirements-console.txt (in .venv-console), against a live daemon; its
-# screenshots regenerate docs/console/*.png.
+# Selenium of $(TESTS_DIR)/requirements-console.txt (in .venv-console), against a live daemon. Its
+# screenshots go to .build/console-screenshots; `make console-screenshots` also copies them over
+# docs/console/*.png (make test leaves the tree as it found it).
 test-console: build
 	sh $(TESTS_DIR)/console.sh $(RELEASE_BIN)
+
+console-screenshots: build
+	CONSOLE_UPDATE_DOCS=1 sh $(TESTS_DIR)/console.sh $(RELEASE_BIN)
 
 # The web capture kit (capture/web): its mapping under `node --test` (a fake DOM that records
 # every property the kit reads), then the kit in headless Chromium on `insightd-demo --web`'s

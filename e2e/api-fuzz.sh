@@ -31,6 +31,10 @@ done
 VENV=${API_FUZZ_VENV:-$ROOT/.venv-api}
 REQUIREMENTS="$ROOT/e2e/requirements-api.txt"
 sh "$ROOT/scripts/venv.sh" "$VENV" "$REQUIREMENTS" api-fuzz
+# The report's reader first, on recorded event logs of every shape schemathesis writes.
+"$VENV/bin/python" "$HERE/test_api_fuzz_report.py" 2>&1 | tail -1 | grep -qx OK ||
+    { echo "api-fuzz: FAIL: e2e/test_api_fuzz_report.py" >&2; "$VENV/bin/python" "$HERE/test_api_fuzz_report.py" >&2; exit 1; }
+echo "api-fuzz: the report's reader reads every recorded event shape (e2e/test_api_fuzz_report.py)"
 
 WORK=$(mktemp -d)
 LOG="$WORK/insightd.log"

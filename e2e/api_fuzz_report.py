@@ -41,23 +41,36 @@ def documented_links(spec):
 
 
 def interactions(report):
-    """(phase, label, status, transition id or None, transition applied, response body) of every call."""
+    """(phase, label, status, transition id or None, transition applied, response body) of every call.
+
+    Every event schemathesis writes is read; only a finished scenario's answered calls count. A
+    scenario may finish with nothing recorded (skipped, errored before a call, or a stateful run
+    whose recorder holds no interactions: schemathesis then leaves the members out), and a call
+    may have no answer (a transport error): those yield nothing, and the checks of main() decide.
+    """
     with open(report) as lines:
-        for line in lines:
-            event = json.loads(line).get("ScenarioFinished")
-            if event is None:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
                 continue
-            recorder = event["recorder"]
-            for case_id, interaction in recorder["interactions"].items():
-                response = interaction.get("response")
-                if response is None:
+            try:
+                event = json.loads(line)
+            except ValueError as error:
+                raise SystemExit(f"api-fuzz: {report}:{number} is not JSON ({error})")
+            finished = event.get("ScenarioFinished") if isinstance(event, dict) else None
+            if not isinstance(finished, dict):
+                continue
+            recorder = finished.get("recorder") or {}
+            cases = recorder.get("cases") or {}
+            for case_id, interaction in (recorder.get("interactions") or {}).items():
+                response = (interaction or {}).get("response")
+                case = cases.get(case_id) or {}
+                value = case.get("value") or {}
+                if response is None or "method" not in value or "path" not in value:
                     continue
-                case = recorder["cases"][case_id]
                 transition = case.get("transition") or {}
-                value = case["value"]
                 content = response.get("content")
                 body = base64.b64decode(content["$base64"]) if isinstance(content, dict) and "$base64" in content else content
-                yield (event["phase"], f"{value['method']} {value['path']}", response["status_code"],
+                yield (finished.get("phase"), f"{value['method']} {value['path']}", response.get("status_code"),
                        transition.get("id"), case.get("is_transition_applied", False), body)
 
 

@@ -88,7 +88,7 @@ migrations=$(ls migrations/postgresql/*.sql | wc -l)
 step "three instances started together: $migrations migrations applied once"
 
 ctl() { "$BIN/insightctl" "$@"; }
-KEY=$(ctl callers create --name cluster --roles evaluate,labels --environment sandbox --rate 10 --burst 5 --json | jq -r .apiKey)
+KEY=$(ctl callers create --name cluster --roles evaluate,labels --environment sandbox --rate 0.001 --burst 5 --json | jq -r .apiKey)
 [ -n "$KEY" ] && [ "$KEY" != null ] || fail "insightctl callers create against PostgreSQL"
 WIDE=$(ctl callers create --name wide --roles evaluate,labels --environment sandbox --rate 100000 --burst 100000 --json | jq -r .apiKey)
 SKIPPER=$(ctl callers create --name skipper --roles evaluate --environment sandbox --rate 1000 --burst 1000 --json | jq -r .apiKey)
@@ -114,7 +114,8 @@ evaluate() {
 for i in 1 2 3 1 2 3; do evaluate "$i" "$SKIPPER" "$(eval_body s s s)" | tail -1 | grep -q 200 || fail "skipper evaluation"; done
 SKIPPED_AT=$(date +%s)
 
-# --- one bucket per caller: rate 10, burst 5 -> the sixth request is 429 whichever instance ----
+# --- one bucket per caller: burst 5 -> the sixth request is 429 whichever instance ------------
+# The rate is one token per 1,000 s, so that a machine however slow gives none back during the six.
 # burst6 KEY: six evaluations (instances 1, 2, 3, 1, 2, 3) from one curl process (--next between
 # them), so they go within a few milliseconds of each other; prints their statuses.
 burst6() {
@@ -354,7 +355,7 @@ done
     fail "velocity was not replayed into the empty Redis"
 check_nothing_lost "Redis stopped under load ($ok_without_redis evaluations answered 200 without it), then back"
 # Shared again: a fresh caller's burst is one bucket over the instances.
-KEY2=$(ctl callers create --name after-redis --roles evaluate --environment sandbox --rate 10 --burst 5 --json | jq -r .apiKey)
+KEY2=$(ctl callers create --name after-redis --roles evaluate --environment sandbox --rate 0.001 --burst 5 --json | jq -r .apiKey)
 codes=$(burst6 "$KEY2")
 [ "$codes" = "200 200 200 200 200 429" ] || fail "after Redis came back, burst 5 over three instances answered: $codes"
 step "Redis back: one bucket across instances again"

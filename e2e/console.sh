@@ -12,7 +12,8 @@
 #   CONSOLE_VENV           the venv (default .venv-console; rebuilt when the pins change)
 #   CONSOLE_SCREENSHOTS    where the screenshots go (default .build/console-screenshots); the
 #                          ones docs/console/ shows are copied there from it
-#   CONSOLE_UPDATE_DOCS    0: leave docs/console/ as it is (default 1)
+#   CONSOLE_UPDATE_DOCS    1: copy the screenshots docs/console/ shows over them (default 0: the
+#                          tree is left as it was found; `make console-screenshots` sets it)
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -85,7 +86,7 @@ echo "console: /console/ headers: CSP, nosniff, ETag (304), redirect: ok"
 export CONSOLE_URL="$URL" CONSOLE_ADMIN_KEY=$(jq -r .apiKey "$WORK/admin.json") \
        CONSOLE_SKIPPER_KEY=$(jq -r .apiKey "$WORK/skipper.json") CONSOLE_REPORTER_KEY=$(jq -r .apiKey "$WORK/reporter.json") \
        CONSOLE_SCREENSHOTS=${CONSOLE_SCREENSHOTS:-$ROOT/.build/console-screenshots} CONSOLE_DOCS="$ROOT/docs/console" \
-       CONSOLE_UPDATE_DOCS=${CONSOLE_UPDATE_DOCS:-1}
+       CONSOLE_UPDATE_DOCS=${CONSOLE_UPDATE_DOCS:-0}
 started=$(date +%s)
 "$VENV/bin/python" "$HERE/console_test.py"
 echo "console: passed in $(( $(date +%s) - started ))s; screenshots in $CONSOLE_SCREENSHOTS"

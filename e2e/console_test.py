@@ -27,7 +27,7 @@ SKIPPER_KEY = os.environ["CONSOLE_SKIPPER_KEY"]
 REPORTER_KEY = os.environ["CONSOLE_REPORTER_KEY"]
 SHOTS = os.environ["CONSOLE_SCREENSHOTS"]
 DOCS = os.environ["CONSOLE_DOCS"]
-UPDATE_DOCS = os.environ.get("CONSOLE_UPDATE_DOCS", "1") == "1"
+UPDATE_DOCS = os.environ.get("CONSOLE_UPDATE_DOCS", "0") == "1"
 SKIPPER, REPORTER = "payments-backend", "fraud-desk"
 WIDE, NARROW = (1440, 1000), (400, 900)
 BEGAN = time.monotonic()
