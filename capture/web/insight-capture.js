@@ -240,9 +240,9 @@
     return { events: events, source: source(s.droppedEvents) };
   }
 
-  /* The session InsightCapture.finish() ends: the first one started while no other was
-   * running. A later start() is a session of its own, which only its handle finishes: it
-   * cannot take the place of the page's. */
+  /* The session InsightCapture.finish() ends: the first one started, and once it has ended
+   * the next one started. One started while it runs is a session of its own, which only its
+   * handle finishes: it cannot take the place of the page's. */
   var owner = null;
   var ownerEnded = false;
 
