@@ -8,8 +8,8 @@ with a reference pair of empty listeners where the kit puts its own (what any li
 and with a kit session:
 
   synthetic  N typed characters, each a beforeinput and an input event dispatched by script on a
-             text field (the kit with acceptUntrusted, so that it does its full work); the
-             difference per character is what the listeners add.
+             text field (the kit loaded with data-insight-accept-untrusted, so that it does its
+             full work); the difference per character is what the listeners add.
   trusted    K characters typed through the browser's input pipeline (CDP Input.dispatchKeyEvent);
              a window capture listener (before the kit's document listeners) and a listener on
              the field (after them) time each input event.
@@ -29,12 +29,12 @@ from selenium.webdriver.chrome.service import Service
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KIT = open(os.environ.get("CAPTURE_KIT") or os.path.join(ROOT, "capture/web/insight-capture.js"), "rb").read()
 PAGE = b"""<!doctype html><meta charset="utf-8"><title>listener cost</title>
-<script src="insight-capture.js"></script><input id="field" data-insight-field="payee">"""
+<script src="insight-capture.js" data-insight-accept-untrusted></script><input id="field" data-insight-field="payee">"""
 MODES = ("none", "empty", "kit")
 # What a listener costs before it does anything: a no-op where the kit listens.
 START = """
 const mode = arguments[arguments.length - 1];
-if (mode === 'kit') return InsightCapture.start({acceptUntrusted: true});
+if (mode === 'kit') return InsightCapture.start();
 if (mode === 'none') return null;
 const nothing = () => {};
 const how = {capture: true, passive: true};

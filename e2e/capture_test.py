@@ -8,7 +8,8 @@ real pauses, so that every event the kit sees is trusted:
   1. a fluent genuine payment: steady typing, then Pay: insightd answers `unknown`;
   2. a payment typed in dictated chunks with long hesitations: `medium` or `high`;
   3. a canary typed, deleted, pasted (a trusted Ctrl+V from the clipboard), a spell in another
-     tab, IME composition, and script-fired events the kit must ignore.
+     tab, IME composition, and what another script on the page does, which the kit must ignore:
+     events it fires, text it inserts with execCommand, a session of its own.
 
 Each captured object is checked against what was done (order, counts, gaps within tolerance)
 and against the Interaction schema of openapi/openapi.json; the demo must forward it unchanged.
@@ -317,12 +318,23 @@ try:
     for _ in range(2):
         key(name="Backspace", code="Backspace", vk=8)
         time.sleep(0.1)
-    # Script-fired events: the kit ignores them (isTrusted is false).
-    driver.execute_script("""
+    # Another script on the page: it starts a session of its own asking for script-fired events,
+    # tries to replace the kit, fires events (isTrusted false) and inserts text with
+    # execCommand (whose input events Chromium marks trusted, without a beforeinput). The kit
+    # records none of it, in the page's session or in the script's own.
+    hostile = driver.execute_script("""
         const payee = document.getElementById('payee');
+        const own = InsightCapture.start({acceptUntrusted: true});
+        const kit = InsightCapture;
+        window.InsightCapture = {start: () => own, finish: () => ({events: []})};
         payee.dispatchEvent(new InputEvent('input', {inputType: 'insertText', data: 'x', bubbles: true}));
         payee.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true}));
-        payee.dispatchEvent(new FocusEvent('focusin', {bubbles: true}));""")
+        payee.dispatchEvent(new FocusEvent('focusin', {bubbles: true}));
+        const inserted = document.activeElement === payee && document.execCommand('insertText', false, 'x');
+        return [inserted, window.InsightCapture === kit, own.finish().events.map(e => e.type)];""")
+    check(hostile == [True, True, ["sessionStart", "submit"]],
+          "canary: another script's session, script-fired events and execCommand text are not recorded; the kit cannot be replaced",
+          hostile)
     # A trusted paste: the canary on the clipboard, then Ctrl+V into the reference field.
     written = driver.execute_async_script(
         "navigator.clipboard.writeText(arguments[0]).then(() => arguments[1]('ok'), e => arguments[1](String(e)))", CANARY)
@@ -354,7 +366,8 @@ try:
     cdp("Emulation.clearDeviceMetricsOverride")
     events = checked(private, "canary")
     by_field = lambda kind, field: sum(1 for e in events if e["type"] == kind and e.get("field") == field)
-    check(by_field("keyDown", "payee") == len(CANARY), "canary: one keyDown per typed character", by_field("keyDown", "payee"))
+    check(by_field("keyDown", "payee") == len(CANARY), "canary: one keyDown per typed character (none for execCommand's)",
+          by_field("keyDown", "payee"))
     check(by_field("delete", "payee") == 2, "canary: two Backspaces are two deletes")
     check(by_field("paste", "reference") == 1 and by_field("keyDown", "reference") == 4,
           "canary: one paste, and four composition keyDowns (three updates and the commit) in reference",

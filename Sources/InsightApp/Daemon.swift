@@ -153,6 +153,7 @@ public enum Daemon {
             problems.append("INSIGHTD_HASH_KEY_FILE \(keyPath) does not exist")
         }
         if let problem = SigningKeyDirectory.problem(settings, now: SystemClock().now()) { problems.append(problem) }
+        do { try settings.refuseExposedTLSKey() } catch { problems.append("\(error)") }
         if manager.fileExists(atPath: settings.modelsDirectory) {
             do {
                 _ = try ModelRegistry.load(

@@ -59,6 +59,8 @@ public final class InsightService: Sendable {
             .set(Daemon.version, to: 1)
         ProcessMetrics.register(on: metrics)
 
+        // A TLS key others can read stops the start before anything is created or bound.
+        try settings.refuseExposedTLSKey()
         try StoreBackend.createStateDirectory(settings.stateDirectory)
         let instanceLock = try InstanceLock(directory: settings.stateDirectory)
         // The signing keys before the store: a directory without a usable key stops the start
@@ -327,8 +329,11 @@ public final class InsightService: Sendable {
 
     /// Loads the TLS certificate, key and client CAs again (SIGHUP), for connections accepted from
     /// now on; false when insightd serves plain HTTP. Throws, changing nothing, when the files
-    /// are not usable.
-    public func reloadTLS() throws -> Bool { try server.reloadTLS() }
+    /// are not usable or the key has become readable by others (`Settings.refuseExposedTLSKey`).
+    public func reloadTLS() throws -> Bool {
+        try settings.refuseExposedTLSKey()
+        return try server.reloadTLS()
+    }
 
     /// Looks for a rotated hash key file now (the keyring job does so on its schedule).
     public func reloadHashKeysIfChanged() { keyringWatch.reloadIfChanged() }

@@ -91,7 +91,9 @@ public enum KeyringFile {
     /// daemon's own can: at start, at every reload and in --check-config alike, so a key made
     /// readable while the daemon runs is not taken up. A file readable by the daemon's own group
     /// passes: Kubernetes mounts a Secret 0440 with the pod's fsGroup, the group the daemon runs as.
-    static func refuseIfExposed(_ path: String, what: String) throws {
+    /// The one check of every key file: the hash keys, the signing keys, the TLS private key
+    /// (`Settings.refuseExposedTLSKey`) and insightctl's `--key-file`.
+    public static func refuseIfExposed(_ path: String, what: String) throws {
         // Kubernetes mounts Secrets as symlinks: judge the file they point to.
         var info = stat()
         guard stat(path, &info) == 0 else { return }  // reading it has failed or will fail on its own

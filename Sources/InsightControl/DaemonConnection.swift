@@ -62,6 +62,8 @@ struct DaemonConnection {
     /// The admin key from `--key-file` (its first line) or `$INSIGHTD_ADMIN_KEY`.
     static func adminKey(file: String?, environment: [String: String]) throws -> String {
         if let file {
+            // The admin key is a key file like the daemon's: refused when others can read it.
+            try KeyringFile.refuseIfExposed(file, what: "--key-file")
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw AppError("cannot read --key-file \(file): \(String(cString: strerror(errno)))")
             }

@@ -186,14 +186,138 @@ test('visibility and orientation: appBackground, appForeground, orientationChang
   assert.deepEqual(types(session.finish()), ['sessionStart', 'appBackground', 'appForeground', 'orientationChange', 'submit']);
 });
 
-test('script-fired events are ignored unless acceptUntrusted', () => {
+/** A copy of the kit loaded afresh by a script element with `attributes`, as a page loads it. */
+function loadKit(attributes = [], into = { document, screen: globalThis.screen, performance: globalThis.performance }) {
+  document.currentScript = { hasAttribute: (name) => attributes.includes(name) };
+  new Function('globalThis', readFileSync(kitPath, 'utf8'))(into);
+  delete document.currentScript;
+  return into.InsightCapture;
+}
+
+test('script-fired events are ignored; acceptUntrusted is the kit script\'s attribute, read as it loads, never an option', () => {
   const el = element('INPUT');
-  for (const acceptUntrusted of [false, true]) {
-    const session = InsightCapture.start({ acceptUntrusted });
+  const fire = () => {
     document.fire('focusin', 1100, { target: el, isTrusted: false });
     document.fire('pointerdown', 1200, { isTrusted: false });
-    assert.equal(session.finish().events.length, acceptUntrusted ? 4 : 2);
+  };
+  const asked = InsightCapture.start({ acceptUntrusted: true });   // any script could ask: ignored
+  fire();
+  assert.equal(asked.finish().events.length, 2);
+  const plain = loadKit();
+  const testing = loadKit(['data-insight-accept-untrusted']);
+  const later = plain.start();
+  document.currentScript = { hasAttribute: () => true };            // too late: read once, at load
+  fire();
+  delete document.currentScript;
+  assert.equal(later.finish().events.length, 2);
+  const session = testing.start();
+  fire();
+  assert.deepEqual(types(session.finish()), ['sessionStart', 'fieldFocus', 'tap', 'submit']);
+});
+
+test('one session owns finish(): a later start() is a session of its own and cannot replace the page\'s', () => {
+  const el = element('INPUT', { attribute: 'payee' });
+  const page = InsightCapture.start();
+  document.fire('focusin', 1100, { target: el });
+  // Another script on the page: its own session, a second copy of the kit, a new global.
+  const other = InsightCapture.start({ acceptUntrusted: true });
+  const again = loadKit(['data-insight-accept-untrusted'], globalThis);
+  assert.equal(again, InsightCapture, 'a second copy of the kit does not replace the first');
+  assert.throws(() => { globalThis.InsightCapture = { finish: () => ({ events: [] }) }; }, TypeError);
+  assert.throws(() => { InsightCapture.finish = () => ({ events: [] }); }, TypeError);
+  assert.ok(Object.isFrozen(page));
+  document.fire('pointerdown', 1200, { isTrusted: false });
+  type(el, 1300, 2);
+  clock = 1500;
+  const forged = other.finish();
+  assert.deepEqual(types(forged), ['sessionStart', 'keyDown', 'keyDown', 'submit'], 'its own, from its own start');
+  const owned = InsightCapture.finish();
+  assert.deepEqual(types(owned), ['sessionStart', 'fieldFocus', 'keyDown', 'keyDown', 'submit']);
+  assert.deepEqual(page.finish(), owned);
+  // Once the page's session ended, the next start() is the page's again.
+  const next = InsightCapture.start();
+  InsightCapture.start();
+  assert.deepEqual(InsightCapture.finish(), next.finish());
+});
+
+test('document.execCommand edits (input without beforeinput) are the page\'s script, not the person: not recorded', () => {
+  const el = element('TEXTAREA', { attribute: 'payee' });
+  const other = element('INPUT', { attribute: 'amount' });
+  const session = InsightCapture.start();
+  type(el, 1100, 2);
+  // Chromium: execCommand('insertText'), ('insertParagraph'), ('delete') send trusted input
+  // events and no beforeinput (e2e/capture_test.py checks it in the browser).
+  for (const [inputType, step] of [['insertText', 3], ['insertParagraph', 1], ['deleteContentBackward', -1], ['insertFromDrop', 4]]) {
+    el.selectionStart += step;
+    document.fire('input', 1400, { target: el, inputType });
   }
+  document.fire('beforeinput', 1500, { target: other, inputType: 'insertText' });  // another field's
+  el.selectionStart += 1;
+  document.fire('input', 1500, { target: el, inputType: 'insertText' });
+  type(el, 1600, 1, 'deleteContentBackward', -1);
+  assert.deepEqual(types(session.finish()), ['sessionStart', 'keyDown', 'keyDown', 'delete', 'submit']);
+  assertPrivate();
+});
+
+test('password and one-time-code fields: keys counted, each burst evenly spread between its first and last key', () => {
+  const otp = element('INPUT', { attribute: 'otp' });
+  const password = element('INPUT', { id: 'pw' });
+  password.type = 'password';                    // a password input of kind other: its keys too
+  const payee = element('INPUT', { attribute: 'payee' });
+  const session = InsightCapture.start();
+  document.fire('focusin', 1000, { target: otp });
+  const key = (el, at, inputType = 'insertText', step = 1) => {
+    document.fire('beforeinput', at, { target: el, inputType });
+    el.selectionStart += step;
+    document.fire('input', at, { target: el, inputType });
+  };
+  // 1 2 3, a pause of 4 s, 4 5 6: two bursts, as the model counts them (gaps up to 1 s).
+  for (const at of [5000, 5130, 5610, 9610, 9700, 10300]) key(otp, at);
+  document.fire('focusout', 10500, { target: otp });
+  document.fire('focusin', 11000, { target: password });
+  for (const at of [12000, 12050, 12400]) key(password, at);
+  key(password, 12900, 'deleteContentBackward', -1);
+  key(password, 13000);
+  document.fire('pointerdown', 13200);           // any other event ends the burst
+  key(password, 13300);
+  document.fire('focusin', 14000, { target: payee });
+  for (const at of [15000, 15130, 15610]) key(payee, at);
+  clock = 17000;
+  const events = session.finish().events.slice(1, -1);
+  const field = (kind) => events.filter((e) => e.field === kind && (e.type === 'keyDown' || e.type === 'delete'));
+  assert.deepEqual(field('otp').map((e) => e.t), [4000, 4305, 4610, 8610, 8955, 9300]);
+  assert.deepEqual(field('other').map((e) => [e.type, e.t]), [
+    ['keyDown', 11000], ['keyDown', 11250], ['keyDown', 11500], ['delete', 11750], ['keyDown', 12000], ['keyDown', 12300]]);
+  assert.deepEqual(field('payee').map((e) => e.t), [14000, 14130, 14610], 'other fields keep each key\'s time');
+  assert.deepEqual(types({ events }).filter((t) => t !== 'keyDown' && t !== 'delete'),
+    ['fieldFocus', 'fieldBlur', 'fieldFocus', 'tap', 'fieldFocus']);
+  assert.ok(events.every((e, i) => i === 0 || e.t >= events[i - 1].t));
+  assertPrivate();
+});
+
+test('a secret burst keeps what the model reads: the same gaps up to 1 s in count and sum, the longer ones exact', () => {
+  const el = element('INPUT', { attribute: 'password' });
+  const session = InsightCapture.start();
+  let at = 1000;
+  const real = [];
+  for (let i = 0; i < 40; i++) {
+    at += [73, 999, 1000, 1001, 240, 3, 650, 5400][i % 8];
+    real.push(at - 1000);
+    document.fire('beforeinput', at, { target: el, inputType: 'insertText' });
+    el.selectionStart += 1;
+    document.fire('input', at, { target: el, inputType: 'insertText' });
+  }
+  clock = at + 10;
+  const sent = session.finish().events.filter((e) => e.type === 'keyDown').map((e) => e.t);
+  const rhythm = (times) => {
+    const gaps = times.slice(1).map((t, i) => t - times[i]);
+    const short = gaps.filter((g) => g <= 1000);
+    return [short.length, short.reduce((a, b) => a + b, 0), gaps.filter((g) => g > 1000)];
+  };
+  assert.equal(sent.length, real.length);
+  assert.deepEqual(rhythm(sent), rhythm(real));
+  assert.equal(sent[0], real[0]);
+  assert.equal(sent.at(-1), real.at(-1));
 });
 
 test('t: whole ms from the event timestamp, never decreasing, clock not rounded away', () => {
