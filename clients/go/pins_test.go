@@ -1,10 +1,12 @@
 package insight
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -31,11 +33,28 @@ func (r *rekeyer) jwks(others ...string) string {
 	return `{"keys":[` + strings.Join(append(others, r.jwk), ",") + `]}`
 }
 
-func (r *rekeyer) sign(body, instance string) (string, string) {
+// sign makes body a tree of one leaf whose head — the payload of a real head (every member the
+// daemon writes), with instance, sequence, size, root and previous its own — r signs.
+func (r *rekeyer) sign(t *testing.T, f *fixture, body, instance string) (string, string) {
 	enc := base64.RawURLEncoding.EncodeToString
-	header := enc([]byte(`{"alg":"EdDSA","kid":"` + r.kid + `"}`))
+	real, err := base64.RawURLEncoding.DecodeString(strings.Split(strings.Split(f.Answers[0].Receipt, `"`)[1], ".")[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoder := json.NewDecoder(bytes.NewReader(real))
+	decoder.UseNumber()
+	var members map[string]interface{}
+	if err := decoder.Decode(&members); err != nil {
+		t.Fatal(err)
+	}
 	root := sha256.Sum256(append([]byte{0}, body...))
-	payload := enc([]byte(fmt.Sprintf(`{"instance":"%s","sequence":0,"size":1,"root":"%s","previous":null,"time":1}`, instance, enc(root[:]))))
+	members["instance"], members["sequence"], members["size"], members["root"], members["previous"] = instance, 0, 1, enc(root[:]), nil
+	encoded, err := json.Marshal(members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := enc([]byte(`{"alg":"EdDSA","kid":"` + r.kid + `"}`))
+	payload := enc(encoded)
 	signature := enc(ed25519.Sign(r.private, []byte(header+"."+payload)))
 	return body, fmt.Sprintf(`head="%s.%s.%s", index=0, path=()`, header, payload, signature)
 }
@@ -65,7 +84,7 @@ func TestPinnedKeysRefuseAProxysOwnKeySet(t *testing.T) {
 	downgraded := strings.Replace(a.Body, `"proceed"`, `"block"`, 1)
 
 	unpinned := pinnedClient(t, server.URL, Options{})
-	rs.then(answer(proxy.sign(downgraded, "proxy")))
+	rs.then(answer(proxy.sign(t, f, downgraded, "proxy")))
 	if ev, err := unpinned.Evaluate(context.Background(), requestOf(t, a.Body)); err != nil || ev.Receipt.KeyID != proxy.kid {
 		t.Fatalf("without pins the served key set is trusted: %v", err)
 	}
@@ -74,7 +93,7 @@ func TestPinnedKeysRefuseAProxysOwnKeySet(t *testing.T) {
 	for name, opts := range map[string]Options{"ids": {PinnedKeyIDs: []string{kid}}, "keys": {PinnedKeys: keys}} {
 		client := pinnedClient(t, server.URL, opts)
 		gets := len(rs.keyGets)
-		rs.then(answer(proxy.sign(downgraded, "proxy")))
+		rs.then(answer(proxy.sign(t, f, downgraded, "proxy")))
 		_, err := client.Evaluate(context.Background(), requestOf(t, a.Body))
 		mustFailReceipt(t, name, err)
 		if want := "key " + proxy.kid + " is not pinned (pinned: " + kid + ")"; !strings.Contains(err.Error(), want) {
@@ -113,7 +132,7 @@ func TestPinnedNextKeyAcrossARotation(t *testing.T) {
 	rs, server := newReplayServer(t, `{"keys":[`+fixtureJWK(f)+`,`+next.jwk+`,`+other.jwk+`]}`)
 	client := pinnedClient(t, server.URL, Options{PinnedKeyIDs: []string{keys.KeyIDs()[0], next.kid}})
 	a := f.Answers[0]
-	rs.then(answer(a.Body, a.Receipt), answer(next.sign(a.Body, "next")), answer(other.sign(a.Body, "other")))
+	rs.then(answer(a.Body, a.Receipt), answer(next.sign(t, f, a.Body, "next")), answer(other.sign(t, f, a.Body, "other")))
 	for i, want := range []string{keys.KeyIDs()[0], next.kid} {
 		ev, err := client.Evaluate(context.Background(), requestOf(t, a.Body))
 		if err != nil || ev.Receipt.KeyID != want {
@@ -124,7 +143,7 @@ func TestPinnedNextKeyAcrossARotation(t *testing.T) {
 	mustFailReceipt(t, "a key not pinned", err)
 
 	lenient := pinnedClient(t, server.URL, Options{PinnedKeyIDs: []string{keys.KeyIDs()[0]}, AllowUnpinnedKeys: true})
-	rs.then(answer(other.sign(a.Body, "other")))
+	rs.then(answer(other.sign(t, f, a.Body, "other")))
 	if ev, err := lenient.Evaluate(context.Background(), requestOf(t, a.Body)); err != nil || ev.Receipt.KeyID != other.kid {
 		t.Fatalf("AllowUnpinnedKeys: %v", err)
 	}

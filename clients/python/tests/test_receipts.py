@@ -4,13 +4,14 @@ import base64
 import dataclasses
 import hashlib
 import json
+import os
 import unittest
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from insightd_client import Client, JSONWebKeySet, KeyPins, ReceiptInvalidError, SigningKey
-from insightd_client.receipts import ReceiptVerifier, b64url_encode, thumbprint
+from insightd_client.receipts import ReceiptVerifier, b64url_decode, b64url_encode, thumbprint
 
 
 def leaf(body):
@@ -118,8 +119,13 @@ class PinningTests(unittest.TestCase):
         self.insightd, self.proxy, self.next = Signer(), Signer(), Signer()
         self.served = [self.proxy.jwk]
         self.fetches = 0
-        self.body = b'{"n":0}'
-        self.payload = {"instance": "a", "sequence": 0, "size": 1, "root": b64url_encode(leaf(self.body)), "previous": None, "time": 1}
+        # A real answer and its head's payload (every member the daemon writes), made a tree of
+        # that one answer as the re-keying proxy (clients/conformance/tamper_proxy.py) makes it.
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testdata", "receipts.json")) as f:
+            answer = json.load(f)["answers"][0]
+        self.body = answer["body"].encode()
+        real = json.loads(b64url_decode(answer["receipt"].split('"')[1].split(".")[1]))
+        self.payload = dict(real, instance="a", sequence=0, size=1, root=b64url_encode(leaf(self.body)), previous=None)
 
     def fetch(self, etag):
         self.fetches += 1

@@ -3,7 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BatchTooLargeError, InsightClient, KeyPins, PROBLEM_ERRORS, ProblemCode, ProblemError, ReceiptInvalidError, ReceiptVerifier, TransportError } from "../src/index.js";
-import { base64Encode, base64UrlEncode, sha256, thumbprint } from "../src/receipts.js";
+import { readFileSync } from "node:fs";
+import { base64Encode, base64UrlDecode, base64UrlEncode, sha256, thumbprint } from "../src/receipts.js";
 import { problemError } from "../src/client.js";
 
 const encoder = new TextEncoder();
@@ -138,8 +139,13 @@ test("docs/api.md's worked example: each leaf of the documented tree verifies", 
 // when the key set the base URL serves lists it (a proxy serving its own key set).
 async function pinning() {
   const insightd = await signer(), proxy = await signer(), next = await signer();
-  const body = encoder.encode(`{"n":0}`);
-  const payload = { instance: "a", sequence: 0, size: 1, root: base64UrlEncode(await leaf(body)), previous: null, time: 1 };
+  // A real answer and its head's payload (every member the daemon writes), made a tree of that
+  // one answer as the re-keying proxy (clients/conformance/tamper_proxy.py) makes it.
+  const fixture = JSON.parse(readFileSync(new URL("../../../testdata/receipts.json", import.meta.url).pathname, "utf8"));
+  const answer = fixture.answers[0] as { body: string; receipt: string };
+  const body = encoder.encode(answer.body);
+  const real = JSON.parse(new TextDecoder().decode(base64UrlDecode(answer.receipt.split('"')[1].split(".")[1])));
+  const payload = { ...real, instance: "a", sequence: 0, size: 1, root: base64UrlEncode(await leaf(body)), previous: null };
   const state = { served: [proxy.jwk], fetches: 0 };
   const verifier = (pins?: KeyPins) => new ReceiptVerifier(async () => {
     state.fetches++;

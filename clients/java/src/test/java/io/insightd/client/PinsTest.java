@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -35,10 +36,17 @@ class PinsTest {
             jwk = "{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"" + x + "\",\"kid\":\"" + kid + "\",\"use\":\"sig\",\"alg\":\"EdDSA\"}";
         }
 
+        /**
+         * A tree of {@code body} alone whose head — the payload of a real head (every member the
+         * daemon writes), with instance, sequence, size, root and previous its own — this key signs.
+         */
         String receipt(byte[] body, String instance) throws Exception {
             String header = ENC.encodeToString(("{\"alg\":\"EdDSA\",\"kid\":\"" + kid + "\"}").getBytes(StandardCharsets.UTF_8));
-            String payload = ENC.encodeToString(("{\"instance\":\"" + instance + "\",\"sequence\":0,\"size\":1,\"root\":\""
-                    + ENC.encodeToString(Receipts.leafHash(body)) + "\",\"previous\":null,\"time\":1}").getBytes(StandardCharsets.UTF_8));
+            String realHead = FIXTURE.answers.get(0).receipt().split("\"")[1];
+            ObjectNode members = (ObjectNode) Json.MAPPER.readTree(Base64.getUrlDecoder().decode(realHead.split("\\.")[1]));
+            members.put("instance", instance).put("sequence", 0).put("size", 1).put("root", ENC.encodeToString(Receipts.leafHash(body)))
+                    .putNull("previous");
+            String payload = ENC.encodeToString(Json.MAPPER.writeValueAsBytes(members));
             Signature signer = Signature.getInstance("Ed25519");
             signer.initSign(pair.getPrivate());
             signer.update((header + "." + payload).getBytes(StandardCharsets.US_ASCII));
@@ -54,7 +62,17 @@ class PinsTest {
         return KeySet.parse(jwks.append("]}").toString().getBytes(StandardCharsets.UTF_8));
     }
 
-    final byte[] body = "{\"tenant\":\"t\",\"environment\":\"sandbox\"}".getBytes(StandardCharsets.UTF_8);
+    static final Fixture FIXTURE = fixture();
+
+    static Fixture fixture() {
+        try {
+            return new Fixture();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    final byte[] body = FIXTURE.answers.get(0).bytes();
     KeySet served;
     int fetches;
 
