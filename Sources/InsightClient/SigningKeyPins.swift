@@ -19,19 +19,19 @@ public struct SigningKeyPins: Sendable {
     /// Pins `keys` (a JWKS the operator hands out, e.g. `GET /v1/signing-keys` read over a
     /// trusted channel) and `thumbprints` (the kids of keys fetched when first needed; a fetched
     /// key not pinned is dropped). `allowUnpinnedKeys` accepts other fetched keys too, while
-    /// rolling pins out (``AnswerReceipt/keyID`` tells which key signed). Nil when nothing is
-    /// pinned.
-    public init?(keys: JSONWebKeySet? = nil, thumbprints: [String] = [], allowUnpinnedKeys: Bool = false) {
+    /// rolling pins out (``AnswerReceipt/keyID`` tells which key signed). Pins that pin nothing
+    /// (an empty list read from configuration) refuse every head rather than trust any key.
+    public init(keys: JSONWebKeySet? = nil, thumbprints: [String] = [], allowUnpinnedKeys: Bool = false) {
         self.keys = keys?.keys ?? [:]
         self.thumbprints = Set(thumbprints).union(self.keys.keys)
-        guard !self.thumbprints.isEmpty else { return nil }
         allowsUnpinnedKeys = allowUnpinnedKeys
     }
 
     /// Refuses a head whose key is not pinned, before any fetch.
     func admit(_ keyID: String) throws(EvaluationError) {
         guard allowsUnpinnedKeys || thumbprints.contains(keyID) else {
-            throw .receiptInvalid(detail: "key \(keyID) is not pinned (pinned: \(thumbprints.sorted().joined(separator: ", ")))")
+            let pinned = thumbprints.isEmpty ? "none" : thumbprints.sorted().joined(separator: ", ")
+            throw .receiptInvalid(detail: "key \(keyID) is not pinned (pinned: \(pinned))")
         }
     }
 

@@ -45,7 +45,7 @@ final class KeyPinningTests: XCTestCase {
             Replay.reset()
             Replay.set(jwks: forged.jwks)
             Replay.set(answer: forged.body, headers: ["Insight-Receipt": forged.receipt])
-            let evaluator = replayEvaluator(pins: try XCTUnwrap(pins))
+            let evaluator = replayEvaluator(pins: pins)
             let error = await evaluationError { () async throws(EvaluationError) in
                 try await evaluator.requestEvaluation(context: Self.context)
             }
@@ -99,7 +99,13 @@ final class KeyPinningTests: XCTestCase {
             signingKeyPins: SigningKeyPins(thumbprints: current.keyIDs, allowUnpinnedKeys: true))
         let accepted = try await lenient.requestEvaluation(context: InsightContext(operationCategory: .payment))
         XCTAssertEqual(accepted.receipt?.keyID, next)
-        XCTAssertNil(SigningKeyPins(thumbprints: []), "pins that pin nothing")
+        // Pins that pin nothing trust nothing.
+        let empty = InsightEvaluator(
+            baseURL: daemon.baseURL, apiKey: key, retryPolicy: .never, signingKeyPins: SigningKeyPins(thumbprints: []))
+        let refused = await evaluationError { () async throws(EvaluationError) in
+            try await empty.requestEvaluation(context: InsightContext(operationCategory: .payment))
+        }
+        XCTAssertEqual(refused, .receiptInvalid(detail: "key \(next) is not pinned (pinned: none)"))
     }
 
     // MARK: - Support
