@@ -2,7 +2,8 @@
 # The client libraries of clients/ against a live daemon (issue 39): first each client's
 # operations and enumerations against openapi/ (clients/conformance/check_openapi.py), then each
 # client's driver through the conformance scenario (clients/conformance/scenario.json) against a
-# release insightd on a free port, with a tampering proxy in front of it for the tampered answer.
+# release insightd on a free port, with a tampering proxy in front of it for the tampered answer and
+# a re-keying one (its own JWKS, answers re-signed) for the pinned keys.
 # The contract between this script and a driver: clients/conformance/README.md.
 #
 # Usage: e2e/clients.sh BIN_DIR [CLIENT...]    (BIN_DIR holds release insightd and insightctl;
@@ -26,9 +27,10 @@ fi
 [ -n "$CLIENTS" ] || { echo "clients: no clients/*/conformance.sh" >&2; exit 2; }
 
 WORK=$(mktemp -d)
-PID="" PROXY=""
+PID="" PROXY="" REKEYING_PROXY=""
 cleanup() {
     [ -z "$PROXY" ] || kill "$PROXY" 2>/dev/null || true
+    [ -z "$REKEYING_PROXY" ] || kill "$REKEYING_PROXY" 2>/dev/null || true
     [ -z "$PID" ] || kill -9 "$PID" 2>/dev/null || true
     rm -rf "$WORK"
 }
@@ -60,6 +62,11 @@ python3 "$CONFORMANCE/tamper_proxy.py" "$URL" >"$WORK/proxy.out" 2>&1 &
 PROXY=$!
 for _ in $(seq 1 50); do grep -q '^listening' "$WORK/proxy.out" && break; sleep 0.1; done
 TAMPERING_URL="http://127.0.0.1:$(sed -n 's/^listening //p' "$WORK/proxy.out")"
+python3 "$CONFORMANCE/tamper_proxy.py" --rekey "$URL" >"$WORK/rekeying-proxy.out" 2>&1 &
+REKEYING_PROXY=$!
+for _ in $(seq 1 50); do grep -q '^listening' "$WORK/rekeying-proxy.out" && break; sleep 0.1; done
+grep -q '^listening' "$WORK/rekeying-proxy.out" || { echo "clients: the re-keying proxy did not start" >&2; cat "$WORK/rekeying-proxy.out" >&2; exit 1; }
+REKEYING_URL="http://127.0.0.1:$(sed -n 's/^listening //p' "$WORK/rekeying-proxy.out")"
 
 # caller NAME TENANT ENVIRONMENT ROLES [--rate R --burst B]: prints "callerId apiKey".
 caller() {
@@ -81,7 +88,7 @@ for client in $CLIENTS; do
     set -- $(caller revoked "$tenant" sandbox evaluate); revoked_id=$1 revoked_key=$2
     echo "clients: $client"
     if INSIGHT_SCENARIO="$CONFORMANCE/scenario.json" INSIGHT_URL="$URL" INSIGHT_TAMPERING_URL="$TAMPERING_URL" \
-        INSIGHT_TENANT="$tenant" \
+        INSIGHT_REKEYING_URL="$REKEYING_URL" INSIGHT_TENANT="$tenant" \
         INSIGHT_KEY_SANDBOX="$sandbox_key" INSIGHT_KEY_PRODUCTION="$production_key" INSIGHT_KEY_ADMIN="$admin_key" \
         INSIGHT_KEY_THROTTLED="$throttled_key" INSIGHT_KEY_REVOKED="$revoked_key" \
         INSIGHT_CALLER_THROTTLED="$throttled_id" INSIGHT_CALLER_REVOKED="$revoked_id" INSIGHT_CALLER_NOBODY=caller_0000000000000000 \

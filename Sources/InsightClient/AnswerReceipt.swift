@@ -63,9 +63,12 @@ public enum ReceiptVerification: Sendable, Hashable {
 }
 
 /// The public keys of a JWKS (RFC 7517) that can verify receipts' heads: Ed25519 `OKP` keys (RFC
-/// 8037) for `EdDSA` signatures. Other keys of the set are ignored.
+/// 8037) for `EdDSA` signatures, each named by its RFC 7638 thumbprint. Other keys of the set are
+/// ignored.
 public struct JSONWebKeySet: Sendable {
     let keys: [String: Ed25519VerifyingKey]
+
+    init(keys: [String: Ed25519VerifyingKey]) { self.keys = keys }
 
     /// The ids of the usable keys.
     public var keyIDs: [String] { keys.keys.sorted() }
@@ -88,6 +91,10 @@ public struct JSONWebKeySet: Sendable {
                 let publicKey = Ed25519VerifyingKey(rawRepresentation: x)
             else {
                 throw .unexpectedResponse(detail: "the JWKS holds an Ed25519 key without a kid or a valid x")
+            }
+            // The kid names the key itself, so a pinned thumbprint pins the key, not a name.
+            guard Ed25519JWK.thumbprint(publicKey: x) == kid else {
+                throw .unexpectedResponse(detail: "kid \(kid) is not the RFC 7638 thumbprint of its key")
             }
             keys[kid] = publicKey
         }
@@ -357,10 +364,14 @@ actor ReceiptVerifier {
     private var keySet: JSONWebKeySet?
     private var newest: [String: (sequence: Int64, head: String)] = [:]
     private var scope: AnswerScope?
+    /// Nil: the fetched JWKS is trusted.
+    private let pins: SigningKeyPins?
 
-    init(client: APIClient, scope: AnswerScope?) {
+    init(client: APIClient, scope: AnswerScope?, pins: SigningKeyPins? = nil) {
         self.client = client
         self.scope = scope
+        self.pins = pins
+        keySet = pins.map { $0.apply(nil) }
     }
 
     /// Verifies an answer's receipt; throws ``EvaluationError/receiptInvalid(detail:)`` when
@@ -368,6 +379,7 @@ actor ReceiptVerifier {
     func verify(body: Data, receipt: String?) async throws(EvaluationError) -> AnswerReceipt {
         guard let receipt else { throw .receiptInvalid(detail: "the answer carries no Insight-Receipt") }
         let keyID = try JSONWebKeySet.keyID(of: receipt)
+        try pins?.admit(keyID)
         var keys = try await current(refresh: false)
         if keys.keys[keyID] == nil { keys = try await current(refresh: true) }
         let verified = try keys.verify(body: body, receipt: receipt)
@@ -407,7 +419,8 @@ actor ReceiptVerifier {
             "GET", [InsightEvaluator.apiVersion, "signing-keys"], body: nil,
             bypassCache: refresh, options: RequestOptions())
         let fetched = try JSONWebKeySet(jwks: response.body)
-        keySet = fetched
-        return fetched
+        let usable = pins.map { $0.apply(fetched) } ?? fetched
+        keySet = usable
+        return usable
     }
 }

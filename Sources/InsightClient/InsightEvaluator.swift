@@ -43,12 +43,18 @@ public final class InsightEvaluator: Sendable {
     ///   - expectedScope: the tenant and environment of `apiKey`; every answer must name them.
     ///     Without it, every answer must name those of the first (one key answers for one tenant
     ///     and environment), so a sandbox answer cannot pass for a production one.
+    ///   - signingKeyPins: the keys trusted to sign heads. Without pins the evaluator trusts
+    ///     the key set `baseURL` serves, so a receipt proves the answer only as far as TLS to
+    ///     insightd does; with them, a head signed by any other key fails. See ``SigningKeyPins``.
     public init(
         baseURL: URL, apiKey: String, session: URLSession = .shared, retryPolicy: RetryPolicy = .default,
-        receiptVerification: ReceiptVerification = .required, expectedScope: AnswerScope? = nil
+        receiptVerification: ReceiptVerification = .required, expectedScope: AnswerScope? = nil,
+        signingKeyPins: SigningKeyPins? = nil
     ) {
         client = APIClient(baseURL: baseURL, apiKey: apiKey, session: session, retryPolicy: retryPolicy)
-        receipts = receiptVerification == .required ? ReceiptVerifier(client: client, scope: expectedScope) : nil
+        receipts =
+            receiptVerification == .required
+            ? ReceiptVerifier(client: client, scope: expectedScope, pins: signingKeyPins) : nil
     }
 
     /// Requests an evaluation (`POST /v1/evaluations`).

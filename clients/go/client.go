@@ -48,6 +48,17 @@ type Options struct {
 	// DisableReceiptVerification skips verifying answers' Insight-Receipt (a service that does
 	// not prove its answers). Verification is on by default.
 	DisableReceiptVerification bool
+	// PinnedKeys (ParseKeySet of the JWKS insightd's operator hands out) and PinnedKeyIDs (the
+	// keys' RFC 7638 thumbprints: their kids) are the keys trusted to sign receipts. Without
+	// them the client trusts whatever key set BaseURL serves, so a receipt proves the answer
+	// only as far as TLS to insightd does; with them, a head signed by any other key fails
+	// with a *ReceiptError ("… is not pinned"), even when BaseURL's JWKS lists it. Pinned keys
+	// verify without a fetch; pinned ids are fetched. Pin the next key before a rotation
+	// (docs/operations.md, "Signing keys"). AllowUnpinnedKeys also accepts other fetched keys
+	// (while rolling pins out: Receipt.KeyID says which key signed).
+	PinnedKeys        *KeySet
+	PinnedKeyIDs      []string
+	AllowUnpinnedKeys bool
 	// ExpectedTenant and ExpectedEnvironment, when set, are what every answer must name;
 	// otherwise the first verified answer's tenant and environment are expected of the rest.
 	ExpectedTenant      string
@@ -93,8 +104,12 @@ func New(opts Options) (*Client, error) {
 		c.retry.MaxAttempts = 1
 	}
 	if !opts.DisableReceiptVerification {
+		pins, err := newKeyPins(opts)
+		if err != nil {
+			return nil, err
+		}
 		c.verifier = &receiptVerifier{client: c, newest: map[string]*Receipt{},
-			tenant: opts.ExpectedTenant, environment: opts.ExpectedEnvironment}
+			tenant: opts.ExpectedTenant, environment: opts.ExpectedEnvironment, pins: pins, keys: pins.apply(nil)}
 	}
 	return c, nil
 }
@@ -309,6 +324,7 @@ type receiptVerifier struct {
 	mu          sync.Mutex
 	keys        *KeySet
 	etag        string
+	pins        *keyPins // nil: the fetched JWKS is trusted
 	newest      map[string]*Receipt
 	tenant      string
 	environment Environment
@@ -328,6 +344,9 @@ func (v *receiptVerifier) verify(ctx context.Context, body []byte, header string
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if err := v.pins.admit(jws.kid); err != nil {
+		return nil, err
+	}
 	if v.keys == nil || v.keys.keys[jws.kid] == nil {
 		// A failure here is the receipt's, not the evaluation's: the evaluation was recorded,
 		// and a transport error would invite the caller to evaluate again.
@@ -369,7 +388,7 @@ func (v *receiptVerifier) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v.keys, v.etag = keys, resp.header.Get("ETag")
+	v.keys, v.etag = v.pins.apply(keys), resp.header.Get("ETag")
 	return nil
 }
 

@@ -68,6 +68,7 @@ type Step struct {
 	Save                string                 `json:"save"`
 	Via                 string                 `json:"via"`
 	Verify              *bool                  `json:"verify"`
+	Pin                 string                 `json:"pin"`
 	UntilKidDiffersFrom string                 `json:"untilKidDiffersFrom"`
 	RequestID           string                 `json:"requestId"`
 	Evaluation          string                 `json:"evaluation"`
@@ -113,16 +114,37 @@ type runner struct {
 }
 
 func (r *runner) client(key, via string, verify bool) *insight.Client {
-	slot := fmt.Sprintf("%s|%s|%v", key, via, verify)
+	return r.pinnedClient(key, via, verify, "")
+}
+
+// pinnedClient is a client that pins the daemon's own keys (never a proxy's) as pin says:
+// "thumbprints" their kids, "keys" the JWKS itself, "" none.
+func (r *runner) pinnedClient(key, via string, verify bool, pin string) *insight.Client {
+	slot := fmt.Sprintf("%s|%s|%v|%s", key, via, verify, pin)
 	if c := r.clients[slot]; c != nil {
 		return c
 	}
 	url := os.Getenv("INSIGHT_URL")
-	if via == "tampering" {
+	switch via {
+	case "tampering":
 		url = os.Getenv("INSIGHT_TAMPERING_URL")
+	case "rekeying":
+		url = os.Getenv("INSIGHT_REKEYING_URL")
 	}
-	c, err := insight.New(insight.Options{BaseURL: url, APIKey: os.Getenv("INSIGHT_KEY_" + strings.ToUpper(key)),
-		Timeout: 10 * time.Second, DisableReceiptVerification: !verify})
+	opts := insight.Options{BaseURL: url, APIKey: os.Getenv("INSIGHT_KEY_" + strings.ToUpper(key)),
+		Timeout: 10 * time.Second, DisableReceiptVerification: !verify}
+	if pin != "" {
+		keys, err := r.client("", "", true).SigningKeys(r.ctx)
+		if err != nil {
+			panic(err)
+		}
+		if pin == "thumbprints" {
+			opts.PinnedKeyIDs = keys.KeyIDs()
+		} else {
+			opts.PinnedKeys = keys
+		}
+	}
+	c, err := insight.New(opts)
 	if err != nil {
 		panic(err)
 	}
@@ -145,7 +167,7 @@ func callerID(name string) string { return os.Getenv("INSIGHT_CALLER_" + strings
 
 func (r *runner) act(s Step) (*got, error) {
 	verify := s.Verify == nil || *s.Verify
-	c := r.client(s.Key, s.Via, verify)
+	c := r.pinnedClient(s.Key, s.Via, verify, s.Pin)
 	ctx := r.ctx
 	switch s.Do {
 	case "catalog":

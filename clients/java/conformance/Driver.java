@@ -11,6 +11,8 @@ import io.insightd.client.Evaluation;
 import io.insightd.client.EvaluationRequest;
 import io.insightd.client.FraudType;
 import io.insightd.client.InsightClient;
+import io.insightd.client.InsightException;
+import io.insightd.client.KeySet;
 import io.insightd.client.LabelOutcome;
 import io.insightd.client.LabelResultStatus;
 import io.insightd.client.Labels;
@@ -136,11 +138,30 @@ public class Driver {
         this.scenario = scenario;
     }
 
-    InsightClient client(String key, String via, boolean verify) {
-        return clients.computeIfAbsent(key + "|" + via + "|" + verify, slot -> InsightClient
-                .builder(System.getenv("tampering".equals(via) ? "INSIGHT_TAMPERING_URL" : "INSIGHT_URL"),
-                        System.getenv("INSIGHT_KEY_" + String.valueOf(key).toUpperCase(Locale.ROOT)))
-                .timeout(Duration.ofSeconds(10)).verifyReceipts(verify).build());
+    InsightClient client(String key, String via, boolean verify) throws InsightException {
+        return client(key, via, verify, null);
+    }
+
+    /** A client that pins the daemon's own keys (never a proxy's) as {@code pin} says: "thumbprints", "keys", or null. */
+    InsightClient client(String key, String via, boolean verify, String pin) throws InsightException {
+        String slot = key + "|" + via + "|" + verify + "|" + pin;
+        InsightClient client = clients.get(slot);
+        if (client == null) {
+            String url = System.getenv("tampering".equals(via) ? "INSIGHT_TAMPERING_URL" : "rekeying".equals(via) ? "INSIGHT_REKEYING_URL" : "INSIGHT_URL");
+            InsightClient.Builder builder = InsightClient.builder(url, System.getenv("INSIGHT_KEY_" + String.valueOf(key).toUpperCase(Locale.ROOT)))
+                    .timeout(Duration.ofSeconds(10)).verifyReceipts(verify);
+            if (pin != null) {
+                KeySet keys = InsightClient.builder(System.getenv("INSIGHT_URL"), "").build().signingKeys();
+                if ("thumbprints".equals(pin)) {
+                    builder.pinnedThumbprints(keys.keyIds());
+                } else {
+                    builder.pinnedKeys(keys);
+                }
+            }
+            client = builder.build();
+            clients.put(slot, client);
+        }
+        return client;
     }
 
     static String callerId(String name) {
@@ -154,7 +175,7 @@ public class Driver {
     Got act(JsonNode step) throws Exception {
         Got got = new Got();
         boolean verify = step.path("verify").asBoolean(true);
-        InsightClient client = client(text(step, "key"), text(step, "via"), verify);
+        InsightClient client = client(text(step, "key"), text(step, "via"), verify, text(step, "pin"));
         switch (step.path("do").asText()) {
             case "catalog" -> got.catalog = client("sandbox", null, true).catalog();
             case "signingKeys" -> got.signingKeys = client("sandbox", null, true).signingKeys().keyIds().size();

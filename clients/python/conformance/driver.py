@@ -41,13 +41,23 @@ class Run:
         self.idempotency_keys = {}
         self.today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
 
-    def client(self, key_name, via=None, verify=True):
-        url = os.environ["INSIGHT_TAMPERING_URL" if via == "tampering" else "INSIGHT_URL"]
-        slot = (key_name, via, verify)
+    def client(self, key_name, via=None, verify=True, pin=None):
+        url = os.environ[{"tampering": "INSIGHT_TAMPERING_URL", "rekeying": "INSIGHT_REKEYING_URL"}.get(via, "INSIGHT_URL")]
+        slot = (key_name, via, verify, pin)
         if slot not in self.clients:
             self.clients[slot] = insight.Client(url, os.environ["INSIGHT_KEY_" + key_name.upper()],
-                                                verify_receipts=verify, timeout=10)
+                                                verify_receipts=verify, timeout=10, **self.pins(pin))
         return self.clients[slot]
+
+    @staticmethod
+    def pins(pin):
+        """The daemon's own keys (never the proxy's), pinned as the step says."""
+        if pin is None:
+            return {}
+        jwks = insight.Client(os.environ["INSIGHT_URL"], "").signing_keys()
+        if pin == "thumbprints":
+            return {"pinned_thumbprints": [key.kid for key in jwks.keys]}
+        return {"pinned_keys": jwks}
 
     @staticmethod
     def caller_id(name):
@@ -62,7 +72,7 @@ class Run:
         return {"jwks": insight.Client(os.environ["INSIGHT_URL"], "").signing_keys()}
 
     def do_evaluate(self, step):
-        client = self.client(step["key"], step.get("via"), step.get("verify", True))
+        client = self.client(step["key"], step.get("via"), step.get("verify", True), step.get("pin"))
         request = dict(self.scenario["contexts"][step["context"]])
         if "requestId" in step:
             request["requestId"] = self.idempotency_keys.setdefault("request:" + step["requestId"], "%s-%s" % (step["requestId"], uuid.uuid4()))

@@ -7,4 +7,4 @@ from .client import MAX_LABELS, OPERATIONS, Client, Evaluation  # noqa: E402
 from .enums import *  # noqa: E402,F401,F403
 from .errors import *  # noqa: E402,F401,F403
 from .models import *  # noqa: E402,F401,F403
-from .receipts import Receipt, ReceiptVerifier  # noqa: E402,F401
+from .receipts import KeyPins, Receipt, ReceiptVerifier  # noqa: E402,F401

@@ -23,7 +23,7 @@ from .models import (APIKeyList, AuthorizationChange, AuthorizationQuery, Author
                      InsightCatalog, JSONWebKeySet, Label, LabelSubmissionResult, Problem,
                      RateLimitList, RateLimitState, ReceiptHeadList, SubjectIdentifiers,
                      Transparency, TransparencyQuery, APIKeyInfo)
-from .receipts import Receipt, ReceiptVerifier
+from .receipts import KeyPins, Receipt, ReceiptVerifier
 from .wire import decode, encode
 
 MAX_LABELS = 1000
@@ -87,6 +87,14 @@ class Client:
       the wait doubles from `backoff` seconds, or is insightd's Retry-After up to `max_wait`.
     - `verify_receipts` (on by default): every evaluation's Insight-Receipt is verified against
       GET /v1/signing-keys before the answer is decoded; a failure raises ReceiptInvalidError.
+    - `pinned_keys` (a JWKS document: JSON text, a dict or a JSONWebKeySet) and
+      `pinned_thumbprints` (the keys' RFC 7638 thumbprints, their `kid`s): the keys you trust to
+      sign receipts. Without pins the client trusts whatever key set the base URL serves, so a
+      receipt proves the answer only as far as TLS to insightd does; with them, a head signed by
+      any other key raises ReceiptInvalidError ("… is not pinned"), even if the base URL's key
+      set lists it. Pin the next key before a rotation (docs/operations.md, "Signing keys").
+      `allow_unpinned_keys`: accept other fetched keys too (rolling pins out; `receipt.kid`
+      says which key signed).
     - `expected_tenant`, `expected_environment`: the tenant and environment the answers must
       name (the receipt binds them); by default those of the first verified answer.
     - `idempotent_evaluations` (on by default): insightd replays an evaluation sent again with the
@@ -97,7 +105,7 @@ class Client:
 
     def __init__(self, base_url, api_key, *, timeout=10.0, max_retries=2, backoff=0.2, max_wait=5.0,
                  verify_receipts=True, expected_tenant=None, expected_environment=None, ssl_context=None,
-                 idempotent_evaluations=True):
+                 idempotent_evaluations=True, pinned_keys=None, pinned_thumbprints=None, allow_unpinned_keys=False):
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("base_url must be an http or https URL")
@@ -109,7 +117,10 @@ class Client:
         self._expected_tenant, self._expected_environment = expected_tenant, expected_environment
         self._ssl_context = ssl_context
         self.idempotent_evaluations = idempotent_evaluations
-        self._verifier = ReceiptVerifier(self._fetch_signing_keys)
+        pins = None
+        if pinned_keys is not None or pinned_thumbprints is not None:
+            pins = KeyPins(pinned_keys, pinned_thumbprints or (), allow_unpinned_keys)
+        self._verifier = ReceiptVerifier(self._fetch_signing_keys, pins)
 
     # ---- evaluations
 

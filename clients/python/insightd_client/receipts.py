@@ -15,7 +15,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .errors import ReceiptInvalidError
-from .models import ReceiptHeadPayload
+from .models import JSONWebKeySet, ReceiptHeadPayload
 from .wire import decode
 
 
@@ -112,22 +112,70 @@ def thumbprint(x):
     return b64url_encode(hashlib.sha256(members.encode()).digest())
 
 
+def _usable(jwk):
+    """Whether a JWK of a set is an Ed25519 signing key named by its RFC 7638 thumbprint."""
+    return (jwk.kty, jwk.crv, jwk.use, jwk.alg) == ("OKP", "Ed25519", "sig", "EdDSA") and thumbprint(jwk.x) == jwk.kid
+
+
+class KeyPins:
+    """The keys an application trusts to sign heads, whatever the base URL's GET /v1/signing-keys
+    lists (a proxy can serve its own set and re-sign answers: docs/api.md, "Receipts").
+
+    - `keys`: a JWKS document (its JSON text or bytes, a dict, or a JSONWebKeySet) whose keys
+      verify heads without being fetched: the set insightd's operator hands out.
+    - `thumbprints`: RFC 7638 thumbprints (the `kid`s) of keys that may be fetched. Pin the key
+      published ahead of a rotation too (docs/operations.md, "Signing keys").
+    - `allow_unpinned`: also trust a fetched key that is not pinned (while rolling pins out:
+      `receipt.kid` tells which key signed). By default a head signed by any other key fails."""
+
+    def __init__(self, keys=None, thumbprints=(), allow_unpinned=False):
+        if isinstance(keys, (str, bytes)):
+            keys = json.loads(keys)
+        if isinstance(keys, dict):
+            keys = decode(JSONWebKeySet, keys)
+        self.keys = {}
+        for jwk in keys.keys if keys is not None else []:
+            if not _usable(jwk):
+                raise ValueError("pinned key %s is not an Ed25519 signing key named by its RFC 7638 thumbprint" % jwk.kid)
+            self.keys[jwk.kid] = Ed25519PublicKey.from_public_bytes(b64url_decode(jwk.x))
+        if isinstance(thumbprints, str):
+            raise ValueError("thumbprints is a list of thumbprints, not one string")
+        self.thumbprints = frozenset(thumbprints) | frozenset(self.keys)
+        if not self.thumbprints:
+            raise ValueError("pin at least one key or thumbprint")
+        self.allow_unpinned = allow_unpinned
+
+    def admits(self, kid):
+        """Whether a key of that kid may verify a head."""
+        return self.allow_unpinned or kid in self.thumbprints
+
+    def refuse(self, kid):
+        raise ReceiptInvalidError("the head's key %s is not pinned (pinned: %s)" % (kid, ", ".join(sorted(self.thumbprints))))
+
+
 class ReceiptVerifier:
     """Verifies receipts against the JWKS that `fetch_keys(etag)` returns. The key set is cached
     and fetched again, once per answer, when a head names a kid it does not hold (after a
     rotation): `fetch_keys` answers (jwks, etag), or (None, etag) when unchanged (304).
     It remembers the last head of each instance, so that a head claiming the same place in the
     chain as another, or a successor whose `previous` is not the hash of the head before it,
-    fails. Thread-safe."""
+    fails. With `pins` (KeyPins), pinned keys need no fetch and only pinned keys verify (unless
+    the pins allow unpinned ones). Thread-safe."""
 
-    def __init__(self, fetch_keys):
+    def __init__(self, fetch_keys, pins=None):
         self._fetch_keys = fetch_keys
+        self._pins = pins
         self._lock = threading.Lock()
         self._keys = None
         self._etag = None
         self._last_heads = {}
 
     def _key(self, kid):
+        if self._pins is not None:
+            if kid in self._pins.keys:
+                return self._pins.keys[kid]
+            if not self._pins.admits(kid):
+                self._pins.refuse(kid)
         with self._lock:
             keys, etag = self._keys, self._etag
         if keys is not None and kid in keys:
@@ -136,7 +184,7 @@ class ReceiptVerifier:
         if fetched is not None:
             keys = {}
             for jwk in fetched.keys:
-                if (jwk.kty, jwk.crv, jwk.use, jwk.alg) == ("OKP", "Ed25519", "sig", "EdDSA") and thumbprint(jwk.x) == jwk.kid:
+                if _usable(jwk) and (self._pins is None or self._pins.admits(jwk.kid)):
                     keys[jwk.kid] = Ed25519PublicKey.from_public_bytes(b64url_decode(jwk.x))
             with self._lock:
                 self._keys, self._etag = keys, etag

@@ -1,15 +1,17 @@
 """The receipt verifier on trees built here, signed with a key made here: each way an answer can
 be forged fails with ReceiptInvalidError."""
 import base64
+import dataclasses
 import hashlib
 import json
+import os
 import unittest
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from insightd_client import JSONWebKeySet, ReceiptInvalidError, SigningKey
-from insightd_client.receipts import ReceiptVerifier, b64url_encode, thumbprint
+from insightd_client import Client, JSONWebKeySet, KeyPins, ReceiptInvalidError, SigningKey
+from insightd_client.receipts import ReceiptVerifier, b64url_decode, b64url_encode, thumbprint
 
 
 def leaf(body):
@@ -107,6 +109,84 @@ class ReceiptTests(unittest.TestCase):
             self.verifier.verify(self.bodies[0], receipt(older, 0, self.paths[0]))
         successor = self.signer.head(dict(self.payload, sequence=1, previous=previous))
         self.assertEqual(self.verifier.verify(self.bodies[0], receipt(successor, 0, self.paths[0])).head.sequence, 1)
+
+
+class PinningTests(unittest.TestCase):
+    """Pinned keys and thumbprints: a head signed by a key the application did not pin fails,
+    even when the key set the base URL serves lists it (a proxy serving its own key set)."""
+
+    def setUp(self):
+        self.insightd, self.proxy, self.next = Signer(), Signer(), Signer()
+        self.served = [self.proxy.jwk]
+        self.fetches = 0
+        # A real answer and its head's payload (every member the daemon writes), made a tree of
+        # that one answer as the re-keying proxy (clients/conformance/tamper_proxy.py) makes it.
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testdata", "receipts.json")) as f:
+            answer = json.load(f)["answers"][0]
+        self.body = answer["body"].encode()
+        real = json.loads(b64url_decode(answer["receipt"].split('"')[1].split(".")[1]))
+        self.payload = dict(real, instance="a", sequence=0, size=1, root=b64url_encode(leaf(self.body)), previous=None)
+
+    def fetch(self, etag):
+        self.fetches += 1
+        return JSONWebKeySet(list(self.served)), "etag-%d" % self.fetches
+
+    def verify(self, signer, pins):
+        return ReceiptVerifier(self.fetch, pins).verify(self.body, receipt(signer.head(self.payload), 0, []))
+
+    def test_without_pins_the_served_key_set_is_trusted(self):
+        self.assertEqual(self.verify(self.proxy, None).kid, self.proxy.jwk.kid)
+
+    def test_a_key_not_pinned_fails_even_when_served(self):
+        for pins in (KeyPins(thumbprints=[self.insightd.jwk.kid]),
+                     KeyPins(keys=json.dumps({"keys": [dataclasses.asdict(self.insightd.jwk)]}))):
+            with self.subTest(pins=pins.thumbprints):
+                with self.assertRaisesRegex(ReceiptInvalidError, "the head's key %s is not pinned" % self.proxy.jwk.kid):
+                    self.verify(self.proxy, pins)
+        self.assertEqual(self.fetches, 0, "an unpinned kid is refused without a fetch")
+
+    def test_a_served_key_posing_as_a_pinned_one_fails(self):
+        # The proxy serves its own x under insightd's kid: not that kid's thumbprint, dropped.
+        self.served = [SigningKey("OKP", "Ed25519", self.proxy.jwk.x, self.insightd.jwk.kid, "sig", "EdDSA")]
+        self.proxy.jwk = self.served[0]
+        with self.assertRaisesRegex(ReceiptInvalidError, "not in GET /v1/signing-keys"):
+            self.verify(self.proxy, KeyPins(thumbprints=[self.insightd.jwk.kid]))
+
+    def test_pinned_keys_need_no_fetch_and_pinned_thumbprints_are_fetched(self):
+        pinned = KeyPins(keys=JSONWebKeySet([self.insightd.jwk]))
+        self.assertEqual(self.verify(self.insightd, pinned).kid, self.insightd.jwk.kid)
+        self.assertEqual(self.fetches, 0)
+        self.served = [self.insightd.jwk]
+        self.assertEqual(self.verify(self.insightd, KeyPins(thumbprints=[self.insightd.jwk.kid])).kid, self.insightd.jwk.kid)
+        self.assertEqual(self.fetches, 1)
+
+    def test_a_rotation_to_a_pinned_next_key(self):
+        pins = KeyPins(thumbprints=[self.insightd.jwk.kid, self.next.jwk.kid])
+        verifier = ReceiptVerifier(self.fetch, pins)
+        self.served = [self.insightd.jwk, self.next.jwk, self.proxy.jwk]
+        self.assertEqual(verifier.verify(self.body, receipt(self.insightd.head(self.payload), 0, [])).kid, self.insightd.jwk.kid)
+        # Each head of another instance, so that only the key differs.
+        self.assertEqual(verifier.verify(self.body, receipt(self.next.head(dict(self.payload, instance="b")), 0, [])).kid,
+                         self.next.jwk.kid)
+        with self.assertRaisesRegex(ReceiptInvalidError, "not pinned"):
+            verifier.verify(self.body, receipt(self.proxy.head(dict(self.payload, instance="c")), 0, []))
+
+    def test_allow_unpinned_accepts_a_served_key(self):
+        self.assertEqual(self.verify(self.proxy, KeyPins(thumbprints=[self.insightd.jwk.kid], allow_unpinned=True)).kid,
+                         self.proxy.jwk.kid)
+
+    def test_bad_pins_are_refused_at_once(self):
+        wrong_kid = dataclasses.replace(self.insightd.jwk, kid=self.proxy.jwk.kid)
+        for what, make in {"no pin": lambda: KeyPins(thumbprints=[]), "one string": lambda: KeyPins(thumbprints="abc"),
+                           "a kid not its thumbprint": lambda: KeyPins(keys=JSONWebKeySet([wrong_kid]))}.items():
+            with self.subTest(what):
+                with self.assertRaises(ValueError):
+                    make()
+
+    def test_the_client_takes_pins(self):
+        client = Client("http://127.0.0.1:9", "k", pinned_thumbprints=[self.insightd.jwk.kid])
+        with self.assertRaisesRegex(ReceiptInvalidError, "not pinned"):
+            client._verifier.verify(self.body, receipt(self.proxy.head(self.payload), 0, []))
 
 
 class WorkedExampleTests(unittest.TestCase):

@@ -9,7 +9,7 @@ import {
   BatchTooLargeError, DecisionAction, ENUMERATIONS, InsightClient, InsightdError, OPERATIONS, PROBLEM_ERRORS, ProblemError,
   ReceiptInvalidError, VERSION,
 } from "../src/index.js";
-import type { Evaluation, EvaluationRequest, Label } from "../src/index.js";
+import type { ClientOptions, Evaluation, EvaluationRequest, Label } from "../src/index.js";
 
 type Step = Record<string, any>;
 type Got = Record<string, any>;
@@ -37,14 +37,22 @@ class Run {
 
   constructor(private readonly scenario: { contexts: Record<string, EvaluationRequest>; steps: Step[] }) {}
 
-  private client(keyName: string, via?: string, verify = true): InsightClient {
-    const slot = `${keyName}/${via}/${verify}`;
+  private client(keyName: string, via?: string, verify = true, pins: ClientOptions = {}, pin?: string): InsightClient {
+    const slot = `${keyName}/${via}/${verify}/${pin}`;
     let client = this.clients.get(slot);
     if (!client) {
-      client = new InsightClient(env(via === "tampering" ? "INSIGHT_TAMPERING_URL" : "INSIGHT_URL"), env(`INSIGHT_KEY_${keyName.toUpperCase()}`), { verifyReceipts: verify });
+      const url = env(via === "tampering" ? "INSIGHT_TAMPERING_URL" : via === "rekeying" ? "INSIGHT_REKEYING_URL" : "INSIGHT_URL");
+      client = new InsightClient(url, env(`INSIGHT_KEY_${keyName.toUpperCase()}`), { verifyReceipts: verify, ...pins });
       this.clients.set(slot, client);
     }
     return client;
+  }
+
+  /** The daemon's own keys (never a proxy's), pinned as the step says. */
+  private async pins(pin?: string): Promise<ClientOptions> {
+    if (pin === undefined) return {};
+    const jwks = await new InsightClient(env("INSIGHT_URL"), "").signingKeys();
+    return pin === "thumbprints" ? { pinnedThumbprints: jwks.keys.map((key) => key.kid) } : { pinnedKeys: jwks };
   }
 
   private callerId = (name: string) => env(`INSIGHT_CALLER_${name.toUpperCase()}`);
@@ -68,7 +76,7 @@ class Run {
     catalog: async () => ({ catalog: await this.client("sandbox").catalog() }),
     signingKeys: async () => ({ jwks: await new InsightClient(env("INSIGHT_URL"), "").signingKeys() }),
     evaluate: async (step) => {
-      const client = this.client(step.key, step.via, step.verify ?? true);
+      const client = this.client(step.key, step.via, step.verify ?? true, await this.pins(step.pin), step.pin);
       const deadline = Date.now() + 15_000;
       let evaluation: Evaluation;
       for (;;) {

@@ -16,6 +16,7 @@ declare module "node:assert/strict" {
     deepEqual(actual: unknown, expected: unknown, message?: string): void;
     ok(value: unknown, message?: string): void;
     rejects(fn: Promise<unknown> | (() => Promise<unknown>), expected?: unknown, message?: string): Promise<void>;
+    throws(fn: () => unknown, expected?: unknown, message?: string): void;
   };
   export default assert;
 }

@@ -7,7 +7,7 @@ import type {
   APIKeyInfo, APIKeyList, AuthorizationState, AuthorizationSubject, Caller, CallerList, CallerQuotaPatch, ErasureResult, EvaluationRequest, EvaluationResponse, InsightCatalog, JSONWebKeySet, Label, LabelSubmissionResult, Problem,
   RateLimitList, RateLimitState, ReceiptHeadList, SubjectIdentifiers, Transparency,
 } from "./models.js";
-import { Receipt, ReceiptVerifier } from "./receipts.js";
+import { KeyPins, Receipt, ReceiptVerifier } from "./receipts.js";
 
 export const VERSION = "0.1.0";
 /** The most labels one POST /v1/labels takes. */
@@ -54,6 +54,18 @@ export interface ClientOptions {
   maxWaitMs?: number;
   /** Verify every evaluation's Insight-Receipt (default true). */
   verifyReceipts?: boolean;
+  /**
+   * The keys trusted to sign receipts: `pinnedKeys` a JWKS document (an object or its JSON text,
+   * e.g. what insightd's operator hands out), `pinnedThumbprints` the keys' RFC 7638 thumbprints
+   * (their kids). Without pins the client trusts whatever key set the base URL serves, so a
+   * receipt proves the answer only as far as TLS to insightd does; with them, a head signed by
+   * any other key fails with ReceiptInvalidError ("… is not pinned"), even when the base URL's
+   * JWKS lists it. Pin the next key before a rotation (docs/operations.md, "Signing keys").
+   * `allowUnpinnedKeys`: accept other fetched keys too (while rolling pins out).
+   */
+  pinnedKeys?: JSONWebKeySet | string;
+  pinnedThumbprints?: readonly string[];
+  allowUnpinnedKeys?: boolean;
   /** The tenant and environment answers must name; default those of the first verified answer. */
   expectedTenant?: string;
   expectedEnvironment?: Environment;
@@ -107,7 +119,11 @@ export class InsightClient {
     this.expectedTenant = options.expectedTenant;
     this.expectedEnvironment = options.expectedEnvironment;
     this.idempotentEvaluations = options.idempotentEvaluations ?? true;
-    this.verifier = new ReceiptVerifier((etag) => this.fetchSigningKeys(etag));
+    const pinned = options.pinnedKeys !== undefined || options.pinnedThumbprints !== undefined;
+    const pins = pinned
+      ? new KeyPins({ keys: options.pinnedKeys, thumbprints: options.pinnedThumbprints, allowUnpinned: options.allowUnpinnedKeys })
+      : undefined;
+    this.verifier = new ReceiptVerifier((etag) => this.fetchSigningKeys(etag), pins);
   }
 
   // ---- evaluations

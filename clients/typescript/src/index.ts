@@ -6,5 +6,5 @@
 export * from "./enums.js";
 export * from "./models.js";
 export * from "./errors.js";
-export { ReceiptVerifier, type Receipt } from "./receipts.js";
+export { KeyPins, ReceiptVerifier, type Receipt } from "./receipts.js";
 export { InsightClient, MAX_LABELS, OPERATIONS, VERSION, type ClientOptions, type Evaluation } from "./client.js";

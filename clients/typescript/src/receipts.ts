@@ -7,7 +7,7 @@
  * with Node's WebCrypto.
  */
 import { ReceiptInvalidError } from "./errors.js";
-import type { JSONWebKeySet, ReceiptHeadPayload } from "./models.js";
+import type { JSONWebKeySet, ReceiptHeadPayload, SigningKey } from "./models.js";
 
 /** An answer's proof, verified: keep `header` and the body's exact bytes with the transaction. */
 export interface Receipt {
@@ -125,6 +125,61 @@ export async function thumbprint(x: string): Promise<string> {
   return base64UrlEncode(await sha256(encoder.encode(JSON.stringify({ crv: "Ed25519", kty: "OKP", x }))));
 }
 
+/** Whether a JWK of a set is an Ed25519 signing key named by its RFC 7638 thumbprint. */
+async function usable(jwk: SigningKey): Promise<boolean> {
+  return jwk.kty === "OKP" && jwk.crv === "Ed25519" && jwk.use === "sig" && jwk.alg === "EdDSA" && (await thumbprint(jwk.x)) === jwk.kid;
+}
+
+function importKey(jwk: SigningKey): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", base64UrlDecode(jwk.x), { name: "Ed25519" }, false, ["verify"]);
+}
+
+/**
+ * The keys an application trusts to sign heads, whatever the base URL's GET /v1/signing-keys
+ * lists (a proxy can serve its own set and re-sign answers: docs/api.md, "Receipts").
+ * `keys`: a JWKS document (an object or its JSON text) whose keys verify without a fetch;
+ * `thumbprints`: RFC 7638 thumbprints (the kids) of keys that may be fetched — pin the key
+ * published ahead of a rotation too (docs/operations.md, "Signing keys"); `allowUnpinned`: also
+ * trust other fetched keys (while rolling pins out: `receipt.kid` tells which key signed).
+ */
+export class KeyPins {
+  readonly thumbprints: ReadonlySet<string>;
+  readonly allowUnpinned: boolean;
+  private readonly pinned: SigningKey[];
+  private imported: Promise<Map<string, CryptoKey>> | undefined;
+
+  constructor(options: { keys?: JSONWebKeySet | string; thumbprints?: readonly string[]; allowUnpinned?: boolean }) {
+    const set = typeof options.keys === "string" ? (JSON.parse(options.keys) as JSONWebKeySet) : options.keys;
+    if (options.thumbprints !== undefined && !Array.isArray(options.thumbprints)) throw new TypeError("thumbprints is a list of thumbprints");
+    this.pinned = set?.keys ?? [];
+    this.thumbprints = new Set([...(options.thumbprints ?? []), ...this.pinned.map((jwk) => jwk.kid)]);
+    if (this.thumbprints.size === 0) throw new TypeError("pin at least one key or thumbprint");
+    this.allowUnpinned = options.allowUnpinned ?? false;
+  }
+
+  /** Whether a key of that kid may verify a head. */
+  admits(kid: string): boolean {
+    return this.allowUnpinned || this.thumbprints.has(kid);
+  }
+
+  /** The pinned key of that kid, if it is one of `keys`. */
+  async key(kid: string): Promise<CryptoKey | undefined> {
+    this.imported ??= (async () => {
+      const keys = new Map<string, CryptoKey>();
+      for (const jwk of this.pinned) {
+        if (!(await usable(jwk))) throw new TypeError(`pinned key ${jwk.kid} is not an Ed25519 signing key named by its RFC 7638 thumbprint`);
+        keys.set(jwk.kid, await importKey(jwk));
+      }
+      return keys;
+    })();
+    return (await this.imported).get(kid);
+  }
+
+  refuse(kid: string): never {
+    throw new ReceiptInvalidError(`the head's key ${kid} is not pinned (pinned: ${[...this.thumbprints].sort().join(", ")})`);
+  }
+}
+
 /** Answers the key set, or undefined when unchanged since `etag` (304). */
 export type KeyFetcher = (etag: string | undefined) => Promise<{ keys: JSONWebKeySet | undefined; etag: string | undefined }>;
 
@@ -139,18 +194,22 @@ export class ReceiptVerifier {
   private etag: string | undefined;
   private readonly lastHeads = new Map<string, { sequence: number; jws: string; time: number }>();
 
-  constructor(private readonly fetchKeys: KeyFetcher) {}
+  /** With `pins`, pinned keys need no fetch and only pinned keys verify (unless the pins allow unpinned ones). */
+  constructor(private readonly fetchKeys: KeyFetcher, private readonly pins?: KeyPins) {}
 
   private async key(kid: string): Promise<CryptoKey> {
+    if (this.pins) {
+      const pinned = await this.pins.key(kid);
+      if (pinned) return pinned;
+      if (!this.pins.admits(kid)) this.pins.refuse(kid);
+    }
     const cached = this.keys?.get(kid);
     if (cached) return cached;
     const fetched = await this.fetchKeys(this.keys ? this.etag : undefined);
     if (fetched.keys) {
       const keys = new Map<string, CryptoKey>();
       for (const jwk of fetched.keys.keys) {
-        if (jwk.kty === "OKP" && jwk.crv === "Ed25519" && jwk.use === "sig" && jwk.alg === "EdDSA" && (await thumbprint(jwk.x)) === jwk.kid) {
-          keys.set(jwk.kid, await crypto.subtle.importKey("raw", base64UrlDecode(jwk.x), { name: "Ed25519" }, false, ["verify"]));
-        }
+        if ((await usable(jwk)) && (this.pins?.admits(jwk.kid) ?? true)) keys.set(jwk.kid, await importKey(jwk));
       }
       this.keys = keys;
       this.etag = fetched.etag;

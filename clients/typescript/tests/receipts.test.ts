@@ -2,8 +2,9 @@
 // be forged fails with ReceiptInvalidError. Run by `node --test` after tsc (conformance.sh test).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { BatchTooLargeError, InsightClient, PROBLEM_ERRORS, ProblemCode, ProblemError, ReceiptInvalidError, ReceiptVerifier, TransportError } from "../src/index.js";
-import { base64Encode, base64UrlEncode, sha256, thumbprint } from "../src/receipts.js";
+import { BatchTooLargeError, InsightClient, KeyPins, PROBLEM_ERRORS, ProblemCode, ProblemError, ReceiptInvalidError, ReceiptVerifier, TransportError } from "../src/index.js";
+import { readFileSync } from "node:fs";
+import { base64Encode, base64UrlDecode, base64UrlEncode, sha256, thumbprint } from "../src/receipts.js";
 import { problemError } from "../src/client.js";
 
 const encoder = new TextEncoder();
@@ -132,4 +133,58 @@ test("docs/api.md's worked example: each leaf of the documented tree verifies", 
     assert.deepEqual([verified.head.instance, verified.head.sequence, verified.kid], ["web-1-4f2a9c01", 41, jwk.kid]);
   }
   await assert.rejects(verifier.verify(bodies[1], `head="${head}", index=0, path=${paths[0]}`), ReceiptInvalidError);
+});
+
+// Pinned keys and thumbprints: a head signed by a key the application did not pin fails, even
+// when the key set the base URL serves lists it (a proxy serving its own key set).
+async function pinning() {
+  const insightd = await signer(), proxy = await signer(), next = await signer();
+  // A real answer and its head's payload (every member the daemon writes), made a tree of that
+  // one answer as the re-keying proxy (clients/conformance/tamper_proxy.py) makes it.
+  const fixture = JSON.parse(readFileSync(new URL("../../../testdata/receipts.json", import.meta.url).pathname, "utf8"));
+  const answer = fixture.answers[0] as { body: string; receipt: string };
+  const body = encoder.encode(answer.body);
+  const real = JSON.parse(new TextDecoder().decode(base64UrlDecode(answer.receipt.split('"')[1].split(".")[1])));
+  const payload = { ...real, instance: "a", sequence: 0, size: 1, root: base64UrlEncode(await leaf(body)), previous: null };
+  const state = { served: [proxy.jwk], fetches: 0 };
+  const verifier = (pins?: KeyPins) => new ReceiptVerifier(async () => {
+    state.fetches++;
+    return { keys: { keys: state.served }, etag: `e${state.fetches}` };
+  }, pins);
+  const signed = async (key: typeof insightd, instance = "a") => receipt(await key.head({ ...payload, instance }), 0, []);
+  return { insightd, proxy, next, body, state, verifier, signed };
+}
+
+test("without pins the served key set is trusted; a key not pinned fails even when served, without a fetch", async () => {
+  const p = await pinning();
+  assert.equal((await p.verifier().verify(p.body, await p.signed(p.proxy))).kid, p.proxy.jwk.kid);
+  p.state.fetches = 0;
+  for (const pins of [new KeyPins({ thumbprints: [p.insightd.jwk.kid] }), new KeyPins({ keys: JSON.stringify({ keys: [p.insightd.jwk] }) })]) {
+    await assert.rejects(p.verifier(pins).verify(p.body, await p.signed(p.proxy)),
+      (e: Error) => e instanceof ReceiptInvalidError && e.message.includes(`the head's key ${p.proxy.jwk.kid} is not pinned`));
+  }
+  assert.equal(p.state.fetches, 0);
+});
+
+test("pinned keys need no fetch; pinned thumbprints are fetched; a pinned next key verifies after a rotation", async () => {
+  const p = await pinning();
+  assert.equal((await p.verifier(new KeyPins({ keys: { keys: [p.insightd.jwk] } })).verify(p.body, await p.signed(p.insightd))).kid, p.insightd.jwk.kid);
+  assert.equal(p.state.fetches, 0);
+  p.state.served = [p.insightd.jwk, p.next.jwk, p.proxy.jwk];
+  const verifier = p.verifier(new KeyPins({ thumbprints: [p.insightd.jwk.kid, p.next.jwk.kid] }));
+  assert.equal((await verifier.verify(p.body, await p.signed(p.insightd))).kid, p.insightd.jwk.kid);
+  assert.equal((await verifier.verify(p.body, await p.signed(p.next, "b"))).kid, p.next.jwk.kid);
+  await assert.rejects(verifier.verify(p.body, await p.signed(p.proxy, "c")), /not pinned/);
+  assert.equal(p.state.fetches, 1);
+});
+
+test("allowUnpinned accepts a served key; bad pins are refused at once", async () => {
+  const p = await pinning();
+  const lenient = new KeyPins({ thumbprints: [p.insightd.jwk.kid], allowUnpinned: true });
+  assert.equal((await p.verifier(lenient).verify(p.body, await p.signed(p.proxy))).kid, p.proxy.jwk.kid);
+  assert.throws(() => new KeyPins({ thumbprints: [] }), TypeError);
+  assert.throws(() => new KeyPins({ thumbprints: "abc" as unknown as string[] }), TypeError);
+  const wrongKid = new KeyPins({ keys: { keys: [{ ...p.insightd.jwk, kid: p.proxy.jwk.kid }] } });
+  await assert.rejects(p.verifier(wrongKid).verify(p.body, await p.signed(p.proxy)), TypeError);
+  assert.throws(() => new InsightClient("http://127.0.0.1:9", "k", { pinnedThumbprints: [] }), TypeError);
 });

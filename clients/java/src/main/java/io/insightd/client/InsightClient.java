@@ -15,6 +15,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,7 +50,9 @@ public final class InsightClient {
                 : HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(b.timeout).build();
         this.timeout = b.timeout;
         this.retry = b.retry;
-        this.verifier = b.verifyReceipts ? new ReceiptVerifier(this::fetchKeys, b.tenant, b.environment) : null;
+        this.verifier = b.verifyReceipts
+                ? new ReceiptVerifier(this::fetchKeys, b.tenant, b.environment, KeyPins.of(b.pinnedKeys, b.pinnedThumbprints, b.allowUnpinnedKeys))
+                : null;
         this.idempotentEvaluations = b.idempotentEvaluations;
     }
 
@@ -69,6 +72,9 @@ public final class InsightClient {
         private String tenant;
         private Environment environment;
         private boolean idempotentEvaluations = true;
+        private KeySet pinnedKeys;
+        private List<String> pinnedThumbprints;
+        private boolean allowUnpinnedKeys;
 
         private Builder(String baseUrl, String apiKey) {
             URI uri = URI.create(Objects.requireNonNull(baseUrl));
@@ -101,6 +107,26 @@ public final class InsightClient {
          */
         public Builder idempotentEvaluations(boolean value) { idempotentEvaluations = value; return this; }
 
+        /**
+         * Pins the keys trusted to sign receipts: {@code KeySet.parse} of the JWKS insightd's
+         * operator hands out; they verify without a fetch. Without pins the client trusts whatever
+         * key set the base URL serves, so a receipt proves the answer only as far as TLS to
+         * insightd does; with them, a head signed by any other key throws {@link ReceiptException}
+         * ("… is not pinned"), even when the base URL's JWKS lists it.
+         */
+        public Builder pinnedKeys(KeySet value) { pinnedKeys = Objects.requireNonNull(value); return this; }
+
+        /**
+         * Pins keys by their RFC 7638 thumbprints (their {@code kid}s), fetched from the base URL
+         * when first needed; a fetched key not pinned is dropped. Pin the next key before a
+         * rotation (docs/operations.md, "Signing keys").
+         */
+        public Builder pinnedThumbprints(Collection<String> value) { pinnedThumbprints = List.copyOf(value); return this; }
+
+        /** With pins, also accept fetched keys that are not pinned (while rolling pins out: {@code Receipt.keyId()} says which key signed). */
+        public Builder allowUnpinnedKeys(boolean value) { allowUnpinnedKeys = value; return this; }
+
+        /** The client; an {@link IllegalArgumentException} when the pins given pin no key. */
         public InsightClient build() { return new InsightClient(this); }
     }
 

@@ -23,7 +23,7 @@ import java.util.TreeMap;
 public final class KeySet {
     private final Map<String, PublicKey> keys;
 
-    private KeySet(Map<String, PublicKey> keys) {
+    KeySet(Map<String, PublicKey> keys) {
         this.keys = keys;
     }
 

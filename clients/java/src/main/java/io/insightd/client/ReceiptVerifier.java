@@ -19,6 +19,7 @@ final class ReceiptVerifier {
     record Fetched(KeySet keys, String etag) {}
 
     private final KeySource source;
+    private final KeyPins pins; // null: the fetched JWKS is trusted
     private final Map<String, Receipt> newest = new HashMap<>();
     private KeySet keys;
     private String etag;
@@ -26,14 +27,23 @@ final class ReceiptVerifier {
     private Environment environment;
 
     ReceiptVerifier(KeySource source, String tenant, Environment environment) {
+        this(source, tenant, environment, null);
+    }
+
+    ReceiptVerifier(KeySource source, String tenant, Environment environment, KeyPins pins) {
         this.source = source;
         this.tenant = tenant;
         this.environment = environment;
+        this.pins = pins;
+        this.keys = pins == null ? null : pins.apply(null);
     }
 
     synchronized Receipt verify(byte[] body, String header) throws InsightException {
         Receipts.Header parsed = Receipts.Header.parse(header);
         String kid = Receipts.HeadJws.parse(parsed.head()).kid();
+        if (pins != null) {
+            pins.admit(kid);
+        }
         if (keys == null || keys.key(kid) == null) {
             Fetched fetched;
             try {
@@ -44,7 +54,7 @@ final class ReceiptVerifier {
                 throw new ReceiptException("the service's keys could not be fetched: " + e.getMessage(), e);
             }
             if (fetched != null) {
-                keys = fetched.keys();
+                keys = pins == null ? fetched.keys() : pins.apply(fetched.keys());
                 etag = fetched.etag();
             }
         }
