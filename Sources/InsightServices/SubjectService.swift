@@ -98,7 +98,7 @@ public struct SubjectService: Sendable {
     }
 
     /// Unlinks the subject named by `identifiers` (one or more kinds) from everything the admin's
-    /// tenant keeps: the store (evaluations lose the hashes, opt-outs are deleted; see
+    /// tenant keeps in the admin's environment (`Caller.administers`): the store (evaluations lose the hashes, opt-outs are deleted; see
     /// `SubjectErasure`), the opt-outs held in memory and velocity. Idempotent. Completes after
     /// the store has erased and velocity has forgotten; a failure of either is a `.store`
     /// rejection, and erasing again finishes the work.
@@ -115,7 +115,7 @@ public struct SubjectService: Sendable {
             identifiers[kind].map { keyring.lookupHashes($0, kind: kind) } ?? []
         }
         let subject = ErasedSubject(
-            tenant: admin.tenant, account: hashes(.account), device: hashes(.device),
+            tenant: admin.tenant, environment: admin.environment, account: hashes(.account), device: hashes(.device),
             counterparty: hashes(.counterparty))
         let kinds = IdentifierKind.allCases.filter { identifiers[$0] != nil }
         let keyCount = keyring.all.count
