@@ -92,7 +92,8 @@ KEY=$(ctl callers create --name cluster --roles evaluate,labels --environment sa
 [ -n "$KEY" ] && [ "$KEY" != null ] || fail "insightctl callers create against PostgreSQL"
 WIDE=$(ctl callers create --name wide --roles evaluate,labels --environment sandbox --rate 100000 --burst 100000 --json | jq -r .apiKey)
 SKIPPER=$(ctl callers create --name skipper --roles evaluate --environment sandbox --rate 1000 --burst 1000 --json | jq -r .apiKey)
-ADMIN=$(ctl callers create --name admin --roles admin --environment production --json | jq -r .apiKey)
+# Of the sandbox, as the callers it reads: an admin key administers its own environment only.
+ADMIN=$(ctl callers create --name admin --roles admin --environment sandbox --json | jq -r .apiKey)
 SKIPPER_ID=$(ctl callers list --json | jq -r '.[] | select(.name == "skipper") | .callerId')
 # insightctl on the shared store: migrate finds nothing to do, purge works, backup names the engine's tools.
 [ "$(ctl migrate)" = "schema is up to date" ] || fail "insightctl migrate against PostgreSQL"

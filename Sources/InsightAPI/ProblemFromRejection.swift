@@ -13,6 +13,11 @@ extension Problem {
             headers = [("WWW-Authenticate", "Bearer realm=\"insightd\"")]
         case .forbidden(let role):
             self.init(403, .forbidden, "This credential lacks the '\(role.rawValue)' role.")
+        case .otherEnvironment(let own):
+            self.init(
+                403, .forbidden,
+                "This admin key is of the \(own.rawValue) environment and reads and changes \(own.rawValue) only; use an admin key of the other environment.",
+                field: "environment")
         case .credentialsUnavailable:
             self.init(503, .serverError, "Credentials cannot be checked right now; retry.")
             headers = [("Retry-After", "1")]

@@ -126,11 +126,14 @@ enum Route: Equatable, Sendable {
     /// every look-up or change of a subject, so that a key cannot probe who is known faster than
     /// its rate. A transparency page costs more: it reads up to 500 evaluations. An evaluation
     /// costs one too, taken by its use case with the rest it asks of the rate limits and velocity
-    /// (one round trip to Redis), or at its refusal before that.
+    /// (one round trip to Redis), or at its refusal before that. Of the admin API, a rate-limit
+    /// reset costs the admin one (it gives back no token, docs/rate-limits.md "Resets", but it
+    /// writes), and a model-performance report as much as a transparency page: it reads a period.
     var quotaCost: Int {
         switch self {
-        case .labels, .authorization, .authorizationQuery, .subjectErasure: return 1
+        case .labels, .authorization, .authorizationQuery, .subjectErasure, .adminRateLimitReset: return 1
         case .subjectTransparency: return Self.transparencyPageCost
+        case .adminModelPerformance: return Self.modelPerformanceCost
         default: return 0
         }
     }
@@ -147,6 +150,9 @@ enum Route: Equatable, Sendable {
 
     /// The tokens a transparency page costs (at most the caller's burst).
     static let transparencyPageCost = 5
+
+    /// The tokens a model-performance report costs (at most the caller's burst).
+    static let modelPerformanceCost = 5
 
     /// The route's name for logs and metrics: never contains an id.
     var name: String {

@@ -25,7 +25,8 @@ extension Logger {
         info(
             "subject erased",
             [
-                ("tenant", .string(audit.tenant)), ("adminCallerId", .string(audit.adminCallerId)),
+                ("tenant", .string(audit.tenant)), ("environment", .string(audit.environment.rawValue)),
+                ("adminCallerId", .string(audit.adminCallerId)),
                 ("kinds", .array(audit.kinds.map { .string($0.rawValue) })),
                 ("evaluations", .number(Double(audit.report.evaluations))),
                 ("authorizations", .number(Double(audit.report.authorizations))),

@@ -9,7 +9,7 @@ enum ModelCommands: CommandGroup {
     static let version = Operand("VERSION", "the model version (models list shows them)")
     static let from = Option("from", "YYYY-MM-DD", "the first day of the period").asRequired
     static let to = Option("to", "YYYY-MM-DD", "the last day of the period").asRequired
-    static let environment = Option("environment", "E", "production or sandbox (default production)")
+    static let environment = Option("environment", "E", "production or sandbox (default: the admin key's own, the only one it may read)")
     static let category = Option("category", "C", "only this operation category")
 
     static let commands = [

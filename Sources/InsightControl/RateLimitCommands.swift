@@ -13,7 +13,7 @@ enum RateLimitCommands: CommandGroup {
             summary: "a caller's rate limit as the running daemon holds it", run: run),
         Command(
             "rate-limit", "reset", operands: [callerId], options: DaemonConnection.options + [CommonOptions.json],
-            summary: "refill its bucket and forgive its overdue reports", run: run)
+            summary: "clear its penalty and forgive its overdue reports (its bucket is not refilled)", run: run)
     ]
 
     static func run(_ invocation: Invocation, _ context: CommandContext) throws -> Int32 {
@@ -23,7 +23,9 @@ enum RateLimitCommands: CommandGroup {
             reset ? "POST" : "GET",
             "admin/v1/callers/\(callerId)/rate-limit" + (reset ? "/reset" : ""), body: nil)
         if reset && !invocation.json {
-            print("reset \(callerId): its bucket is full and its overdue reports are forgiven (penalty step 0); as it is now:")
+            print(
+                "reset \(callerId): its overdue reports are forgiven (penalty step 0); its bucket is not refilled, it refills at its rate; as it is now:"
+            )
         }
         print(invocation.json ? JSONWriter.string(view) : render(view))
         return 0

@@ -31,6 +31,15 @@ public struct Caller: Sendable, Equatable {
     }
 }
 
+extension Caller {
+    /// Whether this caller, an admin, sees and changes `other` (docs/api.md "Admin API"): a
+    /// caller of its own tenant and environment. A sandbox admin key administers the sandbox
+    /// only, a production one production only; the operator (`insightctl` on the store) both.
+    public func administers(_ other: Caller) -> Bool {
+        other.tenant == tenant && other.environment == environment
+    }
+}
+
 /// An API key as stored: only a hash of its secret part.
 public struct StoredKey: Sendable, Equatable {
     public var keyId: String

@@ -304,16 +304,28 @@ public protocol JobLeadership: Sendable {
 /// tenant's keyring; a kind with no hashes is left alone).
 public struct ErasedSubject: Sendable, Equatable {
     public var tenant: String
+    /// The environment erased (an admin key erases in its own, `Caller.administers`); nil: both.
+    public var environment: Environment?
     public var account: [[UInt8]]
     public var device: [[UInt8]]
     public var counterparty: [[UInt8]]
 
-    public init(tenant: String, account: [[UInt8]] = [], device: [[UInt8]] = [], counterparty: [[UInt8]] = []) {
+    public init(
+        tenant: String, environment: Environment? = nil, account: [[UInt8]] = [], device: [[UInt8]] = [],
+        counterparty: [[UInt8]] = []
+    ) {
         self.tenant = tenant
+        self.environment = environment
         self.account = account
         self.device = device
         self.counterparty = counterparty
     }
+
+    /// The environments erased.
+    public var environments: [Environment] { environment.map { [$0] } ?? Environment.allCases }
+
+    /// The environment as SQL parameters bind it: its name, or "" for both (`? = '' OR environment = ?`).
+    public var environmentParameter: String { environment?.rawValue ?? "" }
 
     /// The hashes of `kind`.
     public func hashes(_ kind: IdentifierKind) -> [[UInt8]] {

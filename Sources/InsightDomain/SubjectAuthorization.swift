@@ -215,13 +215,13 @@ public final class DenialIndex: Sendable {
         }
     }
 
-    /// Drops the erased subject's denials in both environments of its tenant (after the store
-    /// deleted them).
+    /// Drops the erased subject's denials in its environments of its tenant (both, unless the
+    /// erasure names one; after the store deleted them).
     public func forget(_ subject: ErasedSubject) {
         state.withLock { state in
             for kind in AuthorizableKind.allCases {
                 for hash in subject.hashes(kind.identifierKind) {
-                    for environment in Environment.allCases {
+                    for environment in subject.environments {
                         state.set(Key(tenant: subject.tenant, environment: environment, kind: kind, hash: hash), nil)
                     }
                 }

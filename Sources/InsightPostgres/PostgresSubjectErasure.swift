@@ -49,7 +49,8 @@ public final class PostgresSubjectErasure: SubjectErasure {
                             DELETE FROM training_vectors t USING evaluations e
                             WHERE t.evaluation = e.number AND e.\(column) = $1::bytea
                               AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = e.caller_id), 'default') = $2::text
-                            """, parameters: [.bytea(hash), .text(subject.tenant)]))
+                              AND ($3::text = '' OR e.environment = $3::text)
+                            """, parameters: [.bytea(hash), .text(subject.tenant), .text(subject.environmentParameter)]))
                 counted.append(.trainingVectors)
             }
         }
@@ -62,8 +63,9 @@ public final class PostgresSubjectErasure: SubjectErasure {
                             UPDATE evaluations e SET \(column) = NULL
                             WHERE e.\(column) = $1::bytea
                               AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = e.caller_id), 'default') = $2::text
+                              AND ($3::text = '' OR e.environment = $3::text)
                             RETURNING e.event_id
-                            """, parameters: [.bytea(hash), .text(subject.tenant)]))
+                            """, parameters: [.bytea(hash), .text(subject.tenant), .text(subject.environmentParameter)]))
                 counted.append(.evaluations)
             }
         }
@@ -74,7 +76,9 @@ public final class PostgresSubjectErasure: SubjectErasure {
                         name: "insightd_erase_authorization",
                         sql: """
                             DELETE FROM subject_authorizations WHERE kind = $1::text AND subject_hash = $2::bytea AND tenant = $3::text
-                            """, parameters: [.text(kind.rawValue), .bytea(hash), .text(subject.tenant)]))
+                              AND ($4::text = '' OR environment = $4::text)
+                            """,
+                        parameters: [.text(kind.rawValue), .bytea(hash), .text(subject.tenant), .text(subject.environmentParameter)]))
                 counted.append(.authorizations)
             }
         }

@@ -116,4 +116,21 @@ enum RateLimitScripts {
             end
             return #KEYS
             """)
+
+    /// A reset of a caller (`RateLimits.reset`). KEYS[1] the caller's hash; ARGV[1] the window of
+    /// its configured policy (ms), ARGV[2] the key's lifetime. Forgets the step, the counts and the
+    /// throttling history; keeps the bucket (its TAT at most one window ahead: `GCRA.resetTat`)
+    /// and the insight quotas. Answers 1.
+    static let reset = RedisScript(
+        prelude + """
+            local now = now_ms()
+            redis.call('HDEL', KEYS[1], 'step', 'stepAt', 'target', 'ev', 'onTime', 'late', 'overdue', 'pending',
+                       'throttled', 'lastAt', 'lastReason')
+            local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))
+            if tat ~= nil and tat > now then
+              redis.call('HSET', KEYS[1], 'tat', num(math.min(tat, now + tonumber(ARGV[1]))))
+            end
+            if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+            return 1
+            """)
 }

@@ -224,13 +224,17 @@ public final class RedisRateLimiter: RateLimits {
         update(try source.reportingStats(since: now - Milliseconds(settings.compliance.windowSeconds) * 1000, now: now))
     }
 
-    /// Forgets the caller's bucket, penalty, counts and throttling history, in Redis (for every
-    /// instance) and in the local fallback.
-    public func reset(callerId: String) {
-        fallback.reset(callerId: callerId)
-        let key = callerKey(callerId), members = statsMembersKey
+    /// Forgets the caller's penalty, counts and throttling history and keeps its bucket
+    /// (`RateLimits.reset`), in Redis (for every instance) and in the local fallback.
+    public func reset(_ caller: Caller) {
+        fallback.reset(localShare(caller))
+        let key = callerKey(caller.callerId), members = statsMembersKey
+        let arguments = [number(GCRA(rate: caller.rate, burst: caller.burst).capacity), RedisArgument(callerLifetime)]
         _ = link.perform { connection throws(RedisError) in
-            try connection.pipeline([RedisCommand("DEL", key), RedisCommand("SREM", members, RedisArgument(callerId))])
+            try connection.pipeline([
+                .script(RateLimitScripts.reset, keys: [key], arguments: arguments),
+                RedisCommand("SREM", members, RedisArgument(caller.callerId))
+            ])
         }
     }
 

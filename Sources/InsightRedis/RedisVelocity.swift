@@ -228,7 +228,7 @@ public final class RedisVelocity: VelocityState {
 
     // MARK: Erasure
 
-    /// Forgets the subject in both environments, one script per environment
+    /// Forgets the subject in its environments (both, unless the erasure names one), one script per environment
     /// (`VelocityScripts.erase`). An account's membership in a device's or counterparty's set
     /// is found through the account's own set and, past its cap of `eventsPerAccount`, through
     /// the notes the record script keeps of what the cap dropped. Throws `StoreFailure.unavailable` when Redis does not answer.
@@ -236,7 +236,7 @@ public final class RedisVelocity: VelocityState {
         let accounts = VelocityKeys.of(subject.account), devices = VelocityKeys.of(subject.device)
         let counterparties = VelocityKeys.of(subject.counterparty)
         guard !accounts.isEmpty || !devices.isEmpty || !counterparties.isEmpty else { return }
-        for environment in [Environment.production, .sandbox] {
+        for environment in subject.environments {
             var arguments = [
                 RedisArgument(environmentPrefix(environment)), RedisArgument(accounts.count),
                 RedisArgument(devices.count)

@@ -1,7 +1,8 @@
 import InsightDomain
 
-/// The admin API's use cases (docs/api.md "Admin API"): an admin sees and changes only its own
-/// tenant's callers; another tenant's caller is as absent as one that never existed.
+/// The admin API's use cases (docs/api.md "Admin API"): an admin sees and changes only the
+/// callers of its own tenant and environment (`Caller.administers`); another tenant's or
+/// environment's caller is as absent as one that never existed.
 public struct CallerAdminService: Sendable {
     let administration: any CallerAdministration
     let limiter: any RateLimits
@@ -20,16 +21,18 @@ public struct CallerAdminService: Sendable {
         public var compliance: CompliancePolicy
     }
 
-    /// Every caller of the admin's tenant.
+    /// Every caller of the admin's tenant and environment.
     public func callers(of admin: Caller) throws(Rejection) -> [Caller] {
-        do { return try administration.callers(tenant: admin.tenant) } catch { throw .unreadable(.callers) }
+        let all: [Caller]
+        do { all = try administration.callers(tenant: admin.tenant) } catch { throw .unreadable(.callers) }
+        return all.filter(admin.administers)
     }
 
-    /// One caller of the admin's tenant.
+    /// One caller of the admin's tenant and environment.
     public func caller(_ callerId: String, of admin: Caller) throws(Rejection) -> Caller {
         let found: Caller?
         do { found = try administration.caller(callerId, tenant: admin.tenant) } catch { throw .unreadable(.callers) }
-        guard let found else { throw .callerNotFound }
+        guard let found, admin.administers(found) else { throw .callerNotFound }
         return found
     }
 
@@ -40,6 +43,9 @@ public struct CallerAdminService: Sendable {
         _ callerId: String, rate: Double?, burst: Int?, trainingCapture: Bool? = nil, of admin: Caller,
         resume: @escaping Resume, completion: @escaping Completion<Caller>
     ) {
+        // The store changes any caller of the tenant: the environment is checked first (a caller
+        // never changes environment).
+        do { _ = try caller(callerId, of: admin) } catch { return completion(.failure(error)) }
         if rate != nil || burst != nil {
             let ceiling: TenantCeiling
             do { ceiling = try administration.ceiling(tenant: admin.tenant) } catch {
@@ -81,7 +87,7 @@ public struct CallerAdminService: Sendable {
         return RateLimitState(caller: caller, view: limiter.view(caller), compliance: limiter.settings.compliance)
     }
 
-    /// Every caller of the admin's tenant with its rate limit now, oldest caller first.
+    /// Every caller of the admin's tenant and environment with its rate limit now, oldest caller first.
     public func rateLimits(of admin: Caller) throws(Rejection) -> [RateLimitState] {
         let compliance = limiter.settings.compliance
         return try callers(of: admin).map { RateLimitState(caller: $0, view: limiter.view($0), compliance: compliance) }
@@ -89,6 +95,7 @@ public struct CallerAdminService: Sendable {
 
     /// A caller's keys (ids and dates; secrets are never stored), oldest first.
     public func keys(_ callerId: String, of admin: Caller) throws(Rejection) -> [StoredKey] {
+        _ = try caller(callerId, of: admin)
         let found: [StoredKey]?
         do { found = try administration.keys(callerId: callerId, tenant: admin.tenant) } catch { throw .unreadable(.callers) }
         guard let found else { throw .callerNotFound }
@@ -115,7 +122,8 @@ public struct CallerAdminService: Sendable {
         }
     }
 
-    /// Forgives the caller's overdue reports so far and refills its bucket.
+    /// Forgives the caller's overdue reports so far, clears its penalty and throttling history, and
+    /// leaves its bucket as it is (docs/rate-limits.md "Resets": a reset gives back no token).
     public func resetRateLimit(
         _ callerId: String, of admin: Caller, resume: @escaping Resume,
         completion: @escaping Completion<RateLimitState>
@@ -126,7 +134,7 @@ public struct CallerAdminService: Sendable {
             resume {
                 switch result {
                 case .success(true):
-                    limiter.reset(callerId: callerId)
+                    limiter.reset(caller)
                     completion(
                         .success(
                             RateLimitState(

@@ -1,7 +1,7 @@
 import InsightDomain
 
 /// The admin view of decisions against consumption reports (docs/api.md,
-/// `GET /admin/v1/decisions`): per caller of the admin's tenant, for each action, how many
+/// `GET /admin/v1/decisions`): per caller of the admin's tenant and environment, for each action, how many
 /// evaluations the policy decided so, how many were reported, and how many of those reports say the
 /// caller went ahead without friction (`ConsumptionStatus.proceeded`).
 public struct DecisionReportService: Sendable {
@@ -34,7 +34,8 @@ public struct DecisionReportService: Sendable {
     /// One caller's counts.
     public struct CallerDecisions: Sendable, Equatable {
         public var callerId: String
-        /// Nil when the caller is no longer registered.
+        /// The caller: set in every report (counts of a caller the store does not know are left
+        /// out with the other environment's, since whose they are cannot be told).
         public var caller: Caller?
         public var actions: [DecisionAction: ActionCounts]
 
@@ -51,14 +52,22 @@ public struct DecisionReportService: Sendable {
         let to = clock.now() + 1
         let from = to - Milliseconds(days) * 86_400_000
         var byCaller: [String: CallerDecisions] = [:]
+        // The store counts the tenant's callers; those of the other environment are left out
+        // (`Caller.administers`), each caller read once.
+        var outside = Set<String>()
         do {
-            // The callers are read one by one: only those the counts name.
-            for count in try source.decisionCounts(tenant: admin.tenant, from: from, to: to) {
-                var entry =
-                    try byCaller[count.callerId]
-                    ?? CallerDecisions(
-                        callerId: count.callerId, caller: administration.caller(count.callerId, tenant: admin.tenant),
-                        actions: [:])
+            for count in try source.decisionCounts(tenant: admin.tenant, from: from, to: to) where !outside.contains(count.callerId) {
+                var entry: CallerDecisions
+                if let known = byCaller[count.callerId] {
+                    entry = known
+                } else {
+                    let caller = try administration.caller(count.callerId, tenant: admin.tenant)
+                    guard let caller, admin.administers(caller) else {
+                        outside.insert(count.callerId)
+                        continue
+                    }
+                    entry = CallerDecisions(callerId: count.callerId, caller: caller, actions: [:])
+                }
                 entry.add(count)
                 byCaller[count.callerId] = entry
             }

@@ -84,7 +84,9 @@ public final class EvaluationService: Sendable {
 
     /// The velocity rules that fired and the shadow decision policy's disagreements of
     /// `tenant`'s evaluations on this instance since it started.
-    public func velocityCounts(tenant: String) -> TenantVelocityCounts { metrics.velocityCounts(tenant: tenant) }
+    public func velocityCounts(of admin: Caller) -> TenantVelocityCounts {
+        metrics.velocityCounts(tenant: admin.tenant, environment: admin.environment)
+    }
 
     /// Refuses an override from anyone but a sandbox caller (checked before the body is read).
     public func permitOverride(for caller: Caller) throws(Rejection) {
@@ -223,11 +225,13 @@ public final class EvaluationService: Sendable {
         // Velocity over hashed identifiers may raise a coaching value by one level, never lower it.
         let (trackedValue, raised) = Self.escalate(
             &insights, signals: gateAnswer.signals, policy: escalation, metrics: metrics,
-            tenant: tenant)
+            tenant: tenant, environment: caller.environment)
         // A shadow answer is escalated as it would be if its version served, so that the report
         // compares like with like; it counts no velocity metric and tracks nothing.
         if !shadows.isEmpty {
-            _ = Self.escalate(&shadows, signals: gateAnswer.signals, policy: escalation, metrics: nil, tenant: tenant)
+            _ = Self.escalate(
+                &shadows, signals: gateAnswer.signals, policy: escalation, metrics: nil, tenant: tenant,
+                environment: caller.environment)
         }
         // The decision reads the final values (a sandbox-forced one included) and the request's
         // facts; the shadow policy's answer is only counted, as the decision is, once stored.
@@ -295,7 +299,9 @@ public final class EvaluationService: Sendable {
                     metrics.dropped(droppedEvents, by: stored.source)
                     metrics.skipped(skippedEvents, by: stored.source)
                     metrics.decided(decision.action, stored, initiator: initiator)
-                    if let shadowDecision { metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant) }
+                    if let shadowDecision {
+                        metrics.shadowDecided(shadowDecision, live: decision, tenant: tenant, environment: stored.environment)
+                    }
                     completion(
                         .success(
                             Evaluated(
@@ -388,7 +394,7 @@ public final class EvaluationService: Sendable {
     /// final coaching value — and whether velocity raised it.
     static func escalate(
         _ insights: inout [InsightRecord], signals: VelocitySignals?, policy: EscalationPolicy,
-        metrics: ServiceMetrics?, tenant: String
+        metrics: ServiceMetrics?, tenant: String, environment: Environment
     ) -> (InsightValue?, Bool) {
         var tracked: InsightValue?, raised = false, counted = false
         for i in insights.indices {
@@ -399,7 +405,7 @@ public final class EvaluationService: Sendable {
             let escalation =
                 reasons.contains(SandboxOverride.reason)
                 ? Escalation(value: value) : signals.map { policy.apply(value, signals: $0) } ?? Escalation(value: value)
-            if !counted { metrics?.velocityFired(escalation, tenant: tenant); counted = true }
+            if !counted { metrics?.velocityFired(escalation, tenant: tenant, environment: environment); counted = true }
             if escalation.value != value || !escalation.reasons.isEmpty {
                 insights[i].outcome = .value(escalation.value, reasons: reasons + escalation.reasons.filter { !reasons.contains($0) })
             }

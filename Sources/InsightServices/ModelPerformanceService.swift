@@ -1,5 +1,4 @@
 import CoachingModel
-import Dispatch
 import InsightDomain
 
 /// How each model version performs on the admin's tenant's own traffic (docs/operations.md
@@ -14,18 +13,25 @@ public struct ModelPerformanceService: Sendable {
     let clock: any Clock
     /// `INSIGHTD_LABEL_MATURITY_DAYS`: how long labels take to arrive.
     public let maturityDays: Int
-    /// Reports run here, one at a time, never on an event loop: one reads a whole period.
-    let queue: DispatchQueue
+    /// Reports run here, never on an event loop (one reads a whole period), shared fairly between
+    /// tenants: one report of a tenant at a time, the tenants waiting taking turns.
+    let queue: FairShareQueue
     /// The loaded models, whose manifests give each version's reference distribution (drift);
     /// nil: no drift figures.
     let models: InsightModels?
 
-    public init(source: any ModelPerformanceSource, clock: any Clock, maturityDays: Int, models: InsightModels? = nil) {
+    /// Reports that may run at once on an instance, each of another tenant.
+    public static let concurrentReports = 2
+
+    public init(
+        source: any ModelPerformanceSource, clock: any Clock, maturityDays: Int, models: InsightModels? = nil,
+        concurrentReports: Int = Self.concurrentReports
+    ) {
         self.models = models
         self.source = source
         self.clock = clock
         self.maturityDays = maturityDays
-        queue = DispatchQueue(label: "insightd.model-performance")
+        queue = FairShareQueue(label: "insightd.model-performance", concurrency: concurrentReports)
     }
 
     /// What was asked, as the report repeats it.
@@ -53,9 +59,11 @@ public struct ModelPerformanceService: Sendable {
         public var maturityDays: Int
     }
 
-    /// The query for `period` of `admin`'s tenant at `now`; throws `.invalid` for a day that is
-    /// not a date, a period that ends before it starts or is longer than `maxDays`.
+    /// The query for `period` of `admin`'s tenant at `now`; throws `.otherEnvironment` for a period
+    /// of the environment the admin's key is not of, `.invalid` for a day that is not a date, a
+    /// period that ends before it starts or is longer than `maxDays`.
     public func query(_ period: Period, of admin: Caller, now: Milliseconds) throws(Rejection) -> ModelPerformanceQuery {
+        guard period.environment == admin.environment else { throw .otherEnvironment(admin.environment) }
         guard let from = Timestamp.parseDate(period.from) else { throw .invalid(field: "from", detail: "must be a date as YYYY-MM-DD") }
         guard let to = Timestamp.parseDate(period.to) else { throw .invalid(field: "to", detail: "must be a date as YYYY-MM-DD") }
         guard to >= from else { throw .invalid(field: "to", detail: "must not be before from") }
@@ -69,15 +77,15 @@ public struct ModelPerformanceService: Sendable {
 
     static let day: Milliseconds = 86_400_000
 
-    /// The report of `period` for `admin`'s tenant, made on the service's queue; `completion`
-    /// runs through `resume`.
+    /// The report of `period` for `admin`'s tenant, made on the service's queue in the tenant's
+    /// turn; `completion` runs through `resume`.
     public func report(
         _ period: Period, of admin: Caller, resume: @escaping Resume,
         completion: @escaping Completion<Answer>
     ) throws(Rejection) {
         let query = try query(period, of: admin, now: clock.now())
         let source = self.source, maturityDays = self.maturityDays, references = Self.references(models?.snapshot)
-        queue.async {
+        queue.submit(tenant: admin.tenant) {
             let result: Result<Answer, Rejection>
             do {
                 let cells = try source.modelPerformanceCounts(query)

@@ -35,7 +35,10 @@ public enum Rejection: Error, Sendable, Equatable {
     /// The evaluation's `requestId` was used before (within the consumption grace) by a
     /// request with other bytes.
     case requestIdReused
-    /// No caller with this id in the admin's tenant.
+    /// An admin asked for data of the environment its key is not of (`Caller.administers`):
+    /// `environment` is the key's own.
+    case otherEnvironment(Environment)
+    /// No caller with this id in the admin's tenant and environment.
     case callerNotFound
     /// The caller (of the admin's tenant) has no key with this id.
     case keyNotFound

@@ -41,8 +41,8 @@ public final class ServiceMetrics: Sendable {
             labels: ["tenant", "outcome", "result"])
         velocityRules = registry.counter(
             "insightd_velocity_rules_total",
-            help: "Velocity rules that fired, by tenant, reason code and mode (enforce, shadow).",
-            labels: ["tenant", "rule", "mode"])
+            help: "Velocity rules that fired, by tenant, environment, reason code and mode (enforce, shadow).",
+            labels: ["tenant", "environment", "rule", "mode"])
         erasures = registry.counter(
             "insightd_subject_erasures_total", help: "Subject erasures carried out, by tenant.",
             labels: ["tenant"])
@@ -57,8 +57,8 @@ public final class ServiceMetrics: Sendable {
         shadowDisagreements = registry.counter(
             "insightd_decision_shadow_disagreements_total",
             help:
-                "Evaluations whose shadow decision policy answered another action or other reasons than the policy in force, by tenant, each rule of the shadow's answer (none: no rule held) and the two actions.",
-            labels: ["tenant", "rule", "shadow_action", "action"])
+                "Evaluations whose shadow decision policy answered another action or other reasons than the policy in force, by tenant, environment, each rule of the shadow's answer (none: no rule held) and the two actions.",
+            labels: ["tenant", "environment", "rule", "shadow_action", "action"])
         trainingVectors = registry.counter(
             "insightd_training_vectors_captured_total",
             help: "Feature vectors kept for training (callers with training capture on), by tenant and environment.",
@@ -117,9 +117,9 @@ public final class ServiceMetrics: Sendable {
         consumptionReports.increment(status.rawValue, timeliness.rawValue)
     }
 
-    func velocityFired(_ escalation: Escalation, tenant: String) {
-        for rule in escalation.reasons { velocityRules.increment(tenant, rule, "enforce") }
-        for rule in escalation.shadowReasons { velocityRules.increment(tenant, rule, "shadow") }
+    func velocityFired(_ escalation: Escalation, tenant: String, environment: Environment) {
+        for rule in escalation.reasons { velocityRules.increment(tenant, environment.rawValue, rule, "enforce") }
+        for rule in escalation.shadowReasons { velocityRules.increment(tenant, environment.rawValue, rule, "shadow") }
     }
 
     func erased(_ report: SubjectErasureReport, tenant: String) {
@@ -134,27 +134,28 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// Counts a shadow decision that differs from the live one, once per rule of the shadow's answer.
-    func shadowDecided(_ shadow: Decision, live: Decision, tenant: String) {
+    func shadowDecided(_ shadow: Decision, live: Decision, tenant: String, environment: Environment) {
         guard shadow.action != live.action || shadow.reasons != live.reasons else { return }
-        if shadow.reasons.isEmpty {
-            shadowDisagreements.increment(tenant, "none", shadow.action.rawValue, live.action.rawValue)
-        }
-        for rule in shadow.reasons { shadowDisagreements.increment(tenant, rule, shadow.action.rawValue, live.action.rawValue) }
+        let (environment, shadowAction, action) = (environment.rawValue, shadow.action.rawValue, live.action.rawValue)
+        if shadow.reasons.isEmpty { shadowDisagreements.increment(tenant, environment, "none", shadowAction, action) }
+        for rule in shadow.reasons { shadowDisagreements.increment(tenant, environment, rule, shadowAction, action) }
     }
 
     func throttled(_ reason: ThrottleReason) { throttled.increment(reason.rawValue) }
 
     /// The velocity rules that fired and the shadow policy's disagreements counted for `tenant`
-    /// on this instance since it started, most frequent first: one tenant's admin sees its own
-    /// counts only.
-    func velocityCounts(tenant: String) -> TenantVelocityCounts {
+    /// in `environment` on this instance since it started, most frequent first: one tenant's
+    /// admin sees its own counts of its own environment only.
+    func velocityCounts(tenant: String, environment: Environment) -> TenantVelocityCounts {
         func ofTenant(_ name: String) -> [MetricsRegistry.Sample] {
             // Ties in the order of their labels, so that the view does not reorder between reads.
             func order(_ sample: MetricsRegistry.Sample) -> String {
                 sample.labels.sorted { $0.key < $1.key }.map(\.value).joined(separator: "\u{1}")
             }
-            return registry.samples(name).filter { $0.labels["tenant"] == tenant && $0.value > 0 }
-                .sorted { ($0.value, order($1)) > ($1.value, order($0)) }
+            return registry.samples(name).filter {
+                $0.labels["tenant"] == tenant && $0.labels["environment"] == environment.rawValue && $0.value > 0
+            }
+            .sorted { ($0.value, order($1)) > ($1.value, order($0)) }
         }
         return TenantVelocityCounts(
             rules: ofTenant(velocityRules.name).map { sample in

@@ -98,7 +98,7 @@ public struct SubjectService: Sendable {
     }
 
     /// Unlinks the subject named by `identifiers` (one or more kinds) from everything the admin's
-    /// tenant keeps: the store (evaluations lose the hashes, opt-outs are deleted; see
+    /// tenant keeps in the admin's environment (`Caller.administers`): the store (evaluations lose the hashes, opt-outs are deleted; see
     /// `SubjectErasure`), the opt-outs held in memory and velocity. Idempotent. Completes after
     /// the store has erased and velocity has forgotten; a failure of either is a `.store`
     /// rejection, and erasing again finishes the work.
@@ -115,7 +115,7 @@ public struct SubjectService: Sendable {
             identifiers[kind].map { keyring.lookupHashes($0, kind: kind) } ?? []
         }
         let subject = ErasedSubject(
-            tenant: admin.tenant, account: hashes(.account), device: hashes(.device),
+            tenant: admin.tenant, environment: admin.environment, account: hashes(.account), device: hashes(.device),
             counterparty: hashes(.counterparty))
         let kinds = IdentifierKind.allCases.filter { identifiers[$0] != nil }
         let keyCount = keyring.all.count
@@ -135,7 +135,7 @@ public struct SubjectService: Sendable {
                     metrics.erased(report, tenant: subject.tenant)
                     audit(
                         ErasureAudit(
-                            tenant: subject.tenant, adminCallerId: admin.callerId, kinds: kinds,
+                            tenant: subject.tenant, environment: admin.environment, adminCallerId: admin.callerId, kinds: kinds,
                             report: report, hashKeys: keyCount))
                     completion(.success(Erasure(report: report, hashKeys: keyCount)))
                 }
@@ -144,17 +144,23 @@ public struct SubjectService: Sendable {
     }
 }
 
-/// The audit record of one erasure: who erased which kinds in which tenant, and what it
-/// unlinked; never the identifier or its hashes.
+/// The audit record of one erasure: who erased which kinds in which tenant and environment, and
+/// what it unlinked; never the identifier or its hashes.
 public struct ErasureAudit: Sendable, Equatable {
     public var tenant: String
+    /// The admin key's environment, the only one erased.
+    public var environment: Environment
     public var adminCallerId: String
     public var kinds: [IdentifierKind]
     public var report: SubjectErasureReport
     public var hashKeys: Int
 
-    public init(tenant: String, adminCallerId: String, kinds: [IdentifierKind], report: SubjectErasureReport, hashKeys: Int) {
+    public init(
+        tenant: String, environment: Environment, adminCallerId: String, kinds: [IdentifierKind],
+        report: SubjectErasureReport, hashKeys: Int
+    ) {
         self.tenant = tenant
+        self.environment = environment
         self.adminCallerId = adminCallerId
         self.kinds = kinds
         self.report = report

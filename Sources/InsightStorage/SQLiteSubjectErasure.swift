@@ -43,14 +43,14 @@ public final class SQLiteSubjectErasure: SubjectErasure {
         }
     }
 
-    /// The statement that unlinks one hash of `kind` (?1 the hash, ?2 the tenant) from the
-    /// evaluation of rowid ?3 if `tail` is false, else from every evaluation past rowid ?3 (the
-    /// tail the index has not reached). An evaluation whose caller is unknown belongs to tenant
-    /// `default`, as everywhere.
+    /// The statement that unlinks one hash of `kind` (?1 the hash, ?2 the tenant, ?4 the
+    /// environment or '' for both) from the evaluation of rowid ?3 if `tail` is false, else from
+    /// every evaluation past rowid ?3 (the tail the index has not reached). An evaluation whose
+    /// caller is unknown belongs to tenant `default`, as everywhere.
     static func unlink(_ kind: IdentifierKind, tail: Bool) -> String {
         """
         UPDATE evaluations SET \(kind.rawValue)_hash = NULL
-        WHERE rowid \(tail ? ">" : "=") ?3 AND \(kind.rawValue)_hash = ?1
+        WHERE rowid \(tail ? ">" : "=") ?3 AND \(kind.rawValue)_hash = ?1 AND (?4 = '' OR environment = ?4)
           AND coalesce((SELECT c.tenant FROM callers c WHERE c.caller_id = evaluations.caller_id), 'default') = ?2
         RETURNING rowid
         """
@@ -66,14 +66,19 @@ public final class SQLiteSubjectErasure: SubjectErasure {
         try db.execute("PRAGMA secure_delete=ON")
         defer { try? db.execute("PRAGMA secure_delete=OFF") }
         var evaluations = Set<Int64>()
+        let environment = subject.environmentParameter
         for kind in IdentifierKind.allCases {
             let one = try db.prepare(unlink(kind, tail: false)), tail = try db.prepare(unlink(kind, tail: true))
             let (rowids, watermark) = found[kind] ?? ([], 0)
             for hash in Set(subject.hashes(kind)) {
                 for rowid in rowids {
-                    for unlinked in try one.query([hash, subject.tenant, rowid], row: { $0.int64(0) }) { evaluations.insert(unlinked) }
+                    for unlinked in try one.query([hash, subject.tenant, rowid, environment], row: { $0.int64(0) }) {
+                        evaluations.insert(unlinked)
+                    }
                 }
-                for unlinked in try tail.query([hash, subject.tenant, watermark], row: { $0.int64(0) }) { evaluations.insert(unlinked) }
+                for unlinked in try tail.query([hash, subject.tenant, watermark, environment], row: { $0.int64(0) }) {
+                    evaluations.insert(unlinked)
+                }
             }
         }
         // The training vectors of the unlinked evaluations go (docs/privacy.md, "Training capture").
@@ -84,10 +89,11 @@ public final class SQLiteSubjectErasure: SubjectErasure {
             trainingVectors += db.changes
         }
         var authorizations = 0
-        let delete = try db.cached("DELETE FROM subject_authorizations WHERE kind = ? AND subject_hash = ? AND tenant = ?")
+        let delete = try db.cached(
+            "DELETE FROM subject_authorizations WHERE kind = ?1 AND subject_hash = ?2 AND tenant = ?3 AND (?4 = '' OR environment = ?4)")
         for kind in AuthorizableKind.allCases {
             for hash in subject.hashes(kind.identifierKind) {
-                try delete.run(kind.rawValue, hash, subject.tenant)
+                try delete.run(kind.rawValue, hash, subject.tenant, environment)
                 authorizations += db.changes
             }
         }

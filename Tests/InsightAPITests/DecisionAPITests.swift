@@ -193,8 +193,8 @@ final class DecisionAPITests: XCTestCase {
             ["block", "default-1", "agentNotRequestedByPerson"])
         let metrics = try daemon.scrape()
         for line in [
-            #"insightd_decision_shadow_disagreements_total{tenant="default",rule="accountChangesBlocked",shadow_action="block",action="proceed"} 3"#,
-            #"insightd_decision_shadow_disagreements_total{tenant="default",rule="accountChangesBlocked",shadow_action="block",action="block"} 1"#,
+            #"insightd_decision_shadow_disagreements_total{tenant="default",environment="production",rule="accountChangesBlocked",shadow_action="block",action="proceed"} 3"#,
+            #"insightd_decision_shadow_disagreements_total{tenant="default",environment="production",rule="accountChangesBlocked",shadow_action="block",action="block"} 1"#,
             #"insightd_decisions_total{environment="production",category="payment",initiator="person",action="proceed"} 3"#,
             #"insightd_decisions_total{environment="production",category="payment",initiator="agent",action="block"} 1"#
         ] {

@@ -150,6 +150,41 @@ final class RateLimitAPITests: XCTestCase {
         XCTAssertEqual(view?["penalty"]?["step"]?.numberValue, 0)
     }
 
+    /// Issue 45: looping resets let a 0.01/s, burst-3 caller make 90 evaluations in 3.1 s. A reset
+    /// gives back no token: over 40 rounds of an evaluation and a reset, 40 s on the clock, the
+    /// caller gets its burst and what its rate earned (3 + 0.01 x 40 = 3.4: 3), and the resets
+    /// themselves cost the admin a token each, refused with 429 and Retry-After past its burst.
+    func testLoopingResetsAdmitNoMoreThanBurstAndRate() throws {
+        let clock = ManualClock(SystemClock().now())
+        let daemon = try TestDaemon(.inProcess, clock: clock)
+        let caller = try daemon.createCaller(roles: [.evaluate], rate: 0.01, burst: 3)
+        let admin = try daemon.createCaller(roles: [.admin], rate: 1, burst: 100).key
+        let start = clock.now()
+        var admitted = 0
+        for round in 0..<40 {
+            let r = try daemon.request("POST", "/v1/evaluations", key: caller.key, json: Self.body)
+            XCTAssertTrue([200, 429].contains(r.status), "round \(round): \(r.status)")
+            if r.status == 200 { admitted += 1 }
+            let reset = try daemon.request("POST", "/admin/v1/callers/\(caller.callerId)/rate-limit/reset", key: admin)
+            XCTAssertEqual(reset.status, 200, "round \(round)")
+            XCTAssertEqual(reset.json?["throttled"]?["count"]?.numberValue, 0)
+            clock.advance(ms: 1_000)
+        }
+        let elapsed = Double(clock.now() - start) / 1000
+        XCTAssertEqual(admitted, 3 + Int(0.01 * elapsed), "admitted \(admitted) in \(elapsed) s with a reset after each request")
+
+        let thrifty = try daemon.createCaller(roles: [.admin], rate: 0.001, burst: 2).key
+        for _ in 0..<2 {
+            let r = try daemon.request("POST", "/admin/v1/callers/\(caller.callerId)/rate-limit/reset", key: thrifty)
+            XCTAssertEqual(r.status, 200)
+            XCTAssertNotNil(r.headers["ratelimit"], "a reset answers with the admin's quota")
+        }
+        let refused = try daemon.request("POST", "/admin/v1/callers/\(caller.callerId)/rate-limit/reset", key: thrifty)
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(refused.object?["code"]?.stringValue, "rateLimitExceeded")
+        XCTAssertNotNil(refused.headers["retry-after"])
+    }
+
     func testPatchChangesTheRateWithoutARestart() throws {
         let daemon = try TestDaemon(.inProcess)
         let caller = try daemon.createCaller(roles: [.evaluate], rate: 1, burst: 1)

@@ -66,7 +66,10 @@ final class VelocityAPITests: XCTestCase {
         XCTAssertEqual(tenth.value, "medium")
         XCTAssertTrue(tenth.reasons.contains("accountVelocity"))
         let metrics = try daemon.scrape()
-        XCTAssertTrue(metrics.contains(#"insightd_velocity_rules_total{tenant="default",rule="accountVelocity",mode="enforce"}"#), metrics)
+        XCTAssertTrue(
+            metrics.contains(
+                #"insightd_velocity_rules_total{tenant="default",environment="production",rule="accountVelocity",mode="enforce"}"#), metrics
+        )
     }
 
     func testShadowPolicyFromAFile() throws {
@@ -83,7 +86,8 @@ final class VelocityAPITests: XCTestCase {
         for _ in 0..<5 { XCTAssertEqual(try shadowed.request("POST", "/v1/evaluations", key: key, json: body).status, 200) }
         let metrics = try shadowed.scrape()
         XCTAssertTrue(
-            metrics.contains(#"insightd_velocity_rules_total{tenant="default",rule="accountVelocity",mode="shadow"} 3"#),
+            metrics.contains(
+                #"insightd_velocity_rules_total{tenant="default",environment="production",rule="accountVelocity",mode="shadow"} 3"#),
             metrics.split(separator: "\n").filter { $0.contains("velocity") }.joined(separator: "\n"))
         try "{\"version\":1,\"rules\":{\"nope\":{}}}".write(to: policy, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try TestDaemon(.inProcess) { $0.velocityPolicyFile = policy.path }) { error in

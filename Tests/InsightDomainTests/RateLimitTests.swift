@@ -163,7 +163,7 @@ final class RateLimiterTests: XCTestCase {
         // A relapse raises the penalty at once; a reset clears it.
         limiter.update(["c": ReportingStats(evaluations: 1000, overdue: 30)])
         XCTAssertEqual(limiter.status(caller).penaltyStep, 1)
-        limiter.reset(callerId: "c")
+        limiter.reset(caller)
         XCTAssertEqual(limiter.view(caller).throttledCount, 0)
         XCTAssertEqual(limiter.status(caller).penaltyStep, 0)
     }

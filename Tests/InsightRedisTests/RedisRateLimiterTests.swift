@@ -107,7 +107,7 @@ final class RedisRateLimiterTests: XCTestCase {
         // A relapse raises it at once; a reset (on either instance) clears it for both.
         a.update([who.callerId: ReportingStats(evaluations: 1000, overdue: 1000)])
         XCTAssertEqual(b.status(who).penaltyStep, 4)
-        b.reset(callerId: who.callerId)
+        b.reset(who)
         XCTAssertEqual(a.status(who).penaltyStep, 0)
         XCTAssertEqual(a.view(who).throttledCount, 0)
     }

@@ -125,7 +125,9 @@ final class CallerAdminServiceTests: XCTestCase {
         XCTAssertEqual(try r.view(r.skipper).stats.overdue, 9)
     }
 
-    func testAResetForgivesWhatWasOverdueAndRefillsTheBucket() throws {
+    /// A reset restores the configured policy, not the tokens (docs/rate-limits.md "Resets"): the
+    /// bucket the penalised caller emptied stays empty and refills at the configured rate.
+    func testAResetForgivesWhatWasOverdueAndKeepsTheBucket() throws {
         let r = try Reporting()
         r.f.clock.advance(seconds: 61)
         try r.recount()
@@ -138,7 +140,13 @@ final class CallerAdminServiceTests: XCTestCase {
         }
         XCTAssertEqual(reset.view.quota.penaltyStep, 0)
         XCTAssertEqual(reset.view.throttledCount, 0)
-        XCTAssertEqual(reset.view.quota.remaining, 10)
+        XCTAssertEqual(reset.view.quota.remaining, 0, "the reset refilled the bucket")
+        XCTAssertEqual(reset.view.quota.effective, GCRA(rate: 5, burst: 10))
+        guard case .throttled(let throttle)? = rejection({ () throws(Rejection) in try r.f.evaluate(Fixture.request(), by: r.skipper) })
+        else { return XCTFail("admitted right after the reset") }
+        XCTAssertEqual(throttle.reason, .callerRate)
+        r.f.clock.advance(ms: 200)  // one token at 5 per second
+        _ = try r.f.evaluate(Fixture.request(), by: r.skipper)
         // Durably: the next recount no longer counts what was overdue before the reset.
         r.f.clock.advance(ms: 1)
         try r.recount()

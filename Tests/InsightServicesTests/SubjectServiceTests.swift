@@ -116,7 +116,7 @@ final class SubjectServiceTests: XCTestCase {
         XCTAssertEqual(
             f.audits.all.first,
             ErasureAudit(
-                tenant: Tenant.defaultName, adminCallerId: admin.callerId, kinds: [.account],
+                tenant: Tenant.defaultName, environment: admin.environment, adminCallerId: admin.callerId, kinds: [.account],
                 report: SubjectErasureReport(evaluations: 2, authorizations: 1), hashKeys: 1))
         XCTAssertEqual(f.counter("insightd_subject_erasures_total", ["tenant": "default"]), 3)
         XCTAssertEqual(f.counter("insightd_subject_erased_rows_total", ["table": "evaluations"]), 5)

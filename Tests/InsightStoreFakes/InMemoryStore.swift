@@ -649,7 +649,10 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
     ) {
         let report: SubjectErasureReport = state.withLock { state in
             var report = SubjectErasureReport()
-            for i in state.evaluations.indices where state.tenant(ofCaller: state.evaluations[i].callerId) == subject.tenant {
+            for i in state.evaluations.indices
+            where state.tenant(ofCaller: state.evaluations[i].callerId) == subject.tenant
+                && subject.environments.contains(state.evaluations[i].environment)
+            {
                 var hashed = state.evaluations[i].subject
                 if let hash = hashed.account, subject.account.contains(hash) { hashed.account = nil }
                 if let hash = hashed.device, subject.device.contains(hash) { hashed.device = nil }
@@ -664,7 +667,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 }
             }
             let erased = state.authorizations.keys.filter { key in
-                key.tenant == subject.tenant && subject.hashes(key.kind.identifierKind).contains(key.hash)
+                key.tenant == subject.tenant && subject.environments.contains(key.environment)
+                    && subject.hashes(key.kind.identifierKind).contains(key.hash)
             }
             for key in erased { state.authorizations[key] = nil }
             report.authorizations = erased.count

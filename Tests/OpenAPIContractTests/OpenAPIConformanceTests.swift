@@ -156,6 +156,10 @@ final class OpenAPIConformanceTests: XCTestCase {
         // A transparency page costs five: one page, then the refusal.
         let scarcePages = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 9).key
         let scarceAdmin = try daemon.createCaller(roles: [.admin], rate: 0.001, burst: 1).key
+        // A model-performance report costs five; a reset one.
+        let scarceReports = try daemon.createCaller(roles: [.admin], rate: 0.001, burst: 5).key
+        let scarceResets = try daemon.createCaller(roles: [.admin], rate: 0.001, burst: 1).key
+        let sandboxAdmin = try daemon.createCaller(roles: [.admin], environment: .sandbox).key
         let cramped = try TestDaemon(.live) { $0.maxDenialsPerTenant = 1 }
         let crampedKey = try cramped.createCaller(roles: [.evaluate]).key
 
@@ -644,7 +648,10 @@ final class OpenAPIConformanceTests: XCTestCase {
                 Probe(op, path + "?from=2026-01-01&to=2026-01-31", 200, nil, "a month", key: admin.key),
                 Probe(
                     op, path + "?environment=sandbox&from=2026-01-01&to=2026-01-01&category=payment", 200, nil,
-                    "a day, sandbox, one category", key: admin.key),
+                    "a day, sandbox, one category", key: sandboxAdmin),
+                Probe(
+                    op, path + "?environment=sandbox&from=2026-01-01&to=2026-01-01", 403, "forbidden",
+                    "the other environment", key: admin.key),
                 Probe(op, path + "?from=2026-01-01&to=2026-01-31", 401, "unauthorized", "no key", key: nil),
                 Probe(op, path + "?from=2026-01-01&to=2026-01-31", 403, "forbidden", "no admin role", key: key),
                 Probe(op, path + "?from=2026-01-01", 422, "contextInvalid", "no to", key: admin.key),
@@ -661,6 +668,11 @@ final class OpenAPIConformanceTests: XCTestCase {
                     op, path + "?from=2026-01-01&to=2026-01-31", 503, "serverError", "credentials cannot be checked",
                     key: broken.key)
             ]
+            if method == "GET" {
+                table.append(Probe(op, path + "?from=2026-01-01&to=2026-01-01", 200, nil, "within the quota", key: scarceReports))
+            }
+            table.append(
+                Probe(op, path + "?from=2026-01-01&to=2026-01-01", 429, "rateLimitExceeded", "quota used up", key: scarceReports))
         }
         // The console's views and its key revocation.
         let victim = try daemon.createCaller(roles: [.evaluate])
@@ -735,6 +747,8 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(RR, callerPath + "/rate-limit/reset", 401, "unauthorized", "no key", key: nil),
             Probe(RR, callerPath + "/rate-limit/reset", 403, "forbidden", "no admin role", key: key),
             Probe(RR, missingPath + "/rate-limit/reset", 404, "callerNotFound", "unknown caller", key: admin.key),
+            Probe(RR, callerPath + "/rate-limit/reset", 200, nil, "within the quota", key: scarceResets),
+            Probe(RR, callerPath + "/rate-limit/reset", 429, "rateLimitExceeded", "quota used up", key: scarceResets),
             Probe(
                 RR, "/admin/v1/callers/\(busyAdmin.callerId)/rate-limit/reset", 503, "serverError", "write queue full",
                 key: busyAdmin.key, target: .overloaded)

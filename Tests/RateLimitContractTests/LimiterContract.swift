@@ -118,20 +118,38 @@ enum LimiterContract {
             // A relapse raises the step at once; a reset clears the step and the throttling history.
             l.limits.update([who.callerId: ReportingStats(evaluations: 1000, overdue: 1000)])
             try expect(l.limits.status(who).penaltyStep == 4, "a relapse left step \(l.limits.status(who).penaltyStep)")
-            l.limits.reset(callerId: who.callerId)
+            l.limits.reset(who)
             view = l.limits.view(who)
             try expect(
                 view.quota.penaltyStep == 0 && view.throttledCount == 0,
                 "after a reset: step \(view.quota.penaltyStep), throttled \(view.throttledCount)")
             guard case .allowed = l.limits.admit(who) else { throw failure("refused after a reset") }
         },
-        LimiterContractCase(name: "a reset forgets the caller's bucket", settings: .init()) { l in
+        LimiterContractCase(name: "a reset gives back no token, however often it comes", settings: .init()) { l in
+            // Issue 45: resets in a loop admitted a 0.01/s, burst-3 caller 90 times in 3 s.
             let who = caller(rate: 0.001, burst: 2)
-            for _ in 0..<3 { _ = l.limits.admit(who) }
-            l.limits.reset(callerId: who.callerId)
-            guard case .allowed(let status) = l.limits.admit(who) else { throw failure("refused after a reset") }
-            try expect(status.remaining == 1, "remaining \(status.remaining): the bucket was not refilled")
+            var admitted = 0
+            for _ in 0..<10 {
+                if case .allowed = l.limits.admit(who) { admitted += 1 }
+                l.limits.reset(who)
+            }
+            try expect(admitted == 2, "\(admitted) admitted with a reset after each request, with a burst of 2")
             try expect(l.limits.view(who).throttledCount == 0, "the throttling history survived the reset")
+            guard case .throttled(.callerRate, _, _) = l.limits.admit(who) else { throw failure("admitted after the resets") }
+        },
+        LimiterContractCase(name: "a reset after the deepest penalty leaves an empty bucket, not a full one", settings: .init()) { l in
+            // At the floor (x0.1: rate 0.0001, burst 1) one request puts the bucket 10,000 s ahead,
+            // more than two windows (3,000 s) of the configured policy: read as is, that would be a
+            // clock stepped back, a full bucket.
+            let who = caller(rate: 0.001, burst: 3)
+            l.limits.update([who.callerId: ReportingStats(evaluations: 1000, overdue: 1000)])
+            try expect(l.limits.status(who).penaltyStep == 4, "step \(l.limits.status(who).penaltyStep)")
+            guard case .allowed = l.limits.admit(who) else { throw failure("the penalised burst of 1 was refused") }
+            l.limits.reset(who)
+            let status = l.limits.status(who)
+            try expect(
+                status.penaltyStep == 0 && status.remaining == 0, "after the reset: step \(status.penaltyStep), \(status.remaining) tokens")
+            guard case .throttled(.callerRate, _, _) = l.limits.admit(who) else { throw failure("the reset refilled the bucket") }
         },
         LimiterContractCase(
             name: "the gate: the caller's token with the rest, and a throttled caller takes nothing else",

@@ -72,7 +72,7 @@ final class LimiterContractSensitivityTests: XCTestCase {
         func view(_ caller: Caller) -> RateLimitView { base.view(caller) }
         func update(_ stats: [String: ReportingStats]) { base.update(stats) }
         func refresh(from source: any ReportingStatsSource) throws { try base.refresh(from: source) }
-        func reset(callerId: String) {}
+        func reset(_ caller: Caller) {}
     }
 
     func testABrokenLimiterFailsTheCasesItBreaks() {
@@ -86,7 +86,8 @@ final class LimiterContractSensitivityTests: XCTestCase {
             [
                 "a costly request takes several tokens, and a refused one takes none",
                 "overdue reports cut the rate by penalty steps, and a reset clears them",
-                "a reset forgets the caller's bucket"
+                "a reset gives back no token, however often it comes",
+                "a reset after the deepest penalty leaves an empty bucket, not a full one"
             ], failures.joined(separator: "\n"))
     }
 }

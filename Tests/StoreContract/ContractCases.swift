@@ -672,6 +672,26 @@ let erasureCases: [ContractCase] = [
             try s.erase(ErasedSubject(tenant: "a", account: [old, rotated])), SubjectErasureReport(),
             "a second erasure finds nothing")
     },
+    contractCase(.erasure, "an erasure naming an environment leaves the other's evaluations and opt-outs") { s in
+        // A sandbox admin erases in the sandbox only (issue 45).
+        let hash: [UInt8] = [0xE1, 7]
+        try s.caller("prod")
+        try s.caller("sand", environment: .sandbox)
+        try s.record("p1", caller: "prod", created: 1_000, account: hash)
+        try s.record("s1", caller: "sand", environment: .sandbox, created: 1_001, account: hash)
+        _ = try s.authorize(.denied, subject([hash]), now: 1_000)
+        _ = try s.authorize(.denied, subject([hash], environment: .sandbox), now: 1_000)
+        try expectEqual(
+            try s.erase(ErasedSubject(tenant: Tenant.defaultName, environment: .sandbox, account: [hash])),
+            SubjectErasureReport(evaluations: 1, authorizations: 1))
+        let events = try s.velocity.velocityEvents(since: 0)
+        try expectEqual(events.map(\.account), [hash, nil], "production's evaluation keeps its hash")
+        try expect(try s.authorizations.record(for: subject([hash])) != nil, "production's opt-out stays")
+        try expectEqual(try s.authorizations.record(for: subject([hash], environment: .sandbox)), nil)
+        try expectEqual(
+            try s.erase(ErasedSubject(tenant: Tenant.defaultName, account: [hash])),
+            SubjectErasureReport(evaluations: 1, authorizations: 1), "without an environment: both")
+    },
     contractCase(.erasure, "every kind given is unlinked, an evaluation counted once") { s in
         try s.caller("c1")
         try s.record("e1", created: 1_000, account: [5])

@@ -43,8 +43,8 @@ func (c *Client) RateLimit(ctx context.Context, callerID string, opts ...CallOpt
 	return &out, err
 }
 
-// ResetRateLimit refills the caller's bucket, clears its penalty and forgives its overdue
-// reports so far (POST /admin/v1/callers/{callerId}/rate-limit/reset).
+// ResetRateLimit clears the caller's penalty and forgives its overdue reports so far; its bucket
+// is not refilled (POST /admin/v1/callers/{callerId}/rate-limit/reset).
 func (c *Client) ResetRateLimit(ctx context.Context, callerID string, opts ...CallOption) (*RateLimitState, error) {
 	var out RateLimitState
 	_, err := c.jsonCall(ctx, opResetCallerRateLimit.request(callerID), nil, &out, opts)

@@ -129,7 +129,7 @@ export function callersPage(root) {
   function close() { selected = null; detail.hidden = true; }
 
   async function reset(caller) {
-    if (!await confirmAction("Reset rate limit", `Reset the rate limit of ${caller.name}? Its bucket is refilled, its penalty cleared and its overdue reports so far forgiven.`, "Reset")) return;
+    if (!await confirmAction("Reset rate limit", `Reset the rate limit of ${caller.name}? Its penalty is cleared and its overdue reports so far forgiven; its bucket is not refilled, it refills at the caller's rate.`, "Reset")) return;
     try {
       const state = await api(`/admin/v1/callers/${encodeURIComponent(caller.callerId)}/rate-limit/reset`, { method: "POST" });
       notify(`${caller.name} was reset: penalty ${penaltyText(state)}, ${fmt.int(state.tokens)} tokens in the bucket.`);

@@ -1,5 +1,6 @@
-// Health: readiness and the store's writes on this instance since it started, and where each
-// instance's chain of receipt heads stands (the latest signed head of each).
+// Health: readiness and whether the store's writes fail or queue on this instance (how many it
+// committed counts every tenant: the operator reads that on the metrics listener), and where
+// each instance's chain of receipt heads stands (the latest signed head of each).
 import { api } from "../api.js";
 import { el, empty, fmt, table } from "../format.js";
 import { failed } from "../app.js";
@@ -34,8 +35,6 @@ export function healthPage(root) {
           tile("Ready for traffic", h.ready ? "yes" : "no — see the daemon's log", h.ready ? "good" : "bad"),
           tile("Velocity", h.velocity === "ready" ? "ready" : "rebuilding (no escalation yet)", h.velocity === "ready" ? "good" : "warn"),
           tile("Store reachable", s.reachable ? "yes" : "no — requests that need it answer 503", s.reachable ? "good" : "bad"),
-          tile("Writes committed", fmt.int(s.writesCommitted)),
-          tile("Commits", fmt.int(s.commits)),
           tile("Write failures", fmt.int(s.writeFailures), s.writeFailures > 0 ? "bad" : "good"),
           tile("Write queue depth", fmt.int(s.queueDepth), s.queueDepth > 100 ? "warn" : null)),
         el("h3", {}, "Receipts"),

@@ -16,12 +16,9 @@ export function modelsPage(root) {
   const today = new Date();
   const from = el("input", { id: "from", type: "date", required: true, value: day(new Date(today - 29 * 86400000)) });
   const to = el("input", { id: "to", type: "date", required: true, value: day(today) });
-  const environment = el("select", { id: "environment" },
-    el("option", { value: "production" }, "production"), el("option", { value: "sandbox" }, "sandbox"));
   const category = el("select", { id: "category" }, el("option", { value: "" }, "every category"),
     CATEGORIES.map((c) => el("option", { value: c }, c)));
   const form = el("form", { class: "report-form", onsubmit: (e) => { e.preventDefault(); load(); } },
-    el("div", { class: "field" }, el("label", { for: "environment" }, "Environment"), environment),
     el("div", { class: "field" }, el("label", { for: "from" }, "From"), from),
     el("div", { class: "field" }, el("label", { for: "to" }, "To (at most 92 days)"), to),
     el("div", { class: "field" }, el("label", { for: "category" }, "Category"), category),
@@ -46,7 +43,8 @@ export function modelsPage(root) {
 
   async function load() {
     if (!form.reportValidity()) return;
-    const query = new URLSearchParams({ environment: environment.value, from: from.value, to: to.value });
+    // The key's own environment: an admin key reads no other (docs/api.md "Admin API").
+    const query = new URLSearchParams({ from: from.value, to: to.value });
     if (category.value) query.set("category", category.value);
     report.replaceChildren(el("p", {}, "Loading…"));
     try {
@@ -66,7 +64,7 @@ export function modelsPage(root) {
   function render(answer) {
     const rows = answer.versions;
     if (rows.length === 0) {
-      report.replaceChildren(empty(`No evaluations in ${answer.environment} from ${answer.from} to ${answer.to}. Choose another period or environment.`));
+      report.replaceChildren(empty(`No evaluations in ${answer.environment} from ${answer.from} to ${answer.to}. Choose another period.`));
       return;
     }
     // A shadow version is scored beside the current one and never answered (INSIGHTD_MODEL_SHADOW).

@@ -68,4 +68,13 @@ public struct GCRA: Sendable, Equatable {
         let used = current(tat, now: now) - now
         return max(0, Int(((capacity - used) / emissionInterval + 1e-9).rounded(.down)))
     }
+
+    /// The TAT a reset leaves (`RateLimits.reset`): the stored one, but at most one window
+    /// (`capacity`) ahead of `now` (an empty bucket of this policy). A penalty's slower policy
+    /// can push a TAT further ahead than that, which this policy would read as a clock stepped
+    /// back (`current`), a full bucket: the reset would then hand out a whole burst.
+    public func resetTat(_ tat: Double?, now: Double) -> Double? {
+        guard let tat, tat > now else { return tat }
+        return min(tat, now + capacity)
+    }
 }

@@ -230,9 +230,17 @@ public final class RateLimiter: RateLimits {
         update(try source.reportingStats(since: now - Milliseconds(settings.compliance.windowSeconds) * 1000, now: now))
     }
 
-    /// Forgets a caller's bucket, penalty and throttling history (after the store recorded the reset).
-    public func reset(callerId: String) {
-        callers.withLock { $0[callerId] = CallerState(stepChangedAt: clock.now()) }
+    /// Forgets the caller's penalty, counts and throttling history; keeps its bucket and its
+    /// insight quotas (`RateLimits.reset`).
+    public func reset(_ caller: Caller) {
+        let now = clock.now()
+        callers.withLock { all in
+            let before = all[caller.callerId] ?? CallerState()
+            var state = CallerState(stepChangedAt: now)
+            state.tat = GCRA(rate: caller.rate, burst: caller.burst).resetTat(before.tat, now: Double(now))
+            state.insightTats = before.insightTats
+            all[caller.callerId] = state
+        }
     }
 
     /// The operator's view of `caller`.

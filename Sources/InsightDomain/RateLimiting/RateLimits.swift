@@ -23,8 +23,11 @@ public protocol RateLimits: Sendable {
     func update(_ stats: [String: ReportingStats])
     /// Reads the counts from `source` and applies them.
     func refresh(from source: any ReportingStatsSource) throws
-    /// Forgets a caller's bucket, penalty and throttling history (after the store recorded the reset).
-    func reset(callerId: String)
+    /// A reset of `caller` (after the store recorded it, docs/rate-limits.md "Resets"): forgets its
+    /// penalty, reporting counts and throttling history, and keeps its bucket as it is, emptied
+    /// at most to what its configured policy holds (`GCRA.resetTat`): a reset gives back no
+    /// token, so resetting in a loop admits no more than its burst and rate allow.
+    func reset(_ caller: Caller)
 }
 
 extension RateLimits {

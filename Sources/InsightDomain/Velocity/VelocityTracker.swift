@@ -229,14 +229,15 @@ public final class VelocityTracker: VelocityState {
 
     // MARK: Erasure
 
-    /// Forgets the subject (`VelocityState.erase`): every shard of both environments is visited,
-    /// since the subject's keys appear in other subjects' lists wherever those are kept.
+    /// Forgets the subject (`VelocityState.erase`): every shard of its environments (both, unless
+    /// the erasure names one) is visited, since the subject's keys appear in other subjects'
+    /// lists wherever those are kept.
     public func erase(_ subject: ErasedSubject) throws {
         let accounts = Set(Self.keys(subject.account)), devices = Set(Self.keys(subject.device))
         let counterparties = Set(Self.keys(subject.counterparty))
         guard !accounts.isEmpty || !devices.isEmpty || !counterparties.isEmpty else { return }
-        for table in tables {
-            for box in table.shards {
+        for environment in subject.environments {
+            for box in table(environment).shards {
                 box.withLock { $0.erase(accounts: accounts, devices: devices, counterparties: counterparties) }
             }
         }

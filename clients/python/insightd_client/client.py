@@ -258,7 +258,7 @@ class Client:
         return self._decode(RateLimitState, self._call("getCallerRateLimit", {"callerId": caller_id}))
 
     def reset_caller_rate_limit(self, caller_id):
-        """POST …/rate-limit/reset: refill, clear the penalty, forgive overdue reports so far."""
+        """POST …/rate-limit/reset: clear the penalty, forgive overdue reports so far (no refill)."""
         return self._decode(RateLimitState, self._call("resetCallerRateLimit", {"callerId": caller_id}))
 
     def rate_limits(self):

@@ -251,7 +251,7 @@ export class InsightClient {
     return this.decode(await this.call("getCallerRateLimit", { callerId }));
   }
 
-  /** POST …/rate-limit/reset: refill, clear the penalty, forgive overdue reports so far. */
+  /** POST …/rate-limit/reset: clear the penalty, forgive overdue reports so far (no refill). */
   async resetCallerRateLimit(callerId: string): Promise<RateLimitState> {
     return this.decode(await this.call("resetCallerRateLimit", { callerId }));
   }

@@ -299,7 +299,7 @@ public final class InsightClient {
         return call(Operation.GET_CALLER_RATE_LIMIT, null, Admin.RateLimitState.class, callerId);
     }
 
-    /** Refills the caller's bucket, clears its penalty and forgives its overdue reports so far. */
+    /** Clears the caller's penalty and forgives its overdue reports so far; its bucket is not refilled. */
     public Admin.RateLimitState resetRateLimit(String callerId) throws InsightException {
         return call(Operation.RESET_CALLER_RATE_LIMIT, null, Admin.RateLimitState.class, callerId);
     }
