@@ -376,8 +376,13 @@ final class HTTPServerLiveTests: XCTestCase {
 
     // MARK: - Timeouts and limits
 
-    func testSlowLorisGets408AfterTheRequestTimeout() throws {
-        try withServer(.testing { $0.requestTimeout = 1 }) { server in
+    func testSlowLorisGets408AfterTheHeaderTimeout() throws {
+        // The request timeout is long: a head is timed by the header timeout.
+        try withServer(
+            .testing {
+                $0.headerTimeout = 1; $0.requestTimeout = 60
+            }
+        ) { server in
             let client = try TestClient(port: server.boundPort)
             let start = DispatchTime.now()
             try client.send("GET /echo HTTP/1.1\r\n")
@@ -401,6 +406,26 @@ final class HTTPServerLiveTests: XCTestCase {
             XCTAssertGreaterThan(elapsed, 0.9)
             XCTAssertLessThan(elapsed, 2.5)
             XCTAssertTrue(try client.readsEndOfStream())
+        }
+    }
+
+    func testASlowBodyGets408AfterTheRequestTimeoutFromTheEndOfItsHead() throws {
+        try withServer(
+            .testing {
+                $0.headerTimeout = 1; $0.requestTimeout = 2
+            }
+        ) { server in
+            let client = try TestClient(port: server.boundPort)
+            // The head takes longer than nothing, within the header timeout; then the body stops.
+            try client.send("POST /echo HTTP/1.1\r\nHost: t\r\n")
+            usleep(300_000)
+            try client.send("Content-Length: 10\r\n\r\nabc")
+            let headEnd = DispatchTime.now()
+            let response = try client.readResponse()
+            let elapsed = seconds(since: headEnd)
+            XCTAssertEqual(response.status, 408)
+            XCTAssertGreaterThan(elapsed, 1.9, "the body was timed by the header timeout")
+            XCTAssertLessThan(elapsed, 30)
         }
     }
 
@@ -430,11 +455,11 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
-    func testASilentFirstConnectionIsClosedAfterTheRequestTimeout() throws {
+    func testASilentFirstConnectionIsClosedAfterTheHeaderTimeout() throws {
         // The idle timeout is long: the wait for a connection's first request is not idle time.
         try withServer(
             .testing {
-                $0.requestTimeout = 1; $0.idleTimeout = 60
+                $0.headerTimeout = 1; $0.idleTimeout = 60
             }
         ) { server in
             let start = DispatchTime.now()
@@ -447,10 +472,10 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
-    func testAFirstRequestMustArriveWithinTheRequestTimeoutOfTheConnection() throws {
+    func testAFirstRequestHeadMustArriveWithinTheHeaderTimeoutOfTheConnection() throws {
         try withServer(
             .testing {
-                $0.requestTimeout = 2; $0.idleTimeout = 60
+                $0.headerTimeout = 2; $0.requestTimeout = 60; $0.idleTimeout = 60
             }
         ) { server in
             let client = try TestClient(port: server.boundPort)
@@ -505,7 +530,7 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
-    func testConnectionsWithARequestInProgressAreNeverEvicted() throws {
+    func testConnectionsWhoseRequestIsHandledOrAnsweredAreNeverEvicted() throws {
         try withServer(.testing { $0.maxConnections = 4 }) { server in
             // Idle between requests (first: the server lists it idle just after its answer).
             let idle = try TestClient(port: server.boundPort)
@@ -514,7 +539,7 @@ final class HTTPServerLiveTests: XCTestCase {
             // Handled: its answer comes from another thread later.
             let handled = try TestClient(port: server.boundPort)
             try handled.send(get("/async?ms=1500"))
-            // Reading: the head has begun.
+            // Reading: the head has begun and is not complete.
             let reading = try TestClient(port: server.boundPort)
             try reading.send("GET /echo?reading HTTP/1.1\r\n")
             // Writing: an answer larger than the socket buffers, which the client does not read yet.
@@ -522,24 +547,29 @@ final class HTTPServerLiveTests: XCTestCase {
             try writing.send(get("/big?bytes=\(8 << 20)"))
             XCTAssertTrue(eventually { server.openConnections == 4 && server.inFlightRequests == 1 })
 
-            // At the limit, the new connection takes the idle one's place, then another finds
-            // every connection busy (the newcomer too, with its request in flight) and is refused.
+            // At the limit, the new connection takes the idle one's place, the next one the place
+            // of the one still sending its head, then another finds every connection busy (the
+            // newcomers too, with their requests in flight) and is refused.
             let newcomer = try TestClient(port: server.boundPort)
             try newcomer.send(get("/async?ms=1500&newcomer"))
             XCTAssertTrue(try idle.readsEndOfStream(), "the idle connection was kept")
             XCTAssertTrue(eventually { server.inFlightRequests == 2 })
+            let second = try TestClient(port: server.boundPort)
+            try second.send(get("/async?ms=1500&second"))
+            XCTAssertTrue(try reading.readsEndOfStream(), "the connection sending its head was kept")
+            XCTAssertTrue(eventually { server.inFlightRequests == 3 })
             let refused = try TestClient(port: server.boundPort)
             try? refused.send(get("/echo"))
             XCTAssertTrue(try refused.readsEndOfStream(), "a connection over the limit was served")
-            XCTAssertEqual(server.evictedConnections, 1)
+            XCTAssertEqual(server.evictedConnections, 2)
+            XCTAssertEqual(server.evictedIncompleteConnections, 1)
             XCTAssertEqual(server.rejectedConnections, 1)
 
-            // Every busy connection is answered in full.
+            // Every connection whose request was handled or answered is answered in full.
             XCTAssertEqual(try handled.readResponse().header("X-Query"), "ms=1500")
-            try reading.send("Host: t\r\n\r\n")
-            XCTAssertEqual(try reading.readResponse().header("X-Query"), "reading")
             XCTAssertEqual(try writing.readResponse().body.count, 8 << 20)
             XCTAssertEqual(try newcomer.readResponse().header("X-Query"), "ms=1500&newcomer")
+            XCTAssertEqual(try second.readResponse().header("X-Query"), "ms=1500&second")
         }
     }
 
