@@ -74,22 +74,25 @@ final class SlowClientTests: XCTestCase {
         let metrics = try ConnectionLimitTests.samples(daemon)
         let counts = metrics.filter { $0.key.hasPrefix("insightd_connections_") || $0.key == "insightd_open_connections" }
         for (name, statuses) in answers {
-            XCTAssertEqual(statuses, Array(repeating: 200, count: statuses.count), "\(name) (0: refused); \(counts)")
+            XCTAssertEqual(statuses, Array(repeating: 200, count: statuses.count), "\(name) (0: refused, < 0: -errno); \(counts)")
         }
         XCTAssertGreaterThan(metrics[#"insightd_connections_evicted_total{reason="incomplete"}"#] ?? 0, 0)
         XCTAssertGreaterThan(attack.closedByServer, 0)
     }
 
     /// Sends `request` on a new connection from `source`; the answer's status, or 0 when the
-    /// connection is closed (or reset) without one.
+    /// connection is closed (or reset) without one; below 0, the client could not connect or
+    /// send (minus the errno: not the server's refusal).
     private static func exchange(port: Int, from source: String, _ request: String) -> Int {
-        guard let fd = SlowClients.socket(from: source, blocking: true) else { return 0 }
+        guard let fd = SlowClients.socket(from: source, blocking: true) else { return -Int(errno) }
         defer { close(fd) }
         var wait = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-        guard SlowClients.connect(fd, port: port) else { return 0 }
+        guard SlowClients.connect(fd, port: port) else { return -Int(errno) }
         let bytes = Array(request.utf8)
-        guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else { return 0 }
+        guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+            return -Int(errno)
+        }
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16384)
         while true {

@@ -511,7 +511,13 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testAtTheLimitTheLongestIdleConnectionMakesRoom() throws {
-        try withServer(.testing { $0.maxConnections = 2 }) { server in
+        // Addresses not counted: the server's longest idle connection makes room (with a cap,
+        // one of the address holding the most, below).
+        try withServer(
+            .testing {
+                $0.maxConnections = 2; $0.maxConnectionsPerAddress = 0
+            }
+        ) { server in
             let first = try TestClient(port: server.boundPort)
             let second = try TestClient(port: server.boundPort)
             for client in [first, second] {
@@ -530,8 +536,36 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
+    func testAtTheLimitTheAddressHoldingTheMostMakesRoom() throws {
+        try withServer(
+            .testing {
+                $0.maxConnections = 4; $0.maxConnectionsPerAddress = 3
+            }
+        ) { server in
+            // The longest idle connection is another address's; 127.0.0.1 holds the most.
+            let other = try TestClient(port: server.boundPort, localAddress: "127.0.0.2")
+            XCTAssertTrue(eventually { server.openConnections == 1 })
+            let many = try (0..<3).map { _ in try TestClient(port: server.boundPort) }
+            try many[0].send("GET /echo?slow HTTP/1.1\r\n")  // an unfinished head makes room too
+            XCTAssertTrue(eventually { server.openConnections == 4 })
+
+            let newcomer = try TestClient(port: server.boundPort, localAddress: "127.0.0.3")
+            try newcomer.send(get("/echo?newcomer"))
+            XCTAssertEqual(try newcomer.readResponse().header("X-Query"), "newcomer")
+            XCTAssertTrue(eventually { many.count(where: { !$0.isOpen }) == 1 })
+            XCTAssertTrue(other.isOpen, "the other address's only connection made room")
+            XCTAssertEqual(server.evictedConnections, 1)
+            XCTAssertEqual(server.rejectedConnections, 0)
+        }
+    }
+
     func testConnectionsWhoseRequestIsHandledOrAnsweredAreNeverEvicted() throws {
-        try withServer(.testing { $0.maxConnections = 4 }) { server in
+        // Addresses not counted: the longest idle connection makes room first.
+        try withServer(
+            .testing {
+                $0.maxConnections = 4; $0.maxConnectionsPerAddress = 0
+            }
+        ) { server in
             // Idle between requests (first: the server lists it idle just after its answer).
             let idle = try TestClient(port: server.boundPort)
             try idle.send(get("/echo"))
