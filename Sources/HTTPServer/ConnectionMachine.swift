@@ -4,10 +4,10 @@
 /// which request goes to the handler and when, how its answer is framed, what follows the
 /// answer (the next request, a close, a linger), which timer runs, whether the connection is
 /// idle (may be closed to make room: nothing handed to the handler, nothing being written), and
-/// when reading pauses. It touches no socket, buffer,
-/// timer or clock: `Connection` tells it what happened (bytes arrived, an answer is ready, the
-/// output drained, the peer closed, a timer fired, ...) and performs the `Actions` it returns
-/// (libevent calls, writes, handler calls), so every rule here is unit-tested without a socket.
+/// when reading pauses. It touches no socket, buffer, timer or clock: `Connection` tells it
+/// what happened (bytes arrived, an answer is ready, the output drained, the peer closed, a
+/// timer fired, ...) and performs the `Actions` it returns (libevent calls, writes, handler
+/// calls), so every rule here is unit-tested without a socket.
 ///
 /// One request is handled at a time: the next is parsed only after the answer to the previous
 /// one has been handed to the kernel, so answers go out in request order, and an answer for

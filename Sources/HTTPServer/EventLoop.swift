@@ -299,8 +299,9 @@ final class EventLoop: @unchecked Sendable {
 
     /// At the connection limit, when no address holds more than one connection (or addresses
     /// are not counted), or the one holding the most has none idle: the loop holding the
-    /// server's longest idle connection closes it and serves `socket` in its place. Refused when no loop has an idle one: every open
-    /// connection has a request being handled or answered.
+    /// server's longest idle connection closes it and serves `socket` in its place. Refused
+    /// when no loop has an idle one: every open connection has a request being handled or
+    /// answered.
     private func makeRoom(for socket: Int32, remote: String, address: PeerAddress?) {
         var chosen = self
         var oldest = idle.oldestSince.load(ordering: .relaxed)
