@@ -35,7 +35,7 @@ final class Connection: @unchecked Sendable {
     let peerAddress: PeerAddress?
     /// With a per-address cap: the loop's list of connections from `peerAddress`.
     let addressIdle: IdleConnections?
-    /// Its places in the loop's idle lists while it has no request in progress.
+    /// Its places in the loop's idle lists while nothing is handed to the handler or written.
     var idleLinks = IdleConnections.ConnectionLinks()
     private var bufferevent: OpaquePointer?
     /// Plain sockets: the persistent read event (see the type's notes); nil over TLS.
@@ -472,6 +472,7 @@ final class Connection: @unchecked Sendable {
             event_del(timer)
             return
         case .idle: duration = loop.idleTimeout
+        case .header: duration = loop.headerTimeout
         case .handshake, .request: duration = loop.requestTimeout
         case .write: duration = loop.writeTimeout
         case .linger: duration = loop.lingerTimeout
@@ -490,7 +491,11 @@ final class Connection: @unchecked Sendable {
         perform(machine.drain())
     }
 
-    /// Closes an idle connection to make room for a new one.
+    /// Whether a request has begun on the connection and is not complete (an idle connection
+    /// receiving one: its eviction is counted apart).
+    var requestBegun: Bool { machine.requestStarted }
+
+    /// Closes an idle connection (one receiving a request included) to make room for a new one.
     func evict() {
         perform(machine.close())
     }

@@ -3,10 +3,11 @@
 /// It holds the request parser and decides everything about the connection's HTTP/1.1 life:
 /// which request goes to the handler and when, how its answer is framed, what follows the
 /// answer (the next request, a close, a linger), which timer runs, whether the connection is
-/// idle (may be closed to make room), and when reading pauses. It touches no socket, buffer,
-/// timer or clock: `Connection` tells it what happened (bytes arrived, an answer is ready, the
-/// output drained, the peer closed, a timer fired, ...) and performs the `Actions` it returns
-/// (libevent calls, writes, handler calls), so every rule here is unit-tested without a socket.
+/// idle (may be closed to make room: nothing handed to the handler, nothing being written), and
+/// when reading pauses. It touches no socket, buffer, timer or clock: `Connection` tells it
+/// what happened (bytes arrived, an answer is ready, the output drained, the peer closed, a
+/// timer fired, ...) and performs the `Actions` it returns (libevent calls, writes, handler
+/// calls), so every rule here is unit-tested without a socket.
 ///
 /// One request is handled at a time: the next is parsed only after the answer to the previous
 /// one has been handed to the kernel, so answers go out in request order, and an answer for
@@ -34,7 +35,10 @@ struct ConnectionMachine {
         case handshake
         /// Between requests: the idle (keep-alive) timeout.
         case idle
-        /// A request, or the wait for a connection's first: the request timeout.
+        /// A request's head, from its first byte (for a connection's first request, from the
+        /// opening): the header timeout.
+        case header
+        /// A request's body, from the end of its head: the request timeout.
         case request
         /// An answer that did not fit the socket at once: the write timeout.
         case write
@@ -91,6 +95,8 @@ struct ConnectionMachine {
         /// Arm the timer for this mode (`.off`: disarm it); nil leaves it as it is.
         var timer: Timer?
         /// List the connection as idle (true) or take it off the lists (false); nil: as is.
+        /// Idle here means it may be closed to make room: it has nothing the handler holds and
+        /// nothing being written (waiting for a request, receiving one, lingering).
         var idle: Bool?
         var step: Step
 
@@ -129,7 +135,7 @@ struct ConnectionMachine {
 
     /// Numbers the requests on this connection (0: none dispatched yet). Once a request has
     /// been dispatched, the wait for the next one is idle time; until then it counts against
-    /// the request timeout.
+    /// the header timeout.
     private var sequence: UInt64 = 0
     /// The request the handler has and has not answered (kept after a close, so that the
     /// in-flight count drops when the answer finally comes).
@@ -170,11 +176,11 @@ struct ConnectionMachine {
 
     // MARK: - Events
 
-    /// The connection was accepted. The first request must arrive within the request timeout
-    /// of the connection's opening (after the handshake, over TLS): a socket that never sends a
-    /// byte holds a place for that long, not for the idle timeout.
+    /// The connection was accepted. The first request's head must arrive within the header
+    /// timeout of the connection's opening (after the handshake, over TLS): a socket that never
+    /// sends a byte holds a place for that long, not for the idle timeout.
     mutating func start() -> Actions {
-        Actions(timer: arm(phase == .handshaking ? .handshake : .request), idle: true)
+        Actions(timer: arm(phase == .handshaking ? .handshake : .header), idle: true)
     }
 
     /// A plain socket is readable; `buffered` bytes wait in the input buffer.
@@ -222,11 +228,13 @@ struct ConnectionMachine {
         guard phase == .reading else { return .none }
         let started = parser.hasStarted
         if peerClosed || (draining && !started) { return close() }
-        // Until a request has begun the connection is idle: it may be closed to make room. A
-        // request, and the wait for a connection's first, are timed by the request timeout
-        // (from the first byte, from the opening); the wait between requests by the idle one.
-        let mode: Timer = started || sequence == 0 ? .request : .idle
-        return Actions(timer: timer == mode ? nil : arm(mode), idle: !started)
+        // A head, and the wait for a connection's first, are timed by the header timeout (from
+        // the first byte, from the opening); a body by the request timeout (from the head's
+        // end); the wait between requests by the idle one. Until its request is complete and
+        // handed over, the connection may be closed to make room: a client sending its request
+        // slowly holds its place no more firmly than one sending nothing.
+        let mode: Timer = parser.isReadingBody ? .request : started || sequence == 0 ? .header : .idle
+        return Actions(timer: timer == mode ? nil : arm(mode), idle: true)
     }
 
     /// The parser took input; `buffered` bytes are left. True: resume reading.
@@ -292,7 +300,7 @@ struct ConnectionMachine {
                 return closeFailedHandshake()
             }
             phase = .reading
-            return Actions(timer: arm(.request), .tlsEstablished)
+            return Actions(timer: arm(.header), .tlsEstablished)
         }
         guard event == .endOfStream else { return close(closeNotify: false) }
         peerClosed = true
@@ -308,7 +316,7 @@ struct ConnectionMachine {
         let mode = timer
         timer = .off
         switch mode {
-        case .request:
+        case .header, .request:
             // A connection that never began a request is closed without an answer.
             guard phase == .reading else { return .none }
             return parser.hasStarted ? answerProblem(.requestTimeout) : close()

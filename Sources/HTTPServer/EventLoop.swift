@@ -31,8 +31,9 @@ final class EventLoop: @unchecked Sendable {
     /// Connections this loop serves or has been handed and not yet adopted (read by the other
     /// loops when they choose where a new connection goes).
     let assigned = Atomic<Int>(0)
-    /// The connections with no request in progress, longest idle first: at the connection
-    /// limit, the server's oldest makes room for a new connection.
+    /// The connections with no request handed to the handler or being answered (waiting for a
+    /// request, or still receiving one), longest idle first: at the connection limit, the
+    /// server's oldest makes room for a new connection.
     let idle = IdleConnections(.loop)
     /// With a per-address cap: this loop's connections from each address, the idle ones listed
     /// longest idle first: at an address's cap, one of its own idle connections makes room.
@@ -50,6 +51,7 @@ final class EventLoop: @unchecked Sendable {
     let readBuffer: UnsafeMutableRawBufferPointer
 
     // Common timeouts (libevent keeps equal durations in O(1) queues instead of its heap).
+    let headerTimeout: UnsafePointer<timeval>
     let requestTimeout: UnsafePointer<timeval>
     let idleTimeout: UnsafePointer<timeval>
     let writeTimeout: UnsafePointer<timeval>
@@ -93,6 +95,7 @@ final class EventLoop: @unchecked Sendable {
         }
         let configuration = context.configuration
         self.base = base
+        headerTimeout = try common(configuration.headerTimeout)
         requestTimeout = try common(configuration.requestTimeout)
         idleTimeout = try common(configuration.idleTimeout)
         writeTimeout = try common(configuration.writeTimeout)
@@ -273,7 +276,11 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         guard context.admitConnection() else {
-            makeRoom(for: socket, remote: remote, address: peerAddress)
+            if let heaviest = context.heaviestAddress() {
+                adoptInPlaceOfIdle(socket, remote: remote, address: peerAddress, from: heaviest, askingNext: peers[...])
+            } else {
+                makeRoom(for: socket, remote: remote, address: peerAddress)
+            }
             return
         }
         // Whichever loop wins `accept` would keep the connection, and long-lived keep-alive
@@ -290,9 +297,11 @@ final class EventLoop: @unchecked Sendable {
         adopt(socket, remote: remote, address: peerAddress)
     }
 
-    /// At the connection limit: the loop holding the server's longest idle connection closes it
-    /// and serves `socket` in its place. Refused when no loop has an idle one: every open
-    /// connection has a request in progress.
+    /// At the connection limit, when no address holds more than one connection (or addresses
+    /// are not counted), or the one holding the most has none idle: the loop holding the
+    /// server's longest idle connection closes it and serves `socket` in its place. Refused
+    /// when no loop has an idle one: every open connection has a request being handled or
+    /// answered.
     private func makeRoom(for socket: Int32, remote: String, address: PeerAddress?) {
         var chosen = self
         var oldest = idle.oldestSince.load(ordering: .relaxed)
@@ -327,23 +336,51 @@ final class EventLoop: @unchecked Sendable {
                 close(socket)
                 return
             }
-            context.admitInPlaceOfIdle(reserving: nil)
+            context.admitInPlaceOfIdle(reserving: nil, evictingIncomplete: oldest.requestBegun)
             oldest.evict()
         }
         adopt(socket, remote: remote, address: address)
     }
 
+    /// At the connection limit: serves `socket` (from `address`, which counts it) in place of
+    /// this loop's longest idle connection from `heaviest`, the address holding the most, which
+    /// it closes; without one here, the next loop of `others` tries; without one anywhere, the
+    /// server's longest idle connection makes room (`makeRoom`). Oldest first alone would let
+    /// a client's new connection be closed before its request is read, by the reconnects of
+    /// connections it displaced: its place goes instead to whoever holds the most.
+    private func adoptInPlaceOfIdle(
+        _ socket: Int32, remote: String, address: PeerAddress?, from heaviest: PeerAddress,
+        askingNext others: ArraySlice<EventLoop>
+    ) {
+        if let oldest = addressLists[heaviest]?.oldest {
+            assigned.wrappingAdd(1, ordering: .relaxed)
+            if !context.admitConnection() {
+                context.admitInPlaceOfIdle(reserving: nil, evictingIncomplete: oldest.requestBegun)
+                oldest.evict()
+            }
+            adopt(socket, remote: remote, address: address)
+            return
+        }
+        if let next = others.first {
+            let rest = others.dropFirst()
+            if next.execute({ next.adoptInPlaceOfIdle(socket, remote: remote, address: address, from: heaviest, askingNext: rest) }) {
+                return
+            }
+        }
+        makeRoom(for: socket, remote: remote, address: address)
+    }
+
     /// At `address`'s cap: serves `socket` in place of this loop's longest idle connection from
     /// that address, which it closes; without one here, the next loop of `others` tries.
-    /// Refused when no loop has one: every connection from the address has a request in
-    /// progress. Nothing counts the socket yet.
+    /// Refused when no loop has one: every connection from the address has a request being
+    /// handled or answered. Nothing counts the socket yet.
     private func adoptInPlaceOfIdle(
         from address: PeerAddress, _ socket: Int32, remote: String,
         askingNext others: ArraySlice<EventLoop>
     ) {
         if let oldest = addressLists[address]?.oldest {
             assigned.wrappingAdd(1, ordering: .relaxed)
-            context.admitInPlaceOfIdle(reserving: address)
+            context.admitInPlaceOfIdle(reserving: address, evictingIncomplete: oldest.requestBegun)
             oldest.evict()
             adopt(socket, remote: remote, address: address)
             return

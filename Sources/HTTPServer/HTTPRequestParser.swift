@@ -122,6 +122,10 @@ struct HTTPRequestParser {
         }
     }
 
+    /// Whether the head of the request being parsed is complete and its body is being read
+    /// (the header timeout is over, the request timeout runs).
+    var isReadingBody: Bool { current != nil }
+
     /// After `.expectContinue`: the request's head (its body empty) and the body length it
     /// declares (nil when chunked). Nil while no body is being read.
     var headAwaitingBody: (request: HTTPRequest, declaredBodyLength: Int?)? {

@@ -171,15 +171,21 @@ public final class HTTPServer: Sendable {
     }
 
     /// Connections closed at accept because their address had `maxConnectionsPerAddress`
-    /// connections open, each with a request in progress, since start.
+    /// connections open, each with a request being handled or answered, since start.
     public var addressRejectedConnections: Int {
         context.addressRejectedConnections.load(ordering: .relaxed)
     }
 
     /// Idle connections closed to make room for a new one, at `maxConnections` or at its
-    /// address's `maxConnectionsPerAddress`, since start.
+    /// address's `maxConnectionsPerAddress`, since start (those receiving a request included).
     public var evictedConnections: Int {
         context.evictedConnections.load(ordering: .relaxed)
+    }
+
+    /// Of `evictedConnections`, those that were receiving a request: its head or its body had
+    /// begun to arrive and was not complete.
+    public var evictedIncompleteConnections: Int {
+        context.evictedIncompleteConnections.load(ordering: .relaxed)
     }
 
     /// Loads the certificate, key and client CAs again from the configured files, for the

@@ -13,18 +13,23 @@ public struct HTTPServerConfiguration: Sendable {
     /// The most header fields accepted in one request; more get 431.
     public var maxHeaderCount: Int = 100
     /// The most connections open at once. At the limit a new connection takes the place of
-    /// the longest idle one (no request in progress), which is closed; when every connection
-    /// has a request in progress, the new one is accepted and closed at once.
+    /// the longest idle one (nothing handed to the handler or being answered: waiting for a
+    /// request, or still receiving one), which is closed; when every connection has a request
+    /// being handled or answered, the new one is accepted and closed at once.
     public var maxConnections: Int = 1024
     /// The most connections open at once from one address (an IPv4 address, or an IPv6 /64).
     /// At the cap a new connection from the address takes the place of one of the address's
-    /// own idle connections; when all of them have a request in progress, the new one is
-    /// accepted and closed at once, without an answer. 0: no cap. Behind a proxy every
+    /// own idle connections; when all of them have a request being handled or answered, the
+    /// new one is accepted and closed at once, without an answer. 0: no cap. Kept well below
+    /// `maxConnections`, so that a few addresses cannot fill the table. Behind a proxy every
     /// connection comes from the proxy's address.
-    public var maxConnectionsPerAddress: Int = 256
-    /// Seconds from a request's first byte to its last; slower requests get 408. A
-    /// connection's first request must also arrive within this time of the connection's
+    public var maxConnectionsPerAddress: Int = 64
+    /// Seconds from a request's first byte to the end of its head; slower heads get 408. A
+    /// connection's first request head must also arrive within this time of the connection's
     /// opening (of its TLS handshake's end): one that sends nothing is closed without an answer.
+    public var headerTimeout: Int = 5
+    /// Seconds from the end of a request's head to the end of its body; slower bodies get 408.
+    /// A TLS handshake must also complete within this time of the connection's opening.
     public var requestTimeout: Int = 10
     /// Seconds a connection may wait for its next request after an answer before it is closed.
     public var idleTimeout: Int = 60
@@ -48,7 +53,7 @@ public struct HTTPServerConfiguration: Sendable {
         if maxConnections < 1 { return "maxConnections must be at least 1" }
         if maxConnectionsPerAddress < 0 { return "maxConnectionsPerAddress must not be negative" }
         if readBufferBytes < 1024 { return "readBufferBytes must be at least 1024" }
-        if requestTimeout < 1 || idleTimeout < 1 || writeTimeout < 1 {
+        if headerTimeout < 1 || requestTimeout < 1 || idleTimeout < 1 || writeTimeout < 1 {
             return "timeouts must be at least 1 second"
         }
         if let problem = tls?.validationError() { return problem }

@@ -18,6 +18,8 @@ final class ServerContext: Sendable {
     let addressRejectedConnections = Atomic<Int>(0)
     /// Idle connections closed to make room for a new one, at the limit or at an address's cap.
     let evictedConnections = Atomic<Int>(0)
+    /// Of `evictedConnections`, those that were receiving a request (its head or its body).
+    let evictedIncompleteConnections = Atomic<Int>(0)
     /// Open connections per address, when `maxConnectionsPerAddress` caps them (nil: no cap).
     private let perAddress: Locked<[PeerAddress: Int]>?
     /// Connections closed before their TLS handshake completed.
@@ -60,6 +62,19 @@ final class ServerContext: Sendable {
         }
     }
 
+    /// The address holding the most open connections, if one holds more than one (nil without
+    /// a cap). At the limit its connections make room first, so that a client holding few
+    /// places keeps them however fast the holders of many reconnect. A scan of the addresses,
+    /// done only at the limit.
+    func heaviestAddress() -> PeerAddress? {
+        guard let perAddress else { return nil }
+        return perAddress.withLock { counts in
+            var heaviest: (address: PeerAddress, open: Int)?
+            for (address, open) in counts where open > (heaviest?.open ?? 1) { heaviest = (address, open) }
+            return heaviest?.address
+        }
+    }
+
     /// Counts a new connection unless `maxConnections` are open; false means none was counted.
     func admitConnection() -> Bool {
         let admitted = openConnections.wrappingAdd(1, ordering: .relaxed).newValue
@@ -70,13 +85,14 @@ final class ServerContext: Sendable {
 
     /// Counts a new connection in the place of an idle one the caller closes next: against
     /// the limit, and against its address's cap too when `address` is given (the idle one is
-    /// then from the same address).
-    func admitInPlaceOfIdle(reserving address: PeerAddress?) {
+    /// then from the same address). `evictingIncomplete`: the idle one was receiving a request.
+    func admitInPlaceOfIdle(reserving address: PeerAddress?, evictingIncomplete: Bool) {
         if let perAddress, let address {
             perAddress.withLock { $0[address, default: 0] += 1 }
         }
         openConnections.wrappingAdd(1, ordering: .relaxed)
         evictedConnections.wrappingAdd(1, ordering: .relaxed)
+        if evictingIncomplete { evictedIncompleteConnections.wrappingAdd(1, ordering: .relaxed) }
     }
 
     /// A new connection is closed at accept: the limit was reached and every open connection

@@ -257,9 +257,15 @@ public final class InsightService: Sendable {
         }
         metrics.collect(
             "insightd_connections_evicted_total",
-            help: "Idle connections closed to make room for a new one (at the connection limit or its address's cap).", type: .counter
+            help:
+                "Connections closed to make room for a new one (at the connection limit or its address's cap): idle, or receiving a request (incomplete).",
+            type: .counter, labels: ["reason"]
         ) {
-            [(labels: [], value: Double(server.evictedConnections))]
+            let incomplete = server.evictedIncompleteConnections
+            return [
+                (labels: ["idle"], value: Double(max(0, server.evictedConnections - incomplete))),
+                (labels: ["incomplete"], value: Double(incomplete))
+            ]
         }
         metrics.collect(
             "insightd_connections_rejected_total",

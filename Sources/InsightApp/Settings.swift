@@ -33,7 +33,8 @@ public struct Settings: Sendable, Equatable {
     public var maxBodyBytes = 1 << 20
     public var maxHeaderBytes = 16 << 10
     public var maxConnections = 1024
-    public var maxConnectionsPerAddress = 256
+    public var maxConnectionsPerAddress = 64
+    public var headerTimeout = 5
     public var requestTimeout = 10
     public var idleTimeout = 60
     public var writeTimeout = 10
@@ -156,16 +157,21 @@ public struct Settings: Sendable, Equatable {
         Variable(name: "INSIGHTD_MAX_HEADER_BYTES", meaning: "largest request header section (1024-1048576)", defaultValue: "16384"),
         Variable(
             name: "INSIGHTD_MAX_CONNECTIONS",
-            meaning: "open connections at most; at the limit the longest idle one makes room for a new one (1-100000)", defaultValue: "1024"
-        ),
+            meaning:
+                "open connections at most; at the limit the longest idle one (or one still sending its request) makes room for a new one (1-100000)",
+            defaultValue: "1024"),
         Variable(
             name: "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS",
             meaning:
-                "open connections at most from one IPv4 address or IPv6 /64, loopback included; at the cap one of the address's idle ones makes room; behind a proxy raise it or set 0 (no cap) (0-100000)",
-            defaultValue: "256"),
+                "open connections at most from one IPv4 address or IPv6 /64, loopback included; at the cap one of the address's idle ones (or one still sending its request) makes room; behind a proxy raise it or set 0 (no cap) (0-100000)",
+            defaultValue: "64"),
+        Variable(
+            name: "INSIGHTD_HEADER_TIMEOUT",
+            meaning: "seconds for a request's head to arrive from its first byte, and a connection's first from its opening (1-300)",
+            defaultValue: "5"),
         Variable(
             name: "INSIGHTD_REQUEST_TIMEOUT",
-            meaning: "seconds for a whole request to arrive, and for a connection's first request to begin (1-300)", defaultValue: "10"),
+            meaning: "seconds for a request's body to arrive after its head, and for a TLS handshake (1-300)", defaultValue: "10"),
         Variable(
             name: "INSIGHTD_IDLE_TIMEOUT", meaning: "seconds a keep-alive connection stays open between requests (1-3600)",
             defaultValue: "60"),
@@ -338,6 +344,7 @@ public struct Settings: Sendable, Equatable {
         int("INSIGHTD_MAX_HEADER_BYTES", 1024...1_048_576, &s.maxHeaderBytes)
         int("INSIGHTD_MAX_CONNECTIONS", 1...100_000, &s.maxConnections)
         int("INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", 0...100_000, &s.maxConnectionsPerAddress)
+        int("INSIGHTD_HEADER_TIMEOUT", 1...300, &s.headerTimeout)
         int("INSIGHTD_REQUEST_TIMEOUT", 1...300, &s.requestTimeout)
         int("INSIGHTD_IDLE_TIMEOUT", 1...3600, &s.idleTimeout)
         int("INSIGHTD_WRITE_TIMEOUT", 1...300, &s.writeTimeout)
@@ -488,6 +495,7 @@ public struct Settings: Sendable, Equatable {
         c.maxBodyBytes = 0
         c.maxConnections = 64
         c.maxConnectionsPerAddress = 0
+        c.headerTimeout = headerTimeout
         c.requestTimeout = requestTimeout
         c.idleTimeout = idleTimeout
         c.writeTimeout = writeTimeout
@@ -504,6 +512,7 @@ public struct Settings: Sendable, Equatable {
         c.maxHeaderBytes = maxHeaderBytes
         c.maxConnections = maxConnections
         c.maxConnectionsPerAddress = maxConnectionsPerAddress
+        c.headerTimeout = headerTimeout
         c.requestTimeout = requestTimeout
         c.idleTimeout = idleTimeout
         c.writeTimeout = writeTimeout

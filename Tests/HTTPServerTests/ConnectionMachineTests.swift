@@ -298,42 +298,80 @@ final class ConnectionMachineTests: XCTestCase {
 
     // MARK: - Timeouts
 
-    func testFirstRequestIsTimedByTheRequestTimeoutAndTheWaitBetweenRequestsIsIdle() {
+    func testAHeadIsTimedByTheHeaderTimeoutItsBodyByTheRequestTimeoutAndTheWaitBetweenRequestsIsIdle() {
         var c = Harness()
-        XCTAssertEqual(c.take(), [.timer(.request), .idle(true)])
+        XCTAssertEqual(c.take(), [.timer(.header), .idle(true)])
         // Empty lines before a request do not begin it.
         c.receive("\r\n")
         XCTAssertEqual(c.take(), [.idle(true)])
-        // A partial request: the request timer keeps running from the opening (not re-armed).
+        // A partial head: the header timer keeps running from the opening (not re-armed).
         c.receive("GET / HT")
-        XCTAssertEqual(c.take(), [.idle(false)])
+        XCTAssertEqual(c.take(), [.idle(true)])
         c.receive("TP/1.1\r\nHost: a\r\n\r\n")
         XCTAssertEqual(c.take(), [.timer(.off), .idle(false), .dispatch("GET /", 1)])
         c.answer(1)
         XCTAssertEqual(c.take(), [.idle(false), .write(status: 200, ok), .timer(.idle), .idle(true)])
-        // The next request's first byte starts its own request timer.
-        c.receive("G")
-        XCTAssertEqual(c.take(), [.timer(.request), .idle(false)])
-        c.receive("E")
-        XCTAssertEqual(c.take(), [.idle(false)])
+        // The next request's first byte starts its own header timer; the head's end, the
+        // request timer for the body.
+        c.receive("P")
+        XCTAssertEqual(c.take(), [.timer(.header), .idle(true)])
+        c.receive("OST / HTTP/1.1\r\nHost: a\r\n")
+        XCTAssertEqual(c.take(), [.idle(true)])
+        c.receive("Content-Length: 2\r\n\r\n")
+        XCTAssertEqual(c.take(), [.timer(.request), .idle(true)])
+        c.receive("o")
+        XCTAssertEqual(c.take(), [.idle(true)])
+        c.receive("k")
+        XCTAssertEqual(c.take(), [.timer(.off), .idle(false), .dispatch("POST /", 2)])
     }
 
-    func testRequestTimeoutAnswers408OnlyOnceARequestBegan() {
+    func testAConnectionReceivingARequestMayBeClosedToMakeRoomUntilTheHandlerHasIt() {
+        // Listed idle (closable to make room) while its head or its body arrives, like one that
+        // sends nothing: a slow client holds its place no more firmly than a silent one.
+        for partial in ["GET / HTTP/1.1\r\nHost:", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nab"] {
+            var c = Harness()
+            c.receive(partial)
+            XCTAssertEqual(c.take().last, .idle(true), partial)
+            XCTAssertTrue(c.machine.requestStarted, partial)
+            // Closing it to make room closes it without an answer.
+            c.perform(c.machine.close())
+            XCTAssertEqual(c.take(), [.close(closeNotify: false)], partial)
+        }
+        // Once the handler has the request, and while its answer is written, it is not listed.
+        var c = Harness()
+        c.writesComplete = false
+        c.receive(get("/"))
+        XCTAssertEqual(c.take(), [.timer(.header), .idle(true), .timer(.off), .idle(false), .dispatch("GET /", 1)])
+        c.answer(1)
+        XCTAssertEqual(c.take(), [.idle(false), .write(status: 200, ok), .timer(.write)])
+        c.perform(c.machine.outputDrained())
+        XCTAssertEqual(c.take(), [.timer(.off), .timer(.idle), .idle(true)])
+    }
+
+    func testHeaderAndRequestTimeoutsAnswer408OnlyOnceARequestBegan() {
         var silent = Harness()
         _ = silent.take()
+        XCTAssertEqual(silent.machine.timer, .header)
         silent.perform(silent.machine.timerFired())
         XCTAssertEqual(silent.take(), [.close(closeNotify: false)])
 
-        var slow = Harness()
-        slow.receive("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nab")
-        _ = slow.take()
-        slow.perform(slow.machine.timerFired())
-        XCTAssertEqual(
-            slow.take(),
-            [
-                .idle(false), .writeProblem(.requestTimeout, closing), .timer(.linger), .idle(true),
-                .linger(closeNotify: false)
-            ])
+        // A slow head (the header timeout), a slow body (the request timeout).
+        for (partial, timer) in [
+            ("GET / HTTP/1.1\r\nHost: a\r\nX-Slow: a", Machine.Timer.header),
+            ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nab", .request)
+        ] {
+            var slow = Harness()
+            slow.receive(partial)
+            _ = slow.take()
+            XCTAssertEqual(slow.machine.timer, timer, partial)
+            slow.perform(slow.machine.timerFired())
+            XCTAssertEqual(
+                slow.take(),
+                [
+                    .idle(false), .writeProblem(.requestTimeout, closing), .timer(.linger), .idle(true),
+                    .linger(closeNotify: false)
+                ], partial)
+        }
     }
 
     func testIdleTimeoutCloses() {
@@ -433,7 +471,8 @@ final class ConnectionMachineTests: XCTestCase {
         let head = "PUT /u HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n"
         var c = Harness()
         c.receive(head)
-        XCTAssertEqual(c.take(), [.timer(.request), .idle(true), .decideContinue(clientWaiting: true), .idle(false)])
+        XCTAssertEqual(
+            c.take(), [.timer(.header), .idle(true), .decideContinue(clientWaiting: true), .timer(.request), .idle(true)])
         XCTAssertEqual(c.machine.headAwaitingBody?.declaredBodyLength, 2)
         c.receive("ok")
         XCTAssertEqual(c.take(), [.timer(.off), .idle(false), .dispatch("PUT /u", 1)])
@@ -518,13 +557,13 @@ final class ConnectionMachineTests: XCTestCase {
 
     // MARK: - TLS
 
-    func testHandshakeIsTimedThenTheFirstRequestByTheRequestTimeout() {
+    func testHandshakeIsTimedThenTheFirstRequestByTheHeaderTimeout() {
         var c = Harness(tls: true)
         XCTAssertEqual(c.take(), [.timer(.handshake), .idle(true)])
         XCTAssertEqual(c.machine.phase, .handshaking)
         XCTAssertEqual(c.machine.inputArrived(), .none, "no input is read mid-handshake")
         c.perform(c.machine.streamEvent(.connected))
-        XCTAssertEqual(c.take(), [.timer(.request), .tlsEstablished])
+        XCTAssertEqual(c.take(), [.timer(.header), .tlsEstablished])
         c.receive(get("/"))
         XCTAssertEqual(c.take(), [.timer(.off), .idle(false), .dispatch("GET /", 1)])
         c.answer(1, headers: ["Connection": "close"])

@@ -376,8 +376,13 @@ final class HTTPServerLiveTests: XCTestCase {
 
     // MARK: - Timeouts and limits
 
-    func testSlowLorisGets408AfterTheRequestTimeout() throws {
-        try withServer(.testing { $0.requestTimeout = 1 }) { server in
+    func testSlowLorisGets408AfterTheHeaderTimeout() throws {
+        // The request timeout is long: a head is timed by the header timeout.
+        try withServer(
+            .testing {
+                $0.headerTimeout = 1; $0.requestTimeout = 60
+            }
+        ) { server in
             let client = try TestClient(port: server.boundPort)
             let start = DispatchTime.now()
             try client.send("GET /echo HTTP/1.1\r\n")
@@ -401,6 +406,26 @@ final class HTTPServerLiveTests: XCTestCase {
             XCTAssertGreaterThan(elapsed, 0.9)
             XCTAssertLessThan(elapsed, 2.5)
             XCTAssertTrue(try client.readsEndOfStream())
+        }
+    }
+
+    func testASlowBodyGets408AfterTheRequestTimeoutFromTheEndOfItsHead() throws {
+        try withServer(
+            .testing {
+                $0.headerTimeout = 1; $0.requestTimeout = 2
+            }
+        ) { server in
+            let client = try TestClient(port: server.boundPort)
+            // The head takes longer than nothing, within the header timeout; then the body stops.
+            try client.send("POST /echo HTTP/1.1\r\nHost: t\r\n")
+            usleep(300_000)
+            try client.send("Content-Length: 10\r\n\r\nabc")
+            let headEnd = DispatchTime.now()
+            let response = try client.readResponse()
+            let elapsed = seconds(since: headEnd)
+            XCTAssertEqual(response.status, 408)
+            XCTAssertGreaterThan(elapsed, 1.9, "the body was timed by the header timeout")
+            XCTAssertLessThan(elapsed, 30)
         }
     }
 
@@ -430,11 +455,11 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
-    func testASilentFirstConnectionIsClosedAfterTheRequestTimeout() throws {
+    func testASilentFirstConnectionIsClosedAfterTheHeaderTimeout() throws {
         // The idle timeout is long: the wait for a connection's first request is not idle time.
         try withServer(
             .testing {
-                $0.requestTimeout = 1; $0.idleTimeout = 60
+                $0.headerTimeout = 1; $0.idleTimeout = 60
             }
         ) { server in
             let start = DispatchTime.now()
@@ -447,10 +472,10 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
-    func testAFirstRequestMustArriveWithinTheRequestTimeoutOfTheConnection() throws {
+    func testAFirstRequestHeadMustArriveWithinTheHeaderTimeoutOfTheConnection() throws {
         try withServer(
             .testing {
-                $0.requestTimeout = 2; $0.idleTimeout = 60
+                $0.headerTimeout = 2; $0.requestTimeout = 60; $0.idleTimeout = 60
             }
         ) { server in
             let client = try TestClient(port: server.boundPort)
@@ -486,7 +511,13 @@ final class HTTPServerLiveTests: XCTestCase {
     }
 
     func testAtTheLimitTheLongestIdleConnectionMakesRoom() throws {
-        try withServer(.testing { $0.maxConnections = 2 }) { server in
+        // Addresses not counted: the server's longest idle connection makes room (with a cap,
+        // one of the address holding the most, below).
+        try withServer(
+            .testing {
+                $0.maxConnections = 2; $0.maxConnectionsPerAddress = 0
+            }
+        ) { server in
             let first = try TestClient(port: server.boundPort)
             let second = try TestClient(port: server.boundPort)
             for client in [first, second] {
@@ -505,8 +536,36 @@ final class HTTPServerLiveTests: XCTestCase {
         }
     }
 
-    func testConnectionsWithARequestInProgressAreNeverEvicted() throws {
-        try withServer(.testing { $0.maxConnections = 4 }) { server in
+    func testAtTheLimitTheAddressHoldingTheMostMakesRoom() throws {
+        try withServer(
+            .testing {
+                $0.maxConnections = 4; $0.maxConnectionsPerAddress = 3
+            }
+        ) { server in
+            // The longest idle connection is another address's; 127.0.0.1 holds the most.
+            let other = try TestClient(port: server.boundPort, localAddress: "127.0.0.2")
+            XCTAssertTrue(eventually { server.openConnections == 1 })
+            let many = try (0..<3).map { _ in try TestClient(port: server.boundPort) }
+            try many[0].send("GET /echo?slow HTTP/1.1\r\n")  // an unfinished head makes room too
+            XCTAssertTrue(eventually { server.openConnections == 4 })
+
+            let newcomer = try TestClient(port: server.boundPort, localAddress: "127.0.0.3")
+            try newcomer.send(get("/echo?newcomer"))
+            XCTAssertEqual(try newcomer.readResponse().header("X-Query"), "newcomer")
+            XCTAssertTrue(eventually { many.count(where: { !$0.isOpen }) == 1 })
+            XCTAssertTrue(other.isOpen, "the other address's only connection made room")
+            XCTAssertEqual(server.evictedConnections, 1)
+            XCTAssertEqual(server.rejectedConnections, 0)
+        }
+    }
+
+    func testConnectionsWhoseRequestIsHandledOrAnsweredAreNeverEvicted() throws {
+        // Addresses not counted: the longest idle connection makes room first.
+        try withServer(
+            .testing {
+                $0.maxConnections = 4; $0.maxConnectionsPerAddress = 0
+            }
+        ) { server in
             // Idle between requests (first: the server lists it idle just after its answer).
             let idle = try TestClient(port: server.boundPort)
             try idle.send(get("/echo"))
@@ -514,7 +573,7 @@ final class HTTPServerLiveTests: XCTestCase {
             // Handled: its answer comes from another thread later.
             let handled = try TestClient(port: server.boundPort)
             try handled.send(get("/async?ms=1500"))
-            // Reading: the head has begun.
+            // Reading: the head has begun and is not complete.
             let reading = try TestClient(port: server.boundPort)
             try reading.send("GET /echo?reading HTTP/1.1\r\n")
             // Writing: an answer larger than the socket buffers, which the client does not read yet.
@@ -522,24 +581,29 @@ final class HTTPServerLiveTests: XCTestCase {
             try writing.send(get("/big?bytes=\(8 << 20)"))
             XCTAssertTrue(eventually { server.openConnections == 4 && server.inFlightRequests == 1 })
 
-            // At the limit, the new connection takes the idle one's place, then another finds
-            // every connection busy (the newcomer too, with its request in flight) and is refused.
+            // At the limit, the new connection takes the idle one's place, the next one the place
+            // of the one still sending its head, then another finds every connection busy (the
+            // newcomers too, with their requests in flight) and is refused.
             let newcomer = try TestClient(port: server.boundPort)
             try newcomer.send(get("/async?ms=1500&newcomer"))
             XCTAssertTrue(try idle.readsEndOfStream(), "the idle connection was kept")
             XCTAssertTrue(eventually { server.inFlightRequests == 2 })
+            let second = try TestClient(port: server.boundPort)
+            try second.send(get("/async?ms=1500&second"))
+            XCTAssertTrue(try reading.readsEndOfStream(), "the connection sending its head was kept")
+            XCTAssertTrue(eventually { server.inFlightRequests == 3 })
             let refused = try TestClient(port: server.boundPort)
             try? refused.send(get("/echo"))
             XCTAssertTrue(try refused.readsEndOfStream(), "a connection over the limit was served")
-            XCTAssertEqual(server.evictedConnections, 1)
+            XCTAssertEqual(server.evictedConnections, 2)
+            XCTAssertEqual(server.evictedIncompleteConnections, 1)
             XCTAssertEqual(server.rejectedConnections, 1)
 
-            // Every busy connection is answered in full.
+            // Every connection whose request was handled or answered is answered in full.
             XCTAssertEqual(try handled.readResponse().header("X-Query"), "ms=1500")
-            try reading.send("Host: t\r\n\r\n")
-            XCTAssertEqual(try reading.readResponse().header("X-Query"), "reading")
             XCTAssertEqual(try writing.readResponse().body.count, 8 << 20)
             XCTAssertEqual(try newcomer.readResponse().header("X-Query"), "ms=1500&newcomer")
+            XCTAssertEqual(try second.readResponse().header("X-Query"), "ms=1500&second")
         }
     }
 

@@ -360,7 +360,7 @@ final class HTTPServerTLSTests: XCTestCase {
 
     func testSlowRequestOverTLSGets408() throws {
         let pki = try makePKI()
-        try withServer(tlsConfiguration(pki) { $0.requestTimeout = 1 }) { server in
+        try withServer(tlsConfiguration(pki) { $0.headerTimeout = 1 }) { server in
             let client = try TestClient(port: server.boundPort, tls: .trusting(pki))
             let start = DispatchTime.now()
             try client.send("GET /echo HTTP/1.1\r\nX-Slow: a")
@@ -373,11 +373,11 @@ final class HTTPServerTLSTests: XCTestCase {
         }
     }
 
-    func testSilentTLSConnectionIsClosedAfterTheRequestTimeout() throws {
+    func testSilentTLSConnectionIsClosedAfterTheHeaderTimeout() throws {
         let pki = try makePKI()
         try withServer(
             tlsConfiguration(pki) {
-                $0.requestTimeout = 1; $0.idleTimeout = 60
+                $0.headerTimeout = 1; $0.idleTimeout = 60
             }
         ) { server in
             let client = try TestClient(port: server.boundPort, tls: .trusting(pki))

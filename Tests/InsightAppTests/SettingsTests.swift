@@ -21,6 +21,7 @@ final class SettingsTests: XCTestCase {
             "INSIGHTD_MODELS_DIR": "/m", "INSIGHTD_MODEL_CURRENT": "1.0", "INSIGHTD_THREADS": "3",
             "INSIGHTD_LOG_LEVEL": "WARNING", "INSIGHTD_CONSUMPTION_GRACE": "60", "INSIGHTD_MAX_BODY_BYTES": "2048",
             "INSIGHTD_MAX_HEADER_BYTES": "4096", "INSIGHTD_MAX_CONNECTIONS": "10", "INSIGHTD_REQUEST_TIMEOUT": "5",
+            "INSIGHTD_HEADER_TIMEOUT": "4",
             "INSIGHTD_IDLE_TIMEOUT": "7", "INSIGHTD_WRITE_TIMEOUT": "8", "INSIGHTD_WRITE_QUEUE": "9",
             "INSIGHTD_COMMIT_BATCH": "11", "INSIGHTD_SHUTDOWN_TIMEOUT": "12", "INSIGHTD_CREDENTIAL_CACHE": "0",
             "INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS": "0", "INSIGHTD_SIGNING_KEY_DIR": "/run/sk", "INSIGHTD_SIGNING_KEY_RETENTION": "60"
@@ -37,11 +38,15 @@ final class SettingsTests: XCTestCase {
             [
                 s.threads, s.consumptionGrace, s.maxBodyBytes, s.maxHeaderBytes, s.maxConnections, s.requestTimeout,
                 s.idleTimeout, s.writeTimeout, s.writeQueueCapacity, s.commitBatch, s.shutdownTimeout,
-                s.credentialCacheSeconds
-            ], [3, 60, 2048, 4096, 10, 5, 7, 8, 9, 11, 12, 0])
+                s.credentialCacheSeconds, s.headerTimeout
+            ], [3, 60, 2048, 4096, 10, 5, 7, 8, 9, 11, 12, 0, 4])
+        XCTAssertEqual(s.httpConfiguration.headerTimeout, 4)
+        XCTAssertEqual(s.metricsHTTPConfiguration?.headerTimeout, 4)
         XCTAssertEqual(s.httpConfiguration.maxBodyBytes, 2048)
         XCTAssertEqual(s.httpConfiguration.maxConnectionsPerAddress, 0)
-        XCTAssertEqual(try Settings.load(from: [:]).get().httpConfiguration.maxConnectionsPerAddress, 256)
+        // By default one address holds a sixteenth of the places: a few addresses cannot fill them.
+        let defaults = try Settings.load(from: [:]).get().httpConfiguration
+        XCTAssertEqual([defaults.maxConnections, defaults.maxConnectionsPerAddress, defaults.headerTimeout], [1024, 64, 5])
         XCTAssertEqual(Set(Settings.variables.map(\.name)).count, Settings.variables.count)
     }
 
@@ -71,6 +76,7 @@ final class SettingsTests: XCTestCase {
             ("INSIGHTD_LISTEN", "::1:80"), ("INSIGHTD_THREADS", "0"), ("INSIGHTD_THREADS", "two"),
             ("INSIGHTD_LOG_LEVEL", "loud"), ("INSIGHTD_CONSUMPTION_GRACE", "1.5"), ("INSIGHTD_CONSUMPTION_GRACE", "59"),
             ("INSIGHTD_MAX_BODY_BYTES", "-1"), ("INSIGHTD_STATE_DIR", ""), ("INSIGHTD_REQUEST_TIMEOUT", "0"),
+            ("INSIGHTD_HEADER_TIMEOUT", "0"), ("INSIGHTD_HEADER_TIMEOUT", "301"),
             ("INSIGHTD_LISTN", "127.0.0.1:80"), ("INSIGHTD_TLS_CERT", "/c.pem"), ("INSIGHTD_TLS_KEY", "/k.pem"),
             ("INSIGHTD_TLS_CLIENT_CA", "/ca.pem"), ("INSIGHTD_RETENTION_DAYS", "0"), ("INSIGHTD_AUTHORIZATION_COOLDOWN", "-1"),
             ("INSIGHTD_MAX_CONNECTIONS_PER_ADDRESS", "-1"), ("INSIGHTD_SIGNING_KEY_DIR", ""),

@@ -57,8 +57,10 @@ final class WellFormedTests: XCTestCase {
         registry.collect("insightd_open_connections", help: "Open client connections.", type: .gauge) { [([], 4)] }
         registry.collect(
             "insightd_connections_evicted_total",
-            help: "Idle connections closed to make room for a new one (at the connection limit or its address's cap).", type: .counter
-        ) { [([], 37)] }
+            help:
+                "Connections closed to make room for a new one (at the connection limit or its address's cap): idle, or receiving a request (incomplete).",
+            type: .counter, labels: ["reason"]
+        ) { [(["idle"], 37), (["incomplete"], 5)] }
         registry.collect(
             "insightd_connections_rejected_total",
             help: "New connections closed at once: every open one busy (limit), or every one of their address's, at its cap (address).",
