@@ -367,6 +367,15 @@ final class EventLoop: @unchecked Sendable {
                 return
             }
         }
+        // No connection of the heaviest address could make room: all of them are being served,
+        // or on their way to a loop. A newcomer from an address that holds others is then
+        // refused, since the server's longest idle connection, which `makeRoom` would close, is
+        // under such churn a light client's new connection whose request is not read yet.
+        if let address, context.holdsOthers(address) {
+            context.connectionRejected(from: address)
+            close(socket)
+            return
+        }
         makeRoom(for: socket, remote: remote, address: address)
     }
 

@@ -75,6 +75,13 @@ final class ServerContext: Sendable {
         }
     }
 
+    /// Whether `address` holds more open connections than one (a new one counted by `reserve`
+    /// included); false without a cap.
+    func holdsOthers(_ address: PeerAddress) -> Bool {
+        guard let perAddress else { return false }
+        return perAddress.withLock { $0[address, default: 0] > 1 }
+    }
+
     /// Counts a new connection unless `maxConnections` are open; false means none was counted.
     func admitConnection() -> Bool {
         let admitted = openConnections.wrappingAdd(1, ordering: .relaxed).newValue
