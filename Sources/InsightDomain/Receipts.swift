@@ -126,6 +126,20 @@ public struct ChainTip: Sendable, Equatable {
     }
 }
 
+/// Where the head of the batch being committed stands in its chain: known to the writer before
+/// it runs the batch's jobs (the chain moves only once the batch commits), so that a retry
+/// entry stored by one of them names the head its first answer's receipt is read from
+/// (docs/api.md, "Retries").
+public struct HeadPlace: Sendable, Equatable {
+    public let instance: String
+    public let sequence: Int64
+
+    public init(instance: String, sequence: Int64) {
+        self.instance = instance
+        self.sequence = sequence
+    }
+}
+
 /// Makes the receipts of one writer's batches (docs/api.md "Receipts"): the
 /// answers committed together are the leaves of a Merkle tree whose head is signed once,
 /// chained to the instance's previous head. Used only on its writer's thread, which drafts a
@@ -165,6 +179,9 @@ public final class ReceiptIssuer: @unchecked Sendable {
         return ReceiptBatch(tree: tree, head: SignedHead(head: head, jws: jws), leaves: leaves)
     }
 
+    /// Where the head that `issue` signs next stands.
+    public var nextPlace: HeadPlace { HeadPlace(instance: instance, sequence: tip.map { $0.sequence + 1 } ?? 0) }
+
     /// Advances the chain past `batch`, once its head is durable.
     public func committed(_ batch: ReceiptBatch) { tip = ChainTip(batch.head) }
 
@@ -198,7 +215,7 @@ extension SignedHead {
 }
 
 /// A head as the log keeps it: signed, with its batch's leaf hashes when they were asked for.
-public struct LoggedHead: Sendable {
+public struct LoggedHead: Sendable, Equatable {
     public let signed: SignedHead
     /// The leaf hashes, 32 bytes each in leaf order; empty when not read.
     public let leaves: [UInt8]
@@ -206,6 +223,19 @@ public struct LoggedHead: Sendable {
     public init(signed: SignedHead, leaves: [UInt8]) {
         self.signed = signed
         self.leaves = leaves
+    }
+
+    /// The receipt of the answer whose leaf hash is `leafHash`, rebuilt from the stored leaves:
+    /// the one its first answer got (a tree and its paths follow from its leaves alone). Nil when
+    /// the leaves do not hold it, or do not give the signed root.
+    public func receipt(ofLeaf leafHash: [UInt8]) -> Receipt? {
+        let length = MerkleTree.hashLength
+        guard leafHash.count == length, leaves.count % length == 0 else { return nil }
+        let hashes = stride(from: 0, to: leaves.count, by: length).map { Array(leaves[$0..<$0 + length]) }
+        guard let index = hashes.firstIndex(of: leafHash), let tree = MerkleTree(leafHashes: hashes),
+            tree.root == signed.head.root, tree.size == signed.head.size
+        else { return nil }
+        return Receipt(head: signed, index: index, tree: tree)
     }
 }
 

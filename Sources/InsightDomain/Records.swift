@@ -187,13 +187,22 @@ public struct RetryEntry: Sendable, Equatable {
     /// When the entry stops answering (the evaluation's consumption deadline); a request under
     /// the same key after it is a new evaluation.
     public var expiresAt: Milliseconds
+    /// The signed head, with its leaves, of the batch that committed the first answer, as the
+    /// store reads it back: a retry is answered with the first answer's receipt, made again from
+    /// it, and writes nothing. Nil in an entry being stored (its writer names the head), and in
+    /// one stored before migration 0023 named it.
+    public var firstHead: LoggedHead?
 
-    public init(key: [UInt8], digest: [UInt8], eventId: String, answer: [UInt8], expiresAt: Milliseconds) {
+    public init(
+        key: [UInt8], digest: [UInt8], eventId: String, answer: [UInt8], expiresAt: Milliseconds,
+        firstHead: LoggedHead? = nil
+    ) {
         self.key = key
         self.digest = digest
         self.eventId = eventId
         self.answer = answer
         self.expiresAt = expiresAt
+        self.firstHead = firstHead
     }
 }
 

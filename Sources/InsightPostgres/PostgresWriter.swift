@@ -54,6 +54,9 @@ public final class PostgresWriter: @unchecked Sendable {
         /// The leaf hash of the answer the job stores (an evaluation's); such a job completes
         /// with its receipt.
         var leaf: [UInt8]? = nil
+        /// The key of the retry entry the job stores with its answer: the head's statement names
+        /// the head in it (migration 0023).
+        var retryKey: [UInt8]? = nil
         let finish: ([PostgresResult]?, (any Error)?, Receipt?) -> Void
     }
 
@@ -146,16 +149,17 @@ public final class PostgresWriter: @unchecked Sendable {
     }
 
     /// Queues the evaluation `build` makes (on the caller's thread), which the writer writes with
-    /// the other evaluations of its batch; its answer's leaf hash is `leaf`, and `completion`
-    /// gets the answer's receipt once the batch, its head included, is committed.
+    /// the other evaluations of its batch; its answer's leaf hash is `leaf`, its retry entry's
+    /// key `retryKey` (nil: none), and `completion` gets the answer's receipt once the batch, its
+    /// head included, is committed.
     func submit(
-        evaluation build: () throws -> Work, leaf: [UInt8],
+        evaluation build: () throws -> Work, leaf: [UInt8], retryKey: [UInt8]? = nil,
         completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
     ) {
         guard receipts != nil else { return completion(.failure(.unavailable("this writer issues no receipts"))) }
         enqueue(
             Job(
-                work: Result { try build() }, leaf: leaf,
+                work: Result { try build() }, leaf: leaf, retryKey: retryKey,
                 finish: { _, error, receipt in
                     if let receipt, error == nil { return completion(.success(receipt)) }
                     completion(.failure(Self.failure(error ?? PostgresStoreError("no receipt"))))
@@ -205,18 +209,32 @@ public final class PostgresWriter: @unchecked Sendable {
         var receipt: Receipt?
     }
 
-    /// The statement that stores a batch's head and leaves.
-    private static func headStatement(_ batch: ReceiptBatch) -> WriteStatement {
+    /// The statement that stores a batch's head and leaves, and names the head in the retry
+    /// entries (keys `retryKeys`) stored with the batch's answers: the entries are the batch's
+    /// earlier statements, so one statement after them sets them all.
+    private static func headStatement(_ batch: ReceiptBatch, retryKeys: [[UInt8]]) -> WriteStatement {
         let head = batch.head.head
+        let parameters: [PostgresValue?] = [
+            .text(head.instance), .int64(head.sequence), .int64(head.time), .text(batch.head.jws), .bytea(batch.leaves)
+        ]
+        guard !retryKeys.isEmpty else {
+            return WriteStatement(
+                name: "insightd_receipt_head",
+                sql: """
+                    INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves) VALUES ($1, $2, $3, $4, $5)
+                    """,
+                parameters: parameters)
+        }
         return WriteStatement(
-            name: "insightd_receipt_head",
+            name: "insightd_receipt_head_of_retries",
             sql: """
-                INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves) VALUES ($1, $2, $3, $4, $5)
+                WITH head AS (
+                    INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves)
+                    VALUES ($1::text, $2::bigint, $3::bigint, $4::text, $5::bytea))
+                UPDATE retry_entries SET head_instance = $1::text, head_sequence = $2::bigint
+                WHERE request_key = ANY($6::bytea[])
                 """,
-            parameters: [
-                .text(head.instance), .int64(head.sequence), .int64(head.time), .text(batch.head.jws),
-                .bytea(batch.leaves)
-            ])
+            parameters: parameters + [SQLValues.arrayLiteral(retryKeys.map { SQLValues.arrayElement(PostgresValue.bytea($0)) })])
     }
 
     /// Reads where this instance's chain stands in the database, once it is unknown.
@@ -283,11 +301,12 @@ public final class PostgresWriter: @unchecked Sendable {
             if unprepared == nil, receipts != nil, pending.contains(where: { batch[$0].leaf != nil }) {
                 do {
                     try learnTip(connection)
-                    var leaves: [[UInt8]] = [], leafOf: [Int: Int] = [:]
+                    var leaves: [[UInt8]] = [], leafOf: [Int: Int] = [:], retryKeys: [[UInt8]] = []
                     for index in pending {
                         guard let leaf = batch[index].leaf else { continue }
                         leafOf[index] = leaves.count
                         leaves.append(leaf)
+                        if let key = batch[index].retryKey { retryKeys.append(key) }
                     }
                     guard let signed = receipts?.issue(leafHashes: leaves) else {
                         for index in leafOf.keys {
@@ -296,7 +315,7 @@ public final class PostgresWriter: @unchecked Sendable {
                         pending.removeAll { leafOf[$0] != nil }
                         continue
                     }
-                    let statement = Self.headStatement(signed)
+                    let statement = Self.headStatement(signed, retryKeys: retryKeys)
                     queries.append(.prepared(try connection.prepare(statement.name, statement.sql), statement.parameters))
                     owners.append([])
                     attempt = (signed, leafOf)

@@ -11,11 +11,15 @@ import SQLiteClient
 /// The answers of a batch's evaluations are the leaves of one Merkle tree: before the commit,
 /// the writer has its `ReceiptIssuer` sign the tree's head and stores the head in the batch's
 /// transaction, so that each evaluation completes with its receipt and no answer waits for a
-/// signature of its own.
+/// signature of its own. Where that head will stand (`HeadPlace`) is known before the jobs run,
+/// and told to each answer's job: a retry entry stored with an answer names its head, in the
+/// same transaction.
 public final class GroupCommitWriter: @unchecked Sendable {
     // @unchecked: the connection is touched only by the queue's thread.
     private struct Job {
-        let work: (SQLiteConnection) throws -> Void
+        /// What the job writes; an answer's job (`leaf`) is told where its batch's head will
+        /// stand, which the answer's retry entry names (nil for any other job).
+        let work: (SQLiteConnection, HeadPlace?) throws -> Void
         /// Runs after the batch's commit, outside any transaction (a WAL checkpoint); its
         /// failure fails the job.
         var afterCommit: ((SQLiteConnection) throws -> Void)? = nil
@@ -91,7 +95,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
         nonisolated(unsafe) var result: T?  // written and read only on the writer thread
         enqueue(
             Job(
-                work: { db in result = try work(db) },
+                work: { db, _ in result = try work(db) },
                 afterCommit: afterCommit,
                 finish: { error, _ in
                     if let error {
@@ -102,29 +106,32 @@ public final class GroupCommitWriter: @unchecked Sendable {
                 }), completion: { completion(.failure($0)) })
     }
 
-    /// `submit` for work that returns nothing (an evaluation's insert, on every request): the
-    /// work is queued as it is, without a box for its result and a closure around it.
+    /// `submit` for work that returns nothing: queued without a box for its result.
     public func submit(
         _ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
         completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void
     ) {
         enqueue(
             Job(
-                work: work,
+                work: { db, _ in try work(db) },
                 finish: { error, _ in completion(error.map { .failure(Self.failure($0)) } ?? .success(())) }),
             completion: { completion(.failure($0)) })
     }
 
     /// `submit` for the work that stores an answer whose leaf hash is `leaf` (an evaluation):
-    /// `completion` gets the answer's receipt once the batch, its head included, is committed.
+    /// `work` is told where the batch's head will stand, and `completion` gets the answer's
+    /// receipt once the batch, its head included, is committed.
     public func submit(
-        leaf: [UInt8], _ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
+        leaf: [UInt8], _ work: @escaping @Sendable (SQLiteConnection, HeadPlace) throws -> Void,
         completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
     ) {
         guard receipts != nil else { return completion(.failure(.unavailable("this writer issues no receipts"))) }
         enqueue(
             Job(
-                work: work, leaf: leaf,
+                work: { db, place in
+                    guard let place else { throw StoreError.invalid("an answer's job runs with its head's place") }
+                    try work(db, place)
+                }, leaf: leaf,
                 finish: { error, receipt in
                     if let receipt, error == nil { return completion(.success(receipt)) }
                     completion(.failure(Self.failure(error ?? StoreError.invalid("no receipt"))))
@@ -202,10 +209,11 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private func commitTogether(_ batch: [Job]) -> ([Error?], BatchReceipts?) {
         let none = [Error?](repeating: nil, count: batch.count)
         var receipts: BatchReceipts?
+        let place = self.receipts?.nextPlace
         do {
             try connection.transaction {
                 for job in batch {
-                    do { try job.work(connection) } catch { throw JobFailure(error: error) }
+                    do { try job.work(connection, job.leaf == nil ? nil : place) } catch { throw JobFailure(error: error) }
                 }
                 receipts = try appendHead(batch, failed: none)
             }
@@ -224,11 +232,13 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private func commitIsolated(_ batch: [Job]) -> ([Error?], BatchReceipts?) {
         var errors = [Error?](repeating: nil, count: batch.count)
         var receipts: BatchReceipts?
+        // The same head as the first attempt's: the chain has not moved.
+        let place = self.receipts?.nextPlace
         do {
             try connection.transaction {
                 for (i, job) in batch.enumerated() {
                     do {
-                        try connection.savepoint { try job.work(connection) }
+                        try connection.savepoint { try job.work(connection, job.leaf == nil ? nil : place) }
                     } catch {
                         errors[i] = error
                     }

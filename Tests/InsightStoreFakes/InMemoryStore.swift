@@ -90,13 +90,18 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 if let live = state.retries[retry.key], live.isLive(at: evaluation.createdAt) {
                     return .failure(.unavailable("a live retry entry holds this request key"))
                 }
-                state.retries[retry.key] = retry
             }
             guard let batch = receipts.issue(leafHashes: [MerkleTree.leafHash(of: answer)]) else {
                 return .failure(.unavailable("the receipt head could not be signed"))
             }
             receipts.committed(batch)
-            state.heads.append(LoggedHead(signed: batch.head, leaves: batch.leaves))
+            let head = LoggedHead(signed: batch.head, leaves: batch.leaves)
+            state.heads.append(head)
+            // The entry names its answer's head, as the stores' do (migration 0023).
+            if var retry = evaluation.retry {
+                retry.firstHead = head
+                state.retries[retry.key] = retry
+            }
             state.evaluations.append(evaluation)
             state.lastSequence += 1
             state.sequences[evaluation.eventId] = state.lastSequence
