@@ -1,3 +1,5 @@
+import Crypto
+
 /// A registered caller: a calling service, a fraud-operations server or an administrator.
 public struct Caller: Sendable, Equatable {
     public var callerId: String
@@ -143,6 +145,14 @@ public struct EvaluationRecord: Sendable, Equatable {
     /// The capture kit that produced the interaction (`interaction.source`); nil when the caller
     /// named none. The model-performance report and drift split by it.
     public var source: InteractionSource?
+    /// The caller's tenant: whose chain of receipt heads the answer joins (docs/api.md,
+    /// "Receipts"). Not stored with the evaluation (the caller's row says it).
+    public var tenant: String = Tenant.defaultName
+
+    /// The chain's leaf of the evaluation's answer, `answer`.
+    public func leaf(of answer: [UInt8]) -> ReceiptLeaf {
+        ReceiptLeaf(hash: MerkleTree.leafHash(of: answer), tenant: tenant, environment: environment.rawValue)
+    }
 
     public init(
         eventId: String, callerId: String, environment: Environment,

@@ -46,7 +46,9 @@ public protocol EvaluationLedger: Sendable {
     /// Makes a receipt for an answer given again whose entry names no head (stored before
     /// migration 0023): its leaf joins the tree of the writer's next batch, whose signed head is
     /// stored as any other; nothing else is written.
-    func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
+    func reissue(
+        answer: [UInt8], tenant: String, environment: Environment,
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
 
     /// Applies a consumption report atomically (lookup, checks and insert in one transaction).
     func report(

@@ -32,7 +32,7 @@ public final class PostgresLedger: EvaluationLedger {
         completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
     ) {
         // Hashed here, on the caller's thread: the writer only pairs hashes.
-        let leaf = MerkleTree.leafHash(of: answer)
+        let leaf = evaluation.leaf(of: answer)
         guard evaluation.trainingVector != nil || evaluation.retry != nil else {
             return writer.submit(evaluation: { .evaluation(try EvaluationRows(evaluation)) }, leaf: leaf, completion: completion)
         }
@@ -53,7 +53,8 @@ public final class PostgresLedger: EvaluationLedger {
                 // whichever instance's it is.
                 """
                 SELECT r.request_key, r.digest, r.event_id, r.answer, r.expires_at, h.jws, h.leaves FROM retry_entries r
-                LEFT JOIN receipt_heads h ON h.instance = r.head_instance AND h.sequence = r.head_sequence
+                LEFT JOIN receipt_heads h ON h.instance = r.head_instance AND h.tenant = r.head_tenant
+                    AND h.environment = r.head_environment AND h.sequence = r.head_sequence
                 WHERE r.request_key = ANY($1::bytea[]) AND r.expires_at > $2::bigint
                 """, [SQLValues.arrayLiteral(keys.map { SQLValues.arrayElement(PostgresValue.bytea($0)) }), .int64(now)]
             ).first.map { row in
@@ -65,8 +66,12 @@ public final class PostgresLedger: EvaluationLedger {
         }
     }
 
-    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
-        writer.submit(evaluation: { .statements([]) }, leaf: MerkleTree.leafHash(of: answer), completion: completion)
+    public func reissue(
+        answer: [UInt8], tenant: String, environment: Environment,
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
+        let leaf = ReceiptLeaf(hash: MerkleTree.leafHash(of: answer), tenant: tenant, environment: environment.rawValue)
+        writer.submit(evaluation: { .statements([]) }, leaf: leaf, completion: completion)
     }
 
     public func report(

@@ -246,6 +246,7 @@ public final class EvaluationService: Sendable {
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: pending.subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
             shadowInsights: shadows, trainingVector: trainingVector, source: request.source)
+        record.tenant = tenant
         // What the completions below need, taken out one by one: a closure that named `request`
         // or `pending` would copy all of it (strings, arrays, each retained) into its context.
         let initiator = request.initiator.effectiveKind
@@ -342,14 +343,16 @@ public final class EvaluationService: Sendable {
     ) throws(Rejection) {
         let answer = writer.naming(entry.answer, eventId: entry.eventId, requestId: retry.requestId)
         if let charged {
-            return answerAgain(entry, answer: answer, retry: retry, quota: charged, resume: resume, completion: completion)
+            return answerAgain(
+                entry, answer: answer, retry: retry, caller: caller, quota: charged, resume: resume, completion: completion)
         }
         let toll = GateRequest(
             caller: caller, takesCallerToken: true, environment: caller.environment, device: nil, insightTypes: [],
             velocity: nil)
         let admitted: @Sendable (GateAnswer) throws(Rejection) -> Void = { gateAnswer throws(Rejection) in
             let status = try self.quota.verdict(gateAnswer.caller ?? self.limiter.admit(caller), caller: caller)
-            self.answerAgain(entry, answer: answer, retry: retry, quota: status, resume: resume, completion: completion)
+            self.answerAgain(
+                entry, answer: answer, retry: retry, caller: caller, quota: status, resume: resume, completion: completion)
         }
         if let answered = gate.answerAtOnce(toll) { return try admitted(answered) }
         let answered = gate.pass(toll) { gateAnswer in
@@ -362,7 +365,7 @@ public final class EvaluationService: Sendable {
 
     /// Completes a retry, its token taken, with `answer` and the first answer's receipt.
     private func answerAgain(
-        _ entry: RetryEntry, answer: [UInt8], retry: RetryKey, quota: QuotaStatus, resume: @escaping Resume,
+        _ entry: RetryEntry, answer: [UInt8], retry: RetryKey, caller: Caller, quota: QuotaStatus, resume: @escaping Resume,
         completion: @escaping Completion<Evaluated>
     ) {
         let metrics = self.metrics
@@ -376,7 +379,7 @@ public final class EvaluationService: Sendable {
         if let receipt = entry.firstHead?.receipt(ofLeaf: MerkleTree.leafHash(of: answer)) { return answered(receipt) }
         // An entry stored before its head was named (migration 0023), within one grace of the
         // upgrade: its answer gets a receipt of its own, a leaf of the writer's next batch.
-        ledger.reissue(answer: answer) { result in
+        ledger.reissue(answer: answer, tenant: retry.tenant, environment: caller.environment) { result in
             resume {
                 switch result {
                 case .success(let receipt): answered(receipt)

@@ -27,7 +27,7 @@ public final class SQLiteLedger: EvaluationLedger {
         // only pairs hashes.
         let retryKeys = self.retryKeys
         writer.submit(
-            leaf: MerkleTree.leafHash(of: answer),
+            leaf: evaluation.leaf(of: answer),
             { db, head in try Self.insert(evaluation, retryKeys: retryKeys, head: head, into: db) },
             completion: completion)
     }
@@ -57,7 +57,8 @@ public final class SQLiteLedger: EvaluationLedger {
             return try db.cached(
                 """
                 SELECT r.digest, r.event_id, r.answer, r.expires_at, h.jws, h.leaves FROM retry_entries r
-                LEFT JOIN receipt_heads h ON h.instance = r.head_instance AND h.sequence = r.head_sequence
+                LEFT JOIN receipt_heads h ON h.instance = r.head_instance AND h.tenant = r.head_tenant
+                    AND h.environment = r.head_environment AND h.sequence = r.head_sequence
                 WHERE r.entry = ? AND r.request_key = ? AND r.expires_at > ?
                 """
             ).first([row, key, now]) { found in
@@ -69,8 +70,12 @@ public final class SQLiteLedger: EvaluationLedger {
         }
     }
 
-    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
-        writer.submit(leaf: MerkleTree.leafHash(of: answer), { _, _ in }, completion: completion)
+    public func reissue(
+        answer: [UInt8], tenant: String, environment: Environment,
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
+        let leaf = ReceiptLeaf(hash: MerkleTree.leafHash(of: answer), tenant: tenant, environment: environment.rawValue)
+        writer.submit(leaf: leaf, { _, _ in }, completion: completion)
     }
 
     public func report(
@@ -161,7 +166,7 @@ public final class SQLiteLedger: EvaluationLedger {
     ///
     /// The entries are appended in the order of their numbers (`entry`, the rowid) (no index: `RetryKeyIndex` finds
     /// a key's row), so each commit writes the table's last pages, not a random page per entry.
-    /// The entry names `head`, the head its answer is a leaf of (migration 0023).
+    /// The entry names `head`, the head its answer is a leaf of (migrations 0023 and 0024).
     static func insert(
         _ retry: RetryEntry, head: HeadPlace?, now: Milliseconds, keys: RetryKeyIndex, into db: SQLiteConnection
     ) throws {
@@ -174,12 +179,14 @@ public final class SQLiteLedger: EvaluationLedger {
         }
         try db.cached(
             """
-            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at, head_instance, head_sequence)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at,
+                                       head_instance, head_tenant, head_environment, head_sequence)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
-        ).run(count: 7) { b in
+        ).run(count: 9) { b in
             b.blob(retry.key); b.blob(retry.digest); b.text(retry.eventId); b.blob(retry.answer); b.integer(retry.expiresAt)
-            b.text(head?.instance); b.integer(head?.sequence)
+            b.text(head?.chain.instance); b.text(head.map { $0.chain.tenant ?? "" })
+            b.text(head.map { $0.chain.environment ?? "" }); b.integer(head?.sequence)
         }
         keys.set(retry.key, row: db.lastInsertRowid)
         if retry.expiresAt < keys.nextSweep.load(ordering: .relaxed) { keys.nextSweep.store(retry.expiresAt, ordering: .relaxed) }

@@ -99,7 +99,7 @@ let retryCases: [ContractCase] = [
             }
         }
         for _ in ids { guard done.wait(timeout: .now() + 10) == .success else { throw ContractFailure(description: "no completion") } }
-        let before = try s.receiptLog.heads(instance: s.receipts.instance, from: 0, limit: 100, withLeaves: true)
+        let before = try s.receiptLog.heads(of: s.chain(), from: 0, limit: 100, withLeaves: true)
         for k in stride(from: 0, to: ids.count, by: 2) {
             let id = ids[k]
             guard case .success(let first) = receipts.withLock({ $0[id] }) else { throw ContractFailure(description: "\(id) failed") }
@@ -113,7 +113,7 @@ let retryCases: [ContractCase] = [
                 entry?.firstHead?.receipt(ofLeaf: MerkleTree.leafHash(of: Array("another answer".utf8))) == nil,
                 "another answer is no leaf of it")
         }
-        let after = try s.receiptLog.heads(instance: s.receipts.instance, from: 0, limit: 100, withLeaves: true)
+        let after = try s.receiptLog.heads(of: s.chain(), from: 0, limit: 100, withLeaves: true)
         try expectEqual(after, before, "reading entries wrote no head")
     },
 
@@ -142,14 +142,14 @@ let retryCases: [ContractCase] = [
         try s.caller("c1")
         try s.record("e1")
         let answer = Array("an answer given again".utf8)
-        let receipt = try value { s.ledger.reissue(answer: answer, completion: $0) }
+        let receipt = try value { s.ledger.reissue(answer: answer, tenant: Tenant.defaultName, environment: .production, completion: $0) }
         let head = receipt.head.head
         try expectEqual(
             MerkleTree.root(
                 fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: answer), index: receipt.index,
                 size: head.size), head.root, "the path leads from the answer to the root")
         try expect(signatureHolds(receipt.head.jws, keys: s.receipts.keys), "the head is signed by the writer's key")
-        let heads = try s.receiptLog.heads(instance: s.receipts.instance, from: 0, limit: 10, withLeaves: false)
+        let heads = try s.receiptLog.heads(of: s.chain(), from: 0, limit: 10, withLeaves: false)
         try expectEqual(heads.last?.signed, receipt.head, "the head is stored")
         try expectEqual(try s.report("e1", at: 1_500), .recorded(.onTime), "the evaluation stored before is untouched")
     }
