@@ -210,8 +210,10 @@ pass "hash key file and backup are private (0600)"
 # fails; an answer proven before a rotation still verifies after it; the key files are 0600
 # outside the database; the stored chain verifies (insightctl receipts verify).
 VERIFY="$(dirname "$0")/verify_receipt.py"
+# Each with a requestId of its own: a retry of one is answered with the first answer's receipt.
 proven() { curl -s -D "$WORK/headers" -o "$WORK/$1" -X POST "$B/v1/evaluations" -H "Authorization: Bearer $KEY" \
-    -H 'Content-Type: application/json' --data-binary "$EVAL"; tr -d '\r' <"$WORK/headers" | sed -n 's/^[Ii]nsight-[Rr]eceipt: //p'; }
+    -H 'Content-Type: application/json' --data-binary "$(printf '%s' "$EVAL" | sed "s/txn-1/proof-$(date +%s%N)/")"
+    tr -d '\r' <"$WORK/headers" | sed -n 's/^[Ii]nsight-[Rr]eceipt: //p'; }
 kid_of() { python3 -c 'import base64,json,re,sys; h=re.match(r"head=\"([^.]+)", sys.argv[1]).group(1); print(json.loads(base64.urlsafe_b64decode(h+"="*(-len(h)%4)))["kid"])' "$1"; }
 R1=$(proven proven1)
 [ -n "$R1" ] || fail "a 200 of POST /v1/evaluations without Insight-Receipt"

@@ -162,8 +162,10 @@ final class ReceiptVerificationTests: XCTestCase {
 
         let signer = try XCTUnwrap(daemon.service.signingKeys.set.current(at: SystemClock().now())?.signer)
         func signed(sequence: Int64, previous: [UInt8]?, time: Milliseconds? = nil) throws -> String {
+            // Of the seen head's chain: the same instance, tenant and environment.
             let head = ReceiptHead(
-                instance: seen.instance, sequence: sequence, size: 1,
+                instance: seen.instance, tenant: seen.headScope?.tenant, environment: seen.headScope?.environment.rawValue,
+                sequence: sequence, size: 1,
                 root: MerkleTree.leafHash(of: Array(first.body)), previous: previous, time: time ?? seen.time)
             return #"head="\#(try XCTUnwrap(signer.compactSerialization(of: head.payload)))", index=0, path=()"#
         }
@@ -184,6 +186,8 @@ final class ReceiptVerificationTests: XCTestCase {
             }
             XCTAssertEqual(error, .receiptInvalid(detail: detail))
         }
+        // A head of no tenant, or of another tenant's chain, is no head of this one: not compared with it.
+        XCTAssertNotNil(seen.headScope, "the daemon's head names its tenant and environment")
         // The true successor passes.
         Replay.set(
             answer: first.body, headers: ["Insight-Receipt": try signed(sequence: seen.sequence + 1, previous: Array(seen.headHash))])
