@@ -355,7 +355,8 @@ struct SignedHeadJWS {
             previous = Data(hash)
         }
         return Head(
-            instance: wire.instance, tenant: wire.tenant, environment: wire.environment, sequence: wire.sequence, size: wire.size, root: Data(root), previous: previous,
+            instance: wire.instance, tenant: wire.tenant, environment: wire.environment, sequence: wire.sequence, size: wire.size,
+            root: Data(root), previous: previous,
             time: wire.time)
     }
 }

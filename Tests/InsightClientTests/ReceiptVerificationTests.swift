@@ -161,10 +161,10 @@ final class ReceiptVerificationTests: XCTestCase {
         let seen = try XCTUnwrap(evaluated.receipt)
 
         let signer = try XCTUnwrap(daemon.service.signingKeys.set.current(at: SystemClock().now())?.signer)
-        func signed(sequence: Int64, previous: [UInt8]?, time: Milliseconds? = nil) throws -> String {
-            // Of the seen head's chain: the same instance, tenant and environment.
+        func signed(sequence: Int64, previous: [UInt8]?, time: Milliseconds? = nil, tenant: String? = nil) throws -> String {
+            // Of the seen head's chain (the same instance, tenant and environment) unless told otherwise.
             let head = ReceiptHead(
-                instance: seen.instance, tenant: seen.headScope?.tenant, environment: seen.headScope?.environment.rawValue,
+                instance: seen.instance, tenant: tenant ?? seen.headScope?.tenant, environment: seen.headScope?.environment.rawValue,
                 sequence: sequence, size: 1,
                 root: MerkleTree.leafHash(of: Array(first.body)), previous: previous, time: time ?? seen.time)
             return #"head="\#(try XCTUnwrap(signer.compactSerialization(of: head.payload)))", index=0, path=()"#
@@ -177,6 +177,10 @@ final class ReceiptVerificationTests: XCTestCase {
             (
                 try signed(sequence: seen.sequence, previous: seen.previous.map(Array.init), time: seen.time + 1),
                 "two heads \(seen.sequence) of instance \(seen.instance): its chain forked"
+            ),
+            (
+                try signed(sequence: 0, previous: nil, tenant: "globex"),
+                "the head is tenant globex's in \(seen.scope.environment.rawValue), not the answer's"
             )
         ]
         for (receipt, detail) in cases {
