@@ -88,6 +88,26 @@ let receiptCases: [ContractCase] = [
         try expectEqual(try s.receiptLog.latestHeads().count, 0)
     },
 
+    contractCase(.receipts, "retention deletes a chain's old heads, never another chain's head of the same sequence") { s in
+        try s.caller("c1")
+        try s.caller("c2", tenant: "globex")
+        try s.record("a1")
+        let old = try s.receiptLog.heads(of: s.chain(), from: 0, limit: 10, withLeaves: false)[0].signed.head
+        // The heads' clock has moved past the first head's millisecond (a condition, not a delay).
+        while SystemClock().now() <= old.time {}
+        try value { s.ledger.record(StoreSet.evaluation("g1", caller: "c2", tenant: "globex"), answer: [7], completion: $0) }
+        let globex = s.chain(tenant: "globex")
+        let new = try s.receiptLog.heads(of: globex, from: 0, limit: 10, withLeaves: false)[0].signed.head
+        try expectEqual(new.sequence, old.sequence, "head 0 of both chains")
+        try expect(new.time > old.time, "made later")
+        let report = try value { s.retention.purgeBatch(olderThan: new.time, completion: $0) }
+        try expectEqual(report.receiptHeads, 1, "the old head goes")
+        try expectEqual(try s.receiptLog.heads(of: s.chain(), from: 0, limit: 10, withLeaves: false).count, 0)
+        try expectEqual(
+            try s.receiptLog.heads(of: globex, from: 0, limit: 10, withLeaves: false).map(\.signed.head), [new],
+            "globex's head 0 stays")
+    },
+
     contractCase(.receipts, "each tenant and environment has a chain of its own; its heads cover only its answers") { s in
         try s.caller("c1")
         try s.caller("c2", tenant: "globex")
