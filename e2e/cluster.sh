@@ -208,12 +208,17 @@ retry_body() {  # requestId
     printf '{"requestId":"%s","operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"subject":{"account":"retrying"}}' "$1"
 }
 evaluations_before=$(psql_q "SELECT count(*) FROM evaluations")
-evaluate 1 "$WIDE" "$(retry_body txn-retry)" | head -1 >"$WORK/retry1"
+curl -s -D "$WORK/first-headers" -o "$WORK/retry1" -X POST "$(url 1)/v1/evaluations" -H "Authorization: Bearer $WIDE" \
+    -H 'Content-Type: application/json' -d "$(retry_body txn-retry)"
+heads_before=$(psql_q "SELECT count(*) FROM receipt_heads")
 curl -s -D "$WORK/retry-headers" -o "$WORK/retry2" -X POST "$(url 2)/v1/evaluations" -H "Authorization: Bearer $WIDE" \
     -H 'Content-Type: application/json' -d "$(retry_body txn-retry)"
-printf '\n' >>"$WORK/retry2"
 cmp -s "$WORK/retry1" "$WORK/retry2" || fail "a retry on instance 2 answered $(cat "$WORK/retry2"), not $(cat "$WORK/retry1")"
 tr -d '\r' <"$WORK/retry-headers" | grep -qi '^idempotent-replayed: true$' || fail "a retry on instance 2 was not marked Idempotent-Replayed"
+receipt_of() { tr -d '\r' <"$1" | sed -n 's/^[Ii]nsight-[Rr]eceipt: //p'; }
+[ "$(receipt_of "$WORK/retry-headers")" = "$(receipt_of "$WORK/first-headers")" ] \
+    || fail "a retry on instance 2 did not carry the first answer's receipt"
+[ "$(psql_q "SELECT count(*) FROM receipt_heads")" = "$heads_before" ] || fail "a retry on instance 2 wrote a head"
 for n in $(seq 1 10); do
     evaluate $(( n % 3 + 1 )) "$WIDE" "$(retry_body "txn-race-$n")" >"$WORK/rrace1" & r1=$!
     evaluate $(( (n + 1) % 3 + 1 )) "$WIDE" "$(retry_body "txn-race-$n")" >"$WORK/rrace2" & r2=$!
@@ -225,7 +230,7 @@ for n in $(seq 1 10); do
 done
 stored=$(( $(psql_q "SELECT count(*) FROM evaluations") - evaluations_before ))
 [ "$stored" = 11 ] || fail "eleven requestIds stored $stored evaluations"
-step "one requestId, one evaluation: a retry on another instance replayed, 10 races of two instances each stored one"
+step "one requestId, one evaluation: a retry on another instance replayed with the first receipt and no head written, 10 races of two instances each stored one"
 
 # --- load: workers spread over the instances record what was acknowledged -------------------------
 # worker ID TARGETS...: evaluates round robin over TARGETS (base URLs) until $WORK/stop-load exists;
@@ -405,6 +410,6 @@ ctl receipts verify >"$WORK/receipts-verify" || fail "receipts verify: $(cat "$W
 [ "$(grep -c 'verified from the chain.s start' "$WORK/receipts-verify")" = 3 ] \
     || fail "three chains verified from their start: $(cat "$WORK/receipts-verify")"
 chain2=$(cut -d' ' -f1 "$WORK/verified2")
-grep -q "instance $chain2: heads 0-" "$WORK/receipts-verify" || fail "instance 2 (killed, restarted) chains: $(cat "$WORK/receipts-verify")"
+grep -q "chain $chain2/default/sandbox: heads 0-" "$WORK/receipts-verify" || fail "instance 2 (killed, restarted) chains: $(cat "$WORK/receipts-verify")"
 step "receipts: the chains of all three instances verify and chain after SIGKILL, a PostgreSQL stop and restarts ($(awk '{s+=$(NF-1)} END {print s}' "$WORK/receipts-verify") answers)"
 echo "cluster: ok"

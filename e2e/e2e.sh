@@ -210,8 +210,10 @@ pass "hash key file and backup are private (0600)"
 # fails; an answer proven before a rotation still verifies after it; the key files are 0600
 # outside the database; the stored chain verifies (insightctl receipts verify).
 VERIFY="$(dirname "$0")/verify_receipt.py"
+# Each with a requestId of its own: a retry of one is answered with the first answer's receipt.
 proven() { curl -s -D "$WORK/headers" -o "$WORK/$1" -X POST "$B/v1/evaluations" -H "Authorization: Bearer $KEY" \
-    -H 'Content-Type: application/json' --data-binary "$EVAL"; tr -d '\r' <"$WORK/headers" | sed -n 's/^[Ii]nsight-[Rr]eceipt: //p'; }
+    -H 'Content-Type: application/json' --data-binary "$(printf '%s' "$EVAL" | sed "s/txn-1/proof-$(date +%s%N)/")"
+    tr -d '\r' <"$WORK/headers" | sed -n 's/^[Ii]nsight-[Rr]eceipt: //p'; }
 kid_of() { python3 -c 'import base64,json,re,sys; h=re.match(r"head=\"([^.]+)", sys.argv[1]).group(1); print(json.loads(base64.urlsafe_b64decode(h+"="*(-len(h)%4)))["kid"])' "$1"; }
 R1=$(proven proven1)
 [ -n "$R1" ] || fail "a 200 of POST /v1/evaluations without Insight-Receipt"
@@ -221,6 +223,12 @@ ENVIRONMENT=$(jq -r .environment "$WORK/proven1")
 python3 "$VERIFY" "$WORK/jwks" "$WORK/proven1" "$R1" --tenant default --environment "$ENVIRONMENT" >/dev/null \
     || fail "python could not verify a real answer's receipt"
 KID1=$(kid_of "$R1")
+chain_of() { python3 -c 'import base64,json,re,sys; p=re.match(r"head=\"[^.]+\.([^.]+)", sys.argv[1]).group(1); h=json.loads(base64.urlsafe_b64decode(p+"="*(-len(p)%4))); print(h["instance"], h["tenant"], h["environment"])' "$1"; }
+CHAIN1=$(chain_of "$R1")
+[ "${CHAIN1#* }" = "default $ENVIRONMENT" ] || fail "the head does not name the answer's tenant and environment: $CHAIN1"
+curl -sf -H "Authorization: Bearer $KEY" "$B/v1/receipts/heads" | jq -e --arg e "$ENVIRONMENT" \
+    '.heads | length > 0 and all(.tenant == "default" and .environment == $e)' >/dev/null \
+    || fail "GET /v1/receipts/heads shows another tenant's or environment's chain"
 sed 's/production/productiom/' "$WORK/proven1" >"$WORK/tampered"
 python3 "$VERIFY" "$WORK/jwks" "$WORK/tampered" "$R1" 2>/dev/null && fail "a tampered body verified"
 python3 "$VERIFY" "$WORK/jwks" "$WORK/proven1" "$R1" --tenant another 2>/dev/null && fail "another tenant's answer passed"
@@ -243,7 +251,7 @@ python3 "$VERIFY" "$WORK/jwks" "$WORK/proven2" "$R2" | grep -q " $KID2\$" || fai
 "$BIN/insightctl" signing-keys retire "$KID1" | grep -q "stays published until" || fail "signing-keys retire"
 "$BIN/insightctl" signing-keys list | grep -q "^$KID1 .* retired " || fail "signing-keys list: $("$BIN/insightctl" signing-keys list)"
 "$BIN/insightctl" receipts verify | grep -q "verified from the chain's start" || fail "receipts verify: $("$BIN/insightctl" receipts verify)"
-pass "receipts: verified by python cryptography and hashlib, tamper and another tenant detected, rotation keeps old answers verifiable, the chain verifies"
+pass "receipts: verified by python cryptography and hashlib, heads name their tenant and environment and list only the caller's chains, tamper and another tenant detected, rotation keeps old answers verifiable, the chain verifies"
 
 # Errors are problem+json with a code.
 code=$(curl -s -o "$WORK/body" -w '%{http_code}' "$B/nope")

@@ -2,14 +2,16 @@
 """Verifies an insightd answer's Insight-Receipt with Python's `cryptography` and `hashlib`, an
 implementation independent of insightd's: the receipt is an RFC 8941 dictionary
 `head="<JWS>", index=<n>, path=(:<base64>: ...)`; the head a JWS compact serialization (RFC
-7515, alg EdDSA, RFC 8037) of {instance, sequence, size, root, previous, time} under a key of the
-JWKS; the body's leaf hash SHA-256(0x00 || body) leads through the audit path to the root as
+7515, alg EdDSA, RFC 8037) of {instance, tenant, environment, sequence, size, root, previous,
+time} (without tenant and environment: a head made before heads were kept per tenant) under a
+key of the JWKS; the body's leaf hash SHA-256(0x00 || body) leads through the audit path to the root as
 RFC 9162 section 2.1.3.2 says. The steps are docs/api.md's, "Verifying a receipt".
 
 Usage: verify_receipt.py JWKS_FILE BODY_FILE RECEIPT [--tenant T] [--environment E]
                          [--previous HEAD_JWS]
 --tenant, --environment: the body must name them (the answer of another tenant or
-environment does not pass). --previous: a head of the same instance seen before; the receipt's
+environment does not pass); a head that names a tenant and environment must name the body's.
+--previous: a head of the same chain (instance, tenant, environment) seen before; the receipt's
 head must be its successor (sequence + 1, previous = SHA-256 of its serialization).
 Exit 0 and prints "instance sequence kid" when the receipt verifies; exit 1 with the reason.
 """
@@ -101,9 +103,15 @@ def verify_head(jws, jwks):
     except InvalidSignature:
         raise ValueError("the head's signature does not verify")
     payload = json.loads(b64url_decode(parts[1]))
-    if set(payload) != {"instance", "sequence", "size", "root", "previous", "time"}:
+    members = {"instance", "sequence", "size", "root", "previous", "time"}
+    if set(payload) not in (members, members | {"tenant", "environment"}):
         raise ValueError("unexpected head members %r" % sorted(payload))
     return payload, header["kid"]
+
+
+def chain(head):
+    """The chain a head extends: its instance, tenant and environment (None for a head of no tenant)."""
+    return head["instance"], head.get("tenant"), head.get("environment")
 
 
 def root_from_path(leaf, index, size, path):
@@ -134,14 +142,17 @@ def verify(jwks, body, receipt, tenant=None, environment=None, previous=None):
     if root_from_path(leaf, index, head["size"], path) != b64url_decode(head["root"]):
         raise ValueError("the body and the path do not lead to the signed root")
     answer = json.loads(body)
+    if "tenant" in head and (head["tenant"], head["environment"]) != (answer.get("tenant"), answer.get("environment")):
+        raise ValueError("the head is of tenant %r in %r, the answer of %r in %r"
+                         % (head["tenant"], head["environment"], answer.get("tenant"), answer.get("environment")))
     if tenant is not None and answer.get("tenant") != tenant:
         raise ValueError("the answer is tenant %r's, not %r's" % (answer.get("tenant"), tenant))
     if environment is not None and answer.get("environment") != environment:
         raise ValueError("the answer is from %r, not %r" % (answer.get("environment"), environment))
     if previous is not None:
         before, _ = verify_head(previous, jwks)
-        if before["instance"] != head["instance"]:
-            raise ValueError("the head is instance %r's, the previous one %r's" % (head["instance"], before["instance"]))
+        if chain(before) != chain(head):
+            raise ValueError("the head is of chain %r, the previous one of %r" % (chain(head), chain(before)))
         if head["sequence"] != before["sequence"] + 1:
             raise ValueError("the head is not the next after the previous one")
         if head["previous"] != b64url_encode(hashlib.sha256(previous.encode()).digest()):

@@ -5,22 +5,25 @@ import InsightServices
 import JSON
 
 extension InsightAPIHandler {
-    /// `GET /v1/receipts/heads`: without `instance`, the latest head of each instance (where
-    /// each chain stands); with it, that instance's chain from sequence `from` (default 0), at
-    /// most `limit` heads (1-1000, default 100), and `next`, the path of the following page, while
-    /// there is one.
+    /// `GET /v1/receipts/heads`: the caller's own tenant's and environment's chains only.
+    /// Without `instance`, the latest head of each of them (one per instance: where each chain
+    /// stands); with it, that instance's chain from sequence `from` (default 0), at most `limit`
+    /// heads (1-1000, default 100), and `next`, the path of the following page, while there is
+    /// one. A page costs a token (`Route.quotaCost`) and is read off the event loop.
     func receiptHeads(_ exchange: Exchange) throws {
+        let caller = try exchange.authenticated()
         let query = try QueryParameters(exchange.request.query, allowed: ["instance", "from", "limit"])
         guard let service = useCases.receipts else {
             throw Problem(503, .serverError, "The receipt log is not available on this instance.")
         }
+        let answered = exchange
         guard let instance = query.value("instance") else {
             guard query.value("from") == nil, query.value("limit") == nil else {
                 throw Problem.invalid("instance", "is required with from and limit")
             }
-            let heads: [SignedHead]
-            do { heads = try service.latest() } catch { throw Problem(error) }
-            return exchange.send(Self.json(200, .object(["heads": .array(heads.map(Self.render))])))
+            return service.latest(for: caller, resume: exchange.resume) { result in
+                answered.complete(result) { Self.json(200, .object(["heads": .array($0.map(Self.render))])) }
+            }
         }
         guard !instance.isEmpty else { throw Problem.invalid("instance", "must name an instance") }
         let from = try Self.integer(query.value("from"), "from", default: 0, in: 0...Int64.max)
@@ -29,14 +32,16 @@ extension InsightAPIHandler {
             try Self.integer(
                 query.value("limit"), "limit", default: Int64(ReceiptLogService.defaultLimit),
                 in: Int64(limits.lowerBound)...Int64(limits.upperBound)))
-        let page: ReceiptLogService.Page
-        do { page = try service.chain(of: instance, from: from, limit: limit) } catch { throw Problem(error) }
-        var object = JSONObject()
-        object.append("heads", .array(page.heads.map(Self.render)))
-        if let next = page.next {
-            object.append("next", .string("/v1/receipts/heads?instance=\(instance)&from=\(next)&limit=\(limit)"))
+        service.chain(of: instance, for: caller, from: from, limit: limit, resume: exchange.resume) { result in
+            answered.complete(result) { page in
+                var object = JSONObject()
+                object.append("heads", .array(page.heads.map(Self.render)))
+                if let next = page.next {
+                    object.append("next", .string("/v1/receipts/heads?instance=\(instance)&from=\(next)&limit=\(limit)"))
+                }
+                return Self.json(200, .object(object))
+            }
         }
-        exchange.send(Self.json(200, .object(object)))
     }
 
     /// A whole number in `range` written in decimal digits, or `fallback` when absent.
@@ -55,6 +60,10 @@ extension InsightAPIHandler {
         let head = signed.head
         var object = JSONObject()
         object.append("instance", .string(head.instance))
+        if let tenant = head.tenant, let environment = head.environment {
+            object.append("tenant", .string(tenant))
+            object.append("environment", .string(environment))
+        }
         object.append("sequence", .number(Double(head.sequence)))
         object.append("size", .number(Double(head.size)))
         object.append("root", .string(Base64URL.encode(head.root)))

@@ -124,14 +124,15 @@ enum Route: Equatable, Sendable {
     /// The tokens of the caller's quota (`QuotaGate`) a request costs, taken after
     /// authentication and before the body is read (0: none): the writes (docs/rate-limits.md "The caller quota"), and
     /// every look-up or change of a subject, so that a key cannot probe who is known faster than
-    /// its rate. A transparency page costs more: it reads up to 500 evaluations. An evaluation
+    /// its rate. A page of receipt heads costs one, so that no key reads the log faster than its
+    /// rate. A transparency page costs more: it reads up to 500 evaluations. An evaluation
     /// costs one too, taken by its use case with the rest it asks of the rate limits and velocity
     /// (one round trip to Redis), or at its refusal before that. Of the admin API, a rate-limit
     /// reset costs the admin one (it gives back no token, docs/rate-limits.md "Resets", but it
     /// writes), and a model-performance report as much as a transparency page: it reads a period.
     var quotaCost: Int {
         switch self {
-        case .labels, .authorization, .authorizationQuery, .subjectErasure, .adminRateLimitReset: return 1
+        case .labels, .authorization, .authorizationQuery, .subjectErasure, .adminRateLimitReset, .receiptHeads: return 1
         case .subjectTransparency: return Self.transparencyPageCost
         case .adminModelPerformance: return Self.modelPerformanceCost
         default: return 0

@@ -374,6 +374,13 @@ public struct Settings: Sendable, Equatable {
                 )
             }
         }
+        // A retry entry lives one grace and names a receipt head, which retention keeps for the
+        // retention period: the head must outlive the entry (docs/api.md, "Retries").
+        if s.consumptionGrace > s.retentionDays * 86_400 {
+            problems.append(
+                "INSIGHTD_CONSUMPTION_GRACE=\(s.consumptionGrace): must be at most INSIGHTD_RETENTION_DAYS (\(s.retentionDays)) in seconds: a retry is answered with a receipt head retention keeps"
+            )
+        }
         int("INSIGHTD_MAX_DENIALS_PER_TENANT", 1...100_000_000, &s.maxDenialsPerTenant)
         for (name, target) in [
             ("INSIGHTD_TLS_CERT", \Settings.tlsCertificate), ("INSIGHTD_TLS_KEY", \Settings.tlsPrivateKey),

@@ -18,13 +18,13 @@ public struct AnswerReceipt: Sendable, Hashable {
     public let keyID: String
     /// The instance whose chain of heads the head extends.
     public let instance: String
-    /// The head's position in its instance's chain.
+    /// The head's position in its chain (``instance``, ``headScope``).
     public let sequence: Int64
     /// Answers in the head's tree.
     public let size: Int
     /// The tree's root hash.
     public let root: Data
-    /// SHA-256 of the instance's previous head's serialization; nil for its first head.
+    /// SHA-256 of the chain's previous head's serialization; nil for its first head.
     public let previous: Data?
     /// When the head was made, Unix milliseconds.
     public let time: Int64
@@ -36,6 +36,9 @@ public struct AnswerReceipt: Sendable, Hashable {
     public let body: Data
     /// The tenant and the environment the body names (and the receipt therefore binds).
     public let scope: AnswerScope
+    /// The tenant and the environment the head names, the body's: with ``instance``, the chain
+    /// the head extends. Nil for a head made before heads were kept per tenant.
+    public let headScope: AnswerScope?
 
     /// SHA-256 of the head's serialization: the next head's ``previous``.
     public var headHash: Data { Data(SHA256.digest(head)) }
@@ -134,11 +137,14 @@ public struct JSONWebKeySet: Sendable {
         else {
             throw .receiptInvalid(detail: "the answer names no tenant and environment")
         }
+        if let headTenant = head.tenant, headTenant != tenant || head.environment != environment {
+            throw .receiptInvalid(detail: "the head is tenant \(headTenant)'s in \(head.environment ?? ""), not the answer's")
+        }
+        let answered = AnswerScope(tenant: tenant, environment: Environment(rawValue: environment))
         return AnswerReceipt(
             header: receipt, head: parsed.head, keyID: jws.keyID, instance: head.instance, sequence: head.sequence,
             size: head.size, root: head.root, previous: head.previous, time: head.time, index: parsed.index,
-            path: parsed.path, body: body,
-            scope: AnswerScope(tenant: tenant, environment: Environment(rawValue: environment)))
+            path: parsed.path, body: body, scope: answered, headScope: head.tenant == nil ? nil : answered)
     }
 }
 
@@ -320,6 +326,9 @@ struct SignedHeadJWS {
 
     struct Head {
         let instance: String
+        /// Both or neither (a head made before heads were kept per tenant).
+        let tenant: String?
+        let environment: String?
         let sequence: Int64
         let size: Int
         let root: Data
@@ -331,6 +340,8 @@ struct SignedHeadJWS {
     func payload() throws(EvaluationError) -> Head {
         struct Wire: Decodable {
             let instance: String
+            let tenant: String?
+            let environment: String?
             let sequence: Int64
             let size: Int
             let root: String
@@ -338,7 +349,8 @@ struct SignedHeadJWS {
             let time: Int64
         }
         guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(payloadBytes)), wire.size > 0, wire.sequence >= 0,
-            let root = Base64URL.decode(wire.root), root.count == 32
+            let root = Base64URL.decode(wire.root), root.count == 32,
+            (wire.tenant == nil) == (wire.environment == nil), wire.tenant?.isEmpty != true, wire.environment?.isEmpty != true
         else {
             throw .receiptInvalid(detail: "the head's payload is not a tree head")
         }
@@ -350,14 +362,15 @@ struct SignedHeadJWS {
             previous = Data(hash)
         }
         return Head(
-            instance: wire.instance, sequence: wire.sequence, size: wire.size, root: Data(root), previous: previous,
+            instance: wire.instance, tenant: wire.tenant, environment: wire.environment, sequence: wire.sequence, size: wire.size,
+            root: Data(root), previous: previous,
             time: wire.time)
     }
 }
 
 /// The service's JWKS as last fetched, fetched again (once, past any cache) when a head names a
-/// key it does not hold (a rotation's new key); and, per instance, the newest head seen, so
-/// that the next head of that instance is checked to follow it (its chain position). Answers
+/// key it does not hold (a rotation's new key); and, per chain (instance, tenant, environment),
+/// the newest head seen, so that the next head of that chain is checked to follow it. Answers
 /// must all name one tenant and environment: the expected scope, or that of the first answer.
 actor ReceiptVerifier {
     private let client: APIClient
@@ -400,8 +413,10 @@ actor ReceiptVerifier {
     /// The chain position, where this evaluator saw a neighbour: the same sequence is the same
     /// head, and the head after the newest seen names that one as `previous`.
     private func checkChain(_ receipt: AnswerReceipt) throws(EvaluationError) {
-        guard let seen = newest[receipt.instance] else {
-            newest[receipt.instance] = (receipt.sequence, receipt.head)
+        let chain = [receipt.instance, receipt.headScope?.tenant ?? "", receipt.headScope?.environment.rawValue ?? ""]
+            .joined(separator: "\u{0}")
+        guard let seen = newest[chain] else {
+            newest[chain] = (receipt.sequence, receipt.head)
             return
         }
         if receipt.sequence == seen.sequence, receipt.head != seen.head {
@@ -410,7 +425,7 @@ actor ReceiptVerifier {
         if receipt.sequence == seen.sequence + 1, receipt.previous != Data(SHA256.digest(seen.head)) {
             throw .receiptInvalid(detail: "head \(receipt.sequence) of instance \(receipt.instance) does not follow head \(seen.sequence)")
         }
-        if receipt.sequence > seen.sequence { newest[receipt.instance] = (receipt.sequence, receipt.head) }
+        if receipt.sequence > seen.sequence { newest[chain] = (receipt.sequence, receipt.head) }
     }
 
     private func current(refresh: Bool) async throws(EvaluationError) -> JSONWebKeySet {

@@ -5,15 +5,17 @@ import JSON
 
 /// `insightctl receipts verify`: walks the stored chains of signed receipt heads.
 enum ReceiptCommands: CommandGroup {
-    static let instance = Option("instance", "NAME", "only this instance's chain")
+    static let instance = Option("instance", "NAME", "only this instance's chains")
+    static let tenant = Option("tenant", "NAME", "only this tenant's chains")
+    static let environment = Option("environment", "NAME", "only the chains of this environment (production or sandbox)")
     static let from = Option(
-        "from", "SEQUENCE", "start at this head of the instance's chain (needs --instance; default its oldest kept head)")
+        "from", "SEQUENCE", "start at this head of each chain walked (needs --instance; default its oldest kept head)")
 
     static let commands = [
         Command(
-            "receipts", "verify", options: [instance, from, CommonOptions.json], needsStore: true,
+            "receipts", "verify", options: [instance, tenant, environment, from, CommonOptions.json], needsStore: true,
             summary:
-                "walk each instance's chain of receipt heads (or one, from SEQUENCE): signatures, sequence, previous, time, leaves; report the first break (status 1)",
+                "walk every chain of receipt heads (one per instance, tenant and environment, and each instance's chain of heads made before tenants had chains), or those named, from SEQUENCE: signatures, sequence, previous, time, leaves; report the first break (status 1)",
             run: verify)
     ]
 
@@ -29,21 +31,27 @@ enum ReceiptCommands: CommandGroup {
         let keys = try SigningKeyDirectory.load(directory: directory, createIfEmpty: false, now: context.now)
         return try verifyReceipts(
             context.store.receiptLog(), keys: keys.map(\.signingKey),
-            instance: instance, from: from, json: invocation.json)
+            instance: instance, tenant: invocation.value(Self.tenant), environment: invocation.value(Self.environment),
+            from: from, json: invocation.json)
     }
 
-    /// Walks the chain of `instance` from `from`, or of every instance from its oldest stored
-    /// head, and prints what held and the first break of each; status 1 when one broke.
-    static func verifyReceipts(_ log: any ReceiptLog, keys: [SigningKey], instance: String?, from: Int64, json: Bool) throws -> Int32 {
+    /// Walks every stored chain (of `instance`, `tenant` and `environment` when given) from
+    /// `from`, or from its oldest stored head, and prints what held and the first break of each;
+    /// status 1 when one broke.
+    static func verifyReceipts(
+        _ log: any ReceiptLog, keys: [SigningKey], instance: String?, tenant: String? = nil, environment: String? = nil,
+        from: Int64, json: Bool
+    ) throws -> Int32 {
         var verifying: [String: Ed25519VerifyingKey] = [:]
         for key in keys { verifying[key.keyId] = Ed25519VerifyingKey(rawRepresentation: key.publicKey) }
-        let instances = try instance.map { [$0] } ?? log.latestHeads().map(\.head.instance)
+        let chains = try log.latestHeads(tenant: tenant, environment: environment).map(\.head.chain)
+            .filter { instance == nil || $0.instance == instance }
         var audits: [ReceiptChainAudit] = []
-        for name in instances {
-            var audit = ReceiptChainAudit(instance: name, keys: verifying)
+        for chain in chains {
+            var audit = ReceiptChainAudit(chain: chain, keys: verifying)
             var next = from
             walk: while true {
-                let page = try log.heads(instance: name, from: next, limit: 500, withLeaves: true)
+                let page = try log.heads(of: chain, from: next, limit: 500, withLeaves: true)
                 for head in page {
                     guard audit.check(head) else { break walk }
                     next = head.signed.head.sequence + 1
@@ -59,6 +67,8 @@ enum ReceiptCommands: CommandGroup {
                         audits.map { audit in
                             .object([
                                 "instance": .string(audit.instance),
+                                "tenant": audit.chain.tenant.map { .string($0) } ?? .null,
+                                "environment": audit.chain.environment.map { .string($0) } ?? .null,
                                 "first": audit.first.map { .number(Double($0.head.sequence)) } ?? .null,
                                 "last": audit.last.map { .number(Double($0.head.sequence)) } ?? .null,
                                 "heads": .number(Double(audit.heads)), "answers": .number(Double(audit.answers)),
@@ -73,9 +83,9 @@ enum ReceiptCommands: CommandGroup {
             let span = audit.first.map { "heads \($0.head.sequence)-\(audit.last!.head.sequence)" } ?? "no head"
             let start =
                 audit.first.map { $0.head.previous == nil ? " from the chain's start" : " (the first names a head before it)" } ?? ""
-            print("instance \(audit.instance): \(span) verified\(start), \(audit.heads) heads, \(audit.answers) answers")
+            print("chain \(audit.chain.name): \(span) verified\(start), \(audit.heads) heads, \(audit.answers) answers")
             if let broken = audit.broken {
-                print("instance \(audit.instance): head \(broken.sequence) breaks the chain: \(broken.reason)")
+                print("chain \(audit.chain.name): head \(broken.sequence) breaks the chain: \(broken.reason)")
             }
         }
         return audits.contains { $0.broken != nil } ? 1 : 0

@@ -2,15 +2,18 @@ import Crypto
 import JSON
 
 /// Checks a stored chain of receipt heads (`insightctl receipts verify`, docs/operations.md
-/// "Receipts"): fed one instance's heads in sequence order from some point, it checks that each
-/// is signed by a known key and names its instance, that the sequence has no gap, that each
+/// "Receipts"): fed one chain's heads in sequence order from some point, it checks that each
+/// is signed by a known key and names its chain (instance, tenant and environment; neither of
+/// the last two for a chain made before migration 0024), that the sequence has no gap, that each
 /// `previous` is the hash of the head before it, that time never goes back, and that the stored
 /// leaf hashes give the signed size and root. It stops at the first break. The first head fed
 /// is the trusted starting point: its own `previous` names a head before the walk (or one that
 /// retention deleted).
 public struct ReceiptChainAudit {
+    /// The chain walked.
+    public let chain: ReceiptChain
     /// The instance whose chain is walked.
-    public let instance: String
+    public var instance: String { chain.instance }
     /// Public keys by `kid` (every key of the signing key directory, retired ones included).
     private let keys: [String: Ed25519VerifyingKey]
     /// The last head that passed.
@@ -23,8 +26,8 @@ public struct ReceiptChainAudit {
     /// The first break: the sequence of the head that broke the chain, and why.
     public private(set) var broken: (sequence: Int64, reason: String)?
 
-    public init(instance: String, keys: [String: Ed25519VerifyingKey]) {
-        self.instance = instance
+    public init(chain: ReceiptChain, keys: [String: Ed25519VerifyingKey]) {
+        self.chain = chain
         self.keys = keys
     }
 
@@ -33,7 +36,7 @@ public struct ReceiptChainAudit {
     public mutating func check(_ logged: LoggedHead) -> Bool {
         guard broken == nil else { return false }
         let signed = logged.signed, head = signed.head
-        if let reason = Self.problem(with: logged, keys: keys, instance: instance, after: last) {
+        if let reason = Self.problem(with: logged, keys: keys, chain: chain, after: last) {
             broken = (head.sequence, reason)
             return false
         }
@@ -46,7 +49,7 @@ public struct ReceiptChainAudit {
 
     /// Why `logged` does not extend the chain after `last` (nil: it does).
     static func problem(
-        with logged: LoggedHead, keys: [String: Ed25519VerifyingKey], instance: String,
+        with logged: LoggedHead, keys: [String: Ed25519VerifyingKey], chain: ReceiptChain,
         after last: SignedHead?
     ) -> String? {
         let signed = logged.signed, head = signed.head
@@ -60,7 +63,7 @@ public struct ReceiptChainAudit {
         guard key.isValidSignature(signature, for: Array("\(parts[0]).\(parts[1])".utf8)) else {
             return "its signature does not verify under key \(kid)"
         }
-        guard head.instance == instance else { return "it names instance \(head.instance)" }
+        guard head.chain == chain else { return "it names chain \(head.chain.name)" }
         if let last {
             guard head.sequence == last.head.sequence + 1 else {
                 return "head \(last.head.sequence + 1) is missing: the next stored is \(head.sequence)"

@@ -1,12 +1,38 @@
 import Crypto
 import JSON
 
+/// A chain of heads (docs/api.md, "Receipts"): an instance's heads of one tenant's answers in one
+/// environment. Heads made before migration 0024 mixed every tenant's answers in one chain per
+/// instance: their chain has no tenant and no environment (stored as empty text).
+public struct ReceiptChain: Sendable, Hashable {
+    public let instance: String
+    public let tenant: String?
+    public let environment: String?
+
+    public init(instance: String, tenant: String?, environment: String?) {
+        self.instance = instance
+        self.tenant = tenant
+        self.environment = environment
+    }
+
+    /// How the chain is named in messages: `instance`, or `instance/tenant/environment`.
+    public var name: String {
+        guard let tenant, let environment else { return instance }
+        return "\(instance)/\(tenant)/\(environment)"
+    }
+}
+
 /// What a signed tree head says (docs/api.md, "Receipts"): the instance whose writer committed
-/// a batch of answers, the head's place in that instance's chain, the Merkle tree of the
-/// batch's answers, the hash of the instance's previous head, and when it was made.
+/// a batch of answers, the tenant and environment whose answers they are, the head's place in
+/// that chain, the Merkle tree of the batch's answers, the hash of the chain's previous head, and
+/// when it was made.
 public struct ReceiptHead: Sendable, Equatable {
     /// The instance whose chain the head extends (`InstanceIdentity`).
     public let instance: String
+    /// The tenant and environment of every answer of the tree; nil in a head made before
+    /// migration 0024, whose tree mixed them.
+    public let tenant: String?
+    public let environment: String?
     /// The head's position in its instance's chain: 0 for the first, then one more each time.
     public let sequence: Int64
     /// Leaves (answers) of the tree.
@@ -18,8 +44,13 @@ public struct ReceiptHead: Sendable, Equatable {
     /// When the head was made, Unix milliseconds; never earlier than the previous head's.
     public let time: Milliseconds
 
-    public init(instance: String, sequence: Int64, size: Int, root: [UInt8], previous: [UInt8]?, time: Milliseconds) {
+    public init(
+        instance: String, tenant: String? = nil, environment: String? = nil, sequence: Int64, size: Int, root: [UInt8],
+        previous: [UInt8]?, time: Milliseconds
+    ) {
         self.instance = instance
+        self.tenant = tenant
+        self.environment = environment
         self.sequence = sequence
         self.size = size
         self.root = root
@@ -27,11 +58,19 @@ public struct ReceiptHead: Sendable, Equatable {
         self.time = time
     }
 
-    /// The JWS payload: `{"instance","sequence","size","root","previous","time"}`, the hashes in
-    /// base64url, `previous` null for a first head.
+    /// The chain the head extends.
+    public var chain: ReceiptChain { ReceiptChain(instance: instance, tenant: tenant, environment: environment) }
+
+    /// The JWS payload: `{"instance","tenant","environment","sequence","size","root","previous","time"}`,
+    /// the hashes in base64url, `previous` null for a first head; without `tenant` and
+    /// `environment` for a head of no tenant (made before migration 0024).
     public var payload: [UInt8] {
         var object = JSONObjectWriter(capacity: 256)
         object.member("instance", instance)
+        if let tenant, let environment {
+            object.member("tenant", tenant)
+            object.member("environment", environment)
+        }
         object.member("sequence", Double(sequence))
         object.member("size", Double(size))
         object.member("root", Base64URL.encode(root))
@@ -40,9 +79,13 @@ public struct ReceiptHead: Sendable, Equatable {
         return object.bytes()
     }
 
-    /// Reads a payload; nil unless it holds every member with its type (hashes of 32 bytes).
+    /// Reads a payload; nil unless it holds every member with its type (hashes of 32 bytes), and
+    /// `tenant` and `environment` both or neither.
     public init?(payload: [UInt8]) {
         guard let object = try? JSONParser.parse(payload), let instance = object["instance"]?.stringValue,
+            (object["tenant"] == nil) == (object["environment"] == nil),
+            object["tenant"].map({ $0.stringValue?.isEmpty == false }) ?? true,
+            object["environment"].map({ $0.stringValue?.isEmpty == false }) ?? true,
             let sequence = object["sequence"]?.intValue, sequence >= 0, let size = object["size"]?.intValue, size > 0,
             let root = object["root"]?.stringValue.flatMap(Base64URL.decode), root.count == MerkleTree.hashLength,
             let previousValue = object["previous"], let time = object["time"]?.intValue
@@ -55,8 +98,8 @@ public struct ReceiptHead: Sendable, Equatable {
             previous = hash
         }
         self.init(
-            instance: instance, sequence: Int64(sequence), size: size, root: root, previous: previous,
-            time: Milliseconds(time))
+            instance: instance, tenant: object["tenant"]?.stringValue, environment: object["environment"]?.stringValue,
+            sequence: Int64(sequence), size: size, root: root, previous: previous, time: Milliseconds(time))
     }
 }
 
@@ -126,19 +169,53 @@ public struct ChainTip: Sendable, Equatable {
     }
 }
 
-/// Makes the receipts of one writer's batches (docs/api.md "Receipts"): the
-/// answers committed together are the leaves of a Merkle tree whose head is signed once,
-/// chained to the instance's previous head. Used only on its writer's thread, which drafts a
-/// batch's receipts before the batch commits and advances the chain once it committed: a head
-/// is stored in its batch's transaction, so the chain holds exactly the committed heads.
+/// Where the head of an answer's chain in the batch being committed stands: known to the writer
+/// before it runs the batch's jobs (a chain moves only once the batch commits), so that a retry
+/// entry stored by one of them names the head its first answer's receipt is read from
+/// (docs/api.md, "Retries").
+public struct HeadPlace: Sendable, Equatable {
+    public let chain: ReceiptChain
+    public let sequence: Int64
+
+    public init(chain: ReceiptChain, sequence: Int64) {
+        self.chain = chain
+        self.sequence = sequence
+    }
+}
+
+/// An answer's leaf hash, and the tenant and environment whose chain its head extends.
+public struct ReceiptLeaf: Sendable {
+    public let hash: [UInt8]
+    public let tenant: String
+    public let environment: String
+
+    public init(hash: [UInt8], tenant: String, environment: String) {
+        self.hash = hash
+        self.tenant = tenant
+        self.environment = environment
+    }
+
+    /// Whether the leaf is of `tenant` and `environment`'s chain.
+    public func belongs(to tenant: String, _ environment: String) -> Bool {
+        self.tenant == tenant && self.environment == environment
+    }
+}
+
+/// Makes the receipts of one writer's batches (docs/api.md "Receipts"): the answers of one
+/// tenant and environment committed together are the leaves of a Merkle tree whose head is
+/// signed once, chained to the previous head of the instance's chain of that tenant and
+/// environment (a batch of one tenant's answers: one signature, as one tree of all was). Used
+/// only on its writer's thread, which drafts a batch's receipts before the batch commits and
+/// advances the chains once it committed: a head is stored in its batch's transaction, so each
+/// chain holds exactly the committed heads.
 public final class ReceiptIssuer: @unchecked Sendable {
-    // @unchecked: `tip` is read and written only on the writer's thread (resume, issue, committed).
+    // @unchecked: `tips` is read and written only on the writer's thread (resume, issue, committed).
     /// The instance whose chain this extends.
     public let instance: String
     /// The keys whose current one signs the heads.
     public let keys: SigningKeys
     private let clock: any Clock
-    private var tip: ChainTip?
+    private var tips: [ReceiptChain: ChainTip] = [:]
 
     public init(instance: String, keys: SigningKeys, clock: any Clock) {
         self.instance = instance
@@ -146,18 +223,34 @@ public final class ReceiptIssuer: @unchecked Sendable {
         self.clock = clock
     }
 
-    /// Continues the chain after `tip`, the instance's last stored head (nil: none yet).
-    public func resume(after tip: ChainTip?) { self.tip = tip }
+    /// Continues each chain after its last stored head (`heads`: the instance's last head of each
+    /// chain; a chain not among them starts at 0).
+    public func resume(after heads: [SignedHead]) {
+        tips = [:]
+        for head in heads where head.head.instance == instance {
+            if let known = tips[head.head.chain], known.sequence >= head.head.sequence { continue }
+            tips[head.head.chain] = ChainTip(head)
+        }
+    }
 
-    /// The receipts of a batch whose answers have the leaf hashes `leafHashes`, in order; the
-    /// chain does not move until `committed`. Nil when there is no leaf or the signature fails.
-    public func issue(leafHashes: [[UInt8]]) -> ReceiptBatch? {
+    /// Where the next head of `tenant` and `environment`'s chain stands.
+    public func nextPlace(tenant: String?, environment: String?) -> HeadPlace {
+        let chain = ReceiptChain(instance: instance, tenant: tenant, environment: environment)
+        return HeadPlace(chain: chain, sequence: tips[chain].map { $0.sequence + 1 } ?? 0)
+    }
+
+    /// The receipts of a batch of `tenant` and `environment`'s answers, whose leaf hashes are
+    /// `leafHashes`, in order; the chain does not move until `committed`. Nil when there is no
+    /// leaf or the signature fails. Without a tenant: a head of no tenant, as heads were before
+    /// migration 0024 (tests and benchmarks).
+    public func issue(leafHashes: [[UInt8]], tenant: String? = nil, environment: String? = nil) -> ReceiptBatch? {
         guard let tree = MerkleTree(leafHashes: leafHashes) else { return nil }
+        let tip = tips[ReceiptChain(instance: instance, tenant: tenant, environment: environment)]
         // A wall clock stepped back never makes a head older than the one it follows.
         let time = max(clock.now(), tip?.time ?? .min)
         let head = ReceiptHead(
-            instance: instance, sequence: tip.map { $0.sequence + 1 } ?? 0, size: tree.size,
-            root: tree.root, previous: tip?.hash, time: time)
+            instance: instance, tenant: tenant, environment: environment, sequence: tip.map { $0.sequence + 1 } ?? 0,
+            size: tree.size, root: tree.root, previous: tip?.hash, time: time)
         guard let jws = keys.sign(head.payload) else { return nil }
         var leaves = [UInt8]()
         leaves.reserveCapacity(leafHashes.count * MerkleTree.hashLength)
@@ -165,8 +258,8 @@ public final class ReceiptIssuer: @unchecked Sendable {
         return ReceiptBatch(tree: tree, head: SignedHead(head: head, jws: jws), leaves: leaves)
     }
 
-    /// Advances the chain past `batch`, once its head is durable.
-    public func committed(_ batch: ReceiptBatch) { tip = ChainTip(batch.head) }
+    /// Advances the batch's chain past it, once its head is durable.
+    public func committed(_ batch: ReceiptBatch) { tips[batch.head.head.chain] = ChainTip(batch.head) }
 
     /// An issuer that signs with a key made now and never published: for benchmarks and tests,
     /// which verify with `keys` themselves. Its instance is named at random unless given.
@@ -198,7 +291,7 @@ extension SignedHead {
 }
 
 /// A head as the log keeps it: signed, with its batch's leaf hashes when they were asked for.
-public struct LoggedHead: Sendable {
+public struct LoggedHead: Sendable, Equatable {
     public let signed: SignedHead
     /// The leaf hashes, 32 bytes each in leaf order; empty when not read.
     public let leaves: [UInt8]
@@ -207,13 +300,32 @@ public struct LoggedHead: Sendable {
         self.signed = signed
         self.leaves = leaves
     }
+
+    /// The receipt of the answer whose leaf hash is `leafHash`, rebuilt from the stored leaves:
+    /// the one its first answer got (a tree and its paths follow from its leaves alone). Nil when
+    /// the leaves do not hold it, or do not give the signed root.
+    public func receipt(ofLeaf leafHash: [UInt8]) -> Receipt? {
+        let length = MerkleTree.hashLength
+        guard leafHash.count == length, leaves.count % length == 0 else { return nil }
+        let hashes = stride(from: 0, to: leaves.count, by: length).map { Array(leaves[$0..<$0 + length]) }
+        guard let index = hashes.firstIndex(of: leafHash), let tree = MerkleTree(leafHashes: hashes),
+            tree.root == signed.head.root, tree.size == signed.head.size
+        else { return nil }
+        return Receipt(head: signed, index: index, tree: tree)
+    }
 }
 
-/// The stored heads of every instance's chain (`GET /v1/receipts/heads`, `insightctl receipts`).
+/// The stored heads of every chain (`GET /v1/receipts/heads`, `insightctl receipts`).
 public protocol ReceiptLog: Sendable {
-    /// The heads of `instance` from sequence `from` on, in order, at most `limit`; each with
-    /// its leaves when `withLeaves`.
-    func heads(instance: String, from: Int64, limit: Int, withLeaves: Bool) throws -> [LoggedHead]
-    /// The latest head of each instance, ordered by instance.
-    func latestHeads() throws -> [SignedHead]
+    /// The heads of `chain` from sequence `from` on, in order, at most `limit`; each with its
+    /// leaves when `withLeaves`.
+    func heads(of chain: ReceiptChain, from: Int64, limit: Int, withLeaves: Bool) throws -> [LoggedHead]
+    /// The latest head of each chain, ordered by instance, tenant and environment (the chains of
+    /// no tenant first); of `tenant` and `environment`'s chains only, when given.
+    func latestHeads(tenant: String?, environment: String?) throws -> [SignedHead]
+}
+
+extension ReceiptLog {
+    /// The latest head of every chain.
+    public func latestHeads() throws -> [SignedHead] { try latestHeads(tenant: nil, environment: nil) }
 }

@@ -1,3 +1,5 @@
+import Crypto
+
 /// A registered caller: a calling service, a fraud-operations server or an administrator.
 public struct Caller: Sendable, Equatable {
     public var callerId: String
@@ -152,6 +154,14 @@ public struct EvaluationRecord: Sendable, Equatable {
     /// The capture kit that produced the interaction (`interaction.source`); nil when the caller
     /// named none. The model-performance report and drift split by it.
     public var source: InteractionSource?
+    /// The caller's tenant: whose chain of receipt heads the answer joins (docs/api.md,
+    /// "Receipts"). Not stored with the evaluation (the caller's row says it).
+    public var tenant: String = Tenant.defaultName
+
+    /// The chain's leaf of the evaluation's answer, `answer`.
+    public func leaf(of answer: [UInt8]) -> ReceiptLeaf {
+        ReceiptLeaf(hash: MerkleTree.leafHash(of: answer), tenant: tenant, environment: environment.rawValue)
+    }
 
     public init(
         eventId: String, callerId: String, environment: Environment,
@@ -196,13 +206,22 @@ public struct RetryEntry: Sendable, Equatable {
     /// When the entry stops answering (the evaluation's consumption deadline); a request under
     /// the same key after it is a new evaluation.
     public var expiresAt: Milliseconds
+    /// The signed head, with its leaves, of the batch that committed the first answer, as the
+    /// store reads it back: a retry is answered with the first answer's receipt, made again from
+    /// it, and writes nothing. Nil in an entry being stored (its writer names the head), and in
+    /// one stored before migration 0023 named it.
+    public var firstHead: LoggedHead?
 
-    public init(key: [UInt8], digest: [UInt8], eventId: String, answer: [UInt8], expiresAt: Milliseconds) {
+    public init(
+        key: [UInt8], digest: [UInt8], eventId: String, answer: [UInt8], expiresAt: Milliseconds,
+        firstHead: LoggedHead? = nil
+    ) {
         self.key = key
         self.digest = digest
         self.eventId = eventId
         self.answer = answer
         self.expiresAt = expiresAt
+        self.firstHead = firstHead
     }
 }
 

@@ -39,12 +39,16 @@ public protocol EvaluationLedger: Sendable {
         completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
 
     /// The live retry entry whose key is one of `keys` (one request's key under each hash key of
-    /// its tenant), or nil: none, or only one that expired by `now`.
+    /// its tenant), or nil: none, or only one that expired by `now`; with the signed head and
+    /// leaves of its first answer's batch (`RetryEntry.firstHead`), read with it.
     func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry?
 
-    /// Makes a receipt for an answer given again (a retry's): its leaf joins the tree of the
-    /// writer's next batch, whose signed head is stored as any other; nothing else is written.
-    func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
+    /// Makes a receipt for an answer given again whose entry names no head (stored before
+    /// migration 0023): its leaf joins the tree of the writer's next batch, whose signed head is
+    /// stored as any other; nothing else is written.
+    func reissue(
+        answer: [UInt8], tenant: String, environment: Environment,
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void)
 
     /// Applies a consumption report atomically (lookup, checks and insert in one transaction).
     func report(

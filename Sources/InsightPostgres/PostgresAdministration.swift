@@ -330,8 +330,8 @@ public final class PostgresRetention: RetentionPurge {
                 SELECT environment, kind, subject_hash FROM subject_authorizations WHERE renewed_at < $1::bigint LIMIT $2::bigint)
             RETURNING 1),
         gone_heads AS (
-            DELETE FROM receipt_heads WHERE (instance, sequence) IN (
-                SELECT instance, sequence FROM receipt_heads WHERE made_at < $1::bigint LIMIT $2::bigint)
+            DELETE FROM receipt_heads WHERE (instance, tenant, environment, sequence) IN (
+                SELECT instance, tenant, environment, sequence FROM receipt_heads WHERE made_at < $1::bigint LIMIT $2::bigint)
             RETURNING 1)
         SELECT (SELECT count(*) FROM gone_evaluations), (SELECT count(*) FROM gone_labels),
                (SELECT count(*) FROM gone_submissions), (SELECT count(*) FROM gone_authorizations),

@@ -32,7 +32,7 @@ public final class PostgresLedger: EvaluationLedger {
         completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
     ) {
         // Hashed here, on the caller's thread: the writer only pairs hashes.
-        let leaf = MerkleTree.leafHash(of: answer)
+        let leaf = evaluation.leaf(of: answer)
         guard evaluation.trainingVector != nil || evaluation.retry != nil else {
             return writer.submit(evaluation: { .evaluation(try EvaluationRows(evaluation)) }, leaf: leaf, completion: completion)
         }
@@ -42,27 +42,36 @@ public final class PostgresLedger: EvaluationLedger {
                 .statements(
                     (evaluation.retry.map { Self.insert($0, now: evaluation.createdAt) } ?? []) + [try Self.insert(evaluation)]
                         + (evaluation.trainingVector.map { [Self.insert($0, of: evaluation)] } ?? []))
-            }, leaf: leaf, completion: completion)
+            }, leaf: leaf, retryKey: evaluation.retry?.key, completion: completion)
     }
 
     public func retryEntry(keys: [[UInt8]], now: Milliseconds) throws -> RetryEntry? {
         guard !keys.isEmpty else { return nil }
         return try reads.read { db in
             try db.query(
+                // With the head of the batch that committed the first answer (migration 0023),
+                // whichever instance's it is.
                 """
-                SELECT request_key, digest, event_id, answer, expires_at FROM retry_entries
-                WHERE request_key = ANY($1::bytea[]) AND expires_at > $2::bigint
+                SELECT r.request_key, r.digest, r.event_id, r.answer, r.expires_at, h.jws, h.leaves FROM retry_entries r
+                LEFT JOIN receipt_heads h ON h.instance = r.head_instance AND h.tenant = r.head_tenant
+                    AND h.environment = r.head_environment AND h.sequence = r.head_sequence
+                WHERE r.request_key = ANY($1::bytea[]) AND r.expires_at > $2::bigint
                 """, [SQLValues.arrayLiteral(keys.map { SQLValues.arrayElement(PostgresValue.bytea($0)) }), .int64(now)]
-            ).first.map {
+            ).first.map { row in
                 RetryEntry(
-                    key: $0.bytea(0) ?? [], digest: $0.bytea(1) ?? [], eventId: $0.text(2) ?? "",
-                    answer: $0.bytea(3) ?? [], expiresAt: $0.int64(4) ?? 0)
+                    key: row.bytea(0) ?? [], digest: row.bytea(1) ?? [], eventId: row.text(2) ?? "",
+                    answer: row.bytea(3) ?? [], expiresAt: row.int64(4) ?? 0,
+                    firstHead: row.text(5).flatMap(SignedHead.init(jws:)).map { LoggedHead(signed: $0, leaves: row.bytea(6) ?? []) })
             }
         }
     }
 
-    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
-        writer.submit(evaluation: { .statements([]) }, leaf: MerkleTree.leafHash(of: answer), completion: completion)
+    public func reissue(
+        answer: [UInt8], tenant: String, environment: Environment,
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
+        let leaf = ReceiptLeaf(hash: MerkleTree.leafHash(of: answer), tenant: tenant, environment: environment.rawValue)
+        writer.submit(evaluation: { .statements([]) }, leaf: leaf, completion: completion)
     }
 
     public func report(

@@ -30,8 +30,9 @@ struct WriteStatement: Sendable {
 /// fails, the batch is sent again with each evaluation's own statement, and the rule above finds
 /// the job that fails.
 ///
-/// The answers of a batch's evaluations are the leaves of one Merkle tree: each attempt's head is
-/// signed by the `ReceiptIssuer` and inserted by the attempt's last statement, in the batch's
+/// The answers of a batch's evaluations of one tenant and environment are the leaves of one
+/// Merkle tree: each attempt's heads (one per tree) are signed by the `ReceiptIssuer` and
+/// inserted by the attempt's last statements, in the batch's
 /// transaction, so each evaluation completes with its receipt. The chain's tip is read from the
 /// database on every new connection and after the head's statement fails (a batch whose commit
 /// was not acknowledged may have stored its head): the chain never forks.
@@ -51,9 +52,12 @@ public final class PostgresWriter: @unchecked Sendable {
     private struct Job {
         /// What the job writes; a build that threw fails the job.
         let work: Result<Work, any Error>
-        /// The leaf hash of the answer the job stores (an evaluation's); such a job completes
-        /// with its receipt.
-        var leaf: [UInt8]? = nil
+        /// The leaf of the answer the job stores (an evaluation's); such a job completes with its
+        /// receipt.
+        var leaf: ReceiptLeaf? = nil
+        /// The key of the retry entry the job stores with its answer: the head's statement names
+        /// the head in it (migration 0023).
+        var retryKey: [UInt8]? = nil
         let finish: ([PostgresResult]?, (any Error)?, Receipt?) -> Void
     }
 
@@ -146,16 +150,17 @@ public final class PostgresWriter: @unchecked Sendable {
     }
 
     /// Queues the evaluation `build` makes (on the caller's thread), which the writer writes with
-    /// the other evaluations of its batch; its answer's leaf hash is `leaf`, and `completion`
-    /// gets the answer's receipt once the batch, its head included, is committed.
+    /// the other evaluations of its batch; its answer's leaf is `leaf`, its retry entry's
+    /// key `retryKey` (nil: none), and `completion` gets the answer's receipt once the batch, its
+    /// head included, is committed.
     func submit(
-        evaluation build: () throws -> Work, leaf: [UInt8],
+        evaluation build: () throws -> Work, leaf: ReceiptLeaf, retryKey: [UInt8]? = nil,
         completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
     ) {
         guard receipts != nil else { return completion(.failure(.unavailable("this writer issues no receipts"))) }
         enqueue(
             Job(
-                work: Result { try build() }, leaf: leaf,
+                work: Result { try build() }, leaf: leaf, retryKey: retryKey,
                 finish: { _, error, receipt in
                     if let receipt, error == nil { return completion(.success(receipt)) }
                     completion(.failure(Self.failure(error ?? PostgresStoreError("no receipt"))))
@@ -205,28 +210,52 @@ public final class PostgresWriter: @unchecked Sendable {
         var receipt: Receipt?
     }
 
-    /// The statement that stores a batch's head and leaves.
-    private static func headStatement(_ batch: ReceiptBatch) -> WriteStatement {
+    /// The statement that stores a batch's head and leaves, and names the head in the retry
+    /// entries (keys `retryKeys`) stored with the batch's answers: the entries are the batch's
+    /// earlier statements, so one statement after them sets them all.
+    private static func headStatement(_ batch: ReceiptBatch, retryKeys: [[UInt8]]) -> WriteStatement {
         let head = batch.head.head
+        let parameters: [PostgresValue?] = [
+            .text(head.instance), .int64(head.sequence), .int64(head.time), .text(batch.head.jws), .bytea(batch.leaves),
+            .text(head.tenant ?? ""), .text(head.environment ?? "")
+        ]
+        guard !retryKeys.isEmpty else {
+            return WriteStatement(
+                name: "insightd_receipt_head",
+                sql: """
+                    INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves, tenant, environment)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7)
+                    """,
+                parameters: parameters)
+        }
         return WriteStatement(
-            name: "insightd_receipt_head",
+            name: "insightd_receipt_head_of_retries",
             sql: """
-                INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves) VALUES ($1, $2, $3, $4, $5)
+                WITH head AS (
+                    INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves, tenant, environment)
+                    VALUES ($1::text, $2::bigint, $3::bigint, $4::text, $5::bytea, $6::text, $7::text))
+                UPDATE retry_entries
+                SET head_instance = $1::text, head_tenant = $6::text, head_environment = $7::text, head_sequence = $2::bigint
+                WHERE request_key = ANY($8::bytea[])
                 """,
-            parameters: [
-                .text(head.instance), .int64(head.sequence), .int64(head.time), .text(batch.head.jws),
-                .bytea(batch.leaves)
-            ])
+            parameters: parameters + [SQLValues.arrayLiteral(retryKeys.map { SQLValues.arrayElement(PostgresValue.bytea($0)) })])
     }
 
-    /// Reads where this instance's chain stands in the database, once it is unknown.
+    /// Reads where each of this instance's chains stands in the database, once it is unknown.
     private func learnTip(_ connection: PostgresConnection) throws(PostgresError) {
         guard let receipts, tipUnknown else { return }
-        let rows = try connection.query(
-            "SELECT jws FROM receipt_heads WHERE instance = $1 ORDER BY sequence DESC LIMIT 1",
-            [.text(receipts.instance)])
-        receipts.resume(after: rows.first.flatMap { $0.text(0) }.flatMap(SignedHead.init(jws:)).map(ChainTip.init))
+        let rows = try connection.query(PostgresReceiptLog.latestSQL, [nil, nil, .text(receipts.instance)])
+        receipts.resume(after: rows.compactMap { $0.text(0) }.compactMap(SignedHead.init(jws:)))
         tipUnknown = false
+    }
+
+    /// The heads of an attempt (one per tenant and environment of its answers), and which tree
+    /// and leaf each job's answer is.
+    private struct Attempt {
+        var trees: [ReceiptBatch] = []
+        var leafOf: [Int: (tree: Int, index: Int)] = [:]
+
+        func receipt(ofJob job: Int) -> Receipt? { leafOf[job].map { trees[$0.tree].receipt(at: $0.index) } }
     }
 
     /// Sends the batch until it commits, leaving out each job whose statement failed.
@@ -278,28 +307,47 @@ public final class PostgresWriter: @unchecked Sendable {
                     unprepared = (jobs, error)
                 }
             }
-            // The head of this attempt's answers, last: its leaves are the evaluations sent now.
-            var attempt: (batch: ReceiptBatch, leafOf: [Int: Int])?
+            // The heads of this attempt's answers, last: their leaves are the evaluations sent
+            // now, one tree per tenant and environment (one for a batch of one tenant's answers).
+            var attempt: Attempt?
             if unprepared == nil, receipts != nil, pending.contains(where: { batch[$0].leaf != nil }) {
                 do {
                     try learnTip(connection)
-                    var leaves: [[UInt8]] = [], leafOf: [Int: Int] = [:]
+                    var chains: [(tenant: String, environment: String, leaves: [[UInt8]], retryKeys: [[UInt8]])] = []
+                    var drafted = Attempt()
                     for index in pending {
                         guard let leaf = batch[index].leaf else { continue }
-                        leafOf[index] = leaves.count
-                        leaves.append(leaf)
+                        let tree: Int
+                        if let found = chains.firstIndex(where: { leaf.belongs(to: $0.tenant, $0.environment) }) {
+                            tree = found
+                        } else {
+                            tree = chains.count
+                            chains.append((leaf.tenant, leaf.environment, [], []))
+                        }
+                        drafted.leafOf[index] = (tree, chains[tree].leaves.count)
+                        chains[tree].leaves.append(leaf.hash)
+                        if let key = batch[index].retryKey { chains[tree].retryKeys.append(key) }
                     }
-                    guard let signed = receipts?.issue(leafHashes: leaves) else {
-                        for index in leafOf.keys {
+                    for chain in chains {
+                        guard
+                            let signed = receipts?.issue(
+                                leafHashes: chain.leaves, tenant: chain.tenant, environment: chain.environment)
+                        else { break }
+                        drafted.trees.append(signed)
+                    }
+                    guard drafted.trees.count == chains.count else {
+                        for index in drafted.leafOf.keys {
                             outcomes[index] = Outcome(error: PostgresStoreError("the receipt head could not be signed"))
                         }
-                        pending.removeAll { leafOf[$0] != nil }
+                        pending.removeAll { drafted.leafOf[$0] != nil }
                         continue
                     }
-                    let statement = Self.headStatement(signed)
-                    queries.append(.prepared(try connection.prepare(statement.name, statement.sql), statement.parameters))
-                    owners.append([])
-                    attempt = (signed, leafOf)
+                    for (signed, chain) in zip(drafted.trees, chains) {
+                        let statement = Self.headStatement(signed, retryKeys: chain.retryKeys)
+                        queries.append(.prepared(try connection.prepare(statement.name, statement.sql), statement.parameters))
+                        owners.append([])
+                    }
+                    attempt = drafted
                 } catch {
                     unprepared = ([], error)
                 }
@@ -342,7 +390,7 @@ public final class PostgresWriter: @unchecked Sendable {
                     switch CommitMark.answer(outcome, isEvaluation: works[index]?.evaluation != nil) {
                     case .success:
                         // Committed with the batch's head: the evaluation's receipt holds.
-                        outcomes[index] = Outcome(results: [], receipt: attempt?.leafOf[index].map { attempt!.batch.receipt(at: $0) })
+                        outcomes[index] = Outcome(results: [], receipt: attempt?.receipt(ofJob: index))
                     case .failure(let failure): outcomes[index] = Outcome(error: failure)
                     }
                 }
@@ -397,11 +445,11 @@ public final class PostgresWriter: @unchecked Sendable {
                 }
                 if case .success(let rows) = result { byJob[jobs[0], default: []].append(rows) }
             }
-            if let attempt { receipts?.committed(attempt.batch) }
+            for tree in attempt?.trees ?? [] { receipts?.committed(tree) }
             for index in pending {
                 outcomes[index] = Outcome(
                     results: byJob[index] ?? [],
-                    receipt: attempt?.leafOf[index].map { attempt!.batch.receipt(at: $0) })
+                    receipt: attempt?.receipt(ofJob: index))
             }
             pending.removeAll()
         }

@@ -99,8 +99,9 @@ public final class EvaluationService: Sendable {
     /// token, once it is durable.
     /// The answer's bytes are written by `answer`.
     /// A request with a `requestId` answered before (within its consumption grace) is answered
-    /// again from the store, whichever instance answered it, and takes no token, velocity count
-    /// or evaluation (docs/api.md, "Retries").
+    /// again from the store, whichever instance answered it, with the first answer's receipt: it
+    /// takes a token like any request (a throttled caller's retry is refused like any other),
+    /// and no velocity count, evaluation, leaf or head (docs/api.md, "Retries").
     public func evaluate(
         _ request: EvaluationRequest, by caller: Caller, override: SandboxOverride? = nil,
         answer: any AnswerWriter,
@@ -110,7 +111,7 @@ public final class EvaluationService: Sendable {
         if override != nil { try quota.chargingRefusals(of: caller) { () throws(Rejection) in try permitOverride(for: caller) } }
         let retry = RetryKey(request, caller: caller, keyring: hashKeys.current(tenant: caller.tenant))
         if let retry, let entry = try quota.chargingRefusals(of: caller, { () throws(Rejection) in try storedAnswer(retry) }) {
-            return replay(entry, retry: retry, by: caller, writer: answer, resume: resume, completion: completion)
+            return try replay(entry, retry: retry, by: caller, writer: answer, resume: resume, completion: completion)
         }
         if let forced = override?.evaluationError {
             var exhausted = try quota.admit(caller)
@@ -249,6 +250,7 @@ public final class EvaluationService: Sendable {
             category: request.category, createdAt: now, reportConsumptionBy: now + consumptionGrace, subject: pending.subject,
             insights: insights, trackedValue: trackedValue, raisedByVelocity: raised, decision: decision,
             shadowInsights: shadows, trainingVector: trainingVector, source: request.source)
+        record.tenant = tenant
         // What the completions below need, taken out one by one: a closure that named `request`
         // or `pending` would copy all of it (strings, arrays, each retained) into its context.
         let initiator = request.initiator.effectiveKind
@@ -276,7 +278,10 @@ public final class EvaluationService: Sendable {
                 guard let retry else { return completion(.failure(.store(failure))) }
                 do throws(Rejection) {
                     guard let entry = try self.storedAnswer(retry) else { throw .store(failure) }
-                    return self.replay(entry, retry: retry, by: caller, writer: writeAnswer, resume: resume, completion: completion)
+                    // Admitted before either was stored, it has taken its token.
+                    return try self.replay(
+                        entry, retry: retry, by: caller, charged: quotaStatus, writer: writeAnswer, resume: resume,
+                        completion: completion)
                 } catch {
                     return completion(.failure(error))
                 }
@@ -334,26 +339,57 @@ public final class EvaluationService: Sendable {
     }
 
     /// Answers a retry with the stored answer, its `requestId` put back (the first answer's bytes
-    /// exactly) and a receipt of its own: the answer is a leaf of the writer's next batch. No
-    /// token is taken: the quota is as it stands.
+    /// exactly), and the first answer's receipt, made again from the head the entry names: nothing
+    /// is written. It takes the caller's token through the gate, as an evaluation does (one round
+    /// trip to a shared backend, answered off the loop), unless it was taken already (`charged`:
+    /// the quota after it).
     private func replay(
-        _ entry: RetryEntry, retry: RetryKey, by caller: Caller, writer: any AnswerWriter,
+        _ entry: RetryEntry, retry: RetryKey, by caller: Caller, charged: QuotaStatus? = nil, writer: any AnswerWriter,
         resume: @escaping Resume, completion: @escaping Completion<Evaluated>
-    ) {
+    ) throws(Rejection) {
         let answer = writer.naming(entry.answer, eventId: entry.eventId, requestId: retry.requestId)
-        let quota = limiter.status(caller), metrics = self.metrics
-        ledger.reissue(answer: answer) { result in
+        if let charged {
+            return answerAgain(
+                entry, answer: answer, retry: retry, caller: caller, quota: charged, resume: resume, completion: completion)
+        }
+        let toll = GateRequest(
+            caller: caller, takesCallerToken: true, environment: caller.environment, device: nil, insightTypes: [],
+            velocity: nil)
+        let admitted: @Sendable (GateAnswer) throws(Rejection) -> Void = { gateAnswer throws(Rejection) in
+            let status = try self.quota.verdict(gateAnswer.caller ?? self.limiter.admit(caller), caller: caller)
+            self.answerAgain(
+                entry, answer: answer, retry: retry, caller: caller, quota: status, resume: resume, completion: completion)
+        }
+        if let answered = gate.answerAtOnce(toll) { return try admitted(answered) }
+        let answered = gate.pass(toll) { gateAnswer in
+            resume {
+                do throws(Rejection) { try admitted(gateAnswer) } catch { completion(.failure(error)) }
+            }
+        }
+        if let answered { try admitted(answered) }
+    }
+
+    /// Completes a retry, its token taken, with `answer` and the first answer's receipt.
+    private func answerAgain(
+        _ entry: RetryEntry, answer: [UInt8], retry: RetryKey, caller: Caller, quota: QuotaStatus, resume: @escaping Resume,
+        completion: @escaping Completion<Evaluated>
+    ) {
+        let metrics = self.metrics
+        let answered: @Sendable (Receipt) -> Void = { receipt in
+            metrics.retried(tenant: retry.tenant, replayed: true)
+            completion(
+                .success(
+                    Evaluated(
+                        record: nil, eventId: entry.eventId, answer: answer, receipt: receipt, quota: quota, replayed: true)))
+        }
+        if let receipt = entry.firstHead?.receipt(ofLeaf: MerkleTree.leafHash(of: answer)) { return answered(receipt) }
+        // An entry stored before its head was named (migration 0023), within one grace of the
+        // upgrade: its answer gets a receipt of its own, a leaf of the writer's next batch.
+        ledger.reissue(answer: answer, tenant: retry.tenant, environment: caller.environment) { result in
             resume {
                 switch result {
-                case .success(let receipt):
-                    metrics.retried(tenant: retry.tenant, replayed: true)
-                    completion(
-                        .success(
-                            Evaluated(
-                                record: nil, eventId: entry.eventId, answer: answer, receipt: receipt,
-                                quota: quota, replayed: true)))
-                case .failure(let failure):
-                    completion(.failure(.store(failure)))
+                case .success(let receipt): answered(receipt)
+                case .failure(let failure): completion(.failure(.store(failure)))
                 }
             }
         }

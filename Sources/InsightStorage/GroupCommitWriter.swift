@@ -8,20 +8,24 @@ import SQLiteClient
 /// savepoint, so one failing job undoes only its own writes. One fsync thus covers a whole
 /// batch, and no completion ever reports data that a crash could still lose.
 ///
-/// The answers of a batch's evaluations are the leaves of one Merkle tree: before the commit,
-/// the writer has its `ReceiptIssuer` sign the tree's head and stores the head in the batch's
-/// transaction, so that each evaluation completes with its receipt and no answer waits for a
-/// signature of its own.
+/// The answers of a batch's evaluations of one tenant and environment are the leaves of one
+/// Merkle tree: before the commit, the writer has its `ReceiptIssuer` sign each tree's head
+/// (one for a batch of one tenant's answers) and stores the heads in the batch's transaction, so
+/// that each evaluation completes with its receipt and no answer waits for a signature of its
+/// own. Where each head will stand (`HeadPlace`) is known before the jobs run, and told to each
+/// answer's job: a retry entry stored with an answer names its head, in the same transaction.
 public final class GroupCommitWriter: @unchecked Sendable {
     // @unchecked: the connection is touched only by the queue's thread.
     private struct Job {
-        let work: (SQLiteConnection) throws -> Void
+        /// What the job writes; an answer's job (`leaf`) is told where its batch's head will
+        /// stand, which the answer's retry entry names (nil for any other job).
+        let work: (SQLiteConnection, HeadPlace?) throws -> Void
         /// Runs after the batch's commit, outside any transaction (a WAL checkpoint); its
         /// failure fails the job.
         var afterCommit: ((SQLiteConnection) throws -> Void)? = nil
-        /// The leaf hash of the answer the job stores (an evaluation's); such a job completes
-        /// with its receipt.
-        var leaf: [UInt8]? = nil
+        /// The leaf of the answer the job stores (an evaluation's); such a job completes with its
+        /// receipt.
+        var leaf: ReceiptLeaf? = nil
         let finish: (Error?, Receipt?) -> Void
     }
 
@@ -91,7 +95,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
         nonisolated(unsafe) var result: T?  // written and read only on the writer thread
         enqueue(
             Job(
-                work: { db in result = try work(db) },
+                work: { db, _ in result = try work(db) },
                 afterCommit: afterCommit,
                 finish: { error, _ in
                     if let error {
@@ -102,29 +106,32 @@ public final class GroupCommitWriter: @unchecked Sendable {
                 }), completion: { completion(.failure($0)) })
     }
 
-    /// `submit` for work that returns nothing (an evaluation's insert, on every request): the
-    /// work is queued as it is, without a box for its result and a closure around it.
+    /// `submit` for work that returns nothing: queued without a box for its result.
     public func submit(
         _ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
         completion: @escaping @Sendable (Result<Void, StoreFailure>) -> Void
     ) {
         enqueue(
             Job(
-                work: work,
+                work: { db, _ in try work(db) },
                 finish: { error, _ in completion(error.map { .failure(Self.failure($0)) } ?? .success(())) }),
             completion: { completion(.failure($0)) })
     }
 
-    /// `submit` for the work that stores an answer whose leaf hash is `leaf` (an evaluation):
-    /// `completion` gets the answer's receipt once the batch, its head included, is committed.
+    /// `submit` for the work that stores an answer whose leaf is `leaf` (an evaluation): `work`
+    /// is told where the batch's head of the leaf's chain will stand, and `completion` gets the
+    /// answer's receipt once the batch, its heads included, is committed.
     public func submit(
-        leaf: [UInt8], _ work: @escaping @Sendable (SQLiteConnection) throws -> Void,
+        leaf: ReceiptLeaf, _ work: @escaping @Sendable (SQLiteConnection, HeadPlace) throws -> Void,
         completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
     ) {
         guard receipts != nil else { return completion(.failure(.unavailable("this writer issues no receipts"))) }
         enqueue(
             Job(
-                work: work, leaf: leaf,
+                work: { db, place in
+                    guard let place else { throw StoreError.invalid("an answer's job runs with its head's place") }
+                    try work(db, place)
+                }, leaf: leaf,
                 finish: { error, receipt in
                     if let receipt, error == nil { return completion(.success(receipt)) }
                     completion(.failure(Self.failure(error ?? StoreError.invalid("no receipt"))))
@@ -161,32 +168,64 @@ public final class GroupCommitWriter: @unchecked Sendable {
         for (i, job) in batch.enumerated() { job.finish(errors[i], receipts?.receipt(ofJob: i)) }
     }
 
-    /// A committed batch's receipts, and which leaf each job's answer is (nil: none).
+    /// A committed batch's receipts (one signed tree per tenant and environment), and which
+    /// tree and leaf each job's answer is (nil: none).
     private struct BatchReceipts {
-        let batch: ReceiptBatch
-        let leafOfJob: [Int?]
+        let trees: [ReceiptBatch]
+        let leafOfJob: [(tree: Int, index: Int)?]
 
-        func receipt(ofJob job: Int) -> Receipt? { leafOfJob[job].map(batch.receipt(at:)) }
+        func receipt(ofJob job: Int) -> Receipt? { leafOfJob[job].map { trees[$0.tree].receipt(at: $0.index) } }
     }
 
-    /// Signs the head of the answers of the batch's jobs that did not fail and stores it in the
-    /// open transaction; nil when no such job stores an answer. Throws when the head cannot be
-    /// signed or stored: the transaction is then rolled back, as for a failed commit.
-    private func appendHead(_ batch: [Job], failed: [Error?]) throws -> BatchReceipts? {
+    /// Where the head of each leaf job's chain will stand, in job order (nil: no leaf). The
+    /// chains of a batch are few (one, for a batch of one tenant's answers): they are compared
+    /// one by one rather than hashed, job by job.
+    private func places(of batch: [Job]) -> [HeadPlace?] {
+        guard let receipts else { return [HeadPlace?](repeating: nil, count: batch.count) }
+        var known: [HeadPlace] = []
+        return batch.map { job in
+            guard let leaf = job.leaf else { return nil }
+            if let place = known.first(where: { $0.chain.tenant == leaf.tenant && $0.chain.environment == leaf.environment }) {
+                return place
+            }
+            let place = receipts.nextPlace(tenant: leaf.tenant, environment: leaf.environment)
+            known.append(place)
+            return place
+        }
+    }
+
+    /// Signs one head per tenant and environment over the answers of the batch's jobs that did
+    /// not fail, and stores each in the open transaction; nil when no such job stores an answer.
+    /// Throws when a head cannot be signed or stored: the transaction is then rolled back, as
+    /// for a failed commit.
+    private func appendHeads(_ batch: [Job], failed: [Error?]) throws -> BatchReceipts? {
         guard let receipts else { return nil }
-        var leaves: [[UInt8]] = []
-        var leafOfJob = [Int?](repeating: nil, count: batch.count)
+        var chains: [(tenant: String, environment: String, leaves: [[UInt8]])] = []
+        var leafOfJob = [(tree: Int, index: Int)?](repeating: nil, count: batch.count)
         for (i, job) in batch.enumerated() where failed[i] == nil {
             guard let leaf = job.leaf else { continue }
-            leafOfJob[i] = leaves.count
-            leaves.append(leaf)
+            let tree: Int
+            if let found = chains.firstIndex(where: { leaf.belongs(to: $0.tenant, $0.environment) }) {
+                tree = found
+            } else {
+                tree = chains.count
+                chains.append((leaf.tenant, leaf.environment, []))
+            }
+            leafOfJob[i] = (tree, chains[tree].leaves.count)
+            chains[tree].leaves.append(leaf.hash)
         }
-        if leaves.isEmpty { return nil }
-        guard let signed = receipts.issue(leafHashes: leaves) else {
-            throw StoreError.invalid("the receipt head could not be signed")
+        if chains.isEmpty { return nil }
+        var trees: [ReceiptBatch] = []
+        trees.reserveCapacity(chains.count)
+        for chain in chains {
+            guard let signed = receipts.issue(leafHashes: chain.leaves, tenant: chain.tenant, environment: chain.environment)
+            else {
+                throw StoreError.invalid("the receipt head could not be signed")
+            }
+            try SQLiteReceiptLog.insert(signed, into: connection)
+            trees.append(signed)
         }
-        try SQLiteReceiptLog.insert(signed, into: connection)
-        return BatchReceipts(batch: signed, leafOfJob: leafOfJob)
+        return BatchReceipts(trees: trees, leafOfJob: leafOfJob)
     }
 
     /// A job's failure, told apart from a failure of BEGIN or COMMIT.
@@ -202,14 +241,15 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private func commitTogether(_ batch: [Job]) -> ([Error?], BatchReceipts?) {
         let none = [Error?](repeating: nil, count: batch.count)
         var receipts: BatchReceipts?
+        let places = places(of: batch)
         do {
             try connection.transaction {
-                for job in batch {
-                    do { try job.work(connection) } catch { throw JobFailure(error: error) }
+                for (job, place) in zip(batch, places) {
+                    do { try job.work(connection, place) } catch { throw JobFailure(error: error) }
                 }
-                receipts = try appendHead(batch, failed: none)
+                receipts = try appendHeads(batch, failed: none)
             }
-            if let receipts { self.receipts?.committed(receipts.batch) }
+            if let receipts { for tree in receipts.trees { self.receipts?.committed(tree) } }
             return (none, receipts)
         } catch let failure as JobFailure {
             if batch.count == 1 { return ([failure.error], nil) }
@@ -224,18 +264,20 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private func commitIsolated(_ batch: [Job]) -> ([Error?], BatchReceipts?) {
         var errors = [Error?](repeating: nil, count: batch.count)
         var receipts: BatchReceipts?
+        // The same heads as the first attempt's: no chain has moved.
+        let places = places(of: batch)
         do {
             try connection.transaction {
                 for (i, job) in batch.enumerated() {
                     do {
-                        try connection.savepoint { try job.work(connection) }
+                        try connection.savepoint { try job.work(connection, places[i]) }
                     } catch {
                         errors[i] = error
                     }
                 }
-                receipts = try appendHead(batch, failed: errors)
+                receipts = try appendHeads(batch, failed: errors)
             }
-            if let receipts { self.receipts?.committed(receipts.batch) }
+            if let receipts { for tree in receipts.trees { self.receipts?.committed(tree) } }
         } catch {
             // The head or the commit itself failed: nothing of the batch is durable.
             for i in errors.indices { errors[i] = errors[i] ?? error }

@@ -27,7 +27,8 @@ public final class SQLiteLedger: EvaluationLedger {
         // only pairs hashes.
         let retryKeys = self.retryKeys
         writer.submit(
-            leaf: MerkleTree.leafHash(of: answer), { db in try Self.insert(evaluation, retryKeys: retryKeys, into: db) },
+            leaf: evaluation.leaf(of: answer),
+            { db, head in try Self.insert(evaluation, retryKeys: retryKeys, head: head, into: db) },
             completion: completion)
     }
 
@@ -52,18 +53,29 @@ public final class SQLiteLedger: EvaluationLedger {
                 db = try Database.open(path: writer.databasePath, create: false)
                 reader = db
             }
+            // With the head of the batch that committed the first answer (migration 0023).
             return try db.cached(
-                "SELECT digest, event_id, answer, expires_at FROM retry_entries WHERE entry = ? AND request_key = ? AND expires_at > ?"
-            ).first([row, key, now]) {
+                """
+                SELECT r.digest, r.event_id, r.answer, r.expires_at, h.jws, h.leaves FROM retry_entries r
+                LEFT JOIN receipt_heads h ON h.instance = r.head_instance AND h.tenant = r.head_tenant
+                    AND h.environment = r.head_environment AND h.sequence = r.head_sequence
+                WHERE r.entry = ? AND r.request_key = ? AND r.expires_at > ?
+                """
+            ).first([row, key, now]) { found in
                 RetryEntry(
-                    key: key, digest: $0.blob(0) ?? [], eventId: $0.text(1) ?? "", answer: $0.blob(2) ?? [],
-                    expiresAt: $0.int64(3))
+                    key: key, digest: found.blob(0) ?? [], eventId: found.text(1) ?? "", answer: found.blob(2) ?? [],
+                    expiresAt: found.int64(3),
+                    firstHead: found.text(4).flatMap(SignedHead.init(jws:)).map { LoggedHead(signed: $0, leaves: found.blob(5) ?? []) })
             }
         }
     }
 
-    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
-        writer.submit(leaf: MerkleTree.leafHash(of: answer), { _ in }, completion: completion)
+    public func reissue(
+        answer: [UInt8], tenant: String, environment: Environment,
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
+        let leaf = ReceiptLeaf(hash: MerkleTree.leafHash(of: answer), tenant: tenant, environment: environment.rawValue)
+        writer.submit(leaf: leaf, { _, _ in }, completion: completion)
     }
 
     public func report(
@@ -82,14 +94,15 @@ public final class SQLiteLedger: EvaluationLedger {
 
     // MARK: - Evaluations
 
-    static func insert(_ e: EvaluationRecord, retryKeys: RetryKeyIndex, into db: SQLiteConnection) throws {
+    /// `head`: where the head of the batch that commits `e` will stand, which its retry entry names.
+    static func insert(_ e: EvaluationRecord, retryKeys: RetryKeyIndex, head: HeadPlace?, into db: SQLiteConnection) throws {
         guard e.insights.count <= InsightSlots.firstShadow,
             e.shadowInsights.count <= InsightSlots.perEvaluation - InsightSlots.firstShadow
         else {
             throw StoreError.invalid("an evaluation holds at most \(InsightSlots.firstShadow) insights and as many shadow answers")
         }
         // First, so that a request racing another under the same key fails before writing more.
-        if let retry = e.retry { try insert(retry, now: e.createdAt, keys: retryKeys, into: db) }
+        if let retry = e.retry { try insert(retry, head: head, now: e.createdAt, keys: retryKeys, into: db) }
         // Bound straight from the record (`run(count:)`): this runs on the writer thread, which
         // every evaluation waits for, so each copy and release of a value is paid by all of them.
         try db.cached(
@@ -153,7 +166,10 @@ public final class SQLiteLedger: EvaluationLedger {
     ///
     /// The entries are appended in the order of their numbers (`entry`, the rowid) (no index: `RetryKeyIndex` finds
     /// a key's row), so each commit writes the table's last pages, not a random page per entry.
-    static func insert(_ retry: RetryEntry, now: Milliseconds, keys: RetryKeyIndex, into db: SQLiteConnection) throws {
+    /// The entry names `head`, the head its answer is a leaf of (migrations 0023 and 0024).
+    static func insert(
+        _ retry: RetryEntry, head: HeadPlace?, now: Milliseconds, keys: RetryKeyIndex, into db: SQLiteConnection
+    ) throws {
         try sweepExpiredRetryEntries(now: now, keys: keys, in: db)
         if let row = keys.row(of: retry.key),
             try db.cached("SELECT 1 FROM retry_entries WHERE entry = ? AND request_key = ? AND expires_at > ?")
@@ -161,10 +177,17 @@ public final class SQLiteLedger: EvaluationLedger {
         {
             throw StoreError.invalid("a live retry entry holds this request's key")
         }
-        try db.cached("INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at) VALUES (?, ?, ?, ?, ?)")
-            .run(count: 5) { b in
-                b.blob(retry.key); b.blob(retry.digest); b.text(retry.eventId); b.blob(retry.answer); b.integer(retry.expiresAt)
-            }
+        try db.cached(
+            """
+            INSERT INTO retry_entries (request_key, digest, event_id, answer, expires_at,
+                                       head_instance, head_tenant, head_environment, head_sequence)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).run(count: 9) { b in
+            b.blob(retry.key); b.blob(retry.digest); b.text(retry.eventId); b.blob(retry.answer); b.integer(retry.expiresAt)
+            b.text(head?.chain.instance); b.text(head.map { $0.chain.tenant ?? "" })
+            b.text(head.map { $0.chain.environment ?? "" }); b.integer(head?.sequence)
+        }
         keys.set(retry.key, row: db.lastInsertRowid)
         if retry.expiresAt < keys.nextSweep.load(ordering: .relaxed) { keys.nextSweep.store(retry.expiresAt, ordering: .relaxed) }
     }

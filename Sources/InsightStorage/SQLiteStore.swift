@@ -54,7 +54,7 @@ public final class SQLiteStore: StoreOfRecord {
         -> (store: SQLiteStore, applied: [String])
     {
         let (db, applied) = try Database.openMigrated(path: settings.path, now: now, cacheKiB: Database.writerCacheKiB)
-        if let receipts { receipts.resume(after: try SQLiteReceiptLog.tip(of: receipts.instance, in: db)) }
+        if let receipts { receipts.resume(after: try SQLiteReceiptLog.tips(of: receipts.instance, in: db)) }
         let writer = GroupCommitWriter(
             connection: db, capacity: settings.writeQueueCapacity, maxBatch: settings.commitBatch,
             receipts: receipts, observer: observer)

@@ -96,6 +96,17 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(error.problems.count, 2)
     }
 
+    /// A retry entry (one consumption grace) names a receipt head (kept the retention period).
+    func testTheConsumptionGraceIsAtMostTheRetention() throws {
+        XCTAssertEqual(
+            try Settings.load(from: ["INSIGHTD_CONSUMPTION_GRACE": "86400", "INSIGHTD_RETENTION_DAYS": "1"]).get()
+                .consumptionGrace, 86_400)
+        guard case .failure(let error) = Settings.load(from: ["INSIGHTD_CONSUMPTION_GRACE": "86401", "INSIGHTD_RETENTION_DAYS": "1"])
+        else { return XCTFail("a grace longer than the retention was accepted") }
+        XCTAssertTrue(
+            error.description.contains("INSIGHTD_CONSUMPTION_GRACE=86401: must be at most INSIGHTD_RETENTION_DAYS (1)"), "\(error)")
+    }
+
     /// A database URL whose password holds an unescaped reserved character is refused at start
     /// and by --check-config (both read `Settings.load`), naming the problem and no piece of the
     /// password; percent-encoded, the same password is accepted.

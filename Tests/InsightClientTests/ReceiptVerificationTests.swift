@@ -161,9 +161,11 @@ final class ReceiptVerificationTests: XCTestCase {
         let seen = try XCTUnwrap(evaluated.receipt)
 
         let signer = try XCTUnwrap(daemon.service.signingKeys.set.current(at: SystemClock().now())?.signer)
-        func signed(sequence: Int64, previous: [UInt8]?, time: Milliseconds? = nil) throws -> String {
+        func signed(sequence: Int64, previous: [UInt8]?, time: Milliseconds? = nil, tenant: String? = nil) throws -> String {
+            // Of the seen head's chain (the same instance, tenant and environment) unless told otherwise.
             let head = ReceiptHead(
-                instance: seen.instance, sequence: sequence, size: 1,
+                instance: seen.instance, tenant: tenant ?? seen.headScope?.tenant, environment: seen.headScope?.environment.rawValue,
+                sequence: sequence, size: 1,
                 root: MerkleTree.leafHash(of: Array(first.body)), previous: previous, time: time ?? seen.time)
             return #"head="\#(try XCTUnwrap(signer.compactSerialization(of: head.payload)))", index=0, path=()"#
         }
@@ -175,6 +177,10 @@ final class ReceiptVerificationTests: XCTestCase {
             (
                 try signed(sequence: seen.sequence, previous: seen.previous.map(Array.init), time: seen.time + 1),
                 "two heads \(seen.sequence) of instance \(seen.instance): its chain forked"
+            ),
+            (
+                try signed(sequence: 0, previous: nil, tenant: "globex"),
+                "the head is tenant globex's in \(seen.scope.environment.rawValue), not the answer's"
             )
         ]
         for (receipt, detail) in cases {
@@ -184,6 +190,8 @@ final class ReceiptVerificationTests: XCTestCase {
             }
             XCTAssertEqual(error, .receiptInvalid(detail: detail))
         }
+        // A head of no tenant, or of another tenant's chain, is no head of this one: not compared with it.
+        XCTAssertNotNil(seen.headScope, "the daemon's head names its tenant and environment")
         // The true successor passes.
         Replay.set(
             answer: first.body, headers: ["Insight-Receipt": try signed(sequence: seen.sequence + 1, previous: Array(seen.headHash))])

@@ -40,6 +40,36 @@ final class ReceiptChainTests: XCTestCase {
         XCTAssertNil(issuer.issue(leafHashes: []), "no leaf, no head")
     }
 
+    /// A head names its tenant and environment (after `instance`), or neither (a head made
+    /// before migration 0024); each chain of an issuer is numbered and chained on its own.
+    func testAHeadNamesItsTenantAndEnvironmentAndEachChainGoesOnItsOwn() throws {
+        let issuer = issuer()
+        let acme = try XCTUnwrap(issuer.issue(leafHashes: leaves(2), tenant: "acme", environment: "production"))
+        issuer.committed(acme)
+        XCTAssertTrue(
+            String(decoding: acme.head.head.payload, as: UTF8.self)
+                .hasPrefix(#"{"instance":"i-1","tenant":"acme","environment":"production","sequence":0,"#))
+        XCTAssertEqual(ReceiptHead(payload: acme.head.head.payload), acme.head.head)
+        XCTAssertEqual(issuer.nextPlace(tenant: "acme", environment: "production").sequence, 1)
+        XCTAssertEqual(issuer.nextPlace(tenant: "acme", environment: "sandbox").sequence, 0, "another environment, another chain")
+        let globex = try XCTUnwrap(issuer.issue(leafHashes: leaves(1), tenant: "globex", environment: "production"))
+        XCTAssertEqual(globex.head.head.sequence, 0)
+        XCTAssertNil(globex.head.head.previous, "globex's chain follows none of acme's heads")
+        let next = try XCTUnwrap(issuer.issue(leafHashes: leaves(1), tenant: "acme", environment: "production"))
+        XCTAssertEqual(next.head.head.previous, acme.head.hash)
+        let old = try XCTUnwrap(issuer.issue(leafHashes: leaves(1)))
+        XCTAssertFalse(String(decoding: old.head.head.payload, as: UTF8.self).contains("tenant"), "a head of no tenant")
+        XCTAssertEqual(ReceiptHead(payload: old.head.head.payload)?.chain, ReceiptChain(instance: "i-1", tenant: nil, environment: nil))
+        let root = Base64URL.encode(acme.head.head.root)
+        for broken in [
+            #"{"instance":"i-1","tenant":"acme","sequence":0,"size":1,"root":"\#(root)","previous":null,"time":1}"#,
+            #"{"instance":"i-1","tenant":"","environment":"x","sequence":0,"size":1,"root":"\#(root)","previous":null,"time":1}"#,
+            #"{"instance":"i-1","tenant":1,"environment":"x","sequence":0,"size":1,"root":"\#(root)","previous":null,"time":1}"#
+        ] {
+            XCTAssertNil(ReceiptHead(payload: Array(broken.utf8)), broken)
+        }
+    }
+
     func testTheAuditPassesAChainAndStopsAtItsFirstBreak() throws {
         let issuer = issuer()
         var batches: [ReceiptBatch] = []
@@ -49,20 +79,21 @@ final class ReceiptChainTests: XCTestCase {
             batches.append(batch)
             clock.advance(ms: 10)
         }
-        var audit = ReceiptChainAudit(instance: "i-1", keys: keys(of: issuer))
+        var audit = ReceiptChainAudit(chain: ReceiptChain(instance: "i-1", tenant: nil, environment: nil), keys: keys(of: issuer))
         for batch in batches { XCTAssertTrue(audit.check(logged(batch))) }
         XCTAssertEqual(audit.heads, 4)
         XCTAssertEqual(audit.answers, 10)
         XCTAssertNil(audit.broken)
 
         func brokenAt(_ heads: [LoggedHead], keys: [String: Ed25519VerifyingKey]? = nil, instance: String = "i-1") -> String? {
-            var audit = ReceiptChainAudit(instance: instance, keys: keys ?? self.keys(of: issuer))
+            var audit = ReceiptChainAudit(
+                chain: ReceiptChain(instance: instance, tenant: nil, environment: nil), keys: keys ?? self.keys(of: issuer))
             for head in heads where audit.check(head) {}
             return audit.broken.map { "\($0.sequence): \($0.reason)" }
         }
         let heads = batches.map(logged)
         XCTAssertEqual(brokenAt([heads[0], heads[2]]), "2: head 1 is missing: the next stored is 2")
-        XCTAssertEqual(brokenAt(heads, instance: "i-2"), "0: it names instance i-1")
+        XCTAssertEqual(brokenAt(heads, instance: "i-2"), "0: it names chain i-1")
         XCTAssertTrue(brokenAt(heads, keys: [:])?.hasPrefix("0: it is signed by key ") == true)
         XCTAssertEqual(
             brokenAt([heads[0], LoggedHead(signed: heads[1].signed, leaves: heads[2].leaves)]),

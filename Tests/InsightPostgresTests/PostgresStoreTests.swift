@@ -361,7 +361,8 @@ final class PostgresStoreTests: PostgresStoreTestCase {
         let a = try instance(receipts: ReceiptIssuer(instance: "shared", keys: keys, clock: SystemClock()))
         let b = try instance(receipts: ReceiptIssuer(instance: "shared", keys: keys, clock: SystemClock()))
         for i in 0..<6 { record(i % 2 == 0 ? a : b, Self.evaluation("e\(i)")) }
-        let heads = try a.receiptLog.heads(instance: "shared", from: 0, limit: 100, withLeaves: false).map(\.signed)
+        let chain = ReceiptChain(instance: "shared", tenant: Tenant.defaultName, environment: "production")
+        let heads = try a.receiptLog.heads(of: chain, from: 0, limit: 100, withLeaves: false).map(\.signed)
         XCTAssertEqual(heads.map(\.head.sequence), Array(0..<6))
         XCTAssertNil(heads[0].head.previous)
         for k in 1..<heads.count { XCTAssertEqual(heads[k].head.previous, heads[k - 1].hash, "head \(k)") }

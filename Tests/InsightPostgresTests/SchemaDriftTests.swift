@@ -81,11 +81,15 @@ final class SchemaDriftTests: XCTestCase {
             lines.insert("table \(table)")
             let columns = try db.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?) ORDER BY cid")
                 .query([table]) { (name: $0.text(0) ?? "", type: $0.text(1) ?? "", notNull: $0.int(2) != 0, pk: $0.int(3)) }
+            // The columns after an SQLite-only one are numbered as PostgreSQL numbers them.
+            var skipped = 0
             for (position, column) in columns.enumerated() {
                 let type = mappedTypes[column.type.uppercased()] ?? "unmapped \(column.type)"
                 // A primary key is never null in PostgreSQL; SQLite's pragma says so only when declared.
                 let nullability = column.notNull || column.pk > 0 ? " not null" : ""
-                lines.insert("\(table): column \(position + 1) \(column.name) \(type)\(nullability)")
+                let line = "\(table): column \(position + 1 - skipped) \(column.name) \(type)\(nullability)"
+                lines.insert(line)
+                if sqliteOnly.contains(line) { skipped += 1 }
             }
             let key = columns.filter { $0.pk > 0 }.sorted { $0.pk < $1.pk }.map(\.name)
             if !key.isEmpty { lines.insert("\(table): primary key (\(key.joined(separator: ", ")))") }

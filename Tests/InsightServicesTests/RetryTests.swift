@@ -4,7 +4,8 @@ import InsightServices
 import XCTest
 
 /// A request sent again with its `requestId` (docs/api.md, "Retries"): answered with the stored
-/// answer, whichever request stored it, and costing no token, velocity count or evaluation.
+/// answer and its receipt, whichever request stored it, and costing a token but no velocity count,
+/// evaluation, leaf or head.
 final class RetryTests: XCTestCase {
     /// A request with `requestId` whose bytes digest to `body`'s.
     static func request(_ requestId: String?, body: String = "body", account: String = "acct-1") -> EvaluationRequest {
@@ -36,7 +37,7 @@ final class RetryTests: XCTestCase {
         XCTAssertNil(anonymous.bodyDigest, "no requestId, nothing to retry")
     }
 
-    func testARetryGetsTheStoredAnswerAndCostsNothing() throws {
+    func testARetryGetsTheStoredAnswerAndReceiptAndCostsAToken() throws {
         let f = Fixture()
         let caller = f.caller(rate: 1, burst: 5)
         let first = try evaluate(f, Self.request("txn-1"), by: caller)
@@ -54,9 +55,12 @@ final class RetryTests: XCTestCase {
                 fromAuditPath: again.receipt.path, leafHash: MerkleTree.leafHash(of: again.answer),
                 index: again.receipt.index, size: again.receipt.head.head.size),
             again.receipt.head.head.root, "the retry's receipt proves its bytes")
+        XCTAssertEqual(again.receipt.head, first.receipt.head, "the first answer's head")
+        XCTAssertEqual(again.receipt.index, first.receipt.index, "the first answer's leaf")
+        XCTAssertTrue(f.store.reissuedAnswers.isEmpty, "no leaf is written for the retry")
         XCTAssertEqual(f.store.received.evaluations.count, 1, "one evaluation stored")
-        XCTAssertEqual(f.limiter.status(caller).remaining, remaining, "no token taken by the retry")
-        XCTAssertEqual(again.quota.remaining, remaining, "the answer's quota is the caller's as it stands")
+        XCTAssertEqual(f.limiter.status(caller).remaining, remaining - 1, "the retry took a token")
+        XCTAssertEqual(again.quota.remaining, remaining - 1, "the answer's quota is after its token")
         XCTAssertEqual(f.counter("insightd_decisions_total"), 1, "the retry is not counted as an evaluation")
         XCTAssertEqual(f.counter("insightd_evaluation_retries_total", ["outcome": "replayed"]), 1)
         // Another requestId, or none, is another evaluation.
@@ -98,14 +102,29 @@ final class RetryTests: XCTestCase {
         XCTAssertEqual(try evaluate(f, Self.request("txn-1"), by: caller).eventId, later.eventId)
     }
 
+    func testAThrottledCallersRetryIsRefusedLikeAnyRequest() throws {
+        let f = Fixture()
+        let caller = f.caller(rate: 1, burst: 2)
+        let first = try evaluate(f, Self.request("txn-1"), by: caller)
+        XCTAssertTrue(try evaluate(f, Self.request("txn-1"), by: caller).replayed, "the second token")
+        XCTAssertThrowsError(try evaluate(f, Self.request("txn-1"), by: caller)) { error in
+            guard case .throttled = error as? Rejection else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(f.counter("insightd_evaluation_retries_total", ["outcome": "replayed"]), 1, "the refused one is not")
+        XCTAssertTrue(f.store.reissuedAnswers.isEmpty, "nothing written for either")
+        f.clock.advance(ms: 1_000)
+        XCTAssertEqual(try evaluate(f, Self.request("txn-1"), by: caller).answer, first.answer, "a token later, answered")
+    }
+
     func testTheLoserOfARaceIsAnsweredAsARetry() throws {
         let f = Fixture()
-        let caller = f.caller()
+        let caller = f.caller(rate: 1, burst: 5)
         let first = try evaluate(f, Self.request("txn-1"), by: caller)
         // The second looked before the first was stored: its own evaluation is refused by the store.
         f.store.missRetryLookups(1)
         let second = try evaluate(f, Self.request("txn-1"), by: caller)
         XCTAssertTrue(second.replayed)
+        XCTAssertEqual(second.quota.remaining, 3, "one token, taken when it was admitted")
         XCTAssertEqual(second.eventId, first.eventId)
         XCTAssertEqual(second.answer, first.answer)
         XCTAssertEqual(f.store.received.evaluations.count, 2, "the loser reached the store")

@@ -77,10 +77,13 @@ final class StoreProbe: EvaluationLedger, AuthorizationStore, CallerAdministrati
         return missed ? nil : try inner.retryEntry(keys: keys, now: now)
     }
 
-    func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+    func reissue(
+        answer: [UInt8], tenant: String, environment: Environment,
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
         reissued.withLock { $0.append(answer) }
         if let failure = writeFailure.withLock({ $0 }) { return completion(.failure(failure)) }
-        inner.reissue(answer: answer, completion: completion)
+        inner.reissue(answer: answer, tenant: tenant, environment: environment, completion: completion)
     }
 
     func report(_ report: ConsumptionReport, completion: @escaping @Sendable (Result<ConsumptionResult, StoreFailure>) -> Void) {

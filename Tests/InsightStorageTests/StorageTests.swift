@@ -569,7 +569,7 @@ final class StorageTests: XCTestCase {
     func testOneBatchIsOneSignedHeadAndAFailedEvaluationIsNoLeafOfIt() throws {
         let (db, _) = try Database.openMigrated(path: path, now: 1)
         let receipts = ReceiptIssuer.withEphemeralKey(instance: "batch")
-        receipts.resume(after: try SQLiteReceiptLog.tip(of: "batch", in: db))
+        receipts.resume(after: try SQLiteReceiptLog.tips(of: "batch", in: db))
         let first = GroupCommitWriter(connection: db, receipts: receipts)
         first.start()
         let firstLedger = try SQLiteLedger(writer: first)
@@ -606,15 +606,17 @@ final class StorageTests: XCTestCase {
             Set(["a", "b", "c"].compactMap { id -> Int? in if case .success(let r) = results[id] { r.index } else { nil } }),
             [0, 1, 2])
         let log = try SQLiteReceiptLog(path: path)
-        let stored = try log.heads(instance: "batch", from: 0, limit: 10, withLeaves: true)
+        let chain = ReceiptChain(instance: "batch", tenant: Tenant.defaultName, environment: "production")
+        let stored = try log.heads(of: chain, from: 0, limit: 10, withLeaves: true)
         XCTAssertEqual(stored.map(\.signed.head.sequence), [0, 1])
         XCTAssertEqual(stored.last?.signed.jws, heads.first)
         XCTAssertEqual(stored.last?.leaves.count, 3 * 32)
 
         // Opened again, the chain goes on after the last stored head.
         let reopened = ReceiptIssuer.withEphemeralKey(instance: "batch")
-        reopened.resume(after: try SQLiteReceiptLog.tip(of: "batch", in: try Database.open(path: path)))
-        let next = try XCTUnwrap(reopened.issue(leafHashes: [MerkleTree.leafHash(of: [1])]))
+        reopened.resume(after: try SQLiteReceiptLog.tips(of: "batch", in: try Database.open(path: path)))
+        let next = try XCTUnwrap(
+            reopened.issue(leafHashes: [MerkleTree.leafHash(of: [1])], tenant: Tenant.defaultName, environment: "production"))
         XCTAssertEqual(next.head.head.sequence, 2)
         XCTAssertEqual(next.head.head.previous, stored.last?.signed.hash)
     }

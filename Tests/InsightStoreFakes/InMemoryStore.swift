@@ -90,13 +90,19 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 if let live = state.retries[retry.key], live.isLive(at: evaluation.createdAt) {
                     return .failure(.unavailable("a live retry entry holds this request key"))
                 }
-                state.retries[retry.key] = retry
             }
-            guard let batch = receipts.issue(leafHashes: [MerkleTree.leafHash(of: answer)]) else {
+            let leaf = evaluation.leaf(of: answer)
+            guard let batch = receipts.issue(leafHashes: [leaf.hash], tenant: leaf.tenant, environment: leaf.environment) else {
                 return .failure(.unavailable("the receipt head could not be signed"))
             }
             receipts.committed(batch)
-            state.heads.append(LoggedHead(signed: batch.head, leaves: batch.leaves))
+            let head = LoggedHead(signed: batch.head, leaves: batch.leaves)
+            state.heads.append(head)
+            // The entry names its answer's head, as the stores' do (migration 0023).
+            if var retry = evaluation.retry {
+                retry.firstHead = head
+                state.retries[retry.key] = retry
+            }
             state.evaluations.append(evaluation)
             state.lastSequence += 1
             state.sequences[evaluation.eventId] = state.lastSequence
@@ -112,9 +118,15 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         }
     }
 
-    public func reissue(answer: [UInt8], completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void) {
+    public func reissue(
+        answer: [UInt8], tenant: String, environment: Environment,
+        completion: @escaping @Sendable (Result<Receipt, StoreFailure>) -> Void
+    ) {
         let result: Result<Receipt, StoreFailure> = state.withLock { state in
-            guard let batch = receipts.issue(leafHashes: [MerkleTree.leafHash(of: answer)]) else {
+            guard
+                let batch = receipts.issue(
+                    leafHashes: [MerkleTree.leafHash(of: answer)], tenant: tenant, environment: environment.rawValue)
+            else {
                 return .failure(.unavailable("the receipt head could not be signed"))
             }
             receipts.committed(batch)
@@ -126,19 +138,24 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
 
     // MARK: ReceiptLog
 
-    public func heads(instance: String, from: Int64, limit: Int, withLeaves: Bool) throws -> [LoggedHead] {
+    public func heads(of chain: ReceiptChain, from: Int64, limit: Int, withLeaves: Bool) throws -> [LoggedHead] {
         state.withLock { state in
-            state.heads.filter { $0.signed.head.instance == instance && $0.signed.head.sequence >= from }
+            state.heads.filter { $0.signed.head.chain == chain && $0.signed.head.sequence >= from }
                 .sorted { $0.signed.head.sequence < $1.signed.head.sequence }
                 .prefix(limit).map { LoggedHead(signed: $0.signed, leaves: withLeaves ? $0.leaves : []) }
         }
     }
 
-    public func latestHeads() throws -> [SignedHead] {
+    public func latestHeads(tenant: String?, environment: String?) throws -> [SignedHead] {
         state.withLock { state in
-            Dictionary(grouping: state.heads, by: \.signed.head.instance).values
+            Dictionary(grouping: state.heads, by: \.signed.head.chain).values
                 .compactMap { $0.max { $0.signed.head.sequence < $1.signed.head.sequence }?.signed }
-                .sorted { $0.head.instance < $1.head.instance }
+                .filter { (tenant == nil || $0.head.tenant == tenant) && (environment == nil || $0.head.environment == environment) }
+                .sorted {
+                    ($0.head.instance, $0.head.tenant ?? "", $0.head.environment ?? "") < (
+                        $1.head.instance, $1.head.tenant ?? "", $1.head.environment ?? ""
+                    )
+                }
         }
     }
 

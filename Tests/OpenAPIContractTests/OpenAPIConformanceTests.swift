@@ -758,7 +758,11 @@ final class OpenAPIConformanceTests: XCTestCase {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         for method in ["GET", "HEAD"] {
             let R = "\(method) /v1/receipts/heads", path = "/v1/receipts/heads"
+            // A page costs a token: one page, then the refusal.
+            let scarceHeads = try daemon.createCaller(roles: [.evaluate], rate: 0.001, burst: 1).key
             table += [
+                Probe(R, path, 200, nil, "within the quota", key: scarceHeads),
+                Probe(R, path, 429, "rateLimitExceeded", "quota used up", key: scarceHeads),
                 Probe(R, path, 200, nil, "each instance's latest head", key: key),
                 Probe(R, path, 200, nil, "an admin", key: adminOnly),
                 Probe(R, path + "?instance=\(instance)&from=0&limit=1", 200, nil, "a chain, a page", key: key),

@@ -2,18 +2,21 @@ import DaemonTesting
 import Foundation
 import InsightDomain
 import JSON
+import SQLiteClient
 import XCTest
 
 /// Retries of `POST /v1/evaluations` on a real daemon and SQLite file (docs/api.md, "Retries"):
 /// the same `requestId` and bytes get the first answer again, marked `Idempotent-Replayed`, also
-/// after a restart; other bytes under it are `422 idempotencyKeyReused`; a retry costs no token.
+/// after a restart, with the first answer's receipt and nothing written; other bytes under it are
+/// `422 idempotencyKeyReused`; a retry costs a token like any request.
 final class RetryAPITests: XCTestCase {
     var daemon: TestDaemon!
     var key = ""
 
     override func setUpWithError() throws {
         daemon = try TestDaemon(.inProcess)
-        (_, key) = try daemon.createCaller(roles: [.evaluate], rate: 1, burst: 5)
+        // A bucket that refills one token in 100 s: no test here waits that long.
+        (_, key) = try daemon.createCaller(roles: [.evaluate], rate: 0.01, burst: 5)
     }
 
     override func tearDown() { daemon = nil }
@@ -41,11 +44,41 @@ final class RetryAPITests: XCTestCase {
         XCTAssertEqual(again.status, 200)
         XCTAssertEqual(again.headers["idempotent-replayed"], "true")
         XCTAssertEqual(again.body, first.body, "same eventId, insightIds, decision: the same bytes")
-        // A retry takes no token: with a burst of 5, four more new requests pass after two retries.
-        _ = try evaluate(Self.body("txn-1"))
-        for n in 2...5 { XCTAssertEqual(try evaluate(Self.body("txn-\(n)")).status, 200, "request \(n)") }
-        XCTAssertEqual(try evaluate(Self.body("txn-6")).status, 429, "the sixth new request is over the burst")
-        XCTAssertEqual(try evaluate(Self.body("txn-1")).status, 200, "a retry is answered even so")
+        XCTAssertEqual(again.headers["insight-receipt"], first.headers["insight-receipt"], "the first answer's receipt")
+    }
+
+    /// The heads stored, and the leaves they cover.
+    func storedHeads() throws -> (heads: Int, leaves: Int) {
+        let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
+        let row = try XCTUnwrap(
+            try db.prepare("SELECT count(*), coalesce(sum(length(leaves)), 0) / 32 FROM receipt_heads").query { ($0.int(0), $0.int(1)) }
+                .first)
+        return (row.0, row.1)
+    }
+
+    func testARetryCostsATokenAndWritesNothing() throws {
+        let first = try evaluate(Self.body("txn-1"))
+        XCTAssertEqual(first.status, 200)
+        let stored = try storedHeads()
+        // Four retries take the rest of the burst of 5; each is the first answer, byte for byte,
+        // with the first answer's receipt, and adds no head and no leaf.
+        for n in 1...4 {
+            let again = try evaluate(Self.body("txn-1"))
+            XCTAssertEqual(again.status, 200, "retry \(n)")
+            XCTAssertEqual(again.headers["idempotent-replayed"], "true")
+            XCTAssertEqual(again.body, first.body, "retry \(n): the first answer's bytes")
+            XCTAssertEqual(again.headers["insight-receipt"], first.headers["insight-receipt"], "retry \(n): the first receipt")
+            XCTAssertEqual(
+                again.headers["ratelimit"].map { $0.hasPrefix("\"caller\";r=\(4 - n);") }, true,
+                "retry \(n) took a token: \(again.headers["ratelimit"] ?? "no RateLimit")")
+        }
+        let throttled = try evaluate(Self.body("txn-1"))
+        XCTAssertEqual(throttled.status, 429, "a retry with the bucket empty is refused like any request")
+        XCTAssertNil(throttled.headers["insight-receipt"])
+        XCTAssertEqual(try evaluate(Self.body("txn-2")).status, 429, "and so is a new request")
+        let after = try storedHeads()
+        XCTAssertEqual(after.heads, stored.heads, "no head was written")
+        XCTAssertEqual(after.leaves, stored.leaves, "no leaf was written")
     }
 
     func testOtherBytesUnderTheSameRequestIdAreRefused() throws {

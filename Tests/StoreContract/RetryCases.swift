@@ -6,7 +6,9 @@ import Synchronization
 // Retries of an evaluation (docs/api.md, "Retries", migration 0019): an evaluation may keep a
 // retry entry under its request's key, stored in its transaction; one live entry per key (a
 // second evaluation under a live key is not stored, of two racing exactly one is); an entry
-// answers until it expires, and a reissued answer gets a receipt without storing anything else.
+// answers until it expires, and names the head of its first answer, from which that answer's
+// receipt is made again without writing anything; a reissued answer (an entry that names no head)
+// gets a receipt without storing anything else.
 
 extension StoreSet {
     /// The evaluation `id` with a retry entry under `key`, created at `created`, expiring at `expires`.
@@ -25,7 +27,9 @@ let retryCases: [ContractCase] = [
         let key = [UInt8](repeating: 7, count: 32), other = [UInt8](repeating: 8, count: 32)
         let stored = StoreSet.retried("e1", key: key)
         try value { s.ledger.record(stored, answer: Array("named answer of e1".utf8), completion: $0) }
-        try expectEqual(try s.ledger.retryEntry(keys: [other, key], now: 1_500), stored.retry, "found by its key, second of two")
+        var found = try s.ledger.retryEntry(keys: [other, key], now: 1_500)
+        found?.firstHead = nil
+        try expectEqual(found, stored.retry, "found by its key, second of two")
         try expectEqual(try s.ledger.retryEntry(keys: [other], now: 1_500), nil, "another key finds nothing")
         try expectEqual(try s.ledger.retryEntry(keys: [], now: 1_500), nil, "no key finds nothing")
         try expectEqual(try s.ledger.retryEntry(keys: [key], now: 2_000), nil, "expired at its time")
@@ -81,18 +85,71 @@ let retryCases: [ContractCase] = [
         try expectEqual(try s.ledger.retryEntry(keys: [keys[0], keys[1]], now: 2_600), nil, "the expired ones answer nothing")
     },
 
+    contractCase(.retries, "an entry names its first answer's head: the receipt made from it is the first, and nothing is written") { s in
+        try s.caller("c1")
+        // Sent together, so that a writer that batches puts several answers, and entries, in one tree.
+        let receipts = Mutex<[String: Result<Receipt, StoreFailure>]>([:])
+        let done = DispatchSemaphore(value: 0)
+        let ids = (0..<5).map { "e\($0)" }
+        for (k, id) in ids.enumerated() {
+            let record = k % 2 == 0 ? StoreSet.retried(id, key: [UInt8](repeating: UInt8(k + 1), count: 32)) : StoreSet.evaluation(id)
+            s.ledger.record(record, answer: Array("named answer of \(id)".utf8)) { result in
+                receipts.withLock { $0[id] = result }
+                done.signal()
+            }
+        }
+        for _ in ids { guard done.wait(timeout: .now() + 10) == .success else { throw ContractFailure(description: "no completion") } }
+        let before = try s.receiptLog.heads(of: s.chain(), from: 0, limit: 100, withLeaves: true)
+        for k in stride(from: 0, to: ids.count, by: 2) {
+            let id = ids[k]
+            guard case .success(let first) = receipts.withLock({ $0[id] }) else { throw ContractFailure(description: "\(id) failed") }
+            let entry = try s.ledger.retryEntry(keys: [[UInt8](repeating: UInt8(k + 1), count: 32)], now: 1_500)
+            try expectEqual(entry?.firstHead?.signed, first.head, "\(id)'s entry names the head of its batch")
+            let again = entry?.firstHead?.receipt(ofLeaf: MerkleTree.leafHash(of: Array("named answer of \(id)".utf8)))
+            try expectEqual(again?.head, first.head, "\(id): the same head")
+            try expectEqual(again?.index, first.index, "\(id): the same leaf")
+            try expectEqual(again?.path, first.path, "\(id): the same path")
+            try expect(
+                entry?.firstHead?.receipt(ofLeaf: MerkleTree.leafHash(of: Array("another answer".utf8))) == nil,
+                "another answer is no leaf of it")
+        }
+        let after = try s.receiptLog.heads(of: s.chain(), from: 0, limit: 100, withLeaves: true)
+        try expectEqual(after, before, "reading entries wrote no head")
+    },
+
+    contractCase(.retries, "of evaluations racing under one key, the stored one's entry names its head") { s in
+        try s.caller("c1")
+        let racing = [UInt8](repeating: 9, count: 32)
+        let results = Mutex<[String: Result<Receipt, StoreFailure>]>([:])
+        let done = DispatchSemaphore(value: 0)
+        for id in ["r1", "r2", "r3"] {
+            s.ledger.record(StoreSet.retried(id, key: racing), answer: Array("answer \(id)".utf8)) { result in
+                results.withLock { $0[id] = result }
+                done.signal()
+            }
+        }
+        for _ in 0..<3 { guard done.wait(timeout: .now() + 10) == .success else { throw ContractFailure(description: "no completion") } }
+        let entry = try s.ledger.retryEntry(keys: [racing], now: 1_500)
+        guard let id = entry?.eventId, case .success(let first) = results.withLock({ $0[id] }) else {
+            throw ContractFailure(description: "no stored evaluation answers")
+        }
+        try expectEqual(
+            entry?.firstHead?.receipt(ofLeaf: MerkleTree.leafHash(of: Array("answer \(id)".utf8)))?.path, first.path,
+            "the stored one's receipt")
+    },
+
     contractCase(.retries, "a reissued answer gets a receipt of a signed head, and nothing else is stored") { s in
         try s.caller("c1")
         try s.record("e1")
         let answer = Array("an answer given again".utf8)
-        let receipt = try value { s.ledger.reissue(answer: answer, completion: $0) }
+        let receipt = try value { s.ledger.reissue(answer: answer, tenant: Tenant.defaultName, environment: .production, completion: $0) }
         let head = receipt.head.head
         try expectEqual(
             MerkleTree.root(
                 fromAuditPath: receipt.path, leafHash: MerkleTree.leafHash(of: answer), index: receipt.index,
                 size: head.size), head.root, "the path leads from the answer to the root")
         try expect(signatureHolds(receipt.head.jws, keys: s.receipts.keys), "the head is signed by the writer's key")
-        let heads = try s.receiptLog.heads(instance: s.receipts.instance, from: 0, limit: 10, withLeaves: false)
+        let heads = try s.receiptLog.heads(of: s.chain(), from: 0, limit: 10, withLeaves: false)
         try expectEqual(heads.last?.signed, receipt.head, "the head is stored")
         try expectEqual(try s.report("e1", at: 1_500), .recorded(.onTime), "the evaluation stored before is untouched")
     }

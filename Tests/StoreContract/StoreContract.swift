@@ -177,6 +177,12 @@ extension StoreSet {
             now: 1, callerId: id)
     }
 
+    /// The writer's chain of `tenant`'s answers in `environment` (the evaluations `record` stores
+    /// are tenant `default`'s in production unless told otherwise).
+    func chain(tenant: String = Tenant.defaultName, environment: Environment = .production) -> ReceiptChain {
+        ReceiptChain(instance: receipts.instance, tenant: tenant, environment: environment.rawValue)
+    }
+
     func record(
         _ id: String, caller: String = "c1", environment: Environment = .production,
         insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
@@ -197,10 +203,10 @@ extension StoreSet {
         insights: [String]? = nil, created: Milliseconds = 1_000, due: Milliseconds = 2_000,
         account: [UInt8]? = [1, 2, 3], category: OperationCategory = .payment,
         tracked: InsightValue? = .high, raisedByVelocity: Bool = false, decision: Decision? = nil,
-        vector: TrainingVector? = nil
+        vector: TrainingVector? = nil, tenant: String = Tenant.defaultName
     ) -> EvaluationRecord {
         let ids = insights ?? ["\(id)-i0"]
-        return EvaluationRecord(
+        var evaluation = EvaluationRecord(
             eventId: id, callerId: caller, environment: environment, category: category, createdAt: created,
             reportConsumptionBy: due, subject: HashedSubject(account: account, device: [9], counterparty: [4], keyId: "k1"),
             insights: ids.map {
@@ -209,6 +215,8 @@ extension StoreSet {
                     newestModelVersion: "2.0", outcome: .value(.high, reasons: ["activeCallDuringSession"]))
             },
             trackedValue: tracked, raisedByVelocity: raisedByVelocity, decision: decision, trainingVector: vector)
+        evaluation.tenant = tenant
+        return evaluation
     }
 
     func report(

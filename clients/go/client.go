@@ -317,7 +317,7 @@ func randomToken(prefix string, letters int) string {
 }
 
 // receiptVerifier holds the service's JWKS (fetched when first needed, again with its ETag when
-// a head names a key it does not hold: a rotation), the newest head seen per instance (the
+// a head names a key it does not hold: a rotation), the newest head seen per chain (the
 // next must follow it), and the tenant and environment answers must name.
 type receiptVerifier struct {
 	client      *Client
@@ -405,11 +405,12 @@ func (v *receiptVerifier) checkScope(r *Receipt) error {
 	return nil
 }
 
-// checkChain checks the head's place in its instance's chain where this client saw a
+// checkChain checks the head's place in its chain (instance, tenant, environment) where this client saw a
 // neighbour: the same sequence is the same head, and the next names the newest as previous,
 // with a time not earlier (docs/api.md, "Verifying a receipt", step 8).
 func (v *receiptVerifier) checkChain(r *Receipt) error {
-	seen := v.newest[r.Instance]
+	chain := r.Instance + "\x00" + r.HeadTenant + "\x00" + r.HeadEnvironment
+	seen := v.newest[chain]
 	switch {
 	case seen == nil:
 	case r.Sequence == seen.Sequence && r.Head != seen.Head:
@@ -420,7 +421,7 @@ func (v *receiptVerifier) checkChain(r *Receipt) error {
 		return &ReceiptError{Detail: fmt.Sprintf("head %d of instance %s is older than head %d", r.Sequence, r.Instance, seen.Sequence)}
 	}
 	if seen == nil || r.Sequence > seen.Sequence {
-		v.newest[r.Instance] = r
+		v.newest[chain] = r
 	}
 	return nil
 }

@@ -23,13 +23,17 @@ type Receipt struct {
 	Head     string // the signed head, a JWS compact serialization
 	KeyID    string // the key that signed the head
 	Instance string // the instance whose chain of heads the head extends
-	Sequence int64  // the head's position in that chain
-	Size     int64  // answers in the head's tree
-	Root     []byte // the tree's root hash
-	Previous []byte // SHA-256 of the instance's previous head; nil for its first
-	Time     int64  // when the head was made, Unix milliseconds
-	Index    int64  // the answer's leaf index
-	Path     [][]byte
+	// HeadTenant and HeadEnvironment name the chain with Instance: the body's tenant and
+	// environment; both "" for a head made before heads were kept per tenant.
+	HeadTenant      string
+	HeadEnvironment string
+	Sequence        int64  // the head's position in that chain
+	Size            int64  // answers in the head's tree
+	Root            []byte // the tree's root hash
+	Previous        []byte // SHA-256 of the chain's previous head; nil for its first
+	Time            int64  // when the head was made, Unix milliseconds
+	Index           int64  // the answer's leaf index
+	Path            [][]byte
 	// Tenant and Environment are those the body names, which the receipt therefore binds.
 	Tenant      string
 	Environment Environment
@@ -125,7 +129,11 @@ func VerifyReceipt(keys *KeySet, body []byte, receipt string) (*Receipt, error) 
 	if json.Unmarshal(body, &scope) != nil || scope.Tenant == nil || scope.Environment == nil {
 		return nil, &ReceiptError{Detail: "the answer names no tenant and environment"}
 	}
-	return &Receipt{Header: receipt, Head: parsed.head, KeyID: jws.kid, Instance: head.instance, Sequence: head.sequence,
+	if head.tenant != "" && (head.tenant != *scope.Tenant || head.environment != *scope.Environment) {
+		return nil, &ReceiptError{Detail: fmt.Sprintf("the head is tenant %s's in %s, not the answer's", head.tenant, head.environment)}
+	}
+	return &Receipt{Header: receipt, Head: parsed.head, KeyID: jws.kid, Instance: head.instance,
+		HeadTenant: head.tenant, HeadEnvironment: head.environment, Sequence: head.sequence,
 		Size: head.size, Root: head.root, Previous: head.previous, Time: head.time, Index: parsed.index, Path: parsed.path,
 		Tenant: *scope.Tenant, Environment: Environment(*scope.Environment)}, nil
 }
@@ -404,6 +412,8 @@ func parseHeadJWS(text string) (*headJWS, error) {
 
 type treeHead struct {
 	instance       string
+	tenant         string // "" (with environment) for a head of no tenant
+	environment    string
 	sequence, size int64
 	root, previous []byte
 	time           int64
@@ -412,12 +422,14 @@ type treeHead struct {
 // head reads the payload's tree head (after the signature verified).
 func (j *headJWS) head() (*treeHead, error) {
 	var wire struct {
-		Instance *string `json:"instance"`
-		Sequence *int64  `json:"sequence"`
-		Size     *int64  `json:"size"`
-		Root     *string `json:"root"`
-		Previous *string `json:"previous"`
-		Time     *int64  `json:"time"`
+		Instance    *string `json:"instance"`
+		Tenant      *string `json:"tenant"`
+		Environment *string `json:"environment"`
+		Sequence    *int64  `json:"sequence"`
+		Size        *int64  `json:"size"`
+		Root        *string `json:"root"`
+		Previous    *string `json:"previous"`
+		Time        *int64  `json:"time"`
 	}
 	bad := &ReceiptError{Detail: "the head's payload is not a tree head"}
 	if json.Unmarshal(j.payload, &wire) != nil || wire.Instance == nil || wire.Sequence == nil || wire.Size == nil ||
@@ -429,6 +441,15 @@ func (j *headJWS) head() (*treeHead, error) {
 		return nil, bad
 	}
 	head := &treeHead{instance: *wire.Instance, sequence: *wire.Sequence, size: *wire.Size, root: root, time: *wire.Time}
+	if (wire.Tenant == nil) != (wire.Environment == nil) {
+		return nil, bad
+	}
+	if wire.Tenant != nil {
+		if *wire.Tenant == "" || *wire.Environment == "" {
+			return nil, bad
+		}
+		head.tenant, head.environment = *wire.Tenant, *wire.Environment
+	}
 	if wire.Previous != nil {
 		previous, err := b64url(*wire.Previous)
 		if err != nil || len(previous) != sha256.Size {

@@ -293,9 +293,42 @@ func TestChainAndScopeChecks(t *testing.T) {
 	mustFailReceipt(t, "another environment", expecting.checkScope(receipts[0]))
 }
 
-// The worked example of docs/api.md ("Verifying a receipt"): three answers committed together,
-// signed by the key of RFC 8032's first test vector.
+// The worked example of docs/api.md ("Verifying a receipt"): three answers of tenant acme in
+// production committed together, signed by the key of RFC 8032's first test vector; the head
+// names their tenant and environment.
 func TestTheWorkedExampleOfTheAPIDocumentVerifies(t *testing.T) {
+	keys, err := ParseKeySet([]byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k","use":"sig","alg":"EdDSA"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ." +
+		"eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwidGVuYW50IjoiYWNtZSIsImVudmlyb25tZW50IjoicHJvZHVjdGlvbiIsInNlcXVlbmNlIjo0MSwic2l6ZSI6Mywicm9vdCI6IkJnNHlVc0dBMnJuSlZSZDFYc3hSWUlYcFEyaVZaUUNtYWNvek1oR1E4ZmciLCJwcmV2aW91cyI6InhnTndmclZBQ1FJSlNFSjFGaFEyZTJfcmNIZmhPQW5qSk92ZUJBc2lSRlEiLCJ0aW1lIjoxNzk2NTIyNjY0MTA3fQ." +
+		"KdOFJdic-IhJDjarlaNxyFTAnwj6F0zzY8CkaTQCpQenbmdqfAfAORt7z-gaUWyGuOdDX6iFpbqE-TkNfJk8BA"
+	leaves := []struct{ body, path, tenant string }{
+		{`{"eventId":"e0","tenant":"acme","environment":"production"}`, `:plzHCViWaOdFSLKqrngt79Gv9E5p+tujoU0mPtJT6CE=: :Ixt/S01+g7BrmmewKLKpgpTGjA+v889KACHN/ROfNWc=:`, "acme"},
+		{`{"eventId":"e1","tenant":"acme","environment":"production"}`, `:O9poCmCk5ytQPU4R69+eZiNCZT9qSVezfHD1iHJDdfA=: :Ixt/S01+g7BrmmewKLKpgpTGjA+v889KACHN/ROfNWc=:`, "acme"},
+		{`{"eventId":"e2","tenant":"acme","environment":"production"}`, `:jGH9Soqq6cb7j2GEQ3H+lt2tO0+5JTRHVVAqHakFzY4=:`, "acme"},
+	}
+	for i, leaf := range leaves {
+		receipt := fmt.Sprintf(`head="%s", index=%d, path=(%s)`, head, i, leaf.path)
+		r, err := VerifyReceipt(keys, []byte(leaf.body), receipt)
+		if err != nil {
+			t.Fatalf("leaf %d: %v", i, err)
+		}
+		if r.Instance != "web-1-4f2a9c01" || r.Sequence != 41 || r.Size != 3 || r.Tenant != leaf.tenant ||
+			r.HeadTenant != "acme" || r.HeadEnvironment != "production" ||
+			r.KeyID != "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k" {
+			t.Fatalf("leaf %d: %+v", i, r)
+		}
+		other := fmt.Sprintf(`head="%s", index=%d, path=(%s)`, head, (i+1)%3, leaf.path)
+		_, err = VerifyReceipt(keys, []byte(leaf.body), other)
+		mustFailReceipt(t, "another index", err)
+	}
+}
+
+// The worked example docs/api.md gave before heads were kept per tenant: one tree of several
+// tenants' answers, a head of no tenant, which still verifies.
+func TestAHeadOfNoTenantStillVerifies(t *testing.T) {
 	keys, err := ParseKeySet([]byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k","use":"sig","alg":"EdDSA"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +347,7 @@ func TestTheWorkedExampleOfTheAPIDocumentVerifies(t *testing.T) {
 		if err != nil {
 			t.Fatalf("leaf %d: %v", i, err)
 		}
-		if r.Instance != "web-1-4f2a9c01" || r.Sequence != 41 || r.Size != 3 || r.Tenant != leaf.tenant ||
+		if r.Instance != "web-1-4f2a9c01" || r.Sequence != 41 || r.Size != 3 || r.Tenant != leaf.tenant || r.HeadTenant != "" ||
 			r.KeyID != "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k" {
 			t.Fatalf("leaf %d: %+v", i, r)
 		}

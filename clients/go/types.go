@@ -525,13 +525,16 @@ var ModelVersionStatuses = []ModelVersionStatus{ModelActive, ModelWithdrawn}
 
 // ReceiptHead is a signed tree head as GET /v1/receipts/heads lists it.
 type ReceiptHead struct {
-	Instance string  `json:"instance"`
-	Sequence int64   `json:"sequence"`
-	Size     int64   `json:"size"`
-	Root     string  `json:"root"`
-	Previous *string `json:"previous"`
-	Time     int64   `json:"time"`
-	Head     string  `json:"head"`
+	Instance string `json:"instance"`
+	// Tenant and Environment name the chain with Instance: the caller's own.
+	Tenant      string  `json:"tenant"`
+	Environment string  `json:"environment"`
+	Sequence    int64   `json:"sequence"`
+	Size        int64   `json:"size"`
+	Root        string  `json:"root"`
+	Previous    *string `json:"previous"`
+	Time        int64   `json:"time"`
+	Head        string  `json:"head"`
 }
 
 // ReceiptHeadList is a page of heads; Next, when set, is the `from` of the next page.

@@ -175,6 +175,10 @@ class ReceiptHeadPayload:
     previous: Optional[str]
     time: int
     """Unix milliseconds."""
+    tenant: Optional[str] = None
+    """The tenant whose answers the tree holds; None in a head made before heads were kept per tenant."""
+    environment: Optional[str] = None
+    """The environment of those answers; None with `tenant`."""
 
 
 @dataclass

@@ -157,7 +157,7 @@ class ReceiptVerifier:
     """Verifies receipts against the JWKS that `fetch_keys(etag)` returns. The key set is cached
     and fetched again, once per answer, when a head names a kid it does not hold (after a
     rotation): `fetch_keys` answers (jwks, etag), or (None, etag) when unchanged (304).
-    It remembers the last head of each instance, so that a head claiming the same place in the
+    It remembers the last head of each chain (instance, tenant, environment), so that a head claiming the same place in the
     chain as another, or a successor whose `previous` is not the hash of the head before it,
     fails. With `pins` (KeyPins), pinned keys need no fetch and only pinned keys verify (unless
     the pins allow unpinned ones). Thread-safe."""
@@ -209,8 +209,9 @@ class ReceiptVerifier:
             key.verify(b64url_decode(parts[2]), (parts[0] + "." + parts[1]).encode())
         except InvalidSignature:
             raise ReceiptInvalidError("the head's signature does not verify")
-        if not isinstance(payload, dict) or set(payload) != {"instance", "sequence", "size", "root", "previous", "time"}:
-            raise ReceiptInvalidError("the head's payload is not {instance, sequence, size, root, previous, time}")
+        members = {"instance", "sequence", "size", "root", "previous", "time"}
+        if not isinstance(payload, dict) or set(payload) not in (members, members | {"tenant", "environment"}):
+            raise ReceiptInvalidError("the head's payload is not {instance, tenant, environment, sequence, size, root, previous, time}")
         try:
             return decode(ReceiptHeadPayload, payload), header["kid"]
         except ValueError as error:
@@ -225,12 +226,20 @@ class ReceiptVerifier:
         leaf = hashlib.sha256(b"\x00" + body).digest()
         if root_from_path(leaf, index, head.size, path) != b64url_decode(head.root):
             raise ReceiptInvalidError("the body and the path do not lead to the signed root")
+        if head.tenant is not None:
+            try:
+                answer = json.loads(body)
+            except ValueError:
+                raise ReceiptInvalidError("the body is not JSON")
+            if not isinstance(answer, dict) or (answer.get("tenant"), answer.get("environment")) != (head.tenant, head.environment):
+                raise ReceiptInvalidError("the head is %s/%s's, not the answer's" % (head.tenant, head.environment))
         self._check_chain(head, jws)
         return Receipt(header_value, jws, index, path, head, kid)
 
     def _check_chain(self, head, jws):
+        chain = (head.instance, head.tenant, head.environment)
         with self._lock:
-            last = self._last_heads.get(head.instance)
+            last = self._last_heads.get(chain)
             if last is not None:
                 sequence, last_jws, last_time = last
                 if head.sequence == sequence and jws != last_jws:
@@ -241,4 +250,4 @@ class ReceiptVerifier:
                     if head.time < last_time:
                         raise ReceiptInvalidError("the head is older than the head before it")
             if last is None or head.sequence > last[0]:
-                self._last_heads[head.instance] = (head.sequence, jws, head.time)
+                self._last_heads[chain] = (head.sequence, jws, head.time)

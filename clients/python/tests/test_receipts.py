@@ -70,6 +70,21 @@ class ReceiptTests(unittest.TestCase):
             self.assertEqual((verified.head.size, verified.kid), (5, self.signer.jwk.kid))
         self.assertEqual(self.fetches, 1, "the key set is cached")
 
+    def test_a_head_names_the_answers_tenant_and_environment_and_chains_by_them(self):
+        bodies = [b'{"tenant":"acme","environment":"production","n":%d}' % i for i in range(2)]
+        root, paths = tree([leaf(b) for b in bodies])
+        own = dict(self.payload, size=2, root=b64url_encode(root), tenant="acme", environment="production")
+        self.assertEqual(self.verifier.verify(bodies[0], receipt(self.signer.head(own), 0, paths[0])).head.tenant, "acme")
+        for why, payload in [("another tenant", dict(own, tenant="globex")), ("another environment", dict(own, environment="sandbox")),
+                             ("a tenant without an environment", {k: v for k, v in own.items() if k != "environment"})]:
+            with self.assertRaises(ReceiptInvalidError, msg=why):
+                self.verifier.verify(bodies[0], receipt(self.signer.head(payload), 0, paths[0]))
+        # Sequence 0 of another chain of the same instance is no fork of acme's.
+        self.verifier.verify(bodies[1], receipt(self.signer.head(dict(own, tenant="acme", environment="production")), 1, paths[1]))
+        fork = dict(own, time=2)
+        with self.assertRaises(ReceiptInvalidError, msg="a second head 0 of acme's chain"):
+            self.verifier.verify(bodies[0], receipt(self.signer.head(fork), 0, paths[0]))
+
     def test_forgeries_fail(self):
         forged = {
             "a changed body": (b'{"n":9}', receipt(self.jws, 2, self.paths[2])),
@@ -210,6 +225,28 @@ class WorkedExampleTests(unittest.TestCase):
                              ("web-1-4f2a9c01", 41, self.JWK.kid))
         with self.assertRaises(ReceiptInvalidError):
             verifier.verify(self.BODIES[1], 'head="%s", index=0, path=%s' % (self.HEAD, self.PATHS[0]))
+
+
+
+class DocumentedExamplePerTenant(unittest.TestCase):
+    """docs/api.md's worked example: three answers of tenant acme in production, whose head names them."""
+
+    JWK = WorkedExampleTests.JWK
+    HEAD = ("eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ.eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwidGVuYW50IjoiYWNtZSIsImVudmlyb25tZW50IjoicHJvZHVjdGlvbiIsInNlcXVlbmNlIjo0MSwic2l6ZSI6Mywicm9vdCI6IkJnNHlVc0dBMnJuSlZSZDFYc3hSWUlYcFEyaVZaUUNtYWNvek1oR1E4ZmciLCJwcmV2aW91cyI6InhnTndmclZBQ1FJSlNFSjFGaFEyZTJfcmNIZmhPQW5qSk92ZUJBc2lSRlEiLCJ0aW1lIjoxNzk2NTIyNjY0MTA3fQ.KdOFJdic-IhJDjarlaNxyFTAnwj6F0zzY8CkaTQCpQenbmdqfAfAORt7z-gaUWyGuOdDX6iFpbqE-TkNfJk8BA")
+    BODIES = [b'{"eventId":"e%d","tenant":"acme","environment":"production"}' % k for k in range(3)]
+    PATHS = ["(:plzHCViWaOdFSLKqrngt79Gv9E5p+tujoU0mPtJT6CE=: :Ixt/S01+g7BrmmewKLKpgpTGjA+v889KACHN/ROfNWc=:)",
+             "(:O9poCmCk5ytQPU4R69+eZiNCZT9qSVezfHD1iHJDdfA=: :Ixt/S01+g7BrmmewKLKpgpTGjA+v889KACHN/ROfNWc=:)",
+             "(:jGH9Soqq6cb7j2GEQ3H+lt2tO0+5JTRHVVAqHakFzY4=:)"]
+
+    def test_each_leaf_verifies_and_the_head_names_its_tenant(self):
+        verifier = ReceiptVerifier(lambda etag: (JSONWebKeySet([self.JWK]), None))
+        for index, (body, path) in enumerate(zip(self.BODIES, self.PATHS)):
+            receipt = verifier.verify(body, 'head="%s", index=%d, path=%s' % (self.HEAD, index, path))
+            self.assertEqual((receipt.head.instance, receipt.head.tenant, receipt.head.environment, receipt.head.sequence),
+                             ("web-1-4f2a9c01", "acme", "production", 41))
+        # A head of no tenant of the same instance and sequence is another chain's: no fork.
+        verifier.verify(WorkedExampleTests.BODIES[0],
+                        'head="%s", index=0, path=%s' % (WorkedExampleTests.HEAD, WorkedExampleTests.PATHS[0]))
 
 
 if __name__ == "__main__":

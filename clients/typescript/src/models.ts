@@ -63,7 +63,13 @@ export interface EvaluationResponse {
 // ---- Receipts
 
 /** A signed tree head: the root of the Merkle tree of the answers one writer committed together. */
-export interface ReceiptHeadPayload { instance: string; sequence: number; size: number; root: string; previous: string | null; /** Unix ms */ time: number }
+export interface ReceiptHeadPayload {
+  instance: string;
+  /** With `environment`, the chain's tenant: the answers'; absent in a head made before heads were kept per tenant. */
+  tenant?: string;
+  environment?: string;
+  sequence: number; size: number; root: string; previous: string | null; /** Unix ms */ time: number;
+}
 export interface ReceiptHead extends ReceiptHeadPayload { head: string }
 export interface ReceiptHeadList { heads: ReceiptHead[]; next?: string }
 export interface SigningKey { kty: string; crv: string; x: string; kid: string; use: string; alg: string }

@@ -186,7 +186,7 @@ export type KeyFetcher = (etag: string | undefined) => Promise<{ keys: JSONWebKe
 /**
  * Verifies receipts against the key set `fetchKeys` answers, cached and fetched again, once per
  * answer, when a head names a kid it does not hold (after a rotation). It remembers the last head
- * of each instance: a head claiming the same place in the chain as another, or a successor whose
+ * of each chain (instance, tenant, environment): a head claiming the same place in the chain as another, or a successor whose
  * `previous` is not the hash of the head before it, fails.
  */
 export class ReceiptVerifier {
@@ -239,10 +239,13 @@ export class ReceiptVerifier {
     const valid = await crypto.subtle.verify({ name: "Ed25519" }, key, base64UrlDecode(parts[2]), encoder.encode(parts[0] + "." + parts[1]));
     if (!valid) throw new ReceiptInvalidError("the head's signature does not verify");
     const p = payload as Record<string, unknown>;
-    if (typeof p !== "object" || p === null || Object.keys(p).sort().join() !== "instance,previous,root,sequence,size,time"
+    const members = typeof p === "object" && p !== null ? Object.keys(p).sort().join() : "";
+    if (typeof p !== "object" || p === null
+      || (members !== "instance,previous,root,sequence,size,time" && members !== "environment,instance,previous,root,sequence,size,tenant,time")
+      || (p.tenant !== undefined && (typeof p.tenant !== "string" || p.tenant === "" || typeof p.environment !== "string" || p.environment === ""))
       || typeof p.instance !== "string" || !Number.isInteger(p.sequence) || !Number.isInteger(p.size) || typeof p.root !== "string"
       || !(p.previous === null || typeof p.previous === "string") || !Number.isInteger(p.time)) {
-      throw new ReceiptInvalidError("the head's payload is not {instance, sequence, size, root, previous, time}");
+      throw new ReceiptInvalidError("the head's payload is not {instance, tenant, environment, sequence, size, root, previous, time}");
     }
     return { head: p as unknown as ReceiptHeadPayload, kid: h.kid };
   }
@@ -254,12 +257,20 @@ export class ReceiptVerifier {
     const { head, kid } = await this.verifyHead(jws);
     const root = await rootFromPath(await sha256(Uint8Array.of(0), body), index, head.size, path);
     if (!root || !equal(root, base64UrlDecode(head.root))) throw new ReceiptInvalidError("the body and the path do not lead to the signed root");
+    if (head.tenant !== undefined) {
+      let answer: Record<string, unknown> | null = null;
+      try { answer = JSON.parse(new TextDecoder().decode(body)); } catch { answer = null; }
+      if (typeof answer !== "object" || answer === null || answer.tenant !== head.tenant || answer.environment !== head.environment) {
+        throw new ReceiptInvalidError(`the head is ${head.tenant}/${head.environment}'s, not the answer's`);
+      }
+    }
     await this.checkChain(head, jws);
     return { header: headerValue, headJws: jws, index, path, head, kid };
   }
 
   private async checkChain(head: ReceiptHeadPayload, jws: string): Promise<void> {
-    const last = this.lastHeads.get(head.instance);
+    const chain = `${head.instance}\u0000${head.tenant ?? ""}\u0000${head.environment ?? ""}`;
+    const last = this.lastHeads.get(chain);
     if (last) {
       if (head.sequence === last.sequence && jws !== last.jws) {
         throw new ReceiptInvalidError(`two heads claim sequence ${head.sequence} of instance ${head.instance}`);
@@ -271,6 +282,6 @@ export class ReceiptVerifier {
         if (head.time < last.time) throw new ReceiptInvalidError("the head is older than the head before it");
       }
     }
-    if (!last || head.sequence > last.sequence) this.lastHeads.set(head.instance, { sequence: head.sequence, jws, time: head.time });
+    if (!last || head.sequence > last.sequence) this.lastHeads.set(chain, { sequence: head.sequence, jws, time: head.time });
   }
 }

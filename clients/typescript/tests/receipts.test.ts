@@ -120,7 +120,21 @@ test("more than 1,000 labels are refused before sending; an unreachable daemon i
     (error: unknown) => error instanceof TransportError && !error.mayHaveReachedServer);
 });
 
-test("docs/api.md's worked example: each leaf of the documented tree verifies", async () => {
+test("docs/api.md's worked example: each leaf verifies, and the head names acme in production", async () => {
+  const jwk = { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", kid: "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", use: "sig", alg: "EdDSA" };
+  const head = "eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ.eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwidGVuYW50IjoiYWNtZSIsImVudmlyb25tZW50IjoicHJvZHVjdGlvbiIsInNlcXVlbmNlIjo0MSwic2l6ZSI6Mywicm9vdCI6IkJnNHlVc0dBMnJuSlZSZDFYc3hSWUlYcFEyaVZaUUNtYWNvek1oR1E4ZmciLCJwcmV2aW91cyI6InhnTndmclZBQ1FJSlNFSjFGaFEyZTJfcmNIZmhPQW5qSk92ZUJBc2lSRlEiLCJ0aW1lIjoxNzk2NTIyNjY0MTA3fQ.KdOFJdic-IhJDjarlaNxyFTAnwj6F0zzY8CkaTQCpQenbmdqfAfAORt7z-gaUWyGuOdDX6iFpbqE-TkNfJk8BA";
+  const bodies = [0, 1, 2].map((k) => encoder.encode(`{"eventId":"e${k}","tenant":"acme","environment":"production"}`));
+  const paths = ["(:plzHCViWaOdFSLKqrngt79Gv9E5p+tujoU0mPtJT6CE=: :Ixt/S01+g7BrmmewKLKpgpTGjA+v889KACHN/ROfNWc=:)",
+    "(:O9poCmCk5ytQPU4R69+eZiNCZT9qSVezfHD1iHJDdfA=: :Ixt/S01+g7BrmmewKLKpgpTGjA+v889KACHN/ROfNWc=:)", "(:jGH9Soqq6cb7j2GEQ3H+lt2tO0+5JTRHVVAqHakFzY4=:)"];
+  const verifier = new ReceiptVerifier(async () => ({ keys: { keys: [jwk] }, etag: undefined }));
+  for (let i = 0; i < 3; i++) {
+    const verified = await verifier.verify(bodies[i], `head="${head}", index=${i}, path=${paths[i]}`);
+    assert.deepEqual([verified.head.instance, verified.head.tenant, verified.head.environment, verified.head.sequence],
+      ["web-1-4f2a9c01", "acme", "production", 41]);
+  }
+});
+
+test("a head of no tenant (made before heads were kept per tenant) still verifies", async () => {
   const jwk = { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", kid: "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", use: "sig", alg: "EdDSA" };
   const head = "eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ.eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwic2VxdWVuY2UiOjQxLCJzaXplIjozLCJyb290IjoiQzBnZ2J4Z1lmdEt3dWd6TWFzNHE3WFlFbEotSUlTU3FqNkxBNXMyRWtEQSIsInByZXZpb3VzIjoieGdOd2ZyVkFDUUlKU0VKMUZoUTJlMl9yY0hmaE9BbmpKT3ZlQkFzaVJGUSIsInRpbWUiOjE3OTY1MjI2NjQxMDd9.MOU2PIvMci1x5_Yzf5DTmAqfLrpf788-BfQYDDuqMNVEim3hyRXSESsX2vOkjRKe6_TMqPk0QJiCtLjrK7ZrAQ";
   const bodies = ['{"eventId":"e0","tenant":"acme","environment":"production"}', '{"eventId":"e1","tenant":"acme","environment":"sandbox"}',

@@ -18,15 +18,30 @@ import java.util.List;
  * @param sequence the head's position in that chain
  * @param size answers in the head's tree
  * @param root the tree's root hash
- * @param previous SHA-256 of the instance's previous head; null for its first
+ * @param previous SHA-256 of the chain's previous head; null for its first
  * @param time when the head was made, Unix milliseconds
  * @param index the answer's leaf index
  * @param path the audit path, the leaf's neighbour first
  * @param tenant the tenant the body names (and the receipt therefore binds)
  * @param environment the environment the body names
+ * @param headTenant the tenant the head names (its chain is instance, tenant, environment): the body's;
+ *     null for a head made before heads were kept per tenant
+ * @param headEnvironment the environment the head names; null with {@code headTenant}
  */
 public record Receipt(String header, String head, String keyId, String instance, long sequence, long size, byte[] root,
-                      byte[] previous, long time, long index, List<byte[]> path, String tenant, Environment environment) {
+                      byte[] previous, long time, long index, List<byte[]> path, String tenant, Environment environment,
+                      String headTenant, String headEnvironment) {
+
+    /** A receipt whose head names no tenant (made before heads were kept per tenant). */
+    public Receipt(String header, String head, String keyId, String instance, long sequence, long size, byte[] root,
+                   byte[] previous, long time, long index, List<byte[]> path, String tenant, Environment environment) {
+        this(header, head, keyId, instance, sequence, size, root, previous, time, index, path, tenant, environment, null, null);
+    }
+
+    /** The chain the head extends: its instance, tenant and environment. */
+    String chain() {
+        return instance + "\u0000" + (headTenant == null ? "" : headTenant) + "\u0000" + (headEnvironment == null ? "" : headEnvironment);
+    }
 
     /** SHA-256 of the head's serialization: the next head's {@code previous}. */
     public byte[] headHash() {

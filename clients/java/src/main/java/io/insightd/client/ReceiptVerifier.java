@@ -6,7 +6,7 @@ import java.util.Map;
 
 /**
  * The client's receipt checks: the service's JWKS (fetched when first needed, again with its
- * ETag when a head names a key it does not hold: a rotation), the newest head seen per instance
+ * ETag when a head names a key it does not hold: a rotation), the newest head seen per chain (instance, tenant, environment)
  * (the next must follow it), and the tenant and environment every answer must name (the
  * expected ones, or the first answer's).
  */
@@ -78,12 +78,12 @@ final class ReceiptVerifier {
     }
 
     /**
-     * The head's place in its instance's chain where this client saw a neighbour: the same
+     * The head's place in its chain (instance, tenant, environment) where this client saw a neighbour: the same
      * sequence is the same head, and the next names the newest as previous, with a time not
      * earlier (docs/api.md, "Verifying a receipt", step 8).
      */
     void checkChain(Receipt receipt) throws ReceiptException {
-        Receipt seen = newest.get(receipt.instance());
+        Receipt seen = newest.get(receipt.chain());
         if (seen != null && receipt.sequence() == seen.sequence() && !receipt.head().equals(seen.head())) {
             throw new ReceiptException("two heads " + receipt.sequence() + " of instance " + receipt.instance() + ": its chain forked");
         }
@@ -96,7 +96,7 @@ final class ReceiptVerifier {
                     + seen.sequence());
         }
         if (seen == null || receipt.sequence() > seen.sequence()) {
-            newest.put(receipt.instance(), receipt);
+            newest.put(receipt.chain(), receipt);
         }
     }
 }

@@ -51,10 +51,17 @@ public final class Receipts {
         if (!answer.path("tenant").isTextual() || !answer.path("environment").isTextual()) {
             throw new ReceiptException("the answer names no tenant and environment");
         }
+        String headTenant = head.has("tenant") ? head.path("tenant").asText() : null;
+        String headEnvironment = head.has("environment") ? head.path("environment").asText() : null;
+        if (headTenant != null && (!headTenant.equals(answer.path("tenant").asText())
+                || !headEnvironment.equals(answer.path("environment").asText()))) {
+            throw new ReceiptException("the head is tenant " + headTenant + "'s in " + headEnvironment + ", not the answer's");
+        }
         byte[] previous = head.path("previous").isNull() ? null : base64url(head.path("previous").asText());
         return new Receipt(receipt, parsed.head(), jws.kid(), head.path("instance").asText(), head.path("sequence").asLong(),
                 head.path("size").asLong(), base64url(head.path("root").asText()), previous, head.path("time").asLong(), parsed.index(),
-                parsed.path(), answer.path("tenant").asText(), Environment.of(answer.path("environment").asText()));
+                parsed.path(), answer.path("tenant").asText(), Environment.of(answer.path("environment").asText()), headTenant,
+                headEnvironment);
     }
 
     /** RFC 9162's hash of a leaf: SHA-256(0x00 || data). */
@@ -338,6 +345,12 @@ public final class Receipts {
                     || !head.path("size").canConvertToLong() || head.path("size").asLong() <= 0 || head.path("sequence").asLong() < 0
                     || !head.path("time").canConvertToLong() || !head.path("sequence").isIntegralNumber()
                     || !head.path("size").isIntegralNumber() || !head.path("time").isIntegralNumber()) {
+                throw new ReceiptException("the head's payload is not a tree head");
+            }
+            // A tenant and an environment, both or neither (a head made before heads were kept per tenant).
+            if (head.has("tenant") != head.has("environment") || head.has("tenant") && (!head.path("tenant").isTextual()
+                    || head.path("tenant").asText().isEmpty() || !head.path("environment").isTextual()
+                    || head.path("environment").asText().isEmpty())) {
                 throw new ReceiptException("the head's payload is not a tree head");
             }
             byte[] root = base64url(head.path("root").asText(null));

@@ -217,9 +217,35 @@ class ReceiptsTest {
         assertThrows(ReceiptException.class, () -> production.checkScope(end));
     }
 
-    /** The worked example of docs/api.md ("Verifying a receipt"), signed by the key of RFC 8032's first test vector. */
+    /**
+     * The worked example of docs/api.md ("Verifying a receipt"): three answers of acme in production, signed by the key of
+     * RFC 8032's first test vector; the head names their tenant and environment.
+     */
     @Test
     void theWorkedExampleOfTheApiDocumentVerifies() throws Exception {
+        KeySet keys = KeySet.parse(("{\"keys\":[{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo\","
+                + "\"kid\":\"kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k\",\"use\":\"sig\",\"alg\":\"EdDSA\"}]}").getBytes(StandardCharsets.UTF_8));
+        String head = "eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ."
+                + "eyJpbnN0YW5jZSI6IndlYi0xLTRmMmE5YzAxIiwidGVuYW50IjoiYWNtZSIsImVudmlyb25tZW50IjoicHJvZHVjdGlvbiIsInNlcXVlbmNlIjo0MSwic2l6ZSI6Mywicm9vdCI6IkJnNHlVc0dBMnJuSlZSZDFYc3hSWUlYcFEyaVZaUUNtYWNvek1oR1E4ZmciLCJwcmV2aW91cyI6InhnTndmclZBQ1FJSlNFSjFGaFEyZTJfcmNIZmhPQW5qSk92ZUJBc2lSRlEiLCJ0aW1lIjoxNzk2NTIyNjY0MTA3fQ."
+                + "KdOFJdic-IhJDjarlaNxyFTAnwj6F0zzY8CkaTQCpQenbmdqfAfAORt7z-gaUWyGuOdDX6iFpbqE-TkNfJk8BA";
+        String[] paths = {
+            ":plzHCViWaOdFSLKqrngt79Gv9E5p+tujoU0mPtJT6CE=: :Ixt/S01+g7BrmmewKLKpgpTGjA+v889KACHN/ROfNWc=:",
+            ":O9poCmCk5ytQPU4R69+eZiNCZT9qSVezfHD1iHJDdfA=: :Ixt/S01+g7BrmmewKLKpgpTGjA+v889KACHN/ROfNWc=:",
+            ":jGH9Soqq6cb7j2GEQ3H+lt2tO0+5JTRHVVAqHakFzY4=:",
+        };
+        for (int i = 0; i < paths.length; i++) {
+            byte[] body = ("{\"eventId\":\"e" + i + "\",\"tenant\":\"acme\",\"environment\":\"production\"}").getBytes(StandardCharsets.UTF_8);
+            Receipt r = Receipts.verify(keys, body, "head=\"" + head + "\", index=" + i + ", path=(" + paths[i] + ")");
+            assertEquals("web-1-4f2a9c01", r.instance());
+            assertEquals("acme", r.headTenant());
+            assertEquals("production", r.headEnvironment());
+            assertEquals(41, r.sequence());
+        }
+    }
+
+    /** The example docs/api.md gave before heads were kept per tenant: a head of no tenant, which still verifies. */
+    @Test
+    void aHeadOfNoTenantStillVerifies() throws Exception {
         KeySet keys = KeySet.parse(("{\"keys\":[{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo\","
                 + "\"kid\":\"kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k\",\"use\":\"sig\",\"alg\":\"EdDSA\"}]}").getBytes(StandardCharsets.UTF_8));
         String head = "eyJhbGciOiJFZERTQSIsImtpZCI6ImtQcktfcW14VldhWVZBOXd3QkY2SXVvM3ZWeno3VHhIQ1R3WEJ5Z3JTNGsifQ."
@@ -240,6 +266,7 @@ class ReceiptsTest {
             assertEquals(41, r.sequence());
             assertEquals(3, r.size());
             assertEquals(leaves[i][2], r.tenant());
+            assertNull(r.headTenant());
             assertEquals("kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k", r.keyId());
             String other = "head=\"" + head + "\", index=" + ((i + 1) % 3) + ", path=(" + leaves[i][1] + ")";
             assertThrows(ReceiptException.class, () -> Receipts.verify(keys, body, other), "another index");
