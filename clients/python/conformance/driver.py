@@ -173,8 +173,11 @@ class Run:
                 check(error.attempts == expect["attempts"], "%d attempts" % error.attempts)
             return
         if "clientError" in expect:
-            classes = {"receiptInvalid": insight.ReceiptInvalidError, "batchTooLarge": insight.BatchTooLargeError}
+            classes = {"receiptInvalid": insight.ReceiptInvalidError, "batchTooLarge": insight.BatchTooLargeError,
+                       "unknownMember": insight.UnknownMemberError}
             check(isinstance(error, classes[expect["clientError"]]), "expected %s, got %r" % (expect["clientError"], error or got))
+            if "path" in expect:
+                check(error.path == expect["path"], "expected path %s, got %s" % (expect["path"], error.path))
             return
         if error is not None:
             raise error
