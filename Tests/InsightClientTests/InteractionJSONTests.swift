@@ -56,4 +56,16 @@ final class InteractionJSONTests: XCTestCase {
             XCTAssertEqual(field, "interaction", json)
         }
     }
+
+    /// The member table is openapi/openapi.json's: a member added there is accepted here too.
+    func testTheMemberTableIsTheDocument() throws {
+        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("openapi/openapi.json")
+        let root = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: document)) as? [String: Any])
+        let schemas = try XCTUnwrap((root["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        for (schema, members) in Interaction.members {
+            let properties = try XCTUnwrap((schemas[schema] as? [String: Any])?["properties"] as? [String: Any], schema)
+            XCTAssertEqual(Set(members.keys), Set(properties.keys), schema)
+        }
+    }
 }

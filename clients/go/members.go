@@ -29,6 +29,19 @@ var requestMembers = map[string]map[string]string{
 	"AgentFacts":        {"userRequested": "", "untrustedContext": "", "argumentsFromUntrustedContext": "", "sideEffects": ""},
 }
 
+// RequestMembers returns the member names of each request schema the client checks what it
+// decodes against (for tooling: clients/conformance/check_openapi.py compares them with openapi/).
+func RequestMembers() map[string][]string {
+	out := map[string][]string{}
+	for schema, members := range requestMembers {
+		for name := range members {
+			out[schema] = append(out[schema], name)
+		}
+		sort.Strings(out[schema])
+	}
+	return out
+}
+
 // UnknownMemberError is a request decoded from JSON (json.Unmarshal into an EvaluationRequest or
 // an Interaction) with a member its schema lacks: Path names it in the request body
 // ("interaction.interaction": the kit's object wrapped once too often;

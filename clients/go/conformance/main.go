@@ -54,7 +54,8 @@ func describe() {
 		"AgentFacts.sideEffects":              strs(insight.SideEffects),
 		"DecisionAction":                      strs(insight.DecisionActions),
 	}
-	out, _ := json.MarshalIndent(map[string]interface{}{"client": "go", "version": insight.Version, "operations": operations, "enums": enums}, "", " ")
+	out, _ := json.MarshalIndent(map[string]interface{}{"client": "go", "version": insight.Version, "operations": operations, "enums": enums,
+		"requestMembers": insight.RequestMembers()}, "", " ")
 	fmt.Println(string(out))
 }
 

@@ -91,6 +91,7 @@ public class Driver {
         out.put("version", InsightClient.VERSION);
         out.put("operations", operations);
         out.put("enums", enums);
+        out.put("requestMembers", io.insightd.client.RequestMembers.schemas());
         System.out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(out));
     }
 

@@ -16,7 +16,7 @@ import java.util.Map;
  * too often, unseen. {@link EvaluationRequest#fromJson} and {@link EvaluationRequest.Interaction#fromJson}
  * refuse such a member instead.
  */
-final class RequestMembers {
+public final class RequestMembers {
     private static final Map<String, Map<String, String>> SCHEMAS = Map.ofEntries(
             Map.entry("EvaluationRequest", Map.of("requestId", "", "operationCategory", "", "insights", "InsightRequest[]",
                     "subject", "Subject", "interaction", "Interaction", "transaction", "Transaction", "initiator", "Initiator")),
@@ -35,6 +35,13 @@ final class RequestMembers {
                     "sideEffects", "")));
 
     private RequestMembers() {}
+
+    /** The member names of each request schema, for tooling (clients/conformance/check_openapi.py compares them with openapi/). */
+    public static Map<String, List<String>> schemas() {
+        Map<String, List<String>> out = new java.util.TreeMap<>();
+        SCHEMAS.forEach((schema, members) -> out.put(schema, members.keySet().stream().sorted().toList()));
+        return out;
+    }
 
     /** {@code json} as {@code type}, after its members are checked against {@code schema} (rooted at {@code path}). */
     static <T> T decode(String json, Class<T> type, String schema, String path) {
