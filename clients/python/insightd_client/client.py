@@ -128,7 +128,9 @@ class Client:
         """POST /v1/evaluations: an `Evaluation` whose receipt verified (unless verification is
         off). `override`: the sandbox's Insight-Override, e.g. "isLikelyBeingCoached=high"
         (a production key gets OverrideNotAllowedError). Raises the problem's error class, or
-        ReceiptInvalidError, UnexpectedResponseError, TransportError. Retried like a read
+        ReceiptInvalidError, UnexpectedResponseError, TransportError; a `request` given as a dict
+        with a member the API lacks raises UnknownMemberError naming its path, before sending
+        (`interaction.interaction`: the kit's object wrapped once too often). Retried like a read
         when you set `request_id` (insightd replays the first evaluation); otherwise not once
         the request may have reached insightd: a TransportError with `may_have_reached_server`
         then leaves it unknown whether an evaluation exists."""
