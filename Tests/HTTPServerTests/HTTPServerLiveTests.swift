@@ -566,33 +566,38 @@ final class HTTPServerLiveTests: XCTestCase {
                 $0.maxConnections = 4; $0.maxConnectionsPerAddress = 0
             }
         ) { server in
+            // Each held request is answered when the test releases it, so the connections are in
+            // progress for as long as the checks take, on a machine however slow; reads wait 60 s.
+            let run = UUID().uuidString
+            func held(_ name: String) -> String { "/held?\(run)-\(name)" }
+            defer { for name in ["handled", "newcomer", "second"] { HeldRequests.release("\(run)-\(name)") } }
             // Idle between requests (first: the server lists it idle just after its answer).
-            let idle = try TestClient(port: server.boundPort)
+            let idle = try TestClient(port: server.boundPort, timeout: 60)
             try idle.send(get("/echo"))
             XCTAssertEqual(try idle.readResponse().status, 200)
             // Handled: its answer comes from another thread later.
-            let handled = try TestClient(port: server.boundPort)
-            try handled.send(get("/async?ms=1500"))
+            let handled = try TestClient(port: server.boundPort, timeout: 60)
+            try handled.send(get(held("handled")))
             // Reading: the head has begun and is not complete.
-            let reading = try TestClient(port: server.boundPort)
+            let reading = try TestClient(port: server.boundPort, timeout: 60)
             try reading.send("GET /echo?reading HTTP/1.1\r\n")
             // Writing: an answer larger than the socket buffers, which the client does not read yet.
-            let writing = try TestClient(port: server.boundPort, receiveBuffer: 4096)
+            let writing = try TestClient(port: server.boundPort, timeout: 60, receiveBuffer: 4096)
             try writing.send(get("/big?bytes=\(8 << 20)"))
             XCTAssertTrue(eventually { server.openConnections == 4 && server.inFlightRequests == 1 })
 
             // At the limit, the new connection takes the idle one's place, the next one the place
             // of the one still sending its head, then another finds every connection busy (the
             // newcomers too, with their requests in flight) and is refused.
-            let newcomer = try TestClient(port: server.boundPort)
-            try newcomer.send(get("/async?ms=1500&newcomer"))
+            let newcomer = try TestClient(port: server.boundPort, timeout: 60)
+            try newcomer.send(get(held("newcomer")))
             XCTAssertTrue(try idle.readsEndOfStream(), "the idle connection was kept")
             XCTAssertTrue(eventually { server.inFlightRequests == 2 })
-            let second = try TestClient(port: server.boundPort)
-            try second.send(get("/async?ms=1500&second"))
+            let second = try TestClient(port: server.boundPort, timeout: 60)
+            try second.send(get(held("second")))
             XCTAssertTrue(try reading.readsEndOfStream(), "the connection sending its head was kept")
             XCTAssertTrue(eventually { server.inFlightRequests == 3 })
-            let refused = try TestClient(port: server.boundPort)
+            let refused = try TestClient(port: server.boundPort, timeout: 60)
             try? refused.send(get("/echo"))
             XCTAssertTrue(try refused.readsEndOfStream(), "a connection over the limit was served")
             XCTAssertEqual(server.evictedConnections, 2)
@@ -600,10 +605,11 @@ final class HTTPServerLiveTests: XCTestCase {
             XCTAssertEqual(server.rejectedConnections, 1)
 
             // Every connection whose request was handled or answered is answered in full.
-            XCTAssertEqual(try handled.readResponse().header("X-Query"), "ms=1500")
+            for name in ["handled", "newcomer", "second"] { HeldRequests.release("\(run)-\(name)") }
+            XCTAssertEqual(try handled.readResponse().header("X-Query"), "\(run)-handled")
             XCTAssertEqual(try writing.readResponse().body.count, 8 << 20)
-            XCTAssertEqual(try newcomer.readResponse().header("X-Query"), "ms=1500&newcomer")
-            XCTAssertEqual(try second.readResponse().header("X-Query"), "ms=1500&second")
+            XCTAssertEqual(try newcomer.readResponse().header("X-Query"), "\(run)-newcomer")
+            XCTAssertEqual(try second.readResponse().header("X-Query"), "\(run)-second")
         }
     }
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import HTTPServer
+import Synchronization
 import XCTest
 
 /// A response as read off the wire by `TestClient`.
@@ -187,10 +188,37 @@ final class TestClient {
     }
 }
 
+/// Requests of `/held?NAME`, answered when a test releases NAME (or at once, when it was
+/// released before the request came).
+enum HeldRequests {
+    private static let held = Mutex<(waiting: [String: [(HTTPResponse, HTTPResponder)]], released: Set<String>)>(([:], []))
+
+    static func hold(_ name: String, _ response: HTTPResponse, _ responder: HTTPResponder) {
+        let now = held.withLock { state -> Bool in
+            if state.released.contains(name) { return true }
+            state.waiting[name, default: []].append((response, responder))
+            return false
+        }
+        if now { responder.send(response) }
+    }
+
+    /// Answers the requests held under `name`, now and from now on.
+    static func release(_ name: String) {
+        let answers = held.withLock { state in
+            state.released.insert(name)
+            return state.waiting.removeValue(forKey: name) ?? []
+        }
+        for (response, responder) in answers { DispatchQueue.global().async { responder.send(response) } }
+    }
+}
+
 /// The application the live tests serve.
 ///
 /// - `/echo`: 200 with the request body; method, path and query in `X-Method`, `X-Path`, `X-Query`.
 /// - `/async?ms=N`: the same, answered from another thread after N milliseconds.
+/// - `/held?NAME`: the same, answered from another thread when the test calls
+///   `HeldRequests.release("NAME")`: in progress for as long as the test needs, however slow the
+///   machine.
 /// - `/never`: never answered.
 /// - `/twice`: answered twice (the second must be ignored).
 /// - `/big?bytes=N`: N bytes of body.
@@ -223,6 +251,8 @@ struct TestHandler: HTTPHandler {
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) { [echo] in
                 responder.send(echo)
             }
+        case "/held":
+            HeldRequests.hold(request.query ?? "", echo, responder)
         case "/never":
             break
         case "/twice":
@@ -273,8 +303,9 @@ extension XCTestCase {
         try body(server)
     }
 
-    /// Polls `condition` until it holds or `timeout` seconds pass.
-    func eventually(_ timeout: Double = 3, _ condition: () -> Bool) -> Bool {
+    /// Polls `condition` until it holds or `timeout` seconds pass: a minute, so that a machine
+    /// 20 times slower still meets it (a condition that holds costs no wait; only a failure waits).
+    func eventually(_ timeout: Double = 60, _ condition: () -> Bool) -> Bool {
         let deadline = DispatchTime.now() + timeout
         while DispatchTime.now() < deadline {
             if condition() { return true }
