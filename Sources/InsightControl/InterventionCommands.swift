@@ -14,7 +14,8 @@ enum InterventionCommands: CommandGroup {
         "kind", InterventionTemplate.kinds.map(\.rawValue).joined(separator: "|"), "the intervention the template is shown in"
     ).asRequired
     static let scamTypes = Option(
-        "scam-types", "TYPE,…", "the scam types it targets, separated by commas: \(ScamType.allCases.map(\.rawValue).joined(separator: ", "))"
+        "scam-types", "TYPE,…",
+        "the scam types it targets, separated by commas: \(ScamType.allCases.map(\.rawValue).joined(separator: ", "))"
     ).asRequired
     static let description = Option(
         "description", "TEXT", "what it says, in at most \(InterventionTemplate.maxDescription) characters on one line (no personal data)"
@@ -62,7 +63,9 @@ enum InterventionCommands: CommandGroup {
                 print(JSONWriter.string(InsightAPIHandler.render(stored)))
             } else {
                 let verb = if case .added = result { "added" } else { "already there, unchanged" }
-                print("template \(stored.id) version \(stored.version) (\(stored.kind.rawValue)) of tenant \(tenant), \(environment.rawValue): \(verb)")
+                print(
+                    "template \(stored.id) version \(stored.version) (\(stored.kind.rawValue)) of tenant \(tenant), \(environment.rawValue): \(verb)"
+                )
             }
             return 0
         case .conflict(let stored):

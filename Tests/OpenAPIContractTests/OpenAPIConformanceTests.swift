@@ -782,7 +782,9 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(IA, "/admin/v1/interventions", 400, "contextInvalid", "not JSON", key: admin.key, json: "{"),
             Probe(IA, "/admin/v1/interventions", 401, "unauthorized", "no key", key: nil, json: entry),
             Probe(IA, "/admin/v1/interventions", 403, "forbidden", "no admin role", key: key, json: entry),
-            Probe(IA, "/admin/v1/interventions", 415, "unsupportedMediaType", "text/plain", key: admin.key, json: entry, contentType: "text/plain"),
+            Probe(
+                IA, "/admin/v1/interventions", 415, "unsupportedMediaType", "text/plain", key: admin.key, json: entry,
+                contentType: "text/plain"),
             Probe(
                 IA, "/admin/v1/interventions", 422, "contextInvalid", "unknown scam type", key: admin.key,
                 json: entry.replacingOccurrences(of: "romance", with: "lottery")),
@@ -792,28 +794,38 @@ final class OpenAPIConformanceTests: XCTestCase {
             Probe(
                 IA, "/admin/v1/interventions", 503, "serverError", "write queue full", key: busyAdmin.key, json: entry,
                 target: .overloaded),
-            Probe(C, report, 422, "interventionTemplateUnknown", "unknown template", key: key,
+            Probe(
+                C, report, 422, "interventionTemplateUnknown", "unknown template", key: key,
                 json: intervention(warned.replacingOccurrences(of: "w-openapi", with: "w-none")), schema: .notExpressible),
-            Probe(C, report, 422, "interventionKindMismatch", "another kind", key: key,
+            Probe(
+                C, report, 422, "interventionKindMismatch", "another kind", key: key,
                 json: intervention(warned.replacingOccurrences(of: "scamWarning", with: "questionnaire")), schema: .notExpressible),
-            Probe(C, report, 422, "interventionTemplateRetired", "retired template", key: key,
+            Probe(
+                C, report, 422, "interventionTemplateRetired", "retired template", key: key,
                 json: intervention(warned.replacingOccurrences(of: "w-openapi", with: "w-retired")), schema: .notExpressible),
-            Probe(C, report, 422, "interventionTimeInvalid", "shown before the evaluation", key: key,
+            Probe(
+                C, report, 422, "interventionTimeInvalid", "shown before the evaluation", key: key,
                 json: intervention(warned.replacingOccurrences(of: shownNow, with: "2001-01-01T00:00:00Z")), schema: .notExpressible),
-            Probe(C, report, 422, "contextInvalid", "a warning without its template", key: key,
+            Probe(
+                C, report, 422, "contextInvalid", "a warning without its template", key: key,
                 json: intervention(#""kind":"scamWarning","shownAt":"\#(shownNow)","response":"abandoned""#), schema: .notExpressible),
-            Probe(C, report, 422, "contextInvalid", "unknown response", key: key,
+            Probe(
+                C, report, 422, "contextInvalid", "unknown response", key: key,
                 json: intervention(#""kind":"callBack","shownAt":"\#(shownNow)","response":"fine""#)),
             Probe(C, report, 204, nil, "with an intervention", key: key, json: intervention(warned)),
             Probe(C, report, 204, nil, "the same again", key: key, json: intervention(warned)),
-            Probe(C, report, 409, "consumptionConflict", "another response", key: key,
+            Probe(
+                C, report, 409, "consumptionConflict", "another response", key: key,
                 json: intervention(warned.replacingOccurrences(of: "abandoned", with: "proceeded"))),
             Probe(IR, retirePath, 200, nil, "retire", key: admin.key),
             Probe(IR, retirePath, 200, nil, "again", key: admin.key),
             Probe(IR, retirePath, 401, "unauthorized", "no key", key: nil),
             Probe(IR, retirePath, 403, "forbidden", "no admin role", key: key),
-            Probe(IR, "/admin/v1/interventions/w-openapi/versions/9/retire", 404, "interventionTemplateNotFound", "unknown version", key: admin.key),
-            Probe(IR, "/admin/v1/interventions/w-openapi/versions/1/retire", 503, "serverError", "write queue full", key: busyAdmin.key,
+            Probe(
+                IR, "/admin/v1/interventions/w-openapi/versions/9/retire", 404, "interventionTemplateNotFound", "unknown version",
+                key: admin.key),
+            Probe(
+                IR, "/admin/v1/interventions/w-openapi/versions/1/retire", 503, "serverError", "write queue full", key: busyAdmin.key,
                 target: .overloaded)
         ]
         let jwksTag = try XCTUnwrap(try send("GET", "/v1/signing-keys", key: nil, json: nil).headers["etag"], "the key set's ETag")
