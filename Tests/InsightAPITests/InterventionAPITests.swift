@@ -153,6 +153,13 @@ final class InterventionAPITests: XCTestCase {
         )
         .query { "\($0.text(0) ?? "-") \($0.text(1) ?? "-") \($0.int(2)) \($0.int64(3)) \($0.text(4) ?? "-") \($0.isNull(5))" }
         XCTAssertEqual(rows, ["scamWarning w-romance 1 \(Timestamp.parse(shown) ?? 0) abandoned true"])
+        // The decisions report counts it by intervention and response (no model: the policy proceeds).
+        r = try daemon.request("GET", "/admin/v1/decisions", key: admin)
+        XCTAssertEqual(r.status, 200)
+        let proceed = r.json?["callers"]?[0]?["actions"]?["proceed"]
+        XCTAssertEqual(
+            proceed?["interventions"], try JSONParser.parse(Array(#"{"scamWarning":{"reports":1,"responses":{"abandoned":1}}}"#.utf8)))
+        XCTAssertEqual(r.json?["callers"]?[0]?["actions"]?["block"]?["interventions"], .object([:]))
     }
 
     func testAHoldRecordsItsStartEndAndTelling() throws {

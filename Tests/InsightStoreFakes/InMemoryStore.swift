@@ -474,13 +474,16 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 guard let action = e.decision?.action, let index = state.callerIndex(e.callerId),
                     state.callers[index].caller.tenant == tenant
                 else { continue }
+                let report = state.reports[e.eventId]?.report
                 counts[
                     DecisionCount(
-                        callerId: e.callerId, action: action, status: state.reports[e.eventId]?.report.status,
-                        evaluations: 0), default: 0] += 1
+                        callerId: e.callerId, action: action, status: report?.status, intervention: report?.intervention?.kind,
+                        response: report?.intervention?.response, evaluations: 0), default: 0] += 1
             }
             return counts.map { key, count in
-                DecisionCount(callerId: key.callerId, action: key.action, status: key.status, evaluations: count)
+                var counted = key
+                counted.evaluations = count
+                return counted
             }
         }
     }
