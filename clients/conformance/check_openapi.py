@@ -9,7 +9,8 @@ beside this file): {"client", "version", "operations": {operationId: "METHOD /pa
 "enums": {name: [values]}}. Required of every client: every operation of the document except
 HEAD operations and the contract's `exemptOperations`, with the document's method and path; and
 every enumeration of strings, named as below, except the contract's `exemptEnums`, with exactly
-the document's values (in any order; `null` is not a value). A client may not declare an
+the document's values (in any order; `null` is not a value), where the values of the contract's
+`exemptEnumValues` may be declared or not. A client may not declare an
 operation or enumeration the document lacks.
 
 Enumeration names: a schema of components/schemas that is itself an enumeration is named by the
@@ -52,7 +53,7 @@ def enums(document):
     return found
 
 
-def check(client, required_operations, required_enums, all_operations, all_enums):
+def check(client, required_operations, required_enums, all_operations, all_enums, exempt_values=None):
     problems = []
     declared = client.get("operations", {})
     for op_id, (method, path) in sorted(required_operations.items()):
@@ -72,9 +73,11 @@ def check(client, required_operations, required_enums, all_operations, all_enums
             problems.append("declares enumeration %s, which openapi/ does not have" % name)
             continue
         mine = sorted(set(values))
-        if mine != all_enums[name] or len(mine) != len(values):
-            missing = sorted(set(all_enums[name]) - set(values))
-            extra = sorted(set(values) - set(all_enums[name]))
+        # Values the contract exempts (`exemptEnumValues`) may be declared or not.
+        optional = set((exempt_values or {}).get(name, {}))
+        missing = sorted(set(all_enums[name]) - set(values) - optional)
+        extra = sorted(set(values) - set(all_enums[name]))
+        if missing or extra or len(mine) != len(values):
             problems.append("enumeration %s differs: missing %s, extra %s%s" % (
                 name, missing, extra, ", repeated values" if len(mine) != len(values) else ""))
     return problems
@@ -89,9 +92,14 @@ def main():
         contract = json.load(f)
     all_operations = operations(document)
     all_enums = enums(document)
-    for name in list(contract["exemptOperations"]) + list(contract["exemptEnums"]):
+    exempt_values = contract.get("exemptEnumValues", {})
+    for name in list(contract["exemptOperations"]) + list(contract["exemptEnums"]) + list(exempt_values):
         if name not in all_operations and name not in all_enums:
             sys.exit("check_openapi: the contract exempts %s, which openapi/ does not have" % name)
+    for name, values in exempt_values.items():
+        for value in values:
+            if value not in all_enums[name]:
+                sys.exit("check_openapi: the contract exempts %s of %s, which openapi/ does not have" % (value, name))
     required_operations = {k: v for k, v in all_operations.items()
                            if v[0] != "HEAD" and k not in contract["exemptOperations"]}
     required_enums = {k: v for k, v in all_enums.items() if k not in contract["exemptEnums"]}
@@ -100,7 +108,7 @@ def main():
         with open(path) as f:
             client = json.load(f)
         name = "%s %s" % (client.get("client", path), client.get("version", "?"))
-        problems = check(client, required_operations, required_enums, all_operations, all_enums)
+        problems = check(client, required_operations, required_enums, all_operations, all_enums, exempt_values)
         for problem in problems:
             print("openapi-consistency: FAIL %s %s" % (name, problem))
         if problems:
