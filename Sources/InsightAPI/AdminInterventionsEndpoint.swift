@@ -36,7 +36,7 @@ extension InsightAPIHandler {
         }
         let description = try root.string("description", maxLength: InterventionTemplate.maxDescription, required: true)!
         guard InterventionTemplate.isValidDescription(description) else {
-            throw Problem.invalid("description", "must be one line of printable characters")
+            throw Problem.invalid("description", "must be one line without control characters")
         }
         let answered = exchange
         service.add(

@@ -158,12 +158,12 @@ public struct InterventionTemplate: Sendable, Equatable {
     /// The longest description, in characters.
     public static let maxDescription = 200
 
-    /// A description is 1–200 printable characters on one line: what the template says, for the
-    /// operator's reading, never about a person.
+    /// A description is 1–200 characters on one line, without control characters: what the
+    /// template says, for the operator's reading, never about a person.
     public static func isValidDescription(_ text: String) -> Bool {
         let count = text.unicodeScalars.count
         return (1...maxDescription).contains(count)
-            && text.unicodeScalars.allSatisfy { !$0.properties.generalCategory.isControlOrSeparatorLine }
+            && text.unicodeScalars.allSatisfy { !$0.properties.generalCategory.breaksALine }
     }
 
     /// The same entry: what a repeated `add` compares (the creation time aside).
@@ -206,9 +206,11 @@ public protocol InterventionCatalog: Sendable {
 }
 
 extension Unicode.GeneralCategory {
-    fileprivate var isControlOrSeparatorLine: Bool {
+    /// A control character (U+0000–U+001F, U+007F–U+009F) or a line or paragraph separator, as
+    /// the document's pattern for a description states it.
+    fileprivate var breaksALine: Bool {
         switch self {
-        case .control, .lineSeparator, .paragraphSeparator, .format, .surrogate, .privateUse, .unassigned: true
+        case .control, .lineSeparator, .paragraphSeparator: true
         default: false
         }
     }
