@@ -1,7 +1,8 @@
 # insightd — the two commands that matter are `make run` and `make test`.
 SWIFT        ?= swift
 STATE_DIR    ?= $(CURDIR)/.state
-LISTEN       ?= 127.0.0.1:8080
+# make run's address: LISTEN=host:port on the command line, else an exported INSIGHTD_LISTEN.
+LISTEN       ?= $(or $(INSIGHTD_LISTEN),127.0.0.1:8080)
 RELEASE_BIN  := .build/release
 # The end-to-end suites, run against the release binaries (e2e, crash, API fuzzing, documentation
 # examples). Not `tests/`: on a case-insensitive file system that is the same folder as `Tests/`.

@@ -52,7 +52,7 @@ python3 "$CONFORMANCE/check_openapi.py" "$ROOT/openapi/openapi.json" "$CONFORMAN
 
 # 2. A daemon whose revocations, opt-outs and rotated signing keys take effect at once.
 export INSIGHTD_STATE_DIR="$WORK/state"
-INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" INSIGHTD_CREDENTIAL_CACHE=0 \
+INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 INSIGHTD_MODELS_DIR="$ROOT/models" INSIGHTD_CREDENTIAL_CACHE=0 \
     INSIGHTD_AUTHORIZATION_COOLDOWN=0 INSIGHTD_COMPLIANCE_REFRESH=1 \
     "$BIN/insightd" 2>"$WORK/insightd.log" &
 PID=$!

@@ -147,14 +147,14 @@ export INSIGHTD_MODELS_DIR="$(pwd)/models"
 "$BIN/insightctl" signing-keys rotate >/dev/null || fail "insightctl signing-keys rotate"
 
 # Bad input first: a URL whose only host takes no writes, and a master the sentinels do not know.
-if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 \
+if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 \
     INSIGHTD_DATABASE_URL="postgres://insightd:s3cret-pw@127.0.0.1:$PORT_b/postgres?target_session_attrs=read-write&connect_timeout=2" \
     "$BIN/insightd" 2>"$WORK/standby-only.log"; then
     fail "an instance started on a URL whose only host is a standby"
 fi
 grep -q 'read-only' "$WORK/standby-only.log" || fail "no reason given for a standby-only URL: $(cat "$WORK/standby-only.log")"
 grep -q 's3cret-pw' "$WORK/standby-only.log" && fail "the database password was logged"
-if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 \
+if INSIGHTD_STATE_DIR="$WORK/state0" INSIGHTD_LISTEN=127.0.0.1:0 INSIGHTD_METRICS_LISTEN=127.0.0.1:0 \
     INSIGHTD_REDIS_URL="redis-sentinel://127.0.0.1:$S1,127.0.0.1:$S2/no-such-master" "$BIN/insightd" 2>"$WORK/unknown-master.log"; then
     fail "an instance started with a master the sentinels do not know"
 fi

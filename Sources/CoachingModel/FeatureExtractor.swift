@@ -1,3 +1,5 @@
+import JSON
+
 /// Why an event list or summary was refused. `field` is the path of the offending value in the
 /// request (`interaction.events[12].t`, `interaction.summary.keyIntervalCV`), ready for a
 /// `contextInvalid` problem; `message` says what is wrong with it.
@@ -74,8 +76,9 @@ public enum FeatureExtractor {
 
     /// Features a client computed on the device (`interaction.summary`), as a dictionary or as the
     /// request's members in order (names unique). A value outside a feature's documented domain
-    /// is refused with `interaction.summary.<name>`; an unknown name with `interaction.summary`
-    /// and its position (the name is the caller's and is never repeated);
+    /// is refused with `interaction.summary.<name>`; an unknown name too when it is plain
+    /// (`JSONMemberName.isPlain`), else with `interaction.summary` and its position (a name
+    /// that is not plain may carry anything, so it is never repeated);
     /// absent features are missing. Device facts combine with the summary's flags: a true from
     /// either side wins, as it does for events.
     public static func fromSummary<Entries: Sequence>(_ summary: Entries, device: DeviceFacts)
@@ -94,10 +97,12 @@ public enum FeatureExtractor {
         // Of several bad entries the one first in name order is reported, so the answer does
         // not depend on dictionary order; paths are built only for that one.
         var firstBad: (name: String, field: String, message: String)? = summary.unknown.map {
-            (
-                $0.name, "interaction.summary",
-                "has a member that is not a known feature (member \($0.position + 1), counting from 1); docs/features.md lists them"
-            )
+            JSONMemberName.isPlain($0.name)
+                ? ($0.name, "interaction.summary.\($0.name)", "'\($0.name)' is not a known feature; docs/features.md lists them")
+                : (
+                    $0.name, "interaction.summary",
+                    "has a member that is not a known feature (member \($0.position + 1), counting from 1); docs/features.md lists them"
+                )
         }
         for (feature, value) in summary.features {
             if let bad = firstBad, bad.name < feature.name { continue }
@@ -443,7 +448,7 @@ extension InteractionEventType {
 
 /// The members of an `interaction.summary` with their names looked up: the known features in
 /// request order (each at most once: the parser refuses repeated names), and of the names that
-/// are no feature, the first in name order (the one an error reports, by its position only).
+/// are no feature, the first in name order (the one an error reports).
 public struct SummaryFeatures: Sendable {
     public var features: [(Feature, Double)] = []
     /// The first name in name order that is no feature, and its position (from 0) among the

@@ -3,7 +3,8 @@ import JSON
 /// Reads one JSON object of a closed schema, naming each offending field by its path
 /// (`insights[1].schemaVersion`) so a caller can fix a request from the error alone.
 /// Messages describe what was expected and never quote what was sent: a member the schema does
-/// not know is named by its object and its position, never by its name.
+/// not know is named by its path when its name is plain (`Problem.unknownMember`), else by its
+/// object and its position.
 struct ObjectReader {
     let object: JSONObject
     let path: String
@@ -19,7 +20,7 @@ struct ObjectReader {
         for (i, member) in object.members.enumerated() where !allowed.contains(member.key) {
             var position = i
             for removed in readElsewhere.sorted() where removed <= position { position += 1 }
-            throw Problem.unknownMember(of: path, position: position, known: allowed)
+            throw Problem.unknownMember(member.key, of: path, position: position, known: allowed)
         }
         self.object = object
         self.path = path

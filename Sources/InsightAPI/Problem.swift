@@ -5,14 +5,15 @@ import JSON
 
 /// An RFC 9457 problem: the one shape every error of the API takes. `code` is the stable,
 /// machine-readable name clients branch on; `detail` explains this occurrence to a human and
-/// never echoes caller-supplied values.
+/// never echoes caller-supplied values (but for the plain name of an unknown member). Neither
+/// `detail` nor `field` is ever logged: the request line carries `code` only.
 public struct Problem: Error, Sendable, Equatable {
     public var status: Int
     public var code: ProblemCode
     public var detail: String
     /// The offending request field, as a path like `insights[1].schemaVersion`: names of the
-    /// API's schema and positions only, never a name the caller made up (an unknown member is
-    /// named by the path of its object; see `unknownMember`).
+    /// API's schema and positions, and of names the caller made up only a plain one
+    /// (`JSONMemberName.isPlain`) of an unknown member; see `unknownMember`.
     public var field: String?
     /// Extra response headers (Allow, Retry-After, WWW-Authenticate).
     public var headers: [(String, String)] = []
@@ -36,14 +37,21 @@ public struct Problem: Error, Sendable, Equatable {
         Problem(422, .contextInvalid, detail, field: field)
     }
 
-    /// A member that the closed schema of the object at `path` (empty: the body) does not know,
-    /// at `position` (from 0) among the object's members. Its name is the caller's string and
-    /// may carry anything, so the problem names the object, the position and the known fields.
-    static func unknownMember(of path: String, position: Int, known: [String]) -> Problem {
-        invalid(
-            path.isEmpty ? "(body)" : path,
-            "has a member that is not a known field (member \(position + 1), counting from 1); the known fields are \(known.joined(separator: ", "))"
-        )
+    /// A member called `name` that the closed schema of the object at `path` (empty: the body)
+    /// does not know, at `position` (from 0) among the object's members. A plain name
+    /// (`JSONMemberName.isPlain`, such as a misspelt or a wrongly nested member) is named, with
+    /// its path; any other may carry anything (a value sent as a name), so then the problem
+    /// names the object and the position. Both list the known fields.
+    static func unknownMember(_ name: String, of path: String, position: Int, known: [String]) -> Problem {
+        let known = known.joined(separator: ", ")
+        guard JSONMemberName.isPlain(name) else {
+            return invalid(
+                path.isEmpty ? "(body)" : path,
+                "has a member that is not a known field (member \(position + 1), counting from 1); the known fields are \(known)")
+        }
+        return invalid(
+            ObjectReader.join(path, name),
+            "'\(name)' is not a known field of \(path.isEmpty ? "the body" : path); the known fields are \(known)")
     }
 
     /// The problem as an HTTP response.

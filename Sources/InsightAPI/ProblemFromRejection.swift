@@ -58,7 +58,7 @@ extension Problem {
         case .requestIdReused:
             self.init(
                 422, .idempotencyKeyReused,
-                "This requestId was sent before with other content; a retry repeats the request byte for byte, a new request takes a new requestId.",
+                "The same requestId was sent with other bytes; a retry must repeat the first request's bytes exactly (a re-serialized copy of the same JSON differs), a new request takes a new requestId.",
                 field: "requestId")
         case .callerNotFound:
             self.init(404, .callerNotFound, "No caller with this id.")

@@ -131,13 +131,6 @@ public struct Interaction: Sendable, Hashable {
     /// The capture kit that produced the interaction.
     public let source: InteractionSource?
 
-    private init(events: [InteractionEvent]?, summary: InteractionSummary?, device: DeviceFacts?, source: InteractionSource?) {
-        self.events = events
-        self.summary = summary
-        self.device = device
-        self.source = source
-    }
-
     /// Timed events in order: the first is `sessionStart` at time 0, and times never decrease.
     public static func events(
         _ events: [InteractionEvent], device: DeviceFacts? = nil,

@@ -130,12 +130,13 @@ extension InsightEvaluator {
 struct WireEvaluationRequest: Encodable {
     struct Insight: Encodable { let type: String; let schemaVersion: Int; let modelVersion: String? }
     struct WireSubject: Encodable { let account: String?; let device: String?; let counterparty: String? }
-    struct Event: Encodable { let t: Int; let type: String; let field: String? }
-    struct Device: Encodable {
+    // Codable: `Interaction(json:)` decodes the capture kit's object with these.
+    struct Event: Codable { let t: Int; let type: String; let field: String? }
+    struct Device: Codable {
         let activeCall: Bool?; let callStartedBeforeSession: Bool?; let screenSharing: Bool?; let remoteAccessApp: Bool?
     }
-    struct Source: Encodable { let kit: String; let version: String; let platform: String; let droppedEvents: Int? }
-    struct WireInteraction: Encodable {
+    struct Source: Codable { let kit: String; let version: String; let platform: String; let droppedEvents: Int? }
+    struct WireInteraction: Codable {
         let events: [Event]?; let summary: [String: Double]?; let device: Device?; let source: Source?
     }
     struct Transaction: Encodable { let newCounterparty: Bool?; let amountBand: String? }

@@ -75,11 +75,30 @@ final class SummaryTests: XCTestCase {
                 XCTFail("\(name) = \(value) accepted")
                 continue
             }
-            // A feature is named; a name that is none is the caller's, and is never repeated.
-            XCTAssertEqual(error.field, Feature(name: name) == nil ? "interaction.summary" : "interaction.summary.\(name)")
+            // A feature is named, and so is a plain name that is none (a misspelt feature).
+            XCTAssertEqual(error.field, "interaction.summary.\(name)")
             XCTAssertTrue(error.message.contains(message), "\(name): \(error.message)")
-            XCTAssertFalse(error.description.contains("noSuchFeature"), error.description)
         }
+        XCTAssertEqual(summaryError(["noSuchFeature": 1])?.message, "'noSuchFeature' is not a known feature; docs/features.md lists them")
+    }
+
+    /// A name that is not plain may be a value sent as a name: it is never repeated, the
+    /// problem gives its position instead (the first unknown in name order).
+    func testAnUnknownNameThatIsNotPlainIsNamedByItsPosition() {
+        for name in ["acct-4111111111111111", "jane.doe@example.com", "_private", "1st", String(repeating: "a", count: 65), "é"] {
+            let members: KeyValuePairs<String, Double> = ["userActionCount": 10.0, name: 1]
+            var error: FeatureExtractionError?
+            do throws(FeatureExtractionError) { _ = try FeatureExtractor.fromSummary(members, device: DeviceFacts()) } catch let refused {
+                error = refused
+            }
+            XCTAssertEqual(error?.field, "interaction.summary", name)
+            XCTAssertEqual(
+                error?.message, "has a member that is not a known feature (member 2, counting from 1); docs/features.md lists them",
+                name)
+            XCTAssertFalse(error?.description.contains(name) ?? true, name)
+        }
+        let longest = String(repeating: "a", count: 64)
+        XCTAssertEqual(summaryError(["userActionCount": 10.0, longest: 1])?.field, "interaction.summary." + longest)
     }
 
     func testDeviceFactsCombineWithTheSummary() throws {

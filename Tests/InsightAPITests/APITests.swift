@@ -103,23 +103,23 @@ final class APITests: XCTestCase {
             (Self.body(insights: #"{"schemaVersion":1}"#), 422, "insights[0].type"),
             (Self.body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":"1"}"#), 422, "insights[0].schemaVersion"),
             (Self.body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1.5}"#), 422, "insights[0].schemaVersion"),
-            (Self.body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"extra":1}"#), 422, "insights[0]"),
-            (Self.body(#","color":"blue""#), 422, "(body)"),
+            (Self.body(insights: #"{"type":"isLikelyBeingCoached","schemaVersion":1,"extra":1}"#), 422, "insights[0].extra"),
+            (Self.body(#","color":"blue""#), 422, "color"),
             (Self.body(#","requestId":"\#(String(repeating: "x", count: 129))""#), 422, "requestId"),
             (Self.body(#","requestId":"a\u0007b""#), 422, "requestId"),
             (Self.body(#","requestId":"""#), 422, "requestId"),
             (Self.body(#","subject":{"account":42}"#), 422, "subject.account"),
-            (Self.body(#","subject":{"email":"x"}"#), 422, "subject"),
+            (Self.body(#","subject":{"email":"x"}"#), 422, "subject.email"),
             (Self.body(#","subject":"acct""#), 422, "subject"),
             (Self.body(#","transaction":{"amountBand":"huge"}"#), 422, "transaction.amountBand"),
             (Self.body(#","interaction":{"events":[{"t":-1,"type":"sessionStart"}]}"#), 422, "interaction.events[0].t"),
             (Self.body(#","interaction":{"events":[{"t":5,"type":"sessionStart"},{"t":4,"type":"tap"}]}"#), 422, "interaction.events[1].t"),
             (Self.body(#","interaction":{"events":[{"t":0,"type":"typed character"}]}"#), 422, "interaction.events[0].type"),
             (Self.body(#","interaction":{"events":[{"t":0,"type":"tap","field":"iban"}]}"#), 422, "interaction.events[0].field"),
-            (Self.body(#","interaction":{"events":[{"t":0,"type":"tap","chars":"1234"}]}"#), 422, "interaction.events[0]"),
+            (Self.body(#","interaction":{"events":[{"t":0,"type":"tap","chars":"1234"}]}"#), 422, "interaction.events[0].chars"),
             (Self.body(#","interaction":{"events":[],"summary":{}}"#), 422, "interaction"),
             (Self.body(#","interaction":{"device":{"activeCall":"yes"}}"#), 422, "interaction.device.activeCall"),
-            (Self.body(#","interaction":{"summary":{"sessionLength":"long"}}"#), 422, "interaction.summary"),
+            (Self.body(#","interaction":{"summary":{"sessionLength":"long"}}"#), 422, "interaction.summary.sessionLength"),
             ("[1,2]", 400, "(body)"),
             ("{\"operationCategory\":", 400, "(body)"),
             ("", 400, "(body)")
@@ -326,7 +326,7 @@ final class APITests: XCTestCase {
         let statuses = (0..<9).map { r.json?["results"]?[$0]?["status"]?.stringValue }
         XCTAssertEqual(
             statuses, ["accepted", "duplicate", "conflict", "unknownInsight", "invalid", "invalid", "invalid", "invalid", "invalid"])
-        XCTAssertEqual(r.json?["results"]?[4]?["field"]?.stringValue, "labels[4]")
+        XCTAssertEqual(r.json?["results"]?[4]?["field"]?.stringValue, "labels[4].note")
         XCTAssertEqual(r.json?["results"]?[5]?["field"]?.stringValue, "labels[5].fraudType")
         XCTAssertEqual(r.json?["results"]?[6]?["field"]?.stringValue, "labels[6].discoveredAt")
         XCTAssertEqual(r.json?["summary"]?["invalid"]?.numberValue, 5)
@@ -363,9 +363,8 @@ final class APITests: XCTestCase {
         XCTAssertEqual(r.string("field"), "labels")
         r = try labels(#"{"labels":[],"comment":"hi"}"#, idempotencyKey: "e3")
         XCTAssertEqual(r.status, 422)
-        XCTAssertEqual(r.string("field"), "(body)")
-        XCTAssertEqual(
-            r.string("detail"), "has a member that is not a known field (member 2, counting from 1); the known fields are labels")
+        XCTAssertEqual(r.string("field"), "comment")
+        XCTAssertEqual(r.string("detail"), "'comment' is not a known field of the body; the known fields are labels")
     }
 
     func testLabelsArriveLongAfterTheEvaluation() throws {

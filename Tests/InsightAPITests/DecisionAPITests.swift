@@ -89,8 +89,8 @@ final class DecisionAPITests: XCTestCase {
             (#"{"agent":{"untrustedContext":["sms"]}}"#, "initiator.agent.untrustedContext[0]"),
             (#"{"agent":{"untrustedContext":"email"}}"#, "initiator.agent.untrustedContext"),
             (#"{"agent":{"userRequested":"yes"}}"#, "initiator.agent.userRequested"),
-            (#"{"agent":{"tool":"payBill"}}"#, "initiator.agent"),
-            (#"{"kind":"agent","reason":"free text"}"#, "initiator"),
+            (#"{"agent":{"tool":"payBill"}}"#, "initiator.agent.tool"),
+            (#"{"kind":"agent","reason":"free text"}"#, "initiator.reason"),
             (#""agent""#, "initiator")
         ]
         for (initiator, field) in cases {

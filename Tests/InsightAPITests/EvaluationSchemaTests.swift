@@ -40,7 +40,7 @@ final class EvaluationSchemaTests: XCTestCase {
     private func walk(_ fields: [BodyField], at steps: [Step], path: String, in base: JSONValue, leaving left: String) {
         let objectField = path.isEmpty ? "(body)" : path
         assertRefused(
-            editing(base, at: steps + [.key("zzUnknown")], to: .number(1)), in: base, field: objectField,
+            editing(base, at: steps + [.key("zzUnknown")], to: .number(1)), in: base, field: ObjectReader.join(path, "zzUnknown"),
             detail: "the known fields are \(fields.map(\.name).joined(separator: ", "))")
         if !steps.isEmpty {
             assertRefused(editing(base, at: steps, to: .number(1)), in: base, field: objectField, detail: "must be an object, not a number")

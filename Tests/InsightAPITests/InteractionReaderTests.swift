@@ -71,7 +71,7 @@ final class InteractionReaderTests: XCTestCase {
         let cases = [
             ("", #","pad":\#(pad(30_000))"#, "more than 50000 values"),  // over in the pad
             (#""pad":\#(pad(45_000)),"#, "", "more than 50000 values"),  // over in the events
-            ("", #","pad":\#(pad(29_000))"#, "(member 2, counting from 1)")
+            ("", #","pad":\#(pad(29_000))"#, "'pad' is not a known field of interaction")
         ]  // within: the pad is unknown
         for (before, after, expected) in cases {
             let bytes = Array(
@@ -146,7 +146,7 @@ final class InteractionReaderTests: XCTestCase {
             (#"{"version":"1","platform":"web"}"#, "interaction.source.kit"),
             (#"{"kit":"k","version":"1","platform":"web","droppedEvents":-1}"#, "interaction.source.droppedEvents"),
             (#"{"kit":"k","version":"1","platform":"web","droppedEvents":1.5}"#, "interaction.source.droppedEvents"),
-            (#"{"kit":"k","version":"1","platform":"web","userAgent":"Mozilla"}"#, "interaction.source"),
+            (#"{"kit":"k","version":"1","platform":"web","userAgent":"Mozilla"}"#, "interaction.source.userAgent"),
             (#"{"kit":"k x","version":"1","platform":"web"}"#, "interaction.source.kit"),
             (#""web""#, "interaction.source")
         ]

@@ -150,7 +150,7 @@ final class LiveEvaluationTests: XCTestCase {
             ),
             (
                 InsightContext(operationCategory: .payment, interaction: .summary(["noSuchFeature": 1])),
-                "interaction.summary"
+                "interaction.summary.noSuchFeature"
             ),
             (InsightContext(operationCategory: .payment, subject: Subject(account: "")), "subject.account"),
             (

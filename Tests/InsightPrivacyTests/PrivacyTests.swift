@@ -68,7 +68,7 @@ final class PrivacyTests: XCTestCase {
             (#"{"status":"denied"}"#, 422, "subject"),
             (#"{"subject":{},"status":"denied"}"#, 422, "subject"),
             (#"{"subject":{"account":"a","device":"d"},"status":"denied"}"#, 422, "subject"),
-            (#"{"subject":{"counterparty":"c"},"status":"denied"}"#, 422, "subject"),
+            (#"{"subject":{"counterparty":"c"},"status":"denied"}"#, 422, "subject.counterparty"),
             (#"{"subject":{"account":"a"},"status":"off"}"#, 422, "status"),
             (#"{"subject":{"account":"a"}}"#, 422, "status")
         ]
@@ -90,9 +90,9 @@ final class PrivacyTests: XCTestCase {
             ).status, 200)
     }
 
-    /// A member's name and an id that failed validation are the caller's strings and may carry
-    /// anything: answers name the object and the member's position, never the string, and the
-    /// log never has it either.
+    /// A member's name that is not plain and an id that failed validation are the caller's
+    /// strings and may carry anything: answers name the object and the member's position, never
+    /// the string, and the log never has it either.
     func testUnknownMemberNamesAndRefusedIdsAreNeverEchoedOrLogged() throws {
         let daemon = try TestDaemon(.inProcess)
         let evaluate = try daemon.createCaller(roles: [.evaluate]).key
@@ -191,6 +191,61 @@ final class PrivacyTests: XCTestCase {
 
         let log = String(decoding: try daemon.logText(), as: UTF8.self)
         for secret in secrets { XCTAssertFalse(log.contains(secret), "the log has \(secret)") }
+    }
+
+    /// A plain unknown name (a misspelt or wrongly nested member) is named with its path, at the
+    /// top level, nested, in an array element and among the summary's features, so the caller
+    /// can fix it from the answer; a name that is not plain falls back to the position. Neither
+    /// reaches the log, even one that looks like an identifier.
+    func testPlainUnknownMemberNamesAreNamedInTheAnswerButNeverLogged() throws {
+        let daemon = try TestDaemon(.inProcess)
+        let evaluate = try daemon.createCaller(roles: [.evaluate]).key
+        let root = #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]"#
+        let kit = #"{"events":[{"t":0,"type":"sessionStart"}]}"#
+        let cases: [(body: String, field: String, detail: String)] = [
+            (
+                root + #","interaction":{"interaction":\#(kit)}}"#, "interaction.interaction",
+                "'interaction' is not a known field of interaction; the known fields are "
+            ),
+            (root + #","acct4111111111111111":1}"#, "acct4111111111111111", "'acct4111111111111111' is not a known field of the body; "),
+            (
+                root + #","subject":{"account":"a","newCounterParty":"x"}}"#, "subject.newCounterParty",
+                "'newCounterParty' is not a known field of subject; the known fields are account, device, counterparty"
+            ),
+            (
+                #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","version":1}]}"#, "insights[0].version",
+                "'version' is not a known field of insights[0]; "
+            ),
+            (
+                root + #","interaction":{"events":[{"t":0,"type":"sessionStart"},{"t":1,"type":"tap","feild":"payee"}]}}"#,
+                "interaction.events[1].feild", "'feild' is not a known field of interaction.events[1]; the known fields are t, type, field"
+            ),
+            (
+                root + #","interaction":{"summary":{"sessionSeconds":10,"sesionSeconds":1}}}"#, "interaction.summary.sesionSeconds",
+                "'sesionSeconds' is not a known feature; docs/features.md lists them"
+            ),
+            // Not plain: a separator, a leading digit or underscore, over 64 characters.
+            (root + #","acct-4111111111111111":1}"#, "(body)", "has a member that is not a known field (member 3, counting from 1); "),
+            (root + #","subject":{"4111111111111111":"x"}}"#, "subject", "(member 1, counting from 1)"),
+            (root + #","_acct4111111111111111":1}"#, "(body)", "(member 3, counting from 1)"),
+            (root + #","acct\#(String(repeating: "4", count: 61))":1}"#, "(body)", "(member 3, counting from 1)")
+        ]
+        for c in cases {
+            let r = try daemon.request("POST", "/v1/evaluations", key: evaluate, json: c.body)
+            let text = String(decoding: r.body, as: UTF8.self)
+            XCTAssertEqual(r.status, 422, "\(c.body): \(text)")
+            XCTAssertEqual(r.code, "contextInvalid", c.body)
+            XCTAssertEqual(r.string("field"), c.field, "\(c.body): \(text)")
+            XCTAssertTrue(r.string("detail")?.contains(c.detail) == true, "\(c.body): \(text)")
+            if !c.detail.hasPrefix("'") {
+                XCTAssertFalse(text.contains("4111111111111111"), "a name that is not plain was repeated: \(text)")
+            }
+        }
+        let log = String(decoding: try daemon.logText(), as: UTF8.self)
+        XCTAssertTrue(log.contains(#""status":422"#), "the refusals were logged")
+        for name in ["interaction.interaction", "4111111111111111", "newCounterParty", "feild", "sesionSeconds", "is not a known"] {
+            XCTAssertFalse(log.contains(name), "the log has \(name)")
+        }
     }
 
     /// The daemon's own keyring job picks up a rotation within its interval, and so does every

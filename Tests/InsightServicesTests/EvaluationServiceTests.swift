@@ -177,7 +177,7 @@ final class EvaluationAnswerTests: XCTestCase {
                 try f.evaluate(Fixture.request(interaction: .summary(summary, DeviceFacts())), by: caller)
             })
         else { return XCTFail("an unknown feature was accepted") }
-        XCTAssertEqual(summaryField, "interaction.summary")
+        XCTAssertEqual(summaryField, "interaction.summary.noSuchFeature")
         XCTAssertTrue(f.store.received.evaluations.isEmpty)
     }
 

@@ -197,4 +197,16 @@ final class JSONTests: XCTestCase {
         XCTAssertNil(v["a"]?["k"])
         XCTAssertEqual(v.objectValue?.keys, ["a", "o"])
     }
+
+    /// Only a name that looks like a schema's may be repeated in an error.
+    func testAPlainMemberNameIsAShortWord() {
+        for name in ["a", "interaction", "newCounterParty", "key_interval2", "A", String(repeating: "x", count: 64)] {
+            XCTAssertTrue(JSONMemberName.isPlain(name), name)
+        }
+        for name in [
+            "", "_a", "1a", "a-b", "a.b", "a b", "jane@example.com", "é", "a\u{0}", String(repeating: "x", count: 65), "ａ"
+        ] {
+            XCTAssertFalse(JSONMemberName.isPlain(name), name)
+        }
+    }
 }

@@ -98,7 +98,7 @@ final class ModelAPITests: XCTestCase {
                 #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}],"interaction":{"summary":{"noSuchFeature":1}}}"#
         )
         XCTAssertEqual(s.status, 422)
-        XCTAssertEqual(s.string("field"), "interaction.summary")
+        XCTAssertEqual(s.string("field"), "interaction.summary.noSuchFeature")
     }
 
     func testCatalogListsModelVersions() throws {

@@ -41,6 +41,7 @@ final class ModelPerformanceLoopTests: XCTestCase {
         let caller = try daemon.createCaller(roles: [.evaluate, .labels])
         let admin = try daemon.createCaller(roles: [.admin])
         let otherAdmin = try daemon.createCaller(roles: [.admin], tenant: "acme")
+        let sandboxAdmin = try daemon.createCaller(roles: [.admin], environment: .sandbox)
         let noCall = #"{"activeCall":false,"callStartedBeforeSession":false,"screenSharing":false,"remoteAccessApp":false}"#
         let onCall = #"{"activeCall":true,"callStartedBeforeSession":true,"screenSharing":false,"remoteAccessApp":false}"#
         let statuses: [ConsumptionStatus?] = [.usedIncreasedFriction, .usedUnchangedFriction, nil, .notUsedNotNeeded, .usedEvaluationOnly]
@@ -127,7 +128,10 @@ final class ModelPerformanceLoopTests: XCTestCase {
         // Another tenant's admin sees none of it; the sandbox holds none of it.
         report = try daemon.request("GET", path, key: otherAdmin.key)
         XCTAssertEqual(report.json?["versions"]?.arrayValue?.count, 0)
-        report = try daemon.request("GET", path.replacingOccurrences(of: "production", with: "sandbox"), key: admin.key)
+        // A production admin key reads production only; the tenant's sandbox admin finds nothing there.
+        let sandboxPath = path.replacingOccurrences(of: "production", with: "sandbox")
+        XCTAssertEqual(try daemon.request("GET", sandboxPath, key: admin.key).status, 403)
+        report = try daemon.request("GET", sandboxPath, key: sandboxAdmin.key)
         XCTAssertEqual(report.json?["versions"]?.arrayValue?.count, 0)
 
         // 60 days after the period's last day has ended, it is mature: the same figures, all mature.

@@ -94,6 +94,55 @@ final class ReceiptHeadsTests: XCTestCase {
         XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body).status, 429, "the same bucket")
     }
 
+    /// `from` and `limit` page the chains' latest heads as they page one chain: without
+    /// `instance`, in the order of instance names, with `next` while more follow (the document
+    /// allows them without `instance`, so they are answered, never refused).
+    func testFromAndLimitWithoutAnInstancePageTheChains() throws {
+        let (_, key) = try daemon.createCaller(roles: [.evaluate])
+        XCTAssertEqual(try daemon.request("POST", "/v1/evaluations", key: key, json: Self.body).status, 200)
+        let own = try String(contentsOfFile: daemon.service.settings.stateDirectory + "/instance", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        // The chains of two more instances of the caller's tenant and environment, as a shared
+        // store holds them.
+        let db = try SQLiteConnection(path: daemon.service.settings.databasePath)
+        for instance in ["0-other-1", "zz-other-2"] {
+            let head = ReceiptHead(
+                instance: instance, tenant: "default", environment: "production", sequence: 0, size: 1,
+                root: MerkleTree.leafHash(of: [1]), previous: nil, time: 1_796_522_664_107)
+            let jws = "e30." + Base64URL.encode(head.payload) + ".c2ln"
+            try db.prepare(
+                "INSERT INTO receipt_heads (instance, sequence, made_at, jws, leaves, tenant, environment) VALUES (?, 0, 1, ?, x'', 'default', 'production')"
+            )
+            .run(instance, jws)
+        }
+        func page(_ query: String) throws -> (instances: [String], next: String?) {
+            let r = try daemon.request("GET", "/v1/receipts/heads" + query, key: key)
+            XCTAssertEqual(r.status, 200, "\(query): \(String(decoding: r.body, as: UTF8.self))")
+            let body = try JSONParser.parse(r.body)
+            return (try XCTUnwrap(body["heads"]?.arrayValue).compactMap { $0["instance"]?.stringValue }, body["next"]?.stringValue)
+        }
+        let all = try page("")
+        let names = [own, "0-other-1", "zz-other-2"].sorted()
+        XCTAssertEqual(all.instances, names, "every chain, in the order of instance names")
+        XCTAssertNil(all.next)
+        XCTAssertEqual(try page("?limit=100").instances, all.instances)
+        let first = try page("?limit=2")
+        XCTAssertEqual(first.instances, Array(names[0..<2]))
+        XCTAssertEqual(first.next, "/v1/receipts/heads?from=2&limit=2")
+        let second = try page(String(try XCTUnwrap(first.next).dropFirst("/v1/receipts/heads".count)))
+        XCTAssertEqual(second.instances, [names[2]])
+        XCTAssertNil(second.next, "the last page")
+        XCTAssertEqual(try page("?from=1").instances, Array(names[1...]))
+        XCTAssertEqual(try page("?from=3").instances, [], "past the last chain: an empty page")
+        XCTAssertEqual(try page("?from=9223372036854775807&limit=1000").instances, [])
+        // Out of range is still refused, with or without an instance.
+        for query in ["?limit=0", "?limit=1001", "?from=-1", "?instance=" + own + "&limit=0"] {
+            let r = try daemon.request("GET", "/v1/receipts/heads" + query, key: key)
+            XCTAssertEqual(r.status, 422, query)
+            XCTAssertEqual(r.code, "contextInvalid", query)
+        }
+    }
+
     /// Heads made before the chains were split (no tenant, one chain per instance) stay in the
     /// store as they are; `insightctl receipts verify` walks them beside the new chains.
     func testInsightctlVerifiesHeadsOfNoTenantBesideTheTenantsChains() throws {

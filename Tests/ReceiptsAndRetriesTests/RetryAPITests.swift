@@ -91,6 +91,21 @@ final class RetryAPITests: XCTestCase {
         XCTAssertFalse(String(decoding: refused.body, as: UTF8.self).contains("txn-1"), "the requestId is not echoed")
     }
 
+    /// The same JSON re-serialized (here pretty-printed) is other bytes: refused, and the
+    /// problem says it is the bytes that differ, not the content.
+    func testARetryOfTheSameJSONInOtherBytesIsRefusedSayingTheBytesDiffer() throws {
+        XCTAssertEqual(try evaluate(Self.body("txn-1")).status, 200)
+        let pretty = Self.body("txn-1").replacingOccurrences(of: ",", with: ",\n  ").replacingOccurrences(of: ":", with: ": ")
+        let refused = try evaluate(pretty)
+        XCTAssertEqual(refused.status, 422)
+        XCTAssertEqual(refused.code, "idempotencyKeyReused")
+        XCTAssertEqual(refused.string("field"), "requestId")
+        XCTAssertEqual(
+            refused.string("detail"),
+            "The same requestId was sent with other bytes; a retry must repeat the first request's bytes exactly (a re-serialized copy of the same JSON differs), a new request takes a new requestId."
+        )
+    }
+
     func testWithoutARequestIdEveryRequestIsANewEvaluation() throws {
         let one = try evaluate(Self.body(nil)), two = try evaluate(Self.body(nil))
         XCTAssertEqual(one.status, 200)

@@ -13,6 +13,11 @@ the document's values (in any order; `null` is not a value), where the values of
 `exemptEnumValues` may be declared or not. A client may not declare an
 operation or enumeration the document lacks.
 
+`requestMembers` ({schema: [member names]}) is the table a client checks what the caller wrote
+against (an unknown member is refused before sending, issue 47 item 4): it must name every
+schema an EvaluationRequest reaches (through `$ref`s of properties and array items), each with
+exactly the document's members.
+
 Enumeration names: a schema of components/schemas that is itself an enumeration is named by the
 schema (`OperationCategory`); an enumeration inside a schema by the schema and the property names
 that lead to it, through array items (`Problem.code`, `Caller.roles`,
@@ -53,8 +58,50 @@ def enums(document):
     return found
 
 
-def check(client, required_operations, required_enums, all_operations, all_enums, exempt_values=None):
+def request_members(document, root="EvaluationRequest"):
+    """{schema: sorted member names} of `root` and every schema it reaches."""
+    schemas = document["components"]["schemas"]
+    found = {}
+
+    def refs(schema):
+        if not isinstance(schema, dict):
+            return
+        if "$ref" in schema:
+            yield schema["$ref"].rsplit("/", 1)[-1]
+        for sub in [schema.get("items")] + [schema.get(c) for c in ("oneOf", "anyOf", "allOf")]:
+            for item in (sub if isinstance(sub, list) else [sub]):
+                yield from refs(item)
+
+    def visit(name):
+        if name in found or "properties" not in schemas[name]:
+            return
+        found[name] = sorted(schemas[name]["properties"])
+        for prop in schemas[name]["properties"].values():
+            for ref in refs(prop):
+                visit(ref)
+
+    visit(root)
+    return found
+
+
+def check(client, required_operations, required_enums, all_operations, all_enums, members=None, document_schemas=None,
+          exempt_values=None):
     problems = []
+    document_schemas = document_schemas or {}
+    declared_members = client.get("requestMembers", {})
+    for name, names in sorted((members or {}).items()):
+        if name not in declared_members:
+            problems.append("lacks requestMembers %s %s" % (name, names))
+        elif sorted(declared_members[name]) != names:
+            problems.append("requestMembers %s is %s; openapi/ says %s" % (name, sorted(declared_members[name]), names))
+    for name, names in sorted(declared_members.items()):
+        if name in (members or {}):
+            continue
+        schema = document_schemas.get(name, {})
+        if "properties" not in schema:
+            problems.append("declares requestMembers %s, which openapi/ does not have" % name)
+        elif sorted(names) != sorted(schema["properties"]):
+            problems.append("requestMembers %s is %s; openapi/ says %s" % (name, sorted(names), sorted(schema["properties"])))
     declared = client.get("operations", {})
     for op_id, (method, path) in sorted(required_operations.items()):
         if op_id not in declared:
@@ -108,15 +155,16 @@ def main():
         with open(path) as f:
             client = json.load(f)
         name = "%s %s" % (client.get("client", path), client.get("version", "?"))
-        problems = check(client, required_operations, required_enums, all_operations, all_enums, exempt_values)
+        problems = check(client, required_operations, required_enums, all_operations, all_enums,
+                         request_members(document), document["components"]["schemas"], exempt_values)
         for problem in problems:
             print("openapi-consistency: FAIL %s %s" % (name, problem))
         if problems:
             failed += 1
         else:
             passed += 1
-            print("openapi-consistency: ok   %s: %d operations, %d enumerations" % (
-                name, len(client["operations"]), len(client["enums"])))
+            print("openapi-consistency: ok   %s: %d operations, %d enumerations, %d request schemas" % (
+                name, len(client["operations"]), len(client["enums"]), len(client["requestMembers"])))
     print("openapi-consistency: %d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 

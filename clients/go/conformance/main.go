@@ -54,7 +54,8 @@ func describe() {
 		"AgentFacts.sideEffects":              strs(insight.SideEffects),
 		"DecisionAction":                      strs(insight.DecisionActions),
 	}
-	out, _ := json.MarshalIndent(map[string]interface{}{"client": "go", "version": insight.Version, "operations": operations, "enums": enums}, "", " ")
+	out, _ := json.MarshalIndent(map[string]interface{}{"client": "go", "version": insight.Version, "operations": operations, "enums": enums,
+		"requestMembers": insight.RequestMembers()}, "", " ")
 	fmt.Println(string(out))
 }
 
@@ -336,6 +337,13 @@ func (r *runner) expect(s Step, g *got, err error) {
 			check(errors.As(err, &receiptErr), "expected a ReceiptError, got %v", err)
 		case "batchTooLarge":
 			check(errors.Is(err, insight.ErrBatchTooLarge), "expected ErrBatchTooLarge, got %v", err)
+		case "unknownMember":
+			// The driver decodes the context with json.Unmarshal, as a backend decodes the kit's object.
+			var memberErr *insight.UnknownMemberError
+			check(errors.As(err, &memberErr), "expected an UnknownMemberError, got %v", err)
+			if path, ok := expect["path"].(string); ok {
+				check(memberErr.Path == path, "expected path %s, got %s", path, memberErr.Path)
+			}
 		default:
 			check(false, "unknown client error %s", kind)
 		}

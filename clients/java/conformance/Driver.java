@@ -91,6 +91,7 @@ public class Driver {
         out.put("version", InsightClient.VERSION);
         out.put("operations", operations);
         out.put("enums", enums);
+        out.put("requestMembers", io.insightd.client.RequestMembers.schemas());
         System.out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(out));
     }
 
@@ -180,7 +181,8 @@ public class Driver {
             case "catalog" -> got.catalog = client("sandbox", null, true).catalog();
             case "signingKeys" -> got.signingKeys = client("sandbox", null, true).signingKeys().keyIds().size();
             case "evaluate" -> {
-                EvaluationRequest request = JSON.treeToValue(scenario.path("contexts").path(step.path("context").asText()), EvaluationRequest.class);
+                // The context as a backend receives it, JSON text, decoded by the client.
+                EvaluationRequest request = EvaluationRequest.fromJson(JSON.writeValueAsString(scenario.path("contexts").path(step.path("context").asText())));
                 if (step.hasNonNull("requestId")) {
                     request = request.withRequestId(unique("request:" + step.get("requestId").asText(), step.get("requestId").asText()));
                 }
@@ -298,9 +300,14 @@ public class Driver {
             Class<?> type = switch (kind) {
                 case "receiptInvalid" -> ReceiptException.class;
                 case "batchTooLarge" -> io.insightd.client.BatchTooLargeException.class;
+                case "unknownMember" -> io.insightd.client.UnknownMemberException.class;
                 default -> throw new Failed("unknown client error " + kind);
             };
             check(type.isInstance(error), "expected " + kind + ", got " + error);
+            if (expect.has("path")) {
+                String path = ((io.insightd.client.UnknownMemberException) error).path();
+                check(path.equals(expect.get("path").asText()), "expected path " + expect.get("path").asText() + ", got " + path);
+            }
             return;
         }
         if (error != null) {

@@ -2,6 +2,7 @@
 """The Python client's conformance driver (clients/conformance/README.md): `describe` prints the
 client's operations and enumerations; `run` executes clients/conformance/scenario.json against
 the daemon the environment names, through the client's public API only."""
+import dataclasses
 import datetime
 import json
 import os
@@ -13,6 +14,7 @@ import uuid
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import insightd_client as insight  # noqa: E402
+from insightd_client.wire import camel  # noqa: E402
 
 
 def describe():
@@ -21,6 +23,10 @@ def describe():
         "version": insight.__version__,
         "operations": {op: "%s %s" % (method, path) for op, (method, path, _) in insight.OPERATIONS.items()},
         "enums": insight.ENUMERATIONS,
+        "requestMembers": {cls.__name__: [camel(f.name) for f in dataclasses.fields(cls) if f.init] for cls in (
+            insight.EvaluationRequest, insight.InsightRequest, insight.Subject, insight.Interaction,
+            insight.InteractionEvent, insight.DeviceFacts, insight.InteractionSource, insight.Transaction,
+            insight.Initiator, insight.AgentFacts, insight.Label)},
     }, indent=1))
 
 
@@ -173,8 +179,11 @@ class Run:
                 check(error.attempts == expect["attempts"], "%d attempts" % error.attempts)
             return
         if "clientError" in expect:
-            classes = {"receiptInvalid": insight.ReceiptInvalidError, "batchTooLarge": insight.BatchTooLargeError}
+            classes = {"receiptInvalid": insight.ReceiptInvalidError, "batchTooLarge": insight.BatchTooLargeError,
+                       "unknownMember": insight.UnknownMemberError}
             check(isinstance(error, classes[expect["clientError"]]), "expected %s, got %r" % (expect["clientError"], error or got))
+            if "path" in expect:
+                check(error.path == expect["path"], "expected path %s, got %s" % (expect["path"], error.path))
             return
         if error is not None:
             raise error

@@ -24,7 +24,7 @@ from .models import (APIKeyList, AuthorizationChange, AuthorizationQuery, Author
                      RateLimitList, RateLimitState, ReceiptHeadList, SubjectIdentifiers,
                      Transparency, TransparencyQuery, APIKeyInfo)
 from .receipts import KeyPins, Receipt, ReceiptVerifier
-from .wire import decode, encode
+from .wire import decode, decode_request, encode
 
 MAX_LABELS = 1000
 """The most labels one POST /v1/labels takes."""
@@ -128,12 +128,14 @@ class Client:
         """POST /v1/evaluations: an `Evaluation` whose receipt verified (unless verification is
         off). `override`: the sandbox's Insight-Override, e.g. "isLikelyBeingCoached=high"
         (a production key gets OverrideNotAllowedError). Raises the problem's error class, or
-        ReceiptInvalidError, UnexpectedResponseError, TransportError. Retried like a read
+        ReceiptInvalidError, UnexpectedResponseError, TransportError; a `request` given as a dict
+        with a member the API lacks raises UnknownMemberError naming its path, before sending
+        (`interaction.interaction`: the kit's object wrapped once too often). Retried like a read
         when you set `request_id` (insightd replays the first evaluation); otherwise not once
         the request may have reached insightd: a TransportError with `may_have_reached_server`
         then leaves it unknown whether an evaluation exists."""
         if isinstance(request, dict):
-            request = decode(EvaluationRequest, request)
+            request = decode_request(EvaluationRequest, request)
         retry = "safe" if self.idempotent_evaluations and request.request_id is not None else None
         if request.request_id is None:
             request = replace(request, request_id="req-" + "".join(secrets.choice(string.ascii_letters) for _ in range(24)))
@@ -173,7 +175,8 @@ class Client:
         """POST /v1/labels: up to 1,000 labels (BatchTooLargeError beyond, before sending), one
         result each. The Idempotency-Key (generated when None) is sent again on a retry, so a
         batch is never stored twice; a replayed answer has `replayed` True."""
-        labels = [decode(Label, item) if isinstance(item, dict) else item for item in labels]
+        labels = [decode_request(Label, item, "labels[%d]" % index) if isinstance(item, dict) else item
+                  for index, item in enumerate(labels)]
         if not 1 <= len(labels) <= MAX_LABELS:
             raise BatchTooLargeError("a label submission takes 1 to %d labels, not %d" % (MAX_LABELS, len(labels)))
         key = idempotency_key or str(uuid.uuid4())
@@ -207,7 +210,7 @@ class Client:
 
     @staticmethod
     def _subject(subject, cls):
-        return decode(cls, subject) if isinstance(subject, dict) else subject
+        return decode_request(cls, subject, "subject") if isinstance(subject, dict) else subject
 
     # ---- catalog and proofs
 

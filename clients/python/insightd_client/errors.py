@@ -2,7 +2,8 @@
 `ProblemError`, found in `PROBLEM_ERRORS`); a code this client version does not know raises
 `ProblemError` itself. Errors of the client's own: `ReceiptInvalidError` (an answer whose proof
 does not verify: never trust it), `TransportError` (no answer: network, timeout),
-`UnexpectedResponseError` (an answer that is not what the API promises), `BatchTooLargeError`.
+`UnexpectedResponseError` (an answer that is not what the API promises), `BatchTooLargeError`,
+`UnknownMemberError` (a request given as a dict with a member the API does not have).
 """
 from .enums import ProblemCode
 
@@ -89,3 +90,16 @@ class UnexpectedResponseError(InsightdError):
 
 class BatchTooLargeError(InsightdError, ValueError):
     """More than 1,000 labels in one submission: refused before anything is sent."""
+
+
+class UnknownMemberError(InsightdError, ValueError):
+    """A request given as a dict has a member its schema lacks: `path` names it in the body
+    (`interaction.interaction`: the kit's object wrapped once too often; `transaction.newCounterParty`:
+    a misspelt name). Raised before sending: insightd would refuse it too (422), and a client
+    that dropped it would send a request other than the one written."""
+
+    def __init__(self, path, schema, members):
+        super().__init__("unknown member %s: %s has %s" % (path, schema, ", ".join(members)))
+        self.path = path
+        self.schema = schema
+        self.members = list(members)

@@ -3,12 +3,17 @@
 `encode` leaves out fields that are None (the API reads `null` as a type error, not as
 "absent") and writes enumerations as their strings. `decode` builds a dataclass from a JSON
 object by its type hints: nested dataclasses, lists, dicts, Optional, and open enumerations (a
-string the enumeration lacks stays a string). Members the dataclass does not declare are ignored,
-so a field added by a later insightd does not break this client.
+string the enumeration lacks stays a string). In an answer (`decode`), members the dataclass does
+not declare are ignored, so a field added by a later insightd does not break this client. In
+what the caller wrote (`decode_request`), such a member is a mistake (a misspelt name, the kit's
+object wrapped once too often) that would otherwise vanish from the request unseen: it raises
+UnknownMemberError naming its path, before anything is sent.
 """
 import dataclasses
 import enum
 import typing
+
+from .errors import UnknownMemberError
 
 
 def camel(name):
@@ -33,24 +38,42 @@ _hints = {}
 
 
 def decode(cls, data):
-    """`data` (parsed JSON) as `cls`; raises ValueError when it does not have the shape."""
+    """`data` (parsed JSON, an answer) as `cls`; raises ValueError when it does not have the shape."""
+    return _decode(cls, data, None)
+
+
+def decode_request(cls, data, path=""):
+    """`data` (a request the caller wrote as dicts and lists) as `cls`, refusing a member `cls`
+    does not declare with UnknownMemberError; `path` names where `data` sits in the body."""
+    return _decode(cls, data, path)
+
+
+def _at(path, member):
+    if path is None:
+        return None
+    return "%s.%s" % (path, member) if path else member
+
+
+def _decode(cls, data, path):
+    """`path` is None for an answer (unknown members ignored), else where `data` is."""
     origin = typing.get_origin(cls)
     if origin is typing.Union:
         options = [arg for arg in typing.get_args(cls) if arg is not type(None)]
         if data is None:
             return None
         # Union[SomeEnum, str]: the enumeration's member when it has one, else the string.
-        return decode(options[0], data)
+        return _decode(options[0], data, path)
     if origin is list:
         if not isinstance(data, list):
             raise ValueError("expected an array, got %s" % type(data).__name__)
         (item,) = typing.get_args(cls)
-        return [decode(item, entry) for entry in data]
+        return [_decode(item, entry, None if path is None else "%s[%d]" % (path, index))
+                for index, entry in enumerate(data)]
     if origin is dict:
         if not isinstance(data, dict):
             raise ValueError("expected an object, got %s" % type(data).__name__)
         _, item = typing.get_args(cls)
-        return {key: decode(item, entry) for key, entry in data.items()}
+        return {key: _decode(item, entry, _at(path, key)) for key, entry in data.items()}
     if cls is typing.Any:
         return data
     if isinstance(cls, type) and issubclass(cls, enum.Enum):
@@ -67,12 +90,17 @@ def decode(cls, data):
         if hints is None:
             hints = _hints[cls] = typing.get_type_hints(cls)
         arguments = {}
+        if path is not None:
+            declared = [camel(f.name) for f in dataclasses.fields(cls) if f.init]
+            for key in data:
+                if key not in declared:
+                    raise UnknownMemberError(_at(path, key), cls.__name__, declared)
         for f in dataclasses.fields(cls):
             if not f.init:
                 continue
             key = camel(f.name)
             if key in data:
-                arguments[f.name] = decode(hints[f.name], data[key])
+                arguments[f.name] = _decode(hints[f.name], data[key], _at(path, key))
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ValueError("%s lacks %s" % (cls.__name__, key))
         return cls(**arguments)

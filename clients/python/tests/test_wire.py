@@ -5,7 +5,7 @@ import unittest
 
 import insightd_client as insight
 from insightd_client.client import Client
-from insightd_client.wire import decode, encode
+from insightd_client.wire import decode, decode_request, encode
 
 
 class WireTests(unittest.TestCase):
@@ -31,6 +31,42 @@ class WireTests(unittest.TestCase):
         self.assertEqual(answer.insights[0].value, "veryHigh")
         with self.assertRaises(ValueError):
             decode(insight.EvaluationResponse, {"eventId": "e"})
+
+    # The web kit's object, as InsightCapture's session.finish() returns it.
+    KIT = {"events": [{"t": 0, "type": "sessionStart"}, {"t": 900, "type": "submit"}],
+           "source": {"kit": "insight-capture-web", "version": "1.0.0", "platform": "web"}}
+
+    def refused(self, request):
+        """The UnknownMemberError evaluate raises, before sending (port 9 answers nothing: a
+        request that got out would be a TransportError instead)."""
+        with self.assertRaises(insight.UnknownMemberError) as raised:
+            Client("http://127.0.0.1:9", "key", max_retries=0).evaluate(request)
+        return raised.exception
+
+    def base(self, **members):
+        return dict({"operationCategory": "payment",
+                     "insights": [{"type": "isLikelyBeingCoached", "schemaVersion": 1}]}, **members)
+
+    def test_request_with_the_kit_object_wrapped_twice_is_refused_by_its_path(self):
+        error = self.refused(self.base(interaction={"interaction": self.KIT}))
+        self.assertEqual(error.path, "interaction.interaction")
+        self.assertIn("interaction.interaction", str(error))
+
+    def test_request_with_a_misspelt_member_is_refused_by_its_path(self):
+        error = self.refused(self.base(transaction={"newCounterParty": True}))
+        self.assertEqual(error.path, "transaction.newCounterParty")
+        self.assertIn("newCounterparty", error.members)
+        self.assertEqual(self.refused(self.base(interaction=dict(self.KIT, events=[{"t": 0, "type": "sessionStart", "x": 1}]))).path,
+                         "interaction.events[0].x")
+
+    def test_request_forwarding_the_kit_object_unchanged_decodes_whole(self):
+        request = decode_request(insight.EvaluationRequest, self.base(interaction=self.KIT))
+        self.assertEqual(encode(request)["interaction"], self.KIT)
+
+    def test_answer_with_unknown_members_still_decodes(self):
+        problem = decode(insight.Problem, {"type": "t", "title": "t", "status": 422, "code": "contextInvalid",
+                                           "detail": "d", "addedLater": {"x": 1}})
+        self.assertEqual(problem.code, "contextInvalid")
 
     def test_every_problem_code_has_its_error(self):
         for code in insight.ProblemCode:

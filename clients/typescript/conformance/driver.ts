@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { execSync } from "node:child_process";
 import {
-  BatchTooLargeError, DecisionAction, ENUMERATIONS, InsightClient, InsightdError, OPERATIONS, PROBLEM_ERRORS, ProblemError,
+  BatchTooLargeError, REQUEST_MEMBERS, UnknownMemberError, DecisionAction, ENUMERATIONS, InsightClient, InsightdError, OPERATIONS, PROBLEM_ERRORS, ProblemError,
   ReceiptInvalidError, VERSION,
 } from "../src/index.js";
 import type { ClientOptions, Evaluation, EvaluationRequest, Label } from "../src/index.js";
@@ -26,7 +26,8 @@ const env = (name: string): string => {
 
 function describe(): void {
   const operations = Object.fromEntries(Object.entries(OPERATIONS).map(([id, [method, path]]) => [id, `${method} ${path}`]));
-  console.log(JSON.stringify({ client: "typescript", version: VERSION, operations, enums: ENUMERATIONS }, null, 1));
+  console.log(JSON.stringify({ client: "typescript", version: VERSION, operations, enums: ENUMERATIONS,
+    requestMembers: Object.fromEntries(Object.entries(REQUEST_MEMBERS).map(([schema, members]) => [schema, Object.keys(members)])) }, null, 1));
 }
 
 class Run {
@@ -152,8 +153,9 @@ class Run {
       return;
     }
     if (expect.clientError) {
-      const classes: Record<string, Function> = { receiptInvalid: ReceiptInvalidError, batchTooLarge: BatchTooLargeError };
+      const classes: Record<string, Function> = { receiptInvalid: ReceiptInvalidError, batchTooLarge: BatchTooLargeError, unknownMember: UnknownMemberError };
       check(error instanceof classes[expect.clientError], `expected ${expect.clientError}, got ${error ?? "an answer"}`);
+      if (expect.path !== undefined) check((error as UnknownMemberError).path === expect.path, `expected path ${expect.path}, got ${(error as UnknownMemberError).path}`);
       return;
     }
     if (error !== undefined) throw error;

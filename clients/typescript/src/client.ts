@@ -7,6 +7,7 @@ import type {
   APIKeyInfo, APIKeyList, AuthorizationState, AuthorizationSubject, Caller, CallerList, CallerQuotaPatch, ErasureResult, EvaluationRequest, EvaluationResponse, InsightCatalog, JSONWebKeySet, Label, LabelSubmissionResult, Problem,
   RateLimitList, RateLimitState, ReceiptHeadList, SubjectIdentifiers, Transparency,
 } from "./models.js";
+import { checkMembers } from "./members.js";
 import { KeyPins, Receipt, ReceiptVerifier } from "./receipts.js";
 
 export const VERSION = "0.1.0";
@@ -131,11 +132,13 @@ export class InsightClient {
   /**
    * POST /v1/evaluations: the answer, its receipt verified (unless verification is off).
    * `override`: the sandbox's Insight-Override, e.g. "isLikelyBeingCoached=high". Throws the
-   * problem's error class, or ReceiptInvalidError, UnexpectedResponseError, TransportError.
-   * Retried like a read when you set requestId (insightd replays the first evaluation); otherwise
+   * problem's error class, or ReceiptInvalidError, UnexpectedResponseError, TransportError;
+   * UnknownMemberError, before sending, for a member the request's schema lacks (one built from
+   * JSON: `interaction.interaction`, the kit's object wrapped once too often). Retried like a read when you set requestId (insightd replays the first evaluation); otherwise
    * not once the request may have reached insightd (TransportError.mayHaveReachedServer).
    */
   async evaluate(request: EvaluationRequest, options: { override?: string } = {}): Promise<Evaluation> {
+    checkMembers(request, "EvaluationRequest", "");
     const sent: EvaluationRequest = { ...request, requestId: request.requestId ?? "req-" + randomLetters(24) };
     const retry = this.idempotentEvaluations && request.requestId !== undefined ? "safe" : undefined;
     const answer = await this.call("createEvaluation", {}, { body: sent, headers: options.override === undefined ? {} : { "Insight-Override": options.override }, retry });
@@ -169,6 +172,7 @@ export class InsightClient {
    */
   async submitLabels(labels: Label[], idempotencyKey?: string): Promise<LabelSubmissionResult> {
     if (labels.length < 1 || labels.length > MAX_LABELS) throw new BatchTooLargeError(`a label submission takes 1 to ${MAX_LABELS} labels, not ${labels.length}`);
+    checkMembers(labels, "Label[]", "labels");
     const key = idempotencyKey ?? crypto.randomUUID();
     const answer = await this.call("submitLabels", {}, { body: { labels }, headers: { "Idempotency-Key": key } });
     const result = this.decode<Omit<LabelSubmissionResult, "replayed" | "idempotencyKey">>(answer);

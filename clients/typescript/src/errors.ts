@@ -100,3 +100,15 @@ export class UnexpectedResponseError extends InsightdError {
 export class BatchTooLargeError extends InsightdError {
   override name = "BatchTooLargeError";
 }
+
+/**
+ * A request with a member its schema lacks: `path` names it in the body
+ * (`interaction.interaction`: the kit's object wrapped once too often;
+ * `transaction.newCounterParty`: a misspelt name). Thrown before sending.
+ */
+export class UnknownMemberError extends InsightdError {
+  override name = "UnknownMemberError";
+  constructor(readonly path: string, readonly schema: string, readonly members: string[]) {
+    super(`unknown member ${path}: ${schema} has ${members.join(", ")}`);
+  }
+}

@@ -6,5 +6,6 @@
 export * from "./enums.js";
 export * from "./models.js";
 export * from "./errors.js";
+export { REQUEST_MEMBERS } from "./members.js";
 export { KeyPins, ReceiptVerifier, type Receipt } from "./receipts.js";
 export { InsightClient, MAX_LABELS, OPERATIONS, VERSION, type ClientOptions, type Evaluation } from "./client.js";

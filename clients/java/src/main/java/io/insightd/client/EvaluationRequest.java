@@ -29,7 +29,18 @@ public record EvaluationRequest(String requestId, OperationCategory operationCat
      * and the {@code source}: the capture kit that observed it.
      */
     public record Interaction(List<InteractionEvent> events, Map<String, Double> summary, DeviceFacts device,
-                              InteractionSource source) {}
+                              InteractionSource source) {
+        /**
+         * The capture kit's object, forwarded unchanged: its JSON text as the kit produced it.
+         *
+         * @throws UnknownMemberException for a member the API lacks, named by its path
+         *     ({@code interaction.interaction}: the object wrapped once too often)
+         * @throws IllegalArgumentException when it is not JSON of an Interaction's shape
+         */
+        public static Interaction fromJson(String json) {
+            return RequestMembers.decode(json, Interaction.class, "Interaction", "interaction");
+        }
+    }
 
     /**
      * The capture kit that produced the interaction: {@code kit} and {@code version} are tokens,
@@ -53,6 +64,17 @@ public record EvaluationRequest(String requestId, OperationCategory operationCat
     /** What an AI agent's operation rests on. */
     public record AgentFacts(Boolean userRequested, List<UntrustedContext> untrustedContext, Boolean argumentsFromUntrustedContext,
                              List<SideEffect> sideEffects) {}
+
+    /**
+     * A request written as JSON (the body of {@code POST /v1/evaluations}).
+     *
+     * @throws UnknownMemberException for a member the API lacks, named by its path
+     *     ({@code transaction.newCounterParty}: a misspelt name)
+     * @throws IllegalArgumentException when it is not JSON of an EvaluationRequest's shape
+     */
+    public static EvaluationRequest fromJson(String json) {
+        return RequestMembers.decode(json, EvaluationRequest.class, "EvaluationRequest", "");
+    }
 
     /** A request with the same members and another {@code requestId}. */
     public EvaluationRequest withRequestId(String id) {
