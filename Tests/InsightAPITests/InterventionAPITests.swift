@@ -78,7 +78,7 @@ final class InterventionAPITests: XCTestCase {
                 #"{"templateId":"w","version":1,"kind":"scamWarning","scamTypes":["romance"],"description":"\#(String(repeating: "x", count: 201))"}"#,
                 "description"
             ),
-            (#"{"templateId":"w","version":1,"kind":"scamWarning","scamTypes":["romance"],"description":"x","who":1}"#, "(body)")
+            (#"{"templateId":"w","version":1,"kind":"scamWarning","scamTypes":["romance"],"description":"x","who":1}"#, "who")
         ]
         for (body, field) in cases {
             let r = try daemon.request("POST", "/admin/v1/interventions", key: admin, json: body)
