@@ -136,6 +136,9 @@ public final class InsightAPIHandler: HTTPHandler {
             case .adminModels: adminModels(exchange)
             case .adminVelocity: try adminVelocity(exchange)
             case .adminHealth: adminHealth(exchange)
+            case .adminInterventions: try adminInterventions(exchange)
+            case .adminInterventionRetire(let id, let version):
+                try adminInterventionRetire(exchange, templateId: id, version: version)
             case .console(let file): console(exchange, file: file)
             }
         } catch {

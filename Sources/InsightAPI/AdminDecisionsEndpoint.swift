@@ -45,11 +45,27 @@ extension InsightAPIHandler {
             for status in ConsumptionStatus.allCases {
                 if let n = counts.statuses[status] { statuses.append(status.rawValue, .number(Double(n))) }
             }
+            // Per intervention recorded, the reports by the person's response (`none` has none:
+            // its reports are counted as `reports`).
+            var interventions = JSONObject()
+            for kind in InterventionKind.allCases {
+                guard let byResponse = counts.interventions[kind] else { continue }
+                var responses = JSONObject()
+                for response in InterventionResponse.allCases {
+                    if let n = byResponse[response] { responses.append(response.rawValue, .number(Double(n))) }
+                }
+                interventions.append(
+                    kind.rawValue,
+                    .object([
+                        "reports": .number(Double(byResponse.values.reduce(0, +))), "responses": .object(responses)
+                    ]))
+            }
             actions.append(
                 action.rawValue,
                 .object([
                     "evaluations": .number(Double(counts.evaluations)), "reported": .number(Double(counts.reported)),
-                    "proceeded": .number(Double(counts.proceeded)), "statuses": .object(statuses)
+                    "proceeded": .number(Double(counts.proceeded)), "statuses": .object(statuses),
+                    "interventions": .object(interventions)
                 ]))
         }
         object.append("actions", .object(actions))

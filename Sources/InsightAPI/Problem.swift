@@ -94,6 +94,20 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case methodNotAllowed
     /// A different consumption report was already stored for the evaluation (409).
     case consumptionConflict
+    /// A consumption report names a template that is not in the catalogue of the caller's
+    /// tenant and environment (422).
+    case interventionTemplateUnknown
+    /// A consumption report's intervention is of another kind than the template it names (422).
+    case interventionKindMismatch
+    /// A consumption report names a template retired before the intervention was shown (422).
+    case interventionTemplateRetired
+    /// A time of a consumption report's intervention lies before the evaluation or after the
+    /// report, or a hold ends before it starts (422).
+    case interventionTimeInvalid
+    /// No catalogue entry with that id and version (404, admin API).
+    case interventionTemplateNotFound
+    /// A catalogue entry with that id and version exists with other content (409, admin API).
+    case interventionTemplateConflict
     /// The Idempotency-Key was already used with a different body (422).
     case idempotencyKeyReused
     /// The request body is not JSON (415).
@@ -129,6 +143,12 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .keyNotFound: return "No such key"
         case .methodNotAllowed: return "Method not allowed"
         case .consumptionConflict: return "A different consumption report exists"
+        case .interventionTemplateUnknown: return "No such intervention template"
+        case .interventionKindMismatch: return "The template is of another intervention"
+        case .interventionTemplateRetired: return "The intervention template was retired"
+        case .interventionTimeInvalid: return "An intervention time is out of range"
+        case .interventionTemplateNotFound: return "No such intervention template"
+        case .interventionTemplateConflict: return "A different intervention template exists"
         case .idempotencyKeyReused: return "Idempotency key reused with a different body"
         case .unsupportedMediaType: return "The body must be JSON"
         case .payloadTooLarge: return "The body is too large"

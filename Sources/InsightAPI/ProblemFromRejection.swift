@@ -41,6 +41,14 @@ extension Problem {
             self.init(
                 409, .consumptionConflict,
                 "A report with status '\(existing.rawValue)' was already recorded for this evaluation.")
+        case .interventionRefused(let refusal):
+            self = Self.refused(refusal)
+        case .templateNotFound:
+            self.init(404, .interventionTemplateNotFound, "The catalogue has no template with this id and version.")
+        case .templateConflict(let stored):
+            self.init(
+                409, .interventionTemplateConflict,
+                "Template \(stored.id) version \(stored.version) exists with other content; entries never change: add a new version.")
         case .unknownInsightId(let index):
             self = .invalid("insightIdsUsed[\(index)]", "is not an insight of this evaluation")
         case .idempotencyKeyReused:
@@ -60,6 +68,30 @@ extension Problem {
             self.init(503, .serverError, "\(what.rawValue) cannot be read right now; retry.")
         case .store(let failure):
             self = .from(failure)
+        }
+    }
+
+    /// A report's intervention that the catalogue or the evaluation's times refuse.
+    private static func refused(_ refusal: InterventionRefusal) -> Problem {
+        switch refusal {
+        case .unknownTemplate:
+            Problem(
+                422, .interventionTemplateUnknown,
+                "The catalogue of this tenant and environment has no template with this id and version; add it first (insightctl interventions add).",
+                field: "intervention.templateId")
+        case .kindMismatch(let kind):
+            Problem(
+                422, .interventionKindMismatch, "The template is a \(kind.rawValue) template; the intervention's kind must be the same.",
+                field: "intervention.kind")
+        case .retired:
+            Problem(
+                422, .interventionTemplateRetired, "The template was retired before the intervention was shown.",
+                field: "intervention.templateId")
+        case .timeOutOfRange(let field):
+            Problem(
+                422, .interventionTimeInvalid,
+                "Must lie between the evaluation's creation and this report (30 seconds either way for clocks), and a hold must not end before it starts.",
+                field: "intervention.\(field)")
         }
     }
 

@@ -27,6 +27,8 @@ enum Route: Equatable, Sendable {
     case adminModels
     case adminVelocity
     case adminHealth
+    case adminInterventions
+    case adminInterventionRetire(templateId: String, version: String)
     /// A file of the admin console under `/console/` (`""`: its index); nil: `/console` itself,
     /// redirected to `/console/`.
     case console(file: String?)
@@ -43,7 +45,7 @@ enum Route: Equatable, Sendable {
     private static let fixed: [Route] = [
         .evaluations, .labels, .authorization, .authorizationQuery, .subjectTransparency, .subjectErasure, .insights, .livez,
         .readyz, .signingKeys, .receiptHeads, .adminCallers, .adminDecisions, .adminModelPerformance, .adminRateLimits,
-        .adminModels, .adminVelocity, .adminHealth
+        .adminModels, .adminVelocity, .adminHealth, .adminInterventions
     ]
 
     private static func matchWithId(_ path: String) -> Route? {
@@ -72,6 +74,10 @@ enum Route: Equatable, Sendable {
         where s.count == 7 && s[0] == "admin" && s[1] == "v1" && s[2] == "callers" && !s[3].isEmpty
             && s[4] == "keys" && !s[5].isEmpty && s[6] == "revoke":
             return .adminKeyRevoke(callerId: s[3], keyId: s[5])
+        case let s
+        where s.count == 7 && s[0] == "admin" && s[1] == "v1" && s[2] == "interventions" && !s[3].isEmpty
+            && s[4] == "versions" && !s[5].isEmpty && s[6] == "retire":
+            return .adminInterventionRetire(templateId: s[3], version: s[5])
         default: return nil
         }
     }
@@ -80,7 +86,7 @@ enum Route: Equatable, Sendable {
     var allowedMethods: [String] {
         switch self {
         case .evaluations, .consumption, .labels, .adminRateLimitReset, .authorizationQuery, .subjectTransparency,
-            .subjectErasure, .adminKeyRevoke:
+            .subjectErasure, .adminKeyRevoke, .adminInterventionRetire:
             return ["POST"]
         case .authorization: return ["PUT"]
         case .insights, .livez, .readyz, .signingKeys, .receiptHeads, .adminCallers, .adminRateLimit, .adminDecisions,
@@ -88,6 +94,7 @@ enum Route: Equatable, Sendable {
             .console:
             return ["GET", "HEAD"]
         case .adminCaller: return ["GET", "HEAD", "PATCH"]
+        case .adminInterventions: return ["GET", "HEAD", "POST"]
         }
     }
 
@@ -116,7 +123,8 @@ enum Route: Equatable, Sendable {
         case .subjectErasure: return .role(.admin)
         case .labels: return .role(.labels)
         case .adminCallers, .adminCaller, .adminRateLimit, .adminRateLimitReset, .adminDecisions, .adminModelPerformance,
-            .adminRateLimits, .adminCallerKeys, .adminKeyRevoke, .adminModels, .adminVelocity, .adminHealth:
+            .adminRateLimits, .adminCallerKeys, .adminKeyRevoke, .adminModels, .adminVelocity, .adminHealth,
+            .adminInterventions, .adminInterventionRetire:
             return .role(.admin)
         }
     }
@@ -182,6 +190,8 @@ enum Route: Equatable, Sendable {
         case .adminModels: return "/admin/v1/models"
         case .adminVelocity: return "/admin/v1/velocity"
         case .adminHealth: return "/admin/v1/health"
+        case .adminInterventions: return "/admin/v1/interventions"
+        case .adminInterventionRetire: return "/admin/v1/interventions/{templateId}/versions/{version}/retire"
         case .console: return "/console/"
         }
     }

@@ -228,6 +228,7 @@ public final class InsightService: Sendable {
             clock: clock)
         useCases.decisionReports = DecisionReportService(source: ports.decisions, administration: administration, clock: clock)
         useCases.receipts = ReceiptLogService(log: ports.receiptLog)
+        useCases.interventions = InterventionCatalogService(catalog: ports.interventions, clock: clock)
         return useCases
     }
 

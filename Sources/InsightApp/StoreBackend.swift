@@ -101,6 +101,26 @@ public struct StoreBackend: Service {
         }
     }
 
+    /// Runs `body` with the store's intervention catalogue, its writer started, and stops it after
+    /// (`insightctl interventions`, beside or without a daemon; writes go through the engine's
+    /// writer as the daemon's do).
+    public static func withInterventions<T>(
+        _ location: StoreLocation, now: Milliseconds, _ body: (any InterventionCatalog) throws -> T
+    ) throws -> T {
+        switch location {
+        case .sqlite(let directory):
+            let (store, _) = try SQLiteStore.open(settings: SQLiteSettings(path: try databasePath(creating: directory)), now: now)
+            store.start()
+            defer { store.stop() }
+            return try body(store.interventions)
+        case .postgres(let url):
+            let (store, _) = try PostgresStore.open(settings: PostgresSettings(url: url), now: now)
+            store.start()
+            defer { store.stop() }
+            return try body(store.interventions)
+        }
+    }
+
     /// Deletes everything older than `cutoff` at once (`insightctl purge`, beside or without a daemon).
     public static func purge(_ location: StoreLocation, olderThan cutoff: Milliseconds, now: Milliseconds) throws -> RetentionReport {
         switch location {

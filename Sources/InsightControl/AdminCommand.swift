@@ -9,7 +9,7 @@ import InsightApp
 public enum AdminCommand {
     /// Every command, in the order of the help.
     static let commands: [Command] = [
-        InitCommand.self, MigrateCommand.self, CallerCommands.self, TenantCommands.self, KeyCommands.self,
+        InitCommand.self, MigrateCommand.self, CallerCommands.self, TenantCommands.self, InterventionCommands.self, KeyCommands.self,
         HashKeyCommands.self, SigningKeyCommands.self, ReceiptCommands.self, HashCommand.self, BackupCommand.self,
         PurgeCommand.self, RateLimitCommands.self, SubjectCommands.self, PolicyTest.self, ModelCommands.self,
         TrainingCommands.self

@@ -63,6 +63,9 @@ struct ControlStore {
     func trainingVectors() throws -> any TrainingVectorSource { try StoreBackend.trainingVectors(location, now: now) }
     func receiptLog() throws -> any ReceiptLog { try StoreBackend.receiptLog(location, now: now) }
     func purge(olderThan cutoff: Milliseconds) throws -> RetentionReport { try StoreBackend.purge(location, olderThan: cutoff, now: now) }
+    func withInterventions<T>(_ body: (any InterventionCatalog) throws -> T) throws -> T {
+        try StoreBackend.withInterventions(location, now: now, body)
+    }
     func migrate() throws -> [String] { try StoreBackend.migrate(location, now: now) }
     func backup(to target: String) throws -> Int { try StoreBackend.backup(location, to: target) }
 

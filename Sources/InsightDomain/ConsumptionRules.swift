@@ -11,15 +11,16 @@ extension Timeliness {
 
 extension ConsumptionResult {
     /// The answer to `report` for an evaluation that already holds a report of `status` (nil:
-    /// one this binary does not know) naming `insightIds`: the same status and the same ids, in
-    /// any order, are `alreadyRecorded`; anything else is a `conflict` naming the stored status
-    /// (the report's own when the stored one is unknown). Nothing is stored either way.
+    /// one this binary does not know) naming `insightIds` and recording `intervention`: the same
+    /// status, the same ids in any order and the same intervention are `alreadyRecorded`;
+    /// anything else is a `conflict` naming the stored status (the report's own when the stored
+    /// one is unknown). Nothing is stored either way.
     public static func repeated(
         _ report: ConsumptionReport, stored status: ConsumptionStatus?,
-        insightIds: some Sequence<String>
+        insightIds: some Sequence<String>, intervention: RecordedIntervention? = nil
     ) -> ConsumptionResult {
         guard let status else { return .conflict(existing: report.status) }
-        return status == report.status && Set(insightIds) == Set(report.insightIdsUsed)
+        return status == report.status && Set(insightIds) == Set(report.insightIdsUsed) && intervention == report.intervention
             ? .alreadyRecorded : .conflict(existing: status)
     }
 }

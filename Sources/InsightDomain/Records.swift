@@ -233,10 +233,15 @@ public struct ConsumptionReport: Sendable, Equatable {
     public var status: ConsumptionStatus
     public var insightIdsUsed: [String]
     public var reportedAt: Milliseconds
+    /// The reporter's tenant: whose catalogue the intervention's template is looked up in.
+    public var tenant: String
+    /// What the caller did, when the report says (nil: it does not).
+    public var intervention: RecordedIntervention?
 
     public init(
         eventId: String, callerId: String, environment: Environment,
-        status: ConsumptionStatus, insightIdsUsed: [String], reportedAt: Milliseconds
+        status: ConsumptionStatus, insightIdsUsed: [String], reportedAt: Milliseconds,
+        tenant: String = Tenant.defaultName, intervention: RecordedIntervention? = nil
     ) {
         self.eventId = eventId
         self.callerId = callerId
@@ -244,6 +249,8 @@ public struct ConsumptionReport: Sendable, Equatable {
         self.status = status
         self.insightIdsUsed = insightIdsUsed
         self.reportedAt = reportedAt
+        self.tenant = tenant
+        self.intervention = intervention
     }
 }
 
@@ -259,6 +266,8 @@ public enum ConsumptionResult: Sendable, Equatable {
     case evaluationNotFound
     /// These insight ids are not part of the evaluation.
     case unknownInsightIds([String])
+    /// The intervention does not stand against the catalogue or the evaluation's times.
+    case interventionRefused(InterventionRefusal)
 }
 
 /// One well-formed label, ready to store.

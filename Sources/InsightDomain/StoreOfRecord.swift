@@ -44,6 +44,8 @@ public struct StorePorts: Sendable {
     public var leadership: any JobLeadership
     /// The store itself: its writer's start and stop, whether it answers.
     public var store: any StoreOfRecord
+    /// Each tenant's intervention catalogue (docs/api.md "Intervention catalogue").
+    public var interventions: any InterventionCatalog
 
     public init(
         ledger: any EvaluationLedger, credentials: any CredentialDirectory,
@@ -51,7 +53,7 @@ public struct StorePorts: Sendable {
         decisions: any DecisionReporting, authorizations: any AuthorizationStore, retention: any RetentionPurge,
         history: any SubjectHistory, erasure: any SubjectErasure, performance: any ModelPerformanceSource,
         hashKeyRegistry: any HashKeyRegistry, receiptLog: any ReceiptLog, leadership: any JobLeadership,
-        store: any StoreOfRecord
+        store: any StoreOfRecord, interventions: any InterventionCatalog
     ) {
         self.ledger = ledger
         self.credentials = credentials
@@ -66,5 +68,6 @@ public struct StorePorts: Sendable {
         self.receiptLog = receiptLog
         self.leadership = leadership
         self.store = store
+        self.interventions = interventions
     }
 }

@@ -117,6 +117,25 @@ public enum Timestamp {
         return Milliseconds(daysFromCivil(year: y, month: m, day: d)) * 86_400_000
     }
 
+    /// Parses a UTC time "YYYY-MM-DDTHH:MM:SSZ" or "YYYY-MM-DDTHH:MM:SS.sssZ" (as `format`
+    /// writes it) into milliseconds; nil unless the time exists.
+    public static func parse(_ text: String) -> Milliseconds? {
+        let b = Array(text.utf8)
+        guard b.count == 20 || b.count == 24, b.last == UInt8(ascii: "Z"), b[10] == UInt8(ascii: "T"),
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+            let day = parseDate(String(decoding: b[0..<10], as: UTF8.self)),
+            let h = digits(b[11..<13]), let mi = digits(b[14..<16]), let s = digits(b[17..<19]), h < 24, mi < 60, s < 60
+        else { return nil }
+        var ms = 0
+        if b.count == 24 {
+            guard b[19] == UInt8(ascii: "."), let fraction = digits(b[20..<23]) else { return nil }
+            ms = fraction
+        } else if b[19] != UInt8(ascii: "Z") {
+            return nil
+        }
+        return day + Milliseconds(((h * 60 + mi) * 60 + s) * 1000 + ms)
+    }
+
     private static func digits(_ slice: ArraySlice<UInt8>) -> Int? {
         var value = 0
         for c in slice {

@@ -191,7 +191,9 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
                     return DecisionCount(
                         callerId: row.text(0) ?? "", action: action,
                         status: row.text(2).flatMap(ConsumptionStatus.init(rawValue:)),
-                        evaluations: Int(row.int64(3) ?? 0))
+                        intervention: row.text(3).flatMap(InterventionKind.init(rawValue:)),
+                        response: row.text(4).flatMap(InterventionResponse.init(rawValue:)),
+                        evaluations: Int(row.int64(5) ?? 0))
                 }
         }
     }
@@ -212,14 +214,14 @@ public final class PostgresAdministration: CallerAdministration, ReportingStatsS
     }
 
     /// Per caller of the tenant ($1), the evaluations of $2..<$3 with a decision, by action and
-    /// reported status (a range of evaluations_by_caller_created per caller).
+    /// reported status, intervention and response (a range of evaluations_by_caller_created per caller).
     static let decisionCountsSQL = """
-        SELECT c.caller_id, e.decision_action, r.status, count(*)
+        SELECT c.caller_id, e.decision_action, r.status, r.intervention, r.response, count(*)
         FROM callers c
         JOIN evaluations e ON e.caller_id = c.caller_id AND e.created_at >= $2::bigint AND e.created_at < $3::bigint
         LEFT JOIN consumption_reports r ON r.event_id = e.event_id
         WHERE c.tenant = $1::text AND e.decision_action IS NOT NULL
-        GROUP BY c.caller_id, e.decision_action, r.status
+        GROUP BY c.caller_id, e.decision_action, r.status, r.intervention, r.response
         """
 
     /// Per caller, the window's counts ($1: now, $2: the window's start), each caller's window

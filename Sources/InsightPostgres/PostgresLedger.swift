@@ -203,18 +203,45 @@ public final class PostgresLedger: EvaluationLedger {
                     .text(r.eventId), .text(r.callerId), .text(r.environment.rawValue),
                     SQLValues.textArray(ids), SQLValues.integerArray(positions),
                     .text(r.status.rawValue), .text(r.insightIdsUsed.joined(separator: ",")), .int64(r.reportedAt)
-                ])
+                ] + interventionParameters(r))
+        ]
+    }
+
+    /// $9 tenant, $10 kind, $11 template id, $12 template version, $13 shown at, $14 response,
+    /// $15–$17 the hold's start, end and telling; NULL where the report has none.
+    static func interventionParameters(_ r: ConsumptionReport) -> [PostgresValue?] {
+        let i = r.intervention
+        return [
+            .text(r.tenant), i.map { .text($0.kind.rawValue) }, i?.template.map { .text($0.id) },
+            i?.template.map { .int64(Int64($0.version)) }, i?.shownAt.map { .int64($0) }, i?.response.map { .text($0.rawValue) },
+            i?.hold.map { .int64($0.startedAt) }, i?.hold.map { .int64($0.endedAt) }, i?.hold.map { .int64($0.toldAt) }
         ]
     }
 
     /// $1 event id, $2 caller, $3 environment, $4 the used ids, $5 their positions, $6 status,
-    /// $7 the ids as stored, $8 reported at. Only served insights (positions 0 to 3) can have been
-    /// used: a shadow answer was never returned. Answers: the evaluation exists; the ordinals of the
-    /// unknown ids; the stored report's status and ids; the timeliness of the report inserted now
-    /// (`Timeliness(reportedAt:deadline:)` in SQL, so that the report is one statement).
+    /// $7 the ids as stored, $8 reported at, $9–$17 the intervention (`interventionParameters`).
+    /// Only served insights (positions 0 to 3) can have been used: a shadow answer was never
+    /// returned. Answers: the evaluation exists; the ordinals of the unknown ids; the stored
+    /// report's status, ids and intervention; the timeliness of the report inserted now
+    /// (`Timeliness(reportedAt:deadline:)` in SQL, so that the report is one statement); the
+    /// evaluation's creation and the named template's kind and retirement, from which `decode`
+    /// tells why an intervention was refused (`InterventionRefusal.check`, which `sane` and
+    /// `template` restate so that a refused intervention is never inserted).
     static let reportSQL = """
         WITH e AS (
-            SELECT number, report_by FROM evaluations WHERE event_id = $1::text AND caller_id = $2::text AND environment = $3::text),
+            SELECT number, report_by, created_at FROM evaluations WHERE event_id = $1::text AND caller_id = $2::text AND environment = $3::text),
+        template AS (
+            SELECT kind, retired_at FROM intervention_templates
+            WHERE tenant = $9::text AND environment = $3::text AND template_id = $11::text AND version = $12::bigint),
+        bounds AS (
+            SELECT e.created_at - \(RecordedIntervention.clockTolerance) AS low, $8::bigint + \(RecordedIntervention.clockTolerance) AS high FROM e),
+        sane AS (
+            SELECT 1 FROM bounds WHERE $10::text IS NULL OR (
+                ($13::bigint IS NULL OR $13::bigint BETWEEN low AND high)
+                AND ($15::bigint IS NULL OR ($15::bigint BETWEEN low AND high AND $16::bigint BETWEEN low AND high
+                     AND $16::bigint >= $15::bigint AND $17::bigint BETWEEN low AND high))
+                AND ($11::text IS NULL OR EXISTS (
+                    SELECT 1 FROM template WHERE kind = $10::text AND (retired_at IS NULL OR $13::bigint < retired_at))))),
         used AS (
             SELECT u.id, u.position, u.ord FROM unnest($4::text[], $5::bigint[]) WITH ORDINALITY AS u(id, position, ord)),
         unknown AS (
@@ -223,15 +250,24 @@ public final class PostgresLedger: EvaluationLedger {
                 WHERE i.slot BETWEEN e.number * 8 AND e.number * 8 + 3
                   AND (i.insight_id = used.id OR (i.insight_id IS NULL AND i.slot = e.number * 8 + used.position)))),
         existing AS (
-            SELECT status, insight_ids FROM consumption_reports WHERE event_id = $1::text),
+            SELECT status, insight_ids, intervention, template_id, template_version, shown_at, response,
+                   hold_started_at, hold_ended_at, hold_told_at
+            FROM consumption_reports WHERE event_id = $1::text),
         inserted AS (
-            INSERT INTO consumption_reports (event_id, status, insight_ids, reported_at, timeliness)
-            SELECT $1::text, $6::text, $7::text, $8::bigint, CASE WHEN $8::bigint <= e.report_by THEN 'onTime' ELSE 'late' END
-            FROM e WHERE NOT EXISTS (SELECT 1 FROM unknown) AND NOT EXISTS (SELECT 1 FROM existing)
+            INSERT INTO consumption_reports (event_id, status, insight_ids, reported_at, timeliness,
+                intervention, template_id, template_version, shown_at, response, hold_started_at, hold_ended_at, hold_told_at)
+            SELECT $1::text, $6::text, $7::text, $8::bigint, CASE WHEN $8::bigint <= e.report_by THEN 'onTime' ELSE 'late' END,
+                   $10::text, $11::text, $12::bigint, $13::bigint, $14::text, $15::bigint, $16::bigint, $17::bigint
+            FROM e WHERE NOT EXISTS (SELECT 1 FROM unknown) AND NOT EXISTS (SELECT 1 FROM existing) AND EXISTS (SELECT 1 FROM sane)
             ON CONFLICT (event_id) DO NOTHING
             RETURNING timeliness)
         SELECT EXISTS (SELECT 1 FROM e), (SELECT string_agg(ord::text, ',' ORDER BY ord) FROM unknown),
-               (SELECT status FROM existing), (SELECT insight_ids FROM existing), (SELECT timeliness FROM inserted)
+               (SELECT status FROM existing), (SELECT insight_ids FROM existing), (SELECT timeliness FROM inserted),
+               (SELECT created_at FROM e), EXISTS (SELECT 1 FROM template), (SELECT kind FROM template),
+               (SELECT retired_at FROM template),
+               (SELECT intervention FROM existing), (SELECT template_id FROM existing), (SELECT template_version FROM existing),
+               (SELECT shown_at FROM existing), (SELECT response FROM existing), (SELECT hold_started_at FROM existing),
+               (SELECT hold_ended_at FROM existing), (SELECT hold_told_at FROM existing)
         """
 
     static func decode(_ results: [PostgresResult], _ r: ConsumptionReport) throws -> ConsumptionResult {
@@ -245,10 +281,21 @@ public final class PostgresLedger: EvaluationLedger {
             guard let value = Timeliness(rawValue: timeliness) else { throw PostgresStoreError("unknown timeliness") }
             return .recorded(value)
         }
+        if let intervention = r.intervention, let createdAt = row.int64(5) {
+            let template = row.bool(6) == true ? (InterventionKind(rawValue: row.text(7) ?? "") ?? .none, row.int64(8)) : nil
+            if let refusal = InterventionRefusal.check(intervention, template: template, createdAt: createdAt, reportedAt: r.reportedAt) {
+                return .interventionRefused(refusal)
+            }
+        }
         guard let status = row.text(2), let ids = row.text(3) else {
             throw PostgresStoreError("a report was neither stored nor found")
         }
-        return .repeated(r, stored: ConsumptionStatus(rawValue: status), insightIds: ids.split(separator: ",").map(String.init))
+        let stored = RecordedIntervention(
+            storedKind: row.text(9), templateId: row.text(10), templateVersion: row.int64(11), shownAt: row.int64(12),
+            response: row.text(13), holdStartedAt: row.int64(14), holdEndedAt: row.int64(15), holdToldAt: row.int64(16))
+        return .repeated(
+            r, stored: ConsumptionStatus(rawValue: status), insightIds: ids.split(separator: ",").map(String.init),
+            intervention: stored)
     }
 
     // MARK: - Labels

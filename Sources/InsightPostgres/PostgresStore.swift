@@ -26,6 +26,8 @@ public final class PostgresStore: StoreOfRecord {
     public let hashKeyRegistry: PostgresHashKeyRegistry
     /// Every instance's chain of signed receipt heads.
     public let receiptLog: PostgresReceiptLog
+    /// Each tenant's intervention catalogue, shared by the cluster's instances.
+    public let interventions: PostgresInterventionCatalog
     let writer: PostgresWriter
     private let reads: PostgresReadPool
 
@@ -56,6 +58,7 @@ public final class PostgresStore: StoreOfRecord {
         leadership = PostgresJobLeadership(settings: settings)
         hashKeyRegistry = PostgresHashKeyRegistry(reads: reads)
         receiptLog = PostgresReceiptLog(reads: reads)
+        interventions = PostgresInterventionCatalog(reads: reads, writer: writer)
     }
 
     /// The ports, for the daemon's use cases and jobs.
@@ -64,7 +67,7 @@ public final class PostgresStore: StoreOfRecord {
             ledger: ledger, credentials: credentials, administration: administration, decisions: administration,
             authorizations: authorizations, retention: retention, history: administration, erasure: erasure,
             performance: administration, hashKeyRegistry: hashKeyRegistry, receiptLog: receiptLog,
-            leadership: leadership, store: self)
+            leadership: leadership, store: self, interventions: interventions)
     }
 
     /// Starts taking writes.

@@ -17,14 +17,15 @@ public struct ConsumptionService: Sendable {
     /// Records `caller`'s report on evaluation `eventId`; completes once it is durable (or was
     /// recorded before).
     public func report(
-        _ status: ConsumptionStatus, insightIdsUsed used: [String], eventId: String, by caller: Caller,
-        resume: @escaping Resume, completion: @escaping Completion<Void>
+        _ status: ConsumptionStatus, insightIdsUsed used: [String], intervention: RecordedIntervention? = nil,
+        eventId: String, by caller: Caller, resume: @escaping Resume, completion: @escaping Completion<Void>
     ) throws(Rejection) {
         // An id that cannot be one of ours cannot name an evaluation: no store round trip.
         guard eventId.utf8.count <= EvaluationIdentifiers.maxLength else { throw .evaluationNotFound }
         let report = ConsumptionReport(
             eventId: eventId, callerId: caller.callerId, environment: caller.environment,
-            status: status, insightIdsUsed: used, reportedAt: clock.now())
+            status: status, insightIdsUsed: used, reportedAt: clock.now(), tenant: caller.tenant,
+            intervention: intervention)
         let metrics = self.metrics
         ledger.report(report) { result in
             resume {
@@ -38,6 +39,8 @@ public struct ConsumptionService: Sendable {
                     completion(.failure(.consumptionConflict(existing: existing)))
                 case .success(.evaluationNotFound):
                     completion(.failure(.evaluationNotFound))
+                case .success(.interventionRefused(let refusal)):
+                    completion(.failure(.interventionRefused(refusal)))
                 case .success(.unknownInsightIds(let unknown)):
                     completion(.failure(.unknownInsightId(index: used.firstIndex(of: unknown[0]) ?? 0)))
                 case .failure(let failure):

@@ -27,6 +27,9 @@ public struct DecisionReportService: Sendable {
         public var proceeded = 0
         /// Reports by status.
         public var statuses: [ConsumptionStatus: Int] = [:]
+        /// Reports that recorded an intervention, by its kind and the person's response (nil:
+        /// none, for kind `none`).
+        public var interventions: [InterventionKind: [InterventionResponse?: Int]] = [:]
 
         public init() {}
     }
@@ -91,6 +94,7 @@ extension DecisionReportService.CallerDecisions {
             action.statuses[status, default: 0] += count.evaluations
             if status.proceeded { action.proceeded += count.evaluations }
         }
+        if let kind = count.intervention { action.interventions[kind, default: [:]][count.response, default: 0] += count.evaluations }
         actions[count.action] = action
     }
 }

@@ -30,6 +30,12 @@ public enum Rejection: Error, Sendable, Equatable {
     case consumptionConflict(existing: ConsumptionStatus)
     /// `insightIdsUsed[index]` is not an insight of the evaluation.
     case unknownInsightId(index: Int)
+    /// The report's intervention does not stand against the catalogue or the evaluation's times.
+    case interventionRefused(InterventionRefusal)
+    /// No catalogue entry of that id and version in the admin's tenant and environment.
+    case templateNotFound
+    /// A catalogue entry of that id and version exists with other content (entries never change).
+    case templateConflict(InterventionTemplate)
     /// The idempotency key was used before with a different body.
     case idempotencyKeyReused
     /// The evaluation's `requestId` was used before (within the consumption grace) by a
@@ -49,7 +55,8 @@ public enum Rejection: Error, Sendable, Equatable {
 
     /// What could not be read.
     public enum StoreRead: String, Sendable {
-        case callers = "Callers", authorizations = "Authorizations", evaluations = "Evaluations"
+        case callers = "Callers", authorizations = "Authorizations", evaluations = "Evaluations",
+            interventions = "Intervention templates"
     }
 }
 

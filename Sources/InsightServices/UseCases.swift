@@ -24,6 +24,8 @@ public struct UseCases: Sendable {
     public var performance: ModelPerformanceService
     /// The log of receipt heads; nil answers `503`.
     public var receipts: ReceiptLogService?
+    /// Each tenant's intervention catalogue (the admin view); nil answers `503`.
+    public var interventions: InterventionCatalogService?
     /// The time the use cases read (decoders check dates against it).
     public var clock: any Clock
 

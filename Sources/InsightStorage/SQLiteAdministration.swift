@@ -195,12 +195,13 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
     public func decisionCounts(tenant: String, from: Milliseconds, to: Milliseconds) throws -> [DecisionCount] {
         try reader.withLock { db in
             try db.cached(Self.decisionCountsQuery).query([tenant, from, to]) { row in
-                (row.text(0) ?? "", row.int(1), row.text(2), row.int(3))
-            }.compactMap { callerId, code, status, count in
+                (row.text(0) ?? "", row.int(1), row.text(2), row.text(3), row.text(4), row.int(5))
+            }.compactMap { callerId, code, status, intervention, response, count in
                 guard let action = DecisionAction(code: code) else { return nil }
                 return DecisionCount(
                     callerId: callerId, action: action, status: status.flatMap(ConsumptionStatus.init(rawValue:)),
-                    evaluations: count)
+                    intervention: intervention.flatMap(InterventionKind.init(rawValue:)),
+                    response: response.flatMap(InterventionResponse.init(rawValue:)), evaluations: count)
             }
         }
     }
@@ -215,14 +216,14 @@ public final class SQLiteAdministration: CallerAdministration, ReportingStatsSou
     }
 
     /// Per caller of the tenant (?1), the evaluations of ?2..<?3 with a decision, by action and
-    /// reported status: callers first, so each one's evaluations are a range of
-    /// evaluations_by_caller_created.
+    /// reported status, intervention and response: callers first, so each one's evaluations are a
+    /// range of evaluations_by_caller_created.
     static let decisionCountsQuery: StaticString = """
-        SELECT c.caller_id, e.decision_action, r.status, count(*)
+        SELECT c.caller_id, e.decision_action, r.status, r.intervention, r.response, count(*)
         FROM callers c
         CROSS JOIN evaluations e ON e.caller_id = c.caller_id AND e.created_at >= ?2 AND e.created_at < ?3
         LEFT JOIN consumption_reports r ON r.event_id = e.event_id
         WHERE c.tenant = ?1 AND e.decision_action IS NOT NULL
-        GROUP BY c.caller_id, e.decision_action, r.status
+        GROUP BY c.caller_id, e.decision_action, r.status, r.intervention, r.response
         """
 }

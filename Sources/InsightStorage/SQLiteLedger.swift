@@ -247,10 +247,10 @@ public final class SQLiteLedger: EvaluationLedger {
 
     static func apply(_ r: ConsumptionReport, in db: SQLiteConnection) throws -> ConsumptionResult {
         guard
-            let (rowid, reportBy) = try db.cached(
-                "SELECT rowid, report_by FROM evaluations WHERE event_id = ? AND caller_id = ? AND environment = ?"
+            let (rowid, reportBy, createdAt) = try db.cached(
+                "SELECT rowid, report_by, created_at FROM evaluations WHERE event_id = ? AND caller_id = ? AND environment = ?"
             )
-            .first([r.eventId, r.callerId, r.environment.rawValue], row: { ($0.int64(0), $0.int64(1)) })
+            .first([r.eventId, r.callerId, r.environment.rawValue], row: { ($0.int64(0), $0.int64(1), $0.int64(2)) })
         else {
             return .evaluationNotFound
         }
@@ -264,22 +264,67 @@ public final class SQLiteLedger: EvaluationLedger {
             !rows.contains { StoredInsightId.row(stored: $0.stored, at: $0.position, of: r.eventId, is: id) }
         }
         if !unknown.isEmpty { return .unknownInsightIds(unknown) }
+        if let intervention = r.intervention, let refusal = try refusal(of: intervention, r, createdAt: createdAt, in: db) {
+            return .interventionRefused(refusal)
+        }
         let used = r.insightIdsUsed.joined(separator: ",")
-        if let existing = try db.cached("SELECT status, insight_ids FROM consumption_reports WHERE event_id = ?")
-            .first([r.eventId], row: { ($0.text(0) ?? "", $0.text(1) ?? "") })
+        if let existing = try db.cached(
+            """
+            SELECT status, insight_ids, intervention, template_id, template_version, shown_at, response,
+                   hold_started_at, hold_ended_at, hold_told_at
+            FROM consumption_reports WHERE event_id = ?
+            """
+        )
+        .first(
+            [r.eventId],
+            row: { row in
+                (
+                    row.text(0) ?? "", row.text(1) ?? "",
+                    RecordedIntervention(
+                        storedKind: row.text(2), templateId: row.text(3), templateVersion: row.optionalInt64(4),
+                        shownAt: row.optionalInt64(5), response: row.text(6), holdStartedAt: row.optionalInt64(7),
+                        holdEndedAt: row.optionalInt64(8), holdToldAt: row.optionalInt64(9))
+                )
+            })
         {
             return .repeated(
                 r, stored: ConsumptionStatus(rawValue: existing.0),
-                insightIds: existing.1.split(separator: ",").map(String.init))
+                insightIds: existing.1.split(separator: ",").map(String.init), intervention: existing.2)
         }
         let timeliness = Timeliness(reportedAt: r.reportedAt, deadline: reportBy)
+        let i = r.intervention
         try db.cached(
             """
-            INSERT INTO consumption_reports (event_id, status, insight_ids, reported_at, timeliness)
-            VALUES (?, ?, ?, ?, ?)
+            INSERT INTO consumption_reports (event_id, status, insight_ids, reported_at, timeliness,
+                intervention, template_id, template_version, shown_at, response, hold_started_at, hold_ended_at, hold_told_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
-        ).run(r.eventId, r.status.rawValue, used, r.reportedAt, timeliness.rawValue)
+        )
+        .run(
+            r.eventId, r.status.rawValue, used, r.reportedAt, timeliness.rawValue,
+            i?.kind.rawValue, i?.template?.id, i?.template.map { Int64($0.version) }, i?.shownAt, i?.response?.rawValue,
+            i?.hold?.startedAt, i?.hold?.endedAt, i?.hold?.toldAt)
         return .recorded(timeliness)
+    }
+
+    /// `intervention` against the catalogue of the reporter's tenant and environment and the
+    /// evaluation's times (`InterventionRefusal.check`).
+    private static func refusal(
+        of intervention: RecordedIntervention, _ r: ConsumptionReport, createdAt: Milliseconds, in db: SQLiteConnection
+    ) throws -> InterventionRefusal? {
+        var entry: (kind: InterventionKind, retiredAt: Milliseconds?)?
+        if let template = intervention.template {
+            entry = try db.cached(
+                """
+                SELECT kind, retired_at FROM intervention_templates
+                WHERE tenant = ? AND environment = ? AND template_id = ? AND version = ?
+                """
+            )
+            .first([r.tenant, r.environment.rawValue, template.id, Int64(template.version)]) { row in
+                (InterventionKind(rawValue: row.text(0) ?? "") ?? .none, row.optionalInt64(1))
+            }
+        }
+        return .check(intervention, template: entry, createdAt: createdAt, reportedAt: r.reportedAt)
     }
 
     // MARK: - Labels

@@ -40,6 +40,8 @@ public final class SQLiteStore: StoreOfRecord {
     public let hashKeyRegistry: SQLiteHashKeyRegistry
     /// Every instance's chain of signed receipt heads.
     public let receiptLog: SQLiteReceiptLog
+    /// Each tenant's intervention catalogue.
+    public let interventions: SQLiteInterventionCatalog
     /// The one writer of the database (a benchmark of the ledger alone starts only it).
     public let writer: GroupCommitWriter
 
@@ -73,6 +75,7 @@ public final class SQLiteStore: StoreOfRecord {
         retention = SQLiteRetention(writer: writer, index: subjects)
         erasure = SQLiteSubjectErasure(writer: writer, index: subjects)
         hashKeyRegistry = SQLiteHashKeyRegistry(path: path)
+        interventions = try SQLiteInterventionCatalog(path: path, writer: writer)
     }
 
     /// The ports, for the daemon's use cases and jobs.
@@ -81,7 +84,7 @@ public final class SQLiteStore: StoreOfRecord {
             ledger: ledger, credentials: credentials, administration: administration, decisions: administration,
             authorizations: authorizations, retention: retention, history: subjects, erasure: erasure,
             performance: administration, hashKeyRegistry: hashKeyRegistry, receiptLog: receiptLog,
-            leadership: leadership, store: self)
+            leadership: leadership, store: self, interventions: interventions)
     }
 
     /// Starts the writer, then the subject indexer.

@@ -128,6 +128,9 @@ public final class SQLiteStatement {
     /// Column `index` as an integer (0 for NULL).
     public func int64(_ index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
 
+    /// Column `index` as an integer, nil for NULL.
+    public func optionalInt64(_ index: Int) -> Int64? { isNull(index) ? nil : int64(index) }
+
     /// Column `index` as an Int (0 for NULL).
     public func int(_ index: Int) -> Int { Int(sqlite3_column_int64(handle, Int32(index))) }
 

@@ -116,6 +116,37 @@ final class AdminEnvironmentScopeTests: XCTestCase {
             XCTAssertFalse(ids.contains(w.production.callerId), "production decisions in the sandbox admin's report")
             XCTAssertEqual(w.callerIds(try w.get("/admin/v1/decisions", as: w.productionAdmin)), [w.production.callerId])
         },
+        "GET /admin/v1/interventions": { w in
+            let entry = #"{"templateId":"w-prod","version":1,"kind":"scamWarning","scamTypes":["romance"],"description":"Romance"}"#
+            XCTAssertEqual(try w.daemon.request("POST", "/admin/v1/interventions", key: w.productionAdmin, json: entry).status, 201)
+            XCTAssertEqual(try w.get("/admin/v1/interventions", as: w.sandboxAdmin).json?["interventions"]?.arrayValue?.count, 0)
+            XCTAssertEqual(try w.get("/admin/v1/interventions", as: w.productionAdmin).json?["interventions"]?.arrayValue?.count, 1)
+        },
+        "POST /admin/v1/interventions": { w in
+            let entry = #"{"templateId":"w-sb","version":1,"kind":"scamWarning","scamTypes":["romance"],"description":"Romance"}"#
+            let added = try w.daemon.request("POST", "/admin/v1/interventions", key: w.sandboxAdmin, json: entry)
+            XCTAssertEqual(added.status, 201)
+            XCTAssertEqual(added.json?["environment"]?.stringValue, "sandbox", "a sandbox key adds to the sandbox's catalogue")
+            XCTAssertEqual(try w.get("/admin/v1/interventions", as: w.productionAdmin).json?["interventions"]?.arrayValue?.count, 0)
+            // A production report cannot name the sandbox's template.
+            let eventId = try XCTUnwrap(
+                try w.daemon.request("POST", "/v1/evaluations", key: w.production.key, json: RequestBodies.subjectEvaluation(account: "a"))
+                    .json?["eventId"]?.stringValue)
+            let report = try w.daemon.request(
+                "POST", "/v1/evaluations/\(eventId)/consumption", key: w.production.key,
+                json:
+                    #"{"status":"usedIncreasedFriction","intervention":{"kind":"scamWarning","templateId":"w-sb","templateVersion":1,"shownAt":"\#(Timestamp.format(SystemClock().now()))","response":"abandoned"}}"#
+            )
+            XCTAssertEqual(report.string("code"), "interventionTemplateUnknown")
+        },
+        "POST /admin/v1/interventions/{templateId}/versions/{version}/retire": { w in
+            let entry = #"{"templateId":"w-prod","version":1,"kind":"scamWarning","scamTypes":["romance"],"description":"Romance"}"#
+            XCTAssertEqual(try w.daemon.request("POST", "/admin/v1/interventions", key: w.productionAdmin, json: entry).status, 201)
+            let path = "/admin/v1/interventions/w-prod/versions/1/retire"
+            XCTAssertEqual(try w.daemon.request("POST", path, key: w.sandboxAdmin).string("code"), "interventionTemplateNotFound")
+            XCTAssertEqual(try w.get("/admin/v1/interventions", as: w.productionAdmin).json?["interventions"]?[0]?["retiredAt"], .null)
+            XCTAssertEqual(try w.daemon.request("POST", path, key: w.productionAdmin).status, 200)
+        },
         "GET /admin/v1/model-performance": { w in
             let today = String(Timestamp.format(SystemClock().now()).prefix(10))
             let asked = try w.get("/admin/v1/model-performance?from=\(today)&to=\(today)&environment=production", as: w.sandboxAdmin)

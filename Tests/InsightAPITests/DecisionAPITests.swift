@@ -241,14 +241,14 @@ final class DecisionAPITests: XCTestCase {
             entry["actions"]?["block"],
             .object([
                 "evaluations": .number(1), "reported": .number(1), "proceeded": .number(1),
-                "statuses": .object(["usedUnchangedFriction": .number(1)])
+                "statuses": .object(["usedUnchangedFriction": .number(1)]), "interventions": .object([:])
             ]))
         XCTAssertEqual(
             entry["actions"]?["confirmOutOfBand"],
             .object([
                 "evaluations": .number(1), "reported": .number(1),
                 "proceeded": .number(0),
-                "statuses": .object(["usedIncreasedFriction": .number(1)])
+                "statuses": .object(["usedIncreasedFriction": .number(1)]), "interventions": .object([:])
             ]))
         XCTAssertEqual(entry["actions"]?["proceed"]?["evaluations"], .number(1))
         XCTAssertEqual(entry["actions"]?["proceed"]?["reported"], .number(0))

@@ -21,7 +21,7 @@ final class PostgresStoreContractTests: XCTestCase {
             reporting: store.administration, velocity: store.administration, history: store.administration,
             retention: store.retention, erasure: store.erasure, decisions: store.administration,
             performance: store.administration, training: try PostgresStore.trainingVectors(settings: settings, now: 1),
-            receiptLog: store.receiptLog, receipts: receipts, close: { store.stop() })
+            receiptLog: store.receiptLog, interventions: store.interventions, receipts: receipts, close: { store.stop() })
     }
 
     /// Every case of every area, each on a fresh database; a failure names its area and case.

@@ -138,7 +138,23 @@ final class PrivacyTests: XCTestCase {
             ("PUT", "/v1/authorization", evaluate, #"{"subject":{"account":"a"},"status":"denied","\#(email)":1}"#, 422, "(body)", 3),
             ("POST", "/v1/authorization/query", evaluate, #"{"subject":{"\#(card)":"x"}}"#, 422, "subject", 1),
             ("PATCH", "/admin/v1/callers/\(adminId)", admin, #"{"\#(card)":1,"rate":5}"#, 422, "(body)", 1),
-            ("POST", "/v1/labels", labels, #"{"labels":[],"\#(email)":1}"#, 422, "(body)", 2)
+            ("POST", "/v1/labels", labels, #"{"labels":[],"\#(email)":1}"#, 422, "(body)", 2),
+            // Interventions: operator codes only; neither a member name nor a refused id is echoed.
+            (
+                "POST", "/v1/evaluations/0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a20/consumption", evaluate,
+                #"{"status":"notUsedNotNeeded","intervention":{"kind":"none","\#(card)":1}}"#, 422, "intervention", 2
+            ),
+            (
+                "POST", "/v1/evaluations/0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a20/consumption", evaluate,
+                #"{"status":"notUsedNotNeeded","intervention":{"kind":"scamWarning","templateId":"\#(email)","templateVersion":1,"shownAt":"2026-01-01T00:00:00Z","response":"proceeded"}}"#,
+                422, "intervention.templateId", nil
+            ),
+            ("POST", "/admin/v1/interventions", admin, #"{"templateId":"w","\#(email)":1}"#, 422, "(body)", 2),
+            (
+                "POST", "/admin/v1/interventions", admin,
+                #"{"templateId":"\#(email)","version":1,"kind":"scamWarning","scamTypes":["romance"],"description":"d"}"#, 422,
+                "templateId", nil
+            )
         ]
         for c in cases {
             let r = try daemon.request(c.method, c.path, key: c.key, json: c.body, headers: ["Idempotency-Key": "k-1"])

@@ -59,7 +59,7 @@ final class Fixture {
             store: store, denials: denials, hashKeys: hashKeys, clock: clock,
             metrics: metrics, cooldown: options.cooldown)
         let audits = self.audits
-        useCases = UseCases(
+        var useCases = UseCases(
             credentials: CredentialCheck(directory: store, clock: clock, cacheSeconds: options.credentialCacheSeconds),
             quota: QuotaGate(limiter: limiter, metrics: metrics),
             evaluation: EvaluationService(
@@ -77,6 +77,8 @@ final class Fixture {
             ) { audits.append($0) },
             performance: ModelPerformanceService(source: store.inner, clock: clock, maturityDays: 60),
             clock: clock)
+        useCases.interventions = InterventionCatalogService(catalog: store.inner, clock: clock)
+        self.useCases = useCases
     }
 
     // MARK: Callers

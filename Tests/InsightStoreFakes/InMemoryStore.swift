@@ -8,7 +8,7 @@ import Synchronization
 /// `StoreContract` as the SQLite stores, which is what makes it a faithful stand-in.
 public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerRegistration, CallerAdministration,
     AuthorizationStore, ReportingStatsSource, VelocityHistory, SubjectHistory, RetentionPurge, SubjectErasure, DecisionReporting,
-    ModelPerformanceSource, TrainingVectorSource, ReceiptLog
+    ModelPerformanceSource, TrainingVectorSource, ReceiptLog, InterventionCatalog
 {
     /// Rows each kind loses per retention batch (as `Retention.batchSize`).
     public let batchSize: Int
@@ -56,6 +56,8 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
         /// Every receipt head, in the order made (one per evaluation: each is its own batch).
         var heads: [LoggedHead] = []
         var ceilings: [String: TenantCeiling] = [:]
+        /// The intervention catalogue, in the order added.
+        var templates: [InterventionTemplate] = []
 
         func callerIndex(_ id: String) -> Int? { callers.firstIndex { $0.caller.callerId == id } }
 
@@ -172,8 +174,21 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             let ids = Set(evaluation.insights.map(\.insightId))
             let unknown = r.insightIdsUsed.filter { !ids.contains($0) }
             if !unknown.isEmpty { return .unknownInsightIds(unknown) }
+            if let intervention = r.intervention {
+                let entry = intervention.template.flatMap { reference in
+                    state.templates.first {
+                        $0.tenant == r.tenant && $0.environment == r.environment && $0.reference == reference
+                    }
+                }
+                if let refusal = InterventionRefusal.check(
+                    intervention, template: entry.map { ($0.kind, $0.retiredAt) }, createdAt: evaluation.createdAt,
+                    reportedAt: r.reportedAt)
+                {
+                    return .interventionRefused(refusal)
+                }
+            }
             if let existing = state.reports[r.eventId]?.report {
-                return .repeated(r, stored: existing.status, insightIds: existing.insightIdsUsed)
+                return .repeated(r, stored: existing.status, insightIds: existing.insightIdsUsed, intervention: existing.intervention)
             }
             let timeliness = Timeliness(reportedAt: r.reportedAt, deadline: evaluation.reportConsumptionBy)
             state.reports[r.eventId] = (r, timeliness)
@@ -459,13 +474,16 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
                 guard let action = e.decision?.action, let index = state.callerIndex(e.callerId),
                     state.callers[index].caller.tenant == tenant
                 else { continue }
+                let report = state.reports[e.eventId]?.report
                 counts[
                     DecisionCount(
-                        callerId: e.callerId, action: action, status: state.reports[e.eventId]?.report.status,
-                        evaluations: 0), default: 0] += 1
+                        callerId: e.callerId, action: action, status: report?.status, intervention: report?.intervention?.kind,
+                        response: report?.intervention?.response, evaluations: 0), default: 0] += 1
             }
             return counts.map { key, count in
-                DecisionCount(callerId: key.callerId, action: key.action, status: key.status, evaluations: count)
+                var counted = key
+                counted.evaluations = count
+                return counted
             }
         }
     }
@@ -692,5 +710,47 @@ public final class InMemoryStore: EvaluationLedger, CredentialDirectory, CallerR
             return report
         }
         completion(.success(report))
+    }
+}
+
+// MARK: InterventionCatalog
+
+extension InMemoryStore {
+    public func templates(tenant: String, environment: Environment) throws -> [InterventionTemplate] {
+        state.withLock { state in
+            state.templates.filter { $0.tenant == tenant && $0.environment == environment }
+                .sorted { ($0.id, $0.version) < ($1.id, $1.version) }
+        }
+    }
+
+    public func add(
+        _ template: InterventionTemplate, completion: @escaping @Sendable (Result<TemplateAddResult, StoreFailure>) -> Void
+    ) {
+        let result: TemplateAddResult = state.withLock { state in
+            if let existing = state.templates.first(where: {
+                $0.tenant == template.tenant && $0.environment == template.environment && $0.reference == template.reference
+            }) {
+                return existing.sameContent(as: template) ? .unchanged(existing) : .conflict(existing)
+            }
+            state.templates.append(template)
+            return .added(template)
+        }
+        completion(.success(result))
+    }
+
+    public func retire(
+        tenant: String, environment: Environment, reference: TemplateReference, at time: Milliseconds,
+        completion: @escaping @Sendable (Result<InterventionTemplate?, StoreFailure>) -> Void
+    ) {
+        let result: InterventionTemplate? = state.withLock { state in
+            guard
+                let i = state.templates.firstIndex(where: {
+                    $0.tenant == tenant && $0.environment == environment && $0.reference == reference
+                })
+            else { return nil }
+            if state.templates[i].retiredAt == nil { state.templates[i].retiredAt = time }
+            return state.templates[i]
+        }
+        completion(.success(result))
     }
 }

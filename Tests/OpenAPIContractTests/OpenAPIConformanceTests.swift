@@ -753,6 +753,81 @@ final class OpenAPIConformanceTests: XCTestCase {
                 RR, "/admin/v1/callers/\(busyAdmin.callerId)/rate-limit/reset", 503, "serverError", "write queue full",
                 key: busyAdmin.key, target: .overloaded)
         ]
+        // The intervention catalogue, and consumption reports that name it (docs/api.md "Interventions").
+        let entry = #"{"templateId":"w-openapi","version":1,"kind":"scamWarning","scamTypes":["romance"],"description":"Romance warning"}"#
+        let retiredEntry = entry.replacingOccurrences(of: "w-openapi", with: "w-retired")
+        XCTAssertEqual(try send("POST", "/admin/v1/interventions", key: admin.key, json: retiredEntry).status, 201)
+        XCTAssertEqual(try send("POST", "/admin/v1/interventions/w-retired/versions/1/retire", key: admin.key, json: nil).status, 200)
+        let (reportedEvent, _) = try evaluation(key)
+        let report = "/v1/evaluations/\(reportedEvent)/consumption", shownNow = Timestamp.format(SystemClock().now() + 1_000)
+        func intervention(_ members: String) -> String { #"{"status":"usedIncreasedFriction","intervention":{\#(members)}}"# }
+        let warned = #""kind":"scamWarning","templateId":"w-openapi","templateVersion":1,"shownAt":"\#(shownNow)","response":"abandoned""#
+        let IA = "POST /admin/v1/interventions", IR = "POST /admin/v1/interventions/{templateId}/versions/{version}/retire"
+        let retirePath = "/admin/v1/interventions/w-openapi/versions/1/retire"
+        for method in ["GET", "HEAD"] {
+            let IL = "\(method) /admin/v1/interventions"
+            table += [
+                Probe(IL, "/admin/v1/interventions", 200, nil, "admin", key: admin.key),
+                Probe(IL, "/admin/v1/interventions", 401, "unauthorized", "no key", key: nil),
+                Probe(IL, "/admin/v1/interventions", 403, "forbidden", "no admin role", key: key),
+                Probe(IL, "/admin/v1/interventions", 503, "serverError", "credentials cannot be checked", key: broken.key)
+            ]
+        }
+        table += [
+            Probe(IA, "/admin/v1/interventions", 201, nil, "added", key: admin.key, json: entry),
+            Probe(IA, "/admin/v1/interventions", 200, nil, "the same again", key: admin.key, json: entry),
+            Probe(
+                IA, "/admin/v1/interventions", 409, "interventionTemplateConflict", "other content", key: admin.key,
+                json: entry.replacingOccurrences(of: "Romance warning", with: "Other words")),
+            Probe(IA, "/admin/v1/interventions", 400, "contextInvalid", "not JSON", key: admin.key, json: "{"),
+            Probe(IA, "/admin/v1/interventions", 401, "unauthorized", "no key", key: nil, json: entry),
+            Probe(IA, "/admin/v1/interventions", 403, "forbidden", "no admin role", key: key, json: entry),
+            Probe(
+                IA, "/admin/v1/interventions", 415, "unsupportedMediaType", "text/plain", key: admin.key, json: entry,
+                contentType: "text/plain"),
+            Probe(
+                IA, "/admin/v1/interventions", 422, "contextInvalid", "unknown scam type", key: admin.key,
+                json: entry.replacingOccurrences(of: "romance", with: "lottery")),
+            Probe(
+                IA, "/admin/v1/interventions", 422, "contextInvalid", "kind none", key: admin.key,
+                json: entry.replacingOccurrences(of: "scamWarning", with: "none")),
+            Probe(
+                IA, "/admin/v1/interventions", 503, "serverError", "write queue full", key: busyAdmin.key, json: entry,
+                target: .overloaded),
+            Probe(
+                C, report, 422, "interventionTemplateUnknown", "unknown template", key: key,
+                json: intervention(warned.replacingOccurrences(of: "w-openapi", with: "w-none")), schema: .notExpressible),
+            Probe(
+                C, report, 422, "interventionKindMismatch", "another kind", key: key,
+                json: intervention(warned.replacingOccurrences(of: "scamWarning", with: "questionnaire")), schema: .notExpressible),
+            Probe(
+                C, report, 422, "interventionTemplateRetired", "retired template", key: key,
+                json: intervention(warned.replacingOccurrences(of: "w-openapi", with: "w-retired")), schema: .notExpressible),
+            Probe(
+                C, report, 422, "interventionTimeInvalid", "shown before the evaluation", key: key,
+                json: intervention(warned.replacingOccurrences(of: shownNow, with: "2001-01-01T00:00:00Z")), schema: .notExpressible),
+            Probe(
+                C, report, 422, "contextInvalid", "a warning without its template", key: key,
+                json: intervention(#""kind":"scamWarning","shownAt":"\#(shownNow)","response":"abandoned""#)),
+            Probe(
+                C, report, 422, "contextInvalid", "unknown response", key: key,
+                json: intervention(#""kind":"callBack","shownAt":"\#(shownNow)","response":"fine""#)),
+            Probe(C, report, 204, nil, "with an intervention", key: key, json: intervention(warned)),
+            Probe(C, report, 204, nil, "the same again", key: key, json: intervention(warned)),
+            Probe(
+                C, report, 409, "consumptionConflict", "another response", key: key,
+                json: intervention(warned.replacingOccurrences(of: "abandoned", with: "proceeded"))),
+            Probe(IR, retirePath, 200, nil, "retire", key: admin.key),
+            Probe(IR, retirePath, 200, nil, "again", key: admin.key),
+            Probe(IR, retirePath, 401, "unauthorized", "no key", key: nil),
+            Probe(IR, retirePath, 403, "forbidden", "no admin role", key: key),
+            Probe(
+                IR, "/admin/v1/interventions/w-openapi/versions/9/retire", 404, "interventionTemplateNotFound", "unknown version",
+                key: admin.key),
+            Probe(
+                IR, "/admin/v1/interventions/w-openapi/versions/1/retire", 503, "serverError", "write queue full", key: busyAdmin.key,
+                target: .overloaded)
+        ]
         let jwksTag = try XCTUnwrap(try send("GET", "/v1/signing-keys", key: nil, json: nil).headers["etag"], "the key set's ETag")
         let instance = try String(contentsOfFile: daemon.service.settings.stateDirectory + "/instance", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -1094,6 +1169,17 @@ final class OpenAPIConformanceTests: XCTestCase {
                 if op.path.contains("{eventId}") {
                     path = path.replacingOccurrences(of: "{eventId}", with: eventId)
                     value = value.oaReplacing("insightIdsUsed", with: .array(insightIds))
+                    // An intervention is shown after its evaluation (the example's time becomes now's),
+                    // and reported on an evaluation of its own (one report each).
+                    if let intervention = value.oaMembers?.first(where: { $0.key == "intervention" })?.value {
+                        let now = JSONValue.string(Timestamp.format(SystemClock().now()))
+                        value = value.oaReplacing("intervention", with: intervention.oaReplacing("shownAt", with: now))
+                        let own = try daemon.request(
+                            "POST", "/v1/evaluations", key: key,
+                            json: #"{"operationCategory":"payment","insights":[{"type":"isLikelyBeingCoached","schemaVersion":1}]}"#)
+                        path = op.path.replacingOccurrences(of: "{eventId}", with: own.json?["eventId"]?.stringValue ?? "")
+                        value = value.oaReplacing("insightIdsUsed", with: .array([]))
+                    }
                 }
                 if op.path == "/v1/labels" { headers["Idempotency-Key"] = "example-\(name)" }
                 var credential = key

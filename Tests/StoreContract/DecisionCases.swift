@@ -65,6 +65,28 @@ extension StoreContract {
                         DecisionCount(callerId: "c1", action: .block, status: nil, evaluations: 1)
                     ],
                     "from is inclusive, to exclusive")
+            },
+            contractCase(.decisions, "decisions are counted by the intervention reported and the person's response") { s in
+                try s.caller("c1")
+                _ = try s.addTemplate("w-romance")
+                let block = Decision(action: .block, reasons: ["r"], policyVersion: "v")
+                for id in ["e1", "e2", "e3", "e4", "e5"] { try s.record(id, decision: block) }
+                try expectEqual(try s.report("e1", intervention: warning(response: .abandoned)), .recorded(.onTime))
+                try expectEqual(try s.report("e2", intervention: warning(response: .abandoned)), .recorded(.onTime))
+                try expectEqual(try s.report("e3", intervention: warning(response: .proceeded)), .recorded(.onTime))
+                try expectEqual(try s.report("e4", intervention: RecordedIntervention(kind: .none)), .recorded(.onTime))
+                try expectEqual(try s.report("e5"), .recorded(.onTime))
+                let f = ConsumptionStatus.usedIncreasedFriction
+                try expectEqual(
+                    Set(try s.decisions.decisionCounts(tenant: Tenant.defaultName, from: 0, to: 10_000)),
+                    [
+                        DecisionCount(
+                            callerId: "c1", action: .block, status: f, intervention: .scamWarning, response: .abandoned, evaluations: 2),
+                        DecisionCount(
+                            callerId: "c1", action: .block, status: f, intervention: .scamWarning, response: .proceeded, evaluations: 1),
+                        DecisionCount(callerId: "c1", action: .block, status: f, intervention: InterventionKind.none, evaluations: 1),
+                        DecisionCount(callerId: "c1", action: .block, status: f, evaluations: 1)
+                    ])
             }
         ]
     }

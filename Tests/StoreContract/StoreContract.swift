@@ -18,6 +18,7 @@ public struct StoreSet {
     public var decisions: any DecisionReporting
     public var training: any TrainingVectorSource
     public var receiptLog: any ReceiptLog
+    public var interventions: any InterventionCatalog
     /// The issuer the ledger's writer signs heads with (its instance and keys).
     public var receipts: ReceiptIssuer
     /// Releases the stores (stops writers, deletes files).
@@ -29,7 +30,8 @@ public struct StoreSet {
         reporting: any ReportingStatsSource, velocity: any VelocityHistory, history: any SubjectHistory,
         retention: any RetentionPurge, erasure: any SubjectErasure, decisions: any DecisionReporting,
         performance: any ModelPerformanceSource, training: any TrainingVectorSource,
-        receiptLog: any ReceiptLog, receipts: ReceiptIssuer, close: @escaping () -> Void = {}
+        receiptLog: any ReceiptLog, interventions: any InterventionCatalog, receipts: ReceiptIssuer,
+        close: @escaping () -> Void = {}
     ) {
         self.ledger = ledger
         self.credentials = credentials
@@ -45,6 +47,7 @@ public struct StoreSet {
         self.decisions = decisions
         self.training = training
         self.receiptLog = receiptLog
+        self.interventions = interventions
         self.receipts = receipts
         self.close = close
     }
@@ -67,7 +70,8 @@ public struct ContractCase: Sendable {
 /// in-memory fakes pass it, and so must any other. Each case runs on a fresh, empty store set.
 public enum StoreContract {
     public enum Area: String, Sendable, CaseIterable {
-        case consumption, labels, credentials, registration, administration, authorization, reporting, velocity, history, retention,
+        case consumption, interventions, labels, credentials, registration, administration, authorization, reporting, velocity, history,
+            retention,
             erasure,
             decisions, performance, training, receipts, retries
     }
@@ -94,7 +98,8 @@ public enum StoreContract {
     }
 
     public static var cases: [ContractCase] {
-        consumptionCases + labelCases + labelRuleCases + credentialCases + registrationCases + registrationRuleCases + administrationCases
+        consumptionCases + interventionCases + labelCases + labelRuleCases + credentialCases + registrationCases + registrationRuleCases
+            + administrationCases
             + authorizationCases + authorizationRuleCases + reportingCases + velocityCases + historyCases + retentionCases + erasureCases
             + decisionCases
             + performanceCases + shadowCases + trainingCases + receiptCases + retryCases + retryRuleCases
@@ -222,13 +227,14 @@ extension StoreSet {
     func report(
         _ id: String, caller: String = "c1", environment: Environment = .production,
         status: ConsumptionStatus = .usedIncreasedFriction, ids: [String] = [],
-        at: Milliseconds = 1_500, line: UInt = #line
+        at: Milliseconds = 1_500, tenant: String = Tenant.defaultName, intervention: RecordedIntervention? = nil,
+        line: UInt = #line
     ) throws -> ConsumptionResult {
         try value(line: line) {
             ledger.report(
                 ConsumptionReport(
                     eventId: id, callerId: caller, environment: environment, status: status,
-                    insightIdsUsed: ids, reportedAt: at), completion: $0)
+                    insightIdsUsed: ids, reportedAt: at, tenant: tenant, intervention: intervention), completion: $0)
         }
     }
 

@@ -25,7 +25,7 @@ final class SQLiteStoreContractTests: XCTestCase {
             reporting: administration, velocity: administration, history: store.subjects,
             retention: store.retention, erasure: store.erasure, decisions: administration,
             performance: administration, training: try SQLiteStore.trainingVectors(path: path, now: 1),
-            receiptLog: store.receiptLog, receipts: receipts,
+            receiptLog: store.receiptLog, interventions: store.interventions, receipts: receipts,
             close: {
                 store.stop()
                 try? FileManager.default.removeItem(at: directory)
@@ -45,7 +45,7 @@ final class InMemoryStoreContractTests: XCTestCase {
         return StoreSet(
             ledger: store, credentials: store, registration: store, administration: store,
             authorizations: store, reporting: store, velocity: store, history: store, retention: store,
-            erasure: store, decisions: store, performance: store, training: store, receiptLog: store,
+            erasure: store, decisions: store, performance: store, training: store, receiptLog: store, interventions: store,
             receipts: store.receipts)
     }
 

@@ -9,7 +9,8 @@ beside this file): {"client", "version", "operations": {operationId: "METHOD /pa
 "enums": {name: [values]}}. Required of every client: every operation of the document except
 HEAD operations and the contract's `exemptOperations`, with the document's method and path; and
 every enumeration of strings, named as below, except the contract's `exemptEnums`, with exactly
-the document's values (in any order; `null` is not a value). A client may not declare an
+the document's values (in any order; `null` is not a value), where the values of the contract's
+`exemptEnumValues` may be declared or not. A client may not declare an
 operation or enumeration the document lacks.
 
 `requestMembers` ({schema: [member names]}) is the table a client checks what the caller wrote
@@ -83,7 +84,8 @@ def request_members(document, root="EvaluationRequest"):
     return found
 
 
-def check(client, required_operations, required_enums, all_operations, all_enums, members=None, document_schemas=None):
+def check(client, required_operations, required_enums, all_operations, all_enums, members=None, document_schemas=None,
+          exempt_values=None):
     problems = []
     document_schemas = document_schemas or {}
     declared_members = client.get("requestMembers", {})
@@ -118,9 +120,11 @@ def check(client, required_operations, required_enums, all_operations, all_enums
             problems.append("declares enumeration %s, which openapi/ does not have" % name)
             continue
         mine = sorted(set(values))
-        if mine != all_enums[name] or len(mine) != len(values):
-            missing = sorted(set(all_enums[name]) - set(values))
-            extra = sorted(set(values) - set(all_enums[name]))
+        # Values the contract exempts (`exemptEnumValues`) may be declared or not.
+        optional = set((exempt_values or {}).get(name, {}))
+        missing = sorted(set(all_enums[name]) - set(values) - optional)
+        extra = sorted(set(values) - set(all_enums[name]))
+        if missing or extra or len(mine) != len(values):
             problems.append("enumeration %s differs: missing %s, extra %s%s" % (
                 name, missing, extra, ", repeated values" if len(mine) != len(values) else ""))
     return problems
@@ -135,9 +139,14 @@ def main():
         contract = json.load(f)
     all_operations = operations(document)
     all_enums = enums(document)
-    for name in list(contract["exemptOperations"]) + list(contract["exemptEnums"]):
+    exempt_values = contract.get("exemptEnumValues", {})
+    for name in list(contract["exemptOperations"]) + list(contract["exemptEnums"]) + list(exempt_values):
         if name not in all_operations and name not in all_enums:
             sys.exit("check_openapi: the contract exempts %s, which openapi/ does not have" % name)
+    for name, values in exempt_values.items():
+        for value in values:
+            if value not in all_enums[name]:
+                sys.exit("check_openapi: the contract exempts %s of %s, which openapi/ does not have" % (value, name))
     required_operations = {k: v for k, v in all_operations.items()
                            if v[0] != "HEAD" and k not in contract["exemptOperations"]}
     required_enums = {k: v for k, v in all_enums.items() if k not in contract["exemptEnums"]}
@@ -147,7 +156,7 @@ def main():
             client = json.load(f)
         name = "%s %s" % (client.get("client", path), client.get("version", "?"))
         problems = check(client, required_operations, required_enums, all_operations, all_enums,
-                         request_members(document), document["components"]["schemas"])
+                         request_members(document), document["components"]["schemas"], exempt_values)
         for problem in problems:
             print("openapi-consistency: FAIL %s %s" % (name, problem))
         if problems:

@@ -28,12 +28,21 @@ public struct DecisionCount: Sendable, Hashable {
     public var action: DecisionAction
     /// The consumption report's status; nil when there is none.
     public var status: ConsumptionStatus?
+    /// The intervention the report recorded, and the person's response; nil when it recorded
+    /// none (or there is no report). `none` has no response.
+    public var intervention: InterventionKind?
+    public var response: InterventionResponse?
     public var evaluations: Int
 
-    public init(callerId: String, action: DecisionAction, status: ConsumptionStatus?, evaluations: Int) {
+    public init(
+        callerId: String, action: DecisionAction, status: ConsumptionStatus?, intervention: InterventionKind? = nil,
+        response: InterventionResponse? = nil, evaluations: Int
+    ) {
         self.callerId = callerId
         self.action = action
         self.status = status
+        self.intervention = intervention
+        self.response = response
         self.evaluations = evaluations
     }
 }
