@@ -61,6 +61,15 @@ public final class WireConnection {
     }
 
     /// Whether the daemon closes the connection with nothing more to read.
+    /// Whether the daemon has closed the connection (or reset it) and sent nothing before, now,
+    /// without waiting.
+    public var isClosedByPeer: Bool {
+        guard buffer.isEmpty else { return false }
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return n == 0 || (n < 0 && errno == ECONNRESET)
+    }
+
     public func readsEndOfStream() throws -> Bool {
         buffer.isEmpty ? !(try fill()) : false
     }
