@@ -60,11 +60,11 @@ wait_ready "$WORK/insightd.log" "$PID" || { echo "clients: insightd did not beco
 URL="http://127.0.0.1:$PORT"
 python3 "$CONFORMANCE/tamper_proxy.py" "$URL" >"$WORK/proxy.out" 2>&1 &
 PROXY=$!
-for _ in $(seq 1 50); do grep -q '^listening' "$WORK/proxy.out" && break; sleep 0.1; done
+for _ in $(seq 1 600); do grep -q '^listening' "$WORK/proxy.out" && break; sleep 0.1; done
 TAMPERING_URL="http://127.0.0.1:$(sed -n 's/^listening //p' "$WORK/proxy.out")"
 python3 "$CONFORMANCE/tamper_proxy.py" --rekey "$URL" >"$WORK/rekeying-proxy.out" 2>&1 &
 REKEYING_PROXY=$!
-for _ in $(seq 1 50); do grep -q '^listening' "$WORK/rekeying-proxy.out" && break; sleep 0.1; done
+for _ in $(seq 1 600); do grep -q '^listening' "$WORK/rekeying-proxy.out" && break; sleep 0.1; done
 grep -q '^listening' "$WORK/rekeying-proxy.out" || { echo "clients: the re-keying proxy did not start" >&2; cat "$WORK/rekeying-proxy.out" >&2; exit 1; }
 REKEYING_URL="http://127.0.0.1:$(sed -n 's/^listening //p' "$WORK/rekeying-proxy.out")"
 
